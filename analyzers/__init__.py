@@ -1,0 +1,14 @@
+"""perf_lint.analyzers: source text (+ config) -> findings and fixes. No torch, no LSP."""
+
+from .config import Config, ConfigError, load_config, parse_config
+from .engine import analyze
+from .findings import Edit, Finding, Fix, Range
+from .fixes import FixResult, apply_edits, fix_source, fixed_text, render
+from .rules import ALL_RULES, rule_by_code
+from .source import Source, SourceError, mask_ipython, notebook_source, python_source, read_source
+
+__all__ = [
+    "ALL_RULES", "Config", "ConfigError", "Edit", "Finding", "Fix", "FixResult", "Range", "Source",
+    "SourceError", "analyze", "apply_edits", "fix_source", "fixed_text", "load_config", "mask_ipython",
+    "notebook_source", "parse_config", "python_source", "read_source", "render", "rule_by_code",
+]

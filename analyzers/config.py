@@ -1,0 +1,197 @@
+"""Configuration: `[tool.perf-lint]` in pyproject.toml, resolved once into an immutable Config.
+
+```toml
+[tool.perf-lint]
+select = ["TPL"]            # code prefixes; default: every rule enabled by default
+ignore = ["TPL401"]
+extend-select = ["TPL9"]    # add to the default set (for rules off by default)
+exclude = ["build/*"]       # glob patterns, matched against paths relative to this file
+per-file-ignores = { "tests/*" = ["TPL101"] }
+
+[tool.perf-lint.TPL101]     # rule options, one table per rule
+num-workers = 8
+```
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field, replace
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+_LIST_KEYS = {"select", "ignore", "extend-select", "exclude", "extend-exclude"}
+_KEYS = _LIST_KEYS | {"per-file-ignores"}
+
+
+class ConfigError(Exception):
+    """A configuration that cannot be used; the message names the file and key."""
+
+
+@dataclass(frozen=True)
+class Config:
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    options: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()
+    root: str | None = None  # folder of the pyproject.toml it came from
+    path: str | None = None  # that pyproject.toml
+    _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    def enabled(self, code: str, path: str | None = None) -> bool:
+        key = (code, path)
+        if key not in self._cache:
+            self._cache[key] = self._enabled(code, path)
+        return self._cache[key]
+
+    def _enabled(self, code: str, path: str | None) -> bool:
+        from .rules import rule_by_code
+
+        rule = rule_by_code(code)
+        default = True if rule is None else rule.default_enabled
+        selectors = (self.select or (("ALL",) if default else ())) + self.extend_select
+        if _decide(code, selectors, self.ignore) is not True:
+            return False
+        if path is not None:
+            relative = self.relative(path)
+            for pattern, codes in self.per_file_ignores:
+                if _matches(relative, pattern) and any(_prefix(code, c) for c in codes):
+                    return False
+        return True
+
+    def rule_options(self, code: str) -> dict:
+        return dict(dict(self.options).get(code, ()))
+
+    def relative(self, path: str) -> str:
+        absolute = os.path.abspath(path)
+        if self.root and absolute.startswith(os.path.abspath(self.root) + os.sep):
+            return os.path.relpath(absolute, self.root).replace(os.sep, "/")
+        return path.replace(os.sep, "/")
+
+    def excluded(self, path: str) -> bool:
+        relative = self.relative(path)
+        return any(_matches(relative, pattern) for pattern in self.exclude)
+
+    def with_overrides(self, **changes) -> "Config":
+        """A copy with command-line or editor settings on top (list values are validated)."""
+        for key in ("select", "ignore", "extend_select"):
+            if changes.get(key) is not None:
+                changes[key] = tuple(_codes(changes[key], key.replace("_", "-"), "settings"))
+        changes = {k: v for k, v in changes.items() if v is not None}
+        return replace(self, _cache={}, **changes)
+
+
+def _prefix(code: str, selector: str) -> bool:
+    return selector == "ALL" or code.startswith(selector)
+
+
+def _decide(code: str, select, ignore):
+    """Ruff's rule: the longest matching selector wins; True, False, or None if none match."""
+    best, verdict = -1, None
+    for selector, value in [(s, True) for s in select] + [(s, False) for s in ignore]:
+        if _prefix(code, selector):
+            length = 0 if selector == "ALL" else len(selector)
+            if length > best or (length == best and value is False):
+                best, verdict = length, value
+    return verdict
+
+
+def _matches(relative: str, pattern: str) -> bool:
+    pattern = pattern.rstrip("/")
+    if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(relative, pattern + "/*"):
+        return True
+    parts = relative.split("/")
+    return any(fnmatch.fnmatch(part, pattern) for part in parts) if "/" not in pattern else False
+
+
+def _codes(values, key: str, where: str) -> list[str]:
+    from .rules import ALL_RULES
+
+    if isinstance(values, str) or not isinstance(values, (list, tuple)):
+        raise ConfigError(f"{where}: '{key}' must be a list of rule codes, got {values!r}")
+    codes = [rule.code for rule in ALL_RULES] + ["TPL000"]
+    for value in values:
+        if not isinstance(value, str) or not (value == "ALL" or any(c.startswith(value.upper()) for c in codes)):
+            raise ConfigError(f"{where}: '{key}' has unknown rule code {value!r} (see `perf-lint rules`)")
+    return [v if v == "ALL" else v.upper() for v in values]
+
+
+def parse_config(table: dict, path: str | None = None) -> Config:
+    """Validate a `[tool.perf-lint]` table; unknown keys and codes are errors."""
+    from .rules import rule_by_code
+
+    where = f"{path or 'configuration'} [tool.perf-lint]"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where} must be a table")
+    values: dict = {}
+    options = []
+    for key, value in table.items():
+        if key.upper().startswith("TPL") and key[3:].isdigit():
+            rule = rule_by_code(key.upper())
+            if rule is None:
+                raise ConfigError(f"{where}: unknown rule table '{key}'")
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}: '{key}' must be a table of options")
+            for option, option_value in value.items():
+                if option not in rule.options:
+                    known = ", ".join(rule.options) or "none"
+                    raise ConfigError(f"{where}.{key}: unknown option '{option}' (known: {known})")
+                expected = type(rule.options[option])
+                if not isinstance(option_value, expected) or isinstance(option_value, bool) is not (expected is bool):
+                    raise ConfigError(f"{where}.{key}: '{option}' must be {expected.__name__}, got {option_value!r}")
+            options.append((key.upper(), tuple(value.items())))
+        elif key not in _KEYS:
+            raise ConfigError(f"{where}: unknown key '{key}' (known: {', '.join(sorted(_KEYS))}, TPLxxx tables)")
+        elif key in ("exclude", "extend-exclude"):
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ConfigError(f"{where}: '{key}' must be a list of glob patterns")
+            values["exclude"] = values.get("exclude", ()) + tuple(value)
+        elif key == "per-file-ignores":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}: 'per-file-ignores' must be a table of pattern = [codes]")
+            values["per_file_ignores"] = tuple(
+                (pattern, tuple(_codes(codes, f"per-file-ignores.{pattern}", where))) for pattern, codes in value.items()
+            )
+        else:
+            values[key.replace("-", "_")] = tuple(_codes(value, key, where))
+    root = os.path.dirname(os.path.abspath(path)) if path else None
+    return Config(options=tuple(options), root=root, path=path, **values)
+
+
+def find_pyproject(start: str) -> str | None:
+    """The nearest pyproject.toml at or above `start` that has a [tool.perf-lint] table."""
+    folder = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
+    while True:
+        candidate = os.path.join(folder, "pyproject.toml")
+        if os.path.isfile(candidate):
+            try:
+                with open(candidate, "rb") as handle:
+                    if b"[tool.perf-lint" in handle.read():
+                        return candidate
+            except OSError:
+                pass
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def load_config(start: str = ".") -> Config:
+    """The configuration that applies to `start` (a file or folder); defaults if none."""
+    path = find_pyproject(start)
+    if path is None:
+        return Config()
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    return parse_config(data.get("tool", {}).get("perf-lint", {}), path)

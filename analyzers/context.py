@@ -1,0 +1,476 @@
+"""What one pass over a source learns, for every rule to query.
+
+Import aliases to qualified names, assignments per function scope, argparse
+defaults, `dict(...)`/`{...}` kwargs, loops, function definitions and calls,
+and evidence that the code runs on CUDA. Built during the same libcst pass as
+the rules (no scope/qualified-name metadata providers: they cost several times
+the parse). Values are resolved on demand; anything not provably constant is
+`UNKNOWN` — the context never guesses.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+UNKNOWN = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN", "__bool__": lambda self: False})()
+_CUDA_STRING = re.compile(r"""^[rRbBuU]?(['"])cuda(:\d+)?\1$""")
+_MAX_DEPTH = 12
+
+
+@dataclass(eq=False)
+class Scope:
+    """A module or a function body: the names assigned in it and what they were assigned."""
+
+    node: cst.CSTNode | None
+    parent: Scope | None
+    assignments: dict[str, list] = field(default_factory=lambda: defaultdict(list))
+    params: list[str] = field(default_factory=list)
+
+    def owner_of(self, name: str) -> Scope | None:
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.assignments:
+                return scope
+            scope = scope.parent
+        return None
+
+
+@dataclass(eq=False)
+class Site:
+    """A node together with where it was met: its unit, scope and enclosing loops."""
+
+    node: cst.CSTNode
+    unit: int
+    scope: Scope
+    loops: tuple = ()
+
+
+def dotted(expr: cst.BaseExpression) -> str | None:
+    """`a.b.c` for a Name/Attribute chain, else None."""
+    parts = []
+    while isinstance(expr, cst.Attribute):
+        parts.append(expr.attr.value)
+        expr = expr.value
+    if isinstance(expr, cst.Name):
+        parts.append(expr.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def call_name(call: cst.Call) -> str | None:
+    """The last name of a call's callee: `loss.item()` -> "item", `f()` -> "f"."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    if isinstance(func, cst.Name):
+        return func.value
+    return None
+
+
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def star_kwargs(call: cst.Call) -> list[cst.Arg]:
+    return [arg for arg in call.args if arg.star == "**"]
+
+
+def positional(call: cst.Call, index: int) -> cst.Arg | None:
+    plain = [arg for arg in call.args if arg.keyword is None and arg.star == ""]
+    return plain[index] if index < len(plain) else None
+
+
+def argument(call: cst.Call, index: int, name: str) -> cst.BaseExpression | None:
+    """The expression passed as parameter `name` (keyword, or positional `index`)."""
+    arg = keyword(call, name) or (positional(call, index) if index >= 0 else None)
+    return None if arg is None else arg.value
+
+
+def literal(expr: cst.BaseExpression):
+    """The value of a literal expression, or UNKNOWN."""
+    if isinstance(expr, cst.Integer):
+        try:
+            return int(expr.value.replace("_", ""), 0)
+        except ValueError:
+            return UNKNOWN
+    if isinstance(expr, cst.Float):
+        try:
+            return float(expr.value.replace("_", ""))
+        except ValueError:
+            return UNKNOWN
+    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else UNKNOWN
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[expr.value]
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        value = literal(expr.expression)
+        return -value if isinstance(value, (int, float)) and not isinstance(value, bool) else UNKNOWN
+    return UNKNOWN
+
+
+class Context:
+    """Facts about one source, filled by `on_visit`/`on_leave` during the rule pass."""
+
+    def __init__(self, units: list | None = None) -> None:
+        self.units = units or []  # the source's units (perf_lint.analyzers.source.Unit)
+        self.imports: dict[str, str] = {}
+        self.module_scope = Scope(None, None)
+        self.scope = self.module_scope
+        self.scopes: dict[cst.CSTNode, Scope] = {}
+        self.unit = 0
+        self.loops: list[cst.CSTNode] = []
+        self._loop_bodies: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.functions: dict[str, list[tuple[cst.FunctionDef, Scope]]] = defaultdict(list)
+        self.calls: dict[str, list[Site]] = defaultdict(list)
+        self.attributes: dict[str, list[tuple[cst.BaseExpression, Scope]]] = defaultdict(list)
+        self.by_name: dict[str, list[tuple[cst.BaseExpression | None, Scope]]] = defaultdict(list)
+        self.argparse: dict[str, list] = defaultdict(list)
+        self.args_functions: set[str] = set()
+        self.cuda_evidence: cst.CSTNode | None = None
+        self._outer_loops: list[list[cst.CSTNode]] = []
+        self._visit = {
+            "Import": self._import,
+            "ImportFrom": self._import_from,
+            "Assign": self._assign,
+            "AnnAssign": self._ann_assign,
+            "AugAssign": self._aug_assign,
+            "NamedExpr": self._named_expr,
+            "For": self._for,
+            "While": self._while,
+            "IndentedBlock": self._block,
+            "SimpleStatementSuite": self._block,
+            "FunctionDef": self._function,
+            "Call": self._call,
+            "SimpleString": self._string,
+            "Return": self._return,
+            "WithItem": self._with_item,
+        }
+        self._leave = {
+            "IndentedBlock": self._leave_block,
+            "SimpleStatementSuite": self._leave_block,
+            "FunctionDef": self._leave_function,
+        }
+
+    # -- the pass -------------------------------------------------------------------
+    def on_visit(self, node: cst.CSTNode, kind: str) -> None:
+        handler = self._visit.get(kind)
+        if handler is not None:
+            handler(node)
+
+    def on_leave(self, node: cst.CSTNode, kind: str) -> None:
+        handler = self._leave.get(kind)
+        if handler is not None:
+            handler(node)
+
+    def site(self, node: cst.CSTNode) -> Site:
+        return Site(node, self.unit, self.scope, tuple(self.loops))
+
+    def _import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            name = dotted(alias.name)
+            if name is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.imports[alias.asname.name.value] = name
+            else:
+                first = name.split(".")[0]
+                self.imports[first] = first
+
+    def _import_from(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        module = dotted(node.module)
+        if module is None:
+            return
+        for alias in node.names:
+            name = dotted(alias.name)
+            if name is None:
+                continue
+            local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
+            self.imports[local] = f"{module}.{name}"
+
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        if isinstance(target, cst.Name):
+            self.scope.assignments[target.value].append(value)
+            self.by_name[target.value].append((value, self.scope))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._bind(element.value, None)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value, None)
+        elif isinstance(target, cst.Attribute):
+            key = dotted(target)
+            if key is not None:
+                self.attributes[key].append((value, self.scope))
+
+    def _assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            value = node.value
+            if isinstance(target.target, (cst.Tuple, cst.List)) and self._is_parse_args(value):
+                first = target.target.elements[0].value if target.target.elements else None
+                if first is not None:
+                    self._bind(first, value)
+                    continue
+            self._bind(target.target, value)
+
+    def _ann_assign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind(node.target, node.value)
+
+    def _aug_assign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target, None)
+
+    def _named_expr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target, node.value)
+
+    def _for(self, node: cst.For) -> None:
+        self._bind(node.target, None)
+        self._loop_bodies[node.body] = node
+
+    def _while(self, node: cst.While) -> None:
+        self._loop_bodies[node.body] = node
+
+    def _block(self, node: cst.CSTNode) -> None:
+        loop = self._loop_bodies.get(node)
+        if loop is not None:
+            self.loops.append(loop)
+
+    def _leave_block(self, node: cst.CSTNode) -> None:
+        if node in self._loop_bodies:
+            self.loops.pop()
+
+    def _with_item(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind(node.asname.name, None)
+
+    def _function(self, node: cst.FunctionDef) -> None:
+        self._bind(node.name, None)
+        scope = Scope(node, self.scope)
+        params = node.params
+        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+            scope.assignments[param.name.value].append(None)
+            scope.params.append(param.name.value)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                scope.assignments[star.name.value].append(None)
+        self.functions[node.name.value].append((node, scope))
+        self.scopes[node] = scope
+        self.scope = scope
+        self._outer_loops.append(self.loops)
+        self.loops = []
+
+    def _leave_function(self, node: cst.FunctionDef) -> None:
+        self.scope = self.scope.parent or self.module_scope
+        self.loops = self._outer_loops.pop()
+
+    def _call(self, node: cst.Call) -> None:
+        name = call_name(node)
+        if name is not None:
+            self.calls[name].append(self.site(node))
+        if name == "add_argument":
+            self._add_argument(node)
+        if self.cuda_evidence is None:
+            if name == "cuda" and isinstance(node.func, cst.Attribute):
+                self.cuda_evidence = node
+            else:
+                qualified = self.qualname(node.func)
+                if qualified is not None and qualified.startswith("torch.cuda."):
+                    self.cuda_evidence = node
+
+    def _string(self, node: cst.SimpleString) -> None:
+        if self.cuda_evidence is None and _CUDA_STRING.match(node.value):
+            self.cuda_evidence = node
+
+    def _return(self, node: cst.Return) -> None:
+        if self.scope.node is not None and node.value is not None and self._is_parse_args(node.value):
+            self.args_functions.add(self.scope.node.name.value)
+
+    def _add_argument(self, call: cst.Call) -> None:
+        flags = [literal(arg.value) for arg in call.args if arg.keyword is None and arg.star == ""]
+        flags = [flag for flag in flags if isinstance(flag, str)]
+        dest_arg = keyword(call, "dest")
+        if dest_arg is not None:
+            dest = literal(dest_arg.value)
+        else:
+            longs = [f for f in flags if f.startswith("--")]
+            chosen = longs[0] if longs else (flags[0] if flags else None)
+            dest = chosen.lstrip("-").replace("-", "_") if chosen else UNKNOWN
+        if not isinstance(dest, str):
+            return
+        default = keyword(call, "default")
+        action = keyword(call, "action")
+        action_value = literal(action.value) if action is not None else None
+        if default is not None:
+            self.argparse[dest].append(default.value)
+        elif action_value in ("store_true", "store_false"):
+            self.argparse[dest].append(cst.Name("False" if action_value == "store_true" else "True"))
+        else:
+            self.argparse[dest].append(cst.Name("None"))
+
+    def _is_parse_args(self, expr: cst.BaseExpression | None) -> bool:
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        if not isinstance(expr, cst.Call):
+            return False
+        name = call_name(expr)
+        return name in ("parse_args", "parse_known_args") or (
+            isinstance(expr.func, cst.Name) and name in self.args_functions
+        )
+
+    # -- queries ----------------------------------------------------------------------
+    def qualname(self, expr: cst.BaseExpression) -> str | None:
+        """`T.utils.data.DataLoader` -> "torch.utils.data.DataLoader" through the imports."""
+        name = dotted(expr)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        base = self.imports.get(head)
+        if base is None:
+            return None
+        return f"{base}.{rest}" if rest else base
+
+    def assigned(self, name: str, scope: Scope) -> list | None:
+        """The values assigned to `name` as seen from `scope` (None entries: unknown)."""
+        owner = scope.owner_of(name)
+        return None if owner is None else owner.assignments[name]
+
+    def origin(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0):
+        """Follow a name through its single assignment to the expression it holds.
+
+        Returns (expression, scope), or None when the name is unknown or reassigned.
+        """
+        while depth < _MAX_DEPTH:
+            depth += 1
+            if isinstance(expr, cst.Name) and expr.value not in self.imports:
+                owner = scope.owner_of(expr.value)
+                if owner is None:
+                    return None
+                values = owner.assignments[expr.value]
+                if len(values) != 1 or values[0] is None:
+                    return None
+                expr, scope = values[0], owner
+                continue
+            if isinstance(expr, cst.Attribute) and dotted(expr) in self.attributes:
+                values = self.attributes[dotted(expr)]
+                if len(values) != 1 or values[0][0] is None:
+                    return None
+                expr, scope = values[0]
+                continue
+            return expr, scope
+        return None
+
+    def value(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0):
+        """The constant value of `expr`: literals, constants, argparse defaults; else UNKNOWN."""
+        if depth > _MAX_DEPTH:
+            return UNKNOWN
+        found = literal(expr)
+        if found is not UNKNOWN:
+            return found
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            namespace = self.origin(expr.value, scope)
+            if namespace is not None and self._is_parse_args(namespace[0]):
+                defaults = self.argparse.get(expr.attr.value, [])
+                values = {repr(self.value(d, self.module_scope, depth + 1)) for d in defaults}
+                if len(defaults) >= 1 and len(values) == 1:
+                    return self.value(defaults[0], self.module_scope, depth + 1)
+                return UNKNOWN
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            found = self.origin(expr, scope)
+            if found is not None and found[0] is not expr:
+                return self.value(found[0], found[1], depth + 1)
+        return UNKNOWN
+
+    def kwargs(self, expr: cst.BaseExpression, scope: Scope):
+        """A `**expr` mapping: {key: expression} when `expr` is a literal dict or `dict(...)`."""
+        found = self.origin(expr, scope) if isinstance(expr, (cst.Name, cst.Attribute)) else (expr, scope)
+        if found is None:
+            return UNKNOWN
+        expr, scope = found
+        if isinstance(expr, cst.Dict):
+            result = {}
+            for element in expr.elements:
+                if not isinstance(element, cst.DictElement):
+                    return UNKNOWN
+                key = literal(element.key)
+                if not isinstance(key, str):
+                    return UNKNOWN
+                result[key] = element.value
+            return result, scope
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "dict":
+            if any(arg.keyword is None for arg in expr.args):
+                return UNKNOWN
+            return {arg.keyword.value: arg.value for arg in expr.args}, scope
+        return UNKNOWN
+
+    def call_argument(self, call: cst.Call, index: int, name: str, scope: Scope):
+        """What parameter `name` of `call` receives: (expression, scope), None when it is
+        not passed, UNKNOWN when a `**mapping` of unknown content may pass it."""
+        direct = argument(call, index, name)
+        if direct is not None:
+            return direct, scope
+        for star in star_kwargs(call):
+            mapping = self.kwargs(star.value, scope)
+            if mapping is UNKNOWN:
+                return UNKNOWN
+            if name in mapping[0]:
+                return mapping[0][name], mapping[1]
+        if index >= 0 and any(arg.star == "*" for arg in call.args):
+            return UNKNOWN
+        return None
+
+    def is_cuda_device(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0):
+        """True when `expr` names a CUDA device (or is derived from "cuda"), False when it
+        is provably another device, UNKNOWN otherwise."""
+        if depth > _MAX_DEPTH:
+            return UNKNOWN
+        value = literal(expr)
+        if isinstance(value, str):
+            return value.startswith("cuda")
+        if isinstance(value, int) and not isinstance(value, bool):
+            return True
+        if isinstance(expr, cst.FormattedString):
+            head = expr.parts[0] if expr.parts else None
+            return isinstance(head, cst.FormattedStringText) and head.value.startswith("cuda")
+        if isinstance(expr, cst.IfExp):
+            branches = [self.is_cuda_device(b, scope, depth + 1) for b in (expr.body, expr.orelse)]
+            return True if True in branches else (False if branches == [False, False] else UNKNOWN)
+        if isinstance(expr, cst.Call):
+            qualified = self.qualname(expr.func) or ""
+            if qualified == "torch.device" and expr.args:
+                return self.is_cuda_device(expr.args[0].value, scope, depth + 1)
+            if qualified in ("torch.cuda.current_device", "torch.cuda.device"):
+                return True
+            return UNKNOWN
+        if isinstance(expr, cst.Name):
+            values = self.assigned(expr.value, scope)
+            owner = scope.owner_of(expr.value)
+            if values:
+                results = [
+                    UNKNOWN if v is None else self.is_cuda_device(v, owner, depth + 1) for v in values
+                ]
+                if True in results:
+                    return True
+                return False if all(r is False for r in results) else UNKNOWN
+            return UNKNOWN
+        if isinstance(expr, cst.Attribute):
+            if isinstance(expr.value, cst.Name):
+                namespace = self.origin(expr.value, scope)
+                if namespace is not None and self._is_parse_args(namespace[0]):
+                    defaults = self.argparse.get(expr.attr.value, [])
+                    results = [self.is_cuda_device(d, self.module_scope, depth + 1) for d in defaults]
+                    return True if True in results else UNKNOWN
+            found = self.origin(expr, scope)
+            if found is not None and found[0] is not expr:
+                return self.is_cuda_device(found[0], found[1], depth + 1)
+        return UNKNOWN
+
+    def in_loop(self, site: Site) -> bool:
+        return bool(site.loops)

@@ -1,0 +1,75 @@
+"""What the analyzer returns: findings with ranges, optional fixes and profiler probes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True, order=True)
+class Range:
+    """0-based lines, code-point columns, within one unit (a file or a notebook cell)."""
+
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace `range` of unit `cell` with `text` (an insertion when the range is empty)."""
+
+    cell: int | None
+    range: Range
+    text: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    edits: tuple[Edit, ...]
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    message: str
+    severity: str
+    cell: int | None  # notebook cell index (0-based in `cells`), None outside notebooks
+    range: Range
+    fix: Fix | None = None
+    probe: str | None = None  # how the profiler measures it (see perf_lint.profiler)
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    def sort_key(self) -> tuple:
+        return (-1 if self.cell is None else self.cell, self.range, self.code)
+
+    def to_dict(self) -> dict:
+        """The JSON shape: 1-based lines and columns."""
+        r = self.range
+        return {
+            "code": self.code,
+            "message": self.message,
+            "severity": self.severity,
+            "line": r.start_line + 1,
+            "column": r.start_col + 1,
+            "end_line": r.end_line + 1,
+            "end_column": r.end_col + 1,
+            "cell": self.cell,
+            "fix": None if self.fix is None else {
+                "title": self.fix.title,
+                "edits": [
+                    {
+                        "cell": e.cell,
+                        "line": e.range.start_line + 1,
+                        "column": e.range.start_col + 1,
+                        "end_line": e.range.end_line + 1,
+                        "end_column": e.range.end_col + 1,
+                        "text": e.text,
+                    }
+                    for e in self.fix.edits
+                ],
+            },
+        }

@@ -1,0 +1,36 @@
+"""The rule catalog. Codes are public API: stable, documented, never reused."""
+
+from __future__ import annotations
+
+from .base import Example, Rule
+from .dataloader import NonBlockingWithoutPinnedMemory, PinnedMemoryMissing, SynchronousDataLoader
+from .distributed import CompileBeforeDDP
+from .profiling import CudnnBenchmarkUnderProfiler
+from .timing import TimingMagicWithoutSync, UnsynchronizedTiming
+
+ALL_RULES: tuple[type[Rule], ...] = tuple(
+    sorted(
+        (
+            SynchronousDataLoader,
+            PinnedMemoryMissing,
+            NonBlockingWithoutPinnedMemory,
+            UnsynchronizedTiming,
+            TimingMagicWithoutSync,
+            CompileBeforeDDP,
+            CudnnBenchmarkUnderProfiler,
+        ),
+        key=lambda rule: rule.code,
+    )
+)
+_BY_CODE = {rule.code: rule for rule in ALL_RULES}
+
+
+def rule_by_code(code: str) -> type[Rule] | None:
+    return _BY_CODE.get(code.upper())
+
+
+def enabled_rules(config, path: str | None = None) -> list[type[Rule]]:
+    return [rule for rule in ALL_RULES if config.enabled(rule.code, path)]
+
+
+__all__ = ["ALL_RULES", "Example", "Rule", "enabled_rules", "rule_by_code"]

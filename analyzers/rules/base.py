@@ -1,0 +1,118 @@
+"""The rule model: one small class per rule, Fixit-style.
+
+A rule's class docstring is its documentation (what it does, why it matters,
+example, fix), `VALID`/`INVALID` hold inline examples that the test suite runs,
+and `visit_<Node>`/`leave_<Node>` methods are called during the one shared
+libcst pass. Rules that need the whole source (loaders used after their
+definition, say) record sites while visiting and report in `finish`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar, Union
+
+import libcst as cst
+
+from ..context import Context, Site
+from ..findings import Edit
+
+FAMILIES = {
+    "TPL0": "meta",
+    "TPL1": "input pipeline",
+    "TPL2": "synchronization & timing",
+    "TPL3": "compile & distributed",
+    "TPL4": "profiling hygiene",
+}
+
+
+@dataclass(frozen=True)
+class Example:
+    """An inline example: Python text, or a notebook given as its code cells.
+
+    For INVALID examples `fixed` is the text after `--fix` (None: no fix offered)
+    and `count` the number of findings expected.
+    """
+
+    code: str | tuple[str, ...]
+    fixed: str | tuple[str, ...] | None = None
+    count: int = 1
+
+
+@dataclass(frozen=True)
+class Replace:
+    """Replace a node with new code (a string or a libcst node rendered in place)."""
+
+    site: Site
+    new: str | cst.CSTNode
+
+
+@dataclass(frozen=True)
+class InsertLineBefore:
+    """Insert a statement on its own line above the line where `site` starts, same indent."""
+
+    site: Site
+    code: str
+
+
+FixStep = Union[Replace, InsertLineBefore, Edit]
+
+
+@dataclass(frozen=True)
+class FixPlan:
+    title: str
+    steps: tuple[FixStep, ...]
+
+
+@dataclass
+class Report:
+    rule: "Rule"
+    site: Site
+    message: str
+    severity: str
+    fix: FixPlan | None = None
+    range_override: tuple | None = None  # (unit, Range) for findings not tied to a node
+    extra: dict = field(default_factory=dict)
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]  # one line for `perf-lint rules`
+    severity: ClassVar[str] = "warning"
+    fixable: ClassVar[bool] = False
+    probe: ClassVar[str | None] = None  # what `perf-lint profile` measures for it
+    default_enabled: ClassVar[bool] = True
+    options: ClassVar[dict[str, object]] = {}
+    VALID: ClassVar[tuple[Example, ...]] = ()
+    INVALID: ClassVar[tuple[Example, ...]] = ()
+
+    def __init__(self, ctx: Context, options: dict | None = None) -> None:
+        self.ctx = ctx
+        self.opts = {**self.options, **(options or {})}
+        self.reports: list[Report] = []
+
+    @classmethod
+    def family(cls) -> str:
+        return FAMILIES.get(cls.code[:4], "other")
+
+    @classmethod
+    def docs(cls) -> str:
+        """The rule's Markdown documentation."""
+        import inspect
+
+        body = inspect.cleandoc(cls.__doc__ or "")
+        return f"# {cls.code} {cls.name}\n\n{body}\n"
+
+    def report(
+        self,
+        site: Site,
+        message: str,
+        fix: FixPlan | None = None,
+        severity: str | None = None,
+        **extra,
+    ) -> None:
+        self.reports.append(Report(self, site, message, severity or self.severity, fix, None, extra))
+
+    def finish(self) -> None:
+        """Called once after the pass over every unit."""

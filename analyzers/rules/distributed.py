@@ -1,0 +1,5 @@
+"""stub"""
+from .base import Rule
+class CompileBeforeDDP(Rule):
+    code = 'TPL912937'
+    name = 'CompileBeforeDDP'

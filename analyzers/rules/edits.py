@@ -1,0 +1,66 @@
+"""libcst helpers that rules use to build fixes while keeping formatting and comments."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def with_keywords(call: cst.Call, values: dict[str, str]) -> cst.Call:
+    """`call` with keyword arguments set: existing ones get the new value, missing ones
+    are appended in the call's own layout (one per line in a multi-line call)."""
+    args = list(call.args)
+    missing = dict(values)
+    for index, arg in enumerate(args):
+        if arg.keyword is not None and arg.keyword.value in missing:
+            args[index] = arg.with_changes(value=cst.parse_expression(missing.pop(arg.keyword.value)))
+    if not missing:
+        return call.with_changes(args=args)
+    if len(args) >= 2 and isinstance(args[-2].comma, cst.Comma):
+        separator = args[-2].comma.whitespace_after
+    elif isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
+        separator = call.whitespace_before_args
+    else:
+        separator = cst.SimpleWhitespace(" ")
+    final_comma = args[-1].comma if args else cst.MaybeSentinel.DEFAULT
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=separator))
+    new = [
+        cst.Arg(
+            keyword=cst.Name(name),
+            value=cst.parse_expression(code),
+            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+            comma=cst.Comma(whitespace_after=separator),
+        )
+        for name, code in missing.items()
+    ]
+    new[-1] = new[-1].with_changes(comma=final_comma)
+    return call.with_changes(args=args + new)
+
+
+def replace_argument(call: cst.Call, target: cst.Arg, code: str) -> cst.Call:
+    """`call` with the value of argument `target` (positional or keyword) replaced."""
+    args = [arg.with_changes(value=cst.parse_expression(code)) if arg is target else arg for arg in call.args]
+    return call.with_changes(args=args)
+
+
+def root_name(expr: cst.BaseExpression) -> str | None:
+    """The variable an expression starts from: `batch["x"].y` -> "batch"."""
+    while True:
+        if isinstance(expr, cst.Name):
+            return expr.value
+        if isinstance(expr, (cst.Attribute, cst.Subscript)):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            expr = expr.func.value
+        else:
+            return None
+
+
+def names_in_target(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in names_in_target(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return names_in_target(target.value)
+    return []

@@ -1,0 +1,5 @@
+"""stub"""
+from .base import Rule
+class CudnnBenchmarkUnderProfiler(Rule):
+    code = 'TPL91275'
+    name = 'CudnnBenchmarkUnderProfiler'

@@ -1,0 +1,284 @@
+"""Source documents: a `.py` file, a notebook, or editor text, split into parse units.
+
+A `.py` file is one unit (its `# %%` cells are recorded for the profiler and the
+editor). A notebook is one unit per code cell, with IPython syntax masked so the
+cell parses while keeping every line and column of the Python code in place.
+Coordinates everywhere are (unit, 0-based line, column in code points); the
+fronts convert to 1-based lines or to LSP's UTF-16 columns with `utf16_column`.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import re
+import tokenize
+from dataclasses import dataclass, field
+
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
+PERCENT_CELL = re.compile(r"^#\s*%%")
+_MAGIC = re.compile(r"^(?P<indent>[ \t]*)(?P<prefix>%%|%|!!|!)(?P<name>[A-Za-z_][\w.]*)?")
+_TIMEIT_VALUE_OPTIONS = {"-n", "-r", "-p"}
+
+
+class SourceError(Exception):
+    """A document that cannot be read as Python or as a notebook."""
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines without their breaks; `\\r\\n`, `\\r` and `\\n` all end a line, as for Python."""
+    return LINE_BREAK.split(text)
+
+
+def dominant_newline(text: str) -> str:
+    counts = {nl: 0 for nl in ("\r\n", "\n", "\r")}
+    for match in LINE_BREAK.finditer(text):
+        counts[match.group()] += 1
+    best = max(counts, key=counts.__getitem__)
+    return best if counts[best] else "\n"
+
+
+def utf16_column(line: str, column: int) -> int:
+    """LSP column (UTF-16 code units) of a code-point column in `line`."""
+    prefix = line[:column]
+    return len(prefix) + sum(1 for ch in prefix if ord(ch) > 0xFFFF)
+
+
+def codepoint_column(line: str, utf16: int) -> int:
+    """Inverse of `utf16_column`."""
+    units = 0
+    for index, ch in enumerate(line):
+        if units >= utf16:
+            return index
+        units += 2 if ord(ch) > 0xFFFF else 1
+    return len(line)
+
+
+@dataclass(frozen=True)
+class Magic:
+    """An IPython line of a notebook cell: `%line`, `%%cell` magic, `!shell` or `?help`."""
+
+    line: int  # 0-based line in the cell
+    prefix: str  # "%", "%%", "!", "!!" or "?"
+    name: str  # magic name ("time", "timeit", ...), "" for shell and help
+    text: str  # the whole original line
+    statement: str | None = None  # for %time/%timeit: the timed Python statement
+    statement_column: int = 0  # where `statement` starts in `text`
+
+    @property
+    def is_cell_magic(self) -> bool:
+        return self.prefix == "%%"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A piece of Python parsed on its own: a whole `.py` file or one notebook code cell."""
+
+    cell: int | None  # index in the notebook's `cells` array; None for `.py` text
+    text: str  # the original text (what fixes edit)
+    code: str  # the text that is parsed: `text` with IPython syntax masked
+    magics: tuple[Magic, ...] = ()
+    lines: list[str] = field(default_factory=list, compare=False, repr=False)
+
+    def line(self, index: int) -> str:
+        if not self.lines:
+            self.lines.extend(split_lines(self.text))
+        return self.lines[index] if 0 <= index < len(self.lines) else ""
+
+    @property
+    def cell_magic(self) -> Magic | None:
+        """The cell magic on the cell's first non-blank line, if any (what IPython runs)."""
+        for magic in self.magics:
+            if magic.is_cell_magic and not any(self.line(i).strip() for i in range(magic.line)):
+                return magic
+        return None
+
+
+@dataclass(frozen=True)
+class PercentCell:
+    """A `# %%` cell of a `.py` file: lines [start, end) of the file, 0-based."""
+
+    index: int
+    start: int
+    end: int
+
+
+@dataclass
+class Source:
+    """A document to analyze."""
+
+    path: str
+    units: list[Unit]
+    kind: str = "python"  # "python" or "notebook"
+    encoding: str = "utf-8"
+    notebook: dict | None = None  # the parsed notebook JSON, kept whole for --fix
+    percent_cells: list[PercentCell] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """The whole text of a `.py` source (notebooks: the code cells joined)."""
+        return "\n".join(unit.text for unit in self.units)
+
+    def unit(self, cell: int | None) -> Unit:
+        for unit in self.units:
+            if unit.cell == cell:
+                return unit
+        raise KeyError(cell)
+
+    def percent_cell_at(self, line: int) -> PercentCell | None:
+        for cell in self.percent_cells:
+            if cell.start <= line < cell.end:
+                return cell
+        return None
+
+
+def python_source(text: str, path: str = "<stdin>", encoding: str = "utf-8") -> Source:
+    lines = split_lines(text)
+    starts = [i for i, line in enumerate(lines) if PERCENT_CELL.match(line)]
+    percent = []
+    if starts:
+        bounds = ([0] if starts[0] != 0 else []) + starts + [len(lines)]
+        percent = [PercentCell(i, a, b) for i, (a, b) in enumerate(zip(bounds, bounds[1:]))]
+    return Source(path, [Unit(None, text, text)], "python", encoding, None, percent)
+
+
+def cell_text(cell: dict) -> str:
+    source = cell.get("source", "")
+    if isinstance(source, list):
+        return "".join(part for part in source if isinstance(part, str))
+    return source if isinstance(source, str) else ""
+
+
+def notebook_source(data: str | dict, path: str = "<notebook>") -> Source:
+    """A notebook (nbformat v4 JSON) as one unit per code cell."""
+    if isinstance(data, str):
+        try:
+            data = json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise SourceError(f"not a notebook: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        raise SourceError("not a notebook: no 'cells' list (nbformat 4 expected)")
+    units = []
+    for index, cell in enumerate(data["cells"]):
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            units.append(mask_ipython(cell_text(cell), index))
+    return Source(path, units, "notebook", "utf-8", data)
+
+
+def mask_ipython(text: str, cell: int | None = None) -> Unit:
+    """A cell's unit: IPython lines replaced by `pass` (same indentation, same line count).
+
+    `%time stmt` / `%timeit stmt` keep `stmt` at its column behind a `pass;` prefix
+    when that parses, so rules see the timed code. A cell magic other than
+    `%%time`/`%%timeit`/`%%capture` makes the whole cell non-Python.
+    """
+    lines = split_lines(text)
+    magics: list[Magic] = []
+    masked = list(lines)
+    first_code = next((i for i, line in enumerate(lines) if line.strip()), None)
+    continuation = False
+    for i, line in enumerate(lines):
+        if continuation:
+            continuation = line.rstrip().endswith("\\")
+            continue
+        stripped = line.strip()
+        magic = _classify(line, i)
+        if magic is None:
+            continuation = line.rstrip().endswith("\\")
+            continue
+        magics.append(magic)
+        indent = line[: len(line) - len(line.lstrip())]
+        if magic.is_cell_magic and i == first_code and magic.name not in ("time", "timeit", "capture", "prun"):
+            masked = [indent + "pass" if j == i else "" for j in range(len(lines))]
+            break
+        if magic.statement is not None and magic.statement_column >= len(indent) + 5:
+            pad = magic.statement_column - len(indent) - 5
+            candidate = indent + "pass;" + " " * pad + magic.statement
+            if _parses(candidate.strip()):
+                masked[i] = candidate
+                continue
+        masked[i] = indent + "pass"
+        if stripped.endswith("\\"):
+            continuation = True
+    code = "\n".join(masked)
+    return Unit(cell, text, code, tuple(magics))
+
+
+def _classify(line: str, index: int) -> Magic | None:
+    stripped = line.strip()
+    if not stripped or stripped.startswith("#"):
+        return None
+    if stripped.startswith("?") or (stripped.endswith("?") and _is_help(stripped)):
+        return Magic(index, "?", "", line)
+    match = _MAGIC.match(line)
+    if match is None:
+        assigned = re.match(r"^[ \t]*[\w.,\s]+=\s*(%|!)", line)
+        if assigned and not _parses(stripped):
+            return Magic(index, assigned.group(1), "", line)
+        return None
+    prefix, name = match.group("prefix"), match.group("name") or ""
+    if prefix in ("%", "%%") and not name:
+        return None
+    statement, column = None, 0
+    if prefix == "%" and name in ("time", "timeit"):
+        statement, column = _timed_statement(line, match.end())
+    return Magic(index, prefix, name, line, statement, column)
+
+
+def _timed_statement(line: str, start: int) -> tuple[str | None, int]:
+    """The statement of `%timeit -n 10 -r 3 stmt`: (text, column), or (None, 0)."""
+    pos = start
+    expect_value = False
+    for token in re.finditer(r"\S+", line[start:]):
+        word = token.group()
+        if expect_value:
+            expect_value = False
+            pos = start + token.end()
+            continue
+        if word.startswith("-") and len(word) > 1 and word[1].isalpha():
+            expect_value = word in _TIMEIT_VALUE_OPTIONS
+            pos = start + token.end()
+            continue
+        statement = line[start + token.start():]
+        return (statement, start + token.start()) if statement.strip() else (None, 0)
+    return None, 0
+
+
+def _is_help(stripped: str) -> bool:
+    return re.fullmatch(r"[\w.]+\?\??", stripped) is not None
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def decode(data: bytes) -> tuple[str, str]:
+    """Text and encoding of Python source bytes (PEP 263 cookie, BOM -> `utf-8-sig`)."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise SourceError(str(exc)) from None
+    try:
+        return data.decode(encoding), encoding
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise SourceError(f"cannot decode as {encoding}: {exc}") from None
+
+
+def read_source(path: str, data: bytes | None = None) -> Source:
+    """Read a `.py` or `.ipynb` file (or its bytes) into a Source."""
+    if data is None:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    if path.endswith(".ipynb"):
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise SourceError(f"notebook is not UTF-8: {exc}") from None
+        return notebook_source(text, path)
+    text, encoding = decode(data)
+    return python_source(text, path, encoding)
