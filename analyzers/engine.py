@@ -13,7 +13,7 @@ from .config import Config
 from .context import Context
 from .findings import Edit, Finding, Fix, Range
 from .rules import enabled_rules
-from .rules.base import InsertLineBefore, Replace, Report, Rule
+from .rules.base import InsertLineBefore, MoveLinesBefore, Replace, Report, Rule
 from .source import Source, dominant_newline
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
@@ -132,9 +132,9 @@ def _locate(source: Source, modules: dict[int, cst.Module], reports: list[Report
             unit_index, rng = report.site.unit, position(report.site.unit, report.site.node)
         fix = None
         if report.fix is not None:
-            edits = [_edit(source, modules, step, position) for step in report.fix.steps]
+            edits = [_edits(source, modules, step, position) for step in report.fix.steps]
             if all(e is not None for e in edits):
-                fix = Fix(report.fix.title, tuple(edits))
+                fix = Fix(report.fix.title, tuple(e for group in edits for e in group))
         findings.append(
             Finding(
                 report.rule.code,
@@ -150,14 +150,15 @@ def _locate(source: Source, modules: dict[int, cst.Module], reports: list[Report
     return findings
 
 
-def _edit(source: Source, modules, step, position) -> Edit | None:
+def _edits(source: Source, modules, step, position) -> list[Edit] | None:
+    """The text edits of one fix step, or None when it cannot be done safely."""
     if isinstance(step, Edit):
-        return step
+        return [step]
     unit = source.units[step.site.unit]
     rng = position(step.site.unit, step.site.node)
     if isinstance(step, Replace):
         new = step.new if isinstance(step.new, str) else modules[step.site.unit].code_for_node(step.new)
-        return Edit(unit.cell, rng, new)
+        return [Edit(unit.cell, rng, new)]
     if isinstance(step, InsertLineBefore):
         line = unit.line(rng.start_line)
         if line[: rng.start_col].strip():
@@ -165,7 +166,21 @@ def _edit(source: Source, modules, step, position) -> Edit | None:
         indent = line[: len(line) - len(line.lstrip())]
         newline = dominant_newline(unit.text)
         at = Range(rng.start_line, 0, rng.start_line, 0)
-        return Edit(unit.cell, at, f"{indent}{step.code}{newline}")
+        return [Edit(unit.cell, at, f"{indent}{step.code}{newline}")]
+    if isinstance(step, MoveLinesBefore):
+        target = position(step.target.unit, step.target.node)
+        first, last = unit.line(rng.start_line), unit.line(rng.end_line)
+        tail = last[rng.end_col :].strip()
+        if step.target.unit != step.site.unit or first[: rng.start_col].strip() or (tail and not tail.startswith("#")):
+            return None
+        if unit.line(target.start_line)[: target.start_col].strip() or target.start_line >= rng.start_line:
+            return None
+        newline = dominant_newline(unit.text)
+        moved = newline.join(unit.line(i) for i in range(rng.start_line, rng.end_line + 1)) + newline
+        return [
+            Edit(unit.cell, Range(target.start_line, 0, target.start_line, 0), moved),
+            Edit(unit.cell, Range(rng.start_line, 0, rng.end_line + 1, 0), ""),
+        ]
     raise TypeError(step)
 
 

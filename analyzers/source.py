@@ -87,6 +87,11 @@ class Unit:
         return self.lines[index] if 0 <= index < len(self.lines) else ""
 
     @property
+    def line_count(self) -> int:
+        self.line(0)
+        return len(self.lines)
+
+    @property
     def cell_magic(self) -> Magic | None:
         """The cell magic on the cell's first non-blank line, if any (what IPython runs)."""
         for magic in self.magics:

@@ -55,7 +55,16 @@ class InsertLineBefore:
     code: str
 
 
-FixStep = Union[Replace, InsertLineBefore, Edit]
+@dataclass(frozen=True)
+class MoveLinesBefore:
+    """Move the whole lines of statement `site` (comments kept) above the line where
+    `target` starts; both must be alone on their lines, in the same unit."""
+
+    site: Site
+    target: Site
+
+
+FixStep = Union[Replace, InsertLineBefore, MoveLinesBefore, Edit]
 
 
 @dataclass(frozen=True)
@@ -110,9 +119,11 @@ class Rule:
         message: str,
         fix: FixPlan | None = None,
         severity: str | None = None,
+        at: tuple | None = None,
         **extra,
     ) -> None:
-        self.reports.append(Report(self, site, message, severity or self.severity, fix, None, extra))
+        """Report at `site`'s node, or at `at` = (unit index, Range) for text that is not a node."""
+        self.reports.append(Report(self, site, message, severity or self.severity, fix, at, extra))
 
     def finish(self) -> None:
         """Called once after the pass over every unit."""

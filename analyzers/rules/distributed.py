@@ -1,5 +1,209 @@
-"""stub"""
-from .base import Rule
+"""TPL3xx: torch.compile and distributed training."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ..context import Scope, Site, argument, call_name
+from .base import Example, FixPlan, MoveLinesBefore, Replace, Rule
+
+DDP = {
+    "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.parallel.distributed.DistributedDataParallel",
+}
+COMPILE = "torch.compile"
+
+
 class CompileBeforeDDP(Rule):
-    code = 'TPL912937'
-    name = 'CompileBeforeDDP'
+    """
+    ## What it does
+    Finds a module compiled with `torch.compile` (or `module.compile()`) that is then
+    wrapped in `DistributedDataParallel`. It tracks the object, not line order: compiling
+    an EMA copy that is never wrapped is fine.
+
+    ## Why is this bad?
+    DDP overlaps gradient all-reduce with backward by bucketing gradients. When the
+    compiled module sits inside DDP, the compiler never sees DDP's hooks and buckets
+    (TorchDynamo's DDPOptimizer splits graphs at bucket boundaries only when it compiles
+    the DDP-wrapped model), so communication and computation stop overlapping.
+
+    ## Example
+    ```python
+    model = torch.compile(model)
+    model = DDP(model, device_ids=[rank])
+    ```
+
+    ## Fix
+    ```python
+    model = DDP(model, device_ids=[rank])
+    model = torch.compile(model)
+    ```
+    """
+
+    code = "TPL301"
+    name = "compile-before-ddp"
+    summary = "torch.compile applied before DistributedDataParallel wraps the model"
+    fixable = True
+    probe = "compile-ddp"
+    VALID = (
+        Example(
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "model = DDP(model, device_ids=[0])\nmodel = torch.compile(model)\n"
+        ),
+        Example(
+            "import copy, torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "ema = torch.compile(copy.deepcopy(model))\nmodel = DDP(model)\n"
+        ),
+        Example(
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "model = torch.compile(model)\nmodel = Net()\nmodel = DDP(model)\n"
+        ),
+    )
+    INVALID = (
+        Example(
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "model = torch.compile(model, mode='max-autotune')\nmodel = DDP(model, device_ids=[rank])  # wrap\n",
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "model = DDP(model, device_ids=[rank])  # wrap\nmodel = torch.compile(model, mode='max-autotune')\n",
+        ),
+        Example(
+            "import torch\nimport torch.nn.parallel\n"
+            "ddp = torch.nn.parallel.DistributedDataParallel(torch.compile(net), device_ids=[0])\n",
+            "import torch\nimport torch.nn.parallel\n"
+            "ddp = torch.compile(torch.nn.parallel.DistributedDataParallel(net, device_ids=[0]))\n",
+        ),
+        Example(
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "def setup(model, args):\n    if args.compile:\n        model = torch.compile(model)\n"
+            "    model = DDP(model)\n    return model\n",
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "def setup(model, args):\n    model = DDP(model)\n    if args.compile:\n        model = torch.compile(model)\n"
+            "    return model\n",
+        ),
+        Example(
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "net.compile()\nwrapped = DDP(net)\n"
+        ),
+    )
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self.compiled: dict[tuple[int, str], tuple[Site, cst.Call | None]] = {}
+        self.blocks: list[cst.CSTNode] = []
+        self.statement: cst.SimpleStatementLine | None = None
+
+    def _key(self, scope: Scope, name: str) -> tuple[int, str]:
+        owner = scope.owner_of(name) or scope
+        return id(owner), name
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.blocks.append(node)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        self.blocks.pop()
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.blocks.append(node)
+
+    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.blocks.pop()
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self.statement = node
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if not isinstance(target.target, cst.Name):
+                continue
+            key = self._key(self.ctx.scope, target.target.value)
+            value = node.value
+            if isinstance(value, cst.Call) and self.ctx.qualname(value.func) == COMPILE:
+                self.compiled[key] = (self.ctx.site(self.statement), value)
+            else:
+                self.compiled.pop(key, None)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if call_name(node) == "compile" and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            if self.ctx.qualname(func) is None:  # module.compile(): compiles in place
+                self.compiled[self._key(self.ctx.scope, func.value.value)] = (self.ctx.site(node), None)
+            return
+        if self.ctx.qualname(func) not in DDP:
+            return
+        wrapped = argument(node, 0, "module")
+        site = self.ctx.site(node)
+        if isinstance(wrapped, cst.Call) and self.ctx.qualname(wrapped.func) == COMPILE and wrapped.args:
+            inner = wrapped.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            rest = [a for a in node.args if a.value is not wrapped]
+            ddp = node.with_changes(args=[inner.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) if rest else inner, *rest])
+            new = wrapped.with_changes(args=[wrapped.args[0].with_changes(value=ddp), *wrapped.args[1:]])
+            self._report(site, FixPlan("Wrap with DDP first, then compile", (Replace(site, new),)))
+            return
+        if not isinstance(wrapped, cst.Name):
+            return
+        found = self.compiled.get(self._key(self.ctx.scope, wrapped.value))
+        if found is None:
+            return
+        compile_site, compile_call = found
+        self._report(site, self._move_fix(site, wrapped.value, compile_site, compile_call))
+
+    def _move_fix(self, site: Site, name: str, compile_site: Site, compile_call) -> FixPlan | None:
+        """Move `name = DDP(name, ...)` above the statement that compiles `name`."""
+        statement = self.statement
+        if compile_call is None or statement is None or not self.blocks or compile_site.unit != site.unit:
+            return None
+        small = statement.body[0] if len(statement.body) == 1 else None
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and small.value is site.node):
+            return None
+        target = small.targets[0].target
+        inner = compile_call.args[0].value if compile_call.args else None
+        if not (isinstance(target, cst.Name) and target.value == name and isinstance(inner, cst.Name) and inner.value == name):
+            return None
+        body = list(self.blocks[-1].body)
+        position = next((i for i, s in enumerate(body) if s is statement), None)
+        container = next((i for i, s in enumerate(body[:position or 0]) if _contains(s, compile_site.node)), None)
+        if position is None or container is None:
+            return None
+        used = _names(statement) - {name}
+        if any(_assigns(s, used) for s in body[container:position]):
+            return None
+        block_site = Site(body[container], site.unit, site.scope)
+        return FixPlan("Wrap with DDP first, then compile", (MoveLinesBefore(Site(statement, site.unit, site.scope), block_site),))
+
+    def _report(self, site: Site, fix: FixPlan | None) -> None:
+        self.report(
+            site,
+            "This model is compiled before DistributedDataParallel wraps it: the compiler cannot "
+            "see DDP's gradient buckets, so all-reduce stops overlapping with backward. Wrap with "
+            "DDP first, then compile the wrapped model (torch.compile(DDP(model))).",
+            fix,
+        )
+
+
+def _contains(root: cst.CSTNode, node: cst.CSTNode) -> bool:
+    if root is node:
+        return True
+    return any(_contains(child, node) for child in root.children)
+
+
+def _names(root: cst.CSTNode) -> set[str]:
+    found: set[str] = set()
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            found.add(node.value)
+
+    root.visit(Names())
+    return found
+
+
+def _assigns(root: cst.CSTNode, names: set[str]) -> bool:
+    hit = False
+
+    class Targets(cst.CSTVisitor):
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            nonlocal hit
+            hit = hit or bool(_names(node.target) & names)
+
+    root.visit(Targets())
+    return hit

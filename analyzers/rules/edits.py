@@ -21,9 +21,19 @@ def with_keywords(call: cst.Call, values: dict[str, str]) -> cst.Call:
         separator = call.whitespace_before_args
     else:
         separator = cst.SimpleWhitespace(" ")
+    if isinstance(separator, cst.ParenthesizedWhitespace):  # no comment rides along
+        separator = separator.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=[])
     final_comma = args[-1].comma if args else cst.MaybeSentinel.DEFAULT
     if args:
-        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=separator))
+        last_ws = final_comma.whitespace_after if isinstance(final_comma, cst.Comma) else None
+        if isinstance(last_ws, cst.ParenthesizedWhitespace) and isinstance(separator, cst.ParenthesizedWhitespace):
+            # `x=1,  # note` + newline + closing indent: keep the comment on x's line,
+            # give the new last argument the closing indent.
+            args[-1] = args[-1].with_changes(comma=final_comma.with_changes(
+                whitespace_after=last_ws.with_changes(last_line=separator.last_line)))
+            final_comma = cst.Comma(whitespace_after=separator.with_changes(last_line=last_ws.last_line))
+        else:
+            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=separator))
     new = [
         cst.Arg(
             keyword=cst.Name(name),

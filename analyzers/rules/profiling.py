@@ -1,5 +1,117 @@
-"""stub"""
-from .base import Rule
+"""TPL4xx: profiling hygiene."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ..context import Site, literal
+from .base import Example, FixPlan, InsertLineBefore, Rule
+
+CUDNN_BENCHMARK = "torch.backends.cudnn.benchmark"
+PROFILERS = ("torch.profiler.profile", "torch.autograd.profiler.profile", "torch.utils.benchmark", "torch.profiler._KinetoProfile")
+
+
 class CudnnBenchmarkUnderProfiler(Rule):
-    code = 'TPL91275'
-    name = 'CudnnBenchmarkUnderProfiler'
+    """
+    ## What it does
+    Finds `torch.backends.cudnn.benchmark = True` in a file or notebook that also profiles
+    or benchmarks: `torch.profiler.profile`, `torch.autograd.profiler.profile` or
+    `torch.utils.benchmark`.
+
+    ## Why is this bad?
+    With `benchmark = True` cuDNN times several convolution algorithms on the first
+    calls of each input shape and keeps the fastest, which can differ from run to run.
+    Profiles of the same code then disagree, and the autotuning itself lands in the
+    profile. While profiling, use `benchmark = False` (and `deterministic = True`).
+
+    ## Example
+    ```python
+    torch.backends.cudnn.benchmark = True
+    with torch.profiler.profile() as prof:
+        train_step()
+    ```
+
+    ## Fix
+    ```python
+    torch.backends.cudnn.benchmark = True
+    with torch.profiler.profile() as prof:
+        torch.backends.cudnn.benchmark = False
+        train_step()
+    ```
+    """
+
+    code = "TPL401"
+    name = "cudnn-benchmark-under-profiler"
+    summary = "cudnn.benchmark = True in code that profiles: profiles are not reproducible"
+    fixable = True
+    probe = "cudnn"
+    VALID = (
+        Example("import torch\ntorch.backends.cudnn.benchmark = True\ntrain()\n"),
+        Example(
+            "import torch\ntorch.backends.cudnn.benchmark = False\n"
+            "with torch.profiler.profile() as prof:\n    train()\n"
+        ),
+        Example("import torch\nbenchmark = True\nwith torch.profiler.profile() as prof:\n    train()\n"),
+        Example(
+            "import torch\ntorch.backends.cudnn.benchmark = True\nwith torch.profiler.profile() as prof:\n"
+            "    torch.backends.cudnn.benchmark = False\n    train()\n"
+        ),
+    )
+    INVALID = (
+        Example(
+            "import torch\ntorch.backends.cudnn.benchmark = True\n"
+            "with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:\n"
+            "    train_step()\n",
+            "import torch\ntorch.backends.cudnn.benchmark = True\n"
+            "with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:\n"
+            "    torch.backends.cudnn.benchmark = False\n    train_step()\n",
+        ),
+        Example(
+            "from torch.backends import cudnn\nimport torch.utils.benchmark as benchmark\ncudnn.benchmark = True\n"
+            "t = benchmark.Timer(stmt='f(x)', globals={'f': f, 'x': x})\n"
+        ),
+    )
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self.settings: list[tuple[Site, cst.BaseExpression]] = []
+        self.profiled = False
+        self.sessions: list[Site] = []
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = literal(node.value)
+        for target in node.targets:
+            if self.ctx.qualname(target.target) != CUDNN_BENCHMARK:
+                continue
+            if value is True:
+                self.settings.append((self.ctx.site(node), target.target))
+            elif value is False:
+                self.settings.clear()  # turned off again before profiling
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.ctx.qualname(node.func)
+        if qualified is not None and qualified.startswith(PROFILERS):
+            self.profiled = True
+
+    def visit_With(self, node: cst.With) -> None:
+        for item in node.items:
+            call = item.item
+            if isinstance(call, cst.Call) and (self.ctx.qualname(call.func) or "").startswith(PROFILERS[:2]):
+                if isinstance(node.body, cst.IndentedBlock) and node.body.body:
+                    self.sessions.append(self.ctx.site(node.body.body[0]))
+
+    def finish(self) -> None:
+        if not self.profiled:
+            return
+        for site, target in self.settings:
+            fix = None
+            if self.sessions:
+                code = f"{cst.Module([]).code_for_node(target)} = False"
+                fix = FixPlan("Turn cudnn.benchmark off inside the profiling session", (InsertLineBefore(self.sessions[0], code),))
+            self.report(
+                site,
+                "cudnn.benchmark = True makes cuDNN autotune kernels per input shape, so profiles "
+                "vary from run to run and include the autotuning: set "
+                "torch.backends.cudnn.benchmark = False (and deterministic = True) while profiling.",
+                fix,
+            )
