@@ -225,6 +225,8 @@ def _classify(line: str, index: int) -> Magic | None:
     prefix, name = match.group("prefix"), match.group("name") or ""
     if prefix in ("%", "%%") and not name:
         return None
+    if prefix.startswith("!"):
+        name = ""
     statement, column = None, 0
     if prefix == "%" and name in ("time", "timeit"):
         statement, column = _timed_statement(line, match.end())

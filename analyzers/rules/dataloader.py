@@ -19,11 +19,18 @@ _DEVICE_LIKE = re.compile(r"(device|dev|gpu|cuda|rank)", re.IGNORECASE)
 _DTYPE_LIKE = re.compile(r"dtype|float|half|bfloat|int\d|long|double", re.IGNORECASE)
 
 
+_DEVICE_VARIABLE = "device variable"  # a move to a device we cannot resolve, named like one
+
+
 class _Move:
     """A `.to(...)`/`.cuda(...)` of something a loop got from an iterable."""
 
     def __init__(self, site: Site, loop: cst.For, cuda, non_blocking: bool) -> None:
         self.site, self.loop, self.cuda, self.non_blocking = site, loop, cuda, non_blocking
+
+    def to_cuda(self, ctx) -> bool:
+        """Provably to CUDA, or to a device variable in code that uses CUDA."""
+        return self.cuda is True or (self.cuda == _DEVICE_VARIABLE and ctx.cuda_evidence is not None)
 
 
 class _LoaderRule(Rule):
@@ -55,10 +62,16 @@ class _LoaderRule(Rule):
             for target in node.targets:
                 self.loops[loop][1].update(names_in_target(target.target))
 
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        loop = self._batch_loop(node.iter)
-        if loop is not None:
-            self.loops[loop][1].update(names_in_target(node.target))
+    def _comprehension(self, node) -> None:
+        """`{k: v.to(device) for k, v in batch.items()}`: bind k, v before the element is visited."""
+        comp = node.for_in
+        while comp is not None:
+            loop = self._batch_loop(comp.iter)
+            if loop is not None:
+                self.loops[loop][1].update(names_in_target(comp.target))
+            comp = comp.inner_for_in
+
+    visit_DictComp = visit_ListComp = visit_SetComp = visit_GeneratorExp = _comprehension
 
     def _batch_loop(self, expr: cst.BaseExpression) -> cst.For | None:
         """The innermost enclosing `for` loop whose batch variables `expr` starts from."""
@@ -87,7 +100,7 @@ class _LoaderRule(Rule):
                 text = dotted(device) or ""
                 if _DTYPE_LIKE.search(text.rsplit(".", 1)[-1]) or not _DEVICE_LIKE.search(text):
                     return
-                cuda = True if self.ctx.cuda_evidence is not None else UNKNOWN
+                cuda = _DEVICE_VARIABLE
         blocking = keyword(call, "non_blocking")
         non_blocking = blocking is not None and self.ctx.value(blocking.value, site.scope) is True
         self.moves.append(_Move(site, loop, cuda, non_blocking))
@@ -377,7 +390,7 @@ class PinnedMemoryMissing(_LoaderRule):
     def finish(self) -> None:
         moves = self.cuda_moves()
         for call, site in self.loaders.items():
-            cuda = [m for m in moves.get(id(call), []) if m.cuda is True]
+            cuda = [m for m in moves.get(id(call), []) if m.to_cuda(self.ctx)]
             if not cuda:
                 continue
             pinned = self.setting(site, _PIN_MEMORY, "pin_memory")

@@ -1,0 +1,296 @@
+"""Real-world shapes around each rule: code that looks like the pitfall but is not, and hits
+that need the context (aliases, kwargs dicts, argparse, cells) to be seen."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from perf_lint.analyzers import analyze, notebook_source, python_source
+
+
+def codes(code: str) -> list[str]:
+    return [f.code for f in analyze(python_source(textwrap.dedent(code), "t.py"))]
+
+
+def notebook_codes(*cells: str) -> list[tuple[str, int]]:
+    nb = {"cells": [{"cell_type": "code", "source": c, "metadata": {}, "outputs": []} for c in cells],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    return [(f.code, f.cell) for f in analyze(notebook_source(nb, "t.ipynb"))]
+
+
+HITS = {
+    "try/except import": """
+        try:
+            from torch.utils.data import DataLoader
+        except ImportError:
+            DataLoader = None
+        loader = DataLoader(ds, batch_size=2)
+    """,
+    "module alias": """
+        import torch.utils.data as tud
+        loader = tud.DataLoader(ds)
+    """,
+    "full path": """
+        import torch
+        loader = torch.utils.data.dataloader.DataLoader(ds)
+    """,
+    "function-level constant": """
+        from torch.utils.data import DataLoader
+        def main():
+            workers = 0
+            return DataLoader(ds, num_workers=workers)
+    """,
+    "argparse in a function": """
+        import argparse
+        from torch.utils.data import DataLoader
+        def get_args():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--workers", "-j", type=int, default=0)
+            return parser.parse_args()
+        args = get_args()
+        loader = DataLoader(ds, num_workers=args.workers)
+    """,
+    "literal dict kwargs": """
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ds, **{"batch_size": 8, "shuffle": True})
+    """,
+}
+
+MISSES = {
+    "os.cpu_count": """
+        import os
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ds, num_workers=os.cpu_count())
+    """,
+    "config attribute": """
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ds, num_workers=cfg.data.workers)
+    """,
+    "reassigned constant": """
+        from torch.utils.data import DataLoader
+        W = 0
+        if fast:
+            W = 8
+        loader = DataLoader(ds, num_workers=W)
+    """,
+    "parameter default": """
+        from torch.utils.data import DataLoader
+        def make(ds, workers=0):
+            return DataLoader(ds, num_workers=workers)
+    """,
+    "kwargs dict sets workers": """
+        from torch.utils.data import DataLoader
+        kw = {"batch_size": 8, "num_workers": 6}
+        loader = DataLoader(ds, **kw)
+    """,
+    "unknown kwargs": """
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ds, **loader_kwargs)
+    """,
+    "subclass": """
+        from torch.utils.data import DataLoader
+        class FastLoader(DataLoader):
+            pass
+        loader = FastLoader(ds)
+    """,
+    "iterable dataset": """
+        from torch.utils.data import DataLoader, IterableDataset
+        class Stream(IterableDataset):
+            def __iter__(self):
+                yield 1
+        loader = DataLoader(Stream())
+    """,
+    "argparse default differs": """
+        import argparse
+        from torch.utils.data import DataLoader
+        p = argparse.ArgumentParser()
+        p.add_argument("--workers", type=int, default=0)
+        p.add_argument("--workers2", dest="workers", type=int, default=4)
+        args = p.parse_args()
+        loader = DataLoader(ds, num_workers=args.workers)
+    """,
+}
+
+
+@pytest.mark.parametrize("name", HITS)
+def test_tpl101_hits(name):
+    assert codes(HITS[name]).count("TPL101") == 1
+
+
+@pytest.mark.parametrize("name", MISSES)
+def test_tpl101_near_misses(name):
+    assert "TPL101" not in codes(MISSES[name])
+
+
+def test_pin_memory_cpu_only_is_silent():
+    assert "TPL102" not in codes("""
+        from torch.utils.data import DataLoader
+        device = "cpu"
+        loader = DataLoader(ds, num_workers=2)
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+    """)
+
+
+def test_pin_memory_unknown_device_without_cuda_evidence_is_silent():
+    assert "TPL102" not in codes("""
+        from torch.utils.data import DataLoader
+        def train(loader, device):
+            for x, y in loader:
+                x = x.to(device)
+        train(DataLoader(ds, num_workers=2), dev)
+    """)
+
+
+def test_pin_memory_device_parameter_in_cuda_code_hits():
+    found = codes("""
+        import torch
+        from torch.utils.data import DataLoader
+        def train(model, loader, device):
+            for batch in loader:
+                batch = {k: v.to(device) for k, v in batch.items()}
+                model(**batch)
+        if torch.cuda.is_available():
+            train(model, DataLoader(ds, num_workers=2), torch.device("cuda"))
+    """)
+    assert found.count("TPL102") == 1
+
+
+def test_pin_memory_dtype_cast_is_not_a_move():
+    assert "TPL102" not in codes("""
+        import torch
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ds, num_workers=2)
+        x0 = torch.zeros(1).cuda()
+        for x, y in loader:
+            x = x.to(torch.float16)
+            y = y.to(dtype=torch.long)
+    """)
+
+
+def test_non_blocking_on_unrelated_tensor_is_silent():
+    assert "TPL103" not in codes("""
+        import torch
+        weights = torch.load("w.pt")
+        for w in weights:
+            w = w.cuda(non_blocking=True)
+    """)
+
+
+def test_timing_after_item_is_silent():
+    assert "TPL201" not in codes("""
+        import time, torch
+        model = Net().cuda()
+        start = time.perf_counter()
+        for x, y in loader:
+            loss = model(x.cuda()).sum()
+            loss.backward()
+            total = loss.item()
+        print(time.perf_counter() - start)
+    """)
+
+
+def test_timing_in_cpu_only_code_is_silent():
+    assert "TPL201" not in codes("""
+        import time, torch
+        model = Net()
+        start = time.time()
+        out = model(torch.randn(4, 3))
+        print(time.time() - start)
+    """)
+
+
+def test_timestamp_without_interval_is_silent():
+    assert "TPL201" not in codes("""
+        import time, torch
+        x = torch.ones(3).cuda()
+        stamp = time.time()
+        y = x * 2
+        log(stamp, time.time())
+    """)
+
+
+def test_cuda_events_are_silent():
+    assert "TPL201" not in codes("""
+        import torch
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        y = model(x.cuda())
+        end.record()
+        torch.cuda.synchronize()
+        print(start.elapsed_time(end))
+    """)
+
+
+def test_stream_synchronize_counts():
+    assert "TPL201" not in codes("""
+        import time, torch
+        x = torch.ones(3).cuda()
+        t0 = time.time()
+        y = x @ x
+        torch.cuda.current_stream().synchronize()
+        print(time.time() - t0)
+    """)
+
+
+def test_timing_helper_function_work_hits():
+    assert codes("""
+        import time, torch
+        def step(x):
+            return torch.mm(x, x)
+        x = torch.ones(8, 8, device="cuda")
+        t0 = time.monotonic()
+        step(x)
+        dt = time.monotonic() - t0
+    """).count("TPL201") == 1
+
+
+def test_notebook_names_flow_across_cells():
+    found = notebook_codes(
+        "import torch\nfrom torch.utils.data import DataLoader as DL",
+        "%matplotlib inline\nloader = DL(ds)",
+        "!nvidia-smi\nfor x, y in loader:\n    x = x.cuda()",
+    )
+    assert ("TPL101", 1) in found and ("TPL102", 1) in found
+
+
+def test_notebook_cpu_cell_magic_is_silent():
+    assert notebook_codes("import torch\nx = torch.ones(3).cuda()", "%%time\nrows = open('f').read()") == []
+
+
+def test_notebook_bash_cell_is_not_python():
+    assert notebook_codes("import torch", "%%bash\nfor i in 1 2; do echo $i; done") == []
+
+
+def test_compile_of_ema_copy_is_silent():
+    assert "TPL301" not in codes("""
+        import copy, torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = Net()
+        ema = copy.deepcopy(model)
+        ema = torch.compile(ema)
+        model = DDP(model, device_ids=[0])
+    """)
+
+
+def test_compile_in_other_function_scope_is_silent():
+    assert "TPL301" not in codes("""
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        def make():
+            model = torch.compile(Net())
+            return model
+        def wrap(model):
+            return DDP(model)
+    """)
+
+
+def test_cudnn_benchmark_without_profiler_is_silent():
+    assert "TPL401" not in codes("""
+        import torch
+        torch.backends.cudnn.benchmark = True
+        for x in loader:
+            model(x)
+    """)
