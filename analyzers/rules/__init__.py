@@ -6,7 +6,9 @@ from .base import Example, Rule
 from .dataloader import NonBlockingWithoutPinnedMemory, PinnedMemoryMissing, SynchronousDataLoader
 from .distributed import CompileBeforeDDP
 from .profiling import CudnnBenchmarkUnderProfiler
+from .syncs import HostSyncEveryStep
 from .timing import TimingMagicWithoutSync, UnsynchronizedTiming
+from .workers import NonPersistentWorkers
 
 ALL_RULES: tuple[type[Rule], ...] = tuple(
     sorted(
@@ -18,6 +20,8 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             TimingMagicWithoutSync,
             CompileBeforeDDP,
             CudnnBenchmarkUnderProfiler,
+            NonPersistentWorkers,
+            HostSyncEveryStep,
         ),
         key=lambda rule: rule.code,
     )

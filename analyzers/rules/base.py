@@ -23,6 +23,8 @@ FAMILIES = {
     "TPL2": "synchronization & timing",
     "TPL3": "compile & distributed",
     "TPL4": "profiling hygiene",
+    "TPL5": "memory & devices",
+    "TPL9": "notebooks",
 }
 
 

@@ -1,0 +1,382 @@
+"""TPL203: host-device synchronization on every training step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ..context import Scope, Site, argument, call_name, dotted, literal
+from .base import Example
+from .edits import root_name
+from .tracking import EXCEPT, IF, LOOP, Frame, Nesting
+
+_SYNC_METHODS = {"item", "cpu", "numpy", "tolist"}
+_CONVERSIONS = {"float", "int", "bool"}
+_TRUTH_FUNCTIONS = {"torch.isnan", "torch.isinf", "torch.isfinite", "torch.any", "torch.all", "torch.equal", "torch.allclose"}
+_TRUTH_METHODS = {"any", "all"}
+_TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.")
+_NOT_TENSOR = {
+    "numel", "device", "save", "load", "compile", "no_grad", "enable_grad", "inference_mode", "manual_seed", "seed",
+    "initial_seed", "typename", "equal", "allclose", "autocast", "dtype", "finfo", "iinfo", "use_deterministic_algorithms",
+}
+_TENSOR_METHODS = {
+    "sum", "mean", "max", "min", "norm", "detach", "clone", "float", "half", "double", "abs", "sqrt", "pow", "exp",
+    "log", "squeeze", "unsqueeze", "view", "reshape", "argmax", "argmin", "softmax", "std", "var", "prod", "cuda",
+    "to", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "sub", "add", "mul", "div",
+}
+_INTERVAL_WORDS = ("step", "iter", "idx", "epoch", "batch")
+_MAX_DEPTH = 6
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    site: Site
+    kind: str  # "method", "conversion", "print" or "test"
+    frames: tuple[Frame, ...]
+    key: int  # statement (or node) identity: one finding per statement
+
+
+def _code(node: cst.CSTNode) -> str:
+    text = cst.Module([]).code_for_node(node)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+class HostSyncEveryStep(Nesting):
+    """
+    ## What it does
+    Finds, in code that uses CUDA, operations that make the host wait for the GPU on every
+    iteration of a training loop (a loop that calls `backward()` or `optimizer.step()`,
+    directly or through a function of the file): `.item()`, `.cpu()`, `.numpy()`,
+    `.tolist()`, `.to("cpu")`, `float()`/`int()`/`bool()` of a tensor, `print()` of a
+    tensor, and `if` tests on a tensor (`if loss < best:`, `if torch.isnan(loss):`). Also
+    in a training-step function (one that calls `backward()`) called from a loop.
+
+    ## Why is this bad?
+    CUDA work is queued asynchronously: while the GPU runs step *n*, the CPU can prepare
+    step *n+1*. Reading a value on the host waits for all queued work to finish and
+    drains that queue, so every step starts with an idle GPU waiting for the CPU to
+    launch kernels. For small and medium models that gap is a large share of the step.
+
+    Silent when the read is guarded by a step interval (`if step % log_every == 0:`,
+    `if i == 0:`), inside an `except` handler, outside a loop, in an epoch loop that
+    only contains the training loop, and in code with no sign of CUDA.
+
+    ## Example
+    ```python
+    for step, (x, y) in enumerate(loader):
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        running_loss += loss.item()
+    ```
+
+    ## Fix
+    ```python
+    running_loss = torch.zeros((), device=device)
+    for step, (x, y) in enumerate(loader):
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        running_loss += loss.detach()
+        if step % log_every == 0:
+            print(running_loss.item() / (step + 1))
+    ```
+    """
+
+    code = "TPL203"
+    name = "host-sync-every-step"
+    summary = "Host-device sync (.item(), .cpu(), print/if of a tensor) on every training step"
+    probe = "syncs"
+    VALID = (
+        Example(
+            "import torch\nmodel = Net().cuda()\nfor step, (x, y) in enumerate(loader):\n"
+            "    loss = model(x.cuda(), y.cuda())\n    loss.backward()\n    opt.step()\n"
+            "    if step % 100 == 0:\n        print(loss.item())\n"
+        ),
+        Example(
+            "import torch\nmodel = Net()\nfor x, y in loader:\n    loss = model(x, y)\n    loss.backward()\n"
+            "    opt.step()\n    total += loss.item()\n"
+        ),
+        Example(
+            "import torch\nmodel = Net().cuda()\nfor epoch in range(10):\n    for x, y in loader:\n"
+            "        loss = model(x.cuda(), y.cuda())\n        loss.backward()\n        opt.step()\n"
+            "    print(f'epoch {epoch}: {loss.item():.3f}')\n"
+        ),
+        Example(
+            "import torch\nmodel = Net().cuda()\nfor x in loader:\n    preds.append(model(x.cuda()).cpu())\n"
+        ),
+    )
+    INVALID = (
+        Example(
+            "import torch\nmodel = Net().cuda()\nfor x, y in loader:\n    loss = criterion(model(x.cuda()), y.cuda())\n"
+            "    optimizer.zero_grad()\n    loss.backward()\n    optimizer.step()\n    running_loss += loss.item()\n"
+        ),
+        Example(
+            "import torch\ndevice = 'cuda'\n"
+            "def train_step(model, batch):\n    loss = model(batch.to(device))\n    loss.backward()\n"
+            "    if torch.isnan(loss):\n        raise RuntimeError('nan')\n    return float(loss)\n"
+            "for batch in loader:\n    train_step(model, batch)\n",
+            count=2,
+        ),
+        Example(
+            "import torch\nmodel = Net().cuda()\nfor x, y in loader:\n    loss = model(x, y)\n    loss.backward()\n"
+            "    opt.step()\n    print(f'loss {loss}')\n    acc = (model.pred == y).float().mean().cpu().numpy()\n",
+            count=2,
+        ),
+    )
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self.candidates: list[_Candidate] = []
+        self.backward_of: dict[int, set[str]] = {}  # scope id -> names whose backward() is called
+        self._trains: dict[int, bool] = {}
+
+    def _add(self, node: cst.CSTNode, kind: str) -> None:
+        site = self.ctx.site(node)
+        key = id(self.statement) if self.statement is not None else id(node)
+        self.candidates.append(_Candidate(site, kind, self.local_frames(), key))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = call_name(node)
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            if _host_copy(node):
+                if not _host_copy_below(func.value):  # report the first copy of a chain
+                    self._add(node, "method")
+            elif name == "backward":
+                target = func.value if not node.args or dotted(func.value) != "accelerator" else node.args[0].value
+                names = self.backward_of.setdefault(id(self.ctx.scope), set())
+                names.add(root_name(target) or "")
+        elif name in _CONVERSIONS and len(node.args) == 1:
+            self._add(node, "conversion")
+        elif name == "print" and node.args:
+            self._add(node, "print")
+
+    def visit_If(self, node: cst.If) -> None:
+        super().visit_If(node)
+        self._add(node, "test")
+
+    # -- the end of the pass ------------------------------------------------------------------
+    def finish(self) -> None:
+        if self.ctx.cuda_evidence is None:
+            return
+        reported: set[int] = set()
+        for candidate in self.candidates:
+            if candidate.key in reported or not self._every_step(candidate):
+                continue
+            described = self._describe(candidate)
+            if described is None:
+                continue
+            reported.add(candidate.key)
+            self.report(candidate.site, described)
+
+    def _every_step(self, candidate: _Candidate) -> bool:
+        """In a training loop (or step function called from a loop), not under an interval guard."""
+        site, frames = candidate.site, candidate.frames
+        if site.loops:
+            loop = site.loops[-1]
+            if not self._loop_trains(loop, site.scope):
+                return False
+            inner = [i for i, frame in enumerate(frames) if frame.kind == LOOP and frame.node is loop]
+            frames = frames[inner[-1] + 1 :] if inner else frames
+        else:
+            function = site.scope.node
+            if function is None or not self._body_trains(function.body, site.scope, 0):
+                return False
+            if not any(call.loops for call in self.ctx.calls.get(function.name.value, [])):
+                return False
+        return not any(self._guards(frame, site) for frame in frames)
+
+    def _guards(self, frame: Frame, site: Site) -> bool:
+        if frame.kind == EXCEPT:
+            return True
+        if frame.kind != IF:
+            return False
+        test = frame.node.test
+        if self._truth_sync(test, site.scope):
+            return True  # reported itself; its body runs when something went wrong
+        loop_names = {n for loop in site.loops if isinstance(loop, cst.For) for n in _target_names(loop.target)}
+        found = False
+
+        class Interval(cst.CSTVisitor):
+            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+                nonlocal found
+                found = found or isinstance(node.operator, cst.Modulo)
+
+            def visit_Comparison(self, node: cst.Comparison) -> None:
+                nonlocal found
+                if any(isinstance(c.operator, cst.Equal) for c in node.comparisons):
+                    names = {n.value for n in _names(node)}
+                    found = found or bool(names & loop_names) or any(
+                        word in n.lower() for n in names for word in _INTERVAL_WORDS
+                    )
+
+        test.visit(Interval())
+        return found
+
+    def _loop_trains(self, loop: cst.CSTNode, scope: Scope) -> bool:
+        if id(loop) not in self._trains:
+            self._trains[id(loop)] = self._body_trains(loop.body, scope, 0)
+        return self._trains[id(loop)]
+
+    def _body_trains(self, body: cst.CSTNode, scope: Scope, depth: int) -> bool:
+        """Whether `body` (not its nested loops or functions) runs backward() or optimizer.step()."""
+        for call in _calls_outside_loops(body):
+            name = call_name(call)
+            if name == "backward":
+                return True
+            if name == "step" and isinstance(call.func, cst.Attribute):
+                receiver = (dotted(call.func.value) or "").rsplit(".", 1)[-1].lower()
+                if "opt" in receiver or (receiver == "scaler" and call.args):
+                    return True
+            own = isinstance(call.func, cst.Name) or dotted(call.func.value) == "self"
+            if depth < 2 and own and name in self.ctx.functions:
+                function, inner = self.ctx.functions[name][-1]
+                key = id(function)
+                if key not in self._trains:
+                    self._trains[key] = False
+                    self._trains[key] = self._body_trains(function.body, inner, depth + 1)
+                if self._trains[key]:
+                    return True
+        return False
+
+    # -- what syncs -------------------------------------------------------------------------------
+    def _describe(self, candidate: _Candidate) -> str | None:
+        node, scope = candidate.site.node, candidate.site.scope
+        advice = (
+            "Keep running values on the GPU (`total += loss.detach()`) and read them every N steps "
+            "(`if step % log_every == 0:`)."
+        )
+        if candidate.kind == "method":
+            text = _code(node)
+            what = f"`{text if not text.endswith('...') else '...' + _code(node.func.attr) + '()'}` copies a value to the host"
+        elif candidate.kind == "conversion":
+            if not self._tensor(node.args[0].value, scope, 0):
+                return None
+            what = f"`{_code(node)}` converts a CUDA tensor to a Python number"
+        elif candidate.kind == "print":
+            if not any(self._printed_tensor(arg.value, scope) for arg in node.args):
+                return None
+            what = f"`{_code(node)}` formats a CUDA tensor"
+        else:
+            if not self._truth_sync(node.test, scope):
+                return None
+            what = f"`if {_code(node.test)}:` turns a CUDA tensor into a Python bool"
+            advice = "Check it every N steps, or keep the decision on the GPU (`torch.where`, masking)."
+        return (
+            f"{what} on every training step, which waits for the GPU to finish all queued work: the "
+            f"CPU cannot run ahead to launch the next step, so the GPU idles. {advice}"
+        )
+
+    def _printed_tensor(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        if isinstance(expr, cst.FormattedString):
+            return any(
+                isinstance(part, cst.FormattedStringExpression) and self._tensor(part.expression, scope, 0)
+                for part in expr.parts
+            )
+        return self._tensor(expr, scope, 0)
+
+    def _truth_sync(self, test: cst.BaseExpression, scope: Scope) -> bool:
+        """Whether evaluating `test` as a condition reads a CUDA tensor's value."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return self._truth_sync(test.expression, scope)
+        if isinstance(test, cst.BooleanOperation):
+            return self._truth_sync(test.left, scope) or self._truth_sync(test.right, scope)
+        if isinstance(test, cst.Comparison):
+            if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in test.comparisons):
+                return False
+            return any(self._tensor(e, scope, 0) for e in [test.left, *(c.comparator for c in test.comparisons)])
+        if isinstance(test, cst.Call):
+            if (self.ctx.qualname(test.func) or "") in _TRUTH_FUNCTIONS:
+                return True
+            if call_name(test) in _TRUTH_METHODS and isinstance(test.func, cst.Attribute):
+                return self._tensor(test.func.value, scope, 0)
+            return False
+        return isinstance(test, cst.Name) and self._tensor(test, scope, 0)
+
+    def _tensor(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> bool:
+        """Whether `expr` is provably a tensor (the names whose backward() is called, results
+        of torch functions and losses, tensor methods and arithmetic on those)."""
+        if depth > _MAX_DEPTH:
+            return False
+        if isinstance(expr, cst.Name):
+            owner = scope.owner_of(expr.value)
+            if owner is not None and expr.value in self.backward_of.get(id(owner), ()):
+                return True
+            found = self.ctx.origin(expr, scope)
+            return found is not None and found[0] is not expr and self._tensor(found[0], found[1], depth + 1)
+        if isinstance(expr, cst.Call):
+            qualified = self.ctx.qualname(expr.func) or ""
+            if qualified.startswith(_TENSOR_NAMESPACES):
+                return True
+            head, _, function = qualified.partition(".")
+            if head == "torch" and function and "." not in function:
+                return function[0].islower() and not function.startswith(("is_", "get_", "set_")) and function not in _NOT_TENSOR
+            callee = (dotted(expr.func) or "").rsplit(".", 1)[-1].lower()
+            if "loss" in callee or "criterion" in callee:
+                return True
+            if isinstance(expr.func, cst.Attribute) and call_name(expr) in _TENSOR_METHODS:
+                return self._tensor(expr.func.value, scope, depth + 1)
+            return False
+        if isinstance(expr, cst.BinaryOperation):
+            return self._tensor(expr.left, scope, depth + 1) or self._tensor(expr.right, scope, depth + 1)
+        if isinstance(expr, cst.UnaryOperation):
+            return self._tensor(expr.expression, scope, depth + 1)
+        if isinstance(expr, cst.Subscript):
+            return self._tensor(expr.value, scope, depth + 1)
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value == "loss" and isinstance(expr.value, cst.Name)
+        return False
+
+
+def _host_copy(call: cst.Call) -> bool:
+    """`x.item()`, `x.cpu()`, `x.numpy()`, `x.tolist()`, `x.to("cpu")`."""
+    if not isinstance(call.func, cst.Attribute):
+        return False
+    name = call.func.attr.value
+    if name in _SYNC_METHODS:
+        return not call.args
+    return name == "to" and literal(argument(call, 0, "device") or cst.Name("None")) == "cpu"
+
+
+def _host_copy_below(expr: cst.BaseExpression) -> bool:
+    """Whether a receiver chain (`x.cpu().numpy()` below `.numpy()`) already copies to the host."""
+    while isinstance(expr, (cst.Call, cst.Attribute, cst.Subscript)):
+        if isinstance(expr, cst.Call) and _host_copy(expr):
+            return True
+        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+    return False
+
+
+def _calls_outside_loops(body: cst.CSTNode) -> list[cst.Call]:
+    """Calls under `body`, not inside nested loops, functions, classes or lambdas."""
+    out: list[cst.Call] = []
+
+    def walk(node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return
+        if isinstance(node, cst.Call):
+            out.append(node)
+        for child in node.children:
+            walk(child)
+
+    for child in body.children:
+        walk(child)
+    return out
+
+
+def _names(node: cst.CSTNode) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.append(name)
+
+    node.visit(Names())
+    return found
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    return [n.value for n in _names(target)]
+

@@ -1,0 +1,168 @@
+"""What several rules follow during the pass: the compound statements around the current
+node (ifs, withs, loops, function bodies) and the names bound to compiled modules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ..context import Site, call_name, dotted, keyword
+from .base import Rule
+from .distributed import COMPILE
+
+IF, WITH, LOOP, EXCEPT, DEF = "if", "with", "loop", "except", "def"
+_COMPILE_OPTIONS = {"mode", "fullgraph", "dynamic", "backend", "options", "disable"}
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A compound statement whose body encloses the current node."""
+
+    kind: str  # IF (its body, not its else), WITH, LOOP (its body), EXCEPT (a handler) or DEF
+    node: cst.CSTNode
+
+
+class Nesting(Rule):
+    """A rule base that knows the frames enclosing the node being visited."""
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self.frames: list[Frame] = []
+        self._bodies: dict[cst.CSTNode, Frame] = {}
+        self.statement: cst.SimpleStatementLine | None = None
+
+    def visit_If(self, node: cst.If) -> None:
+        self._bodies[node.body] = Frame(IF, node)
+
+    def visit_With(self, node: cst.With) -> None:
+        self._bodies[node.body] = Frame(WITH, node)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bodies[node.body] = Frame(LOOP, node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._bodies[node.body] = Frame(LOOP, node)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self._bodies[node.body] = Frame(EXCEPT, node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._bodies[node.body] = Frame(DEF, node)
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        frame = self._bodies.get(node)
+        if frame is not None:
+            self.frames.append(frame)
+
+    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        if self._bodies.pop(node, None) is not None:
+            self.frames.pop()
+
+    visit_SimpleStatementSuite = visit_IndentedBlock
+    leave_SimpleStatementSuite = leave_IndentedBlock
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self.statement = node
+
+    def leave_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self.statement = None
+
+    def local_frames(self) -> tuple[Frame, ...]:
+        """The frames inside the current function (or module), outermost first."""
+        for index in range(len(self.frames) - 1, -1, -1):
+            if self.frames[index].kind == DEF:
+                return tuple(self.frames[index + 1 :])
+        return tuple(self.frames)
+
+    def function(self) -> cst.FunctionDef | None:
+        """The function whose body holds the current node."""
+        for frame in reversed(self.frames):
+            if frame.kind == DEF:
+                return frame.node
+        return None
+
+
+@dataclass
+class Compiled:
+    """A name bound to `torch.compile(x)` (or a module compiled in place by `x.compile()`)."""
+
+    site: Site  # the compile call
+    name: str  # the bound name as written: "model", "self.net"
+    frames: tuple[Frame, ...]  # the frames around the compile call
+    in_place: bool = False
+    calls: list[Site] = field(default_factory=list)  # calls of the compiled name, in pass order
+
+    @property
+    def call(self) -> cst.Call:
+        return self.site.node
+
+    @property
+    def argument(self) -> cst.BaseExpression | None:
+        if self.in_place:
+            return self.call.func.value
+        return self.call.args[0].value if self.call.args and self.call.args[0].keyword is None else None
+
+    def option(self, name: str) -> cst.Arg | None:
+        return None if self.in_place else keyword(self.call, name)
+
+
+class CompiledModules(Nesting):
+    """A rule base that follows, in pass order, which names hold a compiled module and the
+    calls made through them. Pass order is execution order for straight-line code and
+    notebook cells; a name rebound to anything else stops being followed."""
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self.compiled: dict[tuple, Compiled] = {}
+        self.history: list[Compiled] = []
+
+    def key(self, expr: cst.BaseExpression) -> tuple | None:
+        if isinstance(expr, cst.Name):
+            owner = self.ctx.scope.owner_of(expr.value) or self.ctx.scope
+            return id(owner), expr.value
+        name = dotted(expr) if isinstance(expr, cst.Attribute) else None
+        return ("attribute", name) if name is not None else None
+
+    def compiled_as(self, expr: cst.BaseExpression) -> Compiled | None:
+        """The compiled module `expr` (a name or `self.x`) holds at this point, if any."""
+        key = self.key(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+        return None if key is None else self.compiled.get(key)
+
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        key = self.key(target)
+        if key is None:
+            return
+        if isinstance(value, cst.Call) and call_name(value) == "compile" and self.ctx.qualname(value.func) == COMPILE:
+            record = Compiled(self.ctx.site(value), dotted(target) or "", self.local_frames())
+            self.compiled[key] = record
+            self.history.append(record)
+        else:
+            self.compiled.pop(key, None)
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind(target.target, node.value)
+
+    def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind(node.target, node.value)
+
+    def track_call(self, node: cst.Call) -> Compiled | None:
+        """Record `node` if it calls a compiled module (or compiles one in place); returns
+        the module it calls."""
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "compile":
+            key = self.key(func.value) if isinstance(func.value, (cst.Name, cst.Attribute)) else None
+            in_place = all(arg.keyword is not None and arg.keyword.value in _COMPILE_OPTIONS for arg in node.args)
+            if key is not None and in_place and self.ctx.qualname(func) is None:
+                record = Compiled(self.ctx.site(node), dotted(func.value) or "", self.local_frames(), in_place=True)
+                self.compiled[key] = record
+                self.history.append(record)
+            return None
+        if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+            func = func.value
+        record = self.compiled_as(func)
+        if record is not None:
+            record.calls.append(self.ctx.site(node))
+        return record

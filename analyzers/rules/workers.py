@@ -1,0 +1,168 @@
+"""TPL104: DataLoader workers re-spawned every epoch."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from ..context import Site, argument, dotted, keyword
+from .base import Example, FixPlan, Replace
+from .dataloader import _NUM_WORKERS, _LoaderRule
+from .edits import names_in_target, replace_argument, root_name, with_keywords
+
+
+class NonPersistentWorkers(_LoaderRule):
+    """
+    ## What it does
+    Finds a DataLoader with `num_workers > 0` (a value perf-lint can prove) and without
+    `persistent_workers=True` that is iterated again and again: a `for batch in loader`
+    inside an epoch loop, or inside a function called from one.
+
+    ## Why is this bad?
+    Without persistent workers, every `iter(loader)` (every epoch) shuts the worker
+    processes down and starts new ones: each re-imports the script's modules, receives a
+    pickled copy of the dataset and refills its prefetch queue, while the GPU waits at the
+    start of the epoch. With large datasets or expensive `__init__`s this is seconds per
+    epoch.
+
+    Silent when `num_workers` is 0 or unknown (`persistent_workers=True` needs workers),
+    when the loader is created inside the loop (a new loader each time), and when the
+    epoch loop changes the dataset (`dataset.set_epoch(epoch)`, `loader.dataset.x = ...`):
+    persistent workers keep their own copy and would not see the change.
+
+    ## Example
+    ```python
+    loader = DataLoader(ds, batch_size=64, num_workers=8)
+    for epoch in range(epochs):
+        for x, y in loader:
+            ...
+    ```
+
+    ## Fix
+    ```python
+    loader = DataLoader(ds, batch_size=64, num_workers=8, persistent_workers=True)
+    ```
+    """
+
+    code = "TPL104"
+    name = "dataloader-workers-respawned"
+    summary = "DataLoader with workers iterated every epoch without persistent_workers=True"
+    fixable = True
+    probe = "dataloader"
+    VALID = (
+        Example(
+            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4, persistent_workers=True)\n"
+            "for epoch in range(10):\n    for x, y in loader:\n        step(x, y)\n"
+        ),
+        Example("from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4)\nfor x, y in loader:\n    step(x, y)\n"),
+        Example(
+            "from torch.utils.data import DataLoader\nfor epoch in range(10):\n"
+            "    loader = DataLoader(make_ds(epoch), num_workers=4)\n    for x, y in loader:\n        step(x, y)\n"
+        ),
+        Example(
+            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4)\n"
+            "for epoch in range(10):\n    ds.set_epoch(epoch)\n    for x, y in loader:\n        step(x, y)\n"
+        ),
+        Example(
+            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=args.workers)\n"
+            "for epoch in range(10):\n    for x, y in loader:\n        step(x, y)\n"
+        ),
+    )
+    INVALID = (
+        Example(
+            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=64, num_workers=8)\n"
+            "for epoch in range(10):\n    for x, y in loader:\n        step(x, y)\n",
+            "from torch.utils.data import DataLoader\n"
+            "loader = DataLoader(ds, batch_size=64, num_workers=8, persistent_workers=True)\n"
+            "for epoch in range(10):\n    for x, y in loader:\n        step(x, y)\n",
+        ),
+        Example(
+            "from torch.utils.data import DataLoader\nWORKERS = 4\n"
+            "def train_one_epoch(model, loader):\n    for batch in loader:\n        model(batch)\n"
+            "train_loader = DataLoader(ds, num_workers=WORKERS, persistent_workers=False)\n"
+            "sampler = train_loader.sampler\n"
+            "for epoch in range(3):\n    sampler.set_epoch(epoch)\n    train_one_epoch(model, train_loader)\n",
+            "from torch.utils.data import DataLoader\nWORKERS = 4\n"
+            "def train_one_epoch(model, loader):\n    for batch in loader:\n        model(batch)\n"
+            "train_loader = DataLoader(ds, num_workers=WORKERS, persistent_workers=True)\n"
+            "sampler = train_loader.sampler\n"
+            "for epoch in range(3):\n    sampler.set_epoch(epoch)\n    train_one_epoch(model, train_loader)\n",
+        ),
+    )
+
+    def finish(self) -> None:
+        reported: set[int] = set()
+        for loop, (loop_site, _) in self.loops.items():
+            repeats = self._repeating_loops(loop, loop_site)
+            if not repeats:
+                continue
+            for loader in self.loaders_of(loop):
+                if id(loader.node) in reported or loader.loops:
+                    continue
+                if loop_site.scope is loader.scope and loop_site.scope.node is not None and not loop_site.loops:
+                    continue  # the loader is made in the function that is called every epoch
+                workers = self.setting(loader, _NUM_WORKERS, "num_workers")
+                if isinstance(workers, bool) or not isinstance(workers, int) or workers <= 0:
+                    continue
+                if self.setting(loader, -1, "persistent_workers") not in (None, False):
+                    continue
+                if any(self._changes_dataset(outer, loader) for outer in repeats):
+                    continue
+                reported.add(id(loader.node))
+                self.report(
+                    loader,
+                    f"This DataLoader is iterated once per epoch without persistent_workers=True, so its "
+                    f"{workers} worker processes are shut down and re-spawned every epoch (re-importing "
+                    "modules, re-pickling the dataset, refilling the prefetch queue) while the GPU waits: "
+                    "set persistent_workers=True.",
+                    self._fix(loader),
+                )
+
+    def _repeating_loops(self, loop: cst.For, site: Site) -> list[cst.CSTNode]:
+        """The loops that run `loop` again and again: its enclosing loops, or the loops around
+        calls of the function holding it. Empty when the outer loop hands out the loaders."""
+        iterated = root_name(loop.iter.args[0].value) if isinstance(loop.iter, cst.Call) and loop.iter.args else root_name(loop.iter)
+        if site.loops:
+            bound = {name for outer in site.loops if isinstance(outer, cst.For) for name in names_in_target(outer.target)}
+            return [] if iterated in bound else list(site.loops)
+        function = site.scope.node
+        if function is None:
+            return []
+        return [call.loops[-1] for call in self.ctx.calls.get(function.name.value, []) if call.loops]
+
+    def _changes_dataset(self, loop: cst.CSTNode, loader: Site) -> bool:
+        """Whether `loop` calls a method of, or assigns into, the loader's dataset."""
+        dataset = argument(loader.node, 0, "dataset")
+        names = {root_name(dataset)} if dataset is not None else set()
+        names.discard(None)
+        hit = False
+
+        def touches(expr: cst.BaseExpression) -> bool:
+            text = dotted(expr) or ""
+            return root_name(expr) in names or ".dataset" in f".{text}"
+
+        class Finder(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                nonlocal hit
+                if isinstance(node.func, cst.Attribute) and touches(node.func.value):
+                    hit = True
+
+            def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+                nonlocal hit
+                if isinstance(node.target, (cst.Attribute, cst.Subscript)) and touches(node.target.value):
+                    hit = True
+
+        loop.body.visit(Finder())
+        return hit
+
+    def _fix(self, loader: Site) -> FixPlan | None:
+        call = loader.node
+        title = "Set persistent_workers=True"
+        passed = keyword(call, "persistent_workers")
+        if passed is None:
+            if self.ctx.call_argument(call, -1, "persistent_workers", loader.scope) is not None:
+                return None  # set by a **mapping
+            return self.keyword_fix(loader, {"persistent_workers": "True"}, title)
+        if isinstance(passed.value, cst.Name) and passed.value.value == "False":
+            return FixPlan(title, (Replace(loader, replace_argument(call, passed, "True")),))
+        return None
+
