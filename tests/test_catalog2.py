@@ -253,3 +253,178 @@ TPL203 = {
 @pytest.mark.parametrize("name", TPL203)
 def test_tpl203(name):
     check(TPL203, name, "TPL203")
+
+
+# -- TPL302 torch.compile per step / varying shapes ------------------------------------------------
+TPL302 = {
+    "compile in the step function called from the loop": ("""
+        import torch
+        def train_step(model, batch, optimizer):
+            fast = torch.compile(model)
+            loss = fast(batch).mean()
+            loss.backward()
+            optimizer.step()
+        for batch in loader:
+            train_step(model, batch, optimizer)
+    """, 1),
+    "compile of each model in a list": ("""
+        import torch
+        for model in [resnet, vit]:
+            model = torch.compile(model)
+            for x, y in loader:
+                loss = model(x).sum()
+                loss.backward()
+    """, 0),
+    "lazy compile on first step": ("""
+        import torch
+        compiled = None
+        for x, y in loader:
+            if compiled is None:
+                compiled = torch.compile(model)
+            loss = compiled(x).sum()
+            loss.backward()
+    """, 0),
+    "compile per epoch, used by the inner loop": ("""
+        import torch
+        for epoch in range(10):
+            fast = torch.compile(model)
+            for x in loader:
+                fast(x).sum().backward()
+    """, 0),
+    "retry loop that breaks": ("""
+        import torch
+        for attempt in range(3):
+            try:
+                fast = torch.compile(model)
+                fast(x).sum().backward()
+                break
+            except RuntimeError:
+                torch._dynamo.reset()
+    """, 0),
+    "compile in __init__ is fine": ("""
+        import torch
+        from torch import nn
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mlp = torch.compile(nn.Linear(8, 8))
+            def forward(self, x):
+                return self.mlp(x)
+    """, 0),
+    "guarded compile in forward": ("""
+        import torch
+        from torch import nn
+        class Net(nn.Module):
+            def forward(self, x):
+                if self._fast is None:
+                    self._fast = torch.compile(self.body)
+                return self._fast(x)
+    """, 0),
+    "batch size sweep via view": ("""
+        import torch
+        fast = torch.compile(model)
+        for bs in [1, 2, 4]:
+            fast(data.view(bs, -1))
+    """, 1),
+    "sweep with mark_dynamic": ("""
+        import torch
+        fast = torch.compile(model)
+        for bs in [1, 2, 4]:
+            x = torch.randn(bs, 16)
+            torch._dynamo.mark_dynamic(x, 0)
+            fast(x)
+    """, 0),
+    "same shape every iteration": ("""
+        import torch
+        fast = torch.compile(model)
+        for i in range(100):
+            x = torch.randn(32, 16, device="cuda")
+            fast(x[i % 4])
+    """, 0),
+    "dynamic False with a few shapes": ("""
+        import torch
+        fast = torch.compile(model, dynamic=False)
+        for n in range(1, 5):
+            fast(x[:n])
+    """, 0),
+}
+
+
+@pytest.mark.parametrize("name", TPL302)
+def test_tpl302(name):
+    check(TPL302, name, "TPL302")
+
+
+# -- TPL303 state_dict of a compiled module -------------------------------------------------------
+TPL303 = {
+    "attribute in a trainer": ("""
+        import torch
+        class Trainer:
+            def __init__(self, model):
+                self.model = torch.compile(model)
+            def save(self, path):
+                torch.save({"model": self.model.state_dict(), "step": self.step}, path)
+    """, 1),
+    "dict filled by subscript then saved": ("""
+        import torch
+        model = torch.compile(model)
+        ckpt = {}
+        ckpt["model"] = model.state_dict()
+        torch.save(ckpt, "ckpt.pt")
+    """, 1),
+    "safetensors": ("""
+        import torch
+        from safetensors.torch import save_file
+        model = torch.compile(model)
+        save_file(model.state_dict(), "model.safetensors")
+    """, 1),
+    "state dict only copied for EMA": ("""
+        import torch
+        model = torch.compile(model)
+        ema.load_state_dict(model.state_dict())
+    """, 0),
+    "saved before compile": ("""
+        import torch
+        torch.save(model.state_dict(), "init.pt")
+        model = torch.compile(model)
+    """, 0),
+    "other function's parameter": ("""
+        import torch
+        def save(model, path):
+            torch.save(model.state_dict(), path)
+        save(torch.compile(net), "x.pt")
+    """, 0),
+}
+
+
+@pytest.mark.parametrize("name", TPL303)
+def test_tpl303(name):
+    check(TPL303, name, "TPL303")
+
+
+def test_tpl303_fix_keeps_the_attribute():
+    out = fixed(TPL303["attribute in a trainer"][0], "TPL303")
+    assert '"model": self.model._orig_mod.state_dict()' in out
+
+
+# -- TPL304 DataParallel -------------------------------------------------------------------------------
+TPL304 = {
+    "imported from torch.nn": ("""
+        from torch.nn import DataParallel
+        model = DataParallel(model)
+    """, 1),
+    "isinstance check only": ("""
+        import torch.nn as nn
+        raw = model.module if isinstance(model, (nn.DataParallel, nn.parallel.DistributedDataParallel)) else model
+    """, 0),
+    "lookalike from another library": ("""
+        import torch
+        import paddle
+        model = paddle.DataParallel(model)
+    """, 0),
+}
+
+
+@pytest.mark.parametrize("name", TPL304)
+def test_tpl304(name):
+    check(TPL304, name, "TPL304")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from .base import Example, Rule
+from .compile import CompiledStateDict, CompileInLoop
 from .dataloader import NonBlockingWithoutPinnedMemory, PinnedMemoryMissing, SynchronousDataLoader
 from .distributed import CompileBeforeDDP
+from .parallel import DataParallelTraining
 from .profiling import CudnnBenchmarkUnderProfiler
 from .syncs import HostSyncEveryStep
 from .timing import TimingMagicWithoutSync, UnsynchronizedTiming
@@ -22,6 +24,9 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             CudnnBenchmarkUnderProfiler,
             NonPersistentWorkers,
             HostSyncEveryStep,
+            CompileInLoop,
+            CompiledStateDict,
+            DataParallelTraining,
         ),
         key=lambda rule: rule.code,
     )

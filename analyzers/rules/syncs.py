@@ -8,8 +8,9 @@ import libcst as cst
 
 from ..context import Scope, Site, argument, call_name, dotted, literal
 from .base import Example
+from .distributed import _names as names_in
 from .edits import root_name
-from .tracking import EXCEPT, IF, LOOP, Frame, Nesting
+from .tracking import EXCEPT, IF, LOOP, Frame, Nesting, TrainingSteps
 
 _SYNC_METHODS = {"item", "cpu", "numpy", "tolist"}
 _CONVERSIONS = {"float", "int", "bool"}
@@ -130,7 +131,7 @@ class HostSyncEveryStep(Nesting):
         super().__init__(ctx, options)
         self.candidates: list[_Candidate] = []
         self.backward_of: dict[int, set[str]] = {}  # scope id -> names whose backward() is called
-        self._trains: dict[int, bool] = {}
+        self.steps = TrainingSteps(self.ctx)
 
     def _add(self, node: cst.CSTNode, kind: str) -> None:
         site = self.ctx.site(node)
@@ -176,13 +177,13 @@ class HostSyncEveryStep(Nesting):
         site, frames = candidate.site, candidate.frames
         if site.loops:
             loop = site.loops[-1]
-            if not self._loop_trains(loop, site.scope):
+            if not self.steps.trains(loop):
                 return False
             inner = [i for i, frame in enumerate(frames) if frame.kind == LOOP and frame.node is loop]
             frames = frames[inner[-1] + 1 :] if inner else frames
         else:
             function = site.scope.node
-            if function is None or not self._body_trains(function.body, site.scope, 0):
+            if function is None or not self.steps.trains(function):
                 return False
             if not any(call.loops for call in self.ctx.calls.get(function.name.value, [])):
                 return False
@@ -196,7 +197,7 @@ class HostSyncEveryStep(Nesting):
         test = frame.node.test
         if self._truth_sync(test, site.scope):
             return True  # reported itself; its body runs when something went wrong
-        loop_names = {n for loop in site.loops if isinstance(loop, cst.For) for n in _target_names(loop.target)}
+        loop_names = {n for loop in site.loops if isinstance(loop, cst.For) for n in names_in(loop.target)}
         found = False
 
         class Interval(cst.CSTVisitor):
@@ -207,39 +208,13 @@ class HostSyncEveryStep(Nesting):
             def visit_Comparison(self, node: cst.Comparison) -> None:
                 nonlocal found
                 if any(isinstance(c.operator, cst.Equal) for c in node.comparisons):
-                    names = {n.value for n in _names(node)}
+                    names = names_in(node)
                     found = found or bool(names & loop_names) or any(
                         word in n.lower() for n in names for word in _INTERVAL_WORDS
                     )
 
         test.visit(Interval())
         return found
-
-    def _loop_trains(self, loop: cst.CSTNode, scope: Scope) -> bool:
-        if id(loop) not in self._trains:
-            self._trains[id(loop)] = self._body_trains(loop.body, scope, 0)
-        return self._trains[id(loop)]
-
-    def _body_trains(self, body: cst.CSTNode, scope: Scope, depth: int) -> bool:
-        """Whether `body` (not its nested loops or functions) runs backward() or optimizer.step()."""
-        for call in _calls_outside_loops(body):
-            name = call_name(call)
-            if name == "backward":
-                return True
-            if name == "step" and isinstance(call.func, cst.Attribute):
-                receiver = (dotted(call.func.value) or "").rsplit(".", 1)[-1].lower()
-                if "opt" in receiver or (receiver == "scaler" and call.args):
-                    return True
-            own = isinstance(call.func, cst.Name) or dotted(call.func.value) == "self"
-            if depth < 2 and own and name in self.ctx.functions:
-                function, inner = self.ctx.functions[name][-1]
-                key = id(function)
-                if key not in self._trains:
-                    self._trains[key] = False
-                    self._trains[key] = self._body_trains(function.body, inner, depth + 1)
-                if self._trains[key]:
-                    return True
-        return False
 
     # -- what syncs -------------------------------------------------------------------------------
     def _describe(self, candidate: _Candidate) -> str | None:
@@ -347,36 +322,3 @@ def _host_copy_below(expr: cst.BaseExpression) -> bool:
             return True
         expr = expr.func if isinstance(expr, cst.Call) else expr.value
     return False
-
-
-def _calls_outside_loops(body: cst.CSTNode) -> list[cst.Call]:
-    """Calls under `body`, not inside nested loops, functions, classes or lambdas."""
-    out: list[cst.Call] = []
-
-    def walk(node: cst.CSTNode) -> None:
-        if isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return
-        if isinstance(node, cst.Call):
-            out.append(node)
-        for child in node.children:
-            walk(child)
-
-    for child in body.children:
-        walk(child)
-    return out
-
-
-def _names(node: cst.CSTNode) -> list[cst.Name]:
-    found: list[cst.Name] = []
-
-    class Names(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.append(name)
-
-    node.visit(Names())
-    return found
-
-
-def _target_names(target: cst.BaseExpression) -> list[str]:
-    return [n.value for n in _names(target)]
-

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..context import Site, call_name, dotted, keyword
+from ..context import Context, Site, call_name, dotted, keyword
 from .base import Rule
 from .distributed import COMPILE
 
@@ -104,7 +104,7 @@ class Compiled:
         return self.call.args[0].value if self.call.args and self.call.args[0].keyword is None else None
 
     def option(self, name: str) -> cst.Arg | None:
-        return None if self.in_place else keyword(self.call, name)
+        return keyword(self.call, name)
 
 
 class CompiledModules(Nesting):
@@ -166,3 +166,50 @@ class CompiledModules(Nesting):
         if record is not None:
             record.calls.append(self.ctx.site(node))
         return record
+
+
+class TrainingSteps:
+    """Which loop bodies and functions run a training step: `backward()` or an optimizer's
+    `step()`, directly (not in a nested loop) or through a function of the source."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self._known: dict[int, bool] = {}
+
+    def trains(self, node: cst.CSTNode, depth: int = 0) -> bool:
+        """`node`: a loop or a function definition."""
+        if id(node) in self._known:
+            return self._known[id(node)]
+        self._known[id(node)] = False
+        found = False
+        for call in calls_outside_loops(node.body):
+            name = call_name(call)
+            if name == "backward":
+                found = True
+            elif name == "step" and isinstance(call.func, cst.Attribute):
+                receiver = (dotted(call.func.value) or "").rsplit(".", 1)[-1].lower()
+                found = "opt" in receiver or (receiver == "scaler" and bool(call.args))
+            elif depth < 2 and name in self.ctx.functions:
+                own = isinstance(call.func, cst.Name) or dotted(call.func.value) == "self"
+                found = own and self.trains(self.ctx.functions[name][-1][0], depth + 1)
+            if found:
+                break
+        self._known[id(node)] = found
+        return found
+
+
+def calls_outside_loops(body: cst.CSTNode) -> list[cst.Call]:
+    """Calls under `body`, not inside nested loops, functions, classes or lambdas."""
+    out: list[cst.Call] = []
+
+    def walk(node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return
+        if isinstance(node, cst.Call):
+            out.append(node)
+        for child in node.children:
+            walk(child)
+
+    for child in body.children:
+        walk(child)
+    return out

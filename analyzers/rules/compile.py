@@ -1,0 +1,456 @@
+"""TPL302-303: torch.compile called where it cannot pay off, and checkpoints of compiled modules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ..context import Site, call_name, dotted
+from .base import Example, FixPlan, Replace
+from .distributed import COMPILE, _names as names_in
+from .edits import names_in_target, root_name
+from .tracking import DEF, IF, LOOP, Compiled, CompiledModules, Frame, TrainingSteps, calls_outside_loops
+
+_FACTORIES = {
+    "torch.randn", "torch.rand", "torch.randint", "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.arange",
+}
+_RESHAPES = {"view", "reshape", "expand", "repeat", "narrow"}
+_PER_CALL = {"forward", "__call__", "training_step", "validation_step"}
+_RECOMPILE_LIMIT = 8
+
+
+@dataclass(frozen=True)
+class _CompileCall:
+    site: Site
+    frames: tuple[Frame, ...]
+    statement: cst.SimpleStatementLine | None
+    function: cst.FunctionDef | None
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+class CompileInLoop(CompiledModules):
+    """
+    ## What it does
+    Finds `torch.compile` called on every training step: inside a loop that runs a
+    training step (or calls the compiled result), inside `forward`, or in a function
+    called from such a loop. Also finds a compiled model fed tensors whose shape changes
+    with a loop variable (`torch.randn(bs, ...)` for `bs` in a sweep, `x[:, :seq_len]`)
+    while `torch.compile` was not told about it (`dynamic=` unset, or `False` for more
+    shapes than `torch._dynamo.config.recompile_limit`).
+
+    ## Why is this bad?
+    Each `torch.compile` call builds a new compiled wrapper and re-checks its guards
+    (milliseconds per call, more than a small model's step); a new function, backend or
+    option object each time recompiles, and after `recompile_limit` (8) recompiles dynamo
+    gives up and the code silently runs eagerly.
+
+    For shapes: with `dynamic` unset, torch.compile specializes on the first shape,
+    recompiles on the second and from then on uses shape-generic kernels (one extra
+    compile, and later shapes do not get specialized kernels); with `dynamic=False` it
+    recompiles for every new shape and falls back to eager after `recompile_limit`
+    shapes. `dynamic=True` compiles one shape-generic graph up front.
+
+    Silent when the compiled object or its options change with the loop (compiling each
+    model of a list, sweeping `mode=`), under a lazy-init guard (`if compiled is None:`),
+    and in an epoch loop that only calls the compiled model from its inner loop.
+
+    ## Example
+    ```python
+    for x, y in loader:
+        compiled = torch.compile(model)
+        loss = loss_fn(compiled(x), y)
+        loss.backward()
+    ```
+
+    ## Fix
+    ```python
+    compiled = torch.compile(model)
+    for x, y in loader:
+        loss = loss_fn(compiled(x), y)
+        loss.backward()
+    ```
+    For a shape sweep, `torch.compile(model, dynamic=True)` (or
+    `torch._dynamo.mark_dynamic(x, 0)`), or `dynamic=False` with a few padded sizes.
+    """
+
+    code = "TPL302"
+    name = "compile-per-step"
+    summary = "torch.compile called every step, or a compiled model fed varying shapes without dynamic="
+    probe = "compile"
+    VALID = (
+        Example(
+            "import torch\ncompiled = torch.compile(model)\nfor x, y in loader:\n"
+            "    loss = compiled(x).sum()\n    loss.backward()\n"
+        ),
+        Example(
+            "import torch\ncompiled = {}\nfor name, net in models.items():\n    compiled[name] = torch.compile(net)\n"
+        ),
+        Example(
+            "import torch\nfor mode in ['default', 'max-autotune']:\n    fast = torch.compile(model, mode=mode)\n"
+            "    for x in batches:\n        fast(x)\n"
+        ),
+        Example(
+            "import torch\nfast = torch.compile(model, dynamic=True)\nfor bs in [1, 8, 64]:\n"
+            "    fast(torch.randn(bs, 128, device='cuda'))\n"
+        ),
+        Example(
+            "import torch\nfast = torch.compile(model, dynamic=False)\nfor bs in [1, 8, 64]:\n"
+            "    fast(torch.randn(bs, 128, device='cuda'))\n"
+        ),
+    )
+    INVALID = (
+        Example(
+            "import torch\nfor x, y in loader:\n    compiled = torch.compile(model)\n"
+            "    loss = loss_fn(compiled(x), y)\n    loss.backward()\n    optimizer.step()\n"
+        ),
+        Example(
+            "import torch\nfrom torch import nn\nclass Block(nn.Module):\n    def forward(self, x):\n"
+            "        return torch.compile(self.mlp)(x)\n"
+        ),
+        Example(
+            "import torch\nfast = torch.compile(model)\nfor seq_len in (128, 256, 512):\n"
+            "    tokens = torch.randint(0, 50257, (8, seq_len), device='cuda')\n    fast(tokens)\n"
+        ),
+        Example(
+            "import torch\nfast = torch.compile(model, dynamic=False)\nfor n in range(1, 33):\n"
+            "    fast(x[:, :n])\n"
+        ),
+    )
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self.compiles: list[_CompileCall] = []
+        self.steps = TrainingSteps(ctx)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.track_call(node)
+        if call_name(node) == "compile" and self.ctx.qualname(node.func) == COMPILE:
+            self.compiles.append(_CompileCall(self.ctx.site(node), self.local_frames(), self.statement, self.function()))
+
+    def finish(self) -> None:
+        for call in self.compiles:
+            where = self._per_step(call)
+            if where is not None:
+                self.report(
+                    call.site,
+                    f"torch.compile runs {where}: each call builds a new compiled wrapper and re-checks its "
+                    "guards (milliseconds per call), a new function, backend or option object recompiles, and "
+                    "after torch._dynamo.config.recompile_limit (8) recompiles the code silently runs eagerly. "
+                    "Compile once, outside the loop, and reuse the compiled module.",
+                )
+        if "mark_dynamic" in self.ctx.calls:
+            return
+        for record in self.history:
+            self._shapes(record)
+
+    # -- compile on every step -----------------------------------------------------------------
+    def _per_step(self, call: _CompileCall) -> str | None:
+        site = call.site
+        own = set()
+        if call.statement is not None:
+            for small in call.statement.body:
+                if isinstance(small, cst.Assign):
+                    own |= {n for t in small.targets for n in names_in_target(t.target)}
+        if site.loops:
+            loop = site.loops[-1]
+            if not (self.steps.trains(loop) or self._calls_result(loop, call, own)):
+                return None
+            variant = _loop_variant(site.loops, loop, call.statement)
+            if names_in(site.node) & variant or _breaks(loop):
+                return None
+            inner = [i for i, f in enumerate(call.frames) if f.kind == LOOP and f.node is loop]
+            guards = [f for f in call.frames[inner[-1] + 1 :] if f.kind == IF] if inner else []
+            if any(names_in(f.node.test) & (variant | own) for f in guards):
+                return None
+            return "on every iteration of this training loop"
+        function = call.function
+        if function is None or any(f.kind == IF for f in call.frames):
+            return None
+        name = function.name.value
+        if name in _PER_CALL:
+            return f"on every call of `{name}`"
+        if any(c.loops and self.steps.trains(c.loops[-1]) for c in self.ctx.calls.get(name, [])):
+            return f"every time `{name}` is called from the training loop"
+        return None
+
+    def _calls_result(self, loop: cst.CSTNode, call: _CompileCall, own: set[str]) -> bool:
+        """Whether the loop body (not its inner loops) calls what this compile returns."""
+        for inner in calls_outside_loops(loop.body):
+            if inner.func is call.site.node:
+                return True
+            if isinstance(inner.func, cst.Name) and inner.func.value in own:
+                return True
+        return False
+
+    # -- varying shapes ------------------------------------------------------------------------------
+    def _shapes(self, record: Compiled) -> None:
+        dynamic = record.option("dynamic")
+        value = None if dynamic is None else self.ctx.value(dynamic.value, record.site.scope)
+        if value not in (None, False) or (dynamic is not None and value is None):
+            return
+        for site in record.calls:
+            varying = self._varying(site)
+            if varying is None:
+                continue
+            name, loop = varying
+            if value is False:
+                shapes = _iterations(loop, self.ctx, site)
+                if shapes is None or shapes <= _RECOMPILE_LIMIT:
+                    continue
+                self.report(
+                    record.site,
+                    f"`{record.name}` is compiled with dynamic=False and called with a shape that changes with "
+                    f"`{name}` ({shapes} shapes): it recompiles for every new shape and, after "
+                    "torch._dynamo.config.recompile_limit (8), silently runs eagerly. Pass dynamic=True (one "
+                    "shape-generic graph) or pad the inputs to a few sizes.",
+                )
+            else:
+                self.report(
+                    record.site,
+                    f"`{record.name}` is called with a shape that changes with `{name}` but torch.compile is "
+                    "not told: it compiles for the first shape, recompiles on the second and then switches to "
+                    "shape-generic kernels. Pass dynamic=True to compile one shape-generic graph up front, or "
+                    "dynamic=False to specialize every shape (each is a compile; more than 8 fall back to eager).",
+                    severity="info",
+                )
+            return
+
+    def _varying(self, site: Site) -> tuple[str, cst.For] | None:
+        """(loop variable, its loop) when an argument's shape follows a loop variable."""
+        targets = {n: loop for loop in site.loops if isinstance(loop, cst.For) for n in names_in_target(loop.target)}
+        if not targets:
+            return None
+        for arg in site.node.args:
+            name = self._shape_name(arg.value, site, set(targets), 0)
+            if name is not None:
+                return name, targets[name]
+        return None
+
+    def _shape_name(self, expr: cst.BaseExpression, site: Site, targets: set[str], depth: int) -> str | None:
+        if depth > 3:
+            return None
+        if isinstance(expr, cst.Name):
+            found = self.ctx.origin(expr, site.scope)
+            return None if found is None or found[0] is expr else self._shape_name(found[0], site, targets, depth + 1)
+        if isinstance(expr, cst.Call):
+            sized = self.ctx.qualname(expr.func) in _FACTORIES or (
+                isinstance(expr.func, cst.Attribute) and call_name(expr) in _RESHAPES
+            )
+            if sized:
+                used = set().union(*(names_in(a.value) for a in expr.args if a.keyword is None)) & targets
+                return min(used) if used else None
+            return None
+        if isinstance(expr, cst.Subscript):
+            for element in expr.slice:
+                if isinstance(element.slice, cst.Slice):
+                    parts = [p for p in (element.slice.lower, element.slice.upper) if p is not None]
+                    used = set().union(*(names_in(p) for p in parts)) & targets if parts else set()
+                    if used:
+                        return min(used)
+        return None
+
+
+def _loop_variant(loops: tuple, loop: cst.CSTNode, statement) -> set[str]:
+    """Names that change from one iteration to the next: loop targets and names assigned in
+    the loop body, except by `statement` itself."""
+    names = {n for outer in loops if isinstance(outer, cst.For) for n in names_in_target(outer.target)}
+
+    class Assigned(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+            return node is not statement
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            names.update(names_in_target(node.target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            names.update(names_in_target(node.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            names.update(names_in_target(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            names.update(names_in_target(node.target))
+
+        def visit_AsName(self, node: cst.AsName) -> None:
+            names.update(names_in_target(node.name))
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            names.update(names_in_target(node.target))
+
+    loop.body.visit(Assigned())
+    return names
+
+
+def _breaks(loop: cst.CSTNode) -> bool:
+    """Whether the loop body (not an inner loop) can `break` out of it."""
+    found = False
+
+    class Breaks(cst.CSTVisitor):
+        def visit_For(self, node: cst.For) -> bool:
+            return False
+
+        def visit_While(self, node: cst.While) -> bool:
+            return False
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+        def visit_Break(self, node: cst.Break) -> None:
+            nonlocal found
+            found = True
+
+    loop.body.visit(Breaks())
+    return found
+
+
+def _iterations(loop: cst.For, ctx, site: Site) -> int | None:
+    """How many times a `for` loop runs, when it is a literal sequence or a constant range()."""
+    iterable = loop.iter
+    if isinstance(iterable, (cst.List, cst.Tuple, cst.Set)):
+        return len(iterable.elements)
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range":
+        values = [ctx.value(arg.value, site.scope) for arg in iterable.args]
+        if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values) and len(values) <= 3:
+            return len(range(*values))
+    return None
+
+
+class CompiledStateDict(CompiledModules):
+    """
+    ## What it does
+    Finds a checkpoint saved from the `state_dict()` of a module returned by
+    `torch.compile` (`torch.save`, `safetensors.torch.save_file`, `accelerator.save`,
+    directly or through a dict that is saved).
+
+    ## Why is this bad?
+    `torch.compile(model)` returns a wrapper (`OptimizedModule`) that holds the model as
+    `_orig_mod`: every key of its state dict starts with `_orig_mod.`. The checkpoint then
+    fails to load into a plain model (`Missing key(s) ... Unexpected key(s)
+    "_orig_mod.conv1.weight"`), in evaluation scripts, in inference servers, and on the
+    next run without `--compile`. `module.compile()` compiles in place and keeps the keys.
+
+    ## Example
+    ```python
+    model = torch.compile(model)
+    ...
+    torch.save(model.state_dict(), "checkpoint.pt")
+    ```
+
+    ## Fix
+    ```python
+    torch.save(model._orig_mod.state_dict(), "checkpoint.pt")
+    ```
+    When the model was compiled under a condition (`if args.compile:`) the fix uses
+    `getattr(model, "_orig_mod", model)`; when the uncompiled module is still bound to
+    its own name (`compiled = torch.compile(model)`), it saves `model.state_dict()`.
+    """
+
+    code = "TPL303"
+    name = "compiled-state-dict"
+    summary = "state_dict() of a torch.compile wrapper saved: every key gets an `_orig_mod.` prefix"
+    fixable = True
+    VALID = (
+        Example("import torch\nmodel = torch.compile(model)\ntorch.save(model._orig_mod.state_dict(), 'ckpt.pt')\n"),
+        Example("import torch\nmodel.compile()\ntorch.save(model.state_dict(), 'ckpt.pt')\n"),
+        Example(
+            "import torch\nmodel = torch.compile(model)\nmodel = model._orig_mod\ntorch.save(model.state_dict(), 'ckpt.pt')\n"
+        ),
+        Example("import torch\nfast = torch.compile(model)\nsd = fast.state_dict()\nprint(len(sd))\n"),
+    )
+    INVALID = (
+        Example(
+            "import torch\nmodel = torch.compile(model)\nfor epoch in range(3):\n    train(model)\n"
+            "    torch.save(model.state_dict(), f'ckpt{epoch}.pt')\n",
+            "import torch\nmodel = torch.compile(model)\nfor epoch in range(3):\n    train(model)\n"
+            "    torch.save(model._orig_mod.state_dict(), f'ckpt{epoch}.pt')\n",
+        ),
+        Example(
+            "import torch\ndef main(args):\n    model = Net()\n    if args.compile:\n        model = torch.compile(model)\n"
+            "    checkpoint = {'model': model.state_dict(), 'epoch': 3}\n    torch.save(checkpoint, 'last.pt')\n",
+            "import torch\ndef main(args):\n    model = Net()\n    if args.compile:\n        model = torch.compile(model)\n"
+            "    checkpoint = {'model': getattr(model, \"_orig_mod\", model).state_dict(), 'epoch': 3}\n"
+            "    torch.save(checkpoint, 'last.pt')\n",
+        ),
+        Example(
+            "import torch\nnet = Net().cuda()\nfast_net = torch.compile(net)\ntorch.save(fast_net.state_dict(), 'net.pt')\n",
+            "import torch\nnet = Net().cuda()\nfast_net = torch.compile(net)\ntorch.save(net.state_dict(), 'net.pt')\n",
+        ),
+    )
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self.saving: list[cst.Call] = []
+        self.saved_names: set[str] = set()
+        self.candidates: list[tuple[Site, Compiled, tuple[Frame, ...], str | None, bool]] = []
+
+    def _is_save(self, node: cst.Call) -> bool:
+        name = call_name(node)
+        if name not in ("save", "save_file"):
+            return False
+        qualified = self.ctx.qualname(node.func) or ""
+        if qualified in ("torch.save", "safetensors.torch.save_file"):
+            return True
+        receiver = dotted(node.func.value) if isinstance(node.func, cst.Attribute) else None
+        return name == "save" and receiver is not None and receiver.rsplit(".", 1)[-1] in ("accelerator", "fabric")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.track_call(node)
+        if self._is_save(node):
+            self.saving.append(node)
+            first = node.args[0].value if node.args else None
+            if isinstance(first, cst.Name):
+                self.saved_names.add(first.value)
+            return
+        if call_name(node) != "state_dict" or not isinstance(node.func, cst.Attribute):
+            return
+        record = self.compiled_as(node.func.value)
+        if record is None or record.in_place:
+            return
+        holder = None
+        small = self.statement.body[0] if self.statement is not None and len(self.statement.body) == 1 else None
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            holder = root_name(small.targets[0].target)
+        self.candidates.append((self.ctx.site(node), record, self.local_frames(), holder, bool(self.saving)))
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        if self.saving and self.saving[-1] is original_node:
+            self.saving.pop()
+
+    def finish(self) -> None:
+        for site, record, frames, holder, in_save in self.candidates:
+            if not (in_save or (holder is not None and holder in self.saved_names)):
+                continue
+            receiver = site.node.func.value
+            original = self._original(record, site)
+            if original is not None:
+                new = original
+            elif all(frame in frames for frame in record.frames if frame.kind != DEF):
+                new = f"{_code(receiver)}._orig_mod"
+            else:
+                new = f'getattr({_code(receiver)}, "_orig_mod", {_code(receiver)})'
+            fix = FixPlan("Save the original module's state_dict", (Replace(Site(receiver, site.unit, site.scope), new),))
+            self.report(
+                site,
+                f"`{record.name}` is a torch.compile wrapper: its state_dict keys all start with `_orig_mod.`, "
+                f"so this checkpoint will not load into an uncompiled model. Save `{new}.state_dict()` instead.",
+                fix,
+            )
+
+    def _original(self, record: Compiled, site: Site) -> str | None:
+        """The name still bound to the uncompiled module where `site` is, if it is another
+        name than the wrapper's."""
+        argument = record.argument
+        if not isinstance(argument, cst.Name) or argument.value == record.name:
+            return None
+        values = self.ctx.assigned(argument.value, record.site.scope)
+        owner = record.site.scope.owner_of(argument.value)
+        if values is None or owner is None or site.scope.owner_of(argument.value) is not owner:
+            return None
+        if len(values) == 1 and (values[0] is not None or argument.value in owner.params):
+            return argument.value  # bound once: still the uncompiled module
+        return None
+
