@@ -428,3 +428,156 @@ TPL304 = {
 @pytest.mark.parametrize("name", TPL304)
 def test_tpl304(name):
     check(TPL304, name, "TPL304")
+
+
+# -- TPL402-404 profiler sessions --------------------------------------------------------------------
+TPL402 = {
+    "profiling a whole epoch over the loader": ("""
+        import torch
+        from torch.profiler import profile, ProfilerActivity
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            for step, batch in enumerate(train_loader):
+                loss = model(batch)
+                loss.backward()
+        print(prof.key_averages().table())
+    """, 1),
+    "while loop until max steps": ("""
+        import torch
+        with torch.profiler.profile() as prof:
+            while step < max_steps:
+                step = train_step(step)
+    """, 1),
+    "recipe: one inference under record_function": ("""
+        import torch
+        from torch.profiler import profile, record_function, ProfilerActivity
+        with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+            with record_function("model_inference"):
+                model(inputs)
+    """, 0),
+    "schedule from unknown kwargs": ("""
+        import torch
+        with torch.profiler.profile(**profiler_kwargs) as prof:
+            for batch in loader:
+                step(batch)
+    """, 0),
+    "handle passed to the training function": ("""
+        import torch
+        with torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=1, active=3)) as prof:
+            train(model, loader, profiler=prof)
+    """, 0),
+    "step under a condition": ("""
+        import torch
+        sched = torch.profiler.schedule(wait=2, warmup=2, active=6, repeat=1)
+        with torch.profiler.profile(schedule=sched, on_trace_ready=handler) as prof:
+            for i, batch in enumerate(loader):
+                step(batch)
+                if i < 20:
+                    prof.step()
+    """, 0),
+}
+
+
+@pytest.mark.parametrize("name", TPL402)
+def test_tpl402(name):
+    check(TPL402, name, "TPL402")
+
+
+def test_tpl403_is_off_by_default_and_quiet_for_short_runs():
+    code = """
+        import torch
+        with torch.profiler.profile(with_stack=True) as prof:
+            for batch in loader:
+                step(batch)
+        with torch.profiler.profile(record_shapes=True, profile_memory=True) as prof:
+            for _ in range(3):
+                step(batch)
+    """
+    assert [f.code for f in analyze(python_source(textwrap.dedent(code), "t.py"))].count("TPL403") == 0
+    assert count(code, "TPL403") == 1
+
+
+TPL404 = {
+    "compiled inside the session": ("""
+        import torch
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            model = torch.compile(model, mode="max-autotune")
+            for _ in range(5):
+                model(x)
+    """, 1),
+    "warm-up loop before the session": ("""
+        import torch
+        model = torch.compile(model)
+        for _ in range(3):
+            model(x)
+        with torch.profiler.profile() as prof:
+            model(x)
+    """, 0),
+    "schedule that skips the first steps": ("""
+        import torch
+        from torch.profiler import profile, schedule
+        model = torch.compile(model)
+        with profile(schedule=schedule(skip_first=5, wait=0, warmup=0, active=3)) as prof:
+            for x in batches:
+                model(x)
+                prof.step()
+    """, 0),
+    "schedule of unknown shape": ("""
+        import torch
+        model = torch.compile(model)
+        with torch.profiler.profile(schedule=make_schedule(args)) as prof:
+            for x in batches:
+                model(x)
+                prof.step()
+    """, 0),
+}
+
+
+@pytest.mark.parametrize("name", TPL404)
+def test_tpl404(name):
+    check(TPL404, name, "TPL404")
+
+
+# -- TPL405 debugging switches ---------------------------------------------------------------------------
+TPL405 = {
+    "module alias and keyword": ("""
+        from torch import autograd
+        autograd.set_detect_anomaly(mode=True)
+    """, 1),
+    "turned off": ("""
+        import torch
+        torch.autograd.set_detect_anomaly(False)
+    """, 0),
+    "behind a command-line flag": ("""
+        import torch
+        def main(args):
+            if args.detect_anomaly:
+                torch.autograd.set_detect_anomaly(True)
+            train(args)
+    """, 0),
+    "gradcheck in a unit test": ("""
+        import torch
+        from torch.autograd import gradcheck
+        def test_custom_op():
+            x = torch.randn(4, dtype=torch.double, requires_grad=True)
+            assert gradcheck(MyOp.apply, (x,))
+        def train():
+            for x in loader:
+                model(x).sum().backward()
+                opt.step()
+    """, 0),
+    "other environment variables": ("""
+        import os, torch
+        os.environ["CUDA_VISIBLE_DEVICES"] = "1"
+        os.environ.setdefault("TORCH_CUDNN_V8_API_ENABLED", "1")
+    """, 0),
+}
+
+
+@pytest.mark.parametrize("name", TPL405)
+def test_tpl405(name):
+    check(TPL405, name, "TPL405")
+
+
+def test_tpl405_env_magic_only_when_on():
+    assert notebook("import torch", "%env CUDA_LAUNCH_BLOCKING=0\nmodel(x)", rule="TPL405") == []
+    assert notebook("import torch", "x = 1\n%env CUDA_LAUNCH_BLOCKING 1", rule="TPL405") == [("TPL405", 1, 1)]

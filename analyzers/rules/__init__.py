@@ -5,8 +5,10 @@ from __future__ import annotations
 from .base import Example, Rule
 from .compile import CompiledStateDict, CompileInLoop
 from .dataloader import NonBlockingWithoutPinnedMemory, PinnedMemoryMissing, SynchronousDataLoader
+from .debugging import DebugModeLeftOn
 from .distributed import CompileBeforeDDP
 from .parallel import DataParallelTraining
+from .profiler_sessions import CompileInProfilerWindow, ProfilerRecordingOptions, ProfileWithoutSchedule
 from .profiling import CudnnBenchmarkUnderProfiler
 from .syncs import HostSyncEveryStep
 from .timing import TimingMagicWithoutSync, UnsynchronizedTiming
@@ -27,6 +29,10 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             CompileInLoop,
             CompiledStateDict,
             DataParallelTraining,
+            ProfileWithoutSchedule,
+            ProfilerRecordingOptions,
+            CompileInProfilerWindow,
+            DebugModeLeftOn,
         ),
         key=lambda rule: rule.code,
     )

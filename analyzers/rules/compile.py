@@ -10,7 +10,7 @@ from ..context import Site, call_name, dotted
 from .base import Example, FixPlan, Replace
 from .distributed import COMPILE, _names as names_in
 from .edits import names_in_target, root_name
-from .tracking import DEF, IF, LOOP, Compiled, CompiledModules, Frame, TrainingSteps, calls_outside_loops
+from .tracking import DEF, IF, LOOP, Compiled, CompiledModules, Frame, TrainingSteps, calls_outside_loops, iterations
 
 _FACTORIES = {
     "torch.randn", "torch.rand", "torch.randint", "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.arange",
@@ -198,7 +198,7 @@ class CompileInLoop(CompiledModules):
                 continue
             name, loop = varying
             if value is False:
-                shapes = _iterations(loop, self.ctx, site)
+                shapes = iterations(loop, self.ctx, site.scope)
                 if shapes is None or shapes <= _RECOMPILE_LIMIT:
                     continue
                 self.report(
@@ -305,18 +305,6 @@ def _breaks(loop: cst.CSTNode) -> bool:
 
     loop.body.visit(Breaks())
     return found
-
-
-def _iterations(loop: cst.For, ctx, site: Site) -> int | None:
-    """How many times a `for` loop runs, when it is a literal sequence or a constant range()."""
-    iterable = loop.iter
-    if isinstance(iterable, (cst.List, cst.Tuple, cst.Set)):
-        return len(iterable.elements)
-    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range":
-        values = [ctx.value(arg.value, site.scope) for arg in iterable.args]
-        if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values) and len(values) <= 3:
-            return len(range(*values))
-    return None
 
 
 class CompiledStateDict(CompiledModules):

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..context import Context, Site, call_name, dotted, keyword
+from ..context import Context, Scope, Site, call_name, dotted, keyword
 from .base import Rule
 from .distributed import COMPILE
 
@@ -213,3 +213,16 @@ def calls_outside_loops(body: cst.CSTNode) -> list[cst.Call]:
     for child in body.children:
         walk(child)
     return out
+
+
+def iterations(loop: cst.For, ctx: Context, scope: Scope) -> int | None:
+    """How many times a `for` loop runs, when it iterates a literal sequence or a constant range()."""
+    iterable = loop.iter
+    if isinstance(iterable, (cst.List, cst.Tuple, cst.Set)):
+        return len(iterable.elements)
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range":
+        values = [ctx.value(arg.value, scope) for arg in iterable.args]
+        if 1 <= len(values) <= 3 and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            if len(values) < 3 or values[2] != 0:
+                return len(range(*values))
+    return None

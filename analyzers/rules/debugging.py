@@ -1,0 +1,218 @@
+"""TPL405: debugging switches left on in training code."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from ..context import Site, argument, call_name, dotted, keyword, literal
+from ..findings import Range
+from .base import Example, FixPlan, Replace
+from .edits import replace_argument, with_keywords
+from .tracking import IF, Nesting, TrainingSteps
+
+SET_ANOMALY = {"torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly"}
+DETECT_ANOMALY = {"torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly"}
+EMIT_NVTX = {"torch.autograd.profiler.emit_nvtx", "torch.autograd.profiler_legacy.emit_nvtx"}
+GRADCHECK = {
+    "torch.autograd.gradcheck", "torch.autograd.gradgradcheck", "torch.autograd.gradcheck.gradcheck",
+    "torch.autograd.gradcheck.gradgradcheck",
+}
+_NAMES = {"set_detect_anomaly", "detect_anomaly", "emit_nvtx", "gradcheck", "gradgradcheck"}
+_LAUNCH_BLOCKING = "CUDA_LAUNCH_BLOCKING"
+_ENV_MAGIC = re.compile(r"^\s*%env\s+CUDA_LAUNCH_BLOCKING\s*=?\s*(?P<value>\S+)")
+
+
+def _on(value) -> bool:
+    return isinstance(value, str) and value.strip() not in ("", "0")
+
+
+class DebugModeLeftOn(Nesting):
+    """
+    ## What it does
+    Finds debugging switches that slow every step: `torch.autograd.set_detect_anomaly(True)`,
+    `torch.autograd.detect_anomaly()`, `torch.autograd.profiler.emit_nvtx()`,
+    `CUDA_LAUNCH_BLOCKING=1` (`os.environ[...] = "1"`, `setdefault`, `%env`), and
+    `torch.autograd.gradcheck`/`gradgradcheck` in a training loop or training-step
+    function.
+
+    ## Why is this bad?
+    Anomaly mode records a Python traceback for every autograd node and checks every
+    backward output for NaN, a device-to-host sync per operator: training runs several
+    times slower. `emit_nvtx` runs the autograd profiler on every operator.
+    `CUDA_LAUNCH_BLOCKING=1` makes every kernel launch wait for the kernel to finish, so
+    the CPU and GPU never overlap. `gradcheck` runs the function once per input element
+    in double precision.
+
+    Silent when the switch is set from a value perf-lint cannot see
+    (`set_detect_anomaly(args.debug)`) or under an `if` (a debug flag), except
+    `if __name__ == "__main__":`.
+
+    ## Example
+    ```python
+    torch.autograd.set_detect_anomaly(True)
+    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
+    ```
+
+    ## Fix
+    Remove them, or turn them off (the quick fix does):
+    ```python
+    torch.autograd.set_detect_anomaly(False)
+    os.environ["CUDA_LAUNCH_BLOCKING"] = "0"
+    ```
+    `with torch.autograd.detect_anomaly():` becomes `with torch.autograd.set_detect_anomaly(False):`
+    and `emit_nvtx()` gets `enabled=False`.
+    """
+
+    code = "TPL405"
+    name = "debug-mode-left-on"
+    summary = "Anomaly detection, emit_nvtx, CUDA_LAUNCH_BLOCKING=1 or gradcheck left in training code"
+    fixable = True
+    probe = "syncs"
+    VALID = (
+        Example("import torch\ntorch.autograd.set_detect_anomaly(args.debug)\n"),
+        Example("import torch\nif args.debug:\n    torch.autograd.set_detect_anomaly(True)\n"),
+        Example("import os\nimport torch\nos.environ['CUDA_LAUNCH_BLOCKING'] = '0'\n"),
+        Example(
+            "import torch\nfrom torch.autograd import gradcheck\ndef test_op():\n"
+            "    assert gradcheck(op, (x,))\n"
+        ),
+        Example("import torch\nwith torch.autograd.profiler.emit_nvtx(enabled=False):\n    train()\n"),
+    )
+    INVALID = (
+        Example(
+            "import torch\ntorch.autograd.set_detect_anomaly(True)\n",
+            "import torch\ntorch.autograd.set_detect_anomaly(False)\n",
+        ),
+        Example(
+            "import torch\nfor x in loader:\n    with torch.autograd.detect_anomaly():\n        model(x).sum().backward()\n",
+            "import torch\nfor x in loader:\n    with torch.autograd.set_detect_anomaly(False):\n        model(x).sum().backward()\n",
+        ),
+        Example(
+            "import os\nimport torch\nif __name__ == '__main__':\n    os.environ['CUDA_LAUNCH_BLOCKING'] = '1'\n"
+            "    os.environ.setdefault(\"CUDA_LAUNCH_BLOCKING\", \"1\")\n",
+            "import os\nimport torch\nif __name__ == '__main__':\n    os.environ['CUDA_LAUNCH_BLOCKING'] = '0'\n"
+            "    os.environ.setdefault(\"CUDA_LAUNCH_BLOCKING\", \"0\")\n",
+            count=2,
+        ),
+        Example(
+            "import torch\nwith torch.autograd.profiler.emit_nvtx():\n    train()\n",
+            "import torch\nwith torch.autograd.profiler.emit_nvtx(enabled=False):\n    train()\n",
+        ),
+        Example(
+            "import torch\nfrom torch.autograd import gradcheck\nfor x in loader:\n"
+            "    assert gradcheck(layer, (x.double().requires_grad_(),))\n    layer(x).sum().backward()\n    opt.step()\n"
+        ),
+        Example(("import torch", "%env CUDA_LAUNCH_BLOCKING=1\nmodel(x)")),
+    )
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self.with_items: set[int] = set()
+        self.gradchecks: list[Site] = []
+
+    def _guarded(self) -> bool:
+        return any(frame.kind == IF and not _main_guard(frame.node.test) for frame in self.local_frames())
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        self.with_items.add(id(node.item))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = call_name(node)
+        if name == "setdefault":
+            self._setdefault(node)
+            return
+        if name not in _NAMES or self._guarded():
+            return
+        qualified = self.ctx.qualname(node.func)
+        site = self.ctx.site(node)
+        if qualified in SET_ANOMALY:
+            mode = argument(node, 0, "mode")
+            if mode is not None and self.ctx.value(mode, site.scope) is True:
+                passed = keyword(node, "mode") or node.args[0]
+                fix = FixPlan("Turn anomaly detection off", (Replace(site, replace_argument(node, passed, "False")),))
+                self._anomaly(site, fix)
+        elif qualified in DETECT_ANOMALY:
+            fix = None
+            if isinstance(node.func, cst.Attribute) and dotted(node.func.value) and id(node) in self.with_items:
+                new = cst.parse_expression(f"{dotted(node.func.value)}.set_detect_anomaly(False)")
+                fix = FixPlan("Turn anomaly detection off", (Replace(site, new),))
+            self._anomaly(site, fix)
+        elif qualified in EMIT_NVTX:
+            enabled = keyword(node, "enabled") or (node.args[0] if node.args and node.args[0].keyword is None else None)
+            if enabled is None or self.ctx.value(enabled.value, site.scope) is True:
+                fix = FixPlan("Disable emit_nvtx", (Replace(site, with_keywords(node, {"enabled": "False"})),))
+                self.report(
+                    site,
+                    "emit_nvtx() runs the autograd profiler on every operator to emit NVTX ranges; outside an "
+                    "Nsight Systems capture it only slows training down. Remove it or pass enabled=False.",
+                    fix,
+                )
+        elif qualified in GRADCHECK:
+            self.gradchecks.append(site)
+
+    def _anomaly(self, site: Site, fix: FixPlan | None) -> None:
+        self.report(
+            site,
+            "Anomaly detection is on: autograd records a traceback for every operation and checks every "
+            "backward output for NaN (a GPU sync per operator), so training runs several times slower. "
+            "Turn it on only while hunting a NaN.",
+            fix,
+        )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            sub = target.target
+            if not isinstance(sub, cst.Subscript) or self.ctx.qualname(sub.value) != "os.environ" or len(sub.slice) != 1:
+                continue
+            index = sub.slice[0].slice
+            if isinstance(index, cst.Index) and literal(index.value) == _LAUNCH_BLOCKING:
+                self._launch_blocking(node.value)
+
+    def _setdefault(self, node: cst.Call) -> None:
+        if not isinstance(node.func, cst.Attribute) or self.ctx.qualname(node.func.value) != "os.environ":
+            return
+        if len(node.args) == 2 and literal(node.args[0].value) == _LAUNCH_BLOCKING:
+            self._launch_blocking(node.args[1].value)
+
+    def _launch_blocking(self, value: cst.BaseExpression) -> None:
+        if self._guarded() or not _on(literal(value)):
+            return
+        site = self.ctx.site(value)
+        fix = None
+        if isinstance(value, cst.SimpleString):
+            quote = value.quote
+            fix = FixPlan("Set CUDA_LAUNCH_BLOCKING to 0", (Replace(site, f"{value.prefix}{quote}0{quote}"),))
+        self._blocking(site, fix)
+
+    def _blocking(self, site: Site, fix: FixPlan | None, at=None) -> None:
+        self.report(
+            site,
+            "CUDA_LAUNCH_BLOCKING=1 makes every kernel launch wait for the kernel to finish: the CPU never runs "
+            "ahead of the GPU, and training runs much slower. Use it only to locate a CUDA error.",
+            fix,
+            at=at,
+        )
+
+    def finish(self) -> None:
+        steps = TrainingSteps(self.ctx)
+        for site in self.gradchecks:
+            function = site.scope.node
+            in_training = (site.loops and steps.trains(site.loops[-1])) or (function is not None and steps.trains(function))
+            if in_training:
+                self.report(
+                    site,
+                    "gradcheck runs the function once per input element in double precision: in a training "
+                    "loop it costs far more than the step. Move it to a test.",
+                )
+        for index, unit in enumerate(self.ctx.units):
+            for magic in unit.magics:
+                match = _ENV_MAGIC.match(magic.text) if magic.name == "env" else None
+                if match and _on(match.group("value")):
+                    whole = Range(magic.line, 0, magic.line, len(magic.text))
+                    self._blocking(Site(None, index, self.ctx.module_scope), None, at=(index, whole))
+
+
+def _main_guard(test: cst.BaseExpression) -> bool:
+    return isinstance(test, cst.Comparison) and dotted(test.left) == "__name__"
