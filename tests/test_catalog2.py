@@ -581,3 +581,102 @@ def test_tpl405(name):
 def test_tpl405_env_magic_only_when_on():
     assert notebook("import torch", "%env CUDA_LAUNCH_BLOCKING=0\nmodel(x)", rule="TPL405") == []
     assert notebook("import torch", "x = 1\n%env CUDA_LAUNCH_BLOCKING 1", rule="TPL405") == [("TPL405", 1, 1)]
+
+
+# -- TPL204 warm-up / TPL205 allocations in timed statements -----------------------------------------------
+TPL204 = {
+    "cpu vs gpu matmul script": ("""
+        import time
+        import torch
+        a = torch.randn(8192, 8192)
+        t0 = time.time()
+        c = a @ a
+        print("cpu", time.time() - t0)
+        t0 = time.time()
+        g = a.to("cuda")
+        c = g @ g
+        torch.cuda.synchronize()
+        print("gpu", time.time() - t0)
+    """, 1),
+    "warm-up loop before the interval": ("""
+        import time, torch
+        model = torch.compile(model)
+        for _ in range(3):
+            model(x)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        model(x)
+        torch.cuda.synchronize()
+        dt = time.perf_counter() - t0
+    """, 0),
+    "an imported helper ran before": ("""
+        import time, torch
+        from mylib import load_model
+        model = load_model("resnet50")
+        x = torch.randn(8, 3, 224, 224)
+        t0 = time.perf_counter()
+        y = model(x.cuda())
+        torch.cuda.synchronize()
+        dt = time.perf_counter() - t0
+    """, 0),
+    "interval in a function": ("""
+        import time, torch
+        def bench(x):
+            t0 = time.perf_counter()
+            y = x.cuda() @ x.cuda()
+            torch.cuda.synchronize()
+            return time.perf_counter() - t0
+    """, 0),
+    "repeated intervals": ("""
+        import time, torch
+        model = torch.compile(model)
+        times = []
+        for i in range(5):
+            t0 = time.perf_counter()
+            model(x)
+            torch.cuda.synchronize()
+            times.append(time.perf_counter() - t0)
+    """, 0),
+}
+
+
+@pytest.mark.parametrize("name", TPL204)
+def test_tpl204(name):
+    check(TPL204, name, "TPL204")
+
+
+def test_tpl204_compiled_in_one_cell_timed_in_another():
+    found = notebook(
+        "import torch\nmodel = torch.compile(Net().cuda())",
+        "x = torch.randn(8, 3, 224, 224, device='cuda')",
+        "%%time\nout = model(x)\ntorch.cuda.synchronize()",
+        rule="TPL204",
+    )
+    assert found == [("TPL204", 2, 1)]
+
+
+TPL205 = {
+    "timeit.repeat string statement": ("""
+        import timeit, torch
+        timeit.repeat("f(torch.ones(1000, 1000))", globals=globals(), number=10)
+    """, 1),
+    "allocation in setup": ("""
+        import timeit, torch
+        timeit.timeit("f(x)", setup="x = torch.ones(1000, 1000)", globals=globals(), number=10)
+    """, 0),
+    "size unknown": ("""
+        import torch
+        import torch.utils.benchmark as benchmark
+        def bench(n):
+            return benchmark.Timer(stmt="torch.randn(n, n)", globals={"n": n}).blocked_autorange()
+    """, 0),
+    "small tensors": ("""
+        import timeit, torch
+        timeit.timeit(lambda: f(torch.zeros(128, 128)), number=1000)
+    """, 0),
+}
+
+
+@pytest.mark.parametrize("name", TPL205)
+def test_tpl205(name):
+    check(TPL205, name, "TPL205")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .base import Example, Rule
+from .benchmarks import AllocationInTimedStatement, TimingWithoutWarmup
 from .compile import CompiledStateDict, CompileInLoop
 from .dataloader import NonBlockingWithoutPinnedMemory, PinnedMemoryMissing, SynchronousDataLoader
 from .debugging import DebugModeLeftOn
@@ -33,6 +34,8 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             ProfilerRecordingOptions,
             CompileInProfilerWindow,
             DebugModeLeftOn,
+            TimingWithoutWarmup,
+            AllocationInTimedStatement,
         ),
         key=lambda rule: rule.code,
     )

@@ -1,0 +1,443 @@
+"""TPL204-205: what a timed region measures besides the work (compilation, CUDA start-up,
+input allocation)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ..context import UNKNOWN, Scope, Site, argument, call_name, keyword, literal
+from ..source import Magic
+from .base import Example
+from .dataloader import _DEVICE_LIKE
+from .timing import CLOCKS, _assigned_name, _subtracts, calls_in_order
+from .tracking import CompiledModules
+
+_CLOCK_NAMES = {name.rsplit(".", 1)[-1] for name in CLOCKS}
+TIMEIT = {"timeit.timeit", "timeit.repeat", "timeit.Timer"}
+BENCHMARK_TIMER = ("torch.utils.benchmark.Timer", "torch.utils.benchmark.utils.timer.Timer")
+_TIMERS = {"timeit", "repeat", "Timer"}
+_SAFE_MODULES = {
+    "time", "timeit", "math", "random", "numpy", "os", "sys", "json", "itertools", "functools", "collections",
+    "pathlib", "argparse", "statistics", "gc", "copy", "re",
+}
+_BUILTINS = {
+    "print", "len", "range", "list", "dict", "tuple", "set", "int", "float", "str", "bool", "sum", "min", "max",
+    "abs", "round", "enumerate", "zip", "sorted", "isinstance", "getattr", "setattr", "hasattr", "open", "format",
+    "repr", "type", "iter", "next", "map", "filter", "any", "all",
+}
+_QUIET_CUDA = (
+    "torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.synchronize", "torch.cuda.Event",
+    "torch.cuda.empty_cache", "torch.cuda.manual_seed", "torch.cuda.reset", "torch.cuda.get_device_name",
+    "torch.cuda.max_memory", "torch.cuda.memory",
+)
+_FACTORIES = {
+    "randn", "rand", "zeros", "ones", "empty", "full", "randint", "arange", "linspace", "eye",
+    "randn_like", "rand_like", "zeros_like", "ones_like", "empty_like", "full_like", "randint_like",
+}
+
+
+@dataclass
+class Region:
+    """Code that a clock, a timing magic or a timer runs and measures."""
+
+    site: Site  # where to report when no call inside is to blame
+    calls: list[cst.Call]  # the timed calls, as nodes of the pass (empty for a parsed string)
+    start: int  # pass sequence number of the region's start
+    repeated: bool  # timeit-style: the statement runs many times
+    warms_up: bool = False  # the timer runs the statement before measuring (torch.utils.benchmark)
+    parsed: cst.CSTNode | None = None  # a statement given as a string, parsed
+    loops: tuple = field(default=())
+
+
+def _code(node: cst.CSTNode) -> str:
+    text = cst.Module([]).code_for_node(node)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+class _TimedRegions(CompiledModules):
+    """Collects timed regions: clock intervals, %time/%timeit/%%time/%%timeit and timers."""
+
+    def __init__(self, ctx, options=None) -> None:
+        super().__init__(ctx, options)
+        self.sequence: dict[int, int] = {}
+        self.module_calls: list[tuple[int, cst.Call]] = []
+        self.blocks: dict[cst.CSTNode, tuple[Site, list[cst.SimpleStatementLine]]] = {}
+        self._block_stack: list[cst.CSTNode] = []
+        self.magic_lines: list[tuple[Site, Magic]] = []
+        self.cells: dict[int, tuple[cst.Module, Magic]] = {}
+        self.timers: list[tuple[Site, int]] = []
+        self.classes: dict[str, cst.ClassDef] = {}
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._block_stack.append(node)
+        magic = self.ctx.units[self.ctx.unit].cell_magic if self.ctx.units else None
+        if magic is not None and magic.name in ("time", "timeit"):
+            self.cells[self.ctx.unit] = (node, magic)
+
+    def leave_Module(self, node: cst.Module) -> None:
+        self._block_stack.pop()
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        super().visit_IndentedBlock(node)
+        self._block_stack.append(node)
+
+    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._block_stack.pop()
+        super().leave_IndentedBlock(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes[node.name.value] = node
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        super().visit_SimpleStatementLine(node)
+        if len(node.body) > 1 and isinstance(node.body[0], cst.Pass) and self.ctx.units:
+            magic = self._magic_of(node)
+            if magic is not None:
+                self.magic_lines.append((self.ctx.site(node), magic))
+
+    def _magic_of(self, line: cst.SimpleStatementLine) -> Magic | None:
+        """The `%time`/`%timeit` magic whose statement the masked line `pass; stmt` holds."""
+        taken = {id(m) for _, m in self.magic_lines}
+        text = cst.Module([]).code_for_node(line).rstrip()
+        for magic in self.ctx.units[self.ctx.unit].magics:
+            if magic.statement and id(magic) not in taken and text.endswith(magic.statement.rstrip()):
+                return magic
+        return None
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.track_call(node)
+        self.sequence[id(node)] = len(self.sequence)
+        if self.ctx.scope is self.ctx.module_scope:
+            self.module_calls.append((self.sequence[id(node)], node))
+        name = call_name(node)
+        if name in _CLOCK_NAMES and self.statement is not None and self.ctx.qualname(node.func) in CLOCKS:
+            block = self._block_stack[-1]
+            if block not in self.blocks:
+                self.blocks[block] = (self.ctx.site(block), [])
+            reads = self.blocks[block][1]
+            if not reads or reads[-1] is not self.statement:
+                reads.append(self.statement)
+        elif name in _TIMERS:
+            qualified = self.ctx.qualname(node.func) or ""
+            if qualified in TIMEIT or qualified in BENCHMARK_TIMER:
+                self.timers.append((self.ctx.site(node), self.sequence[id(node)]))
+
+    # -- the regions, at the end of the pass ----------------------------------------------------------
+    def regions(self) -> list[Region]:
+        found: list[Region] = []
+        for block, (site, reads) in self.blocks.items():
+            body = list(block.body)
+            index = {id(statement): i for i, statement in enumerate(body)}
+            for start, end in zip(reads, reads[1:]):
+                name = _assigned_name(start)
+                if name is None or not _subtracts(body[index[id(end)]:], name):
+                    continue
+                calls = [c for s in body[index[id(start)] + 1 : index[id(end)]] for c in calls_in_order(s)]
+                first = calls_in_order(start)
+                begin = self.sequence.get(id(first[-1]), 0) if first else 0
+                found.append(Region(Site(end, site.unit, site.scope), calls, begin, False, loops=site.loops))
+        for site, magic in self.magic_lines:
+            calls = [c for small in site.node.body[1:] for c in calls_in_order(small)]
+            begin = self.sequence.get(id(calls[0]), 0) if calls else 0
+            found.append(Region(site, calls, begin, magic.name == "timeit"))
+        for unit, (module, magic) in self.cells.items():
+            calls = [c for statement in module.body for c in calls_in_order(statement)]
+            begin = self.sequence.get(id(calls[0]), 0) if calls else 0
+            found.append(Region(Site(module, unit, self.ctx.module_scope), calls, begin, magic.name == "timeit"))
+        for site, begin in self.timers:
+            found.extend(self._timer(site, begin))
+        return found
+
+    def _timer(self, site: Site, begin: int) -> list[Region]:
+        call = site.node
+        qualified = self.ctx.qualname(call.func) or ""
+        statement = argument(call, 0, "stmt")
+        if statement is None:
+            return []
+        region = Region(site, [], begin, True, warms_up=qualified in BENCHMARK_TIMER, loops=site.loops)
+        if isinstance(statement, cst.Lambda):
+            region.calls = calls_in_order(statement.body)
+        elif isinstance(statement, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(literal(statement), str):
+            try:
+                region.parsed = cst.parse_module(literal(statement))
+            except Exception:
+                return []
+            region.site = Site(statement, site.unit, site.scope)
+        else:
+            return []
+        return [region]
+
+    def parsed_calls(self, region: Region) -> list[cst.Call]:
+        if region.parsed is None:
+            return region.calls
+        return [c for statement in region.parsed.body for c in calls_in_order(statement)]
+
+
+class TimingWithoutWarmup(_TimedRegions):
+    """
+    ## What it does
+    Finds a timed region (a `time.perf_counter()` interval, `%time`, `%timeit`,
+    `%%time`, `%%timeit`, `timeit.timeit`/`repeat`) that contains the first call of a
+    `torch.compile`d model, or the program's first CUDA operation (nothing before the
+    region touched the GPU or called code that might).
+
+    ## Why is this bad?
+    The first call of a compiled model traces and compiles it: seconds, against
+    milliseconds for the steps after. The first CUDA operation creates the CUDA context
+    and loads kernels: hundreds of milliseconds. Timed, they are reported as the cost of
+    the code, and in a `%timeit` they inflate the mean and the spread. (`torch.utils.benchmark`
+    timers run a warm-up first and are not reported.)
+
+    ## Example
+    ```python
+    model = torch.compile(model)
+    start = time.perf_counter()
+    model(x)
+    torch.cuda.synchronize()
+    elapsed = time.perf_counter() - start
+    ```
+
+    ## Fix
+    Run the code once (better: a few times) before starting the clock:
+    ```python
+    model = torch.compile(model)
+    for _ in range(3):
+        model(x)  # warm-up: compilation, CUDA start-up, autotuning
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    model(x)
+    torch.cuda.synchronize()
+    elapsed = time.perf_counter() - start
+    ```
+    """
+
+    code = "TPL204"
+    name = "timing-without-warmup"
+    summary = "Timed region includes the first call of a compiled model or the first CUDA operation"
+    probe = "timing"
+    VALID = (
+        Example(
+            "import time, torch\nmodel = torch.compile(model)\nmodel(x)\nstart = time.perf_counter()\nmodel(x)\n"
+            "torch.cuda.synchronize()\nelapsed = time.perf_counter() - start\n"
+        ),
+        Example(
+            "import time, torch\nx = torch.randn(1024, 1024, device='cuda')\nstart = time.perf_counter()\ny = x @ x\n"
+            "torch.cuda.synchronize()\nelapsed = time.perf_counter() - start\n"
+        ),
+        Example(
+            "import torch\nimport torch.utils.benchmark as benchmark\nmodel = torch.compile(model)\n"
+            "t = benchmark.Timer(stmt='model(x)', globals={'model': model, 'x': x})\nprint(t.timeit(100))\n"
+        ),
+        Example(("import torch\nmodel = torch.compile(model)\nmodel(x)", "%timeit model(x)")),
+    )
+    INVALID = (
+        Example(
+            "import time, torch\nmodel = torch.compile(model)\nstart = time.perf_counter()\nfor _ in range(10):\n"
+            "    model(x)\ntorch.cuda.synchronize()\nelapsed = (time.perf_counter() - start) / 10\n"
+        ),
+        Example(("import torch\nmodel = torch.compile(Net().cuda())", "%timeit model(x)")),
+        Example(("import torch\na = torch.randn(4096, 4096)", "%%time\nb = a.cuda()\nc = b @ b\ntorch.cuda.synchronize()")),
+        Example(
+            "import timeit, torch\nfast = torch.compile(f)\nprint(timeit.timeit(lambda: fast(x), number=100))\n"
+        ),
+    )
+
+    def finish(self) -> None:
+        firsts = self._first_calls()
+        first_touch = self._first_touch()
+        for region in self.regions():
+            if region.warms_up or region.parsed is not None:
+                continue
+            ids = {id(c) for c in region.calls}
+            compiled = next(((site, record) for node_id, (site, record) in firsts.items() if node_id in ids), None)
+            if compiled is not None and not region.loops[len(compiled[1].site.loops):]:
+                site, record = compiled
+                self.report(
+                    site,
+                    f"This timed region contains the first call of compiled `{record.name}`: it measures "
+                    "tracing and compilation (seconds), not the steady state. Call it a few times before timing.",
+                )
+                continue
+            if region.site.scope is not self.ctx.module_scope or (first_touch is not None and first_touch < region.start):
+                continue
+            touch = next((c for c in region.calls if self._touch(c, proven=True)), None)
+            if touch is not None:
+                self.report(
+                    Site(touch, region.site.unit, region.site.scope),
+                    f"`{_code(touch)}` is the program's first CUDA operation and it is timed: the measurement "
+                    "includes creating the CUDA context and loading kernels (hundreds of milliseconds). Run a "
+                    "CUDA operation (a warm-up iteration) before timing.",
+                )
+
+    def _first_calls(self) -> dict[int, tuple[Site, object]]:
+        """id(call) -> (site, record) for the first call of each compiled module in its own scope."""
+        out = {}
+        for record in self.history:
+            own = [s for s in record.calls if s.scope is record.site.scope]
+            if own:
+                out[id(own[0].node)] = (own[0], record)
+        return out
+
+    def _first_touch(self) -> int | None:
+        """Sequence number of the first module-level call that touches CUDA or may (code the
+        source does not show); None when there is none."""
+        for number, call in self.module_calls:
+            if self._touch(call, proven=False) or self._foreign(call):
+                return number
+        return None
+
+    def _touch(self, call: cst.Call, proven: bool, depth: int = 0) -> bool:
+        """Whether `call` runs on CUDA (`proven`: certainly, and not just a synchronize or a
+        query), or may (otherwise)."""
+        scope = self.ctx.module_scope
+        name = call_name(call)
+        qualified = self.ctx.qualname(call.func) or ""
+        if qualified.startswith("torch.cuda."):
+            return not qualified.startswith(_QUIET_CUDA) or (not proven and qualified == "torch.cuda.synchronize")
+        if qualified == "torch.set_default_device":
+            return True
+        if name == "cuda" and isinstance(call.func, cst.Attribute):
+            return True
+        device = argument(call, 0, "device") if name == "to" and isinstance(call.func, cst.Attribute) else None
+        device = device or (keyword(call, "device").value if keyword(call, "device") else None)
+        if device is not None:
+            cuda = self.ctx.is_cuda_device(device, scope)
+            if cuda is True or (cuda is UNKNOWN and _DEVICE_LIKE.search(cst.Module([]).code_for_node(device))):
+                return True
+        if not proven and depth < 2 and isinstance(call.func, cst.Name):
+            defined = self.ctx.functions.get(call.func.value)
+            body = defined[-1][0] if defined else self.classes.get(call.func.value)
+            if body is not None:
+                return any(self._touch(c, False, depth + 1) or self._foreign(c) for c in calls_in_order(body.body))
+        return False
+
+    def _foreign(self, call: cst.Call) -> bool:
+        """A call into code that is not in the source and not known to stay off the GPU."""
+        qualified = self.ctx.qualname(call.func)
+        if qualified is not None:
+            head = qualified.split(".")[0]
+            return head not in _SAFE_MODULES and head != "torch"
+        if isinstance(call.func, cst.Name):
+            name = call.func.value
+            return name not in _BUILTINS and name not in self.ctx.functions and name not in self.classes
+        return False
+
+
+class AllocationInTimedStatement(_TimedRegions):
+    """
+    ## What it does
+    Finds `%timeit`, `%%timeit`, `timeit.timeit`/`repeat`/`Timer` and
+    `torch.utils.benchmark.Timer` statements that create a large tensor
+    (`torch.randn`, `torch.zeros`, `torch.empty`, `*_like`, ...; option `min-elements`,
+    default 262144 = 512x512) on every repetition.
+
+    ## Why is this bad?
+    Timers run the statement many times and report the time per run: an allocation
+    inside it (and the random fill or memset that comes with it) is measured with the
+    operation, and can dominate it. The result no longer says how fast the operation is.
+
+    ## Example
+    ```python
+    %timeit torch.mm(torch.randn(4096, 4096, device="cuda"), w)
+    ```
+
+    ## Fix
+    Create the inputs once, outside the timed statement (a previous cell, `setup=`, or the
+    first line of `%%timeit`):
+    ```python
+    x = torch.randn(4096, 4096, device="cuda")
+    %timeit torch.mm(x, w)
+    ```
+    """
+
+    code = "TPL205"
+    name = "allocation-in-timed-statement"
+    summary = "Timed statement (%timeit, timeit, benchmark.Timer) allocates a large tensor every repetition"
+    probe = "timing"
+    options = {"min-elements": 262144}
+    VALID = (
+        Example(("import torch\nx = torch.randn(4096, 4096, device='cuda')", "%timeit torch.mm(x, x)")),
+        Example(("import torch", "%timeit torch.zeros(16, 16)")),
+        Example(
+            "import torch.utils.benchmark as benchmark\nt = benchmark.Timer(stmt='f(x)', "
+            "setup='x = torch.randn(4096, 4096)', globals={'f': f})\n"
+        ),
+        Example(("import torch", "%time y = torch.randn(8192, 8192) @ w")),
+    )
+    INVALID = (
+        Example(("import torch", "%timeit torch.mm(torch.randn(4096, 4096, device='cuda'), w)")),
+        Example(("import torch\nN = 2048", "%%timeit\nx = torch.empty(N, N, device='cuda')\nf(x)")),
+        Example(
+            "import torch\nimport torch.utils.benchmark as benchmark\n"
+            "t = benchmark.Timer(stmt='f(torch.rand(64, 3, 224, 224))', globals={'f': f, 'torch': torch})\n"
+        ),
+        Example(
+            "import timeit\nimport torch\nx = torch.randn(2048, 2048)\n"
+            "timeit.timeit(lambda: g(torch.zeros_like(x)), number=50)\n"
+        ),
+    )
+
+    def finish(self) -> None:
+        minimum = self.opts["min-elements"]
+        for region in self.regions():
+            if not region.repeated:
+                continue
+            scope = region.site.scope
+            for call in self.parsed_calls(region):
+                elements = self._elements(call, scope, 0)
+                if elements is None or elements < minimum:
+                    continue
+                site = region.site if region.parsed is not None else Site(call, region.site.unit, scope)
+                self.report(
+                    site,
+                    f"The timed statement creates a tensor of {elements:,} elements (`{_code(call)}`) on every "
+                    "repetition: the allocation and its fill are measured with the operation. Create the input "
+                    "once, outside the timed statement (setup=, the first line of %%timeit, or a previous cell).",
+                )
+                break
+
+    def _elements(self, call: cst.Call, scope: Scope, depth: int) -> int | None:
+        """Elements of the tensor a factory call creates, when at least that many are provable."""
+        qualified = self.ctx.qualname(call.func) or ""
+        head, _, name = qualified.partition(".")
+        if head != "torch" or name not in _FACTORIES or depth > 3:
+            return None
+        if name.endswith("_like"):
+            source = argument(call, 0, "input")
+            found = self.ctx.origin(source, scope) if source is not None else None
+            if found is None or not isinstance(found[0], cst.Call):
+                return None
+            return self._elements(found[0], found[1], depth + 1)
+        if name == "arange":
+            values = [self.ctx.value(a.value, scope) for a in call.args if a.keyword is None]
+            numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            return len(range(*[int(v) for v in numbers])) if len(numbers) == len(values) and 1 <= len(values) <= 2 else None
+        if name == "linspace":
+            steps = argument(call, 2, "steps")
+            value = self.ctx.value(steps, scope) if steps is not None else UNKNOWN
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+        if name == "eye":
+            dims = [argument(call, 0, "n"), argument(call, 1, "m")]
+            sizes = [self.ctx.value(d, scope) for d in dims if d is not None]
+            return _product(sizes + ([sizes[0]] if len(sizes) == 1 else []))
+        size = keyword(call, "size")
+        if size is not None:
+            dims = [size.value]
+        elif name in ("full", "randint"):
+            tuples = [a.value for a in call.args if a.keyword is None and isinstance(a.value, (cst.Tuple, cst.List))]
+            dims = tuples[:1]
+        else:
+            dims = [a.value for a in call.args if a.keyword is None and a.star == ""]
+        if len(dims) == 1 and isinstance(dims[0], (cst.Tuple, cst.List)):
+            dims = [e.value for e in dims[0].elements]
+        return _product([self.ctx.value(d, scope) for d in dims]) if dims else None
+
+
+def _product(values: list) -> int | None:
+    """The product of the known integer sizes (unknown ones count as 1); None if none is known."""
+    known = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+    return math.prod(known) if known else None
+
