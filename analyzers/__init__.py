@@ -1,6 +1,6 @@
 """perf_lint.analyzers: source text (+ config) -> findings and fixes. No torch, no LSP."""
 
-from .config import Config, ConfigError, load_config, parse_config
+from .config import Config, ConfigError, find_pyproject, load_config, parse_config
 from .engine import analyze
 from .findings import Edit, Finding, Fix, Range
 from .fixes import FixResult, apply_edits, fix_source, fixed_text, render
@@ -9,6 +9,6 @@ from .source import Source, SourceError, mask_ipython, notebook_source, python_s
 
 __all__ = [
     "ALL_RULES", "Config", "ConfigError", "Edit", "Finding", "Fix", "FixResult", "Range", "Source",
-    "SourceError", "analyze", "apply_edits", "fix_source", "fixed_text", "load_config", "mask_ipython",
+    "SourceError", "analyze", "find_pyproject", "apply_edits", "fix_source", "fixed_text", "load_config", "mask_ipython",
     "notebook_source", "parse_config", "python_source", "read_source", "render", "rule_by_code",
 ]

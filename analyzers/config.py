@@ -78,11 +78,12 @@ class Config:
         relative = self.relative(path)
         return any(_matches(relative, pattern) for pattern in self.exclude)
 
-    def with_overrides(self, **changes) -> "Config":
-        """A copy with command-line or editor settings on top (list values are validated)."""
+    def with_overrides(self, where: str = "settings", **changes) -> "Config":
+        """A copy with command-line or editor settings on top (list values are validated;
+        `where` names their origin in error messages, e.g. "command line")."""
         for key in ("select", "ignore", "extend_select"):
             if changes.get(key) is not None:
-                changes[key] = tuple(_codes(changes[key], key.replace("_", "-"), "settings"))
+                changes[key] = tuple(_codes(changes[key], key.replace("_", "-"), where))
         changes = {k: v for k, v in changes.items() if v is not None}
         return replace(self, _cache={}, **changes)
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
+import sys
 from collections import defaultdict
 
 import libcst as cst
@@ -14,18 +16,37 @@ from .context import Context
 from .findings import Edit, Finding, Fix, Range
 from .rules import enabled_rules
 from .rules.base import InsertLineBefore, MoveLinesBefore, Replace, Report, Rule
-from .source import Source, dominant_newline
+from .source import Source, dominant_newline, split_lines
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _IGNORE = re.compile(r"#\s*perf-lint:\s*ignore\[(?P<codes>[^\]]*)\]")
-_TRIGGERS = ("torch", "cuda")
 
 
-class _Pass(cst.CSTVisitor):
-    """Dispatches every node to the context, then to each rule's visit_/leave_ method."""
+# Fields that hold only whitespace, punctuation or operators: no rule looks at them as nodes.
+_SKIPPED_FIELDS = (
+    "whitespace", "lpar", "rpar", "leading_lines", "lines_after_decorators", "header", "footer", "comma",
+    "semicolon", "equal", "colon", "dot", "trailing_whitespace", "lbrace", "rbrace", "lbracket", "rbracket",
+    "newline", "operator", "indent", "star", "asynchronous", "first_line", "empty_lines", "last_line",
+)
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    fields = _CHILD_FIELDS.get(cls)
+    if fields is None:
+        fields = tuple(f.name for f in dataclasses.fields(cls) if not f.name.startswith(_SKIPPED_FIELDS))
+        _CHILD_FIELDS[cls] = fields
+    return fields
+
+
+class _Pass:
+    """One traversal of a module that feeds the context, then each rule's visit_/leave_ methods.
+
+    Iterative (deeply nested code cannot overflow the stack) and blind to whitespace and
+    punctuation nodes, which is most of a libcst tree: far cheaper than `module.visit`.
+    """
 
     def __init__(self, ctx: Context, rules: list[Rule]) -> None:
-        super().__init__()
         self.ctx = ctx
         self.visitors: dict[str, list] = defaultdict(list)
         self.leavers: dict[str, list] = defaultdict(list)
@@ -36,44 +57,60 @@ class _Pass(cst.CSTVisitor):
                 elif attr.startswith("leave_"):
                     self.leavers[attr[6:]].append(getattr(rule, attr))
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        kind = type(node).__name__
-        self.ctx.on_visit(node, kind)
-        for visit in self.visitors.get(kind, ()):
-            visit(node)
-        return True
+    def run(self, module: cst.Module) -> None:
+        ctx_visit, ctx_leave = self.ctx.on_visit, self.ctx.on_leave
+        visitors, leavers = self.visitors, self.leavers
+        node_type = cst.CSTNode
+        stack: list = [(module, False)]
+        while stack:
+            node, leaving = stack.pop()
+            kind = type(node).__name__
+            if leaving:
+                for leave in leavers.get(kind, ()):
+                    leave(node)
+                ctx_leave(node, kind)
+                continue
+            ctx_visit(node, kind)
+            for visit in visitors.get(kind, ()):
+                visit(node)
+            stack.append((node, True))
+            children = []
+            for name in _child_fields(type(node)):
+                value = getattr(node, name)
+                if isinstance(value, node_type):
+                    children.append(value)
+                elif type(value) in (tuple, list):
+                    children.extend(v for v in value if isinstance(v, node_type))
+            stack.extend((child, False) for child in reversed(children))
 
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        kind = type(original_node).__name__
-        for leave in self.leavers.get(kind, ()):
-            leave(original_node)
-        self.ctx.on_leave(original_node, kind)
+
+_MAX_LINE = 10_000  # libcst's parser is quadratic on very long expressions (minified code)
 
 
-def syntax_error(source: Source, unit_index: int, exc: Exception) -> Finding:
-    """TPL000 for a unit that does not parse, at Python's own position and message."""
-    unit = source.units[unit_index]
-    line, col, message = 0, 0, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+def _finding_tpl000(unit, line: int, col: int, message: str) -> Finding:
+    text = unit.line(line)
+    col = min(max(col, 0), len(text))
+    return Finding("TPL000", message, "error", unit.cell, Range(line, col, line, len(text) if col < len(text) else col))
+
+
+def syntax_error(unit) -> Finding | None:
+    """TPL000 when Python's own parser rejects the unit (position and message are Python's),
+    or when it is too unusual to analyze; None when it parses."""
+    if len(unit.code) > _MAX_LINE:
+        for index, line in enumerate(split_lines(unit.code)):
+            if len(line) > _MAX_LINE:
+                return _finding_tpl000(
+                    unit, index, 0, f"Not checked: line of {len(line):,} characters (perf-lint analyzes lines up to {_MAX_LINE:,})"
+                )
     try:
         ast.parse(unit.code)
     except SyntaxError as err:
-        line = max((err.lineno or 1) - 1, 0)
-        col = max((err.offset or 1) - 1, 0)
-        message = err.msg
+        version = "%d.%d" % sys.version_info[:2]
+        line, col = max((err.lineno or 1) - 1, 0), max((err.offset or 1) - 1, 0)
+        return _finding_tpl000(unit, line, col, f"File does not parse (Python {version}), so it was not checked: {err.msg}")
     except (ValueError, RecursionError, MemoryError) as err:
-        message = str(err) or type(err).__name__
-    else:
-        if isinstance(exc, cst.ParserSyntaxError):
-            line, col, message = exc.raw_line - 1, exc.raw_column, exc.message
-    text = unit.line(line)
-    col = min(col, len(text))
-    return Finding(
-        "TPL000",
-        f"File does not parse, so it was not checked: {message}",
-        "error",
-        unit.cell,
-        Range(line, col, line, len(text) if col < len(text) else col),
-    )
+        return _finding_tpl000(unit, 0, 0, f"File does not parse, so it was not checked: {err or type(err).__name__}")
+    return None
 
 
 def parse_unit(code: str) -> cst.Module:
@@ -81,36 +118,57 @@ def parse_unit(code: str) -> cst.Module:
 
 
 def analyze(source: Source, config: Config | None = None) -> list[Finding]:
-    """All findings for a source, sorted, with suppressions applied."""
+    """All findings for a source, sorted, with suppressions applied. Never raises: an
+    internal failure is reported as one TPL000 finding."""
     config = config or Config()
-    if not any(any(t in unit.code for t in _TRIGGERS) for unit in source.units):
-        return []
-    ctx = Context(source.units)
-    rules = [cls(ctx, config.rule_options(cls.code)) for cls in enabled_rules(config, source.path)]
+    try:
+        return _analyze(source, config)
+    except Exception as exc:  # a bug of ours must not cost the user the other files
+        return [
+            Finding(
+                "TPL000",
+                f"perf-lint could not analyze this file (internal error, please report): {type(exc).__name__}: {exc}",
+                "error",
+                source.units[0].cell if source.units else None,
+                Range(0, 0, 0, 0),
+            )
+        ]
+
+
+def _analyze(source: Source, config: Config) -> list[Finding]:
     findings: list[Finding] = []
-    modules: dict[int, cst.Module] = {}
-    visitor = _Pass(ctx, rules)
+    units = []
     for index, unit in enumerate(source.units):
         if not unit.code.strip():
             continue
-        try:
-            module = parse_unit(unit.code)
-        except Exception as exc:  # libcst raises more than ParserSyntaxError on odd input
-            if config.enabled("TPL000", source.path):
-                findings.append(syntax_error(source, index, exc))
-            continue
-        modules[index] = module
-        ctx.unit = index
-        ctx.scope = ctx.module_scope
-        try:
-            module.visit(visitor)
-        except RecursionError:
-            findings.append(syntax_error(source, index, RecursionError("nesting too deep to analyze")))
-            modules.pop(index)
-    for rule in rules:
-        rule.finish()
-    reports = [r for rule in rules for r in rule.reports if r.site.unit in modules or r.range_override]
-    findings.extend(_locate(source, modules, reports))
+        error = syntax_error(unit)
+        if error is None:
+            units.append(index)
+        elif config.enabled("TPL000", source.path):
+            findings.append(error)
+    rules_classes = [
+        cls for cls in enabled_rules(config, source.path)
+        if not cls.triggers or any(t in source.units[i].text for i in units for t in cls.triggers)
+    ]
+    if rules_classes and units:
+        ctx = Context(source.units)
+        rules = [cls(ctx, config.rule_options(cls.code)) for cls in rules_classes]
+        modules: dict[int, cst.Module] = {}
+        visitor = _Pass(ctx, rules)
+        for index in units:
+            try:
+                module = parse_unit(source.units[index].code)
+            except Exception as exc:  # Python accepted it; libcst did not (new syntax, say)
+                findings.append(_finding_tpl000(source.units[index], 0, 0, f"perf-lint's parser cannot read this file: {exc}"))
+                continue
+            modules[index] = module
+            ctx.unit = index
+            ctx.scope = ctx.module_scope
+            visitor.run(module)
+        for rule in rules:
+            rule.finish()
+        reports = [r for rule in rules for r in rule.reports if r.site.unit in modules or r.range_override]
+        findings.extend(_locate(source, modules, reports))
     findings = [f for f in findings if not suppressed(source, f)]
     return sorted(set(findings), key=Finding.sort_key)
 

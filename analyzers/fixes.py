@@ -70,6 +70,30 @@ def _with_texts(source: Source, texts: dict) -> Source:
     return python_source(text, source.path, source.encoding)
 
 
+def _compatible(findings: list[Finding]) -> list[Finding]:
+    """The findings whose fixes can be applied together: no edit overlaps an earlier one's."""
+    taken: list[Edit] = []
+    chosen = []
+    for finding in findings:
+        edits = finding.fix.edits
+        if any(_overlap(a, b) for a in edits for b in taken):
+            continue
+        chosen.append(finding)
+        taken.extend(edits)
+    return chosen
+
+
+def _overlap(a: Edit, b: Edit) -> bool:
+    if a.cell != b.cell:
+        return False
+    ra, rb = a.range, b.range
+    start_a, end_a = (ra.start_line, ra.start_col), (ra.end_line, ra.end_col)
+    start_b, end_b = (rb.start_line, rb.start_col), (rb.end_line, rb.end_col)
+    if start_a == end_a or start_b == end_b:  # an insertion overlaps only what strictly contains it
+        return start_b < start_a < end_b or start_a < start_b < end_a or (start_a == start_b and a.text == b.text)
+    return start_a < end_b and start_b < end_a
+
+
 def _apply(source: Source, findings: list[Finding]) -> Source:
     by_cell: dict = {}
     for finding in findings:
@@ -105,6 +129,7 @@ def fix_source(source: Source, config: Config | None = None, select=None) -> Fix
         ]
         if not fixable:
             break
+        fixable = _compatible(fixable)
         candidate = _apply(current, fixable)
         if parses(candidate):
             applied.extend(fixable)

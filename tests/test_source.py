@@ -63,8 +63,32 @@ def test_unparseable_cell_does_not_stop_the_others():
     assert found == [("TPL000", 1), ("TPL101", 3)]
 
 
-def test_files_without_torch_are_not_parsed():
-    assert analyze(python_source("def broken(:\n")) == []
+def test_syntax_errors_are_reported_in_every_file():
+    (finding,) = analyze(python_source("def broken(:\n"))
+    assert finding.code == "TPL000"
+
+
+def test_deep_nesting_is_a_clear_tpl000_not_a_crash():
+    (finding,) = analyze(python_source("import torch\nx = " + "(" * 1000 + ")" * 1000 + "\n"))
+    assert finding.code == "TPL000" and "nested" in finding.message
+
+
+def test_huge_line_is_skipped_with_a_clear_tpl000():
+    (finding,) = analyze(python_source("import torch\nx = " + " + ".join(["1"] * 20000) + "\n"))
+    assert finding.code == "TPL000" and "line of" in finding.message
+
+
+def test_files_without_rule_triggers_are_not_parsed_by_libcst():
+    # valid Python that libcst never sees: no finding, no TPL000
+    assert analyze(python_source("import torch\nx = torch.ones(3)\n")) == []
+
+
+def test_fix_applied_counts_each_finding_once():
+    text = LOADER + "import torch\nloader = DataLoader(ds)\nfor x, y in loader:\n    x = x.cuda(non_blocking=True)\n"
+    result = fix_source(python_source(text))
+    codes = [f.code for f in result.applied]
+    assert len(codes) == len(set(codes)) and "TPL101" in codes  # TPL102's edit also settles TPL103
+    assert analyze(result.source) == []
 
 
 def test_noqa_forms():

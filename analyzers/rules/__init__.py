@@ -7,6 +7,7 @@ from .benchmarks import AllocationInTimedStatement, TimingWithoutWarmup
 from .compile import CompiledStateDict, CompileInLoop
 from .dataloader import NonBlockingWithoutPinnedMemory, PinnedMemoryMissing, SynchronousDataLoader
 from .debugging import DebugModeLeftOn
+from .devices import CpuTensorMovedEachStep
 from .distributed import CompileBeforeDDP
 from .parallel import DataParallelTraining
 from .profiler_sessions import CompileInProfilerWindow, ProfilerRecordingOptions, ProfileWithoutSchedule
@@ -36,6 +37,7 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             DebugModeLeftOn,
             TimingWithoutWarmup,
             AllocationInTimedStatement,
+            CpuTensorMovedEachStep,
         ),
         key=lambda rule: rule.code,
     )

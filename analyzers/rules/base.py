@@ -95,6 +95,9 @@ class Rule:
     probe: ClassVar[str | None] = None  # what `perf-lint profile` measures for it
     default_enabled: ClassVar[bool] = True
     options: ClassVar[dict[str, object]] = {}
+    # Substrings one of which must occur in the source for the rule to be able to fire;
+    # a source with none of any enabled rule's triggers is not even parsed. Empty: always run.
+    triggers: ClassVar[tuple[str, ...]] = ()
     VALID: ClassVar[tuple[Example, ...]] = ()
     INVALID: ClassVar[tuple[Example, ...]] = ()
 

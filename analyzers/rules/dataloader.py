@@ -202,6 +202,7 @@ class SynchronousDataLoader(_LoaderRule):
     """
 
     code = "TPL101"
+    triggers = ("DataLoader",)
     name = "dataloader-sync-loading"
     summary = "DataLoader loads batches in the training process (num_workers=0)"
     fixable = True
@@ -254,7 +255,13 @@ class SynchronousDataLoader(_LoaderRule):
                 continue
             if self._gpu_tensor_dataset(site) or self._iterable_dataset(site):
                 continue
-            where = "is not set" if value is None else "is 0"
+            passed_expr = self.ctx.call_argument(call, _NUM_WORKERS, "num_workers", site.scope)
+            if value is None:
+                where = "is not set"
+            elif isinstance(passed_expr[0], cst.Integer):
+                where = "is 0"
+            else:
+                where = f"`{cst.Module([]).code_for_node(passed_expr[0])}` resolves to 0"
             fix = None
             passed = keyword(call, "num_workers") or positional(call, _NUM_WORKERS)
             extra = {} if keyword(call, "persistent_workers") else {"persistent_workers": "True"}
@@ -342,6 +349,7 @@ class PinnedMemoryMissing(_LoaderRule):
     """
 
     code = "TPL102"
+    triggers = ("DataLoader",)
     name = "pinned-memory-missing"
     summary = "DataLoader batches go to the GPU from pageable memory (no pin_memory=True)"
     fixable = True
@@ -434,6 +442,7 @@ class NonBlockingWithoutPinnedMemory(_LoaderRule):
     """
 
     code = "TPL103"
+    triggers = ("DataLoader",)
     name = "non-blocking-without-pinned-memory"
     summary = "non_blocking=True copy of batches from a DataLoader that does not pin memory"
     fixable = True

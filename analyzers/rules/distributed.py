@@ -41,6 +41,7 @@ class CompileBeforeDDP(Rule):
     """
 
     code = "TPL301"
+    triggers = ("DistributedDataParallel",)
     name = "compile-before-ddp"
     summary = "torch.compile applied before DistributedDataParallel wraps the model"
     fixable = True

@@ -41,6 +41,7 @@ class CudnnBenchmarkUnderProfiler(Rule):
     """
 
     code = "TPL401"
+    triggers = ("cudnn",)
     name = "cudnn-benchmark-under-profiler"
     summary = "cudnn.benchmark = True in code that profiles: profiles are not reproducible"
     fixable = True

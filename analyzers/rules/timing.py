@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import Context, Scope, Site, call_name
+from ..context import Context, Scope, Site, call_name, dotted
 from ..findings import Edit, Range
 from .base import Example, FixPlan, InsertLineBefore, Rule
 
@@ -13,21 +13,20 @@ CLOCKS = {
     "time.monotonic_ns", "timeit.default_timer",
 }
 TIMING_MAGICS = {"time", "timeit"}
-_NOT_WORK = (
-    "torch.cuda.synchronize", "torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.Event",
-    "torch.cuda.current_device", "torch.cuda.set_device", "torch.cuda.get_device_name", "torch.cuda.memory",
-    "torch.cuda.max_memory", "torch.cuda.reset", "torch.cuda.empty_cache", "torch.cuda.manual_seed",
-    "torch.cuda.current_stream", "torch.cuda.stream", "torch.cuda.Stream", "torch.cuda.nvtx",
-    "torch.device", "torch.manual_seed", "torch.no_grad", "torch.inference_mode", "torch.enable_grad",
-    "torch.set_grad_enabled", "torch.set_num_threads", "torch.backends", "torch.profiler", "torch.autograd.profiler",
-    "torch.save", "torch.load", "torch.is_tensor", "torch.get_", "torch.set_", "torch.compile", "torch.jit",
-    "torch.float", "torch.dtype", "torch.finfo", "torch.iinfo", "torch.Size", "torch.utils", "torch.distributed.get",
-    "torch.distributed.is_", "torch.nn.parallel", "torch.optim", "torch.amp.GradScaler", "torch.cuda.amp.GradScaler",
-)
-_TENSOR_WORK_METHODS = {
-    "backward", "step", "mm", "matmul", "bmm", "cuda", "to", "forward", "conv2d", "softmax", "sum", "mean",
-    "copy_", "add_", "mul_", "addmm", "all_reduce",
+# Namespaces whose public functions run tensor ops (and so queue CUDA kernels on CUDA tensors).
+_WORK_NAMESPACES = ("torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special")
+_NOT_WORK = {
+    "device", "manual_seed", "no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "save", "load",
+    "is_tensor", "compile", "dtype", "finfo", "iinfo", "Size", "is_grad_enabled", "set_num_threads",
+    "get_num_threads", "use_deterministic_algorithms", "set_default_dtype", "get_default_dtype", "set_printoptions",
+    "set_float32_matmul_precision", "seed", "initial_seed", "is_floating_point", "numel", "typename",
 }
+_COLLECTIVES = {
+    "torch.distributed.all_reduce", "torch.distributed.all_gather", "torch.distributed.broadcast",
+    "torch.distributed.reduce_scatter", "torch.distributed.all_to_all", "torch.distributed.reduce",
+    "torch.distributed.all_gather_into_tensor", "torch.distributed.reduce_scatter_tensor",
+}
+_TENSOR_WORK_METHODS = {"backward", "cuda", "mm", "matmul", "bmm", "addmm", "forward", "all_reduce"}
 _SYNC_METHODS = {"synchronize", "item", "cpu", "tolist", "numpy", "elapsed_time"}
 _MODEL_NAMES = ("model", "net", "module", "encoder", "decoder")
 
@@ -69,7 +68,7 @@ class CudaWork:
         if qualified == "torch.cuda.synchronize":
             return True
         name = call_name(call)
-        if isinstance(call.func, cst.Attribute) and name in _SYNC_METHODS:
+        if name == "synchronize" or (isinstance(call.func, cst.Attribute) and name in _SYNC_METHODS):
             return True
         if isinstance(call.func, cst.Name) and name in ("print", "float") and call.args:
             return any(isinstance(a.value, (cst.Name, cst.Attribute, cst.Subscript)) for a in call.args)
@@ -78,9 +77,15 @@ class CudaWork:
     def is_work(self, call: cst.Call, scope: Scope, depth: int = 0) -> bool:
         qualified = self.ctx.qualname(call.func)
         if qualified is not None:
-            return qualified.startswith("torch.") and not qualified.startswith(_NOT_WORK)
+            namespace, _, name = qualified.rpartition(".")
+            if qualified in _COLLECTIVES:
+                return True
+            return namespace in _WORK_NAMESPACES and not name.startswith("_") and name not in _NOT_WORK
         name = call_name(call)
         if isinstance(call.func, cst.Attribute):
+            if name == "step":  # optimizer.step() launches kernels; prof.step(), scheduler.step() do not
+                receiver = (dotted(call.func.value) or "").rsplit(".", 1)[-1].lower()
+                return "opt" in receiver
             return name in _TENSOR_WORK_METHODS
         if not isinstance(call.func, cst.Name):
             return False
@@ -92,7 +97,7 @@ class CudaWork:
                 return True
         if any(part in name.lower() for part in _MODEL_NAMES):
             return True
-        return depth < 2 and self._function_does_work(name, depth)
+        return depth < 1 and self._function_does_work(name, depth)
 
     def _function_does_work(self, name: str, depth: int) -> bool:
         if name not in self._function_work:
@@ -156,6 +161,7 @@ class UnsynchronizedTiming(Rule):
     """
 
     code = "TPL201"
+    triggers = ("perf_counter", "time(", "monotonic", "default_timer", "time_ns")
     name = "unsynchronized-timing"
     summary = "Wall-clock interval around CUDA work without torch.cuda.synchronize()"
     fixable = True
@@ -325,6 +331,7 @@ class TimingMagicWithoutSync(Rule):
     """
 
     code = "TPL202"
+    triggers = ("%time",)
     name = "timing-magic-without-sync"
     summary = "%%time/%timeit over CUDA work without synchronize, or a misplaced cell magic"
     fixable = True
