@@ -680,3 +680,180 @@ TPL205 = {
 @pytest.mark.parametrize("name", TPL205)
 def test_tpl205(name):
     check(TPL205, name, "TPL205")
+
+
+# -- TPL501 CPU tensors moved every step ---------------------------------------------------------------
+TPL501 = {
+    "positions in forward through unsqueeze": ("""
+        import torch
+        from torch import nn
+        class GPT(nn.Module):
+            def forward(self, idx):
+                b, t = idx.size()
+                pos = torch.arange(0, t, dtype=torch.long).unsqueeze(0).to(idx.device)
+                return self.wte(idx) + self.wpe(pos)
+    """, 1),
+    "class weights tensor in the loop": ("""
+        import torch
+        import torch.nn.functional as F
+        device = torch.device("cuda")
+        for x, y in loader:
+            w = torch.tensor([1.0, 5.0]).to(device)
+            loss = F.cross_entropy(model(x.to(device)), y.to(device), weight=w)
+    """, 1),
+    "numpy data is not a factory": ("""
+        import torch
+        for arr in arrays:
+            x = torch.from_numpy(arr).cuda()
+    """, 0),
+    "buffer made once in __init__": ("""
+        import torch
+        from torch import nn
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("mask", torch.ones(8, 8).cuda())
+    """, 0),
+    "cast to another tensor's type": ("""
+        import torch
+        for x in loader:
+            y = torch.zeros(4, 4).to(x)
+    """, 0),
+    "cpu only device variable": ("""
+        import torch
+        device = "cpu"
+        for x in loader:
+            y = torch.zeros(4, 4).to(device)
+    """, 0),
+}
+
+
+@pytest.mark.parametrize("name", TPL501)
+def test_tpl501(name):
+    check(TPL501, name, "TPL501")
+
+
+def test_tpl501_fix_moves_device_into_the_factory_below_the_chain():
+    out = fixed(TPL501["positions in forward through unsqueeze"][0], "TPL501")
+    assert "pos = torch.arange(0, t, dtype=torch.long, device=idx.device).unsqueeze(0)\n" in out
+
+
+# -- TPL502 evaluation with gradients / TPL503 zeroed gradients ------------------------------------------
+TPL502 = {
+    "hugging face evaluate": ("""
+        import torch
+        def evaluate(model, eval_dataloader, metric):
+            model.eval()
+            for batch in eval_dataloader:
+                outputs = model(**batch)
+                metric.add_batch(predictions=outputs.logits.argmax(-1), references=batch["labels"])
+            return metric.compute()
+    """, 1),
+    "decorator without parentheses": ("""
+        import torch
+        @torch.no_grad
+        def validate(model, loader):
+            model.eval()
+            for x, y in loader:
+                model(x)
+    """, 0),
+    "set_grad_enabled(False) first": ("""
+        import torch
+        torch.set_grad_enabled(False)
+        model.eval()
+        for x in loader:
+            model(x)
+    """, 0),
+    "back to train before the loop": ("""
+        import torch
+        model.eval()
+        evaluate_once(model)
+        model.train()
+        for x in loader:
+            model(x).sum().backward()
+    """, 0),
+    "generation only": ("""
+        import torch
+        def predict(model, prompts):
+            model.eval()
+            for p in prompts:
+                out = model.generate(**p, max_new_tokens=20)
+    """, 0),
+    "saliency maps need gradients": ("""
+        import torch
+        def evaluate_saliency(model, loader):
+            model.eval()
+            for x, y in loader:
+                x.requires_grad_()
+                score = model(x)[0, y]
+                grads = torch.autograd.grad(score, x)
+    """, 0),
+    "inference mode with": ("""
+        import torch
+        def run_inference(net, loader):
+            net.eval()
+            with torch.inference_mode():
+                for x in loader:
+                    net(x)
+    """, 0),
+}
+
+
+@pytest.mark.parametrize("name", TPL502)
+def test_tpl502(name):
+    check(TPL502, name, "TPL502")
+
+
+TPL503 = {
+    "positional set_to_none": ("""
+        import torch
+        model.zero_grad(False)
+    """, 1),
+    "dp-sgd adds noise in place": ("""
+        import torch
+        optimizer.zero_grad(set_to_none=False)
+        loss.backward()
+        for p in model.parameters():
+            p.grad += torch.randn_like(p.grad) * sigma
+    """, 0),
+    "gradient masking by subscript": ("""
+        import torch
+        for p in model.parameters():
+            p.grad.zero_()
+        loss.backward()
+        for p, m in zip(model.parameters(), masks):
+            p.grad[m] = 0
+    """, 0),
+    "unknown flag": ("""
+        import torch
+        optimizer.zero_grad(set_to_none=args.set_to_none)
+    """, 0),
+}
+
+
+@pytest.mark.parametrize("name", TPL503)
+def test_tpl503(name):
+    check(TPL503, name, "TPL503")
+
+
+# -- TPL901 misplaced cell magics ------------------------------------------------------------------------
+def test_tpl901_cell_magic_after_a_line_magic():
+    assert notebook("import torch", "%matplotlib inline\n%%capture\nplot()", rule="TPL901") == [("TPL901", 1, 1)]
+
+
+def test_tpl901_is_quiet_for_top_and_stacked_magics_and_for_timing_magics():
+    assert notebook(
+        "import torch",
+        "%%capture out\n%%prun\ntrain()",
+        "\n\n%%html\n<b>%%capture</b>",
+        "x = 1\n%%time\ny = 2",
+        rule="TPL901",
+    ) == []
+
+
+def test_tpl901_not_reported_in_python_files():
+    assert count("""
+        import torch
+        x = 1
+        # %%capture
+    """, "TPL901") == 0

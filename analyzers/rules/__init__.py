@@ -9,6 +9,8 @@ from .dataloader import NonBlockingWithoutPinnedMemory, PinnedMemoryMissing, Syn
 from .debugging import DebugModeLeftOn
 from .devices import CpuTensorMovedEachStep
 from .distributed import CompileBeforeDDP
+from .gradients import EvaluationWithGradients, GradientsZeroedInPlace
+from .notebook import MisplacedCellMagic
 from .parallel import DataParallelTraining
 from .profiler_sessions import CompileInProfilerWindow, ProfilerRecordingOptions, ProfileWithoutSchedule
 from .profiling import CudnnBenchmarkUnderProfiler
@@ -38,6 +40,9 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             TimingWithoutWarmup,
             AllocationInTimedStatement,
             CpuTensorMovedEachStep,
+            EvaluationWithGradients,
+            GradientsZeroedInPlace,
+            MisplacedCellMagic,
         ),
         key=lambda rule: rule.code,
     )

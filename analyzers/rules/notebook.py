@@ -1,0 +1,88 @@
+"""TPL901: notebook cells that IPython refuses to run."""
+
+from __future__ import annotations
+
+from ..context import Site
+from ..findings import Range
+from .base import Example, Rule
+from .timing import TIMING_MAGICS
+
+_RUNS_CELL = {"capture", "time", "timeit", "prun"}  # cell magics that run their body as a cell
+
+
+class MisplacedCellMagic(Rule):
+    """
+    ## What it does
+    In notebooks, finds a cell magic (`%%capture`, `%%writefile`, `%%bash`, `%%prun`, ...)
+    that is not at the top of its cell: below code, a comment, or a line magic. Stacked
+    cell magics at the top (`%%capture` then `%%time`) are fine, and so is `%%` text in the
+    body of `%%writefile` or `%%bash`. `%%time` and `%%timeit` are TPL202's.
+
+    ## Why is this bad?
+    IPython only treats `%%` as a cell magic on the cell's first line. Anywhere else it
+    is read as a line magic named `%capture`, which does not exist: the cell fails with
+    `UsageError` and none of it runs, so a "Run all" stops there. Even the lines above
+    the magic are skipped.
+
+    ## Example
+    ```python
+    import subprocess
+    %%capture
+    !pip install timm
+    ```
+
+    ## Fix
+    Put the cell magic on the first line of its own cell:
+    ```python
+    %%capture
+    !pip install timm
+    ```
+    """
+
+    code = "TPL901"
+    name = "misplaced-cell-magic"
+    summary = "Cell magic (%%capture, %%writefile, ...) not on its cell's first line: the cell does not run"
+    severity = "error"
+    VALID = (
+        Example(("import torch", "%%capture\n!pip install timm")),
+        Example(("import torch", "%%capture\n%%time\nx = torch.ones(3)")),
+        Example(("import torch", "\n%%writefile train.py\nimport torch")),
+        Example(("import torch", "%%writefile notes.md\nUse\n%%capture\nto hide output")),
+    )
+    INVALID = (
+        Example(("import torch", "x = torch.ones(3)\n%%capture\nprint(x)")),
+        Example(("import torch", "# install\n%%bash\npip install timm")),
+        Example(("import torch", "%%capture\nimport timm\n%%writefile out.txt\nx")),
+    )
+
+    def finish(self) -> None:
+        for index, unit in enumerate(self.ctx.units):
+            first = unit.cell_magic
+            if first is not None and first.name not in _RUNS_CELL:
+                continue  # the rest of the cell is the magic's text (a file, a script), not IPython input
+            honoured = _leading_cell_magics(unit)
+            for magic in unit.magics:
+                if not magic.is_cell_magic or magic.line in honoured or magic.name in TIMING_MAGICS:
+                    continue
+                self.report(
+                    Site(None, index, self.ctx.module_scope),
+                    f"%%{magic.name} is not on the first line of its cell, so IPython reads it as an unknown line "
+                    "magic and refuses the whole cell (UsageError): nothing in it runs. Move it to the first line "
+                    "of its own cell.",
+                    at=(index, Range(magic.line, 0, magic.line, len(magic.text))),
+                )
+
+
+def _leading_cell_magics(unit) -> set[int]:
+    """Lines of the cell magics IPython honours: the first line's, and the ones stacked
+    right under it (each runs the rest of the cell as a new cell)."""
+    first = unit.cell_magic
+    if first is None:
+        return set()
+    lines = {first.line}
+    by_line = {magic.line: magic for magic in unit.magics}
+    line = first.line + 1
+    while line in by_line and by_line[line].is_cell_magic:
+        lines.add(line)
+        line += 1
+    return lines
