@@ -5,7 +5,8 @@
 // Steps: package the .vsix, install it, open examples/train.py and see perf-lint's diagnostics
 // in the Problems panel, apply a quick fix and compare the text with the engine's own fix,
 // open examples/timing.ipynb and see a cell diagnostic, profile a `# %%` cell and see the report
-// (skipped, with a message, where the profiler is not importable).
+// (skipped, with a message, where the profiler is not importable), then switch to an
+// interpreter without perf-lint and see the server restart into the install hint.
 // Screenshots and logs go to test-artifacts/. Exit code 0: every step passed; 77: setup.sh
 // found that this machine cannot run it.
 
@@ -168,6 +169,13 @@ async function waitForProblems(page, codes, timeoutMs = 60_000) {
   throw new Error(`Problems panel never showed ${codes.join(", ")}; it showed:\n  ${rows.join("\n  ") || "(nothing)"}`);
 }
 
+/** Fails on an error notification (the server's, the client library's, the extension's) not expected. */
+async function noErrorToasts(page, expected = "\u0000") {
+  const errors = page.locator(".notifications-toasts .notification-list-item", { has: page.locator(".codicon-error") });
+  const texts = (await errors.allInnerTexts()).map((text) => text.replace(/\s+/g, " ")).filter((text) => !text.includes(expected));
+  if (texts.length > 0) throw new Error(`error notifications: ${JSON.stringify(texts)}`);
+}
+
 async function statusText(page) {
   const item = page.locator(".statusbar-item", { hasText: "perf-lint" }).first();
   return (await item.count()) ? (await item.innerText()).replace(/\s+/g, " ").trim() : "";
@@ -274,6 +282,7 @@ async function main() {
       await openFile(page, "train.py");
       await goTo(page, lineOf(path.join(ws, "train.py"), "loader = DataLoader(") + 1, 1);
       await page.locator(".monaco-editor .squiggly-warning").first().waitFor({ timeout: 30_000 });
+      await noErrorToasts(page);
       await shoot(page, "1-train-problems");
       return `${rows.length} rows, e.g. ${rows.find((row) => row.includes("TPL101"))}`;
     });
@@ -286,6 +295,7 @@ async function main() {
       await page.keyboard.press("Control+.");
       const action = page.locator(".action-widget .monaco-list-row", { hasText: facts.title }).first();
       await action.waitFor({ state: "visible", timeout: 30_000 });
+      await noErrorToasts(page);
       await shoot(page, "2-quick-fix");
       await action.click();
       await page.locator(".markers-panel .monaco-list-row", { hasText: "TPL102" }).first().waitFor({ state: "detached", timeout: 30_000 });
@@ -309,6 +319,7 @@ async function main() {
       await command(page, "Problems: Focus on Problems View");
       const rows = await waitForProblems(page, ["TPL202"]);
       await page.locator(".notebook-editor .squiggly-warning, .notebook-editor .squiggly-error").first().waitFor({ timeout: 30_000 });
+      await noErrorToasts(page);
       await shoot(page, "3-notebook-problems");
       return rows.find((row) => row.includes("TPL202"));
     });
@@ -342,8 +353,28 @@ async function main() {
       deadline = Date.now() + 30_000;
       while (!heading.includes(verdict) && Date.now() < deadline) heading = await previewHeading(page);
       if (!heading.includes(verdict)) throw new Error(`the Markdown preview does not show the report (heading '${heading}')`);
+      await noErrorToasts(page);
       await shoot(page, "5-profile-report");
       return `status bar '${status}'; preview '${heading}'; ${path.relative(ws, report)}`;
+    });
+
+    await step("an interpreter without perf-lint: restart and the install command", async () => {
+      const venv = path.join(root, "bare-venv");
+      execFileSync("python3", ["-m", "venv", "--without-pip", venv]);
+      const bare = path.join(venv, "bin", "python");
+      const settings = path.join(ws, ".vscode", "settings.json");
+      fs.writeFileSync(settings, JSON.stringify({ ...JSON.parse(fs.readFileSync(settings, "utf8")), "perfLint.interpreter": bare }, null, 2));
+      const hint = `${bare} -m pip install perf-lint`;
+      const toast = page.locator(".notifications-toasts .notification-list-item", { hasText: hint }).first();
+      await toast.waitFor({ state: "visible", timeout: 60_000 });
+      if ((await toast.locator(".codicon-error").count()) !== 1) throw new Error("the install hint is not an error notification");
+      const actions = await toast.locator(".monaco-button").allInnerTexts();
+      if (!actions.some((a) => a.includes("Install in Terminal"))) throw new Error(`the notification offers ${JSON.stringify(actions)}`);
+      const label = await page.locator(".statusbar-item", { hasText: "perf-lint" }).first().getAttribute("aria-label");
+      if (!label?.includes("error")) throw new Error(`the status bar item says '${label}', not an error`);
+      await noErrorToasts(page, hint);
+      await shoot(page, "6-install-hint");
+      return hint;
     });
   } catch {
     if (page) {

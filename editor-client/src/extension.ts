@@ -175,7 +175,14 @@ class Server {
               return item.section === SECTION ? settingsFor(scope) : value;
             });
           },
-          didChangeConfiguration: async () => this.pushSettings(),
+          // The server re-reads its settings through workspace/configuration on this notification.
+          didChangeConfiguration: async () => {
+            try {
+              await client.sendNotification(DidChangeConfigurationNotification.type, { settings: { [SECTION]: settingsFor() } });
+            } catch (error) {
+              if (client === this.client) throw error; // else the change restarts the server: this one is stopping
+            }
+          },
         },
         executeCommand: async (command, args, next) => {
           if (command !== PROFILE_COMMAND) return next(command, args);
@@ -191,13 +198,6 @@ class Server {
       else if (this.stopping) this.status.set("stopped", detail);
     });
     return client;
-  }
-
-  /** Sends the current settings (the server re-reads them through workspace/configuration). */
-  private async pushSettings(): Promise<void> {
-    if (this.client?.isRunning()) {
-      await this.client.sendNotification(DidChangeConfigurationNotification.type, { settings: { [SECTION]: settingsFor() } });
-    }
   }
 
   async stop(): Promise<void> {
