@@ -45,10 +45,13 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     return "".join(out)
 
 
-def parses(source: Source) -> bool:
+def parses(source: Source, before: Source | None = None) -> bool:
+    """Whether every unit parses (with `before`: every unit whose text changed)."""
+    old = {unit.cell: unit.text for unit in before.units} if before is not None else {}
     try:
         for unit in source.units:
-            ast.parse(unit.code)
+            if before is None or old.get(unit.cell) != unit.text:
+                ast.parse(unit.code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
@@ -131,14 +134,14 @@ def fix_source(source: Source, config: Config | None = None, select=None) -> Fix
             break
         fixable = _compatible(fixable)
         candidate = _apply(current, fixable)
-        if parses(candidate):
+        if parses(candidate, current):
             applied.extend(fixable)
             current = candidate
             continue
         progress = False
         for finding in fixable:  # one at a time, keeping those that parse
             single = _apply(current, [finding])
-            if parses(single):
+            if parses(single, current):
                 applied.append(finding)
                 current, progress = single, True
                 break
