@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 from collections import Counter
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from perf_lint import __version__
@@ -21,8 +22,10 @@ from perf_lint.analyzers import (
 from perf_lint.analyzers.config import find_pyproject, tomllib
 
 from . import files, formats
+from .cache import Cache
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+PARALLEL_MIN_FILES = 16  # below twice this, worker start-up costs more than it saves
 
 CHECK_EPILOG = """\
 Locations are `path:line:column` (1-based). In notebooks they are
@@ -150,17 +153,27 @@ def unified_diff(path: str, before, after) -> str:
     return "".join(chunks)
 
 
-def check_file(path: str, config: Config, mode: str) -> Outcome:
-    """Check one file; `mode` is "check", "fix" (write the fixes) or "diff" (show them)."""
+def check_file(path: str, config: Config, mode: str, cache_root: str | None = None) -> Outcome:
+    """Check one file; `mode` is "check", "fix" (write the fixes) or "diff" (show them).
+    With `cache_root`, findings of unchanged files come from the cache (check mode only)."""
     try:
         data = files.read_bytes(path)
-        source = read_source(path, data)
     except OSError as exc:
         return Outcome(error=f"cannot read: {exc.strerror}")
+    store = Cache(cache_root) if cache_root and mode == "check" else None
+    key = store.key(path, data, config) if store else None
+    if store:
+        cached = store.get(key)
+        if cached is not None:
+            return Outcome(cached)
+    try:
+        source = read_source(path, data)
     except SourceError as exc:
         return Outcome(error=str(exc))
     try:
         findings = analyze(source, config)
+        if store:
+            store.put(key, findings)
         fixing = mode != "check" and any(f.fix for f in findings)
         result = fix_source(source, config) if fixing else None
         remaining = analyze(result.source, config) if result and result.changed else None
@@ -182,6 +195,22 @@ def check_file(path: str, config: Config, mode: str) -> Outcome:
     return Outcome(remaining, fixed)
 
 
+def _check_one(item: tuple) -> Outcome:
+    path, config, mode, cache_root = item
+    return check_file(path, config, mode, cache_root)
+
+
+def run_checks(per_file: list[tuple[str, Config]], mode: str, cache_root: str | None, jobs: int | None):
+    """Outcomes in input order; files are checked in parallel processes when there are many."""
+    items = [(path, config, mode, cache_root) for path, config in per_file]
+    jobs = jobs or os.cpu_count() or 1
+    if jobs <= 1 or len(items) < 2 * PARALLEL_MIN_FILES:
+        yield from map(_check_one, items)
+        return
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        yield from pool.map(_check_one, items, chunksize=max(1, min(32, len(items) // (jobs * 8))))
+
+
 def check(args: argparse.Namespace) -> int:
     if args.statistics and args.format in ("sarif", "github"):
         raise UsageError(f"--statistics cannot be combined with --format {args.format}")
@@ -197,8 +226,8 @@ def check(args: argparse.Namespace) -> int:
     items: list[formats.Item] = []
     diffs: list[str] = []
     fixed: Counter = Counter()
-    for path, config in per_file:
-        outcome = check_file(path, config, mode)
+    cache_root = None if args.no_cache else os.getcwd()
+    for path, outcome in zip([p for p, _ in per_file], run_checks(per_file, mode, cache_root, args.jobs)):
         if outcome.error:
             failed.append((path, outcome.error))
             print(f"{path}: error: {outcome.error}", file=sys.stderr)
@@ -286,6 +315,10 @@ def add_check(commands) -> None:
     source.add_argument("--no-config", action="store_true", help="ignore configuration files")
     parser.add_argument("--force-exclude", action="store_true",
                         help="apply `exclude` patterns to paths named on the command line too")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="neither read nor write the findings cache (.perf-lint-cache/ in the current folder)")
+    parser.add_argument("-j", "--jobs", type=int, metavar="N",
+                        help="check files in N processes (default: one per CPU; 1 = serial)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print findings only (no summary)")
     parser.set_defaults(handler=check)
 

@@ -1,0 +1,64 @@
+"""`perf-lint check` gives identical findings with and without the cache, serial and parallel,
+and the cache misses when a file, the configuration or the rule set changes."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def run(cwd, *args) -> list[dict]:
+    done = subprocess.run([sys.executable, "-m", "perf_lint", "check", "--format", "json", *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=300)
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)
+
+
+def make_project(tmp_path: pathlib.Path, copies: int = 20) -> pathlib.Path:
+    for i in range(copies):
+        folder = tmp_path / f"pkg{i}"
+        shutil.copytree(ROOT / "examples", folder)
+        train = folder / "train.py"
+        train.write_text(train.read_text().replace("num_workers=args.workers", f"num_workers={i % 3}"))
+    return tmp_path
+
+
+def test_cache_and_parallelism_do_not_change_findings(tmp_path):
+    project = make_project(tmp_path)
+    reference = run(project, "--no-cache", "--jobs", "1")
+    assert len({item["path"] for item in reference}) >= 40
+    assert not (project / ".perf-lint-cache").exists()
+    assert run(project, "--jobs", "2") == reference  # cold cache, parallel
+    assert (project / ".perf-lint-cache").is_dir()
+    assert run(project, "--jobs", "1") == reference  # warm cache, serial
+    assert run(project, "--jobs", "2") == reference  # warm cache, parallel
+
+
+def test_cache_misses_on_changed_file_config_and_selection(tmp_path):
+    project = make_project(tmp_path, copies=1)
+    def tpl101_in_train(items):
+        return any(item["code"] == "TPL101" and item["path"].endswith("pkg0/train.py") for item in items)
+
+    assert tpl101_in_train(run(project))
+    train = project / "pkg0" / "train.py"
+    train.write_text(train.read_text().replace("num_workers=0", "num_workers=2"))
+    assert not tpl101_in_train(run(project))
+    train.write_text(train.read_text().replace("num_workers=2", "num_workers=0"))
+    (project / "pyproject.toml").write_text('[tool.perf-lint]\nignore = ["TPL101"]\n')
+    assert not any(item["code"] == "TPL101" for item in run(project))
+    (project / "pyproject.toml").write_text('[tool.perf-lint.TPL101]\nnum-workers = 7\n')
+    assert any("num_workers=7" in item["message"] for item in run(project))
+    assert {item["code"] for item in run(project, "--select", "TPL2")} <= {"TPL201", "TPL202", "TPL203", "TPL204", "TPL205"}
+
+
+def test_damaged_cache_entries_are_misses(tmp_path):
+    project = make_project(tmp_path, copies=1)
+    reference = run(project)
+    for entry in (project / ".perf-lint-cache").rglob("*.json"):
+        entry.write_text("{not json")
+    assert run(project) == reference
