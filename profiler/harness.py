@@ -1,0 +1,427 @@
+"""`run_profile`: build variants A and B of the code around a finding, run them in
+children (interleaved A B A B ...), and judge the difference.
+
+The parent (this module) never imports torch nor the user's code: it reads the source,
+picks the target and the measured loop, rewrites each variant with libcst, and hands the
+child (`child.py`, run by path in the chosen interpreter) a JSON job.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Callable
+
+from perf_lint.analyzers import ConfigError, Finding, SourceError, analyze, fixed_text, load_config
+from perf_lint.analyzers import notebook_source, python_source, read_source
+
+from . import aggregate
+from .instrument import clock_names, line_map, mark_magic, rewrite
+from .probes import Probe, probe_for
+from .process import run_child
+from .program import Chunk, Program, Target, TargetError, chunk_of_line, chunks_of, find_target, finding_place, parse
+from .request import ProfileRequest
+from .result import ProfileResult
+
+SETUP_FAILURES = ("source", "config", "request", "no-finding", "interpreter", "no-torch", "output", "internal")
+CONTEXT_CAP = 3  # iterations of a heavy loop outside the measured steps
+_DISTRIBUTED = re.compile(r"DistributedDataParallel|init_process_group|\bDDP\(")
+
+
+class SetupError(Exception):
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass
+class Variant:
+    name: str  # "A" or "B"
+    label: str
+    chunks: list[dict]  # the job's chunks (filename, code, repeat)
+    lines: dict  # filename -> (Chunk, program line -> chunk line of A)
+    sync_clocks: bool = False
+
+
+@dataclass
+class Plan:
+    path: str
+    source: object
+    chunks: list[Chunk]
+    findings: list[Finding]  # measured together
+    skipped: list[Finding]  # at the target, but needing another probe
+    probe: Probe
+    target: Target | None
+    measure_text: str
+    variants: list[Variant]
+    python: str
+    distributed: bool
+    notes: list[str]
+    unmeasurable: str | None = None  # why nothing can run (the verdict's reason)
+
+
+def run_profile(request: ProfileRequest, cancel: threading.Event | None = None,
+                progress: Callable[[str], None] | None = None) -> ProfileResult:
+    """Profile the finding(s) the request points at; never raises for user-code problems."""
+    say = progress or (lambda message: None)
+    result = ProfileResult(path=os.path.abspath(request.path), steps=request.schedule, repeats=request.repeats)
+    try:
+        say("preparing")
+        plan = prepare(request)
+    except SetupError as exc:
+        result.failure, result.error = exc.kind, str(exc)
+        return result
+    except Exception:  # perf-lint's own bug: reported in the result, not raised at the editor
+        result.failure, result.error = "internal", "perf-lint could not prepare the run:\n" + traceback.format_exc()
+        return result
+    result.python = plan.python
+    result.target = plan.target.description
+    result.measure = plan.measure_text
+    result.findings = [finding_dict(f) for f in plan.findings]
+    result.skipped = [finding_dict(f) for f in plan.skipped]
+    result.notes = list(plan.notes)
+    if plan.unmeasurable:
+        aggregate.finish(result, plan, [])
+        return result
+    try:
+        run_dir = make_run_dir(request, plan)
+    except OSError as exc:
+        result.failure, result.error = "output", f"cannot write the traces: {exc}"
+        return result
+    result.trace_dir = run_dir
+    runs = execute(request, plan, run_dir, cancel, say, result)
+    aggregate.finish(result, plan, runs)
+    if result.failure != "cancelled":
+        say("writing the report")
+        result.report_path = aggregate.write_report(result, run_dir)
+    return result
+
+
+# -- preparing ---------------------------------------------------------------------------------------
+def load(request: ProfileRequest):
+    path = os.path.abspath(request.path)
+    try:
+        if request.text is not None:
+            if path.endswith(".ipynb"):
+                return notebook_source(request.text, path)
+            return python_source(request.text, path)
+        if not os.path.isfile(path):
+            raise SetupError("source", f"no such file: {request.path}")
+        return read_source(path)
+    except SourceError as exc:
+        raise SetupError("source", f"cannot read {request.path}: {exc}") from None
+    except OSError as exc:
+        raise SetupError("source", f"cannot read {request.path}: {exc.strerror}") from None
+
+
+def interpreter(request: ProfileRequest) -> str:
+    python = request.python or sys.executable
+    if not (os.path.isfile(python) and os.access(python, os.X_OK)):
+        raise SetupError("interpreter", f"no Python interpreter at {python}")
+    return python
+
+
+def locate(request: ProfileRequest, source, chunks: list[Chunk]) -> tuple[int | None, int | None]:
+    """The request's (chunk, 0-based chunk line), either possibly None."""
+    notebook = source.kind == "notebook"
+    if request.cell is not None:
+        matching = [c for c in chunks if c.cell == request.cell]
+        if not matching:
+            if notebook:
+                cells = ", ".join(str(c.cell) for c in chunks) or "none"
+                raise SetupError("request", f"cell {request.cell} is not a code cell of the notebook (code cells: {cells})")
+            if not source.percent_cells:
+                raise SetupError("request", "the file has no `# %%` cells; give a line instead")
+            raise SetupError("request", f"no `# %%` cell {request.cell} (the file has {len(chunks)})")
+        chunk = matching[0]
+        if request.line is None:
+            return chunk.index, None
+        line = request.line - 1 if notebook else request.line - 1 - chunk.offset
+        if not 0 <= line < len(chunk.code.split("\n")):
+            raise SetupError("request", f"line {request.line} is not in {chunk.label}")
+        return chunk.index, line
+    if request.line is None:
+        return None, None
+    if notebook:
+        raise SetupError("request", "a line of a notebook needs its cell: give the cell index too")
+    try:
+        return chunk_of_line(chunks, request.line - 1)
+    except TargetError as exc:
+        raise SetupError("request", str(exc)) from None
+
+
+def finding_dict(finding: Finding) -> dict:
+    data = finding.to_dict()
+    data["probe"] = finding.probe
+    return data
+
+
+def prepare(request: ProfileRequest) -> Plan:
+    problems = request.problems()
+    if problems:
+        raise SetupError("request", "; ".join(problems))
+    source = load(request)
+    python = interpreter(request)
+    try:
+        config = load_config(os.path.dirname(os.path.abspath(request.path)))
+    except ConfigError as exc:
+        raise SetupError("config", str(exc)) from None
+    findings = analyze(source, config)
+    broken = [f for f in findings if f.code == "TPL000"]
+    if broken:
+        where = "" if broken[0].cell is None else f"cell {broken[0].cell}, "
+        raise SetupError("source", f"{where}line {broken[0].range.start_line + 1}: {broken[0].message}")
+    chunks = chunks_of(source)
+    cells = source.kind == "notebook" or bool(source.percent_cells)
+    parsed = [parse(c.code) for c in chunks]
+    chunk, line = locate(request, source, chunks)
+    selected, places = select(request, source, chunks, parsed, findings, chunk, line, cells)
+    primary = selected[0]
+    probe = probe_for(primary.code, primary.probe)
+    group = [f for f in selected if probe_for(f.code, f.probe) == probe]
+    skipped = [f for f in selected if f not in group]
+    if chunk is None or probe.steps == "in-place":
+        chunk, first, _ = places[id(primary)]
+        line = first if line is None or probe.steps == "in-place" else line
+    magic = timing_magic(chunks[chunk], places[id(primary)][1]) if probe.metric == "interval" else None
+    plan = Plan(os.path.abspath(request.path), source, chunks, group, skipped, probe, None, "", [], python, False, [])
+    if magic is not None and magic.is_cell_magic and magic.line != first_code_line(chunks[chunk]):
+        plan.target = Target("cell", chunk, None, chunk, chunks[chunk].label)
+        plan.unmeasurable = (f"%%{magic.name} is not the first line of {chunks[chunk].label}: IPython refuses the "
+                             "cell, so nothing runs and there is nothing to time")
+        return plan
+    if magic is not None:
+        target = Target("cell", chunk, None, chunk, chunks[chunk].label)
+    else:
+        target = find_target(chunks, parsed, chunk, line, cells)
+    program = Program(chunks, parsed)
+    if probe.steps == "in-place" or magic is not None:
+        measure = program.measure_in_place(target)
+    else:
+        measure = program.measure(target, descend=probe.steps != "epochs")
+    last = max(target.last_chunk, measure.chunk)
+    program = Program(chunks[: last + 1], parsed[: last + 1])
+    build = dict(program=program, measure=measure, clocks=probe.metric == "interval" and magic is None,
+                 magic_line=places[id(primary)][1] if magic is not None else None, cap_inner=probe.steps == "epochs")
+    plan.target, plan.measure_text = target, program.describe(measure)
+    plan.distributed = probe.distributed or any(_DISTRIBUTED.search(c.code) for c in program.chunks)
+    plan.variants.append(build_variant("A", "as written", source, sync=False, **build))
+    fixable = [f for f in group if f.fix is not None]
+    if fixable:
+        titles = "; ".join(dict.fromkeys(f.fix.title for f in fixable))
+        try:
+            plan.variants.append(build_variant("B", f"with the fix ({titles})", fixed_text(source, fixable), sync=False, **build))
+        except Exception as exc:  # a fix that does not fit this code is the finding's result, not a crash
+            plan.notes.append(f"the fix could not be applied for measurement: {exc}")
+    elif probe.synthetic_b == "sync-clocks":
+        plan.variants.append(build_variant("B", "clock read after torch.cuda.synchronize()", source, sync=True, **build))
+    elif probe.metric != "syncs":
+        plan.notes.append(f"{primary.code} has no automatic fix to compare with: only the code as written was measured")
+    return plan
+
+
+def select(request, source, chunks, parsed, findings, chunk, line, cells):
+    """The findings the request points at, and where each is: those on the line (or in the
+    function/loop around it), in the cell (or, for a cell with none, the fixable findings
+    of earlier cells whose effect shows in step times), or in the whole file."""
+    notebook = source.kind == "notebook"
+    rule = request.rule.upper() if request.rule else None
+    candidates = [f for f in findings if rule is None or f.code == rule]
+    places = {id(f): finding_place(f, chunks, notebook) for f in candidates}
+
+    def inside(f: Finding, first: int, last: int) -> bool:
+        c, a, b = places[id(f)]
+        return c == chunk and a <= last and b >= first
+
+    if chunk is None:
+        selected = candidates
+    elif line is None:
+        selected = [f for f in candidates if places[id(f)][0] == chunk]
+        if not selected:  # a cell that runs code set up earlier (its DataLoader, its model...)
+            selected = [f for f in candidates if places[id(f)][0] < chunk and probe_for(f.code, f.probe).metric == "step"
+                        and f.fix is not None]
+    else:
+        selected = [f for f in candidates if inside(f, line, line)]
+        if not selected:
+            span = find_target(chunks, parsed, chunk, line, cells)
+            if span.kind in ("loop", "function"):
+                tree = parsed[chunk]
+                node = tree.loop_at(span.line) if span.kind == "loop" else tree.def_at(span.line)
+                selected = [f for f in candidates if inside(f, tree.start(node), tree.end(node))]
+    if not selected:
+        if chunk is None:
+            where = "the file"
+        elif chunks[chunk].cell is None:
+            where = f"line {request.line}"
+        else:
+            where = chunks[chunk].label + ("" if line is None else f", line {request.line}")
+        raise SetupError("no-finding", f"no {rule + ' ' if rule else ''}finding at {where} of {request.path}")
+    return selected, places
+
+
+def first_code_line(chunk: Chunk) -> int | None:
+    lines = chunk.code.split("\n")
+    return next((i for i, text in enumerate(lines) if text.strip()), None)
+
+
+def timing_magic(chunk: Chunk, line: int):
+    """The %time/%timeit/%%time/%%timeit magic on `line` of a notebook cell, if any."""
+    return next((m for m in chunk.magics if m.line == line and m.name in ("time", "timeit")), None)
+
+
+def build_variant(name: str, label: str, source, *, program: Program, measure, clocks: bool, magic_line: int | None,
+                  cap_inner: bool, sync: bool) -> Variant:
+    """The job chunks of one variant (`source` is the code as written or fixed); lines of
+    the rewritten program map back to the code as written."""
+    chunks_v = chunks_of(source)
+    if len(chunks_v) < len(program.chunks):
+        raise ValueError("the fix changed the cells")
+    trees_v = [parse(c.code) for c in chunks_v[: len(program.chunks)]]
+    names = clock_names(trees_v) if clocks else None
+    jobs, lines = [], {}
+    for index, chunk_a in enumerate(program.chunks):
+        code, tree = chunks_v[index].code, trees_v[index]
+        to_variant = line_map(code, chunk_a.code)  # line as written -> line of this variant
+        here = index == measure.chunk
+        if here and magic_line is not None:
+            code = mark_magic(code, chunks_v[index].magics, to_variant[magic_line])
+            tree, to_variant = parse(code), line_map(code, chunk_a.code)
+        rewritten = rewrite(
+            code, tree,
+            measured_line=to_variant[measure.line] if here and measure.how == "loop" else None,
+            repeated_line=to_variant[measure.line] if here and measure.how == "repeat-function" else None,
+            clocks=names, chunk=index, cap_inner=cap_inner, original=chunk_a.code,
+        )
+        job_name = f"{name}-{chunk_name(chunk_a)}.py"
+        jobs.append({"name": job_name, "code": rewritten.code, "repeat": here and measure.how == "repeat-chunk"})
+        lines[job_name] = (chunk_a, rewritten.lines)
+    return Variant(name, label, jobs, lines, sync)
+
+
+def chunk_name(chunk: Chunk) -> str:
+    return "script" if chunk.cell is None else f"cell{chunk.cell}"
+
+
+def make_run_dir(request: ProfileRequest, plan: Plan) -> str:
+    base = request.out_dir or os.path.join(os.path.dirname(plan.path), ".perf-lint", "traces")
+    stem = re.sub(r"[^\w.-]", "_", os.path.splitext(os.path.basename(plan.path))[0])
+    codes = "-".join(dict.fromkeys(f.code for f in plan.findings))
+    run = f"{time.strftime('%Y%m%d-%H%M%S')}-{stem}-{codes}"
+    path = os.path.join(os.path.abspath(base), run)
+    suffix = 1
+    while os.path.exists(path):
+        suffix += 1
+        path = os.path.join(os.path.abspath(base), f"{run}-{suffix}")
+    os.makedirs(os.path.join(path, "programs"))
+    if request.out_dir is None:
+        ignore = os.path.join(os.path.dirname(os.path.dirname(path)), ".gitignore")
+        if not os.path.exists(ignore):
+            with open(ignore, "w") as handle:
+                handle.write("*\n")
+    return path
+
+
+# -- running ---------------------------------------------------------------------------------------------
+def threads_for(cpus: int) -> int:
+    """Intra-op threads per child: 1 on small machines (DataLoader workers need the cores)."""
+    return max(1, cpus // 4)
+
+
+def execute(request: ProfileRequest, plan: Plan, run_dir: str, cancel, say, result: ProfileResult) -> list[dict]:
+    """The runs, interleaved A B A B ...; stops at the first failure, timeout or cancel."""
+    programs = os.path.join(run_dir, "programs")
+    for variant in plan.variants:
+        for chunk in variant.chunks:
+            chunk["filename"] = os.path.join(programs, chunk.pop("name"))
+            with open(chunk["filename"], "w", encoding="utf-8") as handle:
+                handle.write(chunk["code"])
+        variant.lines = {os.path.join(programs, name): value for name, value in variant.lines.items()}
+    threads = threads_for(os.cpu_count() or 1)
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), PYTHONUNBUFFERED="1")
+    cwd = os.path.dirname(plan.path) if os.path.isdir(os.path.dirname(plan.path)) else os.getcwd()
+    result.machine = {"cpus": os.cpu_count(), "threads": threads, "load_before": list(os.getloadavg())}
+    runs: list[dict] = []
+    order = [(r, v) for r in range(1, request.repeats + 1) for v in plan.variants]
+    for number, (repeat, variant) in enumerate(order, 1):
+        if cancel is not None and cancel.is_set():
+            result.failure, result.error = "cancelled", "cancelled"
+            break
+        worker = f"{variant.name}-{repeat}"
+        say(f"run {number}/{len(order)}: {variant.name} ({variant.label}), repeat {repeat}")
+        job = {
+            "steps": list(request.schedule), "cap": CONTEXT_CAP, "threads": threads, "sync_clocks": variant.sync_clocks,
+            "trace_dir": run_dir, "worker": worker, "result": os.path.join(programs, f"{worker}.result.json"),
+            "file": plan.path if plan.source.kind == "python" else None, "argv": [plan.path],
+            "path0": cwd, "distributed": plan.distributed, "chunks": variant.chunks,
+        }
+        outcome = run_child(plan.python, job, os.path.join(programs, f"{worker}.job.json"),
+                            os.path.join(programs, f"{worker}.log"), cwd, env, request.timeout_s, cancel)
+        run = {"variant": variant.name, "repeat": repeat, "worker": worker, "status": outcome.status,
+               "returncode": outcome.returncode, "pgid": outcome.pgid, "log": os.path.join(programs, f"{worker}.log"),
+               "result": outcome.result or {}}
+        runs.append(run)
+        if outcome.status == "cancelled":
+            result.failure, result.error = "cancelled", "cancelled: the run was stopped"
+            break
+        if outcome.status == "timeout":
+            result.failure = "timeout"
+            result.error = (f"variant {variant.name} ({variant.label}) ran past the {request.timeout_s:g} s timeout and was "
+                            "killed with its whole process group")
+            break
+        if outcome.status == "crashed":
+            result.failure = "crash"
+            result.error = (f"variant {variant.name} ({variant.label}) ended without a result (exit status "
+                            f"{outcome.returncode}{', killed: out of memory?' if outcome.returncode == -9 else ''})"
+                            + (f"\n{outcome.log_tail.strip()}" if outcome.log_tail.strip() else ""))
+            break
+        error = outcome.result.get("error")
+        if error:
+            describe_error(result, plan, variant, error)
+            break
+    result.machine["load_after"] = list(os.getloadavg())
+    return runs
+
+
+def describe_error(result: ProfileResult, plan: Plan, variant: Variant, error: dict) -> None:
+    kind = error.get("kind")
+    if kind == "no-torch":
+        result.failure = "no-torch"
+        result.error = f"torch is not installed in {plan.python} ({error.get('type')}: {error.get('message')})"
+        return
+    if kind == "internal":
+        result.failure, result.error = "internal", "perf-lint's profiling harness failed:\n" + error.get("message", "")
+        return
+    result.failure = "oom" if kind == "oom" else "exception"
+    which = "the code as written" if variant.name == "A" else f"variant {variant.name} ({variant.label})"
+    head = f"out of memory in {which}" if kind == "oom" else f"{which} raised {error.get('type')}"
+    frames, where = map_frames(plan, variant, error.get("frames") or [])
+    result.error_location = where
+    text = ["Traceback (most recent call last):", *frames, f"{error.get('type')}: {error.get('message')}"]
+    result.error = head + (f" at {where['label']}" if where else "") + "\n" + "\n".join(text)
+
+
+def map_frames(plan: Plan, variant: Variant, frames: list) -> tuple[list[str], dict | None]:
+    """Traceback lines with the program's frames mapped to the user's file, cell and line."""
+    out, innermost = [], None
+    for filename, lineno, name in frames:
+        mapped = variant.lines.get(filename)
+        if mapped is None:
+            out.append(f'  File "{filename}", line {lineno}, in {name}')
+            continue
+        chunk, lines = mapped
+        chunk_line = lines[min(max(lineno - 1, 0), len(lines) - 1)]
+        user_line = chunk.user_line(chunk_line)
+        cell = "" if plan.source.kind != "notebook" else f", cell {chunk.cell}"
+        out.append(f'  File "{plan.path}"{cell}, line {user_line}, in {name}')
+        code = chunk.code.split("\n")[chunk_line].strip() if chunk_line < len(chunk.code.split("\n")) else ""
+        if code:
+            out.append(f"    {code}")
+        label = (f"cell {chunk.cell}, line {user_line}" if plan.source.kind == "notebook" else f"line {user_line}")
+        innermost = {"path": plan.path, "cell": chunk.cell if plan.source.kind == "notebook" else None,
+                     "line": user_line, "label": label}
+    return out, innermost

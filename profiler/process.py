@@ -1,0 +1,79 @@
+"""Starting and stopping the child: its own session, killed with its whole process group."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+
+CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child.py")
+_POLL_S = 0.05
+
+
+@dataclass
+class Outcome:
+    status: str  # "done", "timeout", "cancelled", "crashed"
+    result: dict | None  # the child's JSON result
+    returncode: int | None
+    log_tail: str
+    pgid: int
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL every process of the group (the child and any DataLoader worker it left)."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def tail(path: str, limit: int = 4000) -> str:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(handle.tell() - limit, 0))
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def run_child(python: str, job: dict, job_path: str, log_path: str, cwd: str, env: dict, timeout_s: float,
+              cancel: threading.Event | None) -> Outcome:
+    """Run `python child.py job.json` until it exits, `timeout_s` passes or `cancel` is set."""
+    with open(job_path, "w") as handle:
+        json.dump(job, handle)
+    if os.path.exists(job["result"]):
+        os.remove(job["result"])
+    deadline = time.monotonic() + timeout_s
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([python, CHILD, job_path], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    status = "done"
+    try:
+        while True:
+            try:
+                proc.wait(timeout=_POLL_S)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if cancel is not None and cancel.is_set():
+                status = "cancelled"
+                break
+            if time.monotonic() > deadline:
+                status = "timeout"
+                break
+    finally:
+        kill_group(proc.pid)
+        proc.wait()
+    result = None
+    if status == "done":
+        try:
+            with open(job["result"]) as handle:
+                result = json.load(handle)
+        except (OSError, ValueError):
+            status = "crashed"
+    return Outcome(status, result, proc.returncode, tail(log_path), proc.pid)

@@ -1,0 +1,188 @@
+"""A profile result as text, Markdown (with a table) and an SVG bar chart (no dependencies)."""
+
+from __future__ import annotations
+
+import os
+from xml.sax.saxutils import escape as xml
+
+CPU_GAP_TITLE = "What a CPU run cannot show"
+
+
+def escape(text: str) -> str:
+    """Text safe inside Markdown (tables included): no HTML, no cell breaks."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace("|", "\\|")
+
+
+def _ms(value) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3g} ms" if value < 100 else f"{value:.0f} ms"
+
+
+def _rows(result) -> list[tuple[str, list[str]]]:
+    """(label, one cell per variant) for every measurement some variant has."""
+    names = list(result.variants)
+    get = lambda key: [result.variants[n].get(key) for n in names]  # noqa: E731
+    rows = []
+    steps = get("step_ms")
+    step_label = "step time (CUDA events)" if result.on_gpu else "step time"
+    rows.append((f"{step_label}, median", [_ms(s and s["median"]) for s in steps]))
+    rows.append(("  quartiles", [f"{s['q1']:.3g}-{s['q3']:.3g} ms" if s else "-" for s in steps]))
+    rows.append(("  min-max", [f"{s['min']:.3g}-{s['max']:.3g} ms" if s else "-" for s in steps]))
+    rows.append(("  steps (n)", [str(s["n"]) if s else "0" for s in steps]))
+    rows.append(("  run medians", [", ".join(f"{x:.3g}" for x in m) or "-" for m in get("run_medians_ms")]))
+    if any(get("host_step_ms")):
+        rows.append(("host step time, median", [_ms(s and s["median"]) for s in get("host_step_ms")]))
+    if any(get("interval_ms")):
+        rows.append(("timed interval, median", [_ms(s and s["median"]) for s in get("interval_ms")]))
+        rows.append(("  quartiles", [f"{s['q1']:.3g}-{s['q3']:.3g} ms" if s else "-" for s in get("interval_ms")]))
+    if any(get("interval_event_ms")):
+        rows.append(("timed interval, CUDA events", [_ms(s and s["median"]) for s in get("interval_event_ms")]))
+    share = get("dataloader_share")
+    if any(v is not None for v in share):
+        rows.append(("DataLoader wait share", ["-" if v is None else f"{v:.0%}" for v in share]))
+    syncs = get("syncs_per_step")
+    if any(v is not None for v in syncs):
+        rows.append(("host-device syncs per step", ["-" if v is None else f"{v:.3g}" for v in syncs]))
+    for key, label in (("kernel_ms_per_step", "GPU kernel time per step"), ("memcpy_ms_per_step", "memcpy time per step")):
+        if any(v is not None for v in get(key)):
+            rows.append((label, [_ms(v) for v in get(key)]))
+    if any(v is not None for v in get("pageable_copies_per_step")):
+        rows.append(("pageable copies per step", ["-" if v is None else f"{v:.3g}" for v in get("pageable_copies_per_step")]))
+    if any(v is not None for v in get("kernel_sets")):
+        rows.append(("distinct kernel sets over runs", [str(v) for v in get("kernel_sets")]))
+    memory = get("peak_memory_mb")
+    if any(memory):
+        kind = result.variants[names[0]]["memory_kind"]
+        rows.append((f"peak memory ({kind})", ["-" if not v else f"{v:.0f} MB" for v in memory]))
+    compiled = get("compile")
+    if any(c and (c["graphs"] or c["frames"]) for c in compiled):
+        rows.append(("compile: graphs / breaks / recompiles",
+                     [f"{c['graphs']} / {c['graph_breaks']} / {c['recompiles']}" if c else "-" for c in compiled]))
+    return rows
+
+
+def _context_lines(result) -> list[tuple[str, str]]:
+    machine = result.machine or {}
+    load = ""
+    if machine.get("load_before"):
+        before, after = machine["load_before"][0], (machine.get("load_after") or [None])[0]
+        load = f", load {before:.2f}" + (f" -> {after:.2f}" if after is not None else "")
+    lines = [("file", result.path)]
+    if result.target:
+        lines.append(("target", result.target))
+    if result.measure:
+        lines.append(("steps", result.measure))
+    if result.device:
+        threads, cpus = machine.get("threads", "?"), machine.get("cpus", "?")
+        lines.append(("device", f"{result.device} ({threads} thread(s), {cpus} CPUs{load})"))
+    if result.steps and result.runs:
+        wait, warmup, active = result.steps
+        lines.append(("schedule", f"wait {wait}, warm-up {warmup}, active {active}; {result.repeats} repeat(s) per "
+                                  "variant, interleaved A B A B"))
+    return lines
+
+
+def text(result) -> str:
+    out = [f"perf-lint profile: {result.summary()}"]
+    out += [f"  {name:<9}{value}" for name, value in _context_lines(result)]
+    if result.variants:
+        out.append("")
+        names = list(result.variants)
+        for name in names:
+            out.append(f"  {name}: {result.variants[name]['label']}")
+        rows = _rows(result)
+        width = max(len(label) for label, _ in rows) + 2
+        out.append("  " + " " * width + "".join(f"{n:<18}" for n in names))
+        for label, cells in rows:
+            out.append("  " + f"{label:<{width}}" + "".join(f"{c:<18}" for c in cells))
+    if result.verdicts:
+        out.append("")
+        for v in result.verdicts:
+            out.append(f"  {v['summary']}")
+            if v["reason"]:
+                out.append(f"      {v['reason']}")
+    if result.skipped:
+        out.append("")
+        out.append("  not measured in this run (profile them with --rule): "
+                   + ", ".join(f"{f['code']} line {f['line']}" for f in result.skipped))
+    if result.notes:
+        out.append("")
+        out += [f"  note: {n}" for n in result.notes]
+    if result.error and (result.failure not in (None,) or not result.verdicts):
+        out.append("")
+        out += ["  " + line for line in result.error.splitlines()]
+    if result.report_path:
+        out.append("")
+        out.append(f"  report: {result.report_path}")
+    if result.trace_dir:
+        out.append(f"  traces: {result.trace_dir}")
+    return "\n".join(out) + "\n"
+
+
+def markdown(result, svg_file: str | None = None) -> str:
+    from .result import CPU_LIMITS
+
+    out = [f"# perf-lint profile: {escape(result.summary())}", ""]
+    out += [f"- **{name}**: {'`' + value + '`' if name == 'file' else escape(str(value))}" for name, value in _context_lines(result)]
+    if result.variants:
+        names = list(result.variants)
+        out += ["", "| | " + " | ".join(f"{n}: {escape(result.variants[n]['label'])}" for n in names) + " |",
+                "|---|" + "---|" * len(names)]
+        for label, cells in _rows(result):
+            out.append(f"| {label.strip()} | " + " | ".join(cells) + " |")
+        if svg_file:
+            out += ["", f"![A vs B]({svg_file})"]
+    if result.verdicts:
+        out += ["", "## Verdicts", ""]
+        for v in result.verdicts:
+            ratio = "" if v["ratio"] is None else f" (ratio {v['ratio']:.3g})"
+            out.append(f"- **{v['code']} {v['verdict']}**{ratio}: {escape(v['reason'])}")
+    if result.skipped:
+        out += ["", "Not measured in this run: " + ", ".join(f"{f['code']} (line {f['line']})" for f in result.skipped)]
+    if result.device and not result.on_gpu:
+        out += ["", f"## {CPU_GAP_TITLE}", "", "This run had no GPU, so it cannot show:", ""]
+        out += [f"- {item}" for item in CPU_LIMITS]
+    if result.notes:
+        out += ["", "## Notes", ""] + [f"- {escape(n)}" for n in result.notes]
+    if result.error:
+        out += ["", "## Error", "", "```text", result.error, "```"]
+    traces = [t for run in result.runs for t in run.get("traces", [])]
+    if traces:
+        logdir = os.path.dirname(result.trace_dir) if result.trace_dir else ""
+        out += ["", "## Traces", "",
+                f"TensorBoard (torch-tb-profiler): `tensorboard --logdir {logdir}`; Perfetto: open a file below in "
+                "https://ui.perfetto.dev (Chrome trace JSON).", ""]
+        out += [f"- `{os.path.basename(t)}`" for t in traces]
+    return "\n".join(out) + "\n"
+
+
+def svg(result) -> str | None:
+    """Horizontal bars of each variant's median (step time, or the timed interval), with
+    the quartiles as a whisker and each run's median as a dot."""
+    key = "interval_ms" if any(v.get("interval_ms") for v in result.variants.values()) else "step_ms"
+    bars = [(name, v[key], v["run_medians_ms"] if key == "step_ms" else []) for name, v in result.variants.items() if v.get(key)]
+    if not bars:
+        return None
+    top = max(max(s["q3"], s["median"], *(runs or [0])) for _, s, runs in bars) or 1.0
+    width, left, right, row = 520, 60, 110, 34
+    height = 40 + row * len(bars)
+    scale = (width - left - right) / top
+    title = "timed interval (ms)" if key == "interval_ms" else "step time (ms), median, quartiles, run medians"
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
+        f'<text x="{left}" y="16">{xml(title)}</text>',
+    ]
+    colors = {"A": "#d9534f", "B": "#5cb85c"}
+    for i, (name, s, runs) in enumerate(bars):
+        y = 28 + i * row
+        w = max(s["median"] * scale, 1)
+        parts.append(f'<text x="8" y="{y + 16}">{xml(name)}</text>')
+        parts.append(f'<rect x="{left}" y="{y}" width="{w:.1f}" height="22" fill="{colors.get(name, "#777")}"/>')
+        q1, q3 = left + s["q1"] * scale, left + s["q3"] * scale
+        parts.append(f'<line x1="{q1:.1f}" y1="{y + 11}" x2="{q3:.1f}" y2="{y + 11}" stroke="#222" stroke-width="2"/>')
+        for r in runs:
+            parts.append(f'<circle cx="{left + r * scale:.1f}" cy="{y + 11}" r="3" fill="#222"/>')
+        parts.append(f'<text x="{left + max(w, q3 - left) + 8:.1f}" y="{y + 16}">{xml(_ms(s["median"]))}</text>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,89 @@
+"""`perf-lint profile`: prove a finding by measurement from the command line.
+
+Runs the code around a finding as written and with its fix under torch.profiler (see
+perf_lint.profiler) and prints the verdict. Exit status: 0 when it ran, whatever the
+verdict or the code's own failure; 2 when nothing could run (bad path, no finding at
+that cell/line, bad interpreter or no torch in it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from perf_lint.profiler import ProfileRequest, run_profile
+from perf_lint.profiler.harness import SETUP_FAILURES
+
+EXIT_RAN, EXIT_ERROR, EXIT_INTERRUPTED = 0, 2, 130
+
+
+def steps(text: str) -> tuple[int, int, int]:
+    """`W,WU,A` -> (wait, warmup, active)."""
+    try:
+        values = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != 3 or min(values) < 0 or values[2] < 1:
+        raise argparse.ArgumentTypeError(f"expected WAIT,WARMUP,ACTIVE (whole numbers, ACTIVE >= 1), not {text!r}")
+    return values
+
+
+def positive(kind):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = 0
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"expected a positive number, not {text!r}")
+        return value
+
+    return parse
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Run the code around a finding twice under torch.profiler, as written (A) and with the fix (B), "
+        "interleaved over several repeats, and report the measured difference with a verdict."
+    )
+    parser.add_argument("path", metavar="PATH", help="a .py file or a .ipynb notebook")
+    parser.add_argument("--cell", type=int, metavar="N",
+                        help="notebook cell (0-based index in the notebook's cells) or `# %%%%` cell of a .py")
+    parser.add_argument("--line", type=int, metavar="L",
+                        help="1-based line of the finding (within --cell for a notebook); the smallest "
+                             "function or loop around it is profiled")
+    parser.add_argument("--rule", metavar="CODE", help="measure only this rule's finding (e.g. TPL101)")
+    parser.add_argument("--python", metavar="PATH", help="interpreter that runs the code (default: this one); "
+                                                         "it needs torch, not perf-lint")
+    parser.add_argument("--steps", type=steps, metavar="W,WU,A",
+                        help="profiler schedule: wait, warm-up and active steps (default 1,2,5)")
+    parser.add_argument("--timeout", type=positive(float), default=120.0, metavar="S",
+                        help="seconds before one run (one variant, one repeat) is killed (default 120)")
+    parser.add_argument("--repeats", type=positive(int), default=3, metavar="N",
+                        help="runs per variant, interleaved A B A B (default 3)")
+    parser.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    parser.add_argument("--out", metavar="DIR", help="where traces and the report go "
+                                                     "(default: .perf-lint/traces next to PATH)")
+
+
+def run(args: argparse.Namespace) -> int:
+    request = ProfileRequest(
+        path=args.path, cell=args.cell, line=args.line, rule=args.rule, python=args.python, steps=args.steps,
+        timeout_s=args.timeout, repeats=args.repeats, out_dir=args.out,
+    )
+    try:
+        result = run_profile(request, progress=lambda message: print(f"perf-lint profile: {message}", file=sys.stderr))
+    except KeyboardInterrupt:  # the running child was killed with its process group on the way out
+        print("perf-lint profile: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if result.failure in SETUP_FAILURES:
+        print(f"perf-lint: error: {result.error}", file=sys.stderr)
+        return EXIT_ERROR
+    if args.format == "json":
+        print(json.dumps(result.to_dict(), indent=2))
+    elif args.format == "markdown":
+        print(result.to_markdown(), end="")
+    else:
+        print(result.to_text(), end="")
+    return EXIT_RAN
