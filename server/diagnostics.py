@@ -1,0 +1,401 @@
+"""Diagnostics: debounced analysis off the event loop, pushed or pulled, never stale.
+
+Each target (a `.py` document or a notebook) is analyzed in a worker thread on a
+snapshot of one revision; a result is used only if the target is still at that
+revision, and a newer revision supersedes a pending or running analysis. Edits move
+the diagnostics shown so far (or drop those whose text changed); when a unit no longer
+parses (TPL000) it keeps those moved diagnostics instead of losing them, and shows the
+syntax error only with `showSyntaxErrors`. Clients that pull (`textDocument/diagnostic`)
+get nothing pushed, so no diagnostic is ever shown twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from perf_lint.analyzers import Finding, Range, Source, analyze
+from perf_lint.analyzers.engine import suppressed
+
+from .documents import Change, Snapshot, client_column
+from .settings import Resolved
+
+logger = logging.getLogger(__name__)
+
+SOURCE = "perf-lint"
+DOCS_URL = "https://github.com/perf-lint/perf-lint/blob/main/docs/rules/{code}.md"
+_SERVER_CANCELLED = -32802
+SEVERITY = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "info": types.DiagnosticSeverity.Information,
+}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A finding as shown now: its range is in the unit's current text."""
+
+    finding: Finding
+    fresh: bool  # from an analysis of the current text, so its fix applies as is
+
+
+def shift(entries: list[Entry], change: Change) -> list[Entry]:
+    """Entries after one edit: moved if after it, kept if before it, dropped if it touched them."""
+    (end_line, end_col), (new_line, new_col) = change.end, change.new_end
+
+    def moved(line: int, col: int) -> tuple[int, int]:
+        if line == end_line:
+            return new_line, col - end_col + new_col
+        return line + new_line - end_line, col
+
+    out = []
+    for entry in entries:
+        r = entry.finding.range
+        start, end = (r.start_line, r.start_col), (r.end_line, r.end_col)
+        if end <= change.start:
+            out.append(replace(entry, fresh=False))
+        elif start >= change.end:
+            rng = Range(*moved(*start), *moved(*end))
+            out.append(Entry(replace(entry.finding, range=rng), False))
+    return out
+
+
+def to_diagnostic(finding: Finding, lines: list[str], encoding: str, note: str | None = None) -> types.Diagnostic:
+    r = finding.range
+
+    def position(line: int, col: int) -> types.Position:
+        text = lines[line] if 0 <= line < len(lines) else ""
+        return types.Position(line, client_column(text, col, encoding))
+
+    message = finding.message if note is None else f"{finding.message} [profiled: {note}]"
+    return types.Diagnostic(
+        range=types.Range(position(r.start_line, r.start_col), position(r.end_line, r.end_col)),
+        message=message,
+        severity=SEVERITY.get(finding.severity, types.DiagnosticSeverity.Warning),
+        code=finding.code,
+        code_description=types.CodeDescription(href=DOCS_URL.format(code=finding.code)),
+        source=SOURCE,
+    )
+
+
+@dataclass
+class Analysis:
+    """The engine's answer for one snapshot, split by unit URI."""
+
+    snapshot: Snapshot
+    source: Source | None
+    resolved: Resolved
+    findings: dict[str, list[Finding]]
+    broken: dict[str, Finding]  # unit URI -> its TPL000
+
+
+def run_analysis(snapshot: Snapshot, resolved: Resolved) -> Analysis:
+    """Analyze a snapshot (runs in a worker thread)."""
+    findings: dict[str, list[Finding]] = {unit.uri: [] for unit in snapshot.units}
+    broken: dict[str, Finding] = {}
+    if resolved.excluded:
+        return Analysis(snapshot, None, resolved, findings, broken)
+    source = snapshot.source()
+    for finding in analyze(source, resolved.engine):
+        unit = snapshot.unit_for_cell(finding.cell)
+        if unit is None:
+            continue
+        if finding.code == "TPL000":
+            broken[unit.uri] = finding
+        else:
+            findings[unit.uri].append(finding)
+    return Analysis(snapshot, source, resolved, findings, broken)
+
+
+@dataclass
+class TargetState:
+    target: str
+    shown: dict[str, list[Entry]] = field(default_factory=dict)
+    syntax: dict[str, Finding] = field(default_factory=dict)
+    analysis: Analysis | None = None  # of revision `settled`, if it succeeded
+    wanted: int = -1  # newest revision someone asked to have analyzed
+    attempted: int = -1  # newest revision whose analysis was started
+    settled: int = -1  # newest revision analyzed (or given up on)
+    urgent: int = 0  # requests waiting for this target's result
+    timer: asyncio.TimerHandle | None = None
+    task: asyncio.Task | None = None
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    items: dict[str, list[types.Diagnostic]] = field(default_factory=dict)
+    result_ids: dict[str, str] = field(default_factory=dict)
+    pushed: dict[str, tuple] = field(default_factory=dict)  # unit URI -> (version, result id) last pushed
+
+
+class _Workers:
+    """A thread pool whose queue lets targets someone is waiting for go first."""
+
+    def __init__(self, size: int) -> None:
+        self.executor = ThreadPoolExecutor(max_workers=size, thread_name_prefix="perf-lint-analysis")
+        self.free = size
+        self.waiting: list[tuple[int, TargetState, asyncio.Future]] = []
+        self.seq = itertools.count()
+
+    async def run(self, state: TargetState, fn, *args):
+        if self.free == 0:
+            slot = asyncio.get_running_loop().create_future()
+            item = (next(self.seq), state, slot)
+            self.waiting.append(item)
+            try:
+                await slot
+            except asyncio.CancelledError:
+                if item in self.waiting:
+                    self.waiting.remove(item)
+                elif slot.done() and not slot.cancelled():
+                    self._release()
+                raise
+        else:
+            self.free -= 1
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        live = [item for item in self.waiting if not item[2].done()]
+        if not live:
+            self.waiting.clear()
+            self.free += 1
+            return
+        best = min(live, key=lambda item: (0 if item[1].urgent else 1, item[0]))
+        self.waiting.remove(best)
+        best[2].set_result(None)
+
+    def shutdown(self) -> None:
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+
+class Diagnostics:
+    """Schedules analyses and hands their results to the client."""
+
+    def __init__(self, server) -> None:
+        self.server = server
+        self.states: dict[str, TargetState] = {}
+        self.workers = _Workers(max(1, min(2, os.cpu_count() or 1)))
+        self.notes: dict[tuple[str, str], tuple[tuple[int, int] | None, str]] = {}  # profiling verdicts
+        self._failures: set[str] = set()
+        self._ids = itertools.count(1)
+
+    # -- events ----------------------------------------------------------------------------
+    def opened(self, target: str) -> None:
+        self.states[target] = TargetState(target)
+        self._request(self.states[target], self.server.documents.revision(target))
+
+    def changed(self, target: str, changes: dict[str, list[Change]], closed_units: list[str] = ()) -> None:
+        state = self.states.get(target)
+        if state is None:
+            return
+        for uri, unit_changes in changes.items():
+            entries = state.shown.get(uri, [])
+            for change in unit_changes:
+                entries = shift(entries, change)
+            state.shown[uri] = entries
+            state.syntax.pop(uri, None)  # the next analysis says whether it still fails
+        for uri in list(state.shown):
+            state.shown[uri] = [replace(e, fresh=False) for e in state.shown[uri]]
+        for uri in closed_units:
+            state.shown.pop(uri, None)
+            state.syntax.pop(uri, None)
+        if self.server.client.pull:
+            return  # the client asks when it wants them
+        if state.timer is not None:
+            state.timer.cancel()
+        delay = self.server.settings.editor_for(target).debounce_ms / 1000
+        state.timer = asyncio.get_running_loop().call_later(delay, self._fire, state)
+
+    def closed(self, target: str, unit_uris: list[str]) -> None:
+        state = self.states.pop(target, None)
+        if state is None:
+            return
+        if state.timer is not None:
+            state.timer.cancel()
+        if state.task is not None:
+            state.task.cancel()
+        state.done.set()
+        for key in [k for k in self.notes if k[0] in unit_uris or k[0] == target]:
+            del self.notes[key]
+        if not self.server.client.pull:
+            for uri in sorted(set(state.pushed) | set(unit_uris)):
+                self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def relint_all(self) -> None:
+        """Analyze every open target again (settings changed): push, or ask pullers to pull."""
+        for target, state in self.states.items():
+            self.server.documents.touch(target)
+            if not self.server.client.pull:
+                self._request(state, self.server.documents.revision(target))
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Make pulling clients pull again (when what they were told may have changed)."""
+        if self.server.client.pull and self.server.client.refresh:
+            self.server.workspace_diagnostic_refresh(None)
+
+    def annotate(self, unit_uri: str, code: str, span: tuple[int, int] | None, note: str) -> None:
+        """Append a profiling verdict to the messages of `code` findings in a unit (or a line span)."""
+        self.notes[(unit_uri, code)] = (span, note)
+        target = self.server.documents.target_of(unit_uri)
+        state = self.states.get(target) if target else None
+        if state is None:
+            return
+        self._publish(state)
+        self.refresh()
+
+    # -- results ---------------------------------------------------------------------------
+    async def current(self, target: str, timeout: float = 10.0) -> TargetState | None:
+        """The target's state once its current revision is analyzed (or `timeout` passed)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        state = self.states.get(target)
+        if state is None:
+            return None
+        state.urgent += 1
+        try:
+            while self.states.get(target) is state:
+                revision = self.server.documents.revision(target)
+                if state.settled >= revision:
+                    break
+                self._request(state, revision)
+                event = state.done
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    break
+                try:
+                    await asyncio.wait_for(event.wait(), remaining)
+                except asyncio.TimeoutError:
+                    break
+        finally:
+            state.urgent -= 1
+        return state
+
+    async def pull(self, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
+        uri = params.text_document.uri
+        target = self.server.documents.target_of(uri)
+        state = await self.current(target, timeout=120.0) if target else None
+        if state is None:
+            return types.RelatedFullDocumentDiagnosticReport(items=[])
+        if state.settled < self.server.documents.revision(target):
+            raise JsonRpcException("perf-lint is still analyzing this document", code=_SERVER_CANCELLED,
+                                   data={"retriggerRequest": True})
+        result_id = state.result_ids.get(uri)
+        if result_id is not None and params.previous_result_id == result_id:
+            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+        return types.RelatedFullDocumentDiagnosticReport(items=state.items.get(uri, []), result_id=result_id)
+
+    # -- scheduling ------------------------------------------------------------------------
+    def _fire(self, state: TargetState) -> None:
+        state.timer = None
+        if self.states.get(state.target) is state:
+            self._request(state, self.server.documents.revision(state.target))
+
+    def _request(self, state: TargetState, revision: int) -> None:
+        state.wanted = max(state.wanted, revision)
+        if state.task is None and state.wanted > state.attempted:
+            state.task = asyncio.ensure_future(self._run(state))
+
+    async def _run(self, state: TargetState) -> None:
+        documents = self.server.documents
+        try:
+            await self.server.settings_ready()
+            while state.wanted > state.attempted and self.states.get(state.target) is state:
+                snapshot = documents.snapshot(state.target)
+                state.attempted = snapshot.revision
+                path = snapshot.path
+                if not os.path.isabs(path):  # an untitled buffer: configured like the workspace root
+                    path = os.path.join(self.server.protocol.workspace.root_path or os.getcwd(), os.path.basename(path))
+                resolved = self.server.settings.resolve(path, state.target)
+                try:
+                    analysis = await self.workers.run(state, run_analysis, snapshot, resolved)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # an engine bug: say so once, keep what is shown
+                    logger.exception("analysis of %s failed", snapshot.path)
+                    key = f"{type(exc).__name__}: {exc}"
+                    if key not in self._failures:
+                        self._failures.add(key)
+                        self.server.log(f"perf-lint could not analyze {snapshot.path} ({key}); "
+                                        "keeping its previous diagnostics", types.MessageType.Error)
+                    if documents.revision(state.target) == snapshot.revision:
+                        self._settle(state, snapshot.revision)
+                    continue
+                if documents.revision(state.target) != snapshot.revision or self.states.get(state.target) is not state:
+                    continue  # superseded while it ran: never shown
+                self._apply(state, analysis)
+                self._settle(state, snapshot.revision)
+        finally:
+            state.task = None
+
+    def _settle(self, state: TargetState, revision: int) -> None:
+        state.settled = revision
+        state.done.set()
+        state.done = asyncio.Event()
+
+    def _apply(self, state: TargetState, analysis: Analysis) -> None:
+        state.analysis = analysis
+        units = {unit.uri for unit in analysis.snapshot.units}
+        for uri in units:
+            if uri in analysis.broken:  # keep what was shown, minus what a new `# noqa` suppresses
+                state.syntax[uri] = analysis.broken[uri]
+                cell = analysis.snapshot.unit(uri).cell
+                state.shown[uri] = [e for e in state.shown.get(uri, [])
+                                    if not suppressed(analysis.source, replace(e.finding, cell=cell))]
+            else:
+                state.syntax.pop(uri, None)
+                state.shown[uri] = [Entry(f, True) for f in analysis.findings.get(uri, [])]
+        for uri in set(state.shown) - units:
+            del state.shown[uri]
+        for uri in set(state.syntax) - units:
+            del state.syntax[uri]
+        self._publish(state)
+
+    def _publish(self, state: TargetState) -> None:
+        """Recompute the diagnostics of every unit; push those that changed (push clients)."""
+        documents = self.server.documents
+        encoding = documents.encoding
+        resolved = state.analysis.resolved if state.analysis else None
+        show_syntax = (resolved is not None and resolved.editor.show_syntax_errors
+                       and resolved.config.enabled("TPL000", state.analysis.snapshot.path))
+        current = set(documents.unit_uris(state.target))
+        for uri in current:
+            doc = documents.text_doc(uri)
+            lines = doc.lines if doc else []
+            findings = [e.finding for e in state.shown.get(uri, [])]
+            if show_syntax and uri in state.syntax:
+                findings.append(state.syntax[uri])
+            items = [to_diagnostic(f, lines, encoding, self._note(uri, f)) for f in findings]
+            if state.items.get(uri) != items or uri not in state.result_ids:
+                state.items[uri] = items
+                state.result_ids[uri] = str(next(self._ids))
+            version = doc.version if doc else None
+            if not self.server.client.pull and state.pushed.get(uri) != (version, state.result_ids[uri]):
+                self.server.text_document_publish_diagnostics(
+                    types.PublishDiagnosticsParams(uri=uri, diagnostics=items, version=version))
+                state.pushed[uri] = (version, state.result_ids[uri])
+        for uri in set(state.items) - current:
+            del state.items[uri]
+            state.result_ids.pop(uri, None)
+            if state.pushed.pop(uri, None) is not None:
+                self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def _note(self, uri: str, finding: Finding) -> str | None:
+        found = self.notes.get((uri, finding.code))
+        if found is None:
+            return None
+        span, note = found
+        if span is not None and not span[0] <= finding.range.start_line < span[1]:
+            return None
+        return note
+
+    def shutdown(self) -> None:
+        self.workers.shutdown()

@@ -1,0 +1,325 @@
+"""`perf-lint server`: the language server (pygls 2), on stdio or TCP.
+
+Areas live in their own modules: documents (sync, positions), settings, diagnostics,
+actions (quick fixes, suppressions, fix-all), hover, profiling (command and lenses).
+This module wires them to LSP methods. `python -m perf_lint.server.lsp` serves stdio.
+
+Editor settings (section `perfLint`; also accepted as `initializationOptions`):
+`select`, `ignore`, `extendSelect` (rule codes), `debounceMs` (150),
+`showSyntaxErrors` (false), `settingsPrecedence` ("editor" | "pyproject"),
+`profiling.enabled` (true), `profiling.python`, `profiling.steps`, `profiling.timeoutS`.
+Commands: `perf-lint.fixAll [uri]`, `perf-lint.profile [uri, where, rule]`.
+Custom request `perf-lint/serverInfo` -> `{torch_loaded, rss_kb, documents}`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from dataclasses import dataclass, field
+
+from lsprotocol import types
+from pygls.exceptions import FeatureRequestError
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
+
+from perf_lint import __version__
+
+from . import actions, hover, profiling
+from .diagnostics import Diagnostics
+from .documents import Documents
+from .settings import SECTION, Settings
+
+logger = logging.getLogger(__name__)
+
+SERVER_INFO = "perf-lint/serverInfo"
+FIX_ALL_COMMAND = "perf-lint.fixAll"
+
+
+@dataclass
+class ClientFeatures:
+    """What the client said it can do (read once from `initialize`)."""
+
+    pull: bool = False
+    refresh: bool = False
+    resolve_edit: bool = False
+    document_changes: bool = False
+    show_document: bool = False
+    progress: bool = False
+    configuration: bool = False
+    watch_files: bool = False
+    register_configuration: bool = False
+    lens_refresh: bool = False
+    hover_formats: list = field(default_factory=lambda: [types.MarkupKind.Markdown])
+
+    @classmethod
+    def of(cls, caps: types.ClientCapabilities) -> "ClientFeatures":
+        text = caps.text_document or types.TextDocumentClientCapabilities()
+        ws = caps.workspace or types.WorkspaceClientCapabilities()
+        window = caps.window or types.WindowClientCapabilities()
+        resolve = text.code_action.resolve_support if text.code_action else None
+        return cls(
+            pull=text.diagnostic is not None,
+            refresh=bool(ws.diagnostics and ws.diagnostics.refresh_support),
+            resolve_edit=bool(resolve and "edit" in resolve.properties),
+            document_changes=bool(ws.workspace_edit and ws.workspace_edit.document_changes),
+            show_document=bool(window.show_document and window.show_document.support),
+            progress=bool(window.work_done_progress),
+            configuration=bool(ws.configuration),
+            watch_files=bool(ws.did_change_watched_files and ws.did_change_watched_files.dynamic_registration),
+            register_configuration=bool(ws.did_change_configuration and ws.did_change_configuration.dynamic_registration),
+            lens_refresh=bool(ws.code_lens and ws.code_lens.refresh_support),
+            hover_formats=list(text.hover.content_format) if text.hover and text.hover.content_format
+            else [types.MarkupKind.Markdown],
+        )
+
+
+class _Protocol(LanguageServerProtocol):
+    """pygls' protocol, with document sync done by our own store (see documents.py)."""
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        self._server.did_open(params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        self._server.did_change(params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        self._server.did_close(params)
+
+    @lsp_method(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def lsp_notebook_document__did_open(self, params: types.DidOpenNotebookDocumentParams) -> None:
+        self._server.did_open_notebook(params)
+
+    @lsp_method(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def lsp_notebook_document__did_change(self, params: types.DidChangeNotebookDocumentParams) -> None:
+        self._server.did_change_notebook(params)
+
+    @lsp_method(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def lsp_notebook_document__did_close(self, params: types.DidCloseNotebookDocumentParams) -> None:
+        self._server.did_close_notebook(params)
+
+
+class PerfLintServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            "perf-lint",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            notebook_document_sync=types.NotebookDocumentSyncOptions(
+                notebook_selector=[types.NotebookDocumentFilterWithCells(
+                    notebook="*", cells=[types.NotebookCellLanguage(language="python")])],
+            ),
+            protocol_cls=_Protocol,
+        )
+        self.client = ClientFeatures()
+        self.documents = Documents()
+        self.settings = Settings(self._config_problem)
+        self.diagnostics = Diagnostics(self)
+        self._ready = asyncio.Event()
+        self._errors: set[str] = set()
+
+    def shutdown(self) -> None:
+        """Stop profiles and analyses, then pygls' own shutdown (also when the client vanishes)."""
+        profiling.cancel_all()
+        self.diagnostics.shutdown()
+        super().shutdown()
+
+    # -- messages --------------------------------------------------------------------------
+    def log(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+        self.window_log_message(types.LogMessageParams(type=kind, message=message))
+
+    def show(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+        self.log(message, kind)
+        self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def _config_problem(self, message: str) -> None:
+        self.log(f"perf-lint configuration: {message}", types.MessageType.Error)
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning,
+                                                         message=f"perf-lint configuration: {message}"))
+
+    def report_server_error(self, error: Exception, source) -> None:
+        """Unexpected errors go to the client's log once each, never a popup per keystroke."""
+        if source is FeatureRequestError:
+            return  # the error already went back in the response
+        message = f"perf-lint server error ({getattr(source, '__name__', source)}): {error}"
+        logger.error("%s", message)
+        if message not in self._errors:
+            self._errors.add(message)
+            try:
+                self.log(message, types.MessageType.Error)
+            except Exception:  # the connection itself is broken
+                pass
+
+    # -- settings --------------------------------------------------------------------------
+    async def settings_ready(self) -> None:
+        try:
+            await asyncio.wait_for(self._ready.wait(), 2.0)
+        except asyncio.TimeoutError:
+            self._ready.set()  # a client that never answers gets the defaults
+
+    async def fetch_settings(self, pushed: object = None) -> None:
+        """Editor settings from `workspace/configuration`, or those the client pushed."""
+        if not self.client.configuration:
+            if isinstance(pushed, dict):
+                self.settings.set_editor({"": pushed.get(SECTION, pushed)})
+            return
+        scopes = [""] + sorted(folder.uri for folder in self.protocol.workspace.folders.values())
+        items = [types.ConfigurationItem(section=SECTION, scope_uri=scope or None) for scope in scopes]
+        try:
+            values = await asyncio.wait_for(self.workspace_configuration_async(types.ConfigurationParams(items=items)), 5.0)
+        except Exception as exc:  # the client could not answer: keep what we have
+            self.log(f"perf-lint: could not read the editor settings ({exc}); keeping the current ones")
+            return
+        self.settings.set_editor({scope: value for scope, value in zip(scopes, values or [])})
+
+    # -- document sync ---------------------------------------------------------------------
+    def did_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        target = self.documents.open_text(params.text_document)
+        if target is not None:
+            self.diagnostics.opened(target)
+
+    def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        target, changes = self.documents.change_text(params)
+        if target is not None:
+            self.diagnostics.changed(target, {params.text_document.uri: changes})
+
+    def did_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        target = self.documents.close_text(params.text_document.uri)
+        if target is not None:
+            self.diagnostics.closed(target, [target])
+
+    def did_open_notebook(self, params: types.DidOpenNotebookDocumentParams) -> None:
+        self.diagnostics.opened(self.documents.open_notebook(params))
+
+    def did_change_notebook(self, params: types.DidChangeNotebookDocumentParams) -> None:
+        target, changes, closed = self.documents.change_notebook(params)
+        if target is not None:
+            self.diagnostics.changed(target, changes, closed)
+
+    def did_close_notebook(self, params: types.DidCloseNotebookDocumentParams) -> None:
+        target, cells = self.documents.close_notebook(params)
+        self.diagnostics.closed(target, cells)
+
+
+def create_server() -> PerfLintServer:
+    server = PerfLintServer()
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: PerfLintServer, params: types.InitializeParams) -> None:
+        ls.client = ClientFeatures.of(params.capabilities)
+        ls.documents.encoding = str(getattr(ls.protocol.workspace.position_encoding, "value",
+                                            ls.protocol.workspace.position_encoding or "utf-16"))
+        options = params.initialization_options
+        if isinstance(options, dict):
+            ls.settings.set_editor({"": options.get(SECTION, options)})
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: PerfLintServer, params: types.InitializedParams) -> None:
+        registrations = []
+        if ls.client.watch_files:
+            registrations.append(types.Registration(
+                id="perf-lint-pyproject", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                    watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml")])))
+        if ls.client.register_configuration:
+            registrations.append(types.Registration(
+                id="perf-lint-configuration", method=types.WORKSPACE_DID_CHANGE_CONFIGURATION,
+                register_options=types.DidChangeConfigurationRegistrationOptions(section=SECTION)))
+        if registrations:
+            try:
+                await asyncio.wait_for(ls.client_register_capability_async(
+                    types.RegistrationParams(registrations=registrations)), 5.0)
+            except Exception as exc:
+                logger.info("client did not accept registrations: %s", exc)
+        await ls.fetch_settings()
+        ls._ready.set()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(ls: PerfLintServer, params: types.DidChangeConfigurationParams) -> None:
+        await ls.fetch_settings(params.settings)
+        ls.diagnostics.relint_all()
+        if ls.client.lens_refresh:  # profiling.enabled may have changed
+            ls.workspace_code_lens_refresh(None)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(ls: PerfLintServer, params: types.DidChangeWatchedFilesParams) -> None:
+        if any(change.uri.endswith("pyproject.toml") for change in params.changes):
+            ls.settings.invalidate()
+            ls.diagnostics.relint_all()
+
+    @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, types.DiagnosticOptions(
+        identifier="perf-lint", inter_file_dependencies=False, workspace_diagnostics=False))
+    async def pull_diagnostics(ls: PerfLintServer, params: types.DocumentDiagnosticParams):
+        return await ls.diagnostics.pull(params)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
+        resolve_provider=True, code_action_kinds=actions.KINDS))
+    async def code_action(ls: PerfLintServer, params: types.CodeActionParams):
+        return await actions.code_actions(ls, params)
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    async def code_action_resolve(ls: PerfLintServer, action: types.CodeAction) -> types.CodeAction:
+        return await actions.resolve(ls, action)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def on_hover(ls: PerfLintServer, params: types.HoverParams):
+        return hover.hover(ls, params)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    def code_lens(ls: PerfLintServer, params: types.CodeLensParams):
+        return profiling.code_lenses(ls, params)
+
+    @server.command(FIX_ALL_COMMAND)
+    async def fix_all(ls: PerfLintServer, *args):
+        if not args or not isinstance(args[0], str):
+            return {"applied": False, "reason": f"{FIX_ALL_COMMAND} expects [uri]"}
+        return await actions.fix_all_command(ls, args[0])
+
+    @server.command(profiling.COMMAND)
+    async def profile(ls: PerfLintServer, *args):
+        return await profiling.profile(ls, *args)
+
+    @server.feature(SERVER_INFO)
+    def server_info(ls: PerfLintServer, params) -> dict:
+        return {"torch_loaded": "torch" in sys.modules, "rss_kb": rss_kb(), "documents": len(ls.documents)}
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: PerfLintServer, params) -> None:
+        profiling.cancel_all()
+
+    return server
+
+
+def rss_kb() -> int:
+    """Resident memory of this process in KiB."""
+    try:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+    except (OSError, ValueError, IndexError):
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak // 1024 if sys.platform == "darwin" else peak
+
+
+def serve(tcp: tuple[str, int] | None = None) -> int:
+    """Run the server until the client exits: on stdio, or on `tcp = (host, port)`."""
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="perf-lint server: %(levelname)s %(message)s")
+    server = create_server()
+    if tcp is not None:
+        server.start_tcp(*tcp)
+        return 0
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # a stray print must not corrupt the protocol stream
+    server.start_io(stdin, stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(serve())

@@ -1,0 +1,177 @@
+"""Notebooks over LSP 3.17 notebook sync, and `# %%` cells in `.py` files."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import pytest
+from lsprotocol import types
+
+from tests.lsp_client import (
+    NEOVIM, VSCODE, apply_workspace_edit, assert_parses, codes, diagnostics, open_py, pushed, session, timed,
+)
+
+BOTH = pytest.mark.parametrize("kind", [VSCODE, NEOVIM])
+CODE, MARKUP = types.NotebookCellKind.Code, types.NotebookCellKind.Markup
+IMPORT = "from torch.utils.data import DataLoader\n"
+LOADER = "loader = DataLoader(ds, batch_size=64)\n"
+TIMED = '%%time\nimport torch\nx = torch.randn(10, device="cuda")\ny = x @ x\n'
+
+
+class Notebook:
+    """A client-side notebook: cells with their own text documents, synced to the server."""
+
+    _ids = itertools.count()
+
+    def __init__(self, client, path, cells: list[tuple[int, str]]) -> None:
+        self.client, self.uri, self.version = client, path.as_uri(), 1
+        self.path = path
+        self.cells = [(kind, self._cell_uri(), text) for kind, text in cells]
+        client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(
+                uri=self.uri, notebook_type="jupyter-notebook", version=1,
+                cells=[types.NotebookCell(kind=kind, document=uri) for kind, uri, _ in self.cells]),
+            cell_text_documents=[self._item(kind, uri, text) for kind, uri, text in self.cells]))
+        for _, uri, text in self.cells:
+            client.texts[uri] = text
+            client.versions[uri] = 1
+
+    def _cell_uri(self) -> str:
+        return f"vscode-notebook-cell:{self.path}#W{next(self._ids)}sZmlsZQ%3D%3D"
+
+    @staticmethod
+    def _item(kind, uri, text):
+        return types.TextDocumentItem(uri=uri, language_id="python" if kind == CODE else "markdown", version=1, text=text)
+
+    def uri_of(self, index: int) -> str:
+        return self.cells[index][1]
+
+    def _change(self, cells: types.NotebookDocumentCellChanges) -> None:
+        self.version += 1
+        self.client.notebook_document_did_change(types.DidChangeNotebookDocumentParams(
+            notebook_document=types.VersionedNotebookDocumentIdentifier(uri=self.uri, version=self.version),
+            change=types.NotebookDocumentChangeEvent(cells=cells)))
+
+    def set_text(self, index: int, text: str) -> int:
+        _, uri, _ = self.cells[index]
+        self.client.versions[uri] += 1
+        self.client.texts[uri] = text
+        self.cells[index] = (self.cells[index][0], uri, text)
+        self._change(types.NotebookDocumentCellChanges(text_content=[types.NotebookDocumentCellContentChanges(
+            document=types.VersionedTextDocumentIdentifier(uri=uri, version=self.client.versions[uri]),
+            changes=[types.TextDocumentContentChangeWholeDocument(text=text)])]))
+        return self.client.versions[uri]
+
+    def insert(self, index: int, kind: int, text: str) -> str:
+        uri = self._cell_uri()
+        self.cells.insert(index, (kind, uri, text))
+        self.client.texts[uri], self.client.versions[uri] = text, 1
+        self._change(types.NotebookDocumentCellChanges(structure=types.NotebookDocumentCellChangeStructure(
+            array=types.NotebookCellArrayChange(start=index, delete_count=0,
+                                                cells=[types.NotebookCell(kind=kind, document=uri)]),
+            did_open=[self._item(kind, uri, text)])))
+        return uri
+
+    def remove(self, index: int) -> str:
+        _, uri, _ = self.cells.pop(index)
+        self._change(types.NotebookDocumentCellChanges(structure=types.NotebookDocumentCellChangeStructure(
+            array=types.NotebookCellArrayChange(start=index, delete_count=1),
+            did_close=[types.TextDocumentIdentifier(uri=uri)])))
+        return uri
+
+    def close(self) -> None:
+        self.client.notebook_document_did_close(types.DidCloseNotebookDocumentParams(
+            notebook_document=types.NotebookDocumentIdentifier(uri=self.uri),
+            cell_text_documents=[types.TextDocumentIdentifier(uri=uri) for _, uri, _ in self.cells]))
+
+
+@BOTH
+@timed(90)
+async def test_cells_are_analyzed_together_and_reported_per_cell(tmp_path, kind):
+    async with session(kind, tmp_path) as client:
+        assert client.init_result.capabilities.notebook_document_sync is not None
+        nb = Notebook(client, tmp_path / "train.ipynb",
+                      [(MARKUP, "# Training\n"), (CODE, IMPORT), (CODE, "ds = list(range(8))\n" + LOADER)])
+        (diag,) = await diagnostics(client, kind, nb.uri_of(2), 1)  # the import in cell 1 resolves it
+        assert diag.code == "TPL101" and diag.range.start.line == 1
+        assert await diagnostics(client, kind, nb.uri_of(1), 1) == []
+
+        nb.set_text(2, "ds = list(range(8))\nloader = DataLoader(ds, num_workers=2)\n")
+        assert await diagnostics(client, kind, nb.uri_of(2), client.versions[nb.uri_of(2)]) == []
+
+        added = nb.insert(2, CODE, "val = DataLoader(range(4))\n")  # after the import; cell 2 moves down
+        assert codes(await diagnostics(client, kind, added, 1)) == ["TPL101"]
+        nb.remove(2)
+        if kind == VSCODE:
+            assert await pushed(client, added, None, lambda d: not d) == []
+        nb.close()
+        if kind == VSCODE:
+            for _, uri, _ in nb.cells:
+                assert await pushed(client, uri, None, lambda d: not d) == []
+
+
+@timed(60)
+async def test_timing_magic_cell_does_not_break_the_notebook(tmp_path):
+    async with session(VSCODE, tmp_path, settings={"showSyntaxErrors": True}) as client:
+        nb = Notebook(client, tmp_path / "timing.ipynb", [(CODE, TIMED), (CODE, IMPORT + LOADER)])
+        assert codes(await pushed(client, nb.uri_of(1), 1)) == ["TPL101"]
+        assert "TPL000" not in codes(await pushed(client, nb.uri_of(0), 1))
+
+
+@timed(60)
+async def test_broken_cell_keeps_its_diagnostics_and_others_update(tmp_path):
+    async with session(VSCODE, tmp_path) as client:
+        nb = Notebook(client, tmp_path / "train.ipynb", [(CODE, IMPORT + LOADER), (CODE, "other = DataLoader(ds)\n")])
+        assert codes(await pushed(client, nb.uri_of(0), 1)) == ["TPL101"]
+        assert codes(await pushed(client, nb.uri_of(1), 1)) == ["TPL101"]
+        version = nb.set_text(0, "import (\n" + IMPORT + LOADER)
+        (kept,) = await pushed(client, nb.uri_of(0), version)
+        assert kept.range.start.line == 2
+
+
+@BOTH
+@timed(90)
+async def test_notebook_fix_all(tmp_path, kind):
+    async with session(kind, tmp_path) as client:
+        nb = Notebook(client, tmp_path / "train.ipynb",
+                      [(CODE, IMPORT + LOADER), (MARKUP, "text"), (CODE, TIMED), (CODE, "val = DataLoader(ds)\n")])
+        assert codes(await diagnostics(client, kind, nb.uri_of(3), 1)) == ["TPL101"]
+        result = await asyncio.wait_for(client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=nb.uri_of(0)),
+            range=types.Range(types.Position(0, 0), types.Position(0, 0)),
+            context=types.CodeActionContext(diagnostics=[], only=["notebook.source.fixAll"]))), 30)
+        (action,) = result
+        assert action.kind == "notebook.source.fixAll.perf-lint"
+        if action.edit is None:
+            action = await asyncio.wait_for(client.code_action_resolve_async(action), 30)
+        changed = apply_workspace_edit(client, action.edit)
+        assert {nb.uri_of(0), nb.uri_of(3)} <= set(changed) and nb.uri_of(1) not in changed
+        for uri, text in changed.items():
+            assert_parses(text, notebook_cell=True)
+        assert "num_workers=4" in changed[nb.uri_of(0)] and "num_workers=4" in changed[nb.uri_of(3)]
+        for index, (_, uri, _) in enumerate(nb.cells):
+            if uri in changed:
+                nb.set_text(index, changed[uri])
+        for index in (0, 3):
+            assert await diagnostics(client, kind, nb.uri_of(index), client.versions[nb.uri_of(index)]) == []
+
+
+@timed(60)
+async def test_code_lenses_on_cells(tmp_path):
+    text = "# %%\nimport torch\n\n# %% train\nfrom torch.utils.data import DataLoader\n" + LOADER
+    async with session(VSCODE, tmp_path) as client:
+        uri = open_py(client, tmp_path / "script.py", text)
+        lenses = await asyncio.wait_for(client.text_document_code_lens_async(
+            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))), 30)
+        assert [(lens.range.start.line, lens.command.command, list(lens.command.arguments)) for lens in lenses] == [
+            (0, "perf-lint.profile", [uri, {"cell": 0}, None]),
+            (3, "perf-lint.profile", [uri, {"cell": 1}, None]),
+        ]
+        nb = Notebook(client, tmp_path / "nb.ipynb", [(MARKUP, "# x"), (CODE, IMPORT + LOADER)])
+        cell_lenses = await asyncio.wait_for(client.text_document_code_lens_async(
+            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=nb.uri_of(1)))), 30)
+        assert [list(lens.command.arguments) for lens in cell_lenses] == [[nb.uri_of(1), {"cell": 1}, None]]
+        plain = open_py(client, tmp_path / "plain.py", IMPORT + LOADER)
+        assert list(await asyncio.wait_for(client.text_document_code_lens_async(
+            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=plain))), 30)) == []
