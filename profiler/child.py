@@ -26,6 +26,10 @@ import types
 SYNC_OPS = ("aten::_local_scalar_dense", "aten::item", "cudaStreamSynchronize", "cudaDeviceSynchronize",
             "cudaEventSynchronize")
 DATALOADER_PREFIX = "enumerate(DataLoader)#"
+FACTORY_OPS = ("aten::randn", "aten::rand", "aten::randint", "aten::randperm", "aten::normal", "aten::zeros",
+               "aten::ones", "aten::empty", "aten::full", "aten::tensor", "aten::arange", "aten::linspace",
+               "aten::randn_like", "aten::rand_like", "aten::zeros_like", "aten::ones_like", "aten::empty_like",
+               "aten::full_like", "aten::normal_", "aten::uniform_")
 
 
 class Stop(BaseException):
@@ -82,6 +86,7 @@ class Harness:
         self.total = self.wait + self.warmup + self.active
         self.cap = job.get("cap", 3)
         self.sync_clocks = bool(job.get("sync_clocks"))
+        self.all_reads = bool(job.get("all_reads"))  # clock reads before the window too (first runs)
         self.cuda = torch.cuda.is_available()
         self.pid = os.getpid()
         self.calls = 0
@@ -146,12 +151,13 @@ class Harness:
         if self.sync_clocks and self.cuda:
             self.torch.cuda.synchronize()
         value = fn(*args, **kwargs)
-        if self._measuring():
+        measuring = self._measuring()
+        if measuring or self.all_reads:
             now, event = time.perf_counter(), None
             if self.cuda:
                 event = self.torch.cuda.Event(enable_timing=True)
                 event.record()
-            self.reads.append((site, now, event))
+            self.reads.append((site, now, event, measuring))
         return value
 
     def mark(self, site):
@@ -190,6 +196,7 @@ class Harness:
             activities=activities,
             schedule=torch.profiler.schedule(wait=self.wait, warmup=self.warmup, active=self.active, repeat=1),
             on_trace_ready=self._trace_ready,
+            profile_memory=bool(self.job.get("profile_memory")),
         )
         self.prof.start()
 
@@ -208,6 +215,8 @@ class Harness:
         after = set(os.listdir(self.job["trace_dir"]))
         self.trace_files = sorted(os.path.join(self.job["trace_dir"], name) for name in after - before)
         self.profile = summarize_events(prof.events(), self.cuda)
+        if self.job.get("profile_memory") and self.trace_files:
+            self.profile["memory_peaks_mb"] = memory_peaks(self.trace_files[0], self.cuda)
 
     def _stop_profiler(self):
         if self.prof is not None:
@@ -246,9 +255,10 @@ class Harness:
         if self.cuda and self.reads:
             self.torch.cuda.synchronize()
         out = []
-        for (site_a, t_a, ev_a), (site_b, t_b, ev_b) in zip(self.reads, self.reads[1:]):
+        for (site_a, t_a, ev_a, in_a), (site_b, t_b, ev_b, in_b) in zip(self.reads, self.reads[1:]):
             event_ms = ev_a.elapsed_time(ev_b) if ev_a is not None and ev_b is not None else None
-            out.append({"start": site_a, "end": site_b, "ms": (t_b - t_a) * 1e3, "event_ms": event_ms})
+            out.append({"start": site_a, "end": site_b, "ms": (t_b - t_a) * 1e3, "event_ms": event_ms,
+                        "window": in_a and in_b})
         return out
 
 
@@ -257,7 +267,7 @@ def summarize_events(events, cuda):
     steps, dataloader_us, dataloader_events = [], 0.0, 0
     kernel_us, memcpy_us, memcpy = 0.0, 0.0, {}
     kernels = {}
-    sync_spans, sync_us = [], 0.0
+    sync_spans, factory_spans = [], []
     for event in events:
         name = event.name
         start, end = event.time_range.start, event.time_range.end
@@ -279,14 +289,10 @@ def summarize_events(events, cuda):
             dataloader_events += 1
         elif name in SYNC_OPS:
             sync_spans.append((event.thread, start, end, name))
+        elif name in FACTORY_OPS:
+            factory_spans.append((event.thread, start, end, name))
     # a sync nested in another (aten::item -> _local_scalar_dense -> cudaStreamSynchronize) counts once
-    counted, last_end = {}, {}
-    for thread, start, end, name in sorted(sync_spans, key=lambda s: (s[0], s[1], -s[2])):
-        if start < last_end.get(thread, float("-inf")):
-            continue
-        last_end[thread] = end
-        counted[name] = counted.get(name, 0) + 1
-        sync_us += end - start
+    counted, sync_us = outermost(sync_spans)
     names = sorted(kernels)
     top = sorted(kernels.items(), key=lambda item: -item[1])[:8]
     return {
@@ -295,6 +301,7 @@ def summarize_events(events, cuda):
         "syncs": sum(counted.values()),
         "sync_ops": counted,
         "sync_ms": sync_us / 1e3,
+        "factory_ms": outermost(factory_spans)[1] / 1e3,
         "kernel_ms": kernel_us / 1e3 if cuda else None,
         "memcpy_ms": memcpy_us / 1e3 if cuda else None,
         "memcpy": memcpy,
@@ -302,6 +309,38 @@ def summarize_events(events, cuda):
         "kernel_digest": hashlib.sha1("\n".join(names).encode()).hexdigest()[:12] if names else None,
         "top_kernels": [[name, us / 1e3] for name, us in top],
     }
+
+
+def outermost(spans):
+    """Per name, the count of spans (thread, start, end, name) not nested in an earlier
+    one of the same thread, and their total duration."""
+    counted, total, last_end = {}, 0.0, {}
+    for thread, start, end, name in sorted(spans, key=lambda s: (s[0], s[1], -s[2])):
+        if start < last_end.get(thread, float("-inf")):
+            continue
+        last_end[thread] = end
+        counted[name] = counted.get(name, 0) + 1
+        total += end - start
+    return counted, total
+
+
+def memory_peaks(trace_file, cuda):
+    """Per active step, the peak of memory allocated (MB) that the trace's `[memory]` events
+    report: on the GPU the caching allocator's total, on the CPU the net allocations since
+    profiling began."""
+    with open(trace_file) as handle:
+        events = json.load(handle).get("traceEvents", [])
+    device = 1 if cuda else 0
+    steps = [(e["ts"], e["ts"] + e.get("dur", 0)) for e in events
+             if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")]
+    memory = sorted((e["ts"], e["args"].get("Total Allocated", 0)) for e in events
+                    if e.get("name") == "[memory]" and e.get("args", {}).get("Device Type") == device)
+    peaks = []
+    for start, end in sorted(steps):
+        inside = [total for ts, total in memory if start <= ts <= end]
+        before = [total for ts, total in memory if ts < start]
+        peaks.append(max(inside + before[-1:] or [0]) / 2**20)
+    return peaks
 
 
 def compile_counters():

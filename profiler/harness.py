@@ -21,7 +21,7 @@ from perf_lint.analyzers import ConfigError, Finding, SourceError, analyze, fixe
 from perf_lint.analyzers import notebook_source, python_source, read_source
 
 from . import aggregate
-from .instrument import clock_names, line_map, mark_magic, rewrite
+from .instrument import clock_names, line_map, mark_magic, rewrite, timed_region, wrap_region
 from .probes import Probe, probe_for
 from .process import run_child
 from .program import Chunk, Program, Target, TargetError, chunk_of_line, chunks_of, find_target, finding_place, parse
@@ -55,7 +55,7 @@ class Plan:
     chunks: list[Chunk]
     findings: list[Finding]  # measured together
     skipped: list[Finding]  # at the target, but needing another probe
-    probe: Probe
+    probe: Probe | None
     target: Target | None
     measure_text: str
     variants: list[Variant]
@@ -185,11 +185,16 @@ def prepare(request: ProfileRequest) -> Plan:
     probe = probe_for(primary.code, primary.probe)
     group = [f for f in selected if probe_for(f.code, f.probe) == probe]
     skipped = [f for f in selected if f not in group]
-    if chunk is None or probe.steps == "in-place":
+    if chunk is None or probe is None or probe.steps == "in-place":
         chunk, first, _ = places[id(primary)]
-        line = first if line is None or probe.steps == "in-place" else line
-    magic = timing_magic(chunks[chunk], places[id(primary)][1]) if probe.metric == "interval" else None
+        line = first if line is None or probe is None or probe.steps == "in-place" else line
     plan = Plan(os.path.abspath(request.path), source, chunks, group, skipped, probe, None, "", [], python, False, [])
+    if probe is None:
+        plan.target = find_target(chunks, parsed, chunk, line, cells)
+        plan.unmeasurable = (f"{primary.code} has no profiling probe: what it flags is not a difference that "
+                             "profiling this code would show")
+        return plan
+    magic = timing_magic(chunks[chunk], places[id(primary)][1]) if probe.name == "timing" else None
     if magic is not None and magic.is_cell_magic and magic.line != first_code_line(chunks[chunk]):
         plan.target = Target("cell", chunk, None, chunk, chunks[chunk].label)
         plan.unmeasurable = (f"%%{magic.name} is not the first line of {chunks[chunk].label}: IPython refuses the "
@@ -200,13 +205,16 @@ def prepare(request: ProfileRequest) -> Plan:
     else:
         target = find_target(chunks, parsed, chunk, line, cells)
     program = Program(chunks, parsed)
-    if probe.steps == "in-place" or magic is not None:
+    if magic is not None:
         measure = program.measure_in_place(target)
+    elif probe.steps == "in-place":
+        region = timed_region(parsed[chunk], places[id(primary)][1], clock_names(parsed))
+        measure = program.measure_in_place(target, region)
     else:
         measure = program.measure(target, descend=probe.steps != "epochs")
     last = max(target.last_chunk, measure.chunk)
     program = Program(chunks[: last + 1], parsed[: last + 1])
-    build = dict(program=program, measure=measure, clocks=probe.metric == "interval" and magic is None,
+    build = dict(program=program, measure=measure, clocks=probe.metric in ("interval", "warmup") and magic is None,
                  magic_line=places[id(primary)][1] if magic is not None else None, cap_inner=probe.steps == "epochs")
     plan.target, plan.measure_text = target, program.describe(measure)
     plan.distributed = probe.distributed or any(_DISTRIBUTED.search(c.code) for c in program.chunks)
@@ -220,7 +228,7 @@ def prepare(request: ProfileRequest) -> Plan:
             plan.notes.append(f"the fix could not be applied for measurement: {exc}")
     elif probe.synthetic_b == "sync-clocks":
         plan.variants.append(build_variant("B", "clock read after torch.cuda.synchronize()", source, sync=True, **build))
-    elif probe.metric != "syncs":
+    elif probe.metric in ("step", "interval", "kernels", "memory"):
         plan.notes.append(f"{primary.code} has no automatic fix to compare with: only the code as written was measured")
     return plan
 
@@ -288,12 +296,16 @@ def build_variant(name: str, label: str, source, *, program: Program, measure, c
         code, tree = chunks_v[index].code, trees_v[index]
         to_variant = line_map(code, chunk_a.code)  # line as written -> line of this variant
         here = index == measure.chunk
+        measured = to_variant[measure.line] if here and measure.how == "loop" else None
         if here and magic_line is not None:
             code = mark_magic(code, chunks_v[index].magics, to_variant[magic_line])
             tree, to_variant = parse(code), line_map(code, chunk_a.code)
+        if here and measure.region is not None:
+            code = wrap_region(code, to_variant[measure.region[0]], to_variant[measure.region[1]])
+            tree = parse(code)
         rewritten = rewrite(
             code, tree,
-            measured_line=to_variant[measure.line] if here and measure.how == "loop" else None,
+            measured_line=measured,
             repeated_line=to_variant[measure.line] if here and measure.how == "repeat-function" else None,
             clocks=names, chunk=index, cap_inner=cap_inner, original=chunk_a.code,
         )
@@ -358,6 +370,7 @@ def execute(request: ProfileRequest, plan: Plan, run_dir: str, cancel, say, resu
             "trace_dir": run_dir, "worker": worker, "result": os.path.join(programs, f"{worker}.result.json"),
             "file": plan.path if plan.source.kind == "python" else None, "argv": [plan.path],
             "path0": cwd, "distributed": plan.distributed, "chunks": variant.chunks,
+            "all_reads": plan.probe.metric == "warmup", "profile_memory": plan.probe.profile_memory,
         }
         outcome = run_child(plan.python, job, os.path.join(programs, f"{worker}.job.json"),
                             os.path.join(programs, f"{worker}.log"), cwd, env, request.timeout_s, cancel)

@@ -65,6 +65,16 @@ class _ClockNames(cst.CSTVisitor):
                     self.functions.add(alias.asname.name.value if alias.asname else alias.name.value)
 
 
+    def reads(self, func) -> bool:
+        """Whether a call of `func` reads a clock."""
+        if isinstance(func, cst.Name):
+            return func.value in self.functions
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            module = self.modules.get(func.value.value)
+            return module is not None and func.attr.value in CLOCKS[module]
+        return False
+
+
 def clock_names(trees: list[Parsed]) -> _ClockNames:
     names = _ClockNames()
     for tree in trees:
@@ -109,7 +119,7 @@ class _Rewrite(cst.CSTTransformer):
         return updated.with_changes(decorators=[decorator, *updated.decorators])
 
     def leave_Call(self, original, updated):
-        if self.clocks is None or not self._is_clock(original.func):
+        if self.clocks is None or not self.clocks.reads(original.func):
             return updated
         position = self.tree.positions[original].start
         line = self.to_original[position.line - 1]
@@ -121,13 +131,6 @@ class _Rewrite(cst.CSTTransformer):
         args[0] = args[0].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         return updated.with_changes(func=cst.parse_expression(f"{HOOK}.clock"), args=[*args, *updated.args])
 
-    def _is_clock(self, func) -> bool:
-        if isinstance(func, cst.Name):
-            return func.value in self.clocks.functions
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
-            module = self.clocks.modules.get(func.value.value)
-            return module is not None and func.attr.value in CLOCKS[module]
-        return False
 
 
 def rewrite(code: str, tree: Parsed, *, measured_line: int | None = None, repeated_line: int | None = None,
@@ -172,9 +175,61 @@ def mark_magic(code: str, magics, line: int) -> str:
     raise ValueError("no %time/%timeit magic where the finding is")
 
 
+class _Blocks(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.bodies: list = []
+
+    def visit_Module(self, node) -> None:
+        self.bodies.append(node.body)
+
+    def visit_IndentedBlock(self, node) -> None:
+        self.bodies.append(node.body)
+
+
+def timed_region(tree: Parsed, line: int, clocks: _ClockNames) -> tuple[int, int] | None:
+    """Lines [first, last] of the statements of a timed interval around `line`: from the
+    clock read before it in the same block to the one after it (`line` itself may be
+    either read)."""
+    blocks = _Blocks()
+    tree.module.visit(blocks)
+
+    def reads_clock(statement) -> bool:
+        found = []
+
+        class Calls(cst.CSTVisitor):
+            def visit_Call(self, node) -> None:
+                found.append(clocks.reads(node.func))
+
+        statement.visit(Calls())
+        return any(found)
+
+    for body in blocks.bodies:
+        for i, statement in enumerate(body):
+            if not (isinstance(statement, cst.SimpleStatementLine) and tree.start(statement) <= line <= tree.end(statement)):
+                continue
+            before = [j for j in range(i) if reads_clock(body[j])]
+            after = [j for j in range(i + 1, len(body)) if reads_clock(body[j])]
+            if reads_clock(statement):
+                first, last = (before[-1], i) if before else (i, after[0]) if after else (None, None)
+            else:
+                first, last = (before[-1], after[0]) if before and after else (None, None)
+            return None if first is None else (tree.start(body[first]), tree.end(body[last]))
+    return None
+
+
+def wrap_region(code: str, first: int, last: int) -> str:
+    """Lines [first, last] of `code` inside `for _ in iter(int, 1):` (an endless loop whose
+    iterations become the steps)."""
+    lines = code.split("\n")
+    indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
+    body = [("    " + text) if text.strip() else text for text in lines[first:last + 1]]
+    return "\n".join(lines[:first] + [f"{indent}for __perf_lint_step in iter(int, 1):"] + body + lines[last + 1:])
+
+
 def line_map(old: str, new: str) -> list[int]:
-    """For each line of `new`, the line of `old` it comes from (inserted lines: the next one)."""
-    a, b = old.split("\n"), new.split("\n")
+    """For each line of `new`, the line of `old` it comes from (inserted lines: the next
+    one), matching lines whatever their indentation (a region wrapped in a loop moves right)."""
+    a, b = [line.strip() for line in old.split("\n")], [line.strip() for line in new.split("\n")]
     out = [0] * len(b)
     last = max(len(a) - 1, 0)
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():

@@ -91,6 +91,7 @@ class Measure:
     how: str  # "loop", "repeat-chunk", "repeat-function"
     chunk: int
     line: int | None  # line of the loop or def in the chunk (None for repeat-chunk)
+    region: tuple[int, int] | None = None  # lines wrapped in a loop first (a timed region), the loop at `line`
 
 
 @dataclass
@@ -327,10 +328,13 @@ class Program:
         index, loop = found
         return Measure("loop", index, self.parsed[index].start(loop))
 
-    def measure_in_place(self, target: Target) -> Measure:
-        """The target itself as steps (timed regions): its loop, function, or chunk."""
+    def measure_in_place(self, target: Target, region: tuple[int, int] | None = None) -> Measure:
+        """The target itself as steps (timed regions): its loop, else the timed `region`
+        repeated in place, else its function or chunk repeated."""
         if target.kind == "loop":
             return Measure("loop", target.chunk, target.line)
+        if region is not None:
+            return Measure("loop", target.chunk, region[0], region)
         if target.kind == "function":
             return Measure("repeat-function", target.chunk, target.line)
         return Measure("repeat-chunk", target.chunk, None)
@@ -338,6 +342,9 @@ class Program:
     def describe(self, measure: Measure) -> str:
         chunk = self.chunks[measure.chunk]
         scope = "" if chunk.cell is None else f" of {chunk.label}"
+        if measure.region is not None:
+            first, last = (chunk.user_line(line) for line in measure.region)
+            return f"repeated runs of the timed lines {first}-{last}{scope}"
         if measure.how == "loop":
             return f"iterations of the loop at line {chunk.user_line(measure.line)}{scope}"
         if measure.how == "repeat-function":

@@ -5,18 +5,14 @@ from __future__ import annotations
 import os
 from xml.sax.saxutils import escape as xml
 
+from .verdict import ms
+
 CPU_GAP_TITLE = "What a CPU run cannot show"
 
 
 def escape(text: str) -> str:
     """Text safe inside Markdown (tables included): no HTML, no cell breaks."""
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace("|", "\\|")
-
-
-def _ms(value) -> str:
-    if value is None:
-        return "-"
-    return f"{value:.3g} ms" if value < 100 else f"{value:.0f} ms"
 
 
 def _rows(result) -> list[tuple[str, list[str]]]:
@@ -26,18 +22,20 @@ def _rows(result) -> list[tuple[str, list[str]]]:
     rows = []
     steps = get("step_ms")
     step_label = "step time (CUDA events)" if result.on_gpu else "step time"
-    rows.append((f"{step_label}, median", [_ms(s and s["median"]) for s in steps]))
+    rows.append((f"{step_label}, median", [ms(s and s["median"]) for s in steps]))
     rows.append(("  quartiles", [f"{s['q1']:.3g}-{s['q3']:.3g} ms" if s else "-" for s in steps]))
     rows.append(("  min-max", [f"{s['min']:.3g}-{s['max']:.3g} ms" if s else "-" for s in steps]))
     rows.append(("  steps (n)", [str(s["n"]) if s else "0" for s in steps]))
     rows.append(("  run medians", [", ".join(f"{x:.3g}" for x in m) or "-" for m in get("run_medians_ms")]))
     if any(get("host_step_ms")):
-        rows.append(("host step time, median", [_ms(s and s["median"]) for s in get("host_step_ms")]))
+        rows.append(("host step time, median", [ms(s and s["median"]) for s in get("host_step_ms")]))
     if any(get("interval_ms")):
-        rows.append(("timed interval, median", [_ms(s and s["median"]) for s in get("interval_ms")]))
+        rows.append(("timed interval, median", [ms(s and s["median"]) for s in get("interval_ms")]))
         rows.append(("  quartiles", [f"{s['q1']:.3g}-{s['q3']:.3g} ms" if s else "-" for s in get("interval_ms")]))
+    if any(get("first_interval_ms")):
+        rows.append(("first timed run (cold)", [ms(s and s["median"]) for s in get("first_interval_ms")]))
     if any(get("interval_event_ms")):
-        rows.append(("timed interval, CUDA events", [_ms(s and s["median"]) for s in get("interval_event_ms")]))
+        rows.append(("timed interval, CUDA events", [ms(s and s["median"]) for s in get("interval_event_ms")]))
     share = get("dataloader_share")
     if any(v is not None for v in share):
         rows.append(("DataLoader wait share", ["-" if v is None else f"{v:.0%}" for v in share]))
@@ -46,11 +44,15 @@ def _rows(result) -> list[tuple[str, list[str]]]:
         rows.append(("host-device syncs per step", ["-" if v is None else f"{v:.3g}" for v in syncs]))
     for key, label in (("kernel_ms_per_step", "GPU kernel time per step"), ("memcpy_ms_per_step", "memcpy time per step")):
         if any(v is not None for v in get(key)):
-            rows.append((label, [_ms(v) for v in get(key)]))
+            rows.append((label, [ms(v) for v in get(key)]))
     if any(v is not None for v in get("pageable_copies_per_step")):
         rows.append(("pageable copies per step", ["-" if v is None else f"{v:.3g}" for v in get("pageable_copies_per_step")]))
     if any(v is not None for v in get("kernel_sets")):
         rows.append(("distinct kernel sets over runs", [str(v) for v in get("kernel_sets")]))
+    if any(get("memory_peak_mb")):
+        rows.append(("peak memory per step (allocated)", [f"{s['median']:.3g} MB" if s else "-" for s in get("memory_peak_mb")]))
+    if any(v is not None and v >= 0.05 for v in get("creation_share")):
+        rows.append(("tensor creation share", ["-" if v is None else f"{v:.0%}" for v in get("creation_share")]))
     memory = get("peak_memory_mb")
     if any(memory):
         kind = result.variants[names[0]]["memory_kind"]
@@ -183,6 +185,6 @@ def svg(result) -> str | None:
         parts.append(f'<line x1="{q1:.1f}" y1="{y + 11}" x2="{q3:.1f}" y2="{y + 11}" stroke="#222" stroke-width="2"/>')
         for r in runs:
             parts.append(f'<circle cx="{left + r * scale:.1f}" cy="{y + 11}" r="3" fill="#222"/>')
-        parts.append(f'<text x="{left + max(w, q3 - left) + 8:.1f}" y="{y + 16}">{xml(_ms(s["median"]))}</text>')
+        parts.append(f'<text x="{left + max(w, q3 - left) + 8:.1f}" y="{y + 16}">{xml(ms(s["median"]))}</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"

@@ -14,6 +14,13 @@ MARGIN = 0.05
 MIN_SAMPLES = 3
 
 
+def ms(value: float | None) -> str:
+    """A duration for people: 3 significant digits, whole milliseconds from 100 ms."""
+    if value is None:
+        return "-"
+    return f"{value:.3g} ms" if value < 100 else f"{value:.0f} ms"
+
+
 def quantile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     position = (len(ordered) - 1) * q

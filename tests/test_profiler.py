@@ -419,3 +419,75 @@ def test_profile_command(tmp_path):
     bad = perf_lint("train.py", "--python", str(tmp_path / "nope"))
     assert bad.returncode == 2 and "no Python interpreter at" in bad.stderr
     assert perf_lint("train.py", "--steps", "1,2").returncode == 2
+
+
+@timeout(120)
+def test_first_timed_run_of_a_compiled_model_is_the_cold_one(tmp_path):
+    script = tmp_path / "warm.py"
+    script.write_text(
+        "import time\nimport torch\n"
+        "device = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+        "model = torch.compile(torch.nn.Linear(8, 8).to(device), backend='eager')\n"
+        "x = torch.randn(4, 8, device=device)\n"
+        "start = time.perf_counter()\n"
+        "model(x)\n"
+        "elapsed = time.perf_counter() - start\n"
+    )
+    result = run_profile(ProfileRequest(str(script), rule="TPL204", steps=SMALL, repeats=3))
+    assert result.error is None, result.error
+    assert result.measure == "repeated runs of the timed lines 6-8"  # the region, not the whole script
+    (verdict,) = result.verdicts
+    assert verdict["metric"] == "warmup" and verdict["verdict"] == "confirmed", verdict  # compiling shows on CPU too
+    a = result.variants["A"]
+    assert a["first_interval_ms"]["n"] == 3 and a["first_interval_ms"]["min"] > a["interval_ms"]["max"]
+
+
+@timeout(120)
+def test_compile_inside_the_loop_is_counted(tmp_path):
+    script = tmp_path / "percall.py"
+    script.write_text(
+        "import torch\nmodel = torch.nn.Linear(4, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for n in range(2, 100):\n"
+        "    compiled = torch.compile(model, backend='eager', dynamic=False)\n"
+        "    compiled(torch.randn(n, 4)).sum().backward()\n"
+        "    opt.step()\n"
+    )
+    result = run_profile(ProfileRequest(str(script), rule="TPL302", steps=SMALL, repeats=1))
+    assert result.error is None, result.error
+    (verdict,) = result.verdicts  # two TPL302 findings on that line: one verdict
+    assert verdict["metric"] == "compiles" and verdict["verdict"] == "confirmed"
+    assert verdict["summary"] == "TPL302 confirmed: 3 compilation(s) during 3 measured steps (CPU, n=1)"
+
+
+@timeout(120)
+def test_evaluation_with_gradients_uses_more_memory(tmp_path):
+    script = tmp_path / "evaluate.py"
+    script.write_text(
+        "import torch\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(128, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 10))\n"
+        "batches = [torch.randn(128, 128) for _ in range(20)]\n"
+        "def validate(model, batches):\n"
+        "    model.eval()\n"
+        "    correct = 0\n"
+        "    for x in batches:\n"
+        "        out = model(x)\n"
+        "        correct += int((out.argmax(1) == 0).sum())\n"
+        "    return correct\n"
+        "validate(model, batches)\n"
+    )
+    result = run_profile(ProfileRequest(str(script), steps=SMALL, repeats=2))
+    assert result.error is None, result.error
+    (verdict,) = result.verdicts
+    assert verdict["code"] == "TPL502" and verdict["metric"] == "memory"
+    assert verdict["verdict"] == "confirmed", verdict
+    assert result.variants["A"]["memory_peak_mb"]["median"] > result.variants["B"]["memory_peak_mb"]["median"]
+
+
+@timeout(30)
+def test_rule_without_a_probe_runs_nothing(tmp_path):
+    script = tmp_path / "save.py"
+    script.write_text("import torch\nmodel = torch.compile(torch.nn.Linear(2, 2))\ntorch.save(model.state_dict(), 'm.pt')\n")
+    result = run_profile(ProfileRequest(str(script)))
+    assert result.summary() == "TPL303 inconclusive: nothing to measure (CPU)" or result.verdicts[0]["verdict"] == "inconclusive"
+    assert "has no profiling probe" in result.verdicts[0]["reason"] and result.runs == []
+    assert not (tmp_path / "m.pt").exists()

@@ -1,0 +1,218 @@
+"""A verdict per finding from the runs' numbers, by the probe's metric, then by device:
+an effect that needs a GPU is inconclusive on a CPU whatever the CPU numbers say."""
+
+from __future__ import annotations
+
+from .verdict import MARGIN, compare, ms, quantile
+
+CREATION_SHARE = 0.10  # tensor creation above this share of a timed step distorts it
+
+
+def samples(run: dict, on_gpu: bool) -> list[float]:
+    """A run's active step times: CUDA-event intervals on a GPU, host clock otherwise."""
+    result = run["result"]
+    if on_gpu and result.get("active_event_ms"):
+        return result["active_event_ms"]
+    return result.get("active_host_ms") or []
+
+
+def interval_samples(runs: list[dict], key: tuple, field: str = "ms", window: bool = True) -> list[list[float]]:
+    """Per run, the timed region's intervals: those of the measured steps, or (window=False)
+    every one from the program's start."""
+    return [[iv[field] for iv in r["result"].get("intervals") or []
+             if (iv["start"], iv["end"]) == key and iv.get(field) is not None and (iv.get("window", True) or not window)]
+            for r in runs]
+
+
+class Outcome:
+    """What a metric concludes: verdict, reason, the short text of the summary, ratio, n."""
+
+    def __init__(self, verdict: str, reason: str, short: str, ratio: float | None = None, n: int = 0) -> None:
+        self.verdict, self.reason, self.short, self.ratio, self.n = verdict, reason, short, ratio, n
+
+
+def verdict(result, plan, finding, by_variant: dict, key) -> dict:
+    probe, on_gpu = plan.probe, result.on_gpu
+    out = {"code": finding.code, "verdict": "inconclusive", "ratio": None, "reason": "",
+           "metric": probe.metric if probe else None, "n": 0}
+    a, b = by_variant.get("A", []), by_variant.get("B", [])
+    if plan.unmeasurable:
+        outcome = Outcome("inconclusive", plan.unmeasurable, "nothing to measure")
+    elif result.failure:
+        what = {"exception": "the code failed", "oom": "out of memory", "timeout": "timed out", "cancelled": "cancelled",
+                "crash": "the run crashed", "no-torch": "no torch in the interpreter", "internal": "harness failure"}
+        reason = result.error.splitlines()[0] if result.error else result.failure
+        outcome = Outcome("inconclusive", reason, what.get(result.failure, result.failure))
+    elif probe.metric in ALONE:
+        outcome = ALONE[probe.metric](result, a, key, on_gpu)
+    elif not b:
+        reason = next((n for n in result.notes if "fix" in n), "nothing to compare the code with")
+        outcome = Outcome("inconclusive", reason, "no fix or probe to compare with")
+    else:
+        outcome = COMPARED[probe.metric](result, a, b, key, on_gpu)
+    if probe is not None and probe.distributed and not result.failure:
+        outcome.reason += "; " + compile_text(result)
+    if probe is not None and not on_gpu and not result.failure and not plan.unmeasurable:
+        if probe.needs_gpu(finding.code):
+            outcome = Outcome("inconclusive", f"no GPU: {probe.cpu_gap}; measured on CPU: {outcome.reason}", "no GPU",
+                              outcome.ratio, outcome.n)
+        elif probe.cpu_confirms and outcome.verdict != "confirmed":
+            outcome = Outcome("inconclusive", f"not shown on CPU: {probe.cpu_gap}; measured on CPU: {outcome.reason}",
+                              "not shown on CPU (no GPU)", outcome.ratio, outcome.n)
+    out.update(verdict=outcome.verdict, reason=outcome.reason, n=outcome.n,
+               ratio=None if outcome.ratio is None else round(outcome.ratio, 3))
+    device = "GPU" if on_gpu else "CPU"
+    n = f", n={outcome.n}" if outcome.n else ""
+    out["summary"] = f"{finding.code} {outcome.verdict}: {outcome.short} ({device}{n})"
+    return out
+
+
+# -- A against B ----------------------------------------------------------------------------------------------
+def _from(judged, shown: str, confirmed: str, refuted: str, n: int) -> Outcome:
+    short = {"confirmed": confirmed, "not confirmed": refuted}.get(
+        judged.verdict, "noise larger than the difference" if judged.ratio is not None else judged.reason)
+    reason = judged.reason + (f"; {shown}" if shown else "")
+    return Outcome(judged.verdict, reason, short, judged.ratio, n)
+
+
+def step_times(result, a, b, key, on_gpu) -> Outcome:
+    judged = compare([samples(r, on_gpu) for r in a], [samples(r, on_gpu) for r in b], "step time")
+    sa, sb = result.variants["A"]["step_ms"], result.variants["B"]["step_ms"]
+    n = min(sa["n"], sb["n"]) if sa and sb else 0
+    shown = f"{ms(sa['median'])} -> {ms(sb['median'])} per step" if sa and sb else ""
+    ratio = judged.ratio or 0
+    return _from(judged, shown, f"{ratio:.1f}x faster with the fix",
+                 f"{ratio:.2f}x with the fix, no speed-up beyond the noise", n)
+
+
+def intervals(result, a, b, key, on_gpu) -> Outcome:
+    if key is None:
+        return Outcome("inconclusive", "the timed region's clock reads did not run during the measured steps",
+                       "timed region not reached")
+    judged = compare(interval_samples(b, key), interval_samples(a, key), "the timed interval")
+    ia, ib = result.variants["A"].get("interval_ms"), result.variants["B"].get("interval_ms")
+    n = min(ia["n"], ib["n"]) if ia and ib else 0
+    shown = (f"the code's clock shows {ms(ia['median'])}, {ms(ib['median'])} after synchronize"
+             if ia and ib else "")
+    return _from(judged, shown, f"{shown} ({(judged.ratio or 0):.1f}x under-reported)", f"{shown}: no under-reporting", n)
+
+
+def memory(result, a, b, key, on_gpu) -> Outcome:
+    peaks = lambda runs: [(r["result"].get("profile") or {}).get("memory_peaks_mb") or [] for r in runs]  # noqa: E731
+    judged = compare(peaks(a), peaks(b), "peak memory")
+    ma, mb = result.variants["A"]["memory_peak_mb"], result.variants["B"]["memory_peak_mb"]
+    sa, sb = result.variants["A"]["step_ms"], result.variants["B"]["step_ms"]
+    n = min(ma["n"], mb["n"]) if ma and mb else 0
+    shown = f"peak {ma['median']:.3g} MB -> {mb['median']:.3g} MB per step" if ma and mb else ""
+    if sa and sb:
+        shown += f"; step time {ms(sa['median'])} -> {ms(sb['median'])}"
+    ratio = judged.ratio or 0
+    return _from(judged, shown, f"{ratio:.2g}x less memory per step with the fix",
+                 f"{ratio:.2f}x memory with the fix, no saving beyond {MARGIN:.0%}", n)
+
+
+def kernels(result, a, b, key, on_gpu) -> Outcome:
+    va, vb = result.variants["A"], result.variants["B"]
+    runs = min(va["runs"], vb["runs"])
+    step = step_times(result, a, b, key, on_gpu)
+    if runs < 2:
+        return Outcome("inconclusive", "comparing kernel choices needs at least 2 runs per variant", "too few runs")
+    sets_a, sets_b = va["kernel_sets"] or 0, vb["kernel_sets"] or 0
+    if sets_a > 1 and sets_b <= 1:
+        return Outcome("confirmed", f"as written, {sets_a} different kernel sets in {va['runs']} runs; with the fix, the "
+                                    f"same kernels every run; {step.reason}",
+                       f"kernel choice changed between runs ({sets_a} sets in {va['runs']} runs)", step.ratio, step.n)
+    if sets_a <= 1:
+        return Outcome("not confirmed", f"the same kernels in all {va['runs']} runs as written: the profile was "
+                                        f"reproducible here; {step.reason}", "same kernels in every run", step.ratio, step.n)
+    return Outcome("inconclusive", f"kernel sets differ with the fix too ({sets_b} in {vb['runs']} runs)",
+                   "kernels vary either way", step.ratio, step.n)
+
+
+COMPARED = {"step": step_times, "interval": intervals, "memory": memory, "kernels": kernels}
+
+
+# -- the code as written alone --------------------------------------------------------------------------------------
+def _profiles(runs: list[dict]) -> list[dict]:
+    return [r["result"]["profile"] for r in runs if r["result"].get("profile") and r["result"]["profile"]["steps_ms"]]
+
+
+def syncs(result, a, key, on_gpu) -> Outcome:
+    profiles = _profiles(a)
+    if not profiles:
+        return Outcome("inconclusive", "no measured steps", "nothing measured")
+    per_run = [p["syncs"] / len(p["steps_ms"]) for p in profiles]
+    metrics = result.variants["A"]
+    ops = ", ".join(f"{name} {n:.3g}" for name, n in sorted(metrics["sync_ops_per_step"].items())) or "none"
+    per_step = metrics["syncs_per_step"]
+    shown = f"{per_step:.3g} host-device sync(s) per step ({ops})"
+    n = metrics["step_ms"]["n"] if metrics["step_ms"] else 0
+    waited = [p["sync_ms"] / sum(p["steps_ms"]) for p in profiles if sum(p["steps_ms"]) > 0]
+    if min(per_run) >= 1:
+        wait = f"; the host waited in them {quantile(waited, 0.5):.0%} of the step" if waited and on_gpu else ""
+        return Outcome("confirmed", f"{shown} in every run{wait}", f"{per_step:.3g} host-device sync(s) per step", per_step, n)
+    return Outcome("not confirmed", f"fewer than one sync per step in some run: {shown}", "no sync on every step", per_step, n)
+
+
+def compiles(result, a, key, on_gpu) -> Outcome:
+    counts = []
+    for run in a:
+        window, end = run["result"].get("compile_at_window"), run["result"].get("compile")
+        if window and end:
+            counts.append((end["frames"] - window["frames"], end["recompiles"] - window["recompiles"]))
+    if not counts:
+        return Outcome("inconclusive", "torch.compile's counters were not available", "no compile counters")
+    steps = result.steps[2]
+    frames = [c[0] for c in counts]
+    shown = (f"frames compiled during the {steps} measured steps: {', '.join(map(str, frames))} per run; recompiles: "
+             f"{', '.join(str(c[1]) for c in counts)}; {compile_text(result)}")
+    if min(frames) > 0:
+        return Outcome("confirmed", shown, f"{quantile(frames, 0.5):.0f} compilation(s) during {steps} measured steps",
+                       float(quantile(frames, 0.5)), len(counts))
+    if max(frames) == 0:
+        return Outcome("not confirmed", shown + " (the compiled code was reused; left: the wrapper's guard checks)",
+                       "nothing compiled during the measured steps", 0.0, len(counts))
+    return Outcome("inconclusive", shown, "compiled in some runs only", None, len(counts))
+
+
+def warmup(result, a, key, on_gpu) -> Outcome:
+    if key is None:
+        return Outcome("inconclusive", "the timed region's clock reads did not run", "timed region not reached")
+    firsts = [[run[0]] for run in interval_samples(a, key, window=False) if run]
+    later = interval_samples(a, key)
+    judged = compare(firsts, later, "the first timed run against the later ones")
+    first, warm = result.variants["A"].get("first_interval_ms"), result.variants["A"].get("interval_ms")
+    shown = f"first timed run {ms(first['median'])}, later runs {ms(warm['median'])}" if first and warm else ""
+    return _from(judged, shown, f"{shown} ({(judged.ratio or 0):.0f}x)", f"{shown}: no warm-up cost",
+                 len(firsts))
+
+
+def creation(result, a, key, on_gpu) -> Outcome:
+    profiles = _profiles(a)
+    if not profiles:
+        return Outcome("inconclusive", "no measured steps", "nothing measured")
+    shares = [p["factory_ms"] / sum(p["steps_ms"]) for p in profiles if sum(p["steps_ms"]) > 0]
+    share = quantile(shares, 0.5)
+    shown = (f"creating tensors (randn, zeros, empty, ...) took {share:.0%} of each timed step "
+             f"({', '.join(f'{s:.0%}' for s in shares)} per run)")
+    n = result.variants["A"]["step_ms"]["n"] if result.variants["A"]["step_ms"] else 0
+    if min(shares) >= CREATION_SHARE:
+        return Outcome("confirmed", shown, f"tensor creation is {share:.0%} of the timed step", share, n)
+    if max(shares) < CREATION_SHARE:
+        return Outcome("not confirmed", shown + f" (under {CREATION_SHARE:.0%})",
+                       f"tensor creation is only {share:.0%} of the timed step", share, n)
+    return Outcome("inconclusive", shown, "runs disagree", share, n)
+
+
+ALONE = {"syncs": syncs, "compiles": compiles, "warmup": warmup, "alloc-share": creation}
+
+
+def compile_text(result) -> str:
+    parts = []
+    for name, metrics in result.variants.items():
+        c = metrics.get("compile")
+        if c:
+            reasons = f" ({'; '.join(c['break_reasons'])})" if c.get("break_reasons") else ""
+            parts.append(f"{name}: {c['graphs']} graphs, {c['graph_breaks']} graph breaks{reasons}, "
+                         f"{c['recompiles']} recompiles")
+    return "; ".join(parts) or "no compile counters"
