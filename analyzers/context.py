@@ -136,7 +136,11 @@ class Context:
         self.args_functions: set[str] = set()
         self.cuda_evidence: cst.CSTNode | None = None
         self._outer_loops: list[list[cst.CSTNode]] = []
+        self.blocks: list[cst.CSTNode] = []  # enclosing statement blocks: Module, IndentedBlock
+        self.statement: cst.SimpleStatementLine | None = None  # the simple statement being visited
         self._visit = {
+            "Module": self._enter_block,
+            "SimpleStatementLine": self._simple_statement,
             "Import": self._import,
             "ImportFrom": self._import_from,
             "Assign": self._assign,
@@ -145,7 +149,7 @@ class Context:
             "NamedExpr": self._named_expr,
             "For": self._for,
             "While": self._while,
-            "IndentedBlock": self._block,
+            "IndentedBlock": self._indented_block,
             "SimpleStatementSuite": self._block,
             "FunctionDef": self._function,
             "Call": self._call,
@@ -154,7 +158,9 @@ class Context:
             "WithItem": self._with_item,
         }
         self._leave = {
-            "IndentedBlock": self._leave_block,
+            "Module": self._leave_statement_block,
+            "SimpleStatementLine": self._leave_simple_statement,
+            "IndentedBlock": self._leave_indented_block,
             "SimpleStatementSuite": self._leave_block,
             "FunctionDef": self._leave_function,
         }
@@ -237,6 +243,26 @@ class Context:
 
     def _while(self, node: cst.While) -> None:
         self._loop_bodies[node.body] = node
+
+    def _enter_block(self, node: cst.CSTNode) -> None:
+        self.blocks.append(node)
+
+    def _leave_statement_block(self, node: cst.CSTNode) -> None:
+        self.blocks.pop()
+
+    def _indented_block(self, node: cst.IndentedBlock) -> None:
+        self._enter_block(node)
+        self._block(node)
+
+    def _leave_indented_block(self, node: cst.IndentedBlock) -> None:
+        self._leave_block(node)
+        self._leave_statement_block(node)
+
+    def _simple_statement(self, node: cst.SimpleStatementLine) -> None:
+        self.statement = node
+
+    def _leave_simple_statement(self, node: cst.SimpleStatementLine) -> None:
+        self.statement = None
 
     def _block(self, node: cst.CSTNode) -> None:
         loop = self._loop_bodies.get(node)

@@ -90,27 +90,10 @@ class CompileBeforeDDP(Rule):
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
         self.compiled: dict[tuple[int, str], tuple[Site, cst.Call | None]] = {}
-        self.blocks: list[cst.CSTNode] = []
-        self.statement: cst.SimpleStatementLine | None = None
 
     def _key(self, scope: Scope, name: str) -> tuple[int, str]:
         owner = scope.owner_of(name) or scope
         return id(owner), name
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self.blocks.append(node)
-
-    def leave_Module(self, node: cst.Module) -> None:
-        self.blocks.pop()
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self.blocks.append(node)
-
-    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self.blocks.pop()
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self.statement = node
 
     def leave_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -119,7 +102,7 @@ class CompileBeforeDDP(Rule):
             key = self._key(self.ctx.scope, target.target.value)
             value = node.value
             if isinstance(value, cst.Call) and self.ctx.qualname(value.func) == COMPILE:
-                self.compiled[key] = (self.ctx.site(self.statement), value)
+                self.compiled[key] = (self.ctx.site(self.ctx.statement), value)
             else:
                 self.compiled.pop(key, None)
 
@@ -150,8 +133,8 @@ class CompileBeforeDDP(Rule):
 
     def _move_fix(self, site: Site, name: str, compile_site: Site, compile_call) -> FixPlan | None:
         """Move `name = DDP(name, ...)` above the statement that compiles `name`."""
-        statement = self.statement
-        if compile_call is None or statement is None or not self.blocks or compile_site.unit != site.unit:
+        statement = self.ctx.statement
+        if compile_call is None or statement is None or compile_site.unit != site.unit:
             return None
         small = statement.body[0] if len(statement.body) == 1 else None
         if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and small.value is site.node):
@@ -160,7 +143,7 @@ class CompileBeforeDDP(Rule):
         inner = compile_call.args[0].value if compile_call.args else None
         if not (isinstance(target, cst.Name) and target.value == name and isinstance(inner, cst.Name) and inner.value == name):
             return None
-        body = list(self.blocks[-1].body)
+        body = list(self.ctx.blocks[-1].body)
         position = next((i for i, s in enumerate(body) if s is statement), None)
         container = next((i for i, s in enumerate(body[:position or 0]) if _contains(s, compile_site.node)), None)
         if position is None or container is None:

@@ -202,36 +202,17 @@ class UnsynchronizedTiming(Rule):
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
         self.blocks: dict[cst.CSTNode, tuple[Site, list[cst.CSTNode]]] = {}
-        self._block_stack: list[cst.CSTNode] = []
-        self._statement: cst.SimpleStatementLine | None = None
-
-    def visit_Module(self, node: cst.Module) -> None:
-        self._block_stack.append(node)
-
-    def leave_Module(self, node: cst.Module) -> None:
-        self._block_stack.pop()
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self._block_stack.append(node)
-
-    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self._block_stack.pop()
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self._statement = node
-
-    def leave_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self._statement = None
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self._statement is None or not self._block_stack or self.ctx.qualname(node.func) not in CLOCKS:
+        statement = self.ctx.statement
+        if statement is None or self.ctx.qualname(node.func) not in CLOCKS:
             return
-        block = self._block_stack[-1]
+        block = self.ctx.blocks[-1]
         if block not in self.blocks:
             self.blocks[block] = (self.ctx.site(block), [])
         reads = self.blocks[block][1]
-        if not reads or reads[-1] is not self._statement:
-            reads.append(self._statement)
+        if not reads or reads[-1] is not statement:
+            reads.append(statement)
 
     def finish(self) -> None:
         if self.ctx.cuda_evidence is None:
