@@ -72,6 +72,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("out", nargs="?", default=os.path.join(REPO, "bench", "results", "gpu_check.json"))
     parser.add_argument("--budget", type=float, default=270.0, help="seconds; later scenarios are skipped past it")
     parser.add_argument("--traces", help="where traces and reports go (default: a temporary directory)")
+    parser.add_argument("--rules", help="comma-separated codes: only these scenarios")
     args = parser.parse_args(argv)
     sys.meta_path.insert(0, SourceTree())
     from perf_lint.profiler import ProfileRequest, run_profile
@@ -80,7 +81,10 @@ def main(argv: list[str]) -> int:
     started = time.monotonic()
     report = {"machine": machine(), "budget_s": args.budget, "traces": traces, "scenarios": []}
     runs_done = 0
+    wanted = set(args.rules.upper().split(",")) if args.rules else None
     for name, rule, options in SCENARIOS:
+        if wanted is not None and rule not in wanted:
+            continue
         entry = {"file": f"examples/profile/{name}", "rule": rule, "options": options}
         spent = time.monotonic() - started
         per_run = spent / runs_done if runs_done else 0.0

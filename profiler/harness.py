@@ -223,7 +223,9 @@ def prepare(request: ProfileRequest) -> Plan:
     if fixable:
         titles = "; ".join(dict.fromkeys(f.fix.title for f in fixable))
         try:
-            plan.variants.append(build_variant("B", f"with the fix ({titles})", fixed_text(source, fixable), sync=False, **build))
+            fixed, missed = apply_fixes(source, fixable, config)
+            plan.notes += [f"the fix of {f.code} (line {f.range.start_line + 1}) could not be applied" for f in missed]
+            plan.variants.append(build_variant("B", f"with the fix ({titles})", fixed, sync=False, **build))
         except Exception as exc:  # a fix that does not fit this code is the finding's result, not a crash
             plan.notes.append(f"the fix could not be applied for measurement: {exc}")
     elif probe.synthetic_b == "sync-clocks":
@@ -231,6 +233,23 @@ def prepare(request: ProfileRequest) -> Plan:
     elif probe.metric in ("step", "interval", "kernels", "memory"):
         plan.notes.append(f"{primary.code} has no automatic fix to compare with: only the code as written was measured")
     return plan
+
+
+def apply_fixes(source, findings: list[Finding], config) -> tuple[object, list[Finding]]:
+    """The source with these findings' fixes, one finding at a time: fixes of the same
+    statement overlap (TPL101 and TPL102 both rewrite one DataLoader call), so each round
+    finds the finding again in the text fixed so far. Returns the fixes that found no match."""
+    current, missed = source, []
+    for finding in findings:
+        before, after = source.unit(finding.cell).text, current.unit(finding.cell).text
+        line = line_map(after, before)[finding.range.start_line]  # the finding's line in the fixed text
+        again = [f for f in analyze(current, config)
+                 if f.code == finding.code and f.cell == finding.cell and f.fix is not None and f.range.start_line == line]
+        if again:
+            current = fixed_text(current, again[:1])
+        else:
+            missed.append(finding)
+    return current, missed
 
 
 def select(request, source, chunks, parsed, findings, chunk, line, cells):

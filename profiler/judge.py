@@ -115,9 +115,11 @@ def kernels(result, a, b, key, on_gpu) -> Outcome:
     va, vb = result.variants["A"], result.variants["B"]
     runs = min(va["runs"], vb["runs"])
     step = step_times(result, a, b, key, on_gpu)
+    if va["kernel_sets"] is None or vb["kernel_sets"] is None:
+        return Outcome("inconclusive", f"no GPU kernels were recorded; {step.reason}", "no GPU kernels", step.ratio, step.n)
     if runs < 2:
         return Outcome("inconclusive", "comparing kernel choices needs at least 2 runs per variant", "too few runs")
-    sets_a, sets_b = va["kernel_sets"] or 0, vb["kernel_sets"] or 0
+    sets_a, sets_b = va["kernel_sets"], vb["kernel_sets"]
     if sets_a > 1 and sets_b <= 1:
         return Outcome("confirmed", f"as written, {sets_a} different kernel sets in {va['runs']} runs; with the fix, the "
                                     f"same kernels every run; {step.reason}",

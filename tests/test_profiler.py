@@ -491,3 +491,39 @@ def test_rule_without_a_probe_runs_nothing(tmp_path):
     assert result.summary() == "TPL303 inconclusive: nothing to measure (CPU)" or result.verdicts[0]["verdict"] == "inconclusive"
     assert "has no profiling probe" in result.verdicts[0]["reason"] and result.runs == []
     assert not (tmp_path / "m.pt").exists()
+
+
+@timeout(120)
+def test_unsaved_editor_text_is_what_runs(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("print('the saved file has no finding')\n")
+    result = run_profile(ProfileRequest(str(script), text=SLOW_DATASET + TRAIN_LOOP, line=17, steps=SMALL, repeats=1))
+    assert result.error is None, result.error
+    assert result.verdicts[0]["code"] == "TPL101" and result.variants["A"]["step_ms"]["n"] == 3
+
+
+@timeout(150)
+def test_gpu_check_runs_from_the_source_tree_without_perf_lint_installed(tmp_path):
+    import libcst
+    import yaml
+
+    wheels = tmp_path / "wheels"  # what the GPU machine has: libcst and its dependencies, no perf-lint
+    wheels.mkdir()
+    for module in (libcst, yaml):
+        os.symlink(os.path.dirname(module.__file__), wheels / module.__name__)
+    import typing_extensions
+
+    os.symlink(typing_extensions.__file__, wheels / "typing_extensions.py")
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = tmp_path / "gpu.json"
+    done = subprocess.run(
+        [sys.executable, "-S", os.path.join(repo, "bench", "gpu_check.py"), str(out), "--rules", "TPL203",
+         "--traces", str(tmp_path / "traces")],
+        env={**os.environ, "PYTHONPATH": str(wheels)}, cwd=tmp_path, capture_output=True, text=True, timeout=140)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(out.read_text())
+    (scenario,) = report["scenarios"]
+    assert scenario["rule"] == "TPL203" and scenario["result"]["verdicts"][0]["code"] == "TPL203"
+    if not report["machine"]["cuda"]:
+        assert scenario["summary"].startswith("TPL203 inconclusive: no GPU")
+    assert scenario["result"]["path"] == os.path.join(repo, "examples", "profile", "item_every_step.py")

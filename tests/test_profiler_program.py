@@ -8,8 +8,9 @@ import functools
 import json
 import signal
 
-from perf_lint.analyzers import notebook_source, python_source
+from perf_lint.analyzers import analyze, notebook_source, python_source
 from perf_lint.profiler import ProfileRequest, run_profile
+from perf_lint.profiler.harness import apply_fixes
 from perf_lint.profiler.instrument import clock_names, line_map, mark_magic, rewrite
 from perf_lint.profiler.program import Program, chunks_of, find_target, parse
 from perf_lint.profiler.verdict import compare, spread
@@ -207,3 +208,16 @@ def test_misplaced_cell_magic_is_inconclusive_without_running(tmp_path):
     assert [v["verdict"] for v in result.verdicts] == ["inconclusive"]
     assert "IPython refuses the cell" in result.verdicts[0]["reason"]
     assert result.runs == [] and result.report_path is None
+
+
+def test_overlapping_fixes_of_one_call_are_all_applied():
+    source = python_source(
+        "import torch\nfrom torch.utils.data import DataLoader\n"
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "loader = DataLoader(ds, batch_size=8)\n"
+        "for x, y in loader:\n    x = x.to(device)\n", "train.py")
+    findings = [f for f in analyze(source) if f.code in ("TPL101", "TPL102")]
+    assert [f.code for f in findings] == ["TPL101", "TPL102"]
+    fixed, missed = apply_fixes(source, findings, None)
+    assert missed == []
+    assert "loader = DataLoader(ds, batch_size=8, num_workers=4, persistent_workers=True, pin_memory=True)" in fixed.text
