@@ -6,7 +6,8 @@
   first in the body (capped at a few iterations outside the measured steps);
 - a measured function without a loop: decorated with `@__perf_lint__.repeated`;
 - clock reads (`time.perf_counter()` ...): `__perf_lint__.clock(site, time.perf_counter)`;
-- IPython timing magics: `__perf_lint__.mark(...)` around the timed statement or cell.
+- IPython timing magics: `__perf_lint__.mark(...)` around the timed statement or cell;
+- a timed region outside any loop: wrapped in an endless loop that becomes the measured one.
 Every rewrite keeps the user's text around it, so a line of the program maps back to a
 line of the chunk by diffing the two.
 """
@@ -32,7 +33,6 @@ _TIMING_MAGICS = ("time", "timeit")
 class Rewritten:
     code: str
     lines: list[int]  # program line -> line of the chunk as given (0-based)
-    sites: dict  # clock site id "chunk:line:column" -> line of the clock read in the original
 
 
 def _prepend(loop, code: str):
@@ -94,7 +94,6 @@ class _Rewrite(cst.CSTTransformer):
             inner = {n for n in tree.loops if n is not measured and start <= tree.start(n) <= end}
         capped = [n for n in tree.loops if n is not measured and (cap_inner or n not in inner) and heavy(n)]
         self.capped = {loop: (1000 * chunk + i, loop in inner) for i, loop in enumerate(capped)}
-        self.sites: dict[str, int] = {}
 
     def _loop(self, original, updated):
         if original is self.measured:
@@ -123,8 +122,7 @@ class _Rewrite(cst.CSTTransformer):
             return updated
         position = self.tree.positions[original].start
         line = self.to_original[position.line - 1]
-        site = f"{self.chunk}:{line}:{position.column}"
-        self.sites[site] = line
+        site = f"{self.chunk}:{line}:{position.column}"  # in lines of the code as written
         args = [cst.Arg(cst.SimpleString(repr(site))), cst.Arg(updated.func)]
         if updated.args:
             args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
@@ -149,7 +147,7 @@ def rewrite(code: str, tree: Parsed, *, measured_line: int | None = None, repeat
         raise ValueError(f"no function starts at line {repeated_line + 1}")
     transformer = _Rewrite(tree, measured, repeated, clocks, chunk, cap_inner, line_map(original, code))
     new = tree.module.visit(transformer).code
-    return Rewritten(new, line_map(original, new), transformer.sites)
+    return Rewritten(new, line_map(original, new))
 
 
 def mark_magic(code: str, magics, line: int) -> str:
