@@ -160,8 +160,13 @@ def render(source: Source) -> bytes:
 
 
 def fixed_text(source: Source, findings: list[Finding]) -> Source:
-    """The source with exactly these findings' fixes applied (what an editor's quick fix does)."""
-    return _apply(source, [f for f in findings if f.fix is not None])
+    """The source with these findings' fixes applied (what an editor's quick fix does).
+
+    Fixes that overlap an earlier one's edits (TPL101 and TPL102 both rewrite one
+    DataLoader call) are left out: apply those one at a time, re-analyzing in between,
+    as `fix_source` does.
+    """
+    return _apply(source, _compatible([f for f in findings if f.fix is not None]))
 
 
 __all__ = ["apply_edits", "fix_source", "fixed_text", "render", "FixResult"]
