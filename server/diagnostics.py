@@ -314,8 +314,8 @@ class Diagnostics:
                 path = snapshot.path
                 if not os.path.isabs(path):  # an untitled buffer: configured like the workspace root
                     path = os.path.join(self.server.protocol.workspace.root_path or os.getcwd(), os.path.basename(path))
-                resolved = self.server.settings.resolve(path, state.target)
                 try:
+                    resolved = self.server.settings.resolve(path, state.target)
                     analysis = await self.workers.run(state, run_analysis, snapshot, resolved)
                 except asyncio.CancelledError:
                     raise

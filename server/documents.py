@@ -109,8 +109,16 @@ class TextDoc:
         starts = [0] + [m.end() for m in LINE_BREAK.finditer(self.text)]
         a = starts[edit.start[0]] + edit.start[1]
         b = starts[edit.end[0]] + edit.end[1]
-        self.text = self.text[:a] + edit.text + self.text[b:]
+        old, self.text = self.text, self.text[:a] + edit.text + self.text[b:]
         self._lines = None
+        # A "\r" and a "\n" that meet at the edge of the edit become one line break: widen the
+        # change over them so that it describes how the lines moved.
+        end = a + len(edit.text)
+        if 0 < a and self.text[a - 1: a + 1] == "\r\n" and edit.start[1] == 0:
+            previous = starts[edit.start[0]] - starts[edit.start[0] - 1] - 1
+            edit = Change((edit.start[0] - 1, previous), edit.end, "\r" + edit.text)
+        if end < len(self.text) and self.text[end - 1: end + 1] == "\r\n" and old[b: b + 1] == "\n":
+            edit = Change(edit.start, (edit.end[0] + 1, 0), edit.text + "\n")
         return edit
 
 

@@ -318,7 +318,7 @@ def serve(tcp: tuple[str, int] | None = None) -> int:
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print must not corrupt the protocol stream
     server.start_io(stdin, stdout)
-    return 0
+    return 0 if getattr(server.protocol, "_shutdown", True) else 1  # LSP: exit without shutdown is 1
 
 
 if __name__ == "__main__":

@@ -3,87 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 
 import pytest
 from lsprotocol import types
 
 from tests.lsp_client import (
-    NEOVIM, VSCODE, apply_workspace_edit, assert_parses, codes, diagnostics, open_py, pushed, session, timed,
+    CODE, MARKUP, NEOVIM, VSCODE, Notebook, apply_workspace_edit, assert_parses, codes, diagnostics, open_py, pushed,
+    session, timed,
 )
 
 BOTH = pytest.mark.parametrize("kind", [VSCODE, NEOVIM])
-CODE, MARKUP = types.NotebookCellKind.Code, types.NotebookCellKind.Markup
 IMPORT = "from torch.utils.data import DataLoader\n"
 LOADER = "loader = DataLoader(ds, batch_size=64)\n"
 TIMED = '%%time\nimport torch\nx = torch.randn(10, device="cuda")\ny = x @ x\n'
-
-
-class Notebook:
-    """A client-side notebook: cells with their own text documents, synced to the server."""
-
-    _ids = itertools.count()
-
-    def __init__(self, client, path, cells: list[tuple[int, str]]) -> None:
-        self.client, self.uri, self.version = client, path.as_uri(), 1
-        self.path = path
-        self.cells = [(kind, self._cell_uri(), text) for kind, text in cells]
-        client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
-            notebook_document=types.NotebookDocument(
-                uri=self.uri, notebook_type="jupyter-notebook", version=1,
-                cells=[types.NotebookCell(kind=kind, document=uri) for kind, uri, _ in self.cells]),
-            cell_text_documents=[self._item(kind, uri, text) for kind, uri, text in self.cells]))
-        for _, uri, text in self.cells:
-            client.texts[uri] = text
-            client.versions[uri] = 1
-
-    def _cell_uri(self) -> str:
-        return f"vscode-notebook-cell:{self.path}#W{next(self._ids)}sZmlsZQ%3D%3D"
-
-    @staticmethod
-    def _item(kind, uri, text):
-        return types.TextDocumentItem(uri=uri, language_id="python" if kind == CODE else "markdown", version=1, text=text)
-
-    def uri_of(self, index: int) -> str:
-        return self.cells[index][1]
-
-    def _change(self, cells: types.NotebookDocumentCellChanges) -> None:
-        self.version += 1
-        self.client.notebook_document_did_change(types.DidChangeNotebookDocumentParams(
-            notebook_document=types.VersionedNotebookDocumentIdentifier(uri=self.uri, version=self.version),
-            change=types.NotebookDocumentChangeEvent(cells=cells)))
-
-    def set_text(self, index: int, text: str) -> int:
-        _, uri, _ = self.cells[index]
-        self.client.versions[uri] += 1
-        self.client.texts[uri] = text
-        self.cells[index] = (self.cells[index][0], uri, text)
-        self._change(types.NotebookDocumentCellChanges(text_content=[types.NotebookDocumentCellContentChanges(
-            document=types.VersionedTextDocumentIdentifier(uri=uri, version=self.client.versions[uri]),
-            changes=[types.TextDocumentContentChangeWholeDocument(text=text)])]))
-        return self.client.versions[uri]
-
-    def insert(self, index: int, kind: int, text: str) -> str:
-        uri = self._cell_uri()
-        self.cells.insert(index, (kind, uri, text))
-        self.client.texts[uri], self.client.versions[uri] = text, 1
-        self._change(types.NotebookDocumentCellChanges(structure=types.NotebookDocumentCellChangeStructure(
-            array=types.NotebookCellArrayChange(start=index, delete_count=0,
-                                                cells=[types.NotebookCell(kind=kind, document=uri)]),
-            did_open=[self._item(kind, uri, text)])))
-        return uri
-
-    def remove(self, index: int) -> str:
-        _, uri, _ = self.cells.pop(index)
-        self._change(types.NotebookDocumentCellChanges(structure=types.NotebookDocumentCellChangeStructure(
-            array=types.NotebookCellArrayChange(start=index, delete_count=1),
-            did_close=[types.TextDocumentIdentifier(uri=uri)])))
-        return uri
-
-    def close(self) -> None:
-        self.client.notebook_document_did_close(types.DidCloseNotebookDocumentParams(
-            notebook_document=types.NotebookDocumentIdentifier(uri=self.uri),
-            cell_text_documents=[types.TextDocumentIdentifier(uri=uri) for _, uri, _ in self.cells]))
 
 
 @BOTH

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from tests.lsp_client import NEOVIM, VSCODE, codes, diagnostics, open_py, pushed, session, timed
+from tests.lsp_client import CODE, MARKUP, NEOVIM, VSCODE, Notebook, codes, diagnostics, open_py, pushed, session, timed
 
 HAS_PROFILER = importlib.util.find_spec("perf_lint.profiler") is not None and hasattr(
     importlib.import_module("perf_lint.profiler"), "run_profile")
@@ -87,6 +87,24 @@ async def test_profile_command_reports_progress_verdict_and_report(tmp_path):
         assert diag.message.endswith(f"[profiled: {verdict['summary'][len('TPL101 '):].replace(':', '', 1)}]")
         (shown,) = client.shown_documents
         assert shown.uri.endswith("report.md") and Path(result["report_path"]).is_file()
+
+
+@needs_profiler
+@timed(300)
+async def test_profile_lens_on_a_notebook_cell(tmp_path):
+    head, tail = TRAIN.split("model = ")
+    async with session(VSCODE, tmp_path, settings=FAST) as client:
+        nb = Notebook(client, tmp_path / "train.ipynb", [(MARKUP, "# Training"), (CODE, head), (CODE, "model = " + tail)])
+        assert codes(await pushed(client, nb.uri_of(2), 1)) == ["TPL101"]
+        (lens,) = await asyncio.wait_for(client.text_document_code_lens_async(
+            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=nb.uri_of(2)))), 30)
+        assert lens.command.title == "Profile this cell" and list(lens.command.arguments)[1:] == [{"cell": 2}, None]
+        result = await asyncio.wait_for(client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command=lens.command.command, arguments=lens.command.arguments)), 280)
+        assert result["failure"] is None, result["error"]
+        assert result["target"] == "cell 2" and [v["code"] for v in result["verdicts"]] == ["TPL101"]
+        (diag,) = await pushed(client, nb.uri_of(2), None, lambda d: d and "[profiled: " in d[0].message)
+        assert await pushed(client, nb.uri_of(1), 1) == []
 
 
 @needs_profiler

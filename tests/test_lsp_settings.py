@@ -154,3 +154,19 @@ async def test_untitled_buffers_use_the_workspace_configuration(tmp_path):
         client.text_document_did_open(types.DidOpenTextDocumentParams(
             text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
         assert "TPL403" in codes(await pull(client, uri)) and "TPL101" not in codes(await pull(client, uri))
+
+
+@timed(60)
+async def test_pulling_clients_are_asked_to_pull_again_after_a_settings_change(tmp_path):
+    def refresh_support(caps):
+        caps.workspace.diagnostics = types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
+
+    async with session(NEOVIM, tmp_path, settings={"ignore": ["TPL101"]}, adjust=refresh_support) as client:
+        uri = open_py(client, tmp_path / "train.py", SAMPLE)
+        assert await pull(client, uri) == []
+        client.set_configuration({"perfLint": {}})
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+        while client.diagnostic_refresh_count == 0:
+            await asyncio.sleep(0.02)
+        assert codes(await pull(client, uri)) == ["TPL101"]
+        assert client.published == []

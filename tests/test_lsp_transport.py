@@ -25,6 +25,7 @@ async def test_cli_server_on_stdio(tmp_path):
         uri = open_py(client, tmp_path / "train.py", SAMPLE)
         assert codes(await pushed(client, uri, 1)) == ["TPL101"]
         await client.shutdown_session()
+        assert client._server.returncode == 0
     finally:
         if client._server.returncode is None:
             client._server.kill()
