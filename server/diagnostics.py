@@ -373,7 +373,7 @@ class Diagnostics:
             findings = [e.finding for e in state.shown.get(uri, [])]
             if show_syntax and uri in state.syntax:
                 findings.append(state.syntax[uri])
-            items = [to_diagnostic(f, lines, encoding, self._note(uri, f)) for f in findings]
+            items = [to_diagnostic(f, lines, encoding, self.note(uri, f)) for f in findings]
             if state.items.get(uri) != items or uri not in state.result_ids:
                 state.items[uri] = items
                 state.result_ids[uri] = str(next(self._ids))
@@ -388,7 +388,8 @@ class Diagnostics:
             if state.pushed.pop(uri, None) is not None:
                 self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
-    def _note(self, uri: str, finding: Finding) -> str | None:
+    def note(self, uri: str, finding: Finding) -> str | None:
+        """The profiling verdict to append to this finding's message, if any."""
         found = self.notes.get((uri, finding.code))
         if found is None:
             return None
