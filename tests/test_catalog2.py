@@ -465,6 +465,22 @@ TPL402 = {
         with torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=1, active=3)) as prof:
             train(model, loader, profiler=prof)
     """, 0),
+    "kernel benchmark repeated an unknown number of times": ("""
+        import torch
+        def bench(fn, n_repeat):
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as p:
+                for _ in range(n_repeat):
+                    fn()
+            return p.key_averages()
+    """, 0),
+    "training loop of unknown length": ("""
+        import torch
+        with torch.profiler.profile() as prof:
+            for step in range(args.steps):
+                loss = model(next(batches))
+                loss.backward()
+                optimizer.step()
+    """, 1),
     "step under a condition": ("""
         import torch
         sched = torch.profiler.schedule(wait=2, warmup=2, active=6, repeat=1)
@@ -564,6 +580,12 @@ TPL405 = {
             for x in loader:
                 model(x).sum().backward()
                 opt.step()
+    """, 0),
+    "numeric check helper": ("""
+        import torch
+        def numeric_check_if_enabled(model, inputs):
+            with torch.autograd.set_detect_anomaly(True):
+                model(*inputs).sum().backward()
     """, 0),
     "other environment variables": ("""
         import os, torch
@@ -788,6 +810,13 @@ TPL502 = {
                 score = model(x)[0, y]
                 grads = torch.autograd.grad(score, x)
     """, 0),
+    "helpers that merely mention modules": ("""
+        import torch
+        def infer_types(root):
+            for name, item in root.named_children():
+                sub = get_module_type(item)
+                item.get_module_rref()
+    """, 0),
     "inference mode with": ("""
         import torch
         def run_inference(net, loader):
@@ -823,6 +852,16 @@ TPL503 = {
         loss.backward()
         for p, m in zip(model.parameters(), masks):
             p.grad[m] = 0
+    """, 0),
+    "a zero_grad implementation offering both": ("""
+        import torch
+        def zero_grad(params, set_to_none=True):
+            for p in params:
+                if p.grad is not None:
+                    if set_to_none:
+                        p.grad = None
+                    else:
+                        p.grad.zero_()
     """, 0),
     "unknown flag": ("""
         import torch

@@ -217,6 +217,7 @@ class TimingWithoutWarmup(_TimedRegions):
     code = "TPL204"
     name = "timing-without-warmup"
     summary = "Timed region includes the first call of a compiled model or the first CUDA operation"
+    triggers = ("perf_counter", "time(", "monotonic", "default_timer", "time_ns", "%time", "timeit")
     probe = "timing"
     VALID = (
         Example(
@@ -356,6 +357,7 @@ class AllocationInTimedStatement(_TimedRegions):
     code = "TPL205"
     name = "allocation-in-timed-statement"
     summary = "Timed statement (%timeit, timeit, benchmark.Timer) allocates a large tensor every repetition"
+    triggers = ("timeit", "Timer")
     probe = "timing"
     options = {"min-elements": 262144}
     VALID = (

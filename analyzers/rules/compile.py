@@ -80,6 +80,7 @@ class CompileInLoop(CompiledModules):
     code = "TPL302"
     name = "compile-per-step"
     summary = "torch.compile called every step, or a compiled model fed varying shapes without dynamic="
+    triggers = ("compile",)
     probe = "compile"
     VALID = (
         Example(
@@ -128,6 +129,7 @@ class CompileInLoop(CompiledModules):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.track_call(node)
+        self.steps.note(node, self.frames)
         if call_name(node) == "compile" and self.ctx.qualname(node.func) == COMPILE:
             self.compiles.append(_CompileCall(self.ctx.site(node), self.local_frames(), self.statement, self.function()))
 
@@ -340,6 +342,7 @@ class CompiledStateDict(CompiledModules):
     code = "TPL303"
     name = "compiled-state-dict"
     summary = "state_dict() of a torch.compile wrapper saved: every key gets an `_orig_mod.` prefix"
+    triggers = ("state_dict",)
     fixable = True
     VALID = (
         Example("import torch\nmodel = torch.compile(model)\ntorch.save(model._orig_mod.state_dict(), 'ckpt.pt')\n"),

@@ -21,6 +21,7 @@ GRADCHECK = {
 }
 _NAMES = {"set_detect_anomaly", "detect_anomaly", "emit_nvtx", "gradcheck", "gradgradcheck"}
 _LAUNCH_BLOCKING = "CUDA_LAUNCH_BLOCKING"
+_DEBUG_WORDS = ("debug", "anomaly", "check", "nan")
 _ENV_MAGIC = re.compile(r"^\s*%env\s+CUDA_LAUNCH_BLOCKING\s*=?\s*(?P<value>\S+)")
 
 
@@ -46,8 +47,9 @@ class DebugModeLeftOn(Nesting):
     in double precision.
 
     Silent when the switch is set from a value perf-lint cannot see
-    (`set_detect_anomaly(args.debug)`) or under an `if` (a debug flag), except
-    `if __name__ == "__main__":`.
+    (`set_detect_anomaly(args.debug)`), under an `if` (a debug flag) other than
+    `if __name__ == "__main__":`, or in a function made for debugging (named for
+    `debug`, `anomaly`, `check` or `nan`).
 
     ## Example
     ```python
@@ -68,6 +70,7 @@ class DebugModeLeftOn(Nesting):
     code = "TPL405"
     name = "debug-mode-left-on"
     summary = "Anomaly detection, emit_nvtx, CUDA_LAUNCH_BLOCKING=1 or gradcheck left in training code"
+    triggers = ("anomaly", "emit_nvtx", "CUDA_LAUNCH_BLOCKING", "gradcheck")
     fixable = True
     probe = "syncs"
     VALID = (
@@ -111,14 +114,20 @@ class DebugModeLeftOn(Nesting):
         super().__init__(ctx, options)
         self.with_items: set[int] = set()
         self.gradchecks: list[Site] = []
+        self.steps = TrainingSteps(ctx)
 
     def _guarded(self) -> bool:
+        """Under a condition (a debug flag), or in a function made for debugging."""
+        function = self.function()
+        if function is not None and any(word in function.name.value.lower() for word in _DEBUG_WORDS):
+            return True
         return any(frame.kind == IF and not _main_guard(frame.node.test) for frame in self.local_frames())
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         self.with_items.add(id(node.item))
 
     def visit_Call(self, node: cst.Call) -> None:
+        self.steps.note(node, self.frames)
         name = call_name(node)
         if name == "setdefault":
             self._setdefault(node)
@@ -196,10 +205,11 @@ class DebugModeLeftOn(Nesting):
         )
 
     def finish(self) -> None:
-        steps = TrainingSteps(self.ctx)
         for site in self.gradchecks:
             function = site.scope.node
-            in_training = (site.loops and steps.trains(site.loops[-1])) or (function is not None and steps.trains(function))
+            in_training = (site.loops and self.steps.trains(site.loops[-1])) or (
+                function is not None and self.steps.trains(function)
+            )
             if in_training:
                 self.report(
                     site,

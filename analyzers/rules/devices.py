@@ -57,6 +57,7 @@ class CpuTensorMovedEachStep(Nesting):
     code = "TPL501"
     name = "cpu-tensor-moved-each-step"
     summary = "torch.zeros(...).cuda() / .to(device) in a loop or forward: create it with device="
+    triggers = (".cuda(", ".to(")
     fixable = True
     probe = "syncs"
     VALID = (

@@ -76,6 +76,7 @@ class EvaluationWithGradients(Nesting):
     code = "TPL502"
     name = "evaluation-with-gradients"
     summary = "Evaluation loop (after model.eval() or in validate()) without torch.no_grad()"
+    triggers = ("eval", "val", "test", "infer", "predict")  # .eval() or an evaluation function
     fixable = True
     probe = "memory"
     VALID = (
@@ -170,7 +171,7 @@ class EvaluationWithGradients(Nesting):
             body = function.body if function is not None else loop.site.node.body
             if _uses_gradients(body, self.ctx):
                 continue
-            call = self._model_call(loop.site.node, evaluated)
+            call = self._model_call(loop.site.node, evaluated, loop.site.scope)
             if call is None:
                 continue
             fix = None
@@ -206,7 +207,7 @@ class EvaluationWithGradients(Nesting):
                 last = site.node.func.value if evaluation else None
         return dotted(last) if last is not None else None
 
-    def _model_call(self, loop: cst.For, evaluated: str | None) -> cst.Call | None:
+    def _model_call(self, loop: cst.For, evaluated: str | None, scope) -> cst.Call | None:
         for call in _calls(loop.body):
             func = call.func
             if isinstance(func, cst.Attribute) and func.attr.value == "forward":
@@ -217,9 +218,21 @@ class EvaluationWithGradients(Nesting):
             if evaluated is not None:
                 if name == evaluated:
                     return call
-            elif any(word in name.rsplit(".", 1)[-1].lower() for word in _MODEL_NAMES):
+            elif self._model_like(func, name, scope):
                 return call
         return None
+
+    def _model_like(self, func: cst.BaseExpression, name: str, scope) -> bool:
+        """A module object called directly (`model(x)`, `self.net(x)`), not a function or a
+        method that merely mentions a module (`get_module_type(x)`, `m.get_module_rref()`)."""
+        if isinstance(func, cst.Attribute) and dotted(func.value) != "self":
+            return False
+        last = name.rsplit(".", 1)[-1]
+        if isinstance(func, cst.Name) and (
+            last in self.ctx.functions or last in self.ctx.imports or self.ctx.assigned(last, scope) is None
+        ):
+            return False  # a function, not a variable holding a module
+        return any(word in last.lower() for word in _MODEL_NAMES)
 
 
 class GradientsZeroedInPlace(Nesting):
@@ -228,7 +241,8 @@ class GradientsZeroedInPlace(Nesting):
     Finds `zero_grad(set_to_none=False)` and gradients zeroed by hand
     (`p.grad.zero_()`, `p.grad.data.zero_()`). Silent when the file updates gradients in
     place (`p.grad += ...`, `p.grad.add_(...)`, `p.grad[mask] = 0`), which needs them to
-    exist as tensors.
+    exist as tensors, and in a function that also frees them (`p.grad = None`: a
+    `zero_grad` implementation offering both).
 
     ## Why is this bad?
     Zeroing keeps every gradient buffer allocated between steps and launches a memset
@@ -255,6 +269,7 @@ class GradientsZeroedInPlace(Nesting):
     code = "TPL503"
     name = "gradients-zeroed-in-place"
     summary = "zero_grad(set_to_none=False) or p.grad.zero_() instead of freeing gradients"
+    triggers = ("zero_grad", "zero_(")
     fixable = True
     probe = "memory"
     VALID = (
@@ -283,6 +298,7 @@ class GradientsZeroedInPlace(Nesting):
         super().__init__(ctx, options)
         self.candidates: list[tuple[Site, FixPlan | None, str]] = []
         self.in_place_updates = False
+        self.freeing_scopes: set[int] = set()  # scopes that also set `.grad = None`: both behaviours offered
         self._statement_calls: set[int] = set()
 
     def visit_Expr(self, node: cst.Expr) -> None:
@@ -319,10 +335,16 @@ class GradientsZeroedInPlace(Nesting):
         if isinstance(node.target, cst.Subscript) and _grad_attribute(node.target.value) is not None:
             self.in_place_updates = True
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if literal(node.value) is None and any(_grad_attribute(t.target) is not None for t in node.targets):
+            self.freeing_scopes.add(id(self.ctx.scope))
+
     def finish(self) -> None:
         if self.in_place_updates:
             return
         for site, fix, what in self.candidates:
+            if id(site.scope) in self.freeing_scopes:
+                continue
             self.report(
                 site,
                 f"{what}: the memory stays allocated between steps, a memset runs per buffer, and backward "

@@ -42,6 +42,7 @@ class MisplacedCellMagic(Rule):
     code = "TPL901"
     name = "misplaced-cell-magic"
     summary = "Cell magic (%%capture, %%writefile, ...) not on its cell's first line: the cell does not run"
+    triggers = ("%%", "torch")  # checked on the cells that parse, which a broken cell may not
     severity = "error"
     VALID = (
         Example(("import torch", "%%capture\n!pip install timm")),

@@ -44,6 +44,7 @@ class DataParallelTraining(Rule):
     code = "TPL304"
     name = "data-parallel"
     summary = "nn.DataParallel for multi-GPU training (use DistributedDataParallel)"
+    triggers = ("DataParallel",)
     VALID = (
         Example(
             "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..context import UNKNOWN, Scope, Site, call_name, keyword
-from .base import Example, Rule
-from .tracking import CompiledModules, iterations
+from ..context import UNKNOWN, Scope, Site, call_name, dotted, keyword
+from .base import Example
+from .tracking import CompiledModules, Nesting, TrainingSteps, iterations
 
 PROFILE = {"torch.profiler.profile", "torch.profiler.profiler.profile"}
 LEGACY_PROFILE = {"torch.autograd.profiler.profile", "torch.autograd.profiler_legacy.profile"}
@@ -35,14 +35,19 @@ def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
 
 
-class _Sessions(Rule):
+class _Sessions(Nesting):
     """Collects profiler sessions and answers what their bodies loop over."""
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
         self.sessions: list[Session] = []
+        self.steps = TrainingSteps(ctx)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.steps.note(node, self.frames)
 
     def visit_With(self, node: cst.With) -> None:
+        super().visit_With(node)
         for item in node.items:
             call = item.item
             if not isinstance(call, cst.Call) or call_name(call) != "profile":
@@ -60,13 +65,18 @@ class _Sessions(Rule):
 
     def long_loop(self, body: cst.CSTNode, scope: Scope, depth: int = 0) -> cst.CSTNode | None:
         """A loop in `body` (or in a function of the source it calls) that runs more than a few
-        iterations or an unknown number of them."""
+        iterations: a `while`, a loop over data (not a `range`), a `range` of more than a few,
+        or of an unknown number when it trains. (Benchmark loops that repeat a kernel an
+        unknown number of times under the profiler are deliberate.)"""
         for node in _outside_functions(body):
             if isinstance(node, cst.While):
                 return node
             if isinstance(node, cst.For):
                 count = iterations(node, self.ctx, scope)
-                if count is None or count > _SHORT_LOOP:
+                over_range = isinstance(node.iter, cst.Call) and dotted(node.iter.func) == "range"
+                if count is not None and count > _SHORT_LOOP:
+                    return node
+                if count is None and (not over_range or self.steps.trains(node)):
                     return node
             if isinstance(node, cst.Call) and depth < 2 and isinstance(node.func, cst.Name):
                 defs = self.ctx.functions.get(node.func.value)
@@ -84,8 +94,9 @@ class ProfileWithoutSchedule(_Sessions):
     """
     ## What it does
     Finds a `torch.profiler.profile` session around a loop that either has no
-    `schedule=` (and the loop runs more than a few iterations, or an unknown number), or
-    has a schedule but never calls `prof.step()`.
+    `schedule=` (and the loop runs more than a few iterations: a `while`, a loop over
+    data, a `range` of more than 10, or a training loop), or has a schedule but never
+    calls `prof.step()`.
 
     ## Why is this bad?
     Without a schedule the profiler records every iteration: the trace grows with the
@@ -117,6 +128,7 @@ class ProfileWithoutSchedule(_Sessions):
     code = "TPL402"
     name = "profile-without-schedule"
     summary = "torch.profiler session around a training loop without schedule= (or without prof.step())"
+    triggers = ("profile",)
     VALID = (
         Example(
             "import torch\nwith torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=1, active=3)) as prof:\n"
@@ -220,6 +232,7 @@ class ProfilerRecordingOptions(_Sessions):
     code = "TPL403"
     name = "profiler-recording-overhead"
     summary = "with_stack/profile_memory/record_shapes left on for a long profiled run"
+    triggers = ("profile",)
     severity = "info"
     default_enabled = False
     VALID = (
@@ -292,6 +305,7 @@ class CompileInProfilerWindow(CompiledModules):
     code = "TPL404"
     name = "compile-in-profiler-window"
     summary = "First call of a compiled model (compilation) recorded by the profiler"
+    triggers = ("profile",)
     VALID = (
         Example(
             "import torch\nmodel = torch.compile(model)\nmodel(x)\nwith torch.profiler.profile() as prof:\n"

@@ -88,6 +88,7 @@ class HostSyncEveryStep(Nesting):
     code = "TPL203"
     name = "host-sync-every-step"
     summary = "Host-device sync (.item(), .cpu(), print/if of a tensor) on every training step"
+    triggers = ("backward", "step(")  # a training loop
     probe = "syncs"
     VALID = (
         Example(
@@ -139,6 +140,7 @@ class HostSyncEveryStep(Nesting):
         self.candidates.append(_Candidate(site, kind, self.local_frames(), key))
 
     def visit_Call(self, node: cst.Call) -> None:
+        self.steps.note(node, self.frames)
         name = call_name(node)
         func = node.func
         if isinstance(func, cst.Attribute):
@@ -164,10 +166,10 @@ class HostSyncEveryStep(Nesting):
             return
         reported: set[int] = set()
         for candidate in self.candidates:
-            if candidate.key in reported or not self._every_step(candidate):
+            if candidate.key in reported:
                 continue
             described = self._describe(candidate)
-            if described is None:
+            if described is None or not self._every_step(candidate):
                 continue
             reported.add(candidate.key)
             self.report(candidate.site, described)

@@ -160,6 +160,8 @@ class CompiledModules(Nesting):
                 self.compiled[key] = record
                 self.history.append(record)
             return None
+        if not self.compiled:
+            return None
         if isinstance(func, cst.Attribute) and func.attr.value == "forward":
             func = func.value
         record = self.compiled_as(func)
@@ -170,32 +172,40 @@ class CompiledModules(Nesting):
 
 class TrainingSteps:
     """Which loop bodies and functions run a training step: `backward()` or an optimizer's
-    `step()`, directly (not in a nested loop) or through a function of the source."""
+    `step()`, directly (not in a nested loop) or through a function of the source they
+    call. Rules feed it every call during the pass (`note`), so nothing is walked again."""
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self._known: dict[int, bool] = {}
+        self._direct: set[int] = set()  # ids of loops and functions that step directly
+        self._callees: dict[int, set[str]] = {}  # loop or function id -> names of functions it calls
+
+    def note(self, call: cst.Call, frames: list[Frame]) -> None:
+        """Record `call` for the innermost loop or function around it."""
+        name = call_name(call)
+        owner = next((f.node for f in reversed(frames) if f.kind in (LOOP, DEF)), None)
+        if name is None or owner is None:
+            return
+        if name == "backward":
+            self._direct.add(id(owner))
+        elif name == "step" and isinstance(call.func, cst.Attribute):
+            receiver = (dotted(call.func.value) or "").rsplit(".", 1)[-1].lower()
+            if "opt" in receiver or (receiver == "scaler" and call.args):
+                self._direct.add(id(owner))
+        elif isinstance(call.func, cst.Name) or dotted(call.func.value) == "self":
+            self._callees.setdefault(id(owner), set()).add(name)
 
     def trains(self, node: cst.CSTNode, depth: int = 0) -> bool:
         """`node`: a loop or a function definition."""
-        if id(node) in self._known:
-            return self._known[id(node)]
-        self._known[id(node)] = False
-        found = False
-        for call in calls_outside_loops(node.body):
-            name = call_name(call)
-            if name == "backward":
-                found = True
-            elif name == "step" and isinstance(call.func, cst.Attribute):
-                receiver = (dotted(call.func.value) or "").rsplit(".", 1)[-1].lower()
-                found = "opt" in receiver or (receiver == "scaler" and bool(call.args))
-            elif depth < 2 and name in self.ctx.functions:
-                own = isinstance(call.func, cst.Name) or dotted(call.func.value) == "self"
-                found = own and self.trains(self.ctx.functions[name][-1][0], depth + 1)
-            if found:
-                break
-        self._known[id(node)] = found
-        return found
+        if id(node) in self._direct:
+            return True
+        if depth >= 2:
+            return False
+        for name in self._callees.get(id(node), ()):
+            defs = self.ctx.functions.get(name)
+            if defs and self.trains(defs[-1][0], depth + 1):
+                return True
+        return False
 
 
 def calls_outside_loops(body: cst.CSTNode) -> list[cst.Call]:

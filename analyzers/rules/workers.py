@@ -46,6 +46,7 @@ class NonPersistentWorkers(_LoaderRule):
     code = "TPL104"
     name = "dataloader-workers-respawned"
     summary = "DataLoader with workers iterated every epoch without persistent_workers=True"
+    triggers = ("DataLoader",)
     fixable = True
     probe = "dataloader"
     VALID = (
