@@ -110,6 +110,21 @@ def test_tpl104_fix_after_double_star_kwargs():
     assert "DataLoader(ds, batch_size=32, **loader_kwargs, persistent_workers=True)" in out
 
 
+def test_tpl104_fix_survives_zero_workers_from_the_command_line():
+    out = fixed("""
+        import argparse
+        from torch.utils.data import DataLoader
+        parser = argparse.ArgumentParser()
+        parser.add_argument("-j", "--workers", type=int, default=4)
+        args = parser.parse_args()
+        loader = DataLoader(ds, num_workers=args.workers)
+        for epoch in range(3):
+            for batch in loader:
+                step(batch)
+    """, "TPL104")
+    assert "DataLoader(ds, num_workers=args.workers, persistent_workers=args.workers > 0)" in out
+
+
 # -- TPL203 host syncs every step ------------------------------------------------------------------
 TPL203 = {
     "hugging face loop with tqdm postfix": ("""

@@ -41,6 +41,9 @@ class NonPersistentWorkers(_LoaderRule):
     ```python
     loader = DataLoader(ds, batch_size=64, num_workers=8, persistent_workers=True)
     ```
+    When `num_workers` comes from a variable (an argparse default the command line can set
+    to 0), the fix writes `persistent_workers=args.workers > 0`: with 0 workers,
+    `persistent_workers=True` raises.
     """
 
     code = "TPL104"
@@ -84,7 +87,7 @@ class NonPersistentWorkers(_LoaderRule):
             "for epoch in range(3):\n    sampler.set_epoch(epoch)\n    train_one_epoch(model, train_loader)\n",
             "from torch.utils.data import DataLoader\nWORKERS = 4\n"
             "def train_one_epoch(model, loader):\n    for batch in loader:\n        model(batch)\n"
-            "train_loader = DataLoader(ds, num_workers=WORKERS, persistent_workers=True)\n"
+            "train_loader = DataLoader(ds, num_workers=WORKERS, persistent_workers=WORKERS > 0)\n"
             "sampler = train_loader.sampler\n"
             "for epoch in range(3):\n    sampler.set_epoch(epoch)\n    train_one_epoch(model, train_loader)\n",
         ),
@@ -156,14 +159,25 @@ class NonPersistentWorkers(_LoaderRule):
         return hit
 
     def _fix(self, loader: Site) -> FixPlan | None:
+        """persistent_workers=True when num_workers is a literal; `<expr> > 0` when it is a
+        value the command line can change (0 workers with persistent_workers=True raises)."""
         call = loader.node
-        title = "Set persistent_workers=True"
+        workers = argument(call, _NUM_WORKERS, "num_workers")
+        if workers is None:
+            passed_workers = self.ctx.call_argument(call, _NUM_WORKERS, "num_workers", loader.scope)
+            if passed_workers is None or not isinstance(passed_workers, tuple) or not isinstance(passed_workers[0], cst.Integer):
+                return None  # from a **mapping whose expression cannot be written here
+            value = "True"
+        elif isinstance(workers, cst.Integer):
+            value = "True"
+        else:
+            value = f"{cst.Module([]).code_for_node(workers)} > 0"
+        title = f"Set persistent_workers={value}"
         passed = keyword(call, "persistent_workers")
         if passed is None:
             if self.ctx.call_argument(call, -1, "persistent_workers", loader.scope) is not None:
                 return None  # set by a **mapping
-            return self.keyword_fix(loader, {"persistent_workers": "True"}, title)
+            return self.keyword_fix(loader, {"persistent_workers": value}, title)
         if isinstance(passed.value, cst.Name) and passed.value.value == "False":
-            return FixPlan(title, (Replace(loader, replace_argument(call, passed, "True")),))
+            return FixPlan(title, (Replace(loader, replace_argument(call, passed, value)),))
         return None
-
