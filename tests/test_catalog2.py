@@ -656,6 +656,29 @@ TPL204 = {
         torch.cuda.synchronize()
         dt = time.perf_counter() - t0
     """, 0),
+    "a class of the file moves to the GPU when built": ("""
+        import time, torch
+        from torch import nn
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.ones(3).cuda())
+        net = Net()
+        x = torch.randn(8, 3)
+        t0 = time.perf_counter()
+        y = x.cuda() * 2
+        torch.cuda.synchronize()
+        dt = time.perf_counter() - t0
+    """, 0),
+    "a checkpoint loaded before": ("""
+        import time, torch
+        state = torch.load("model.pt")
+        x = torch.randn(8, 3)
+        t0 = time.perf_counter()
+        y = x.cuda() * 2
+        torch.cuda.synchronize()
+        dt = time.perf_counter() - t0
+    """, 0),
     "interval in a function": ("""
         import time, torch
         def bench(x):

@@ -26,13 +26,15 @@ _SAFE_MODULES = {
 _BUILTINS = {
     "print", "len", "range", "list", "dict", "tuple", "set", "int", "float", "str", "bool", "sum", "min", "max",
     "abs", "round", "enumerate", "zip", "sorted", "isinstance", "getattr", "setattr", "hasattr", "open", "format",
-    "repr", "type", "iter", "next", "map", "filter", "any", "all",
+    "repr", "type", "iter", "next", "map", "filter", "any", "all", "super", "object", "vars", "id", "hash",
+    "callable", "divmod", "pow", "reversed", "slice", "frozenset", "bytes", "chr", "ord", "hex", "bin", "bytearray",
 }
 _QUIET_CUDA = (
     "torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.synchronize", "torch.cuda.Event",
     "torch.cuda.empty_cache", "torch.cuda.manual_seed", "torch.cuda.reset", "torch.cuda.get_device_name",
     "torch.cuda.max_memory", "torch.cuda.memory",
 )
+_TORCH_MAY_TOUCH = ("torch.load", "torch.jit.load", "torch.hub.", "torch.distributed.", "torch.nn.parallel.")
 _FACTORIES = {
     "randn", "rand", "zeros", "ones", "empty", "full", "randint", "arange", "linspace", "eye",
     "randn_like", "rand_like", "zeros_like", "ones_like", "empty_like", "full_like", "randint_like",
@@ -309,10 +311,14 @@ class TimingWithoutWarmup(_TimedRegions):
             if cuda is True or (cuda is UNKNOWN and _DEVICE_LIKE.search(cst.Module([]).code_for_node(device))):
                 return True
         if not proven and depth < 2 and isinstance(call.func, cst.Name):
-            defined = self.ctx.functions.get(call.func.value)
-            body = defined[-1][0] if defined else self.classes.get(call.func.value)
-            if body is not None:
-                return any(self._touch(c, False, depth + 1) or self._foreign(c) for c in calls_in_order(body.body))
+            name = call.func.value
+            if name in self.ctx.functions:
+                body = self.ctx.functions[name][-1][0].body
+            elif name in self.classes:  # a class of the source: whatever its methods run
+                body = self.classes[name].body
+            else:
+                return False
+            return any(self._touch(c, False, depth + 1) or self._foreign(c) for c in _all_calls(body))
         return False
 
     def _foreign(self, call: cst.Call) -> bool:
@@ -320,7 +326,9 @@ class TimingWithoutWarmup(_TimedRegions):
         qualified = self.ctx.qualname(call.func)
         if qualified is not None:
             head = qualified.split(".")[0]
-            return head not in _SAFE_MODULES and head != "torch"
+            if head == "torch":
+                return qualified.startswith(_TORCH_MAY_TOUCH)
+            return head not in _SAFE_MODULES
         if isinstance(call.func, cst.Name):
             name = call.func.value
             return name not in _BUILTINS and name not in self.ctx.functions and name not in self.classes
@@ -436,6 +444,17 @@ class AllocationInTimedStatement(_TimedRegions):
         if len(dims) == 1 and isinstance(dims[0], (cst.Tuple, cst.List)):
             dims = [e.value for e in dims[0].elements]
         return _product([self.ctx.value(d, scope) for d in dims]) if dims else None
+
+
+def _all_calls(body: cst.CSTNode) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            found.append(node)
+
+    body.visit(Calls())
+    return found
 
 
 def _product(values: list) -> int | None:

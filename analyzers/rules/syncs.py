@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..context import Scope, Site, argument, call_name, dotted, literal
+from ..context import Scope, Site, argument, call_name, dotted, literal, positional
 from .base import Example
 from .distributed import _names as names_in
 from .edits import root_name
@@ -148,7 +148,9 @@ class HostSyncEveryStep(Nesting):
                 if not _host_copy_below(func.value):  # report the first copy of a chain
                     self._add(node, "method")
             elif name == "backward":
-                target = func.value if not node.args or dotted(func.value) != "accelerator" else node.args[0].value
+                # `loss.backward()`, or `accelerator.backward(loss)` / `torch.autograd.backward(loss)`
+                first = positional(node, 0)
+                target = func.value if first is None else first.value
                 names = self.backward_of.setdefault(id(self.ctx.scope), set())
                 names.add(root_name(target) or "")
         elif name in _CONVERSIONS and len(node.args) == 1:
