@@ -270,7 +270,7 @@ def test_exit_zero_keeps_errors(cli, tmp_path):
         ((), "required: COMMAND"),
         (("check", "--format", "xml"), "invalid choice"),
         (("check", "--statistics", "--format", "sarif"), "--statistics cannot be combined"),
-        (("check", "--select", "TPL9"), "unknown rule code 'TPL9'"),
+        (("check", "--select", "TPL8"), "unknown rule code 'TPL8'"),
         (("check", "--config", "a.toml", "--no-config"), "not allowed with"),
         (("server", "--tcp", "localhost"), "expected HOST:PORT"),
         (("explain", "TPL999"), "unknown rule code 'TPL999'"),

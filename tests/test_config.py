@@ -26,7 +26,7 @@ def write(root, files: dict[str, str]) -> None:
     "toml, message",
     [
         ('[tool.perf-lint]\nselet = ["TPL1"]\n', "unknown key 'selet'"),
-        ('[tool.perf-lint]\nselect = ["TPL9"]\n', "unknown rule code 'TPL9'"),
+        ('[tool.perf-lint]\nselect = ["TPL8"]\n', "unknown rule code 'TPL8'"),
         ('[tool.perf-lint]\nignore = "TPL101"\n', "'ignore' must be a list"),
         ('[tool.perf-lint]\nper-file-ignores = { "tests/*" = ["XYZ1"] }\n', "unknown rule code 'XYZ1'"),
         ("[tool.perf-lint.TPL101]\nworkers = 8\n", "unknown option 'workers'"),

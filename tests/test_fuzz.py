@@ -48,7 +48,7 @@ def test_mutated_training_scripts(text):
     check_source_bytes("train.py", text.encode("utf-8", "surrogatepass"))
 
 
-@FUZZ
+@settings(FUZZ, max_examples=25)
 @given(mutated_script().flatmap(encodings))
 def test_encodings_and_boms(data):
     check_source_bytes("train.py", data)
