@@ -19,6 +19,7 @@ import libcst as cst
 UNKNOWN = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN", "__bool__": lambda self: False})()
 _CUDA_STRING = re.compile(r"""^[rRbBuU]?(['"])cuda(:\d+)?\1$""")
 _MAX_DEPTH = 12
+_MUTATORS = {"update", "setdefault", "pop", "popitem", "clear", "__setitem__"}
 
 
 @dataclass(eq=False)
@@ -136,6 +137,7 @@ class Context:
         self.args_functions: set[str] = set()
         self.cuda_evidence: cst.CSTNode | None = None
         self._outer_loops: list[list[cst.CSTNode]] = []
+        self.mutated: set[str] = set()  # names of dicts changed after creation (`.update()`, `d[k] = v`)
         self.blocks: list[cst.CSTNode] = []  # enclosing statement blocks: Module, IndentedBlock
         self.statement: cst.SimpleStatementLine | None = None  # the simple statement being visited
         self._visit = {
@@ -216,6 +218,10 @@ class Context:
             key = dotted(target)
             if key is not None:
                 self.attributes[key].append((value, self.scope))
+        elif isinstance(target, cst.Subscript):
+            key = dotted(target.value)
+            if key is not None:
+                self.mutated.add(key)
 
     def _assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -303,6 +309,10 @@ class Context:
             self.calls[name].append(self.site(node))
         if name == "add_argument":
             self._add_argument(node)
+        elif name in _MUTATORS and isinstance(node.func, cst.Attribute):
+            key = dotted(node.func.value)
+            if key is not None:
+                self.mutated.add(key)
         if self.cuda_evidence is None:
             if name == "cuda" and isinstance(node.func, cst.Attribute):
                 self.cuda_evidence = node
@@ -415,7 +425,10 @@ class Context:
         return UNKNOWN
 
     def kwargs(self, expr: cst.BaseExpression, scope: Scope):
-        """A `**expr` mapping: {key: expression} when `expr` is a literal dict or `dict(...)`."""
+        """A `**expr` mapping: {key: expression} when `expr` is a literal dict or `dict(...)`
+        that nothing changes afterwards."""
+        if dotted(expr) in self.mutated:
+            return UNKNOWN
         found = self.origin(expr, scope) if isinstance(expr, (cst.Name, cst.Attribute)) else (expr, scope)
         if found is None:
             return UNKNOWN

@@ -20,6 +20,7 @@ LINE_BREAK = re.compile(r"\r\n|\r|\n")
 PERCENT_CELL = re.compile(r"^#\s*%%")
 _MAGIC = re.compile(r"^(?P<indent>[ \t]*)(?P<prefix>%%|%|!!|!)(?P<name>[A-Za-z_][\w.]*)?")
 _TIMEIT_VALUE_OPTIONS = {"-n", "-r", "-p"}
+RUNS_CELL = {"capture", "time", "timeit", "prun"}  # cell magics that run their body as IPython input
 
 
 class SourceError(Exception):
@@ -98,6 +99,30 @@ class Unit:
             if magic.is_cell_magic and not any(self.line(i).strip() for i in range(magic.line)):
                 return magic
         return None
+
+    @property
+    def honoured_cell_magics(self) -> list[Magic]:
+        """The cell magics IPython runs: the first line's, and those stacked right under a
+        magic that runs the rest of the cell as a new cell (`%%capture` then `%%time`)."""
+        first = self.cell_magic
+        if first is None:
+            return []
+        by_line = {magic.line: magic for magic in self.magics}
+        honoured = [first]
+        while honoured[-1].name in RUNS_CELL:
+            below = by_line.get(honoured[-1].line + 1)
+            if below is None or not below.is_cell_magic:
+                break
+            honoured.append(below)
+        return honoured
+
+    @property
+    def misplaced_cell_magics(self) -> list[Magic]:
+        """Cell magics IPython refuses (UsageError): below code in a cell that is IPython input."""
+        honoured = self.honoured_cell_magics
+        if honoured and honoured[-1].name not in RUNS_CELL:
+            return []  # the rest of the cell is the magic's text (a file, a script)
+        return [m for m in self.magics if m.is_cell_magic and m not in honoured]
 
 
 @dataclass(frozen=True)
@@ -194,7 +219,7 @@ def mask_ipython(text: str, cell: int | None = None) -> Unit:
             continue
         magics.append(magic)
         indent = line[: len(line) - len(line.lstrip())]
-        if magic.is_cell_magic and i == first_code and magic.name not in ("time", "timeit", "capture", "prun"):
+        if magic.is_cell_magic and i == first_code and magic.name not in RUNS_CELL:
             masked = [indent + "pass" if j == i else "" for j in range(len(lines))]
             break
         if magic.statement is not None and magic.statement_column >= len(indent) + 5:

@@ -102,6 +102,20 @@ MISSES = {
                 yield 1
         loader = DataLoader(Stream())
     """,
+    "kwargs dict updated later (pytorch/examples mnist)": """
+        import torch
+        train_kwargs = {"batch_size": 64}
+        if use_cuda:
+            cuda_kwargs = {"num_workers": 1, "pin_memory": True, "shuffle": True}
+            train_kwargs.update(cuda_kwargs)
+        train_loader = torch.utils.data.DataLoader(dataset1, **train_kwargs)
+    """,
+    "kwargs dict item set later": """
+        from torch.utils.data import DataLoader
+        kw = dict(batch_size=8)
+        kw["num_workers"] = 4
+        loader = DataLoader(ds, **kw)
+    """,
     "argparse default differs": """
         import argparse
         from torch.utils.data import DataLoader

@@ -7,9 +7,6 @@ from ..findings import Range
 from .base import Example, Rule
 from .timing import TIMING_MAGICS
 
-_RUNS_CELL = {"capture", "time", "timeit", "prun"}  # cell magics that run their body as a cell
-
-
 class MisplacedCellMagic(Rule):
     """
     ## What it does
@@ -58,13 +55,9 @@ class MisplacedCellMagic(Rule):
 
     def finish(self) -> None:
         for index, unit in enumerate(self.ctx.units):
-            first = unit.cell_magic
-            if first is not None and first.name not in _RUNS_CELL:
-                continue  # the rest of the cell is the magic's text (a file, a script), not IPython input
-            honoured = _leading_cell_magics(unit)
-            for magic in unit.magics:
-                if not magic.is_cell_magic or magic.line in honoured or magic.name in TIMING_MAGICS:
-                    continue
+            for magic in unit.misplaced_cell_magics:
+                if magic.name in TIMING_MAGICS:
+                    continue  # TPL202's
                 self.report(
                     Site(None, index, self.ctx.module_scope),
                     f"%%{magic.name} is not on the first line of its cell, so IPython reads it as an unknown line "
@@ -72,18 +65,3 @@ class MisplacedCellMagic(Rule):
                     "of its own cell.",
                     at=(index, Range(magic.line, 0, magic.line, len(magic.text))),
                 )
-
-
-def _leading_cell_magics(unit) -> set[int]:
-    """Lines of the cell magics IPython honours: the first line's, and the ones stacked
-    right under it (each runs the rest of the cell as a new cell)."""
-    first = unit.cell_magic
-    if first is None:
-        return set()
-    lines = {first.line}
-    by_line = {magic.line: magic for magic in unit.magics}
-    line = first.line + 1
-    while line in by_line and by_line[line].is_cell_magic:
-        lines.add(line)
-        line += 1
-    return lines

@@ -322,6 +322,8 @@ class TimingMagicWithoutSync(Rule):
         Example(("import torch\nx = torch.randn(8, 8)", "%%time\ny = x @ x")),
         Example(("import torch\nx = torch.ones(3).cuda()", "%timeit x.sum().item()")),
         Example(("import torch\nx = torch.ones(3).cuda()", "%%time\nprint('hello')")),
+        Example(("import torch\nx = torch.ones(3).cuda()", "%%capture\n%%time\ny = x.sum().item()")),
+        Example(("import torch", "%%writefile bench.py\nimport torch\n%%time\n")),
     )
     INVALID = (
         Example(
@@ -348,11 +350,11 @@ class TimingMagicWithoutSync(Rule):
         scope = self.ctx.module_scope
         for unit_index, module in self.modules.items():
             unit = self.ctx.units[unit_index]
-            first = unit.cell_magic
+            misplaced = unit.misplaced_cell_magics
             site = Site(module, unit_index, scope)
             for magic in unit.magics:
                 whole = Range(magic.line, 0, magic.line, len(magic.text))
-                if magic.is_cell_magic and magic.name in TIMING_MAGICS and magic is not first:
+                if magic in misplaced and magic.name in TIMING_MAGICS:
                     self.report(
                         site,
                         f"%%{magic.name} must be the first line of its cell: IPython refuses this cell "
