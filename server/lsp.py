@@ -78,7 +78,12 @@ class ClientFeatures:
 
 
 class _Protocol(LanguageServerProtocol):
-    """pygls' protocol, with document sync done by our own store (see documents.py)."""
+    """pygls' protocol, with document sync done by our own store (see documents.py), and
+    `$/cancelRequest` also reaching handlers that pygls runs behind a builtin (commands)."""
+
+    def _handle_cancel_notification(self, msg_id) -> None:
+        profiling.cancel_request(msg_id)
+        super()._handle_cancel_notification(msg_id)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> None:

@@ -32,12 +32,20 @@ from .documents import uri_path
 COMMAND = "perf-lint.profile"
 _REQUEST_FAILED, _INVALID_PARAMS, _CANCELLED = -32803, -32602, -32800
 _runner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="perf-lint-profile")  # one measurement at a time
-_running: set[threading.Event] = set()
+_running: dict[object, threading.Event] = {}  # request id -> its profile's cancel event
+
+
+def cancel_request(msg_id) -> None:
+    """`$/cancelRequest` for a running profile: the profiler kills its child. (pygls cancels
+    only the builtin executeCommand wrapper, not the command's own handler.)"""
+    event = _running.get(msg_id)
+    if event is not None:
+        event.set()
 
 
 def cancel_all() -> None:
-    """Stop every profile (the server is going away): each profiler kills its child."""
-    for event in list(_running):
+    """Stop every profile (the server is going away)."""
+    for event in list(_running.values()):
         event.set()
 
 
@@ -124,7 +132,8 @@ async def profile(server, *args) -> dict:
                              **{key: value for key, value in options.items() if value is not None})
     cancel = threading.Event()
     progress = await _Progress.start(server, f"perf-lint: profiling {rule or 'cell'}", cancel)
-    _running.add(cancel)
+    request_id = server.protocol.msg_id or object()
+    _running[request_id] = cancel
     job = asyncio.get_running_loop().run_in_executor(
         _runner, lambda: run_profile(request, cancel=cancel, progress=progress.report_threadsafe))
     try:
@@ -139,7 +148,7 @@ async def profile(server, *args) -> dict:
         server.show(message, types.MessageType.Error)
         raise JsonRpcException(message, code=_REQUEST_FAILED) from None
     finally:
-        _running.discard(cancel)
+        _running.pop(request_id, None)
     if cancel.is_set() or result.failure == "cancelled":
         progress.end("cancelled")
         raise JsonRpcException("perf-lint profile was cancelled", code=_CANCELLED)

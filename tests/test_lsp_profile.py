@@ -132,6 +132,11 @@ async def test_cancelling_a_profile_stops_its_child(tmp_path, how):
             await asyncio.wait_for(running, 60)
         while children(server_pid):
             await asyncio.sleep(0.1)
+        (reports,) = client.progress_reports.values()
+        while not isinstance(reports[-1], types.WorkDoneProgressEnd):  # the command's handler is done
+            await asyncio.sleep(0.05)
+        assert reports[-1].message == "cancelled"
+        await pushed(client, uri, 1)
         assert not any("[profiled: " in d.message for d in client.diagnostics[uri])
 
 
