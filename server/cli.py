@@ -16,13 +16,10 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from perf_lint import __version__
-from perf_lint.analyzers import (
-    Config, ConfigError, Finding, SourceError, analyze, fix_source, load_config, parse_config, read_source, render,
-)
-from perf_lint.analyzers.config import find_pyproject, tomllib
+from . import files, formats, runcache
 
-from . import files, formats
-from .cache import Cache
+# The analyzer (and libcst under it) is imported inside the functions that use it: a
+# warm re-run that the run cache answers, `--help` and `--version` never pay for it.
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 PARALLEL_MIN_FILES = 16  # below twice this, worker start-up costs more than it saves
@@ -80,6 +77,9 @@ def component(module: str):
 
 # -- configuration -------------------------------------------------------------------------
 def config_file(path: str) -> Config:
+    from perf_lint.analyzers import ConfigError, parse_config
+    from perf_lint.analyzers.config import tomllib
+
     """An explicit --config file: a pyproject.toml (its [tool.perf-lint] table) or a TOML
     file with the settings at top level."""
     try:
@@ -99,6 +99,8 @@ class Configs:
     nearest pyproject.toml (loaded once each) or one --config / --no-config for all."""
 
     def __init__(self, args: argparse.Namespace) -> None:
+        from perf_lint.analyzers import Config
+
         self.select, self.ignore, self.extend_select = args.select, args.ignore or [], args.extend_select or []
         self.by_folder: dict[str, Config] = {}
         self.by_file: dict[str | None, Config] = {}
@@ -117,6 +119,8 @@ class Configs:
         )
 
     def __call__(self, path: str) -> Config:
+        from perf_lint.analyzers import Config, find_pyproject, load_config
+
         if self.single is not None:
             return self.single
         folder = os.path.abspath(path if os.path.isdir(path) else os.path.dirname(path) or ".")
@@ -133,7 +137,7 @@ class Configs:
 class Outcome:
     """What checking one file gave: findings (those left after --fix), fixes, an error."""
 
-    findings: list[Finding] = field(default_factory=list)
+    findings: list = field(default_factory=list)  # perf_lint.analyzers.Finding
     fixed: Counter = field(default_factory=Counter)  # code -> findings fixed
     diff: str = ""
     error: str | None = None
@@ -156,6 +160,10 @@ def unified_diff(path: str, before, after) -> str:
 def check_file(path: str, config: Config, mode: str, cache_root: str | None = None) -> Outcome:
     """Check one file; `mode` is "check", "fix" (write the fixes) or "diff" (show them).
     With `cache_root`, findings of unchanged files come from the cache (check mode only)."""
+    from perf_lint.analyzers import SourceError, analyze, fix_source, read_source, render
+
+    from .cache import Cache
+
     try:
         data = files.read_bytes(path)
     except OSError as exc:
@@ -215,6 +223,18 @@ def check(args: argparse.Namespace) -> int:
     if args.statistics and args.format in ("sarif", "github"):
         raise UsageError(f"--statistics cannot be combined with --format {args.format}")
     mode = "diff" if args.diff else "fix" if args.fix else "check"
+    run_key = None
+    if mode == "check" and not args.no_cache:
+        options = {k: v for k, v in vars(args).items() if k not in ("handler", "jobs")}
+        run_key = runcache.key(options, args.paths)
+        stored = runcache.load(run_key)
+        if stored is not None:
+            sys.stdout.write(stored["stdout"])
+            sys.stdout.flush()
+            sys.stderr.write(stored["stderr"])
+            return stored["status"]
+    from perf_lint.analyzers import ConfigError
+
     try:
         configs = Configs(args)
         paths, failed = files.discover(args.paths, configs, args.force_exclude)
@@ -239,25 +259,29 @@ def check(args: argparse.Namespace) -> int:
             listed = ", ".join(f"{code} x{count}" for code, count in sorted(outcome.fixed.items()))
             print(f"{path}: fixed {formats.plural(sum(outcome.fixed.values()), 'finding')} ({listed})", file=sys.stderr)
     if mode == "diff":
-        sys.stdout.write("".join(diffs))
+        out = "".join(diffs)
         summary = formats.diff_summary(sum(fixed.values()), len(diffs), len(failed))
         status = EXIT_FINDINGS if diffs else EXIT_OK
     else:
         if args.statistics:
-            sys.stdout.write(formats.render_statistics(items, args.format))
+            out = formats.render_statistics(items, args.format)
         else:
-            sys.stdout.write(formats.render_findings(items, args.format, failed))
+            out = formats.render_findings(items, args.format, failed)
         if mode == "fix":
             summary = formats.fix_summary(sum(fixed.values()), items, len(failed))
         else:
             summary = formats.check_summary(items, len(failed))
         status = EXIT_FINDINGS if items else EXIT_OK
+    sys.stdout.write(out)
     sys.stdout.flush()
-    if not args.quiet:
-        sys.stderr.write(summary)
+    summary = "" if args.quiet else summary
+    sys.stderr.write(summary)
     if failed:
         return EXIT_ERROR
-    return EXIT_OK if args.exit_zero else status
+    status = EXIT_OK if args.exit_zero else status
+    if run_key is not None:
+        runcache.store(run_key, out, summary, status)
+    return status
 
 
 # -- other commands ------------------------------------------------------------------------

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from perf_lint.analyzers import Config
+if TYPE_CHECKING:
+    from perf_lint.analyzers import Config
 
 EXTENSIONS = (".py", ".ipynb")
 # Folders never entered when walking a directory (besides virtualenvs and `.perf-lint*`).

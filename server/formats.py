@@ -8,10 +8,14 @@ import json
 import os
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from perf_lint import __version__
-from perf_lint.analyzers import ALL_RULES, Finding
+
+if TYPE_CHECKING:
+    from perf_lint.analyzers import Finding
 
 HOMEPAGE = "https://github.com/perf-lint/perf-lint"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -51,12 +55,17 @@ class SyntaxErrorRule:
         )
 
 
-CATALOG = (SyntaxErrorRule, *ALL_RULES)
+@lru_cache(maxsize=None)
+def catalog() -> tuple:
+    """TPL000 and every rule (imports the analyzer on first use)."""
+    from perf_lint.analyzers import ALL_RULES
+
+    return (SyntaxErrorRule, *ALL_RULES)
 
 
 def lookup(code: str):
     """The catalog entry for a code (any case), or None."""
-    return next((rule for rule in CATALOG if rule.code == code.upper()), None)
+    return next((rule for rule in catalog() if rule.code == code.upper()), None)
 
 
 @dataclass(frozen=True)
@@ -179,7 +188,7 @@ def _sarif_result(item: Item, index: dict) -> dict:
 
 def sarif(items: list[Item], errors: list[tuple[str, str]]) -> str:
     """SARIF 2.1.0 for GitHub code scanning; `errors` are (path, message) of files not checked."""
-    index = {rule.code: i for i, rule in enumerate(CATALOG)}
+    index = {rule.code: i for i, rule in enumerate(catalog())}
     notifications = [
         {
             "level": "error",
@@ -197,7 +206,7 @@ def sarif(items: list[Item], errors: list[tuple[str, str]]) -> str:
                 "version": __version__,
                 "semanticVersion": __version__,
                 "informationUri": HOMEPAGE,
-                "rules": [_rule_descriptor(rule) for rule in CATALOG],
+                "rules": [_rule_descriptor(rule) for rule in catalog()],
             }},
             "originalUriBaseIds": {"%SRCROOT%": {"uri": Path(os.getcwd()).as_uri().rstrip("/") + "/"}},
             "columnKind": "unicodeCodePoints",
@@ -257,7 +266,7 @@ def rule_row(rule) -> dict:
 
 
 def render_rules(fmt: str) -> str:
-    rows = [rule_row(rule) for rule in CATALOG]
+    rows = [rule_row(rule) for rule in catalog()]
     if fmt == "json":
         return json.dumps(rows, indent=2) + "\n"
     header = ("CODE", "NAME", "FAMILY", "SEVERITY", "FIX", "PROBE", "DEFAULT", "SUMMARY")

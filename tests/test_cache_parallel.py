@@ -62,3 +62,23 @@ def test_damaged_cache_entries_are_misses(tmp_path):
     for entry in (project / ".perf-lint-cache").rglob("*.json"):
         entry.write_text("{not json")
     assert run(project) == reference
+
+
+def test_unchanged_rerun_is_replayed_without_the_analyzer(tmp_path):
+    project = make_project(tmp_path, copies=2)
+    args = ["check", "--format", "json", "."]
+    first = subprocess.run([sys.executable, "-m", "perf_lint", *args], cwd=project, capture_output=True, text=True, timeout=300)
+    probe = ("import sys, runpy; sys.argv = ['perf-lint', *sys.argv[1:]]\n"
+             "from perf_lint.server.cli import main\ncode = main()\n"
+             "sys.stderr.write('LIBCST=%s' % ('libcst' in sys.modules)); sys.exit(code)")
+    again = subprocess.run([sys.executable, "-c", probe, *args], cwd=project, capture_output=True, text=True, timeout=300)
+    assert (again.returncode, again.stdout) == (first.returncode, first.stdout)
+    assert again.stderr.endswith("LIBCST=False")
+    train = project / "pkg1" / "train.py"
+    train.write_text(train.read_text() + "\n# edited\n")
+    edited = subprocess.run([sys.executable, "-c", probe, *args], cwd=project, capture_output=True, text=True, timeout=300)
+    assert edited.stderr.endswith("LIBCST=True")  # a change is a miss: analyzed for real
+    assert json.loads(edited.stdout) == json.loads(first.stdout)
+    (project / "pyproject.toml").write_text('[tool.perf-lint]\nignore = ["TPL1"]\n')
+    configured = run(project)
+    assert configured and not any(item["code"].startswith("TPL1") for item in configured)
