@@ -101,6 +101,8 @@ def test_noqa_forms():
     assert analyze(python_source(multi)) == []
     single_above = LOADER + "# noqa: TPL101\nloader = DataLoader(ds)\n"
     assert len(analyze(python_source(single_above))) == 1
+    code_above = LOADER + "b = DataLoader(ds, num_workers=2)  # noqa: E501, TPL101\nloader = DataLoader(\n    ds,\n)\n"
+    assert len(analyze(python_source(code_above))) == 1
 
 
 def test_crlf_is_kept_by_fixes():
