@@ -7,10 +7,8 @@ a dataset that sleeps per item, read without workers (A) or with four (B).
 
 from __future__ import annotations
 
-import functools
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -19,27 +17,7 @@ import xml.dom.minidom
 
 from perf_lint.profiler import ProfileRequest, run_profile
 
-
-def timeout(seconds: int):
-    """Fail a test that runs longer than `seconds` (SIGALRM in the main thread)."""
-
-    def wrap(test):
-        @functools.wraps(test)
-        def run(*args, **kwargs):
-            def expire(signum, frame):
-                raise TimeoutError(f"{test.__name__} took more than {seconds} s")
-
-            previous = signal.signal(signal.SIGALRM, expire)
-            signal.alarm(seconds)
-            try:
-                return test(*args, **kwargs)
-            finally:
-                signal.alarm(0)
-                signal.signal(signal.SIGALRM, previous)
-
-        return run
-
-    return wrap
+from .timeouts import timeout
 
 
 SMALL = (1, 1, 3)
@@ -254,6 +232,7 @@ def test_out_of_memory_is_reported_clearly(tmp_path):
 
 HANGS = SLOW_DATASET + '''\
 import subprocess
+
 helper = subprocess.Popen(["sleep", "300"])
 open("helper.pid", "w").write(str(helper.pid))
 for x, y in loader:

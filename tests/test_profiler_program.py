@@ -4,9 +4,7 @@ loop becomes the steps, how it is rewritten, and how numbers become verdicts."""
 from __future__ import annotations
 
 import ast
-import functools
 import json
-import signal
 
 from perf_lint.analyzers import analyze, notebook_source, python_source
 from perf_lint.profiler import ProfileRequest, run_profile
@@ -15,27 +13,7 @@ from perf_lint.profiler.instrument import clock_names, line_map, mark_magic, rew
 from perf_lint.profiler.program import Program, chunks_of, find_target, parse
 from perf_lint.profiler.verdict import compare, spread
 
-
-def timeout(seconds: int):
-    """Fail a test that runs longer than `seconds` (SIGALRM in the main thread)."""
-
-    def wrap(test):
-        @functools.wraps(test)
-        def run(*args, **kwargs):
-            def expire(signum, frame):
-                raise TimeoutError(f"{test.__name__} took more than {seconds} s")
-
-            previous = signal.signal(signal.SIGALRM, expire)
-            signal.alarm(seconds)
-            try:
-                return test(*args, **kwargs)
-            finally:
-                signal.alarm(0)
-                signal.signal(signal.SIGALRM, previous)
-
-        return run
-
-    return wrap
+from .timeouts import timeout
 
 
 SCRIPT = """\

@@ -13,7 +13,7 @@ from ..source import Magic
 from .base import Example
 from .dataloader import _DEVICE_LIKE
 from .timing import CLOCKS, _assigned_name, _subtracts, calls_in_order
-from .tracking import CompiledModules
+from .tracking import CompiledModules, all_calls
 
 _CLOCK_NAMES = {name.rsplit(".", 1)[-1] for name in CLOCKS}
 TIMEIT = {"timeit.timeit", "timeit.repeat", "timeit.Timer"}
@@ -318,7 +318,7 @@ class TimingWithoutWarmup(_TimedRegions):
                 body = self.classes[name].body
             else:
                 return False
-            return any(self._touch(c, False, depth + 1) or self._foreign(c) for c in _all_calls(body))
+            return any(self._touch(c, False, depth + 1) or self._foreign(c) for c in all_calls(body))
         return False
 
     def _foreign(self, call: cst.Call) -> bool:
@@ -446,19 +446,9 @@ class AllocationInTimedStatement(_TimedRegions):
         return _product([self.ctx.value(d, scope) for d in dims]) if dims else None
 
 
-def _all_calls(body: cst.CSTNode) -> list[cst.Call]:
-    found: list[cst.Call] = []
-
-    class Calls(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            found.append(node)
-
-    body.visit(Calls())
-    return found
 
 
 def _product(values: list) -> int | None:
     """The product of the known integer sizes (unknown ones count as 1); None if none is known."""
     known = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
     return math.prod(known) if known else None
-

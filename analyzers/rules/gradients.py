@@ -10,7 +10,7 @@ from ..context import Site, argument, call_name, dotted, keyword, literal
 from .base import Example, FixPlan, InsertLineBefore, Replace
 from .edits import replace_argument
 from .timing import _MODEL_NAMES, torch_alias
-from .tracking import WITH, Frame, Nesting
+from .tracking import WITH, Frame, Nesting, all_calls
 
 NO_GRAD = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
            "torch.autograd.grad_mode.inference_mode"}
@@ -208,7 +208,7 @@ class EvaluationWithGradients(Nesting):
         return dotted(last) if last is not None else None
 
     def _model_call(self, loop: cst.For, evaluated: str | None, scope) -> cst.Call | None:
-        for call in _calls(loop.body):
+        for call in all_calls(loop.body):
             func = call.func
             if isinstance(func, cst.Attribute) and func.attr.value == "forward":
                 func = func.value
@@ -363,20 +363,11 @@ def _grad_attribute(expr: cst.BaseExpression) -> cst.Attribute | None:
     return None
 
 
-def _calls(body: cst.CSTNode) -> list[cst.Call]:
-    found: list[cst.Call] = []
-
-    class Calls(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            found.append(node)
-
-    body.visit(Calls())
-    return found
 
 
 def _uses_gradients(body: cst.CSTNode, ctx) -> bool:
     """Whether `body` computes or asks for gradients."""
-    for call in _calls(body):
+    for call in all_calls(body):
         name = call_name(call)
         if name in _GRAD_USES or (ctx.qualname(call.func) or "").startswith("torch.autograd."):
             return True
@@ -384,4 +375,3 @@ def _uses_gradients(body: cst.CSTNode, ctx) -> bool:
         if requires is not None and literal(requires.value) is not False:
             return True
     return False
-

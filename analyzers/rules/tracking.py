@@ -208,6 +208,18 @@ class TrainingSteps:
         return False
 
 
+def all_calls(body: cst.CSTNode) -> list[cst.Call]:
+    """Every call under `body`, nested functions included, in visiting order."""
+    found: list[cst.Call] = []
+
+    class Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            found.append(node)
+
+    body.visit(Calls())
+    return found
+
+
 def calls_outside_loops(body: cst.CSTNode) -> list[cst.Call]:
     """Calls under `body`, not inside nested loops, functions, classes or lambdas."""
     out: list[cst.Call] = []
