@@ -313,16 +313,30 @@ def rss_kb() -> int:
         return peak // 1024 if sys.platform == "darwin" else peak
 
 
+class _ShutdownCancellations(logging.Filter):
+    """When the client goes away, asyncio cancels the handlers still running (a profile)
+    and pygls's done-callback re-raises their CancelledError: that is shutdown, not an
+    error worth a traceback on the client's stderr."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, asyncio.CancelledError)
+
+
 def serve(tcp: tuple[str, int] | None = None) -> int:
     """Run the server until the client exits: on stdio, or on `tcp = (host, port)`."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="perf-lint server: %(levelname)s %(message)s")
+    logging.getLogger("asyncio").addFilter(_ShutdownCancellations())
     server = create_server()
     if tcp is not None:
         server.start_tcp(*tcp)
         return 0
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print must not corrupt the protocol stream
-    server.start_io(stdin, stdout)
+    try:
+        server.start_io(stdin, stdout)
+    finally:
+        profiling.cancel_all()  # their children die before this process ends
     return 0 if getattr(server.protocol, "_shutdown", True) else 1  # LSP: exit without shutdown is 1
 
 
