@@ -23,12 +23,43 @@ class Outcome:
     pgid: int
 
 
+_GONE_S = 2.0  # how long a killed group may take to be gone
+
+
+def live_members(pgid: int) -> list[int]:
+    """Processes of group `pgid` not yet dead (zombies excluded); Linux /proc, else a probe."""
+    if not os.path.isdir("/proc/self"):
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return []
+        return [pgid]
+    members = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    stat = handle.read()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2:].split()
+            if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+                members.append(int(entry))
+    return members
+
+
 def kill_group(pgid: int) -> None:
-    """SIGKILL every process of the group (the child and any DataLoader worker it left)."""
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    """SIGKILL every process of the group (the child and any DataLoader worker it left)
+    and wait, briefly, until none of them runs any more."""
+    deadline = time.monotonic() + _GONE_S
+    while True:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            return
+        if not live_members(pgid) or time.monotonic() > deadline:
+            return
+        time.sleep(_POLL_S)
 
 
 def tail(path: str, limit: int = 4000) -> str:
