@@ -122,6 +122,7 @@ class Context:
 
     def __init__(self, units: list | None = None) -> None:
         self.units = units or []  # the source's units (perf_lint.analyzers.source.Unit)
+        self.shared: dict = {}  # per-source state rules share (keyed by the sharing class)
         self.imports: dict[str, str] = {}
         self.module_scope = Scope(None, None)
         self.scope = self.module_scope
@@ -510,6 +511,3 @@ class Context:
             if found is not None and found[0] is not expr:
                 return self.is_cuda_device(found[0], found[1], depth + 1)
         return UNKNOWN
-
-    def in_loop(self, site: Site) -> bool:
-        return bool(site.loops)

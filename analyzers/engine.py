@@ -53,7 +53,7 @@ class _Pass:
         self.ctx = ctx
         self.visitors: dict[str, list] = defaultdict(list)
         self.leavers: dict[str, list] = defaultdict(list)
-        for rule in rules:
+        for rule in (rule for rule in rules if rule.visits):
             for attr in dir(type(rule)):
                 if attr.startswith("visit_"):
                     self.visitors[attr[6:]].append(getattr(rule, attr))

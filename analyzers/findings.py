@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-SEVERITIES = ("error", "warning", "info")
-
-
 @dataclass(frozen=True, order=True)
 class Range:
     """0-based lines, code-point columns, within one unit (a file or a notebook cell)."""

@@ -105,6 +105,7 @@ class Rule:
         self.ctx = ctx
         self.opts = {**self.options, **(options or {})}
         self.reports: list[Report] = []
+        self.visits = True  # False: another rule instance collects this rule's facts
 
     @classmethod
     def family(cls) -> str:

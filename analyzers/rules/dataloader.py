@@ -34,14 +34,20 @@ class _Move:
 
 
 class _LoaderRule(Rule):
-    """Collects DataLoader calls, the loops over them and the batches they move to a device."""
+    """Collects DataLoader calls, the loops over them and the batches they move to a device.
+
+    The first loader rule created for a source collects; the others (TPL101-104 share the
+    facts) read its containers and stay out of the pass.
+    """
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
-        self.loaders: dict[cst.Call, Site] = {}
-        self.loops: dict[cst.For, tuple[Site, set[str]]] = {}
-        self.moves: list[_Move] = []
-        self.dataset_classes: dict[str, cst.ClassDef] = {}
+        first = ctx.shared.setdefault(_LoaderRule, self)
+        self.visits = first is self
+        self.loaders: dict[cst.Call, Site] = first.loaders if first is not self else {}
+        self.loops: dict[cst.For, tuple[Site, set[str]]] = first.loops if first is not self else {}
+        self.moves: list[_Move] = first.moves if first is not self else []
+        self.dataset_classes: dict[str, cst.ClassDef] = first.dataset_classes if first is not self else {}
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.dataset_classes[node.name.value] = node
