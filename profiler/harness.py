@@ -23,7 +23,7 @@ from perf_lint.analyzers import notebook_source, python_source, read_source
 from . import aggregate
 from .instrument import clock_names, line_map, mark_magic, rewrite, timed_region, wrap_region
 from .probes import Probe, probe_for
-from .process import run_child
+from .process import MAX_PROCESSES, run_child
 from .program import Chunk, Program, Target, TargetError, chunk_of_line, chunks_of, find_target, finding_place, parse
 from .request import ProfileRequest
 from .result import ProfileResult
@@ -404,6 +404,11 @@ def execute(request: ProfileRequest, plan: Plan, run_dir: str, cancel, say, resu
             result.failure = "timeout"
             result.error = (f"variant {variant.name} ({variant.label}) ran past the {request.timeout_s:g} s timeout and was "
                             "killed with its whole process group")
+            break
+        if outcome.status == "processes":
+            result.failure = "processes"
+            result.error = (f"variant {variant.name} ({variant.label}) started more than {MAX_PROCESSES} processes "
+                            "(a fork bomb?) and was killed with its whole process group")
             break
         if outcome.status == "crashed":
             result.failure = "crash"

@@ -40,7 +40,7 @@ def verdict(result, plan, finding, by_variant: dict, key) -> dict:
         outcome = Outcome("inconclusive", plan.unmeasurable, "nothing to measure")
     elif result.failure:
         what = {"exception": "the code failed", "oom": "out of memory", "timeout": "timed out", "cancelled": "cancelled",
-                "crash": "the run crashed", "no-torch": "no torch in the interpreter", "internal": "harness failure"}
+                "crash": "the run crashed", "processes": "too many processes", "no-torch": "no torch in the interpreter", "internal": "harness failure"}
         reason = result.error.splitlines()[0] if result.error else result.failure
         outcome = Outcome("inconclusive", reason, what.get(result.failure, result.failure))
     elif probe.metric in ALONE:

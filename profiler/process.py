@@ -16,14 +16,16 @@ _POLL_S = 0.05
 
 @dataclass
 class Outcome:
-    status: str  # "done", "timeout", "cancelled", "crashed"
+    status: str  # "done", "timeout", "cancelled", "crashed", "processes" (over MAX_PROCESSES)
     result: dict | None  # the child's JSON result
     returncode: int | None
     log_tail: str
     pgid: int
 
 
-_GONE_S = 2.0  # how long a killed group may take to be gone
+_GONE_S = 10.0  # how long a killed group may take to be gone (hundreds of torch processes tear down slowly)
+MAX_PROCESSES = 256  # live processes a run's group may hold (DataLoader workers and the like fit easily)
+_COUNT_EVERY_S = 0.2  # how often the group is counted (a /proc scan)
 
 
 def live_members(pgid: int) -> list[int]:
@@ -73,13 +75,17 @@ def tail(path: str, limit: int = 4000) -> str:
 
 
 def run_child(python: str, job: dict, job_path: str, log_path: str, cwd: str, env: dict, timeout_s: float,
-              cancel: threading.Event | None) -> Outcome:
-    """Run `python child.py job.json` until it exits, `timeout_s` passes or `cancel` is set."""
+              cancel: threading.Event | None, max_processes: int = MAX_PROCESSES) -> Outcome:
+    """Run `python child.py job.json` until it exits, `timeout_s` passes, `cancel` is set or
+    its process group holds more than `max_processes` processes (a fork bomb: counted by
+    the harness because RLIMIT_NPROC counts threads of every process of the user and does
+    not bind root)."""
     with open(job_path, "w") as handle:
         json.dump(job, handle)
     if os.path.exists(job["result"]):
         os.remove(job["result"])
     deadline = time.monotonic() + timeout_s
+    next_count = time.monotonic() + _COUNT_EVERY_S
     with open(log_path, "wb") as log:
         proc = subprocess.Popen([python, CHILD, job_path], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -94,9 +100,15 @@ def run_child(python: str, job: dict, job_path: str, log_path: str, cwd: str, en
             if cancel is not None and cancel.is_set():
                 status = "cancelled"
                 break
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if now > deadline:
                 status = "timeout"
                 break
+            if now > next_count:
+                next_count = now + _COUNT_EVERY_S
+                if len(live_members(proc.pid)) > max_processes:
+                    status = "processes"
+                    break
     finally:
         kill_group(proc.pid)
         proc.wait()

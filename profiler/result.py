@@ -34,7 +34,7 @@ class ProfileResult:
     error: str | None = None  # user-code error (traceback mapped to the user's lines) or setup problem
     error_location: dict | None = None  # {path, cell, line, label} of the innermost user frame
     failure: str | None = None  # None, or what failed. Nothing ran: source, config, request, no-finding,
-    # interpreter, no-torch, output, internal. The code's run: exception, oom, timeout, crash, cancelled
+    # interpreter, no-torch, output, internal. The code's run: exception, oom, timeout, crash, processes, cancelled
     notes: list = field(default_factory=list)
 
     @property

@@ -6,6 +6,7 @@ import ast
 import json
 import os
 import stat
+import subprocess
 
 import pytest
 
@@ -151,6 +152,37 @@ def test_read_only_file_is_an_error_and_untouched(cli, tmp_path):
     assert "a_locked.py:2:10: TPL101" in result.stdout  # still reported as found
     assert "num_workers=" in other.read_text()
     assert leftovers(tmp_path) == []
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A folder on its own 1 MiB tmpfs (needs the right to mount: root here and in CI)."""
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)], capture_output=True,
+                             text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs to fill: {mounted.stderr.strip() or mounted.returncode}")
+    yield folder
+    subprocess.run(["umount", "-l", str(folder)], check=True)
+
+
+def test_full_disk_is_an_error_and_the_original_untouched(cli, full_disk):
+    path = full_disk / "train.py"
+    path.write_text(LOADER)
+    with open(full_disk / "filler", "wb", buffering=0) as filler:  # fill the disk to the last byte
+        with pytest.raises(OSError, match="No space left"):
+            while True:
+                filler.write(b"x" * 512)
+    result = cli("check", "--fix", "--select", "TPL1", cwd=full_disk)
+    assert result.returncode == 2, result.stderr
+    assert "train.py: error: not fixed: cannot write: No space left on device" in result.stderr
+    assert "train.py:2:10: TPL101" in result.stdout
+    assert path.read_text() == LOADER
+    assert leftovers(full_disk) == []
+    os.remove(full_disk / "filler")
+    fixed = cli("check", "--fix", "--select", "TPL1", cwd=full_disk)
+    assert fixed.returncode == 0 and "num_workers=" in path.read_text()
 
 
 def test_write_refuses_a_file_changed_since_it_was_read(tmp_path):

@@ -1,5 +1,5 @@
 """The profiler's child processes misbehaving: `os._exit`, a flood of output, a crash by
-signal. Each ends well within its timeout with a clear result and leaves nothing running."""
+signal, a fork bomb, subprocesses left running. Each ends well within its timeout with a clear result and leaves nothing running."""
 
 from __future__ import annotations
 
@@ -16,6 +16,10 @@ CASES = {
     "os._exit": ("import os\nfor x, y in loader:\n    os._exit(3)\n", ("crash", "exception")),
     "huge stdout": ("import sys\nfor x, y in loader:\n    sys.stdout.write('x' * 50_000_000)\n    break\n", None),
     "killed by a signal": ("import os, signal\nfor x, y in loader:\n    os.kill(os.getpid(), signal.SIGKILL)\n", ("crash",)),
+    "fork bomb": ("import os, time\nfor x, y in loader:\n    while True:\n        try:\n            os.fork()\n"
+                  "        except OSError:\n            time.sleep(0.01)\n", ("processes",)),
+    "own subprocesses": ("import subprocess\nfor x, y in loader:\n    kids = [subprocess.Popen(['sleep', '300']) "
+                         "for _ in range(3)]\n    break\n", None),
 }
 
 
