@@ -1,11 +1,9 @@
-"""Source text -> findings: one libcst parse per unit, one pass for every rule."""
+"""Source text -> findings: each unit parsed by chunks (see `parse`), one pass for every rule."""
 
 from __future__ import annotations
 
-import ast
 import bisect
 import contextlib
-import dataclasses
 import itertools
 import re
 import sys
@@ -15,79 +13,102 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from .config import Config
-from .context import Context
+from .context import Context, children
 from .findings import Edit, Finding, Fix, Range
 from .rules import enabled_rules
 from .rules.base import InsertLineBefore, MoveLinesBefore, Replace, Report, Rule
+from .parse import MAX_LINE, Chunk, LongLine, Parsed, ParseCache, parse
 from .source import LINE_BREAK, Source, dominant_newline, split_lines
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _IGNORE = re.compile(r"#\s*perf-lint:\s*ignore\[(?P<codes>[^\]]*)\]")
 
 
-# Fields that hold only whitespace, punctuation or operators: no rule looks at them as nodes.
-_SKIPPED_FIELDS = (
-    "whitespace", "lpar", "rpar", "leading_lines", "lines_after_decorators", "header", "footer", "comma",
-    "semicolon", "equal", "colon", "dot", "trailing_whitespace", "lbrace", "rbrace", "lbracket", "rbracket",
-    "newline", "operator", "indent", "star", "asynchronous", "first_line", "empty_lines", "last_line",
-)
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _child_fields(cls: type) -> tuple[str, ...]:
-    fields = _CHILD_FIELDS.get(cls)
-    if fields is None:
-        fields = tuple(f.name for f in dataclasses.fields(cls) if not f.name.startswith(_SKIPPED_FIELDS))
-        _CHILD_FIELDS[cls] = fields
-    return fields
-
-
 class _Pass:
-    """One traversal of a module that feeds the context, then each rule's visit_/leave_ methods.
+    """One traversal of a unit that feeds the context, then each rule's visit_/leave_ methods.
 
-    Iterative (deeply nested code cannot overflow the stack) and blind to whitespace and
-    punctuation nodes, which is most of a libcst tree: far cheaper than `module.visit`.
+    Each chunk's traversal is recorded once as the list of its events that some handler
+    wants (whitespace and punctuation nodes are never visited, most other nodes have no
+    handler), and replayed in later analyses: the same calls, in the same order, as a
+    walk of the whole tree, at a fraction of the cost for the chunks an edit left alone.
     """
 
     def __init__(self, ctx: Context, rules: list[Rule]) -> None:
         self.ctx = ctx
-        self.visitors: dict[str, list] = defaultdict(list)
-        self.leavers: dict[str, list] = defaultdict(list)
+        visitors: dict[str, list] = defaultdict(list)
+        leavers: dict[str, list] = defaultdict(list)
         for rule in (rule for rule in rules if rule.visits):
             for attr in dir(type(rule)):
                 if attr.startswith("visit_"):
-                    self.visitors[attr[6:]].append(getattr(rule, attr))
+                    visitors[attr[6:]].append(getattr(rule, attr))
                 elif attr.startswith("leave_"):
-                    self.leavers[attr[6:]].append(getattr(rule, attr))
+                    leavers[attr[6:]].append(getattr(rule, attr))
+        self.handlers: list[tuple] = [()] * len(_EVENTS)
+        for kind in {*visitors, *leavers, *ctx.visit_handlers, *ctx.leave_handlers}:
+            first = ctx.visit_handlers.get(kind)
+            last = ctx.leave_handlers.get(kind)
+            for leaving, handlers in (
+                (False, (*([first] if first else []), *visitors.get(kind, ()))),
+                (True, (*leavers.get(kind, ()), *([last] if last else []))),
+            ):
+                if handlers:
+                    code = _event(kind, leaving)
+                    self.handlers.extend([()] * (code + 1 - len(self.handlers)))
+                    self.handlers[code] = handlers
+        self.wanted = frozenset(code for code, handlers in enumerate(self.handlers) if handlers)
 
-    def run(self, module: cst.Module) -> None:
-        ctx_visit, ctx_leave = self.ctx.on_visit, self.ctx.on_leave
-        visitors, leavers = self.visitors, self.leavers
-        node_type = cst.CSTNode
-        stack: list = [(module, False)]
-        while stack:
-            node, leaving = stack.pop()
-            kind = type(node).__name__
-            if leaving:
-                for leave in leavers.get(kind, ()):
-                    leave(node)
-                ctx_leave(node, kind)
-                continue
-            ctx_visit(node, kind)
-            for visit in visitors.get(kind, ()):
-                visit(node)
+    def run(self, parsed: Parsed) -> None:
+        handlers = self.handlers
+        module = parsed.module
+        for handle in handlers[_event("Module", False)]:
+            handle(module)
+        for chunk in parsed.chunks:
+            events = chunk.events.get(self.wanted)
+            if events is None:
+                events = chunk.events[self.wanted] = _record(chunk, self.wanted)
+            for index in range(0, len(events), 2):
+                for handle in handlers[events[index]]:
+                    handle(events[index + 1])
+        for handle in handlers[_event("Module", True)]:
+            handle(module)
+
+
+# (node kind, leaving) -> a small number, fixed at import (analyses run in threads too)
+_EVENTS: dict[tuple[str, bool], int] = {
+    (name, leaving): index
+    for index, (name, leaving) in enumerate(
+        (name, leaving)
+        for name in sorted(n for n in dir(cst) if isinstance(getattr(cst, n), type) and issubclass(getattr(cst, n), cst.CSTNode))
+        for leaving in (False, True)
+    )
+}
+
+
+def _event(kind: str, leaving: bool) -> int:
+    return _EVENTS[kind, leaving]
+
+
+def _record(chunk: Chunk, wanted: frozenset) -> list:
+    """The chunk's statements walked depth first: [event, node, ...] for the events in
+    `wanted`; the chunk's nodes are noted on the way."""
+    events: list = []
+    nodes = []
+    stack: list = [(statement, False) for statement in reversed(chunk.module.body)]
+    while stack:
+        node, leaving = stack.pop()
+        kind = type(node).__name__
+        if leaving:
+            events.extend((_event(kind, True), node))
+            continue
+        nodes.append(node)
+        if _event(kind, False) in wanted:
+            events.extend((_event(kind, False), node))
+        if _event(kind, True) in wanted:
             stack.append((node, True))
-            children = []
-            for name in _child_fields(type(node)):
-                value = getattr(node, name)
-                if isinstance(value, node_type):
-                    children.append(value)
-                elif type(value) in (tuple, list):
-                    children.extend(v for v in value if isinstance(v, node_type))
-            stack.extend((child, False) for child in reversed(children))
-
-
-_MAX_LINE = 10_000  # libcst's parser is quadratic on very long expressions (minified code)
+        stack.extend((child, False) for child in reversed(children(node)))
+    if chunk.nodes is None:
+        chunk.nodes = frozenset(nodes)
+    return events
 
 
 def _finding_tpl000(unit, line: int, col: int, message: str) -> Finding:
@@ -96,36 +117,34 @@ def _finding_tpl000(unit, line: int, col: int, message: str) -> Finding:
     return Finding("TPL000", message, "error", unit.cell, Range(line, col, line, len(text) if col < len(text) else col))
 
 
-def syntax_error(unit) -> Finding | None:
-    """TPL000 when Python's own parser rejects the unit (position and message are Python's),
-    or when it is too unusual to analyze; None when it parses."""
-    if len(unit.code) > _MAX_LINE:
-        for index, line in enumerate(split_lines(unit.code)):
-            if len(line) > _MAX_LINE:
-                return _finding_tpl000(
-                    unit, index, 0, f"Not checked: line of {len(line):,} characters (perf-lint analyzes lines up to {_MAX_LINE:,})"
-                )
+def parse_unit(unit, index: int, cache: ParseCache) -> Parsed | Finding:
+    """The unit parsed, or its TPL000: Python's own parser rejects it (position and
+    message are Python's), it is too unusual to analyze, or only libcst rejects it."""
     try:
-        ast.parse(unit.code)
+        return parse(unit.code, dominant_newline(unit.code), cache, index)
+    except LongLine as err:
+        return _finding_tpl000(
+            unit, err.line, 0, f"Not checked: line of {err.length:,} characters (perf-lint analyzes lines up to {MAX_LINE:,})"
+        )
     except SyntaxError as err:
         version = "%d.%d" % sys.version_info[:2]
         line, col = max((err.lineno or 1) - 1, 0), max((err.offset or 1) - 1, 0)
         return _finding_tpl000(unit, line, col, f"File does not parse (Python {version}), so it was not checked: {err.msg}")
+    except cst.ParserSyntaxError as exc:  # Python accepted it; libcst did not (new syntax, say)
+        return _finding_tpl000(unit, 0, 0, f"perf-lint's parser cannot read this file: {exc}")
     except (ValueError, RecursionError, MemoryError) as err:
         return _finding_tpl000(unit, 0, 0, f"File does not parse, so it was not checked: {err or type(err).__name__}")
-    return None
 
 
-def parse_unit(code: str) -> cst.Module:
-    return cst.parse_module(code)
-
-
-def analyze(source: Source, config: Config | None = None) -> list[Finding]:
+def analyze(source: Source, config: Config | None = None, cache: ParseCache | None = None) -> list[Finding]:
     """All findings for a source, sorted, with suppressions applied. Never raises: an
-    internal failure is reported as one TPL000 finding."""
+    internal failure is reported as one TPL000 finding. `cache` keeps the parsed chunks
+    of an earlier version of the same source (the editor's) for reuse."""
     config = config or Config()
+    if cache is not None and not cache.lock.acquire(blocking=False):
+        cache = None  # another analysis is using it: parse afresh rather than wait
     try:
-        return _analyze(source, config)
+        return _analyze(source, config, cache)
     except Exception as exc:  # a bug of ours must not cost the user the other files
         return [
             Finding(
@@ -136,42 +155,40 @@ def analyze(source: Source, config: Config | None = None) -> list[Finding]:
                 Range(0, 0, 0, 0),
             )
         ]
+    finally:
+        if cache is not None:
+            cache.lock.release()
 
 
-def _analyze(source: Source, config: Config) -> list[Finding]:
+def _analyze(source: Source, config: Config, cache: ParseCache | None) -> list[Finding]:
+    cache = cache or ParseCache()
+    cache.begin()
     findings: list[Finding] = []
-    units = []
+    parsed: dict[int, Parsed] = {}
     for index, unit in enumerate(source.units):
         if not unit.code.strip():
             continue
-        error = syntax_error(unit)
-        if error is None:
-            units.append(index)
+        result = parse_unit(unit, index, cache)
+        if isinstance(result, Parsed):
+            parsed[index] = result
         elif config.enabled("TPL000", source.path):
-            findings.append(error)
+            findings.append(result)
     rules_classes = [
         cls for cls in enabled_rules(config, source.path)
-        if not cls.triggers or any(t in source.units[i].text for i in units for t in cls.triggers)
+        if not cls.triggers or any(t in source.units[i].text for i in parsed for t in cls.triggers)
     ]
-    if rules_classes and units:
+    if rules_classes and parsed:
         ctx = Context(source.units)
         rules = [cls(ctx, config.rule_options(cls.code)) for cls in rules_classes]
-        modules: dict[int, cst.Module] = {}
         visitor = _Pass(ctx, rules)
-        for index in units:
-            try:
-                module = parse_unit(source.units[index].code)
-            except Exception as exc:  # Python accepted it; libcst did not (new syntax, say)
-                findings.append(_finding_tpl000(source.units[index], 0, 0, f"perf-lint's parser cannot read this file: {exc}"))
-                continue
-            modules[index] = module
+        for index, unit_parsed in parsed.items():
             ctx.unit = index
             ctx.scope = ctx.module_scope
-            visitor.run(module)
+            visitor.run(unit_parsed)
         for rule in rules:
             rule.finish()
-        reports = [r for rule in rules for r in rule.reports if r.site.unit in modules or r.range_override]
-        findings.extend(_locate(source, modules, reports))
+        reports = [r for rule in rules for r in rule.reports if r.site.unit in parsed or r.range_override]
+        findings.extend(_locate(source, parsed, reports))
     findings = [f for f in findings if not suppressed(source, f)]
     return sorted(set(findings), key=Finding.sort_key)
 
@@ -216,19 +233,34 @@ class _Spans(CodegenState):
         line = bisect.bisect_right(self._line_starts, offset) - 1
         return line, offset - self._line_starts[line]
 
-    def range(self, node: cst.CSTNode) -> Range:
+    def range(self, node: cst.CSTNode, line_offset: int = 0) -> Range:
         start, end = self.spans[node]
-        return Range(*self._point(start), *self._point(end))
+        (first, first_col), (last, last_col) = self._point(start), self._point(end)
+        return Range(first + line_offset, first_col, last + line_offset, last_col)
 
 
-def _locate(source: Source, modules: dict[int, cst.Module], reports: list[Report]) -> list[Finding]:
-    spans: dict[int, _Spans] = {}
+class _Positions:
+    """Node -> Range in its unit, from the code generation of the node's chunk alone
+    (kept on the chunk, so an edit costs only the chunks it touched)."""
 
-    def position(unit: int, node: cst.CSTNode) -> Range:
-        if unit not in spans:
-            spans[unit] = _Spans(modules[unit])
-        return spans[unit].range(node)
+    def __init__(self, source: Source, parsed: dict[int, Parsed]) -> None:
+        self.source, self.parsed = source, parsed
 
+    def __call__(self, unit: int, node: cst.CSTNode) -> Range:
+        parsed = self.parsed[unit]
+        if node is parsed.module:
+            lines = split_lines(self.source.units[unit].code)
+            return Range(0, 0, len(lines) - 1, len(lines[-1]))
+        index = next(i for i, chunk in enumerate(parsed.chunks) if node in chunk.nodes)
+        chunk = parsed.chunks[index]
+        if chunk.spans is None:
+            chunk.spans = _Spans(chunk.module)
+        return chunk.spans.range(node, parsed.starts[index])
+
+
+def _locate(source: Source, parsed: dict[int, Parsed], reports: list[Report]) -> list[Finding]:
+    position = _Positions(source, parsed)
+    modules = {index: unit.module for index, unit in parsed.items()}
     findings = []
     for report in reports:
         if report.range_override is not None:

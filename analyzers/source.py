@@ -10,6 +10,7 @@ fronts convert to 1-based lines or to LSP's UTF-16 columns with `utf16_column`.
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import json
 import re
@@ -32,7 +33,10 @@ def split_lines(text: str) -> list[str]:
     return LINE_BREAK.split(text)
 
 
+@functools.lru_cache(maxsize=256)
 def dominant_newline(text: str) -> str:
+    """The most frequent line break of `text` (`\n` when it has none); remembered, since
+    every fix of a unit asks for it."""
     counts = {nl: 0 for nl in ("\r\n", "\n", "\r")}
     for match in LINE_BREAK.finditer(text):
         counts[match.group()] += 1
@@ -260,17 +264,14 @@ def _classify(line: str, index: int) -> Magic | None:
 
 def _timed_statement(line: str, start: int) -> tuple[str | None, int]:
     """The statement of `%timeit -n 10 -r 3 stmt`: (text, column), or (None, 0)."""
-    pos = start
     expect_value = False
     for token in re.finditer(r"\S+", line[start:]):
         word = token.group()
         if expect_value:
             expect_value = False
-            pos = start + token.end()
             continue
         if word.startswith("-") and len(word) > 1 and word[1].isalpha():
             expect_value = word in _TIMEIT_VALUE_OPTIONS
-            pos = start + token.end()
             continue
         statement = line[start + token.start():]
         return (statement, start + token.start()) if statement.strip() else (None, 0)

@@ -14,9 +14,13 @@ import sys
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from perf_lint import __version__
 from . import files, formats, runcache
+
+if TYPE_CHECKING:
+    from perf_lint.analyzers import Config
 
 # The analyzer (and libcst under it) is imported inside the functions that use it: a
 # warm re-run that the run cache answers, `--help` and `--version` never pay for it.

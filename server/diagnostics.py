@@ -22,6 +22,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from perf_lint.analyzers import Finding, Range, Source, analyze
+from perf_lint.analyzers.parse import ParseCache
 from perf_lint.analyzers.engine import suppressed
 
 from .documents import Change, Snapshot, client_column
@@ -97,14 +98,15 @@ class Analysis:
     broken: dict[str, Finding]  # unit URI -> its TPL000
 
 
-def run_analysis(snapshot: Snapshot, resolved: Resolved) -> Analysis:
-    """Analyze a snapshot (runs in a worker thread)."""
+def run_analysis(snapshot: Snapshot, resolved: Resolved, cache: ParseCache) -> Analysis:
+    """Analyze a snapshot (runs in a worker thread), reusing the statements of the
+    target's previous versions that `cache` holds."""
     findings: dict[str, list[Finding]] = {unit.uri: [] for unit in snapshot.units}
     broken: dict[str, Finding] = {}
     if resolved.excluded:
         return Analysis(snapshot, None, resolved, findings, broken)
     source = snapshot.source()
-    for finding in analyze(source, resolved.engine):
+    for finding in analyze(source, resolved.engine, cache):
         unit = snapshot.unit_for_cell(finding.cell)
         if unit is None:
             continue
@@ -131,6 +133,7 @@ class TargetState:
     items: dict[str, list[types.Diagnostic]] = field(default_factory=dict)
     result_ids: dict[str, str] = field(default_factory=dict)
     pushed: dict[str, tuple] = field(default_factory=dict)  # unit URI -> (version, result id) last pushed
+    parse_cache: ParseCache = field(default_factory=ParseCache)  # used by one analysis at a time
 
 
 class _Workers:
@@ -316,7 +319,7 @@ class Diagnostics:
                     path = os.path.join(self.server.protocol.workspace.root_path or os.getcwd(), os.path.basename(path))
                 try:
                     resolved = self.server.settings.resolve(path, state.target)
-                    analysis = await self.workers.run(state, run_analysis, snapshot, resolved)
+                    analysis = await self.workers.run(state, run_analysis, snapshot, resolved, state.parse_cache)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # an engine bug: say so once, keep what is shown

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import Context, Scope, Site, call_name, dotted
+from ..context import Context, Scope, Site, analysis_memo, call_name, children, dotted
 from ..findings import Edit, Range
 from .base import Example, FixPlan, InsertLineBefore, Rule
 
@@ -40,19 +40,24 @@ def torch_alias(ctx: Context) -> str | None:
 
 
 def calls_in_order(node: cst.CSTNode) -> list[cst.Call]:
-    """Calls under `node` in evaluation order (arguments before the call), skipping nested defs."""
-    out: list[cst.Call] = []
+    """Calls under `node` in evaluation order (arguments before the call; a conditional
+    expression's test first), skipping nested defs. Remembered for the analysis."""
+    memo = analysis_memo(calls_in_order)
+    found = memo.get(node)
+    if found is None:
+        found = []
 
-    def walk(current: cst.CSTNode) -> None:
-        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return
-        for child in current.children:
-            walk(child)
-        if isinstance(current, cst.Call):
-            out.append(current)
+        def walk(current: cst.CSTNode) -> None:
+            if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return
+            for child in children(current):
+                walk(child)
+            if isinstance(current, cst.Call):
+                found.append(current)
 
-    walk(node)
-    return out
+        walk(node)
+        memo[node] = found
+    return list(found)
 
 
 class CudaWork:
@@ -259,18 +264,13 @@ def _assigned_name(statement: cst.SimpleStatementLine) -> str | None:
 
 def _subtracts(statements: list[cst.CSTNode], name: str) -> bool:
     """Whether any of the statements computes `... - name` (the interval is used)."""
-    found = False
-
-    class Finder(cst.CSTVisitor):
-        def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-            nonlocal found
-            if isinstance(node.operator, cst.Subtract) and isinstance(node.right, cst.Name) and node.right.value == name:
-                found = True
-
-    for statement in statements:
-        statement.visit(Finder())
-        if found:
+    stack = list(statements)
+    while stack:
+        node = stack.pop()
+        if (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Subtract)
+                and isinstance(node.right, cst.Name) and node.right.value == name):
             return True
+        stack.extend(children(node))
     return False
 
 

@@ -7,7 +7,7 @@ import libcst as cst
 from ..context import Site, argument, dotted, keyword
 from .base import Example, FixPlan, Replace
 from .dataloader import _NUM_WORKERS, _LoaderRule
-from .edits import names_in_target, replace_argument, root_name, with_keywords
+from .edits import names_in_target, replace_argument, root_name
 
 
 class NonPersistentWorkers(_LoaderRule):

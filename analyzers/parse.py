@@ -1,0 +1,220 @@
+"""A unit's code -> libcst module, parsed by top-level statement and reused across edits.
+
+A unit is split into chunks, each a run of whole top-level statements (with the
+comments and blank lines after them), and every chunk is parsed on its own. Chunks
+are cached by text, so after an edit only the chunks it touched are parsed again:
+the split of the previous version is kept, and only the region between the first
+and the last chunk the edit touched is re-split with `ast` (a region that does not
+parse on its own, or that would move a `__future__` import, sends the whole unit
+through `ast` again). A chunk ends where a statement ends, so each starts a logical
+line of its own and the text around an edited region tokenizes as before. The unit's module is assembled from the chunks' statements:
+the same nodes a whole-unit parse gives, and positions come from each chunk's own
+code generation, so findings do not depend on how a unit was parsed.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from .source import LINE_BREAK
+
+MAX_LINE = 10_000  # libcst's parser is quadratic on very long expressions (minified code)
+_INDENTED = re.compile(r"[ \t]+(?=[^ \t\r\n#\\])")
+
+
+def lines_of(code: str) -> list[str]:
+    """The unit's lines with their line breaks (only `\\r\\n`, `\\r`, `\\n` end a line)."""
+    lines, start = [], 0
+    for match in LINE_BREAK.finditer(code):
+        lines.append(code[start:match.end()])
+        start = match.end()
+    if start < len(code):
+        lines.append(code[start:])
+    return lines
+
+
+class LongLine(ValueError):
+    def __init__(self, line: int, length: int) -> None:
+        super().__init__(f"line of {length:,} characters")
+        self.line, self.length = line, length
+
+
+@dataclass(eq=False)
+class Chunk:
+    """Whole top-level statements parsed on their own; `nodes` and `events` are filled by
+    the first pass over it, `spans` by the first position asked in it."""
+
+    text: str
+    line_count: int
+    module: cst.Module
+    nodes: frozenset | None = None
+    events: dict = field(default_factory=dict)  # handled node kinds -> [(kind, leaving), node, ...]
+    spans: object = None
+
+
+@dataclass
+class Parsed:
+    """A unit's module and its chunks; `starts[i]` is the first line of `chunks[i]`."""
+
+    module: cst.Module
+    chunks: list[Chunk]
+    starts: list[int]
+
+
+@dataclass
+class _Split:
+    lines: list[str]
+    starts: list[int]
+
+
+def _first_line(statement: ast.stmt) -> int:
+    decorators = getattr(statement, "decorator_list", ())
+    return min([statement.lineno, *(d.lineno for d in decorators)]) - 1
+
+
+def _starts(code: str, offset: int) -> list[int]:
+    """Chunk starts: a chunk begins on the line after the last line of a top-level
+    statement (so a blank `\\` continuation line or a comment before a statement is
+    in the statement's chunk), unless the next statement shares that line (`a; b`).
+    The first chunk starts at `offset`. Raises what `ast.parse` raises."""
+    body = ast.parse(code).body
+    if not body:
+        return []
+    starts = [offset]
+    for before, statement in zip(body, body[1:]):
+        if before.end_lineno <= _first_line(statement):
+            starts.append(offset + before.end_lineno)
+    return starts
+
+
+class ParseCache:
+    """Chunks by text and each unit's last split, shared by the analyses of one document,
+    one at a time (`lock`). Within an analysis a chunk is handed out once, so two equal
+    statements are still two nodes (rules key facts by node identity)."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.lock = threading.Lock()
+        self.size = size
+        self.chunks: OrderedDict[tuple, list[Chunk]] = OrderedDict()
+        self.splits: dict[object, _Split] = {}
+        self._taken: set[int] = set()
+
+    def begin(self) -> None:
+        """A new analysis: every cached chunk may be handed out again."""
+        self._taken.clear()
+
+    def chunk(self, text: str, line_count: int, config: cst.PartialParserConfig, key: tuple) -> Chunk:
+        pool = self.chunks.get(key)
+        if pool is None:
+            pool = self.chunks[key] = []
+        else:
+            self.chunks.move_to_end(key)
+        found = next((chunk for chunk in pool if id(chunk) not in self._taken), None)
+        if found is None:
+            found = Chunk(text, line_count, cst.parse_module(text, config))
+            pool.append(found)
+            if len(self.chunks) > self.size:
+                self.chunks.popitem(last=False)
+        self._taken.add(id(found))
+        return found
+
+
+def _common(old: list[str], new: list[str]) -> tuple[int, int]:
+    """Lines shared at the start and at the end (not overlapping)."""
+    limit = min(len(old), len(new))
+    prefix = 0
+    while prefix < limit and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    return prefix, suffix
+
+
+def _resplit(previous: _Split, lines: list[str]) -> list[int] | None:
+    """The new split from the previous one, re-splitting only the edited region; None
+    when the region must be judged with the whole unit."""
+    old, starts = previous.lines, previous.starts
+    if not starts:
+        return None
+    prefix, suffix = _common(old, lines)
+    if prefix == len(old) == len(lines):
+        return list(starts)
+    first = max(bisect.bisect_right(starts, min(prefix, len(old) - 1)) - 1, 0)
+    last = max(first, bisect.bisect_right(starts, len(old) - suffix - 1) - 1)
+    begin = starts[first]
+    end_old = starts[last + 1] if last + 1 < len(starts) else len(old)
+    end = end_old + len(lines) - len(old)
+    region = "".join(lines[begin:end])
+    if begin and "__future__" in region:
+        return None
+    try:
+        middle = _starts(region, begin)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    shift = len(lines) - len(old)
+    new = [*starts[:first], *middle, *(s + shift for s in starts[last + 1:])]
+    if new:
+        new[0] = 0  # the first chunk holds what comes before its statement
+    return new
+
+
+def default_indent(lines: list[str]) -> str:
+    """The indentation of the first indented line of code (four spaces if none)."""
+    for line in lines:
+        match = _INDENTED.match(line)
+        if match:
+            return match.group()
+    return "    "
+
+
+def _chunks(lines: list[str], starts: list[int], cache: ParseCache, config: cst.PartialParserConfig) -> list[Chunk]:
+    bounds = [*starts, len(lines)]
+    key = (config.default_indent, config.default_newline)
+    chunks = []
+    for begin, end in zip(bounds, bounds[1:]):
+        text = "".join(lines[begin:end])
+        chunks.append(cache.chunk(text, end - begin, config, (text, *key)))
+    return chunks
+
+
+def parse(code: str, newline: str, cache: ParseCache, slot: object = None) -> Parsed:
+    """Parse a unit that Python's parser accepts. Raises LongLine for a line over
+    MAX_LINE, what `ast.parse` raises (SyntaxError...) when Python rejects the unit,
+    and libcst's ParserSyntaxError when only libcst does."""
+    lines = lines_of(code)
+    if len(code) > MAX_LINE:
+        for index, line in enumerate(lines):
+            if len(line.rstrip("\r\n")) > MAX_LINE:
+                raise LongLine(index, len(line.rstrip("\r\n")))
+    previous = cache.splits.pop(slot, None)
+    starts = _resplit(previous, lines) if previous is not None else None
+    if starts is None:
+        starts = _starts(code, 0)
+    indent = default_indent(lines)
+    config = cst.PartialParserConfig(default_indent=indent, default_newline=newline)
+    try:
+        chunks = _chunks(lines, starts, cache, config)
+    except cst.ParserSyntaxError:
+        if len(starts) < 2:
+            raise
+        starts = [0]  # a split `ast` misjudged: parse the unit whole
+        chunks = _chunks(lines, starts, cache, config)
+    cache.splits[slot] = _Split(lines, starts)
+    body = [statement for chunk in chunks for statement in chunk.module.body]
+    module = cst.Module(
+        body=body,
+        header=chunks[0].module.header if chunks else (),
+        footer=chunks[-1].module.footer if chunks else (),
+        default_indent=indent,
+        default_newline=newline,
+        has_trailing_newline=chunks[-1].module.has_trailing_newline if chunks else True,
+    )
+    return Parsed(module, chunks, starts)

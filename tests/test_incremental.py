@@ -1,0 +1,127 @@
+"""Incremental analysis (the editor's: statements an edit left alone are reused) gives
+exactly the findings of a fresh analysis, version after version, and really reuses."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from perf_lint.analyzers import ALL_RULES, analyze, notebook_source, python_source
+from perf_lint.analyzers.parse import ParseCache, lines_of
+
+from .fuzzing import SEEDS
+
+ROOT = Path(__file__).resolve().parent.parent
+TRAIN = (ROOT / "examples" / "train.py").read_text()
+SNIPPETS = [
+    "\n\n# moved here\n",
+    "    x = model(x)\n",
+    "@torch.no_grad()\n",
+    "def evaluate(model, loader):\n    for x, y in loader:\n        print(model(x).item())\n",
+    "loader = DataLoader(ds, batch_size=8)\n",
+    "torch.backends.cudnn.benchmark = True\n",
+    "from __future__ import annotations\n",
+    "(\n",
+    ")\n",
+    "\\\n",
+    '"""\n',
+    "if True:\n\tpass\n",
+    "x = 1; y = 2\r\n",
+    "start = time.time()\nmodel(x)\nprint(time.time() - start)\n",
+]
+
+
+def mutate(text: str, rng: random.Random) -> str:
+    """One editor-sized change: a line or a few characters inserted, deleted or replaced."""
+    lines = lines_of(text) or [""]
+    at = rng.randrange(len(lines) + 1)
+    choice = rng.random()
+    if choice < 0.35:
+        lines.insert(at, rng.choice(SNIPPETS))
+    elif choice < 0.55 and lines:
+        del lines[min(at, len(lines) - 1): min(at, len(lines) - 1) + rng.randint(1, 3)]
+    elif choice < 0.75 and text:
+        start = rng.randrange(len(text))
+        return text[:start] + rng.choice(["", "1", " ", ":", "0", "(", "item()", "\n"]) + text[start + rng.randint(0, 3):]
+    else:
+        line = min(at, len(lines) - 1)
+        lines[line] = lines[line].replace("0", "1", 1).replace("True", "False", 1)
+    return "".join(lines)
+
+
+def same_as_fresh(source_of, versions: list[str]) -> None:
+    cache = ParseCache()
+    for text in versions:
+        incremental = analyze(source_of(text), cache=cache)
+        assert incremental == analyze(source_of(text)), text
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_edit_sessions_match_fresh_analyses(seed):
+    rng = random.Random(seed)
+    text = rng.choice([TRAIN, *SEEDS])
+    versions = [text]
+    for _ in range(40):
+        versions.append(mutate(versions[-1], rng))
+    same_as_fresh(lambda t: python_source(t, "train.py"), versions)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_rule_examples_edited_match_fresh_analyses(data):
+    rule = data.draw(st.sampled_from(ALL_RULES))
+    example = data.draw(st.sampled_from([*rule.VALID, *rule.INVALID]))
+    seed = data.draw(st.integers(0, 2**16))
+    rng = random.Random(seed)
+    if isinstance(example.code, tuple):  # a notebook: edit one cell at a time
+        cells = list(example.code)
+        versions = [list(cells)]
+        for _ in range(6):
+            index = rng.randrange(len(cells))
+            cells[index] = mutate(cells[index], rng)
+            versions.append(list(cells))
+        notebook = lambda cells: notebook_source({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+            {"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None} for c in cells]})
+        cache = ParseCache()
+        for version in versions:
+            assert analyze(notebook(version), cache=cache) == analyze(notebook(version))
+        return
+    versions = [example.code]
+    for _ in range(6):
+        versions.append(mutate(versions[-1], rng))
+    same_as_fresh(lambda t: python_source(t, "example.py"), versions)
+
+
+def test_an_edit_parses_only_the_statement_it_touched():
+    cache = ParseCache()
+    analyze(python_source(TRAIN, "train.py"), cache=cache)
+    before = set(map(id, (chunk for pool in cache.chunks.values() for chunk in pool)))
+    line = next(i for i, text in enumerate(TRAIN.splitlines()) if "num_workers" in text or "DataLoader(" in text)
+    lines = TRAIN.splitlines(keepends=True)
+    lines[line] = lines[line].replace("batch_size=", "batch_size= ", 1)
+    edited = "".join(lines)
+    assert edited != TRAIN
+    findings = analyze(python_source(edited, "train.py"), cache=cache)
+    after = {id(chunk) for pool in cache.chunks.values() for chunk in pool}
+    assert len(after - before) == 1  # one chunk parsed anew, every other one reused
+    assert findings == analyze(python_source(edited, "train.py"))
+
+
+def test_duplicate_statements_stay_distinct_nodes():
+    text = "import time, torch\nmodel = torch.compile(model)\nmodel(x)\nstart = time.perf_counter()\nmodel(x)\n" \
+           "torch.cuda.synchronize()\nelapsed = time.perf_counter() - start\n"
+    cache = ParseCache()
+    for _ in range(3):  # the equal `model(x)` lines come from the cache as two chunks
+        assert analyze(python_source(text, "t.py"), cache=cache) == analyze(python_source(text, "t.py")) == []
+
+
+def test_a_cache_in_use_is_not_shared():
+    cache = ParseCache()
+    with cache.lock:  # another thread's analysis holds it: this one parses afresh
+        findings = analyze(python_source(TRAIN, "train.py"), cache=cache)
+    assert findings == analyze(python_source(TRAIN, "train.py"))
+    assert not cache.chunks
