@@ -54,13 +54,45 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
 _ANALYSIS = threading.local()  # the memos of the analysis running in this thread
 
 
+def use_memos(memos: dict) -> None:
+    """Memos for the analysis about to run in this thread: the document's (kept across
+    its analyses, whose unchanged statements are the same nodes) or a fresh dict."""
+    _ANALYSIS.memos = memos
+
+
 def analysis_memo(owner) -> dict:
-    """A dict for `owner` (a pure function of nodes) that lives as long as the analysis
-    running in this thread (the latest Context made in it)."""
+    """A dict for `owner`, a function whose result depends only on the (immutable) nodes
+    it is given, kept with the document being analyzed."""
     memos = getattr(_ANALYSIS, "memos", None)
     if memos is None:
         memos = _ANALYSIS.memos = {}
     return memos.setdefault(owner, {})
+
+
+def code(node: cst.CSTNode) -> str:
+    """The node's source text (remembered: rendering is slow)."""
+    memo = analysis_memo(code)
+    text = memo.get(node)
+    if text is None:
+        text = memo[node] = cst.Module([]).code_for_node(node)
+    return text
+
+
+def short_code(node: cst.CSTNode, limit: int = 40) -> str:
+    """The node's source text for a message, cut at `limit` characters."""
+    text = code(node)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+IF, WITH, LOOP, EXCEPT, DEF = "if", "with", "loop", "except", "def"
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A compound statement whose body encloses the current node."""
+
+    kind: str  # IF (its body, not its else), WITH, LOOP (its body), EXCEPT (a handler) or DEF
+    node: cst.CSTNode
 
 
 @dataclass(eq=False)
@@ -165,7 +197,6 @@ class Context:
 
     def __init__(self, units: list | None = None) -> None:
         self.units = units or []  # the source's units (perf_lint.analyzers.source.Unit)
-        _ANALYSIS.memos = {}  # a new analysis: forget the last one's memos
         self.shared: dict = {}  # per-source state rules share (keyed by the sharing class)
         self.imports: dict[str, str] = {}
         self.module_scope = Scope(None, None)
@@ -185,6 +216,8 @@ class Context:
         self.mutated: set[str] = set()  # names of dicts changed after creation (`.update()`, `d[k] = v`)
         self.blocks: list[cst.CSTNode] = []  # enclosing statement blocks: Module, IndentedBlock
         self.statement: cst.SimpleStatementLine | None = None  # the simple statement being visited
+        self.frames: list[Frame] = []  # compound statements around the node being visited, outermost first
+        self._frame_bodies: dict[cst.CSTNode, Frame] = {}
         self.visit_handlers = {
             "Module": self._enter_block,
             "SimpleStatementLine": self._simple_statement,
@@ -196,6 +229,9 @@ class Context:
             "NamedExpr": self._named_expr,
             "For": self._for,
             "While": self._while,
+            "If": self._if,
+            "With": self._with,
+            "ExceptHandler": self._except_handler,
             "IndentedBlock": self._indented_block,
             "SimpleStatementSuite": self._block,
             "FunctionDef": self._function,
@@ -214,6 +250,20 @@ class Context:
 
     def site(self, node: cst.CSTNode) -> Site:
         return Site(node, self.unit, self.scope, tuple(self.loops))
+
+    def local_frames(self) -> tuple[Frame, ...]:
+        """The frames inside the current function (or module), outermost first."""
+        for index in range(len(self.frames) - 1, -1, -1):
+            if self.frames[index].kind == DEF:
+                return tuple(self.frames[index + 1 :])
+        return tuple(self.frames)
+
+    def function(self) -> cst.FunctionDef | None:
+        """The function whose body holds the current node."""
+        for frame in reversed(self.frames):
+            if frame.kind == DEF:
+                return frame.node
+        return None
 
     def _import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -280,9 +330,20 @@ class Context:
     def _for(self, node: cst.For) -> None:
         self._bind(node.target, None)
         self._loop_bodies[node.body] = node
+        self._frame_bodies[node.body] = Frame(LOOP, node)
 
     def _while(self, node: cst.While) -> None:
         self._loop_bodies[node.body] = node
+        self._frame_bodies[node.body] = Frame(LOOP, node)
+
+    def _if(self, node: cst.If) -> None:
+        self._frame_bodies[node.body] = Frame(IF, node)
+
+    def _with(self, node: cst.With) -> None:
+        self._frame_bodies[node.body] = Frame(WITH, node)
+
+    def _except_handler(self, node: cst.ExceptHandler) -> None:
+        self._frame_bodies[node.body] = Frame(EXCEPT, node)
 
     def _enter_block(self, node: cst.CSTNode) -> None:
         self.blocks.append(node)
@@ -308,10 +369,15 @@ class Context:
         loop = self._loop_bodies.get(node)
         if loop is not None:
             self.loops.append(loop)
+        frame = self._frame_bodies.get(node)
+        if frame is not None:
+            self.frames.append(frame)
 
     def _leave_block(self, node: cst.CSTNode) -> None:
         if node in self._loop_bodies:
             self.loops.pop()
+        if self._frame_bodies.pop(node, None) is not None:
+            self.frames.pop()
 
     def _with_item(self, node: cst.WithItem) -> None:
         if node.asname is not None:
@@ -319,6 +385,7 @@ class Context:
 
     def _function(self, node: cst.FunctionDef) -> None:
         self._bind(node.name, None)
+        self._frame_bodies[node.body] = Frame(DEF, node)
         scope = Scope(node, self.scope)
         params = node.params
         for param in [*params.posonly_params, *params.params, *params.kwonly_params]:

@@ -13,7 +13,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from .config import Config
-from .context import Context, children
+from .context import Context, analysis_memo, children, use_memos
 from .findings import Edit, Finding, Fix, Range
 from .rules import enabled_rules
 from .rules.base import InsertLineBefore, MoveLinesBefore, Replace, Report, Rule
@@ -66,9 +66,9 @@ class _Pass:
             events = chunk.events.get(self.wanted)
             if events is None:
                 events = chunk.events[self.wanted] = _record(chunk, self.wanted)
-            for index in range(0, len(events), 2):
-                for handle in handlers[events[index]]:
-                    handle(events[index + 1])
+            for event, node in zip(events[::2], events[1::2]):
+                for handle in handlers[event]:
+                    handle(node)
         for handle in handlers[_event("Module", True)]:
             handle(module)
 
@@ -156,6 +156,7 @@ def analyze(source: Source, config: Config | None = None, cache: ParseCache | No
             )
         ]
     finally:
+        use_memos({})  # the document's memos stay with its cache, not with this thread
         if cache is not None:
             cache.lock.release()
 
@@ -163,6 +164,7 @@ def analyze(source: Source, config: Config | None = None, cache: ParseCache | No
 def _analyze(source: Source, config: Config, cache: ParseCache | None) -> list[Finding]:
     cache = cache or ParseCache()
     cache.begin()
+    use_memos(cache.memos)
     findings: list[Finding] = []
     parsed: dict[int, Parsed] = {}
     for index, unit in enumerate(source.units):
@@ -287,6 +289,15 @@ def _locate(source: Source, parsed: dict[int, Parsed], reports: list[Report]) ->
     return findings
 
 
+def _render(module: cst.Module, node: cst.CSTNode) -> str:
+    memo = analysis_memo(_render)
+    key = (node, module.default_indent, module.default_newline)
+    text = memo.get(key)
+    if text is None:
+        text = memo[key] = module.code_for_node(node)
+    return text
+
+
 def _edits(source: Source, modules, step, position) -> list[Edit] | None:
     """The text edits of one fix step, or None when it cannot be done safely."""
     if isinstance(step, Edit):
@@ -294,7 +305,7 @@ def _edits(source: Source, modules, step, position) -> list[Edit] | None:
     unit = source.units[step.site.unit]
     rng = position(step.site.unit, step.site.node)
     if isinstance(step, Replace):
-        new = step.new if isinstance(step.new, str) else modules[step.site.unit].code_for_node(step.new)
+        new = step.new if isinstance(step.new, str) else _render(modules[step.site.unit], step.new)
         return [Edit(unit.cell, rng, new)]
     if isinstance(step, InsertLineBefore):
         line = unit.line(rng.start_line)

@@ -104,11 +104,15 @@ class ParseCache:
         self.size = size
         self.chunks: OrderedDict[tuple, list[Chunk]] = OrderedDict()
         self.splits: dict[object, _Split] = {}
+        self.memos: dict = {}  # perf_lint.analyzers.context.analysis_memo's, for this document
         self._taken: set[int] = set()
 
     def begin(self) -> None:
-        """A new analysis: every cached chunk may be handed out again."""
+        """A new analysis: every cached chunk may be handed out again (and memos of nodes
+        long gone are dropped once they outgrow the chunks)."""
         self._taken.clear()
+        if sum(map(len, self.memos.values())) > 20 * self.size:
+            self.memos.clear()
 
     def chunk(self, text: str, line_count: int, config: cst.PartialParserConfig, key: tuple) -> Chunk:
         pool = self.chunks.get(key)

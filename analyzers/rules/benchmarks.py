@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..context import UNKNOWN, Scope, Site, argument, call_name, keyword, literal
+from ..context import Scope, Site, UNKNOWN, argument, call_name, code, keyword, literal, short_code
 from ..source import Magic
 from .base import Example
 from .dataloader import _DEVICE_LIKE
@@ -54,11 +54,6 @@ class Region:
     loops: tuple = field(default=())
 
 
-def _code(node: cst.CSTNode) -> str:
-    text = cst.Module([]).code_for_node(node)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 class _TimedRegions(CompiledModules):
     """Collects timed regions: clock intervals, %time/%timeit/%%time/%%timeit and timers."""
 
@@ -67,34 +62,20 @@ class _TimedRegions(CompiledModules):
         self.sequence: dict[int, int] = {}
         self.module_calls: list[tuple[int, cst.Call]] = []
         self.blocks: dict[cst.CSTNode, tuple[Site, list[cst.SimpleStatementLine]]] = {}
-        self._block_stack: list[cst.CSTNode] = []
         self.magic_lines: list[tuple[Site, Magic]] = []
         self.cells: dict[int, tuple[cst.Module, Magic]] = {}
         self.timers: list[tuple[Site, int]] = []
         self.classes: dict[str, cst.ClassDef] = {}
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._block_stack.append(node)
         magic = self.ctx.units[self.ctx.unit].cell_magic if self.ctx.units else None
         if magic is not None and magic.name in ("time", "timeit"):
             self.cells[self.ctx.unit] = (node, magic)
-
-    def leave_Module(self, node: cst.Module) -> None:
-        self._block_stack.pop()
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        super().visit_IndentedBlock(node)
-        self._block_stack.append(node)
-
-    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self._block_stack.pop()
-        super().leave_IndentedBlock(node)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes[node.name.value] = node
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        super().visit_SimpleStatementLine(node)
         if len(node.body) > 1 and isinstance(node.body[0], cst.Pass) and self.ctx.units:
             magic = self._magic_of(node)
             if magic is not None:
@@ -103,7 +84,7 @@ class _TimedRegions(CompiledModules):
     def _magic_of(self, line: cst.SimpleStatementLine) -> Magic | None:
         """The `%time`/`%timeit` magic whose statement the masked line `pass; stmt` holds."""
         taken = {id(m) for _, m in self.magic_lines}
-        text = cst.Module([]).code_for_node(line).rstrip()
+        text = code(line).rstrip()
         for magic in self.ctx.units[self.ctx.unit].magics:
             if magic.statement and id(magic) not in taken and text.endswith(magic.statement.rstrip()):
                 return magic
@@ -116,7 +97,7 @@ class _TimedRegions(CompiledModules):
             self.module_calls.append((self.sequence[id(node)], node))
         name = call_name(node)
         if name in _CLOCK_NAMES and self.statement is not None and self.ctx.qualname(node.func) in CLOCKS:
-            block = self._block_stack[-1]
+            block = self.ctx.blocks[-1]
             if block not in self.blocks:
                 self.blocks[block] = (self.ctx.site(block), [])
             reads = self.blocks[block][1]
@@ -270,7 +251,7 @@ class TimingWithoutWarmup(_TimedRegions):
             if touch is not None:
                 self.report(
                     Site(touch, region.site.unit, region.site.scope),
-                    f"`{_code(touch)}` is the program's first CUDA operation and it is timed: the measurement "
+                    f"`{short_code(touch)}` is the program's first CUDA operation and it is timed: the measurement "
                     "includes creating the CUDA context and loading kernels (hundreds of milliseconds). Run a "
                     "CUDA operation (a warm-up iteration) before timing.",
                 )
@@ -308,7 +289,7 @@ class TimingWithoutWarmup(_TimedRegions):
         device = device or (keyword(call, "device").value if keyword(call, "device") else None)
         if device is not None:
             cuda = self.ctx.is_cuda_device(device, scope)
-            if cuda is True or (cuda is UNKNOWN and _DEVICE_LIKE.search(cst.Module([]).code_for_node(device))):
+            if cuda is True or (cuda is UNKNOWN and _DEVICE_LIKE.search(code(device))):
                 return True
         if not proven and depth < 2 and isinstance(call.func, cst.Name):
             name = call.func.value
@@ -403,7 +384,7 @@ class AllocationInTimedStatement(_TimedRegions):
                 site = region.site if region.parsed is not None else Site(call, region.site.unit, scope)
                 self.report(
                     site,
-                    f"The timed statement creates a tensor of {elements:,} elements (`{_code(call)}`) on every "
+                    f"The timed statement creates a tensor of {elements:,} elements (`{short_code(call)}`) on every "
                     "repetition: the allocation and its fill are measured with the operation. Create the input "
                     "once, outside the timed statement (setup=, the first line of %%timeit, or a previous cell).",
                 )

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..context import Site, call_name, dotted
+from ..context import DEF, Frame, IF, LOOP, Site, call_name, code, dotted
 from .base import Example, FixPlan, Replace
 from .distributed import COMPILE, _names as names_in
 from .edits import names_in_target, root_name
-from .tracking import DEF, IF, LOOP, Compiled, CompiledModules, Frame, TrainingSteps, calls_outside_loops, iterations
+from .tracking import Compiled, CompiledModules, TrainingSteps, calls_outside_loops, iterations
 
 _FACTORIES = {
     "torch.randn", "torch.rand", "torch.randint", "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.arange",
@@ -26,10 +26,6 @@ class _CompileCall:
     frames: tuple[Frame, ...]
     statement: cst.SimpleStatementLine | None
     function: cst.FunctionDef | None
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
 
 
 class CompileInLoop(CompiledModules):
@@ -420,9 +416,9 @@ class CompiledStateDict(CompiledModules):
             if original is not None:
                 new = original
             elif all(frame in frames for frame in record.frames if frame.kind != DEF):
-                new = f"{_code(receiver)}._orig_mod"
+                new = f"{code(receiver)}._orig_mod"
             else:
-                new = f'getattr({_code(receiver)}, "_orig_mod", {_code(receiver)})'
+                new = f'getattr({code(receiver)}, "_orig_mod", {code(receiver)})'
             fix = FixPlan("Save the original module's state_dict", (Replace(Site(receiver, site.unit, site.scope), new),))
             self.report(
                 site,

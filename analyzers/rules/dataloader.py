@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from ..context import UNKNOWN, Site, argument, call_name, dotted, keyword, positional
+from ..context import Site, UNKNOWN, argument, call_name, code, dotted, keyword, positional
 from .base import Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
 
@@ -267,7 +267,7 @@ class SynchronousDataLoader(_LoaderRule):
             elif isinstance(passed_expr[0], cst.Integer):
                 where = "is 0"
             else:
-                where = f"`{cst.Module([]).code_for_node(passed_expr[0])}` resolves to 0"
+                where = f"`{code(passed_expr[0])}` resolves to 0"
             fix = None
             passed = keyword(call, "num_workers") or positional(call, _NUM_WORKERS)
             extra = {} if keyword(call, "persistent_workers") else {"persistent_workers": "True"}

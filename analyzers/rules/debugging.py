@@ -6,11 +6,11 @@ import re
 
 import libcst as cst
 
-from ..context import Site, argument, call_name, dotted, keyword, literal
+from ..context import IF, Site, argument, call_name, dotted, keyword, literal
 from ..findings import Range
 from .base import Example, FixPlan, Replace
 from .edits import replace_argument, with_keywords
-from .tracking import IF, Nesting, TrainingSteps
+from .tracking import Nesting, TrainingSteps
 
 SET_ANOMALY = {"torch.autograd.set_detect_anomaly", "torch.autograd.anomaly_mode.set_detect_anomaly"}
 DETECT_ANOMALY = {"torch.autograd.detect_anomaly", "torch.autograd.anomaly_mode.detect_anomaly"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import UNKNOWN, Site, argument, call_name, dotted, keyword, star_kwargs
+from ..context import Site, UNKNOWN, argument, call_name, code, dotted, keyword, star_kwargs
 from .base import Example, FixPlan, Replace
 from .dataloader import _DEVICE_LIKE, _DTYPE_LIKE
 from .edits import with_keywords
@@ -17,10 +17,6 @@ _SAME_DATA = {
     "unsqueeze", "squeeze", "view", "reshape", "expand", "repeat", "flatten", "t", "float", "half", "bfloat16",
     "double", "long", "int", "bool", "contiguous",
 }  # methods between the factory and the move that a tensor on the GPU supports alike
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
 
 
 class CpuTensorMovedEachStep(Nesting):
@@ -141,7 +137,7 @@ class CpuTensorMovedEachStep(Nesting):
         ]
         if others:  # a dtype or copy= as well: not only a move
             return None
-        created = with_keywords(made, {"device": '"cuda"' if device is None else _code(device)})
+        created = with_keywords(made, {"device": '"cuda"' if device is None else code(device)})
         receiver = site.node.func.value
         new = created if receiver is made else receiver.deep_replace(made, created)
         return FixPlan("Create the tensor on the device", (Replace(site, new),))

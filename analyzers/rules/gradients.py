@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..context import Site, argument, call_name, dotted, keyword, literal
+from ..context import Frame, Site, WITH, argument, call_name, code, dotted, keyword, literal
 from .base import Example, FixPlan, InsertLineBefore, Replace
 from .edits import replace_argument
 from .timing import _MODEL_NAMES, torch_alias
-from .tracking import WITH, Frame, Nesting, all_calls
+from .tracking import Nesting, all_calls
 
 NO_GRAD = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
            "torch.autograd.grad_mode.inference_mode"}
@@ -27,10 +27,6 @@ class _Loop:
     frames: tuple[Frame, ...]
     function: cst.FunctionDef | None
     order: int
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
 
 
 def _evaluation_name(name: str) -> bool:
@@ -117,7 +113,6 @@ class EvaluationWithGradients(Nesting):
         self.count = 0
 
     def visit_With(self, node: cst.With) -> None:
-        super().visit_With(node)
         for item in node.items:
             if isinstance(item.item, cst.Call) and self._turns_off(item.item):
                 self.no_grad_withs.add(id(node))
@@ -136,7 +131,6 @@ class EvaluationWithGradients(Nesting):
         return any(f.kind == WITH and id(f.node) in self.no_grad_withs for f in self.local_frames())
 
     def visit_For(self, node: cst.For) -> None:
-        super().visit_For(node)
         self.count += 1
         self.loops.append(_Loop(self.ctx.site(node), self.local_frames(), self.function(), self.count))
 
@@ -314,8 +308,8 @@ class GradientsZeroedInPlace(Nesting):
                 site = self.ctx.site(node)
                 fix = None
                 if id(node) in self._statement_calls:
-                    fix = FixPlan("Free the gradient", (Replace(site, f"{_code(grad)} = None"),))
-                self.candidates.append((site, fix, f"`{_code(node)}` zeroes a gradient buffer in place"))
+                    fix = FixPlan("Free the gradient", (Replace(site, f"{code(grad)} = None"),))
+                self.candidates.append((site, fix, f"`{code(node)}` zeroes a gradient buffer in place"))
             elif name.endswith("_") and name not in _BENIGN_GRAD_METHODS:
                 self.in_place_updates = True
         elif name == "zero_grad":

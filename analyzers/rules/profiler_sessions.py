@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..context import UNKNOWN, Scope, Site, call_name, dotted, keyword
+from ..context import Scope, Site, UNKNOWN, call_name, code, dotted, keyword
 from .base import Example
 from .tracking import CompiledModules, Nesting, TrainingSteps, iterations
 
@@ -31,10 +31,6 @@ class Session:
         return self.site.node
 
 
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
-
-
 class _Sessions(Nesting):
     """Collects profiler sessions and answers what their bodies loop over."""
 
@@ -47,7 +43,6 @@ class _Sessions(Nesting):
         self.steps.note(node, self.frames)
 
     def visit_With(self, node: cst.With) -> None:
-        super().visit_With(node)
         for item in node.items:
             call = item.item
             if not isinstance(call, cst.Call) or call_name(call) != "profile":
@@ -190,7 +185,7 @@ class ProfileWithoutSchedule(_Sessions):
 
         session.block.body.visit(Uses())
         stepped_elsewhere = any(
-            isinstance(s.node.func, cst.Attribute) and _code(s.node.func.value) == handle for s in self.ctx.calls.get("step", [])
+            isinstance(s.node.func, cst.Attribute) and code(s.node.func.value) == handle for s in self.ctx.calls.get("step", [])
         )
         return found or stepped_elsewhere
 
@@ -335,7 +330,6 @@ class CompileInProfilerWindow(CompiledModules):
         self.windows: list[tuple[cst.With, bool]] = []  # (block, records its first step)
 
     def visit_With(self, node: cst.With) -> None:
-        super().visit_With(node)
         for item in node.items:
             call = item.item
             if isinstance(call, cst.Call) and call_name(call) == "profile":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import Site, literal
+from ..context import Site, code, literal
 from .base import Example, FixPlan, InsertLineBefore, Rule
 
 CUDNN_BENCHMARK = "torch.backends.cudnn.benchmark"
@@ -107,8 +107,8 @@ class CudnnBenchmarkUnderProfiler(Rule):
         for site, target in self.settings:
             fix = None
             if self.sessions:
-                code = f"{cst.Module([]).code_for_node(target)} = False"
-                fix = FixPlan("Turn cudnn.benchmark off inside the profiling session", (InsertLineBefore(self.sessions[0], code),))
+                line = f"{code(target)} = False"
+                fix = FixPlan("Turn cudnn.benchmark off inside the profiling session", (InsertLineBefore(self.sessions[0], line),))
             self.report(
                 site,
                 "cudnn.benchmark = True makes cuDNN autotune kernels per input shape, so profiles "

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..context import Scope, Site, argument, call_name, dotted, literal, positional
+from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site, argument, call_name, dotted, literal, positional, short_code
 from .base import Example
 from .distributed import _names as names_in
 from .edits import root_name
-from .tracking import EXCEPT, IF, LOOP, Frame, Nesting, TrainingSteps
+from .tracking import Nesting, TrainingSteps
 
 _SYNC_METHODS = {"item", "cpu", "numpy", "tolist"}
 _CONVERSIONS = {"float", "int", "bool"}
@@ -36,11 +36,6 @@ class _Candidate:
     kind: str  # "method", "conversion", "print" or "test"
     frames: tuple[Frame, ...]
     key: int  # statement (or node) identity: one finding per statement
-
-
-def _code(node: cst.CSTNode) -> str:
-    text = cst.Module([]).code_for_node(node)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 class HostSyncEveryStep(Nesting):
@@ -159,7 +154,6 @@ class HostSyncEveryStep(Nesting):
             self._add(node, "print")
 
     def visit_If(self, node: cst.If) -> None:
-        super().visit_If(node)
         self._add(node, "test")
 
     # -- the end of the pass ------------------------------------------------------------------
@@ -228,20 +222,20 @@ class HostSyncEveryStep(Nesting):
             "(`if step % log_every == 0:`)."
         )
         if candidate.kind == "method":
-            text = _code(node)
-            what = f"`{text if not text.endswith('...') else '...' + _code(node.func.attr) + '()'}` copies a value to the host"
+            text = short_code(node)
+            what = f"`{text if not text.endswith('...') else '...' + short_code(node.func.attr) + '()'}` copies a value to the host"
         elif candidate.kind == "conversion":
             if not self._tensor(node.args[0].value, scope, 0):
                 return None
-            what = f"`{_code(node)}` converts a CUDA tensor to a Python number"
+            what = f"`{short_code(node)}` converts a CUDA tensor to a Python number"
         elif candidate.kind == "print":
             if not any(self._printed_tensor(arg.value, scope) for arg in node.args):
                 return None
-            what = f"`{_code(node)}` formats a CUDA tensor"
+            what = f"`{short_code(node)}` formats a CUDA tensor"
         else:
             if not self._truth_sync(node.test, scope):
                 return None
-            what = f"`if {_code(node.test)}:` turns a CUDA tensor into a Python bool"
+            what = f"`if {short_code(node.test)}:` turns a CUDA tensor into a Python bool"
             advice = "Check it every N steps, or keep the decision on the GPU (`torch.where`, masking)."
         return (
             f"{what} on every training step, which waits for the GPU to finish all queued work: the "

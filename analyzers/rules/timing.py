@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import Context, Scope, Site, analysis_memo, call_name, children, dotted
+from ..context import Context, Scope, Site, analysis_memo, call_name, children, dotted, short_code
 from ..findings import Edit, Range
 from .base import Example, FixPlan, InsertLineBefore, Rule
 
@@ -128,11 +128,6 @@ def _functions(ctx: Context) -> dict[str, cst.FunctionDef]:
     return {name: defs[-1][0] for name, defs in ctx.functions.items()}
 
 
-def _code(node: cst.CSTNode) -> str:
-    text = cst.Module([]).code_for_node(node)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 class UnsynchronizedTiming(Rule):
     """
     ## What it does
@@ -246,7 +241,7 @@ class UnsynchronizedTiming(Rule):
                 fix = FixPlan("Synchronize CUDA before reading the clock", tuple(steps)) if alias else None
                 self.report(
                     Site(end, site.unit, site.scope),
-                    f"This interval times asynchronous CUDA work (`{_code(pending)}`) without "
+                    f"This interval times asynchronous CUDA work (`{short_code(pending)}`) without "
                     "synchronizing: the clock stops before the GPU finishes. Call "
                     "torch.cuda.synchronize() before reading the clock (or time with "
                     "torch.cuda.Event(enable_timing=True)).",

@@ -7,80 +7,30 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..context import Context, Scope, Site, call_name, dotted, keyword
+from ..context import DEF, LOOP, Context, Frame, Scope, Site, call_name, dotted, keyword
 from .base import Rule
 from .distributed import COMPILE
 
-IF, WITH, LOOP, EXCEPT, DEF = "if", "with", "loop", "except", "def"
 _COMPILE_OPTIONS = {"mode", "fullgraph", "dynamic", "backend", "options", "disable"}
 
 
-@dataclass(frozen=True)
-class Frame:
-    """A compound statement whose body encloses the current node."""
-
-    kind: str  # IF (its body, not its else), WITH, LOOP (its body), EXCEPT (a handler) or DEF
-    node: cst.CSTNode
-
-
 class Nesting(Rule):
-    """A rule base that knows the frames enclosing the node being visited."""
+    """A rule base that knows the frames enclosing the node being visited (the context
+    tracks them once for every rule)."""
 
-    def __init__(self, ctx, options=None) -> None:
-        super().__init__(ctx, options)
-        self.frames: list[Frame] = []
-        self._bodies: dict[cst.CSTNode, Frame] = {}
-        self.statement: cst.SimpleStatementLine | None = None
+    @property
+    def frames(self) -> list[Frame]:
+        return self.ctx.frames
 
-    def visit_If(self, node: cst.If) -> None:
-        self._bodies[node.body] = Frame(IF, node)
-
-    def visit_With(self, node: cst.With) -> None:
-        self._bodies[node.body] = Frame(WITH, node)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bodies[node.body] = Frame(LOOP, node)
-
-    def visit_While(self, node: cst.While) -> None:
-        self._bodies[node.body] = Frame(LOOP, node)
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        self._bodies[node.body] = Frame(EXCEPT, node)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._bodies[node.body] = Frame(DEF, node)
-
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        frame = self._bodies.get(node)
-        if frame is not None:
-            self.frames.append(frame)
-
-    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        if self._bodies.pop(node, None) is not None:
-            self.frames.pop()
-
-    visit_SimpleStatementSuite = visit_IndentedBlock
-    leave_SimpleStatementSuite = leave_IndentedBlock
-
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self.statement = node
-
-    def leave_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self.statement = None
+    @property
+    def statement(self) -> cst.SimpleStatementLine | None:
+        return self.ctx.statement
 
     def local_frames(self) -> tuple[Frame, ...]:
-        """The frames inside the current function (or module), outermost first."""
-        for index in range(len(self.frames) - 1, -1, -1):
-            if self.frames[index].kind == DEF:
-                return tuple(self.frames[index + 1 :])
-        return tuple(self.frames)
+        return self.ctx.local_frames()
 
     def function(self) -> cst.FunctionDef | None:
-        """The function whose body holds the current node."""
-        for frame in reversed(self.frames):
-            if frame.kind == DEF:
-                return frame.node
-        return None
+        return self.ctx.function()
 
 
 @dataclass

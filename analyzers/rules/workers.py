@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import Site, argument, dotted, keyword
+from ..context import Site, argument, code, dotted, keyword
 from .base import Example, FixPlan, Replace
 from .dataloader import _NUM_WORKERS, _LoaderRule
 from .edits import names_in_target, replace_argument, root_name
@@ -171,7 +171,7 @@ class NonPersistentWorkers(_LoaderRule):
         elif isinstance(workers, cst.Integer):
             value = "True"
         else:
-            value = f"{cst.Module([]).code_for_node(workers)} > 0"
+            value = f"{code(workers)} > 0"
         title = f"Set persistent_workers={value}"
         passed = keyword(call, "persistent_workers")
         if passed is None:
