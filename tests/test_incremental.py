@@ -3,6 +3,7 @@ exactly the findings of a fresh analysis, version after version, and really reus
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from perf_lint.analyzers import ALL_RULES, analyze, notebook_source, python_sour
 from perf_lint.analyzers.parse import ParseCache, lines_of
 
 from .fuzzing import SEEDS
+from .lsp_client import NEOVIM, edit, open_py, pull, replace_all, session, timed
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAIN = (ROOT / "examples" / "train.py").read_text()
@@ -125,3 +127,42 @@ def test_a_cache_in_use_is_not_shared():
         findings = analyze(python_source(TRAIN, "train.py"), cache=cache)
     assert findings == analyze(python_source(TRAIN, "train.py"))
     assert not cache.chunks
+
+
+@timed(120)
+async def test_server_edit_session_matches_the_cli(tmp_path, cli):
+    """Edits through a real server (which reuses statements between versions) against
+    `perf-lint check --format json` of the same text, version after version."""
+    rng = random.Random(5)
+    text = good = TRAIN
+    compared = 0
+    async with session(NEOVIM, tmp_path) as client:
+        uri = open_py(client, tmp_path / "train.py", text)
+        for step in range(16):
+            if step:  # each step edits the last text that parsed: broken versions come and go
+                text = mutate(good, rng)
+                replace_all(client, uri, text) if step % 3 == 0 else _edit_lines(client, uri, text)
+            served = sorted((d.code, d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character)
+                            for d in await pull(client, uri))
+            (tmp_path / "train.py").write_text(text, newline="")
+            report = json.loads(cli("check", "--format", "json", "--no-cache", "train.py").stdout)
+            if any(f["code"] == "TPL000" for f in report):
+                continue  # the server keeps showing the last good findings while the text does not parse
+            good, compared = text, compared + 1
+            expected = sorted((f["code"], f["line"] - 1, f["column"] - 1, f["end_line"] - 1, f["end_column"] - 1)
+                              for f in report)
+            assert served == expected, (step, text)
+    assert compared >= 6
+
+
+def _edit_lines(client, uri: str, text: str) -> None:
+    """The change from the client's text to `text` as one incremental edit of whole lines."""
+    old, new = client.texts[uri].splitlines(keepends=True), text.splitlines(keepends=True)
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end_old, end_new = len(old), len(new)
+    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
+        end_old, end_new = end_old - 1, end_new - 1
+    edit(client, uri, (start, 0), (end_old, 0), "".join(new[start:end_new]))
+    assert client.texts[uri] == text
