@@ -28,7 +28,8 @@ from .program import Chunk, Program, Target, TargetError, chunk_of_line, chunks_
 from .request import ProfileRequest
 from .result import ProfileResult
 
-SETUP_FAILURES = ("source", "config", "request", "no-finding", "interpreter", "no-torch", "output", "internal")
+SETUP_FAILURES = ("source", "config", "request", "no-finding", "interpreter", "no-torch", "runner", "output",
+                  "internal")
 CONTEXT_CAP = 3  # iterations of a heavy loop outside the measured steps
 _DISTRIBUTED = re.compile(r"DistributedDataParallel|init_process_group|\bDDP\(")
 
@@ -88,13 +89,28 @@ def run_profile(request: ProfileRequest, cancel: threading.Event | None = None,
     if plan.unmeasurable:
         aggregate.finish(result, plan, [])
         return result
+    runner = None
+    if request.runner == "ray":
+        from . import remote  # imports ray only when this runner is used
+
+        say("connecting to the Ray cluster")
+        try:
+            runner = remote.RayRunner(request.address, request.num_gpus)
+        except remote.RunnerError as exc:
+            result.failure, result.error = "runner", str(exc)
+            return result
+        except Exception as exc:  # Ray's own failure while connecting or reading the cluster's resources
+            result.failure = "runner"
+            result.error = f"cannot use the Ray cluster at {remote.where(request.address)}: {type(exc).__name__}: {exc}"
+            return result
+        plan.python = result.python = runner.python
     try:
         run_dir = make_run_dir(request, plan)
     except OSError as exc:
         result.failure, result.error = "output", f"cannot write the traces: {exc}"
         return result
     result.trace_dir = run_dir
-    runs = execute(request, plan, run_dir, cancel, say, result)
+    runs = execute(request, plan, run_dir, cancel, say, result, runner)
     aggregate.finish(result, plan, runs)
     if result.failure != "cancelled":
         say("writing the report")
@@ -363,8 +379,10 @@ def threads_for(cpus: int) -> int:
     return max(1, cpus // 4)
 
 
-def execute(request: ProfileRequest, plan: Plan, run_dir: str, cancel, say, result: ProfileResult) -> list[dict]:
-    """The runs, interleaved A B A B ...; stops at the first failure, timeout or cancel."""
+def execute(request: ProfileRequest, plan: Plan, run_dir: str, cancel, say, result: ProfileResult,
+            runner=None) -> list[dict]:
+    """The runs, interleaved A B A B ...; stops at the first failure, timeout or cancel. `runner`
+    (remote.RayRunner) runs each child as a Ray task instead of a local process."""
     programs = os.path.join(run_dir, "programs")
     for variant in plan.variants:
         for chunk in variant.chunks:
@@ -377,6 +395,7 @@ def execute(request: ProfileRequest, plan: Plan, run_dir: str, cancel, say, resu
     cwd = os.path.dirname(plan.path) if os.path.isdir(os.path.dirname(plan.path)) else os.getcwd()
     result.machine = {"cpus": os.cpu_count(), "threads": threads, "load_before": list(os.getloadavg())}
     runs: list[dict] = []
+    start = run_child if runner is None else runner.run
     order = [(r, v) for r in range(1, request.repeats + 1) for v in plan.variants]
     for number, (repeat, variant) in enumerate(order, 1):
         if cancel is not None and cancel.is_set():
@@ -391,8 +410,8 @@ def execute(request: ProfileRequest, plan: Plan, run_dir: str, cancel, say, resu
             "path0": cwd, "distributed": plan.distributed, "chunks": variant.chunks,
             "all_reads": plan.probe.metric == "warmup", "profile_memory": plan.probe.profile_memory,
         }
-        outcome = run_child(plan.python, job, os.path.join(programs, f"{worker}.job.json"),
-                            os.path.join(programs, f"{worker}.log"), cwd, env, request.timeout_s, cancel)
+        outcome = start(plan.python, job, os.path.join(programs, f"{worker}.job.json"),
+                        os.path.join(programs, f"{worker}.log"), cwd, env, request.timeout_s, cancel)
         run = {"variant": variant.name, "repeat": repeat, "worker": worker, "status": outcome.status,
                "returncode": outcome.returncode, "pgid": outcome.pgid, "log": os.path.join(programs, f"{worker}.log"),
                "result": outcome.result or {}}
@@ -421,6 +440,8 @@ def execute(request: ProfileRequest, plan: Plan, run_dir: str, cancel, say, resu
             describe_error(result, plan, variant, error)
             break
     result.machine["load_after"] = list(os.getloadavg())
+    if runner is not None:
+        runner.finish(result)
     return runs
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 DEFAULT_STEPS = (1, 2, 5)
+RUNNERS = ("local", "ray")
 
 
 @dataclass(frozen=True)
@@ -15,7 +16,9 @@ class ProfileRequest:
     `python` the interpreter that runs the code (default: this one); `steps` the profiler
     schedule (wait, warmup, active); `timeout_s` the limit of each run (one variant, one
     repeat); `repeats` the runs per variant, interleaved A B A B...; `out_dir` where
-    traces and the report go (default `.perf-lint/traces/` next to the file)."""
+    traces and the report go (default `.perf-lint/traces/` next to the file); `runner`
+    "local" (a child process here) or "ray" (a task on the Ray cluster at `address`, None:
+    RAY_ADDRESS or a local Ray instance, asking for `num_gpus` GPUs, 0 on a CPU cluster)."""
 
     path: str
     text: str | None = None
@@ -27,6 +30,9 @@ class ProfileRequest:
     timeout_s: float = 120.0
     repeats: int = 3
     out_dir: str | None = None
+    runner: str = "local"
+    address: str | None = None
+    num_gpus: float = 1.0
 
     @property
     def schedule(self) -> tuple[int, int, int]:
@@ -46,4 +52,14 @@ class ProfileRequest:
             found.append(f"cell must be 0 or more, not {self.cell}")
         if self.line is not None and self.line < 1:
             found.append(f"line must be 1 or more, not {self.line}")
+        if self.runner not in RUNNERS:
+            found.append(f"runner must be one of {', '.join(RUNNERS)}, not {self.runner!r}")
+        if (isinstance(self.num_gpus, bool) or not isinstance(self.num_gpus, (int, float))
+                or not 0 <= self.num_gpus < float("inf")):
+            found.append(f"the GPUs per run must be a number >= 0, not {self.num_gpus!r}")
+        if self.runner != "ray" and self.address:
+            found.append("a Ray address is for the ray runner (--runner ray, setting profiling.runner)")
+        if self.runner == "ray" and self.python:
+            found.append("an interpreter (--python, setting profiling.python) is for local runs: a Ray task runs "
+                         "in the Python of the cluster's workers")
         return found
