@@ -3,7 +3,8 @@
 Runs the code around a finding as written and with its fix under torch.profiler (see
 perf_lint.profiler) and prints the verdict. Exit status: 0 when it ran, whatever the
 verdict or the code's own failure; 2 when nothing could run (bad path, no finding at
-that cell/line, bad interpreter or no torch in it).
+that cell/line, bad interpreter or no torch in it, a Ray cluster that cannot be reached
+or has no GPU for the task).
 """
 
 from __future__ import annotations
@@ -42,6 +43,16 @@ def positive(kind):
     return parse
 
 
+def gpus(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of GPUs >= 0, not {text!r}")
+    return value
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Run the code around a finding twice under torch.profiler, as written (A) and with the fix (B), "
@@ -65,12 +76,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "json", "markdown"), default="text")
     parser.add_argument("--out", metavar="DIR", help="where traces and the report go "
                                                      "(default: .perf-lint/traces next to PATH)")
+    parser.add_argument("--runner", choices=("local", "ray"), default="local",
+                        help="where the runs happen: a child process here (default) or a task on a Ray cluster "
+                             "(needs pip install 'perf-lint[ray]'; the workers need torch, not perf-lint)")
+    parser.add_argument("--address", metavar="ADDR",
+                        help="the Ray cluster (host:port of its head, or ray://host:port); default: RAY_ADDRESS, "
+                             "else a Ray instance on this machine")
+    parser.add_argument("--num-gpus", type=gpus, default=1.0, metavar="N",
+                        help="GPUs each Ray task asks for (default 1; 0 on a CPU-only cluster)")
 
 
 def run(args: argparse.Namespace) -> int:
     request = ProfileRequest(
         path=args.path, cell=args.cell, line=args.line, rule=args.rule, python=args.python, steps=args.steps,
-        timeout_s=args.timeout, repeats=args.repeats, out_dir=args.out,
+        timeout_s=args.timeout, repeats=args.repeats, out_dir=args.out, runner=args.runner, address=args.address,
+        num_gpus=args.num_gpus,
     )
     try:
         result = run_profile(request, progress=lambda message: print(f"perf-lint profile: {message}", file=sys.stderr))

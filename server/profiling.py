@@ -126,8 +126,12 @@ async def profile(server, *args) -> dict:
                 cell = documents.cell_index(uri)
         else:
             text = snapshot.units[0].text
-    options = {"python": editor.profiling_python, "steps": editor.profiling_steps,
-               "timeout_s": editor.profiling_timeout_s}
+    options = {"steps": editor.profiling_steps, "timeout_s": editor.profiling_timeout_s,
+               "runner": editor.profiling_runner}
+    if editor.profiling_runner == "ray":  # the workers' own Python runs the code there
+        options.update(address=editor.profiling_ray_address, num_gpus=editor.profiling_num_gpus)
+    else:
+        options["python"] = editor.profiling_python
     request = ProfileRequest(path=path, text=text, cell=cell, line=None if line is None else line + 1, rule=rule,
                              **{key: value for key, value in options.items() if value is not None})
     cancel = threading.Event()

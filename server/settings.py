@@ -24,6 +24,7 @@ _CODE_LISTS = {"select": "select", "ignore": "ignore", "extendSelect": "extend_s
 _KNOWN = set(_CODE_LISTS) | {
     "debounceMs", "showSyntaxErrors", "settingsPrecedence",
     "profiling.enabled", "profiling.python", "profiling.steps", "profiling.timeoutS",
+    "profiling.runner", "profiling.rayAddress", "profiling.numGpus",
 }
 
 
@@ -39,6 +40,9 @@ class EditorSettings:
     profiling_python: str | None = None
     profiling_steps: tuple[int, int, int] | None = None
     profiling_timeout_s: float | None = None  # None: the profiler's default
+    profiling_runner: str = "local"  # or "ray"
+    profiling_ray_address: str | None = None  # None: RAY_ADDRESS or a Ray instance on this machine
+    profiling_num_gpus: float | None = None  # GPUs per Ray task; None: the profiler's default (1)
 
 
 def _flatten(raw: dict, prefix: str = "") -> dict:
@@ -99,6 +103,21 @@ def parse_editor_settings(raw) -> EditorSettings:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not (timeout > 0 and math.isfinite(timeout)):
             raise ConfigError(f"editor settings '{SECTION}.profiling.timeoutS' must be a positive number of seconds, got {timeout!r}")
         values["profiling_timeout_s"] = float(timeout)
+    runner = flat.get("profiling.runner")
+    if runner is not None:
+        if runner not in ("local", "ray"):
+            raise ConfigError(f"editor settings '{SECTION}.profiling.runner' must be \"local\" or \"ray\", got {runner!r}")
+        values["profiling_runner"] = runner
+    address = flat.get("profiling.rayAddress")
+    if address not in (None, ""):
+        if not isinstance(address, str):
+            raise ConfigError(f"editor settings '{SECTION}.profiling.rayAddress' must be a Ray cluster address such as \"head:6379\", got {address!r}")
+        values["profiling_ray_address"] = address.strip()
+    gpus = flat.get("profiling.numGpus")
+    if gpus is not None:
+        if isinstance(gpus, bool) or not isinstance(gpus, (int, float)) or not (gpus >= 0 and math.isfinite(gpus)):
+            raise ConfigError(f"editor settings '{SECTION}.profiling.numGpus' must be a number of GPUs >= 0, got {gpus!r}")
+        values["profiling_num_gpus"] = float(gpus)
     return EditorSettings(**values)
 
 

@@ -250,7 +250,10 @@ class Server {
     if (this.context.workspaceState.get<boolean>(CONSENT_KEY)) return true;
     const file = uri ? vscode.Uri.parse(uri).fsPath : "the active file";
     const place = describeWhere(where);
-    const python = settings.profiling.python ?? this.interpreter?.python ?? "the server's Python";
+    const python =
+      settings.profiling.runner === "ray"
+        ? `a Ray task on ${settings.profiling.rayAddress ?? "the Ray cluster of RAY_ADDRESS or this machine"}`
+        : settings.profiling.python ?? this.interpreter?.python ?? "the server's Python";
     const choice = await vscode.window.showInformationMessage(
       "perf-lint will run your code to measure it.",
       {

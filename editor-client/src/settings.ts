@@ -24,6 +24,9 @@ export interface ServerSettings {
     python?: string;
     steps?: [number, number, number];
     timeoutS: number;
+    runner: "local" | "ray";
+    rayAddress?: string;
+    numGpus: number;
   };
 }
 
@@ -33,7 +36,7 @@ export const DEFAULTS: ServerSettings = {
   debounceMs: 150,
   showSyntaxErrors: false,
   settingsPrecedence: "editor",
-  profiling: { enabled: true, timeoutS: 300 },
+  profiling: { enabled: true, timeoutS: 300, runner: "local", numGpus: 1 },
 };
 
 type Raw = Record<string, unknown> | null | undefined;
@@ -84,6 +87,8 @@ export function serverSettings(raw: Raw, context: Context): ServerSettings {
     profiling: {
       enabled: context.trusted && pick(profilingValue("enabled"), isBool, DEFAULTS.profiling.enabled),
       timeoutS: pick(profilingValue("timeoutS"), (v) => isNumber(v) && (v as number) > 0, DEFAULTS.profiling.timeoutS),
+      runner: pick(profilingValue("runner"), (v) => v === "local" || v === "ray", DEFAULTS.profiling.runner),
+      numGpus: pick(profilingValue("numGpus"), (v) => isNumber(v) && (v as number) >= 0, DEFAULTS.profiling.numGpus),
     },
   };
   const select = codes(source.select);
@@ -92,6 +97,8 @@ export function serverSettings(raw: Raw, context: Context): ServerSettings {
   if (typeof python === "string" && python.trim() !== "") {
     settings.profiling.python = expandPath(python, context.home, context.workspaceFolder);
   }
+  const rayAddress = profilingValue("rayAddress");
+  if (typeof rayAddress === "string" && rayAddress.trim() !== "") settings.profiling.rayAddress = rayAddress.trim();
   const steps = profilingValue("steps");
   if (Array.isArray(steps) && steps.length === 3 && steps.every((s) => Number.isInteger(s) && s >= 0) && steps[2] >= 1) {
     settings.profiling.steps = steps as [number, number, number];

@@ -15,7 +15,7 @@ const vscodeDefaults = {
   debounceMs: 150,
   showSyntaxErrors: false,
   settingsPrecedence: "editor",
-  profiling: { enabled: true, python: "", steps: null, timeoutS: 300 },
+  profiling: { enabled: true, python: "", steps: null, timeoutS: 300, runner: "local", rayAddress: "", numGpus: 1 },
 };
 
 test("extension-only settings never reach the server; empty select means 'not set'", () => {
@@ -33,7 +33,10 @@ test("values are passed through, nested or dotted", () => {
     debounceMs: 0,
     showSyntaxErrors: true,
     settingsPrecedence: "pyproject",
-    profiling: { enabled: true, python: "${workspaceFolder}/.venv/bin/python", steps: [0, 1, 2], timeoutS: 12.5 },
+    profiling: {
+      enabled: true, python: "${workspaceFolder}/.venv/bin/python", steps: [0, 1, 2], timeoutS: 12.5,
+      runner: "ray", rayAddress: " head:6379 ", numGpus: 0,
+    },
   };
   const expected = {
     select: ["TPL1", "TPL2"],
@@ -42,7 +45,10 @@ test("values are passed through, nested or dotted", () => {
     debounceMs: 0,
     showSyntaxErrors: true,
     settingsPrecedence: "pyproject",
-    profiling: { enabled: true, python: "/work/proj/.venv/bin/python", steps: [0, 1, 2], timeoutS: 12.5 },
+    profiling: {
+      enabled: true, python: "/work/proj/.venv/bin/python", steps: [0, 1, 2], timeoutS: 12.5,
+      runner: "ray", rayAddress: "head:6379", numGpus: 0,
+    },
   };
   assert.deepEqual(serverSettings(raw, trusted), expected);
   const { profiling, ...flat } = raw;
@@ -63,7 +69,7 @@ test("values of the wrong type fall back to the defaults", () => {
       debounceMs: 20_000,
       showSyntaxErrors: "yes",
       settingsPrecedence: "user",
-      profiling: { enabled: 1, python: 3, steps: [1, 1, 0], timeoutS: -1 },
+      profiling: { enabled: 1, python: 3, steps: [1, 1, 0], timeoutS: -1, runner: "slurm", rayAddress: 6379, numGpus: -1 },
     },
     trusted,
   );
@@ -93,11 +99,15 @@ const PARSE = [
 test("the server accepts what the extension sends, and would reject VS Code's raw section", { timeout: 60_000 }, (t) => {
   const python = perfLintPython();
   if (!python) return t.skip("no interpreter with perf-lint (set PERF_LINT_PYTHON)");
-  const sent = serverSettings({ ...vscodeDefaults, select: ["TPL1"], profiling: { ...vscodeDefaults.profiling, steps: [1, 1, 3] } }, trusted);
+  const sent = serverSettings({
+    ...vscodeDefaults, select: ["TPL1"],
+    profiling: { ...vscodeDefaults.profiling, steps: [1, 1, 3], runner: "ray", rayAddress: "head:6379", numGpus: 0.5 },
+  }, trusted);
   const accepted = runPython(python, PARSE, JSON.stringify(sent));
   assert.equal(accepted.status, 0, accepted.stdout + accepted.stderr);
   assert.match(accepted.stdout, /select=\('TPL1',\)/);
   assert.match(accepted.stdout, /profiling_steps=\(1, 1, 3\)/);
+  assert.match(accepted.stdout, /profiling_runner='ray', profiling_ray_address='head:6379', profiling_num_gpus=0.5/);
   const raw = runPython(python, PARSE, JSON.stringify(vscodeDefaults));
   assert.equal(raw.status, 3, raw.stdout + raw.stderr);
   assert.match(raw.stdout, /unknown key 'enable'/);
