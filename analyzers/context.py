@@ -55,27 +55,33 @@ _ANALYSIS = threading.local()  # the memos of the analysis running in this threa
 
 
 def use_memos(memos: dict) -> None:
-    """Memos for the analysis about to run in this thread: the document's (kept across
-    its analyses, whose unchanged statements are the same nodes) or a fresh dict."""
+    """Where `remembered` keeps results for the analysis about to run in this thread:
+    the document's (kept across its analyses, whose unchanged statements are the same
+    nodes) or a fresh dict."""
     _ANALYSIS.memos = memos
 
 
-def analysis_memo(owner) -> dict:
-    """A dict for `owner`, a function whose result depends only on the (immutable) nodes
-    it is given, kept with the document being analyzed."""
+def remembered(owner, node: cst.CSTNode, compute, *extra):
+    """`compute()`, the result of `owner` (a function of the immutable `node` and the
+    hashable `extra` only), computed once per document: kept with its parse cache, so
+    the statements an edit left alone are not computed again. Keyed by `id` (libcst's
+    node hash is a Python method), with the node kept alive next to its result."""
     memos = getattr(_ANALYSIS, "memos", None)
     if memos is None:
         memos = _ANALYSIS.memos = {}
-    return memos.setdefault(owner, {})
+    memo = memos.get(owner)
+    if memo is None:
+        memo = memos[owner] = {}
+    key = (id(node), *extra) if extra else id(node)
+    found = memo.get(key)
+    if found is None or found[0] is not node:
+        found = memo[key] = (node, compute())
+    return found[1]
 
 
 def code(node: cst.CSTNode) -> str:
     """The node's source text (remembered: rendering is slow)."""
-    memo = analysis_memo(code)
-    text = memo.get(node)
-    if text is None:
-        text = memo[node] = cst.Module([]).code_for_node(node)
-    return text
+    return remembered(code, node, lambda: cst.Module([]).code_for_node(node))
 
 
 def short_code(node: cst.CSTNode, limit: int = 40) -> str:
@@ -180,7 +186,7 @@ def literal(expr: cst.BaseExpression):
         except ValueError:
             return UNKNOWN
     if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
-        value = expr.evaluated_value
+        value = remembered(literal, expr, lambda: expr.evaluated_value)  # ast.literal_eval: slow
         return value if isinstance(value, str) else UNKNOWN
     if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
         return {"True": True, "False": False, "None": None}[expr.value]
@@ -247,6 +253,12 @@ class Context:
             "SimpleStatementSuite": self._leave_block,
             "FunctionDef": self._leave_function,
         }
+
+    def close(self) -> None:
+        """Drop what makes the context part of reference cycles (its bound handlers, the
+        rule instances it shares), so a finished analysis is freed at once, without
+        waiting for a garbage collection."""
+        self.visit_handlers, self.leave_handlers, self.shared = {}, {}, {}
 
     def site(self, node: cst.CSTNode) -> Site:
         return Site(node, self.unit, self.scope, tuple(self.loops))

@@ -13,7 +13,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from .config import Config
-from .context import Context, analysis_memo, children, use_memos
+from .context import Context, children, remembered, use_memos
 from .findings import Edit, Finding, Fix, Range
 from .rules import enabled_rules
 from .rules.base import InsertLineBefore, MoveLinesBefore, Replace, Report, Rule
@@ -107,7 +107,7 @@ def _record(chunk: Chunk, wanted: frozenset) -> list:
             stack.append((node, True))
         stack.extend((child, False) for child in reversed(children(node)))
     if chunk.nodes is None:
-        chunk.nodes = frozenset(nodes)
+        chunk.nodes = frozenset(map(id, nodes))
     return events
 
 
@@ -191,6 +191,9 @@ def _analyze(source: Source, config: Config, cache: ParseCache | None) -> list[F
             rule.finish()
         reports = [r for rule in rules for r in rule.reports if r.site.unit in parsed or r.range_override]
         findings.extend(_locate(source, parsed, reports))
+        ctx.close()
+        for rule in rules:
+            rule.reports = []  # a report refers to its rule
     findings = [f for f in findings if not suppressed(source, f)]
     return sorted(set(findings), key=Finding.sort_key)
 
@@ -253,7 +256,8 @@ class _Positions:
         if node is parsed.module:
             lines = split_lines(self.source.units[unit].code)
             return Range(0, 0, len(lines) - 1, len(lines[-1]))
-        index = next(i for i, chunk in enumerate(parsed.chunks) if node in chunk.nodes)
+        key = id(node)  # chunks keep their nodes alive; libcst's node hash is a Python method
+        index = next(i for i, chunk in enumerate(parsed.chunks) if key in chunk.nodes)
         chunk = parsed.chunks[index]
         if chunk.spans is None:
             chunk.spans = _Spans(chunk.module)
@@ -290,12 +294,7 @@ def _locate(source: Source, parsed: dict[int, Parsed], reports: list[Report]) ->
 
 
 def _render(module: cst.Module, node: cst.CSTNode) -> str:
-    memo = analysis_memo(_render)
-    key = (node, module.default_indent, module.default_newline)
-    text = memo.get(key)
-    if text is None:
-        text = memo[key] = module.code_for_node(node)
-    return text
+    return remembered(_render, node, lambda: module.code_for_node(node), module.default_indent, module.default_newline)
 
 
 def _edits(source: Source, modules, step, position) -> list[Edit] | None:

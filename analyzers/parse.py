@@ -54,7 +54,7 @@ class Chunk:
     text: str
     line_count: int
     module: cst.Module
-    nodes: frozenset | None = None
+    nodes: frozenset | None = None  # ids of the nodes the pass visits
     events: dict = field(default_factory=dict)  # handled node kinds -> [(kind, leaving), node, ...]
     spans: object = None
 
@@ -104,7 +104,7 @@ class ParseCache:
         self.size = size
         self.chunks: OrderedDict[tuple, list[Chunk]] = OrderedDict()
         self.splits: dict[object, _Split] = {}
-        self.memos: dict = {}  # perf_lint.analyzers.context.analysis_memo's, for this document
+        self.memos: dict = {}  # perf_lint.analyzers.context.remembered's, for this document
         self._taken: set[int] = set()
 
     def begin(self) -> None:

@@ -12,6 +12,7 @@ get nothing pushed, so no diagnostic is ever shown twice.
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import logging
 import os
@@ -134,6 +135,7 @@ class TargetState:
     result_ids: dict[str, str] = field(default_factory=dict)
     pushed: dict[str, tuple] = field(default_factory=dict)  # unit URI -> (version, result id) last pushed
     parse_cache: ParseCache = field(default_factory=ParseCache)  # used by one analysis at a time
+    converted: dict = field(default_factory=dict)  # (finding, note, encoding, its lines) -> Diagnostic
 
 
 class _Workers:
@@ -179,11 +181,31 @@ class _Workers:
         self.executor.shutdown(wait=False, cancel_futures=True)
 
 
+class _IdleCollector:
+    """Full garbage collections wait until the server has been idle a moment.
+
+    A full collection walks every object, the cached statements of every open document
+    included (a few hundred ms with a large file open); run by the allocation counters in
+    the middle of an edit, it was most of the p95 latency. Young generations are still
+    collected as usual; `serve` makes automatic full collections rare
+    (`gc.set_threshold(700, 10, 1000)`) and this runs one after each quiet spell."""
+
+    def __init__(self, delay_s: float = 2.0) -> None:
+        self.delay_s = delay_s
+        self.timer: asyncio.TimerHandle | None = None
+
+    def busy(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        self.timer = asyncio.get_running_loop().call_later(self.delay_s, gc.collect)
+
+
 class Diagnostics:
     """Schedules analyses and hands their results to the client."""
 
     def __init__(self, server) -> None:
         self.server = server
+        self.collector = _IdleCollector()
         self.states: dict[str, TargetState] = {}
         self.workers = _Workers(max(1, min(2, os.cpu_count() or 1)))
         self.notes: dict[tuple[str, str], tuple[tuple[int, int] | None, str]] = {}  # profiling verdicts
@@ -340,6 +362,7 @@ class Diagnostics:
             state.task = None
 
     def _settle(self, state: TargetState, revision: int) -> None:
+        self.collector.busy()
         state.settled = revision
         state.done.set()
         state.done = asyncio.Event()
@@ -370,13 +393,22 @@ class Diagnostics:
         show_syntax = (resolved is not None and resolved.editor.show_syntax_errors
                        and resolved.config.enabled("TPL000", state.analysis.snapshot.path))
         current = set(documents.unit_uris(state.target))
+        converted: dict = {}
         for uri in current:
             doc = documents.text_doc(uri)
             lines = doc.lines if doc else []
             findings = [e.finding for e in state.shown.get(uri, [])]
             if show_syntax and uri in state.syntax:
                 findings.append(state.syntax[uri])
-            items = [to_diagnostic(f, lines, encoding, self.note(uri, f)) for f in findings]
+            items = []
+            for finding in findings:  # reuse the diagnostics of findings an edit did not move
+                r = finding.range
+                key = (finding, self.note(uri, finding), encoding,
+                       lines[r.start_line] if r.start_line < len(lines) else "",
+                       lines[r.end_line] if r.end_line < len(lines) else "")
+                item = state.converted.get(key) or to_diagnostic(finding, lines, encoding, key[1])
+                converted[key] = item
+                items.append(item)
             if state.items.get(uri) != items or uri not in state.result_ids:
                 state.items[uri] = items
                 state.result_ids[uri] = str(next(self._ids))
@@ -385,6 +417,7 @@ class Diagnostics:
                 self.server.text_document_publish_diagnostics(
                     types.PublishDiagnosticsParams(uri=uri, diagnostics=items, version=version))
                 state.pushed[uri] = (version, state.result_ids[uri])
+        state.converted = converted
         for uri in set(state.items) - current:
             del state.items[uri]
             state.result_ids.pop(uri, None)

@@ -15,6 +15,7 @@ Custom request `perf-lint/serverInfo` -> `{torch_loaded, rss_kb, documents}`.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import sys
@@ -327,6 +328,7 @@ def serve(tcp: tuple[str, int] | None = None) -> int:
     """Run the server until the client exits: on stdio, or on `tcp = (host, port)`."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="perf-lint server: %(levelname)s %(message)s")
     logging.getLogger("asyncio").addFilter(_ShutdownCancellations())
+    gc.set_threshold(700, 10, 1000)  # full collections mostly when idle (diagnostics._IdleCollector)
     server = create_server()
     if tcp is not None:
         server.start_tcp(*tcp)

@@ -4,19 +4,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import analysis_memo
+from ..context import remembered
 
 
 def with_keywords(call: cst.Call, values: dict[str, str]) -> cst.Call:
     """`call` with keyword arguments set: existing ones get the new value, missing ones
     are appended in the call's own layout (one per line in a multi-line call). The same
     node for the same call and values (an unchanged statement's fix renders once)."""
-    memo = analysis_memo(with_keywords)
-    key = (call, tuple(values.items()))
-    made = memo.get(key)
-    if made is None:
-        made = memo[key] = _with_keywords(call, values)
-    return made
+    return remembered(with_keywords, call, lambda: _with_keywords(call, values), *values.items())
 
 
 def _with_keywords(call: cst.Call, values: dict[str, str]) -> cst.Call:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import Context, Scope, Site, analysis_memo, call_name, children, dotted, short_code
+from ..context import Context, Scope, Site, call_name, children, dotted, remembered, short_code
 from ..findings import Edit, Range
 from .base import Example, FixPlan, InsertLineBefore, Rule
 
@@ -42,22 +42,21 @@ def torch_alias(ctx: Context) -> str | None:
 def calls_in_order(node: cst.CSTNode) -> list[cst.Call]:
     """Calls under `node` in evaluation order (arguments before the call; a conditional
     expression's test first), skipping nested defs. Remembered for the analysis."""
-    memo = analysis_memo(calls_in_order)
-    found = memo.get(node)
-    if found is None:
-        found = []
+    return list(remembered(calls_in_order, node, lambda: _calls_in_order(node)))
 
-        def walk(current: cst.CSTNode) -> None:
-            if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                return
-            for child in children(current):
-                walk(child)
+
+def _calls_in_order(node: cst.CSTNode) -> list[cst.Call]:
+    found = []
+    stack: list = [(node, False)]
+    while stack:  # post-order, iteratively (a recursive closure would be garbage in a cycle)
+        current, done = stack.pop()
+        if done:
+            found.append(current)
+        elif not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             if isinstance(current, cst.Call):
-                found.append(current)
-
-        walk(node)
-        memo[node] = found
-    return list(found)
+                stack.append((current, True))
+            stack.extend((child, False) for child in reversed(children(current)))
+    return found
 
 
 class CudaWork:

@@ -173,17 +173,14 @@ def all_calls(body: cst.CSTNode) -> list[cst.Call]:
 def calls_outside_loops(body: cst.CSTNode) -> list[cst.Call]:
     """Calls under `body`, not inside nested loops, functions, classes or lambdas."""
     out: list[cst.Call] = []
-
-    def walk(node: cst.CSTNode) -> None:
+    stack = list(reversed(body.children))
+    while stack:
+        node = stack.pop()
         if isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return
+            continue
         if isinstance(node, cst.Call):
             out.append(node)
-        for child in node.children:
-            walk(child)
-
-    for child in body.children:
-        walk(child)
+        stack.extend(reversed(node.children))
     return out
 
 
