@@ -130,7 +130,7 @@ class ParseCache:
         return found
 
 
-def _common(old: list[str], new: list[str]) -> tuple[int, int]:
+def common_lines(old: list[str], new: list[str]) -> tuple[int, int]:
     """Lines shared at the start and at the end (not overlapping)."""
     limit = min(len(old), len(new))
     prefix = 0
@@ -148,7 +148,7 @@ def _resplit(previous: _Split, lines: list[str]) -> list[int] | None:
     old, starts = previous.lines, previous.starts
     if not starts:
         return None
-    prefix, suffix = _common(old, lines)
+    prefix, suffix = common_lines(old, lines)
     if prefix == len(old) == len(lines):
         return list(starts)
     first = max(bisect.bisect_right(starts, min(prefix, len(old) - 1)) - 1, 0)

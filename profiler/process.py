@@ -9,6 +9,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child.py")
 _POLL_S = 0.05
@@ -75,11 +76,14 @@ def tail(path: str, limit: int = 4000) -> str:
 
 
 def run_child(python: str, job: dict, job_path: str, log_path: str, cwd: str, env: dict, timeout_s: float,
-              cancel: threading.Event | None, max_processes: int = MAX_PROCESSES) -> Outcome:
+              cancel: threading.Event | None, max_processes: int = MAX_PROCESSES, child: str = CHILD,
+              on_start: Callable[[int], Callable[[], None]] | None = None) -> Outcome:
     """Run `python child.py job.json` until it exits, `timeout_s` passes, `cancel` is set or
     its process group holds more than `max_processes` processes (a fork bomb: counted by
     the harness because RLIMIT_NPROC counts threads of every process of the user and does
-    not bind root)."""
+    not bind root). `on_start(pid)` may start a watcher and return what stops it.
+
+    Standard library only: a Ray worker runs this module too (see remote_task)."""
     with open(job_path, "w") as handle:
         json.dump(job, handle)
     if os.path.exists(job["result"]):
@@ -87,10 +91,13 @@ def run_child(python: str, job: dict, job_path: str, log_path: str, cwd: str, en
     deadline = time.monotonic() + timeout_s
     next_count = time.monotonic() + _COUNT_EVERY_S
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen([python, CHILD, job_path], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+        proc = subprocess.Popen([python, child, job_path], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     status = "done"
+    stop_watcher = None
     try:
+        if on_start is not None:
+            stop_watcher = on_start(proc.pid)
         while True:
             try:
                 proc.wait(timeout=_POLL_S)
@@ -109,9 +116,11 @@ def run_child(python: str, job: dict, job_path: str, log_path: str, cwd: str, en
                 if len(live_members(proc.pid)) > max_processes:
                     status = "processes"
                     break
-    finally:
+    finally:  # also on KeyboardInterrupt (a cancelled Ray task): the whole group goes
         kill_group(proc.pid)
         proc.wait()
+        if stop_watcher is not None:
+            stop_watcher()
     result = None
     if status == "done":
         try:

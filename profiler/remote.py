@@ -20,7 +20,7 @@ import socket
 import threading
 import time
 
-from . import remote_task
+from . import process, remote_task
 from .process import CHILD, MAX_PROCESSES, Outcome, tail
 
 INSTALL = "pip install 'perf-lint[ray]'"
@@ -151,7 +151,8 @@ class RayRunner:
         self.ray = connect(address)
         self.address, self.num_gpus, self.where = address, num_gpus, where(address)
         check_resources(self.ray, num_gpus, address)
-        self.ray.cloudpickle.register_pickle_by_value(remote_task)  # the worker never imports perf_lint
+        for module in (remote_task, process):  # the worker never imports perf_lint
+            self.ray.cloudpickle.register_pickle_by_value(module)
         self.task = self.ray.remote(remote_task.run_job).options(
             num_gpus=num_gpus, num_cpus=1, max_retries=0, name="perf-lint profile")
         with open(CHILD, encoding="utf-8") as handle:

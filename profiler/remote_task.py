@@ -1,62 +1,23 @@
 """The Ray task that runs one profiling child on a cluster node (see remote.py).
 
-Standard library only, and never imports perf_lint: `remote.py` registers this module
-with Ray's cloudpickle to be pickled by value, so a worker needs ray and torch and
-nothing of perf-lint. `run_job` gets `child.py`'s source and the job (the program
-chunks' code included), writes them to a temporary directory, runs
-`python child.py job.json` there in its own session exactly as `process.run_child` does
-locally (timeout, fork-bomb count, the whole process group killed at the end, and also
-when the worker dies), and returns the result, the log's tail and every trace file.
+Standard library only, like `process.py` whose `run_child` it calls: `remote.py`
+registers both modules with Ray's cloudpickle to be pickled by value, so a worker needs
+ray and torch and nothing of perf-lint. `run_job` gets `child.py`'s source and the job
+(the program chunks' code included), writes them to a temporary directory, runs
+`python child.py job.json` there with `process.run_child`, exactly as a local run
+(timeout, fork-bomb count, the whole process group killed at the end) plus a watcher
+that kills the group if the worker dies, and returns the result, the log's tail and
+every trace file.
 """
 
-import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
-import time
 
-_POLL_S = 0.05
-_COUNT_EVERY_S = 0.2
-_GONE_S = 10.0
-
-
-def _members(pgid):
-    """Processes of group `pgid` not yet dead (zombies excluded)."""
-    if not os.path.isdir("/proc/self"):
-        try:
-            os.killpg(pgid, 0)
-        except (ProcessLookupError, PermissionError):
-            return []
-        return [pgid]
-    members = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open("/proc/%s/stat" % entry) as handle:
-                    stat = handle.read()
-            except OSError:
-                continue
-            fields = stat[stat.rindex(")") + 2:].split()
-            if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-                members.append(int(entry))
-    return members
-
-
-def _kill_group(pgid):
-    deadline = time.monotonic() + _GONE_S
-    while True:
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            return
-        if not _members(pgid) or time.monotonic() > deadline:
-            return
-        time.sleep(_POLL_S)
-
+from .process import run_child
 
 # Kills the run's process group if the worker dies first (a force-cancelled task, a worker
 # killed for memory): it is the worker's child, so its parent changes when the worker dies.
@@ -72,6 +33,18 @@ while True:
             pass
         break
 """
+
+
+def _reaper(pgid):
+    """Start the watcher that kills group `pgid` if this worker dies; returns its stop."""
+    reaper = subprocess.Popen([sys.executable, "-I", "-c", _REAPER, str(os.getpid()), str(pgid)],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
+
+    def stop():
+        reaper.kill()
+        reaper.wait()
+
+    return stop
 
 
 def _tail(path, limit):
@@ -123,47 +96,10 @@ def run_job(child_source, job, timeout_s, max_processes, log_limit=1 << 20):
         node = _node(threads)
         job_path = os.path.join(programs, "%s.job.json" % job["worker"])
         log_path = os.path.join(programs, "%s.log" % job["worker"])
-        with open(job_path, "w") as handle:
-            json.dump(job, handle)
         env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), PYTHONUNBUFFERED="1")
-        deadline = time.monotonic() + timeout_s
-        next_count = time.monotonic() + _COUNT_EVERY_S
-        status = "done"
-        with open(log_path, "wb") as log:
-            proc = subprocess.Popen([sys.executable, child, job_path], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        reaper = None
-        try:
-            reaper = subprocess.Popen([sys.executable, "-I", "-c", _REAPER, str(os.getpid()), str(proc.pid)],
-                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True)
-            while True:
-                try:
-                    proc.wait(timeout=_POLL_S)
-                    break
-                except subprocess.TimeoutExpired:
-                    pass
-                now = time.monotonic()
-                if now > deadline:
-                    status = "timeout"
-                    break
-                if now > next_count:
-                    next_count = now + _COUNT_EVERY_S
-                    if len(_members(proc.pid)) > max_processes:
-                        status = "processes"
-                        break
-        finally:  # also on ray.cancel (KeyboardInterrupt here): the whole group goes
-            _kill_group(proc.pid)
-            proc.wait()
-            if reaper is not None:
-                reaper.kill()
-                reaper.wait()
-        result = None
-        if status == "done":
-            try:
-                with open(job["result"]) as handle:
-                    result = json.load(handle)
-            except (OSError, ValueError):
-                status = "crashed"
+        outcome = run_child(sys.executable, job, job_path, log_path, cwd, env, timeout_s, None, max_processes,
+                            child=child, on_start=_reaper)
+        status = outcome.status
         files = {}
         if status == "done":
             for folder, _, names in os.walk(traces):
@@ -173,7 +109,7 @@ def run_job(child_source, job, timeout_s, max_processes, log_limit=1 << 20):
                         files[os.path.relpath(path, traces)] = handle.read()
         log, truncated = _tail(log_path, log_limit)
         node["load_after"] = list(os.getloadavg())
-        return {"status": status, "result": result, "returncode": proc.returncode, "pgid": proc.pid,
+        return {"status": status, "result": outcome.result, "returncode": outcome.returncode, "pgid": outcome.pgid,
                 "log": log, "log_truncated": truncated, "traces": files, "root": root, "node": node}
     finally:
         shutil.rmtree(root, ignore_errors=True)
