@@ -121,7 +121,7 @@ def parse_unit(unit, index: int, cache: ParseCache) -> Parsed | Finding:
     """The unit parsed, or its TPL000: Python's own parser rejects it (position and
     message are Python's), it is too unusual to analyze, or only libcst rejects it."""
     try:
-        return parse(unit.code, dominant_newline(unit.code), cache, index)
+        return parse(unit.code, cache, index)
     except LongLine as err:
         return _finding_tpl000(
             unit, err.line, 0, f"Not checked: line of {err.length:,} characters (perf-lint analyzes lines up to {MAX_LINE:,})"

@@ -189,7 +189,7 @@ def _chunks(lines: list[str], starts: list[int], cache: ParseCache, config: cst.
     return chunks
 
 
-def parse(code: str, newline: str, cache: ParseCache, slot: object = None) -> Parsed:
+def parse(code: str, cache: ParseCache, slot: object = None) -> Parsed:
     """Parse a unit that Python's parser accepts. Raises LongLine for a line over
     MAX_LINE, what `ast.parse` raises (SyntaxError...) when Python rejects the unit,
     and libcst's ParserSyntaxError when only libcst does."""
@@ -203,6 +203,8 @@ def parse(code: str, newline: str, cache: ParseCache, slot: object = None) -> Pa
     if starts is None:
         starts = _starts(code, 0)
     indent = default_indent(lines)
+    first_break = LINE_BREAK.search(code)  # libcst's default newline: the first one
+    newline = first_break.group() if first_break else "\n"
     config = cst.PartialParserConfig(default_indent=indent, default_newline=newline)
     try:
         chunks = _chunks(lines, starts, cache, config)
