@@ -71,11 +71,20 @@ class CudnnBenchmarkUnderProfiler(Rule):
             "from torch.backends import cudnn\nimport torch.utils.benchmark as benchmark\ncudnn.benchmark = True\n"
             "t = benchmark.Timer(stmt='f(x)', globals={'f': f, 'x': x})\n"
         ),
+        Example(  # each setting is turned off in the session that follows it
+            "import torch\ntorch.backends.cudnn.benchmark = True\nwith torch.profiler.profile() as prof:\n    a()\n"
+            "torch.backends.cudnn.benchmark = True\nwith torch.profiler.profile() as prof:\n    b()\n",
+            "import torch\ntorch.backends.cudnn.benchmark = True\nwith torch.profiler.profile() as prof:\n"
+            "    torch.backends.cudnn.benchmark = False\n    a()\n"
+            "torch.backends.cudnn.benchmark = True\nwith torch.profiler.profile() as prof:\n"
+            "    torch.backends.cudnn.benchmark = False\n    b()\n",
+            count=2,
+        ),
     )
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
-        self.settings: list[tuple[Site, cst.BaseExpression]] = []
+        self.settings: list[tuple[Site, cst.BaseExpression, int]] = []  # + sessions met before it
         self.profiled = False
         self.sessions: list[Site] = []
 
@@ -85,7 +94,7 @@ class CudnnBenchmarkUnderProfiler(Rule):
             if self.ctx.qualname(target.target) != CUDNN_BENCHMARK:
                 continue
             if value is True:
-                self.settings.append((self.ctx.site(node), target.target))
+                self.settings.append((self.ctx.site(node), target.target, len(self.sessions)))
             elif value is False:
                 self.settings.clear()  # turned off again before profiling
 
@@ -104,11 +113,12 @@ class CudnnBenchmarkUnderProfiler(Rule):
     def finish(self) -> None:
         if not self.profiled:
             return
-        for site, target in self.settings:
+        for site, target, before in self.settings:
             fix = None
-            if self.sessions:
+            if before < len(self.sessions):  # the first session after the setting
                 line = f"{code(target)} = False"
-                fix = FixPlan("Turn cudnn.benchmark off inside the profiling session", (InsertLineBefore(self.sessions[0], line),))
+                fix = FixPlan("Turn cudnn.benchmark off inside the profiling session",
+                              (InsertLineBefore(self.sessions[before], line),))
             self.report(
                 site,
                 "cudnn.benchmark = True makes cuDNN autotune kernels per input shape, so profiles "
