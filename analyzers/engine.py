@@ -17,7 +17,7 @@ from .context import Context, children, remembered, use_memos
 from .findings import Edit, Finding, Fix, Range
 from .rules import enabled_rules
 from .rules.base import InsertLineBefore, MoveLinesBefore, Replace, Report, Rule
-from .parse import MAX_LINE, Chunk, LongLine, Parsed, ParseCache, parse
+from .parse import MAX_LINE, Chunk, LongLine, Parsed, ParseCache, Split, parse, split
 from .source import LINE_BREAK, Source, dominant_newline, split_lines
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
@@ -34,7 +34,6 @@ class _Pass:
     """
 
     def __init__(self, ctx: Context, rules: list[Rule]) -> None:
-        self.ctx = ctx
         visitors: dict[str, list] = defaultdict(list)
         leavers: dict[str, list] = defaultdict(list)
         for rule in (rule for rule in rules if rule.visits):
@@ -52,9 +51,7 @@ class _Pass:
                 (True, (*leavers.get(kind, ()), *([last] if last else []))),
             ):
                 if handlers:
-                    code = _event(kind, leaving)
-                    self.handlers.extend([()] * (code + 1 - len(self.handlers)))
-                    self.handlers[code] = handlers
+                    self.handlers[_event(kind, leaving)] = handlers
         self.wanted = frozenset(code for code, handlers in enumerate(self.handlers) if handlers)
 
     def run(self, parsed: Parsed) -> None:
@@ -117,11 +114,11 @@ def _finding_tpl000(unit, line: int, col: int, message: str) -> Finding:
     return Finding("TPL000", message, "error", unit.cell, Range(line, col, line, len(text) if col < len(text) else col))
 
 
-def parse_unit(unit, index: int, cache: ParseCache) -> Parsed | Finding:
-    """The unit parsed, or its TPL000: Python's own parser rejects it (position and
-    message are Python's), it is too unusual to analyze, or only libcst rejects it."""
+def split_unit(unit, index: int, cache: ParseCache) -> Split | Finding:
+    """The unit cut into chunks, or its TPL000: Python's own parser rejects it (position
+    and message are Python's) or it is too unusual to analyze."""
     try:
-        return parse(unit.code, cache, index)
+        return split(unit.code, cache, index)
     except LongLine as err:
         return _finding_tpl000(
             unit, err.line, 0, f"Not checked: line of {err.length:,} characters (perf-lint analyzes lines up to {MAX_LINE:,})"
@@ -130,8 +127,6 @@ def parse_unit(unit, index: int, cache: ParseCache) -> Parsed | Finding:
         version = "%d.%d" % sys.version_info[:2]
         line, col = max((err.lineno or 1) - 1, 0), max((err.offset or 1) - 1, 0)
         return _finding_tpl000(unit, line, col, f"File does not parse (Python {version}), so it was not checked: {err.msg}")
-    except cst.ParserSyntaxError as exc:  # Python accepted it; libcst did not (new syntax, say)
-        return _finding_tpl000(unit, 0, 0, f"perf-lint's parser cannot read this file: {exc}")
     except (ValueError, RecursionError, MemoryError) as err:
         return _finding_tpl000(unit, 0, 0, f"File does not parse, so it was not checked: {err or type(err).__name__}")
 
@@ -166,20 +161,27 @@ def _analyze(source: Source, config: Config, cache: ParseCache | None) -> list[F
     cache.begin()
     use_memos(cache.memos)
     findings: list[Finding] = []
-    parsed: dict[int, Parsed] = {}
+    splits: dict[int, Split] = {}
     for index, unit in enumerate(source.units):
         if not unit.code.strip():
             continue
-        result = parse_unit(unit, index, cache)
-        if isinstance(result, Parsed):
-            parsed[index] = result
+        result = split_unit(unit, index, cache)
+        if isinstance(result, Split):
+            splits[index] = result
         elif config.enabled("TPL000", source.path):
             findings.append(result)
     rules_classes = [
         cls for cls in enabled_rules(config, source.path)
-        if not cls.triggers or any(t in source.units[i].text for i in parsed for t in cls.triggers)
+        if not cls.triggers or any(t in source.units[i].text for i in splits for t in cls.triggers)
     ]
-    if rules_classes and parsed:
+    parsed: dict[int, Parsed] = {}
+    if rules_classes:  # else libcst never parses the source
+        for index, unit_split in splits.items():
+            try:
+                parsed[index] = parse(unit_split, cache)
+            except Exception as exc:  # Python accepted it; libcst did not (new syntax, say)
+                findings.append(_finding_tpl000(source.units[index], 0, 0, f"perf-lint's parser cannot read this file: {exc}"))
+    if parsed:
         ctx = Context(source.units)
         rules = [cls(ctx, config.rule_options(cls.code)) for cls in rules_classes]
         visitor = _Pass(ctx, rules)

@@ -51,11 +51,9 @@ class Chunk:
     """Whole top-level statements parsed on their own; `nodes` and `events` are filled by
     the first pass over it, `spans` by the first position asked in it."""
 
-    text: str
-    line_count: int
     module: cst.Module
     nodes: frozenset | None = None  # ids of the nodes the pass visits
-    events: dict = field(default_factory=dict)  # handled node kinds -> [(kind, leaving), node, ...]
+    events: dict = field(default_factory=dict)  # the pass's wanted event codes -> [event, node, ...]
     spans: object = None
 
 
@@ -69,9 +67,13 @@ class Parsed:
 
 
 @dataclass
-class _Split:
+class Split:
+    """A unit that Python's parser accepts, cut into chunks: `starts[i]` is the first line
+    of chunk i; `config` is libcst's for every chunk (the unit's own indent and newline)."""
+
     lines: list[str]
     starts: list[int]
+    config: cst.PartialParserConfig
 
 
 def _first_line(statement: ast.stmt) -> int:
@@ -103,7 +105,7 @@ class ParseCache:
         self.lock = threading.Lock()
         self.size = size
         self.chunks: OrderedDict[tuple, list[Chunk]] = OrderedDict()
-        self.splits: dict[object, _Split] = {}
+        self.splits: dict[object, Split] = {}
         self.memos: dict = {}  # perf_lint.analyzers.context.remembered's, for this document
         self._taken: set[int] = set()
 
@@ -114,7 +116,8 @@ class ParseCache:
         if sum(map(len, self.memos.values())) > 20 * self.size:
             self.memos.clear()
 
-    def chunk(self, text: str, line_count: int, config: cst.PartialParserConfig, key: tuple) -> Chunk:
+    def chunk(self, text: str, config: cst.PartialParserConfig) -> Chunk:
+        key = (text, config.default_indent, config.default_newline)
         pool = self.chunks.get(key)
         if pool is None:
             pool = self.chunks[key] = []
@@ -122,7 +125,7 @@ class ParseCache:
             self.chunks.move_to_end(key)
         found = next((chunk for chunk in pool if id(chunk) not in self._taken), None)
         if found is None:
-            found = Chunk(text, line_count, cst.parse_module(text, config))
+            found = Chunk(cst.parse_module(text, config))
             pool.append(found)
             if len(self.chunks) > self.size:
                 self.chunks.popitem(last=False)
@@ -142,7 +145,7 @@ def common_lines(old: list[str], new: list[str]) -> tuple[int, int]:
     return prefix, suffix
 
 
-def _resplit(previous: _Split, lines: list[str]) -> list[int] | None:
+def _resplit(previous: Split, lines: list[str]) -> list[int] | None:
     """The new split from the previous one, re-splitting only the edited region; None
     when the region must be judged with the whole unit."""
     old, starts = previous.lines, previous.starts
@@ -181,18 +184,13 @@ def default_indent(lines: list[str]) -> str:
 
 def _chunks(lines: list[str], starts: list[int], cache: ParseCache, config: cst.PartialParserConfig) -> list[Chunk]:
     bounds = [*starts, len(lines)]
-    key = (config.default_indent, config.default_newline)
-    chunks = []
-    for begin, end in zip(bounds, bounds[1:]):
-        text = "".join(lines[begin:end])
-        chunks.append(cache.chunk(text, end - begin, config, (text, *key)))
-    return chunks
+    return [cache.chunk("".join(lines[begin:end]), config) for begin, end in zip(bounds, bounds[1:])]
 
 
-def parse(code: str, cache: ParseCache, slot: object = None) -> Parsed:
-    """Parse a unit that Python's parser accepts. Raises LongLine for a line over
-    MAX_LINE, what `ast.parse` raises (SyntaxError...) when Python rejects the unit,
-    and libcst's ParserSyntaxError when only libcst does."""
+def split(code: str, cache: ParseCache, slot: object = None) -> Split:
+    """Vet and cut a unit (`slot` names it across versions, to re-split only what an edit
+    touched). Raises LongLine for a line over MAX_LINE and what `ast.parse` raises
+    (SyntaxError...) when Python rejects the unit."""
     lines = lines_of(code)
     if len(code) > MAX_LINE:
         for index, line in enumerate(lines):
@@ -202,25 +200,30 @@ def parse(code: str, cache: ParseCache, slot: object = None) -> Parsed:
     starts = _resplit(previous, lines) if previous is not None else None
     if starts is None:
         starts = _starts(code, 0)
-    indent = default_indent(lines)
     first_break = LINE_BREAK.search(code)  # libcst's default newline: the first one
-    newline = first_break.group() if first_break else "\n"
-    config = cst.PartialParserConfig(default_indent=indent, default_newline=newline)
+    config = cst.PartialParserConfig(default_indent=default_indent(lines),
+                                     default_newline=first_break.group() if first_break else "\n")
+    cache.splits[slot] = made = Split(lines, starts, config)
+    return made
+
+
+def parse(unit: Split, cache: ParseCache) -> Parsed:
+    """The unit's chunks parsed by libcst (from the cache where their text is there) and
+    its module. Raises what libcst raises when only libcst rejects the unit."""
     try:
-        chunks = _chunks(lines, starts, cache, config)
+        chunks = _chunks(unit.lines, unit.starts, cache, unit.config)
     except cst.ParserSyntaxError:
-        if len(starts) < 2:
+        if len(unit.starts) < 2:
             raise
-        starts = [0]  # a split `ast` misjudged: parse the unit whole
-        chunks = _chunks(lines, starts, cache, config)
-    cache.splits[slot] = _Split(lines, starts)
+        unit.starts = [0]  # a split `ast` misjudged: parse the unit whole
+        chunks = _chunks(unit.lines, unit.starts, cache, unit.config)
     body = [statement for chunk in chunks for statement in chunk.module.body]
     module = cst.Module(
         body=body,
         header=chunks[0].module.header if chunks else (),
         footer=chunks[-1].module.footer if chunks else (),
-        default_indent=indent,
-        default_newline=newline,
+        default_indent=unit.config.default_indent,
+        default_newline=unit.config.default_newline,
         has_trailing_newline=chunks[-1].module.has_trailing_newline if chunks else True,
     )
-    return Parsed(module, chunks, starts)
+    return Parsed(module, chunks, unit.starts)
