@@ -36,14 +36,19 @@ class _Pass:
     def __init__(self, ctx: Context, rules: list[Rule]) -> None:
         visitors: dict[str, list] = defaultdict(list)
         leavers: dict[str, list] = defaultdict(list)
+        self.ctx = ctx
+        self.call_rules: dict[bool, list] = {False: [], True: []}  # leaving -> [(rule.calls, handler)]
+        self.for_call: dict[tuple, tuple] = {}  # (leaving, name, imported as) -> the call's handlers
         for rule in (rule for rule in rules if rule.visits):
             for attr in dir(type(rule)):
-                if attr.startswith("visit_"):
+                if attr in ("visit_Call", "leave_Call"):
+                    self.call_rules[attr == "leave_Call"].append((rule.calls, getattr(rule, attr)))
+                elif attr.startswith("visit_"):
                     visitors[attr[6:]].append(getattr(rule, attr))
                 elif attr.startswith("leave_"):
                     leavers[attr[6:]].append(getattr(rule, attr))
         self.handlers: list[tuple] = [()] * len(_EVENTS)
-        for kind in {*visitors, *leavers, *ctx.visit_handlers, *ctx.leave_handlers}:
+        for kind in {*visitors, *leavers, *ctx.visit_handlers, *ctx.leave_handlers} - {"Call"}:
             first = ctx.visit_handlers.get(kind)
             last = ctx.leave_handlers.get(kind)
             for leaving, handlers in (
@@ -52,7 +57,10 @@ class _Pass:
             ):
                 if handlers:
                     self.handlers[_event(kind, leaving)] = handlers
-        self.wanted = frozenset(code for code, handlers in enumerate(self.handlers) if handlers)
+        calls = {_CALL: self.call_rules[False] or "Call" in ctx.visit_handlers,
+                 _LEAVE_CALL: self.call_rules[True] or "Call" in ctx.leave_handlers}
+        self.wanted = frozenset([*(code for code, handlers in enumerate(self.handlers) if handlers),
+                                 *(code for code, wanted in calls.items() if wanted)])
 
     def run(self, parsed: Parsed) -> None:
         handlers = self.handlers
@@ -62,12 +70,38 @@ class _Pass:
         for chunk in parsed.chunks:
             events = chunk.events.get(self.wanted)
             if events is None:
-                events = chunk.events[self.wanted] = _record(chunk, self.wanted)
+                events = chunk.events[self.wanted] = _record(chunk, self.wanted, parsed.owners)
             for event, node in zip(events[::2], events[1::2]):
+                if event == _CALL or event == _LEAVE_CALL:
+                    for handle in self._call_handlers(node, event == _LEAVE_CALL):
+                        handle(node)
+                    continue
                 for handle in handlers[event]:
                     handle(node)
         for handle in handlers[_event("Module", True)]:
             handle(module)
+
+    def _call_handlers(self, call: cst.Call, leaving: bool = False) -> tuple:
+        """The handlers of this call event: the context's, and those of the rules whose
+        `calls` take the callee's name (or, for a name imported under an alias, the
+        imported name: what `ctx.qualname` resolves it to at this point of the pass)."""
+        func = call.func
+        if type(func) is cst.Attribute:
+            key = (leaving, func.attr.value, None)
+        elif type(func) is cst.Name:
+            key = (leaving, func.value, self.ctx.imports.get(func.value))
+        else:
+            key = (leaving, None, None)
+        found = self.for_call.get(key)
+        if found is None:
+            _, name, imported = key
+            names = {name, imported.rpartition(".")[2] if imported else None} - {None}
+            context = self.ctx.leave_handlers if leaving else self.ctx.visit_handlers
+            rules = [handle for calls, handle in self.call_rules[leaving]
+                     if calls is None or any(n in calls for n in names)]
+            own = [context["Call"]] if "Call" in context else []
+            found = self.for_call[key] = (*rules, *own) if leaving else (*own, *rules)
+        return found
 
 
 # (node kind, leaving) -> a small number, fixed at import (analyses run in threads too)
@@ -85,9 +119,12 @@ def _event(kind: str, leaving: bool) -> int:
     return _EVENTS[kind, leaving]
 
 
-def _record(chunk: Chunk, wanted: frozenset) -> list:
+_CALL, _LEAVE_CALL = _event("Call", False), _event("Call", True)  # dispatched by callee (see Rule.calls)
+
+
+def _record(chunk: Chunk, wanted: frozenset, owners: dict) -> list:
     """The chunk's statements walked depth first: [event, node, ...] for the events in
-    `wanted`; the chunk's nodes are noted on the way."""
+    `wanted`; the chunk's nodes are noted on the way (in `chunk.nodes` and `owners`)."""
     events: list = []
     nodes = []
     stack: list = [(statement, False) for statement in reversed(chunk.module.body)]
@@ -105,6 +142,7 @@ def _record(chunk: Chunk, wanted: frozenset) -> list:
         stack.extend((child, False) for child in reversed(children(node)))
     if chunk.nodes is None:
         chunk.nodes = frozenset(map(id, nodes))
+        owners.update(dict.fromkeys(chunk.nodes, chunk))
     return events
 
 
@@ -252,6 +290,7 @@ class _Positions:
 
     def __init__(self, source: Source, parsed: dict[int, Parsed]) -> None:
         self.source, self.parsed = source, parsed
+        self.indexes = {unit: {id(chunk): i for i, chunk in enumerate(p.chunks)} for unit, p in parsed.items()}
 
     def __call__(self, unit: int, node: cst.CSTNode) -> Range:
         parsed = self.parsed[unit]
@@ -259,7 +298,10 @@ class _Positions:
             lines = split_lines(self.source.units[unit].code)
             return Range(0, 0, len(lines) - 1, len(lines[-1]))
         key = id(node)  # chunks keep their nodes alive; libcst's node hash is a Python method
-        index = next(i for i, chunk in enumerate(parsed.chunks) if key in chunk.nodes)
+        owner = parsed.owners.get(key)
+        index = self.indexes[unit].get(id(owner))
+        if index is None or key not in owner.nodes:  # an id noted for a chunk gone since
+            index = next(i for i, chunk in enumerate(parsed.chunks) if key in chunk.nodes)
         chunk = parsed.chunks[index]
         if chunk.spans is None:
             chunk.spans = _Spans(chunk.module)

@@ -64,6 +64,7 @@ class Parsed:
     module: cst.Module
     chunks: list[Chunk]
     starts: list[int]
+    owners: dict  # node id -> its chunk (the cache's), noted as chunks are first walked
 
 
 @dataclass
@@ -107,6 +108,7 @@ class ParseCache:
         self.chunks: OrderedDict[tuple, list[Chunk]] = OrderedDict()
         self.splits: dict[object, Split] = {}
         self.memos: dict = {}  # perf_lint.analyzers.context.remembered's, for this document
+        self.owners: dict[int, Chunk] = {}  # node id -> chunk, for the chunks walked (see Parsed)
         self._taken: set[int] = set()
 
     def begin(self) -> None:
@@ -128,7 +130,10 @@ class ParseCache:
             found = Chunk(cst.parse_module(text, config))
             pool.append(found)
             if len(self.chunks) > self.size:
-                self.chunks.popitem(last=False)
+                for old in self.chunks.popitem(last=False)[1]:
+                    for key in old.nodes or ():
+                        if self.owners.get(key) is old:
+                            del self.owners[key]
         self._taken.add(id(found))
         return found
 
@@ -226,4 +231,4 @@ def parse(unit: Split, cache: ParseCache) -> Parsed:
         default_newline=unit.config.default_newline,
         has_trailing_newline=chunks[-1].module.has_trailing_newline if chunks else True,
     )
-    return Parsed(module, chunks, unit.starts)
+    return Parsed(module, chunks, unit.starts, cache.owners)

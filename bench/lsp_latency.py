@@ -126,10 +126,10 @@ async def measure(text: str, path: Path, edits: int, check_every: int = 10) -> d
     latencies, checks = [], []
     for k in range(edits):
         if k % check_every == 0:
-            checks.append(full_check(path))  # rewrite one learning rate: 0.01 -> 0.02 -> 0.01 ...
-        line = targets[k % len(targets)]
+            checks.append(full_check(path))
+        line = targets[k % len(targets)]  # one keystroke: a learning rate's last digit 1 -> 2 -> ... -> 9 -> 0
         col = lines[line].index("lr=0.0") + len("lr=0.0")
-        new = "2" if lines[line][col] == "1" else "1"
+        new = str((int(lines[line][col]) + 1) % 10)
         lines[line] = lines[line][:col] + new + lines[line][col + 1:]
         started = time.perf_counter()
         client.text_document_did_change(types.DidChangeTextDocumentParams(

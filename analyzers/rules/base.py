@@ -4,7 +4,9 @@ A rule's class docstring is its documentation (what it does, why it matters,
 example, fix), `VALID`/`INVALID` hold inline examples that the test suite runs,
 and `visit_<Node>`/`leave_<Node>` methods are called during the one shared
 libcst pass. Rules that need the whole source (loaders used after their
-definition, say) record sites while visiting and report in `finish`.
+definition, say) record sites while visiting and report in `finish`. A rule whose
+`visit_Call`/`leave_Call` is about some callees only names them in `calls`, so the
+pass does not call it for every other call.
 """
 
 from __future__ import annotations
@@ -39,6 +41,19 @@ class Example:
     code: str | tuple[str, ...]
     fixed: str | tuple[str, ...] | None = None
     count: int = 1
+
+
+@dataclass(frozen=True)
+class CallNames:
+    """The callees a rule's visit_Call/leave_Call are about, by their last name (`x.item()`:
+    "item"; a name imported under an alias also goes by its own): these names, and any
+    that ends with `suffix`."""
+
+    names: frozenset[str] = frozenset()
+    suffix: str | None = None
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.names or (self.suffix is not None and name.endswith(self.suffix))
 
 
 @dataclass(frozen=True)
@@ -98,6 +113,8 @@ class Rule:
     # Substrings one of which must occur in the source for the rule to be able to fire;
     # a source with none of any enabled rule's triggers is not even parsed. Empty: always run.
     triggers: ClassVar[tuple[str, ...]] = ()
+    # The calls visit_Call/leave_Call are about; None: every call. An instance may widen it.
+    calls: ClassVar[CallNames | None] = None
     VALID: ClassVar[tuple[Example, ...]] = ()
     INVALID: ClassVar[tuple[Example, ...]] = ()
 
