@@ -212,7 +212,8 @@ class Context:
         self.loops: list[cst.CSTNode] = []
         self._loop_bodies: dict[cst.CSTNode, cst.CSTNode] = {}
         self.functions: dict[str, list[tuple[cst.FunctionDef, Scope]]] = defaultdict(list)
-        self.calls: dict[str, list[Site]] = defaultdict(list)
+        self.calls: dict[str, list[Site]] = defaultdict(list)  # callee's last name -> its calls
+        self.call_order: list[tuple[cst.Call, Scope]] = []  # every call, in pass order
         self.attributes: dict[str, list[tuple[cst.BaseExpression, Scope]]] = defaultdict(list)
         self.by_name: dict[str, list[tuple[cst.BaseExpression | None, Scope]]] = defaultdict(list)
         self.argparse: dict[str, list] = defaultdict(list)
@@ -417,6 +418,7 @@ class Context:
         self.loops = self._outer_loops.pop()
 
     def _call(self, node: cst.Call) -> None:
+        self.call_order.append((node, self.scope))
         name = call_name(node)
         if name is not None:
             self.calls[name].append(self.site(node))

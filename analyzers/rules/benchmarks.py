@@ -10,7 +10,7 @@ import libcst as cst
 
 from ..context import Scope, Site, UNKNOWN, argument, call_name, code, keyword, literal, short_code
 from ..source import Magic
-from .base import Example
+from .base import CallNames, Example
 from .dataloader import _DEVICE_LIKE
 from .timing import CLOCKS, _assigned_name, _subtracts, calls_in_order
 from .tracking import CompiledModules, all_calls
@@ -55,12 +55,14 @@ class Region:
 
 
 class _TimedRegions(CompiledModules):
-    """Collects timed regions: clock intervals, %time/%timeit/%%time/%%timeit and timers."""
+    """Collects timed regions: clock intervals, %time/%timeit/%%time/%%timeit and timers.
+    Times are pass order: a call's place in `ctx.call_order`."""
+
+    calls = CallNames(frozenset({*_CLOCK_NAMES, *_TIMERS, "compile"}))
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
-        self.sequence: dict[int, int] = {}
-        self.module_calls: list[tuple[int, cst.Call]] = []
+        self._sequence: dict[int, int] | None = None
         self.blocks: dict[cst.CSTNode, tuple[Site, list[cst.SimpleStatementLine]]] = {}
         self.magic_lines: list[tuple[Site, Magic]] = []
         self.cells: dict[int, tuple[cst.Module, Magic]] = {}
@@ -92,9 +94,6 @@ class _TimedRegions(CompiledModules):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.track_call(node)
-        self.sequence[id(node)] = len(self.sequence)
-        if self.ctx.scope is self.ctx.module_scope:
-            self.module_calls.append((self.sequence[id(node)], node))
         name = call_name(node)
         if name in _CLOCK_NAMES and self.statement is not None and self.ctx.qualname(node.func) in CLOCKS:
             block = self.ctx.blocks[-1]
@@ -106,9 +105,16 @@ class _TimedRegions(CompiledModules):
         elif name in _TIMERS:
             qualified = self.ctx.qualname(node.func) or ""
             if qualified in TIMEIT or qualified in BENCHMARK_TIMER:
-                self.timers.append((self.ctx.site(node), self.sequence[id(node)]))
+                self.timers.append((self.ctx.site(node), len(self.ctx.call_order) - 1))  # the context's is in
 
     # -- the regions, at the end of the pass ----------------------------------------------------------
+    @property
+    def sequence(self) -> dict[int, int]:
+        """id(call) -> its place in pass order."""
+        if self._sequence is None:
+            self._sequence = {id(call): number for number, (call, _) in enumerate(self.ctx.call_order)}
+        return self._sequence
+
     def regions(self) -> list[Region]:
         found: list[Region] = []
         for block, (site, reads) in self.blocks.items():
@@ -268,7 +274,8 @@ class TimingWithoutWarmup(_TimedRegions):
     def _first_touch(self) -> int | None:
         """Sequence number of the first module-level call that touches CUDA or may (code the
         source does not show); None when there is none."""
-        for number, call in self.module_calls:
+        module = self.ctx.module_scope
+        for number, call in ((n, call) for n, (call, scope) in enumerate(self.ctx.call_order) if scope is module):
             if self._touch(call, proven=False) or self._foreign(call):
                 return number
         return None

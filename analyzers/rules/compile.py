@@ -121,11 +121,9 @@ class CompileInLoop(CompiledModules):
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
         self.compiles: list[_CompileCall] = []
-        self.steps = TrainingSteps(ctx)
 
     def visit_Call(self, node: cst.Call) -> None:
         self.track_call(node)
-        self.steps.note(node, self.frames)
         if call_name(node) == "compile" and self.ctx.qualname(node.func) == COMPILE:
             self.compiles.append(_CompileCall(self.ctx.site(node), self.local_frames(), self.statement, self.function()))
 
@@ -155,7 +153,7 @@ class CompileInLoop(CompiledModules):
                     own |= {n for t in small.targets for n in names_in_target(t.target)}
         if site.loops:
             loop = site.loops[-1]
-            if not (self.steps.trains(loop) or self._calls_result(loop, call, own)):
+            if not (TrainingSteps.of(self.ctx).trains(loop) or self._calls_result(loop, call, own)):
                 return None
             variant = _loop_variant(site.loops, loop, call.statement)
             if names_in(site.node) & variant or _breaks(loop):
@@ -171,7 +169,7 @@ class CompileInLoop(CompiledModules):
         name = function.name.value
         if name in _PER_CALL:
             return f"on every call of `{name}`"
-        if any(c.loops and self.steps.trains(c.loops[-1]) for c in self.ctx.calls.get(name, [])):
+        if any(c.loops and TrainingSteps.of(self.ctx).trains(c.loops[-1]) for c in self.ctx.calls.get(name, [])):
             return f"every time `{name}` is called from the training loop"
         return None
 

@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from ..context import Site, UNKNOWN, argument, call_name, code, dotted, keyword, positional
-from .base import Example, FixPlan, Replace, Rule
+from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
 
 DATALOADER = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
@@ -39,6 +39,8 @@ class _LoaderRule(Rule):
     The first loader rule created for a source collects; the others (TPL101-104 share the
     facts) read its containers and stay out of the pass.
     """
+
+    calls = CallNames(frozenset({"to", "cuda", *(name.rpartition(".")[2] for name in DATALOADER)}))
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)

@@ -114,7 +114,6 @@ class DebugModeLeftOn(Nesting):
         super().__init__(ctx, options)
         self.with_items: set[int] = set()
         self.gradchecks: list[Site] = []
-        self.steps = TrainingSteps(ctx)
 
     def _guarded(self) -> bool:
         """Under a condition (a debug flag), or in a function made for debugging."""
@@ -127,7 +126,6 @@ class DebugModeLeftOn(Nesting):
         self.with_items.add(id(node.item))
 
     def visit_Call(self, node: cst.Call) -> None:
-        self.steps.note(node, self.frames)
         name = call_name(node)
         if name == "setdefault":
             self._setdefault(node)
@@ -207,8 +205,8 @@ class DebugModeLeftOn(Nesting):
     def finish(self) -> None:
         for site in self.gradchecks:
             function = site.scope.node
-            in_training = (site.loops and self.steps.trains(site.loops[-1])) or (
-                function is not None and self.steps.trains(function)
+            in_training = (site.loops and TrainingSteps.of(self.ctx).trains(site.loops[-1])) or (
+                function is not None and TrainingSteps.of(self.ctx).trains(function)
             )
             if in_training:
                 self.report(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..context import Site, UNKNOWN, argument, call_name, code, dotted, keyword, star_kwargs
-from .base import Example, FixPlan, Replace
+from .base import CallNames, Example, FixPlan, Replace
 from .dataloader import _DEVICE_LIKE, _DTYPE_LIKE
 from .edits import with_keywords
 from .tracking import Nesting
@@ -54,6 +54,7 @@ class CpuTensorMovedEachStep(Nesting):
     name = "cpu-tensor-moved-each-step"
     summary = "torch.zeros(...).cuda() / .to(device) in a loop or forward: create it with device="
     triggers = (".cuda(", ".to(")
+    calls = CallNames(frozenset({"cuda", "to"}))
     fixable = True
     probe = "syncs"
     VALID = (

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..context import Frame, Site, WITH, argument, call_name, code, dotted, keyword, literal
-from .base import Example, FixPlan, InsertLineBefore, Replace
+from ..context import Frame, Site, WITH, argument, call_name, children, code, dotted, keyword, literal, remembered
+from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
 from .edits import replace_argument
 from .timing import _MODEL_NAMES, torch_alias
 from .tracking import Nesting, all_calls
@@ -73,6 +73,7 @@ class EvaluationWithGradients(Nesting):
     name = "evaluation-with-gradients"
     summary = "Evaluation loop (after model.eval() or in validate()) without torch.no_grad()"
     triggers = ("eval", "val", "test", "infer", "predict")  # .eval() or an evaluation function
+    calls = CallNames(frozenset({"set_grad_enabled", "eval", "train"}))
     fixable = True
     probe = "memory"
     VALID = (
@@ -107,15 +108,14 @@ class EvaluationWithGradients(Nesting):
         super().__init__(ctx, options)
         self.loops: list[_Loop] = []
         self.modes: list[tuple[Site, bool, int]] = []  # model.eval() / model.train(): (site, eval?, order)
-        self.no_grad_withs: set[int] = set()
-        self.called_without_grad: set[str] = set()
+        self.no_grad_withs: dict[int, cst.With] = {}
         self.grad_disabled: set[int] = set()  # scopes that call torch.set_grad_enabled(False)
         self.count = 0
 
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
             if isinstance(item.item, cst.Call) and self._turns_off(item.item):
-                self.no_grad_withs.add(id(node))
+                self.no_grad_withs[id(node)] = node
 
     def _turns_off(self, call: cst.Call) -> bool:
         qualified = self.ctx.qualname(call.func) or ""
@@ -136,11 +136,7 @@ class EvaluationWithGradients(Nesting):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
-        if name is None:
-            return
-        if self._without_grad():
-            self.called_without_grad.add(name)
-        elif name == "set_grad_enabled" and self._turns_off(node):
+        if name == "set_grad_enabled" and not self._without_grad() and self._turns_off(node):
             self.grad_disabled.add(id(self.ctx.scope))
         if isinstance(node.func, cst.Attribute) and name in ("eval", "train"):
             train = name == "train" and (not node.args or literal(node.args[0].value) is not False)
@@ -150,13 +146,14 @@ class EvaluationWithGradients(Nesting):
     def finish(self) -> None:
         alias = torch_alias(self.ctx)
         reported: set[int] = set()
+        called_without_grad = {name for node in self.no_grad_withs.values() for name in _called_in(node.body)}
         for loop in self.loops:
             function = loop.function
             if id(loop.site.scope) in self.grad_disabled or id(function) in reported:
                 continue
             if any(f.kind == WITH and id(f.node) in self.no_grad_withs for f in loop.frames):
                 continue
-            if function is not None and (self._decorated(function) or function.name.value in self.called_without_grad):
+            if function is not None and (self._decorated(function) or function.name.value in called_without_grad):
                 continue
             evaluated = self._evaluated_module(loop)
             named = function is not None and _evaluation_name(function.name.value)
@@ -229,6 +226,21 @@ class EvaluationWithGradients(Nesting):
         return any(word in last.lower() for word in _MODEL_NAMES)
 
 
+def _called_in(body: cst.CSTNode) -> frozenset[str]:
+    """The names called in `body`, but not in the bodies of the functions it defines."""
+
+    def names() -> frozenset[str]:
+        found, stack = set(), [body]
+        while stack:
+            node = stack.pop()
+            if type(node) is cst.Call and call_name(node) is not None:
+                found.add(call_name(node))
+            stack.extend(child for child in children(node) if not (type(node) is cst.FunctionDef and child is node.body))
+        return frozenset(found)
+
+    return remembered(_called_in, body, names)
+
+
 class GradientsZeroedInPlace(Nesting):
     """
     ## What it does
@@ -264,6 +276,7 @@ class GradientsZeroedInPlace(Nesting):
     name = "gradients-zeroed-in-place"
     summary = "zero_grad(set_to_none=False) or p.grad.zero_() instead of freeing gradients"
     triggers = ("zero_grad", "zero_(")
+    calls = CallNames(frozenset({"zero_grad"}), suffix="_")
     fixable = True
     probe = "memory"
     VALID = (

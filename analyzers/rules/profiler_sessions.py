@@ -37,10 +37,6 @@ class _Sessions(Nesting):
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
         self.sessions: list[Session] = []
-        self.steps = TrainingSteps(ctx)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.steps.note(node, self.frames)
 
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
@@ -71,7 +67,7 @@ class _Sessions(Nesting):
                 over_range = isinstance(node.iter, cst.Call) and dotted(node.iter.func) == "range"
                 if count is not None and count > _SHORT_LOOP:
                     return node
-                if count is None and (not over_range or self.steps.trains(node)):
+                if count is None and (not over_range or TrainingSteps.of(self.ctx).trains(node)):
                     return node
             if isinstance(node, cst.Call) and depth < 2 and isinstance(node.func, cst.Name):
                 defs = self.ctx.functions.get(node.func.value)

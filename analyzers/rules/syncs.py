@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site, argument, call_name, dotted, literal, positional, short_code
-from .base import Example
+from .base import CallNames, Example
 from .distributed import _names as names_in
 from .edits import root_name
 from .tracking import Nesting, TrainingSteps
@@ -84,6 +84,7 @@ class HostSyncEveryStep(Nesting):
     name = "host-sync-every-step"
     summary = "Host-device sync (.item(), .cpu(), print/if of a tensor) on every training step"
     triggers = ("backward", "step(")  # a training loop
+    calls = CallNames(frozenset({*_SYNC_METHODS, "to", "backward", *_CONVERSIONS, "print"}))
     probe = "syncs"
     VALID = (
         Example(
@@ -127,7 +128,6 @@ class HostSyncEveryStep(Nesting):
         super().__init__(ctx, options)
         self.candidates: list[_Candidate] = []
         self.backward_of: dict[int, set[str]] = {}  # scope id -> names whose backward() is called
-        self.steps = TrainingSteps(self.ctx)
 
     def _add(self, node: cst.CSTNode, kind: str) -> None:
         site = self.ctx.site(node)
@@ -135,7 +135,6 @@ class HostSyncEveryStep(Nesting):
         self.candidates.append(_Candidate(site, kind, self.local_frames(), key))
 
     def visit_Call(self, node: cst.Call) -> None:
-        self.steps.note(node, self.frames)
         name = call_name(node)
         func = node.func
         if isinstance(func, cst.Attribute):
@@ -175,13 +174,13 @@ class HostSyncEveryStep(Nesting):
         site, frames = candidate.site, candidate.frames
         if site.loops:
             loop = site.loops[-1]
-            if not self.steps.trains(loop):
+            if not TrainingSteps.of(self.ctx).trains(loop):
                 return False
             inner = [i for i, frame in enumerate(frames) if frame.kind == LOOP and frame.node is loop]
             frames = frames[inner[-1] + 1 :] if inner else frames
         else:
             function = site.scope.node
-            if function is None or not self.steps.trains(function):
+            if function is None or not TrainingSteps.of(self.ctx).trains(function):
                 return False
             if not any(call.loops for call in self.ctx.calls.get(function.name.value, [])):
                 return False

@@ -6,7 +6,7 @@ import libcst as cst
 
 from ..context import Context, Scope, Site, call_name, children, dotted, remembered, short_code
 from ..findings import Edit, Range
-from .base import Example, FixPlan, InsertLineBefore, Rule
+from .base import CallNames, Example, FixPlan, InsertLineBefore, Rule
 
 CLOCKS = {
     "time.time", "time.perf_counter", "time.monotonic", "time.time_ns", "time.perf_counter_ns",
@@ -161,6 +161,7 @@ class UnsynchronizedTiming(Rule):
 
     code = "TPL201"
     triggers = ("perf_counter", "time(", "monotonic", "default_timer", "time_ns")
+    calls = CallNames(frozenset(name.rpartition(".")[2] for name in CLOCKS))
     name = "unsynchronized-timing"
     summary = "Wall-clock interval around CUDA work without torch.cuda.synchronize()"
     fixable = True

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..context import DEF, LOOP, Context, Frame, Scope, Site, call_name, dotted, keyword
+from ..context import Context, Frame, Scope, Site, call_name, dotted, keyword
 from .base import Rule
 from .distributed import COMPILE
 
@@ -66,6 +66,8 @@ class CompiledModules(Nesting):
         super().__init__(ctx, options)
         self.compiled: dict[tuple, Compiled] = {}
         self.history: list[Compiled] = []
+        if any("compile" in unit.text for unit in ctx.units):
+            self.calls = None  # a call of any name may be a compiled module's (`track_call`)
 
     def key(self, expr: cst.BaseExpression) -> tuple | None:
         if isinstance(expr, cst.Name):
@@ -123,19 +125,31 @@ class CompiledModules(Nesting):
 class TrainingSteps:
     """Which loop bodies and functions run a training step: `backward()` or an optimizer's
     `step()`, directly (not in a nested loop) or through a function of the source they
-    call. Rules feed it every call during the pass (`note`), so nothing is walked again."""
+    call. Built once per source, from the calls the context collected, when a rule first
+    asks (in `finish`)."""
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self._direct: set[int] = set()  # ids of loops and functions that step directly
         self._callees: dict[int, set[str]] = {}  # loop or function id -> names of functions it calls
+        for name, sites in ctx.calls.items():
+            for site in sites:
+                self._note(name, site)
 
-    def note(self, call: cst.Call, frames: list[Frame]) -> None:
-        """Record `call` for the innermost loop or function around it."""
-        name = call_name(call)
-        owner = next((f.node for f in reversed(frames) if f.kind in (LOOP, DEF)), None)
-        if name is None or owner is None:
+    @classmethod
+    def of(cls, ctx: Context) -> "TrainingSteps":
+        """The source's (made on first use, after the pass)."""
+        found = ctx.shared.get(cls)
+        if found is None:
+            found = ctx.shared[cls] = cls(ctx)
+        return found
+
+    def _note(self, name: str, site: Site) -> None:
+        """Record a call for the innermost loop or function around it."""
+        owner = site.loops[-1] if site.loops else site.scope.node
+        if owner is None:
             return
+        call = site.node
         if name == "backward":
             self._direct.add(id(owner))
         elif name == "step" and isinstance(call.func, cst.Attribute):
