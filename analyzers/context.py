@@ -31,6 +31,9 @@ _SKIPPED_FIELDS = (
     "newline", "operator", "indent", "star", "asynchronous", "first_line", "empty_lines", "last_line",
 )
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_IS_NODE: dict[type, bool] = {}  # isinstance(x, CSTNode) by type: CSTNode is an ABC, slow to test
+# Concrete node classes have no subclasses, so the hot helpers below test `type(x) is C`
+# (an isinstance test that fails goes through ABCMeta.__instancecheck__).
 
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -44,10 +47,18 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     found = []
     for name in fields:
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        kind = type(value)
+        if kind is tuple or kind is list:
+            found.extend(v for v in value if _is_node(type(v)))
+        elif _is_node(kind):
             found.append(value)
-        elif type(value) in (tuple, list):
-            found.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return found
+
+
+def _is_node(kind: type) -> bool:
+    found = _IS_NODE.get(kind)
+    if found is None:
+        found = _IS_NODE[kind] = issubclass(kind, cst.CSTNode)
     return found
 
 
@@ -131,11 +142,13 @@ class Site:
 
 def dotted(expr: cst.BaseExpression) -> str | None:
     """`a.b.c` for a Name/Attribute chain, else None."""
+    if type(expr) is cst.Name:
+        return expr.value
     parts = []
-    while isinstance(expr, cst.Attribute):
+    while type(expr) is cst.Attribute:
         parts.append(expr.attr.value)
         expr = expr.value
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         parts.append(expr.value)
         return ".".join(reversed(parts))
     return None
@@ -144,9 +157,9 @@ def dotted(expr: cst.BaseExpression) -> str | None:
 def call_name(call: cst.Call) -> str | None:
     """The last name of a call's callee: `loss.item()` -> "item", `f()` -> "f"."""
     func = call.func
-    if isinstance(func, cst.Attribute):
+    if type(func) is cst.Attribute:
         return func.attr.value
-    if isinstance(func, cst.Name):
+    if type(func) is cst.Name:
         return func.value
     return None
 
@@ -173,24 +186,28 @@ def argument(call: cst.Call, index: int, name: str) -> cst.BaseExpression | None
     return None if arg is None else arg.value
 
 
+_CONSTANTS = {"True": True, "False": False, "None": None}
+
+
 def literal(expr: cst.BaseExpression):
     """The value of a literal expression, or UNKNOWN."""
-    if isinstance(expr, cst.Integer):
+    kind = type(expr)
+    if kind is cst.Name:
+        return _CONSTANTS.get(expr.value, UNKNOWN)
+    if kind is cst.Integer:
         try:
             return int(expr.value.replace("_", ""), 0)
         except ValueError:
             return UNKNOWN
-    if isinstance(expr, cst.Float):
+    if kind is cst.Float:
         try:
             return float(expr.value.replace("_", ""))
         except ValueError:
             return UNKNOWN
-    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+    if kind is cst.SimpleString or kind is cst.ConcatenatedString:
         value = remembered(literal, expr, lambda: expr.evaluated_value)  # ast.literal_eval: slow
         return value if isinstance(value, str) else UNKNOWN
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
-        return {"True": True, "False": False, "None": None}[expr.value]
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+    if kind is cst.UnaryOperation and type(expr.operator) is cst.Minus:
         value = literal(expr.expression)
         return -value if isinstance(value, (int, float)) and not isinstance(value, bool) else UNKNOWN
     return UNKNOWN

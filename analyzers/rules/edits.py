@@ -62,12 +62,13 @@ def replace_argument(call: cst.Call, target: cst.Arg, code: str) -> cst.Call:
 
 def root_name(expr: cst.BaseExpression) -> str | None:
     """The variable an expression starts from: `batch["x"].y` -> "batch"."""
-    while True:
-        if isinstance(expr, cst.Name):
+    while True:  # `type(x) is C`: see perf_lint.analyzers.context
+        kind = type(expr)
+        if kind is cst.Name:
             return expr.value
-        if isinstance(expr, (cst.Attribute, cst.Subscript)):
+        if kind is cst.Attribute or kind is cst.Subscript:
             expr = expr.value
-        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+        elif kind is cst.Call and type(expr.func) is cst.Attribute:
             expr = expr.func.value
         else:
             return None
