@@ -259,14 +259,23 @@ def _assigned_name(statement: cst.SimpleStatementLine) -> str | None:
 
 def _subtracts(statements: list[cst.CSTNode], name: str) -> bool:
     """Whether any of the statements computes `... - name` (the interval is used)."""
-    stack = list(statements)
-    while stack:
-        node = stack.pop()
-        if (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Subtract)
-                and isinstance(node.right, cst.Name) and node.right.value == name):
-            return True
-        stack.extend(children(node))
-    return False
+    return any(name in _subtracted(statement) for statement in statements)
+
+
+def _subtracted(statement: cst.CSTNode) -> frozenset[str]:
+    """The names `n` of the `... - n` the statement computes (remembered)."""
+
+    def names() -> frozenset[str]:
+        found, stack = set(), [statement]
+        while stack:
+            node = stack.pop()
+            if (type(node) is cst.BinaryOperation and type(node.operator) is cst.Subtract
+                    and type(node.right) is cst.Name):
+                found.add(node.right.value)
+            stack.extend(children(node))
+        return frozenset(found)
+
+    return remembered(_subtracted, statement, names)
 
 
 def _calls_before_clock(statement: cst.CSTNode, ctx: Context) -> list[cst.Call]:

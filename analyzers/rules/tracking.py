@@ -133,8 +133,9 @@ class TrainingSteps:
         self._direct: set[int] = set()  # ids of loops and functions that step directly
         self._callees: dict[int, set[str]] = {}  # loop or function id -> names of functions it calls
         for name, sites in ctx.calls.items():
-            for site in sites:
-                self._note(name, site)
+            if name == "backward" or name == "step" or name in ctx.functions:  # no other call matters
+                for site in sites:
+                    self._note(name, site)
 
     @classmethod
     def of(cls, ctx: Context) -> "TrainingSteps":
