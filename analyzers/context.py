@@ -227,7 +227,7 @@ class Context:
         self.scopes: dict[cst.CSTNode, Scope] = {}
         self.unit = 0
         self.loops: list[cst.CSTNode] = []
-        self._loop_bodies: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._loop_bodies: dict[int, cst.CSTNode] = {}  # id(loop body) -> loop (ids: a node's hash is a Python method)
         self.functions: dict[str, list[tuple[cst.FunctionDef, Scope]]] = defaultdict(list)
         self.calls: dict[str, list[Site]] = defaultdict(list)  # callee's last name -> its calls
         self.call_order: list[tuple[cst.Call, Scope]] = []  # every call, in pass order
@@ -241,7 +241,7 @@ class Context:
         self.blocks: list[cst.CSTNode] = []  # enclosing statement blocks: Module, IndentedBlock
         self.statement: cst.SimpleStatementLine | None = None  # the simple statement being visited
         self.frames: list[Frame] = []  # compound statements around the node being visited, outermost first
-        self._frame_bodies: dict[cst.CSTNode, Frame] = {}
+        self._frame_bodies: dict[int, Frame] = {}  # id(body) -> the frame it opens
         self.visit_handlers = {
             "Module": self._enter_block,
             "SimpleStatementLine": self._simple_statement,
@@ -359,21 +359,21 @@ class Context:
 
     def _for(self, node: cst.For) -> None:
         self._bind(node.target, None)
-        self._loop_bodies[node.body] = node
-        self._frame_bodies[node.body] = Frame(LOOP, node)
+        self._loop_bodies[id(node.body)] = node
+        self._frame_bodies[id(node.body)] = Frame(LOOP, node)
 
     def _while(self, node: cst.While) -> None:
-        self._loop_bodies[node.body] = node
-        self._frame_bodies[node.body] = Frame(LOOP, node)
+        self._loop_bodies[id(node.body)] = node
+        self._frame_bodies[id(node.body)] = Frame(LOOP, node)
 
     def _if(self, node: cst.If) -> None:
-        self._frame_bodies[node.body] = Frame(IF, node)
+        self._frame_bodies[id(node.body)] = Frame(IF, node)
 
     def _with(self, node: cst.With) -> None:
-        self._frame_bodies[node.body] = Frame(WITH, node)
+        self._frame_bodies[id(node.body)] = Frame(WITH, node)
 
     def _except_handler(self, node: cst.ExceptHandler) -> None:
-        self._frame_bodies[node.body] = Frame(EXCEPT, node)
+        self._frame_bodies[id(node.body)] = Frame(EXCEPT, node)
 
     def _enter_block(self, node: cst.CSTNode) -> None:
         self.blocks.append(node)
@@ -396,17 +396,17 @@ class Context:
         self.statement = None
 
     def _block(self, node: cst.CSTNode) -> None:
-        loop = self._loop_bodies.get(node)
+        loop = self._loop_bodies.get(id(node))
         if loop is not None:
             self.loops.append(loop)
-        frame = self._frame_bodies.get(node)
+        frame = self._frame_bodies.get(id(node))
         if frame is not None:
             self.frames.append(frame)
 
     def _leave_block(self, node: cst.CSTNode) -> None:
-        if node in self._loop_bodies:
+        if self._loop_bodies.pop(id(node), None) is not None:
             self.loops.pop()
-        if self._frame_bodies.pop(node, None) is not None:
+        if self._frame_bodies.pop(id(node), None) is not None:
             self.frames.pop()
 
     def _with_item(self, node: cst.WithItem) -> None:
@@ -415,7 +415,7 @@ class Context:
 
     def _function(self, node: cst.FunctionDef) -> None:
         self._bind(node.name, None)
-        self._frame_bodies[node.body] = Frame(DEF, node)
+        self._frame_bodies[id(node.body)] = Frame(DEF, node)
         scope = Scope(node, self.scope)
         params = node.params
         for param in [*params.posonly_params, *params.params, *params.kwonly_params]:

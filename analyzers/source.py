@@ -35,11 +35,10 @@ def split_lines(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=256)
 def dominant_newline(text: str) -> str:
-    """The most frequent line break of `text` (`\n` when it has none); remembered, since
-    every fix of a unit asks for it."""
-    counts = {nl: 0 for nl in ("\r\n", "\n", "\r")}
-    for match in LINE_BREAK.finditer(text):
-        counts[match.group()] += 1
+    """The most frequent line break of `text` (`\n` when it has none; ties go to the first
+    of `\r\n`, `\n`, `\r`)."""
+    crlf = text.count("\r\n")
+    counts = {"\r\n": crlf, "\n": text.count("\n") - crlf, "\r": text.count("\r") - crlf}
     best = max(counts, key=counts.__getitem__)
     return best if counts[best] else "\n"
 
