@@ -26,11 +26,14 @@ import libcst as cst
 from .source import LINE_BREAK
 
 MAX_LINE = 10_000  # libcst's parser is quadratic on very long expressions (minified code)
+_OTHER_BREAKS = ("\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")  # line breaks to str.splitlines only
 _INDENTED = re.compile(r"[ \t]+(?=[^ \t\r\n#\\])")
 
 
 def lines_of(code: str) -> list[str]:
     """The unit's lines with their line breaks (only `\\r\\n`, `\\r`, `\\n` end a line)."""
+    if not any(other in code for other in _OTHER_BREAKS):
+        return code.splitlines(keepends=True)  # the same lines, several times faster
     lines, start = [], 0
     for match in LINE_BREAK.finditer(code):
         lines.append(code[start:match.end()])
