@@ -81,7 +81,7 @@ class _Pass:
         for handle in handlers[_event("Module", True)]:
             handle(module)
 
-    def _call_handlers(self, call: cst.Call, leaving: bool = False) -> tuple:
+    def _call_handlers(self, call: cst.Call, leaving: bool) -> tuple:
         """The handlers of this call event: the context's, and those of the rules whose
         `calls` take the callee's name (or, for a name imported under an alias, the
         imported name: what `ctx.qualname` resolves it to at this point of the pass)."""

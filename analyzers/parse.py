@@ -134,9 +134,9 @@ class ParseCache:
             pool.append(found)
             if len(self.chunks) > self.size:
                 for old in self.chunks.popitem(last=False)[1]:
-                    for key in old.nodes or ():
-                        if self.owners.get(key) is old:
-                            del self.owners[key]
+                    for node_id in old.nodes or ():
+                        if self.owners.get(node_id) is old:
+                            del self.owners[node_id]
         self._taken.add(id(found))
         return found
 

@@ -105,7 +105,7 @@ class _TimedRegions(CompiledModules):
         elif name in _TIMERS:
             qualified = self.ctx.qualname(node.func) or ""
             if qualified in TIMEIT or qualified in BENCHMARK_TIMER:
-                self.timers.append((self.ctx.site(node), len(self.ctx.call_order) - 1))  # the context's is in
+                self.timers.append((self.ctx.site(node), len(self.ctx.call_order) - 1))  # this call, recorded first
 
     # -- the regions, at the end of the pass ----------------------------------------------------------
     @property
@@ -274,9 +274,8 @@ class TimingWithoutWarmup(_TimedRegions):
     def _first_touch(self) -> int | None:
         """Sequence number of the first module-level call that touches CUDA or may (code the
         source does not show); None when there is none."""
-        module = self.ctx.module_scope
-        for number, call in ((n, call) for n, (call, scope) in enumerate(self.ctx.call_order) if scope is module):
-            if self._touch(call, proven=False) or self._foreign(call):
+        for number, (call, scope) in enumerate(self.ctx.call_order):
+            if scope is self.ctx.module_scope and (self._touch(call, proven=False) or self._foreign(call)):
                 return number
         return None
 
