@@ -226,7 +226,7 @@ class Context:
         self.scope = self.module_scope
         self.scopes: dict[cst.CSTNode, Scope] = {}
         self.unit = 0
-        self.loops: list[cst.CSTNode] = []
+        self.loops: tuple[cst.CSTNode, ...] = ()  # enclosing loops in the current function (a tuple: sites share it)
         self._loop_bodies: dict[int, cst.CSTNode] = {}  # id(loop body) -> loop (ids: a node's hash is a Python method)
         self.functions: dict[str, list[tuple[cst.FunctionDef, Scope]]] = defaultdict(list)
         self.calls: dict[str, list[Site]] = defaultdict(list)  # callee's last name -> its calls
@@ -236,12 +236,14 @@ class Context:
         self.argparse: dict[str, list] = defaultdict(list)
         self.args_functions: set[str] = set()
         self.cuda_evidence: cst.CSTNode | None = None
-        self._outer_loops: list[list[cst.CSTNode]] = []
+        self._outer_loops: list[tuple[cst.CSTNode, ...]] = []
         self.mutated: set[str] = set()  # names of dicts changed after creation (`.update()`, `d[k] = v`)
         self.blocks: list[cst.CSTNode] = []  # enclosing statement blocks: Module, IndentedBlock
         self.statement: cst.SimpleStatementLine | None = None  # the simple statement being visited
         self.frames: list[Frame] = []  # compound statements around the node being visited, outermost first
         self._frame_bodies: dict[int, Frame] = {}  # id(body) -> the frame it opens
+        self.final = False  # set after the pass: the facts no longer change, answers are kept
+        self._cuda_names: dict[tuple, object] = {}  # (name, id(its scope), depth) -> is_cuda_device
         self.visit_handlers = {
             "Module": self._enter_block,
             "SimpleStatementLine": self._simple_statement,
@@ -279,7 +281,7 @@ class Context:
         self.visit_handlers, self.leave_handlers, self.shared = {}, {}, {}
 
     def site(self, node: cst.CSTNode) -> Site:
-        return Site(node, self.unit, self.scope, tuple(self.loops))
+        return Site(node, self.unit, self.scope, self.loops)
 
     def local_frames(self) -> tuple[Frame, ...]:
         """The frames inside the current function (or module), outermost first."""
@@ -398,14 +400,14 @@ class Context:
     def _block(self, node: cst.CSTNode) -> None:
         loop = self._loop_bodies.get(id(node))
         if loop is not None:
-            self.loops.append(loop)
+            self.loops = (*self.loops, loop)
         frame = self._frame_bodies.get(id(node))
         if frame is not None:
             self.frames.append(frame)
 
     def _leave_block(self, node: cst.CSTNode) -> None:
         if self._loop_bodies.pop(id(node), None) is not None:
-            self.loops.pop()
+            self.loops = self.loops[:-1]
         if self._frame_bodies.pop(id(node), None) is not None:
             self.frames.pop()
 
@@ -428,7 +430,7 @@ class Context:
         self.scopes[node] = scope
         self.scope = scope
         self._outer_loops.append(self.loops)
-        self.loops = []
+        self.loops = ()
 
     def _leave_function(self, node: cst.FunctionDef) -> None:
         self.scope = self.scope.parent or self.module_scope
@@ -556,6 +558,12 @@ class Context:
                 return self.value(found[0], found[1], depth + 1)
         return UNKNOWN
 
+    def _cuda_name(self, name: str, owner: Scope, depth: int):
+        results = [UNKNOWN if v is None else self.is_cuda_device(v, owner, depth + 1) for v in owner.assignments[name]]
+        if True in results:
+            return True
+        return False if results and all(r is False for r in results) else UNKNOWN
+
     def kwargs(self, expr: cst.BaseExpression, scope: Scope):
         """A `**expr` mapping: {key: expression} when `expr` is a literal dict or `dict(...)`
         that nothing changes afterwards."""
@@ -621,16 +629,16 @@ class Context:
                 return True
             return UNKNOWN
         if isinstance(expr, cst.Name):
-            values = self.assigned(expr.value, scope)
             owner = scope.owner_of(expr.value)
-            if values:
-                results = [
-                    UNKNOWN if v is None else self.is_cuda_device(v, owner, depth + 1) for v in values
-                ]
-                if True in results:
-                    return True
-                return False if all(r is False for r in results) else UNKNOWN
-            return UNKNOWN
+            if owner is None:
+                return UNKNOWN
+            if not self.final:
+                return self._cuda_name(expr.value, owner, depth)
+            key = (expr.value, id(owner), depth)
+            found = self._cuda_names.get(key)
+            if found is None:
+                found = self._cuda_names[key] = self._cuda_name(expr.value, owner, depth)
+            return found
         if isinstance(expr, cst.Attribute):
             if isinstance(expr.value, cst.Name):
                 namespace = self.origin(expr.value, scope)

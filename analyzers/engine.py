@@ -227,6 +227,7 @@ def _analyze(source: Source, config: Config, cache: ParseCache | None) -> list[F
             ctx.unit = index
             ctx.scope = ctx.module_scope
             visitor.run(unit_parsed)
+        ctx.final = True
         for rule in rules:
             rule.finish()
         reports = [r for rule in rules for r in rule.reports if r.site.unit in parsed or r.range_override]
@@ -278,10 +279,10 @@ class _Spans(CodegenState):
         line = bisect.bisect_right(self._line_starts, offset) - 1
         return line, offset - self._line_starts[line]
 
-    def range(self, node: cst.CSTNode, line_offset: int = 0) -> Range:
+    def range(self, node: cst.CSTNode) -> Range:
         start, end = self.spans[node]
         (first, first_col), (last, last_col) = self._point(start), self._point(end)
-        return Range(first + line_offset, first_col, last + line_offset, last_col)
+        return Range(first, first_col, last, last_col)
 
 
 class _Positions:
@@ -303,9 +304,17 @@ class _Positions:
         if index is None or key not in owner.nodes:  # an id noted for a chunk gone since
             index = next(i for i, chunk in enumerate(parsed.chunks) if key in chunk.nodes)
         chunk = parsed.chunks[index]
+        first, first_col, last, last_col = remembered(_Positions, node, lambda: self._in_chunk(chunk, node))
+        offset = parsed.starts[index]
+        return Range(first + offset, first_col, last + offset, last_col)
+
+    @staticmethod
+    def _in_chunk(chunk: Chunk, node: cst.CSTNode) -> tuple[int, int, int, int]:
+        """The node's range within its chunk (the same in every version that keeps the chunk)."""
         if chunk.spans is None:
             chunk.spans = _Spans(chunk.module)
-        return chunk.spans.range(node, parsed.starts[index])
+        r = chunk.spans.range(node)
+        return r.start_line, r.start_col, r.end_line, r.end_col
 
 
 def _locate(source: Source, parsed: dict[int, Parsed], reports: list[Report]) -> list[Finding]:

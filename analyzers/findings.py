@@ -41,7 +41,8 @@ class Finding:
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     def sort_key(self) -> tuple:
-        return (-1 if self.cell is None else self.cell, self.range, self.code)
+        r = self.range
+        return (-1 if self.cell is None else self.cell, r.start_line, r.start_col, r.end_line, r.end_col, self.code)
 
     def to_dict(self) -> dict:
         """The JSON shape: 1-based lines and columns."""

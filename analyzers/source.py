@@ -173,7 +173,7 @@ def python_source(text: str, path: str = "<stdin>", encoding: str = "utf-8") -> 
     if starts:
         bounds = ([0] if starts[0] != 0 else []) + starts + [len(lines)]
         percent = [PercentCell(i, a, b) for i, (a, b) in enumerate(zip(bounds, bounds[1:]))]
-    return Source(path, [Unit(None, text, text)], "python", encoding, None, percent)
+    return Source(path, [Unit(None, text, text, lines=lines)], "python", encoding, None, percent)
 
 
 def cell_text(cell: dict) -> str:

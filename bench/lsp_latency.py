@@ -7,7 +7,12 @@ p50/p95 per size, the server's RSS, and the time of one in-process `perf-lint
 check`-equivalent analysis (read_source + analyze) of the same file for the ratio,
 sampled in-process every 10 edits while the server is idle (same machine load).
 
-    .venv/bin/python bench/lsp_latency.py [--edits 200] [--sizes 200,1500,5000]
+By default every pull gets the full report (every diagnostic serialized, sent and parsed).
+With `--previous-result-id` each pull names the result id of the report before it, as
+VS Code's language client does, so a server whose diagnostics did not change may answer
+"unchanged" instead.
+
+    .venv/bin/python bench/lsp_latency.py [--edits 200] [--sizes 200,1500,5000] [--previous-result-id]
 """
 
 from __future__ import annotations
@@ -105,7 +110,7 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def measure(text: str, path: Path, edits: int, check_every: int = 10) -> dict:
+async def measure(text: str, path: Path, edits: int, previous: bool = False, check_every: int = 10) -> dict:
     """Latencies of `edits` edit+pull pairs; every `check_every` edits, while the server is
     idle, one in-process full analysis is timed too, so both see the same machine load."""
     client = LanguageClient("lsp-latency-bench", "1")
@@ -124,6 +129,7 @@ async def measure(text: str, path: Path, edits: int, check_every: int = 10) -> d
     lines = text.splitlines()
     targets = [n for n, line in enumerate(lines) if "lr=0.01" in line]
     latencies, checks = [], []
+    result_id = first.result_id
     for k in range(edits):
         if k % check_every == 0:
             checks.append(full_check(path))
@@ -136,9 +142,14 @@ async def measure(text: str, path: Path, edits: int, check_every: int = 10) -> d
             text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=k + 2),
             content_changes=[types.TextDocumentContentChangePartial(
                 range=types.Range(types.Position(line, col), types.Position(line, col + 1)), text=new)]))
-        report = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(text_document=ident))
+        report = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
+            text_document=ident, previous_result_id=result_id if previous else None))
         latencies.append(time.perf_counter() - started)
-        assert len(report.items) == findings, "the edits keep the findings"
+        if report.kind == "full":
+            assert len(report.items) == findings, "the edits keep the findings"
+        elif not previous:
+            raise AssertionError("an unchanged report for a pull that named no previous result")
+        result_id = report.result_id
     info = await client.protocol.send_request_async("perf-lint/serverInfo", None)
     await client.shutdown_async(None)
     client.exit(None)
@@ -158,16 +169,19 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edits", type=int, default=200)
     parser.add_argument("--sizes", default="200,1500,5000")
+    parser.add_argument("--previous-result-id", action="store_true",
+                        help="name the previous report's result id in each pull, as VS Code does")
     options = parser.parse_args()
-    print(f"perf-lint server, pull mode: didChange + textDocument/diagnostic, {options.edits} edits per size "
-          f"({os.cpu_count()} CPUs, Python {sys.version.split()[0]})")
+    reports = "previousResultId sent (as VS Code)" if options.previous_result_id else "full report every pull"
+    print(f"perf-lint server, pull mode: didChange + textDocument/diagnostic, {options.edits} edits per size, "
+          f"{reports} ({os.cpu_count()} CPUs, Python {sys.version.split()[0]})")
     print(f"{'lines':>6} {'findings':>8} {'p50 ms':>8} {'p95 ms':>8} {'check ms':>9} {'p50/check':>9} {'RSS MB':>7}")
     with tempfile.TemporaryDirectory() as folder:
         for size in (int(s) for s in options.sizes.split(",")):
             text = training_script(size)
             path = Path(folder) / f"train_{size}.py"
             path.write_text(text)
-            result = await measure(text, path, options.edits)
+            result = await measure(text, path, options.edits, options.previous_result_id)
             check = statistics.median(result["checks"])
             p50 = statistics.median(result["latencies"])
             p95 = percentile(result["latencies"], 0.95)

@@ -16,6 +16,7 @@ import gc
 import itertools
 import logging
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
@@ -63,7 +64,7 @@ def shift(entries: list[Entry], change: Change) -> list[Entry]:
         r = entry.finding.range
         start, end = (r.start_line, r.start_col), (r.end_line, r.end_col)
         if end <= change.start:
-            out.append(replace(entry, fresh=False))
+            out.append(entry if not entry.fresh else Entry(entry.finding, False))
         elif start >= change.end:
             rng = Range(*moved(*start), *moved(*end))
             out.append(Entry(replace(entry.finding, range=rng), False))
@@ -99,9 +100,43 @@ class Analysis:
     broken: dict[str, Finding]  # unit URI -> its TPL000
 
 
+class _Uncollected:
+    """While any analysis runs, the cyclic garbage collector waits.
+
+    An analysis allocates tens of thousands of objects that live until it ends (and are
+    then freed by reference counting: the engine breaks its cycles). Collections in its
+    middle only walk them, ten young collections and one older per edit, several ms of
+    each keystroke's latency. Once the last running analysis ends, collection resumes,
+    with the thresholds `serve` set, and finds the young generation mostly emptied."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running = 0
+
+    def __enter__(self) -> None:
+        with self.lock:
+            self.running += 1
+            if self.running == 1:
+                gc.disable()
+
+    def __exit__(self, *exc) -> None:
+        with self.lock:
+            self.running -= 1
+            if self.running == 0:
+                gc.enable()
+
+
+_UNCOLLECTED = _Uncollected()
+
+
 def run_analysis(snapshot: Snapshot, resolved: Resolved, cache: ParseCache) -> Analysis:
     """Analyze a snapshot (runs in a worker thread), reusing the statements of the
     target's previous versions that `cache` holds."""
+    with _UNCOLLECTED:
+        return _run_analysis(snapshot, resolved, cache)
+
+
+def _run_analysis(snapshot: Snapshot, resolved: Resolved, cache: ParseCache) -> Analysis:
     findings: dict[str, list[Finding]] = {unit.uri: [] for unit in snapshot.units}
     broken: dict[str, Finding] = {}
     if resolved.excluded:
@@ -228,7 +263,7 @@ class Diagnostics:
             state.shown[uri] = entries
             state.syntax.pop(uri, None)  # the next analysis says whether it still fails
         for uri in list(state.shown):
-            state.shown[uri] = [replace(e, fresh=False) for e in state.shown[uri]]
+            state.shown[uri] = [Entry(e.finding, False) if e.fresh else e for e in state.shown[uri]]
         for uri in closed_units:
             state.shown.pop(uri, None)
             state.syntax.pop(uri, None)

@@ -48,7 +48,9 @@ class _LoaderRule(Rule):
         self.visits = first is self
         self.loaders: dict[cst.Call, Site] = first.loaders if first is not self else {}
         self.loops: dict[cst.For, tuple[Site, set[str]]] = first.loops if first is not self else {}
-        self.moves: list[_Move] = first.moves if first is not self else []
+        self.pending: list[tuple[Site, cst.For, str]] = first.pending if first is not self else []
+        self._moves: list[_Move] | None = None  # the first instance's, resolved in finish
+        self._cuda_moves: dict[int, list[_Move]] | None = None  # the first instance's, by loader
         self.dataset_classes: dict[str, cst.ClassDef] = first.dataset_classes if first is not self else {}
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -90,31 +92,49 @@ class _LoaderRule(Rule):
         return None
 
     def _move(self, call: cst.Call, name: str) -> None:
-        if not isinstance(call.func, cst.Attribute):
-            return
-        loop = self._batch_loop(call.func.value)
-        if loop is None:
-            return
-        site = self.ctx.site(call)
+        if isinstance(call.func, cst.Attribute):
+            loop = self._batch_loop(call.func.value)
+            if loop is not None:
+                self.pending.append((self.ctx.site(call), loop, name))
+
+    # -- resolution at the end of the pass ------------------------------------------------
+    @property
+    def moves(self) -> list[_Move]:
+        """The batch moves to a device, resolved once the whole source is known."""
+        first = self.ctx.shared[_LoaderRule]
+        if first._moves is None:
+            first._moves = [move for move in map(self._resolve_move, self.pending) if move is not None]
+        return first._moves
+
+    def _resolve_move(self, pending: tuple[Site, cst.For, str]) -> _Move | None:
+        site, loop, name = pending
+        call = site.node
         if name == "cuda":
             device = argument(call, 0, "device")
             cuda = True if device is None else self.ctx.is_cuda_device(device, site.scope)
         else:
             device = argument(call, 0, "device")
             if device is None:
-                return
+                return None
             cuda = self.ctx.is_cuda_device(device, site.scope)
             if cuda is UNKNOWN:
                 text = dotted(device) or ""
                 if _DTYPE_LIKE.search(text.rsplit(".", 1)[-1]) or not _DEVICE_LIKE.search(text):
-                    return
+                    return None
                 cuda = _DEVICE_VARIABLE
         blocking = keyword(call, "non_blocking")
         non_blocking = blocking is not None and self.ctx.value(blocking.value, site.scope) is True
-        self.moves.append(_Move(site, loop, cuda, non_blocking))
+        return _Move(site, loop, cuda, non_blocking)
 
-    # -- resolution at the end of the pass ------------------------------------------------
     def loaders_of(self, loop: cst.For) -> list[Site]:
+        """The DataLoaders a loop iterates over (remembered for the analysis, by every loader rule)."""
+        known = self.ctx.shared.setdefault((_LoaderRule, "loaders_of"), {})
+        found = known.get(id(loop))
+        if found is None:
+            found = known[id(loop)] = self._loaders_of(loop)
+        return found
+
+    def _loaders_of(self, loop: cst.For) -> list[Site]:
         site, _ = self.loops[loop]
         iterable = loop.iter
         candidates = [iterable]
@@ -160,7 +180,15 @@ class _LoaderRule(Rule):
         return found
 
     def setting(self, site: Site, index: int, name: str):
-        """A DataLoader keyword's value: a Python value, None when not passed, UNKNOWN."""
+        """A DataLoader keyword's value: a Python value, None when not passed, UNKNOWN
+        (remembered for the analysis, by every loader rule)."""
+        known = self.ctx.shared.setdefault((_LoaderRule, "setting"), {})
+        key = (id(site.node), index, name)
+        if key not in known:
+            known[key] = self._setting(site, index, name)
+        return known[key]
+
+    def _setting(self, site: Site, index: int, name: str):
         passed = self.ctx.call_argument(site.node, index, name, site.scope)
         if passed is None or passed is UNKNOWN:
             return passed
@@ -169,6 +197,12 @@ class _LoaderRule(Rule):
 
     def cuda_moves(self) -> dict[int, list[_Move]]:
         """Loader (by id of its call) -> moves of its batches to CUDA."""
+        first = self.ctx.shared[_LoaderRule]
+        if first._cuda_moves is None:
+            first._cuda_moves = self._by_loader()
+        return first._cuda_moves
+
+    def _by_loader(self) -> dict[int, list[_Move]]:
         result: dict[int, list[_Move]] = {}
         for move in self.moves:
             for loader in self.loaders_of(move.loop):
