@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import bisect
-import contextlib
-import itertools
 import re
 import sys
 from collections import defaultdict
 
 import libcst as cst
-from libcst._nodes.internal import CodegenState
 
 from .config import Config
 from .context import Context, children, remembered, use_memos
@@ -18,7 +14,8 @@ from .findings import Edit, Finding, Fix, Range
 from .rules import enabled_rules
 from .rules.base import InsertLineBefore, MoveLinesBefore, Replace, Report, Rule
 from .parse import MAX_LINE, Chunk, LongLine, Parsed, ParseCache, Split, parse, split
-from .source import LINE_BREAK, Source, dominant_newline, split_lines
+from .spans import Spans
+from .source import Source, dominant_newline, split_lines
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _IGNORE = re.compile(r"#\s*perf-lint:\s*ignore\[(?P<codes>[^\]]*)\]")
@@ -239,52 +236,6 @@ def _analyze(source: Source, config: Config, cache: ParseCache | None) -> list[F
     return sorted(set(findings), key=Finding.sort_key)
 
 
-class _Spans(CodegenState):
-    """Code generation that remembers, for every node, which tokens it produced (its
-    syntactic span, as libcst's PositionProvider defines it) and nothing else: lines and
-    columns are computed afterwards for the few nodes that have findings. About a third
-    of the cost of PositionProvider, which builds a CodeRange for every node."""
-
-    def __init__(self, module: cst.Module) -> None:
-        super().__init__(module.default_indent, module.default_newline)
-        self.spans: dict[cst.CSTNode, tuple[int, int]] = {}
-        self._starts: list[int] = []
-        module._codegen(self)
-        text = "".join(self.tokens)
-        self._offsets = [0, *itertools.accumulate(len(token) for token in self.tokens)]
-        self._line_starts = [0, *(m.end() for m in LINE_BREAK.finditer(text))]
-
-    def before_codegen(self, node: cst.CSTNode) -> None:
-        self._starts.append(len(self.tokens))
-
-    def after_codegen(self, node: cst.CSTNode) -> None:
-        start = self._starts.pop()
-        if node not in self.spans:  # a syntactic span recorded inside wins
-            self.spans[node] = (start, len(self.tokens))
-
-    @contextlib.contextmanager
-    def record_syntactic_position(self, node, *, start_node=None, end_node=None):
-        start = len(self.tokens)
-        try:
-            yield
-        finally:
-            end = len(self.tokens)
-            self.spans[node] = (
-                self.spans[start_node][0] if start_node is not None else start,
-                self.spans[end_node][1] if end_node is not None else end,
-            )
-
-    def _point(self, token: int) -> tuple[int, int]:
-        offset = self._offsets[min(token, len(self._offsets) - 1)]
-        line = bisect.bisect_right(self._line_starts, offset) - 1
-        return line, offset - self._line_starts[line]
-
-    def range(self, node: cst.CSTNode) -> Range:
-        start, end = self.spans[node]
-        (first, first_col), (last, last_col) = self._point(start), self._point(end)
-        return Range(first, first_col, last, last_col)
-
-
 class _Positions:
     """Node -> Range in its unit, from the code generation of the node's chunk alone
     (kept on the chunk, so an edit costs only the chunks it touched)."""
@@ -304,7 +255,9 @@ class _Positions:
         if index is None or key not in owner.nodes:  # an id noted for a chunk gone since
             index = next(i for i, chunk in enumerate(parsed.chunks) if key in chunk.nodes)
         chunk = parsed.chunks[index]
-        first, first_col, last, last_col = remembered(_Positions, node, lambda: self._in_chunk(chunk, node))
+        # by chunk too: an edit inside one token (see parse.patched) shares the other nodes
+        # of its statement with the chunk's previous version, where they may sit elsewhere
+        first, first_col, last, last_col = remembered(_Positions, node, lambda: self._in_chunk(chunk, node), chunk)
         offset = parsed.starts[index]
         return Range(first + offset, first_col, last + offset, last_col)
 
@@ -312,7 +265,7 @@ class _Positions:
     def _in_chunk(chunk: Chunk, node: cst.CSTNode) -> tuple[int, int, int, int]:
         """The node's range within its chunk (the same in every version that keeps the chunk)."""
         if chunk.spans is None:
-            chunk.spans = _Spans(chunk.module)
+            chunk.spans = Spans(chunk.module)
         r = chunk.spans.range(node)
         return r.start_line, r.start_col, r.end_line, r.end_col
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import ast
 import bisect
+import dataclasses
+import keyword
 import re
 import threading
 from collections import OrderedDict
@@ -23,7 +25,9 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from .context import children
 from .source import LINE_BREAK
+from .spans import Spans
 
 MAX_LINE = 10_000  # libcst's parser is quadratic on very long expressions (minified code)
 _OTHER_BREAKS = ("\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")  # line breaks to str.splitlines only
@@ -55,6 +59,7 @@ class Chunk:
     the first pass over it, `spans` by the first position asked in it."""
 
     module: cst.Module
+    text: str
     nodes: frozenset | None = None  # ids of the nodes the pass visits
     events: dict = field(default_factory=dict)  # the pass's wanted event codes -> [event, node, ...]
     spans: object = None
@@ -73,11 +78,14 @@ class Parsed:
 @dataclass
 class Split:
     """A unit that Python's parser accepts, cut into chunks: `starts[i]` is the first line
-    of chunk i; `config` is libcst's for every chunk (the unit's own indent and newline)."""
+    of chunk i; `config` is libcst's for every chunk (the unit's own indent and newline).
+    `chunks` are set by `parse`; `previous` are those of the unit's previous version."""
 
     lines: list[str]
     starts: list[int]
     config: cst.PartialParserConfig
+    chunks: list = field(default_factory=list)
+    previous: list = field(default_factory=list)
 
 
 def _first_line(statement: ast.stmt) -> int:
@@ -98,6 +106,89 @@ def _starts(code: str, offset: int) -> list[int]:
         if before.end_lineno <= _first_line(statement):
             starts.append(offset + before.end_lineno)
     return starts
+
+
+_LEAVES = (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)
+
+
+def patched(donor: Chunk, text: str) -> tuple[cst.Module, Spans] | None:
+    """`text` as a module made from `donor`'s (its previous version) without parsing, when
+    the edit between them stays inside one name, number or plain string and the token keeps
+    its kind (a keystroke, mostly): the donor's module with that leaf replaced, every other
+    node shared. None when the edit is anything else. The result is checked to generate
+    exactly `text`, and comes with its spans."""
+    old = donor.text
+    prefix = _common_prefix(old, text)
+    suffix = _common_prefix(old[prefix:][::-1], text[prefix:][::-1])
+    start, end, inserted = prefix, len(old) - suffix, text[prefix:len(text) - suffix]
+    if donor.spans is None:
+        donor.spans = Spans(donor.module)
+    spans = donor.spans
+    leaf, offset = None, 0
+    for node, (first, last) in spans.spans.items():  # the one token of a leaf is its value
+        if type(node) in _LEAVES and spans.offsets[first] <= start and end <= spans.offsets[last]:
+            token = next((i for i in range(first, last) if spans.tokens[i] == node.value), None)
+            if token is not None and spans.offsets[token] <= start and end <= spans.offsets[token + 1]:
+                leaf, offset = node, spans.offsets[token]
+                break
+    if leaf is None:
+        return None
+    value = leaf.value[:start - offset] + inserted + leaf.value[end - offset:]
+    if type(leaf) is cst.Name and (keyword.iskeyword(value) or keyword.issoftkeyword(value)):
+        return None
+    try:
+        alone = cst.parse_expression(value)
+    except (cst.ParserSyntaxError, ValueError, RecursionError):
+        return None
+    if type(alone) is not type(leaf) or alone.value != value:  # one token, nothing around it
+        return None
+    path = _path(donor.module, leaf)
+    if path is None:
+        return None
+    try:
+        node = leaf.with_changes(value=value)
+        for parent, child in zip(reversed(path[:-1]), reversed(path[1:])):
+            node = _replaced(parent, child, node)
+    except cst.CSTValidationError:
+        return None
+    made = Spans(node)
+    return (node, made) if made.text == text else None
+
+
+def _common_prefix(a: str, b: str) -> int:
+    limit = min(len(a), len(b))
+    low, high = 0, limit
+    while low < high:  # binary search over slice comparisons: fast on long texts
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _path(root: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode] | None:
+    """The nodes from `root` down to `target`, both included."""
+    stack = [(root, 0)]
+    path: list[cst.CSTNode] = []
+    while stack:
+        node, depth = stack.pop()
+        del path[depth:]
+        path.append(node)
+        if node is target:
+            return path
+        stack.extend((child, depth + 1) for child in reversed(children(node)))
+    return None
+
+
+def _replaced(parent: cst.CSTNode, old: cst.CSTNode, new: cst.CSTNode) -> cst.CSTNode:
+    for item in dataclasses.fields(parent):
+        value = getattr(parent, item.name)
+        if value is old:
+            return parent.with_changes(**{item.name: new})
+        if type(value) in (tuple, list) and any(v is old for v in value):
+            return parent.with_changes(**{item.name: type(value)(new if v is old else v for v in value)})
+    raise ValueError(f"{type(old).__name__} is not a child of {type(parent).__name__}")
 
 
 class ParseCache:
@@ -121,7 +212,9 @@ class ParseCache:
         if sum(map(len, self.memos.values())) > 20 * self.size:
             self.memos.clear()
 
-    def chunk(self, text: str, config: cst.PartialParserConfig) -> Chunk:
+    def chunk(self, text: str, config: cst.PartialParserConfig, donor: Chunk | None = None) -> Chunk:
+        """A chunk of `text` not handed out yet in this analysis: cached, else made from
+        `donor` (the chunk at its place in the previous version, see `patched`), else parsed."""
         key = (text, config.default_indent, config.default_newline)
         pool = self.chunks.get(key)
         if pool is None:
@@ -130,7 +223,12 @@ class ParseCache:
             self.chunks.move_to_end(key)
         found = next((chunk for chunk in pool if id(chunk) not in self._taken), None)
         if found is None:
-            found = Chunk(cst.parse_module(text, config))
+            made = patched(donor, text) if donor is not None and id(donor) not in self._taken else None
+            if made is None:
+                found = Chunk(cst.parse_module(text, config), text)
+            else:  # the donor's nodes now belong to this chunk: it is never handed out again
+                found = Chunk(made[0], text, spans=made[1])
+                self._drop(donor, config)
             pool.append(found)
             if len(self.chunks) > self.size:
                 for old in self.chunks.popitem(last=False)[1]:
@@ -139,6 +237,17 @@ class ParseCache:
                             del self.owners[node_id]
         self._taken.add(id(found))
         return found
+
+    def _drop(self, chunk: Chunk, config: cst.PartialParserConfig) -> None:
+        key = (chunk.text, config.default_indent, config.default_newline)
+        pool = self.chunks.get(key, [])
+        if chunk in pool:
+            pool.remove(chunk)
+            if not pool:
+                del self.chunks[key]
+        for node_id in chunk.nodes or ():
+            if self.owners.get(node_id) is chunk:
+                del self.owners[node_id]
 
 
 def common_lines(old: list[str], new: list[str]) -> tuple[int, int]:
@@ -190,9 +299,11 @@ def default_indent(lines: list[str]) -> str:
     return "    "
 
 
-def _chunks(lines: list[str], starts: list[int], cache: ParseCache, config: cst.PartialParserConfig) -> list[Chunk]:
-    bounds = [*starts, len(lines)]
-    return [cache.chunk("".join(lines[begin:end]), config) for begin, end in zip(bounds, bounds[1:])]
+def _chunks(unit: Split, cache: ParseCache) -> list[Chunk]:
+    bounds = [*unit.starts, len(unit.lines)]
+    donors = unit.previous if len(unit.previous) == len(unit.starts) else [None] * len(unit.starts)
+    return [cache.chunk("".join(unit.lines[begin:end]), unit.config, donor)
+            for begin, end, donor in zip(bounds, bounds[1:], donors)]
 
 
 def split(code: str, cache: ParseCache, slot: object = None) -> Split:
@@ -211,7 +322,9 @@ def split(code: str, cache: ParseCache, slot: object = None) -> Split:
     first_break = LINE_BREAK.search(code)  # libcst's default newline: the first one
     config = cst.PartialParserConfig(default_indent=default_indent(lines),
                                      default_newline=first_break.group() if first_break else "\n")
-    cache.splits[slot] = made = Split(lines, starts, config)
+    same = previous is not None and (previous.config.default_indent, previous.config.default_newline) == (
+        config.default_indent, config.default_newline)
+    cache.splits[slot] = made = Split(lines, starts, config, previous=previous.chunks if same else [])
     return made
 
 
@@ -219,12 +332,13 @@ def parse(unit: Split, cache: ParseCache) -> Parsed:
     """The unit's chunks parsed by libcst (from the cache where their text is there) and
     its module. Raises what libcst raises when only libcst rejects the unit."""
     try:
-        chunks = _chunks(unit.lines, unit.starts, cache, unit.config)
+        chunks = _chunks(unit, cache)
     except cst.ParserSyntaxError:
         if len(unit.starts) < 2:
             raise
         unit.starts = [0]  # a split `ast` misjudged: parse the unit whole
-        chunks = _chunks(unit.lines, unit.starts, cache, unit.config)
+        chunks = _chunks(unit, cache)
+    unit.chunks = chunks
     body = [statement for chunk in chunks for statement in chunk.module.body]
     module = cst.Module(
         body=body,

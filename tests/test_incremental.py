@@ -3,8 +3,12 @@ exactly the findings of a fresh analysis, version after version, and really reus
 
 from __future__ import annotations
 
+import ast
+import io
 import json
 import random
+import tokenize
+import warnings
 from pathlib import Path
 
 import pytest
@@ -12,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from perf_lint.analyzers import ALL_RULES, analyze, notebook_source, python_source
-from perf_lint.analyzers.parse import ParseCache, lines_of
+from perf_lint.analyzers.parse import ParseCache, lines_of, parse, split
 
 from .fuzzing import SEEDS
 from .lsp_client import NEOVIM, edit, open_py, pull, replace_all, session, timed
@@ -111,6 +115,70 @@ def test_an_edit_parses_only_the_statement_it_touched():
     after = {id(chunk) for pool in cache.chunks.values() for chunk in pool}
     assert len(after - before) == 1  # one chunk parsed anew, every other one reused
     assert findings == analyze(python_source(edited, "train.py"))
+
+
+def _token_edit(text: str, rng: random.Random) -> str:
+    """A keystroke inside (or at the edge of) a name, number or string: a character typed,
+    deleted or replaced, whether or not the token keeps its kind."""
+    tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline)
+              if t.type in (tokenize.NAME, tokenize.NUMBER, tokenize.STRING)]
+    token = rng.choice(tokens)
+    lines = lines_of(text)
+    offset = sum(map(len, lines[:token.start[0] - 1])) + token.start[1]
+    at = offset + rng.randint(0, len(token.string))
+    typed = rng.choice(["", "1", "0", "x", "_", ".", "e", "j", '"', "'", " ", "(", "\\", "if", "f"])
+    return text[:at] + typed + text[at + rng.choice([0, 0, 1]):]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_keystrokes_in_tokens_give_the_tree_and_findings_of_a_fresh_parse(seed):
+    """An edit inside one token rebuilds the statement from its previous version (see
+    parse.patched); the tree must equal a fresh parse's, and the findings a fresh analysis'."""
+    rng = random.Random(seed)
+    text = rng.choice([TRAIN, *SEEDS])
+    cache = ParseCache()
+    analyze(python_source(text, "t.py"), cache=cache)
+    for _ in range(20):
+        edited = _token_edit(text, rng)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # invalid escapes and the like, typed on purpose
+                ast.parse(edited)
+        except (SyntaxError, ValueError):
+            continue  # the editor's broken versions are covered above
+        incremental = analyze(python_source(edited, "t.py"), cache=cache)
+        assert incremental == analyze(python_source(edited, "t.py")), edited
+        made = parse(split(edited, cache, 0), cache).module
+        fresh = ParseCache()
+        assert made.deep_equals(parse(split(edited, fresh, 0), fresh).module), edited
+        text = edited
+
+
+def test_a_keystroke_in_a_number_keeps_the_rest_of_its_statement():
+    """The statements of a function an edit left alone are the same nodes as before (a
+    parse would make new ones), so what was computed about them is reused."""
+    cache = ParseCache()
+    analyze(python_source(TRAIN, "train.py"), cache=cache)
+    before = {id(s): s for pool in cache.chunks.values() for chunk in pool for s in _statements(chunk.module)}
+    edited = TRAIN.replace("lr=0.1)", "lr=0.2)", 1)
+    assert edited != TRAIN
+    findings = analyze(python_source(edited, "train.py"), cache=cache)
+    assert findings == analyze(python_source(edited, "train.py"))
+    changed = next(chunk for pool in cache.chunks.values() for chunk in pool if "lr=0.2)" in chunk.text)
+    statements = _statements(changed.module)
+    kept = [s for s in statements if id(s) in before and before[id(s)] is s]
+    assert kept and len(kept) < len(statements)  # the edited statement (and its parents) are new
+    assert not any("lr=0.1)" in chunk.text for pool in cache.chunks.values() for chunk in pool)
+
+
+def _statements(module) -> list:
+    found, stack = [], list(module.body)
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        body = getattr(node, "body", None)
+        stack.extend(getattr(body, "body", ()) if not isinstance(body, (list, tuple)) else ())
+    return found
 
 
 def test_duplicate_statements_stay_distinct_nodes():
