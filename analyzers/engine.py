@@ -265,7 +265,7 @@ class _Positions:
     def _in_chunk(chunk: Chunk, node: cst.CSTNode) -> tuple[int, int, int, int]:
         """The node's range within its chunk (the same in every version that keeps the chunk)."""
         if chunk.spans is None:
-            chunk.spans = Spans(chunk.module)
+            chunk.spans = Spans.of(chunk.module)
         r = chunk.spans.range(node)
         return r.start_line, r.start_col, r.end_line, r.end_col
 

@@ -115,24 +115,25 @@ def patched(donor: Chunk, text: str) -> tuple[cst.Module, Spans] | None:
     """`text` as a module made from `donor`'s (its previous version) without parsing, when
     the edit between them stays inside one name, number or plain string and the token keeps
     its kind (a keystroke, mostly): the donor's module with that leaf replaced, every other
-    node shared. None when the edit is anything else. The result is checked to generate
-    exactly `text`, and comes with its spans."""
+    node shared. None when the edit is anything else. Comes with its spans, the donor's
+    with one token changed, which are checked to spell exactly `text`."""
     old = donor.text
     prefix = _common_prefix(old, text)
     suffix = _common_prefix(old[prefix:][::-1], text[prefix:][::-1])
     start, end, inserted = prefix, len(old) - suffix, text[prefix:len(text) - suffix]
     if donor.spans is None:
-        donor.spans = Spans(donor.module)
+        donor.spans = Spans.of(donor.module)
     spans = donor.spans
-    leaf, offset = None, 0
+    leaf, token = None, -1
     for node, (first, last) in spans.spans.items():  # the one token of a leaf is its value
         if type(node) in _LEAVES and spans.offsets[first] <= start and end <= spans.offsets[last]:
-            token = next((i for i in range(first, last) if spans.tokens[i] == node.value), None)
-            if token is not None and spans.offsets[token] <= start and end <= spans.offsets[token + 1]:
-                leaf, offset = node, spans.offsets[token]
+            token = next((i for i in range(first, last) if spans.tokens[i] == node.value), -1)
+            if token >= 0 and spans.offsets[token] <= start and end <= spans.offsets[token + 1]:
+                leaf = node
                 break
     if leaf is None:
         return None
+    offset = spans.offsets[token]
     value = leaf.value[:start - offset] + inserted + leaf.value[end - offset:]
     if type(leaf) is cst.Name and (keyword.iskeyword(value) or keyword.issoftkeyword(value)):
         return None
@@ -145,13 +146,14 @@ def patched(donor: Chunk, text: str) -> tuple[cst.Module, Spans] | None:
     path = _path(donor.module, leaf)
     if path is None:
         return None
+    renamed: dict[cst.CSTNode, cst.CSTNode] = {}
     try:
-        node = leaf.with_changes(value=value)
+        node = renamed[leaf] = leaf.with_changes(value=value)
         for parent, child in zip(reversed(path[:-1]), reversed(path[1:])):
-            node = _replaced(parent, child, node)
+            node = renamed[parent] = _replaced(parent, child, node)
     except cst.CSTValidationError:
         return None
-    made = Spans(node)
+    made = spans.replaced(token, value, renamed)
     return (node, made) if made.text == text else None
 
 

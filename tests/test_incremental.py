@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+import libcst as cst
 
 from perf_lint.analyzers import ALL_RULES, analyze, notebook_source, python_source
-from perf_lint.analyzers.parse import ParseCache, lines_of, parse, split
+from perf_lint.analyzers.parse import Chunk, ParseCache, lines_of, parse, patched, split
+from perf_lint.analyzers.spans import Spans
 
 from .fuzzing import SEEDS
 from .lsp_client import NEOVIM, edit, open_py, pull, replace_all, session, timed
@@ -152,6 +154,33 @@ def test_keystrokes_in_tokens_give_the_tree_and_findings_of_a_fresh_parse(seed):
         fresh = ParseCache()
         assert made.deep_equals(parse(split(edited, fresh, 0), fresh).module), edited
         text = edited
+
+
+@pytest.mark.parametrize("old, new", [
+    ("def f(lr=0.01):\n    return step(lr, x)  # note\n", "def f(lr=0.02):\n    return step(lr, x)  # note\n"),
+    ("def f(lr=0.01):\n    return step(lr, x)\n", "def f(lr=0.01):\n    return stepper(lr, x)\n"),
+    ('x = f("""a\nb""", 1)\ny = 2\n', 'x = f("""a\n\nb""", 1)\ny = 2\n'),
+    ("for i in range(10):\n    total += i\n", "for i in range(1):\n    total += i\n"),
+])
+def test_a_patched_statement_has_the_spans_of_its_code(old, new):
+    """`patched`'s module spells the new text and its derived spans are a code generation's."""
+    donor = Chunk(cst.parse_module(old), old)
+    module, spans = patched(donor, new)
+    assert module.code == new and module.deep_equals(cst.parse_module(new))
+    fresh = Spans.of(module)
+    assert set(spans.spans) == set(fresh.spans)
+    assert all(spans.range(node) == fresh.range(node) for node in fresh.spans)
+
+
+@pytest.mark.parametrize("old, new", [
+    ("x = 1\n", "x = 1.5\n"),  # another kind of number
+    ("x = a\n", "x = if\n"),  # a keyword
+    ("x = ab\n", "x = a b\n"),  # two tokens
+    ('x = "a"\n', 'x = f"a"\n'),  # an f-string
+    ("x = a + b\n", "x = a - b\n"),  # not a leaf
+])
+def test_other_edits_are_parsed(old, new):
+    assert patched(Chunk(cst.parse_module(old), old), new) is None
 
 
 def test_a_keystroke_in_a_number_keeps_the_rest_of_its_statement():
