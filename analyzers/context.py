@@ -32,7 +32,7 @@ _SKIPPED_FIELDS = (
 )
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 _IS_NODE: dict[type, bool] = {}  # isinstance(x, CSTNode) by type: CSTNode is an ABC, slow to test
-# Concrete node classes have no subclasses, so the hot helpers below test `type(x) is C`
+# Concrete node classes have no subclasses, so the analyzers test `type(x) is C`
 # (an isinstance test that fails goes through ABCMeta.__instancecheck__).
 
 
@@ -302,14 +302,14 @@ class Context:
             name = dotted(alias.name)
             if name is None:
                 continue
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 self.imports[alias.asname.name.value] = name
             else:
                 first = name.split(".")[0]
                 self.imports[first] = first
 
     def _import_from(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+        if node.relative or node.module is None or type(node.names) is cst.ImportStar:
             return
         module = dotted(node.module)
         if module is None:
@@ -318,23 +318,23 @@ class Context:
             name = dotted(alias.name)
             if name is None:
                 continue
-            local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
+            local = alias.asname.name.value if alias.asname and type(alias.asname.name) is cst.Name else name
             self.imports[local] = f"{module}.{name}"
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             self.scope.assignments[target.value].append(value)
             self.by_name[target.value].append((value, self.scope))
-        elif isinstance(target, (cst.Tuple, cst.List)):
+        elif type(target) in (cst.Tuple, cst.List):
             for element in target.elements:
                 self._bind(element.value, None)
-        elif isinstance(target, cst.StarredElement):
+        elif type(target) is cst.StarredElement:
             self._bind(target.value, None)
-        elif isinstance(target, cst.Attribute):
+        elif type(target) is cst.Attribute:
             key = dotted(target)
             if key is not None:
                 self.attributes[key].append((value, self.scope))
-        elif isinstance(target, cst.Subscript):
+        elif type(target) is cst.Subscript:
             key = dotted(target.value)
             if key is not None:
                 self.mutated.add(key)
@@ -342,7 +342,7 @@ class Context:
     def _assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             value = node.value
-            if isinstance(target.target, (cst.Tuple, cst.List)) and self._is_parse_args(value):
+            if type(target.target) in (cst.Tuple, cst.List) and self._is_parse_args(value):
                 first = target.target.elements[0].value if target.target.elements else None
                 if first is not None:
                     self._bind(first, value)
@@ -424,7 +424,7 @@ class Context:
             scope.assignments[param.name.value].append(None)
             scope.params.append(param.name.value)
         for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
+            if type(star) is cst.Param:
                 scope.assignments[star.name.value].append(None)
         self.functions[node.name.value].append((node, scope))
         self.scopes[node] = scope
@@ -443,12 +443,12 @@ class Context:
             self.calls[name].append(self.site(node))
         if name == "add_argument":
             self._add_argument(node)
-        elif name in _MUTATORS and isinstance(node.func, cst.Attribute):
+        elif name in _MUTATORS and type(node.func) is cst.Attribute:
             key = dotted(node.func.value)
             if key is not None:
                 self.mutated.add(key)
         if self.cuda_evidence is None:
-            if name == "cuda" and isinstance(node.func, cst.Attribute):
+            if name == "cuda" and type(node.func) is cst.Attribute:
                 self.cuda_evidence = node
             else:
                 qualified = self.qualname(node.func)
@@ -486,13 +486,13 @@ class Context:
             self.argparse[dest].append(cst.Name("None"))
 
     def _is_parse_args(self, expr: cst.BaseExpression | None) -> bool:
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             expr = expr.value
-        if not isinstance(expr, cst.Call):
+        if type(expr) is not cst.Call:
             return False
         name = call_name(expr)
         return name in ("parse_args", "parse_known_args") or (
-            isinstance(expr.func, cst.Name) and name in self.args_functions
+            type(expr.func) is cst.Name and name in self.args_functions
         )
 
     # -- queries ----------------------------------------------------------------------
@@ -519,7 +519,7 @@ class Context:
         """
         while depth < _MAX_DEPTH:
             depth += 1
-            if isinstance(expr, cst.Name) and expr.value not in self.imports:
+            if type(expr) is cst.Name and expr.value not in self.imports:
                 owner = scope.owner_of(expr.value)
                 if owner is None:
                     return None
@@ -528,7 +528,7 @@ class Context:
                     return None
                 expr, scope = values[0], owner
                 continue
-            if isinstance(expr, cst.Attribute) and dotted(expr) in self.attributes:
+            if type(expr) is cst.Attribute and dotted(expr) in self.attributes:
                 values = self.attributes[dotted(expr)]
                 if len(values) != 1 or values[0][0] is None:
                     return None
@@ -544,7 +544,7 @@ class Context:
         found = literal(expr)
         if found is not UNKNOWN:
             return found
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+        if type(expr) is cst.Attribute and type(expr.value) is cst.Name:
             namespace = self.origin(expr.value, scope)
             if namespace is not None and self._is_parse_args(namespace[0]):
                 defaults = self.argparse.get(expr.attr.value, [])
@@ -552,7 +552,7 @@ class Context:
                 if len(defaults) >= 1 and len(values) == 1:
                     return self.value(defaults[0], self.module_scope, depth + 1)
                 return UNKNOWN
-        if isinstance(expr, (cst.Name, cst.Attribute)):
+        if type(expr) in (cst.Name, cst.Attribute):
             found = self.origin(expr, scope)
             if found is not None and found[0] is not expr:
                 return self.value(found[0], found[1], depth + 1)
@@ -569,21 +569,21 @@ class Context:
         that nothing changes afterwards."""
         if dotted(expr) in self.mutated:
             return UNKNOWN
-        found = self.origin(expr, scope) if isinstance(expr, (cst.Name, cst.Attribute)) else (expr, scope)
+        found = self.origin(expr, scope) if type(expr) in (cst.Name, cst.Attribute) else (expr, scope)
         if found is None:
             return UNKNOWN
         expr, scope = found
-        if isinstance(expr, cst.Dict):
+        if type(expr) is cst.Dict:
             result = {}
             for element in expr.elements:
-                if not isinstance(element, cst.DictElement):
+                if type(element) is not cst.DictElement:
                     return UNKNOWN
                 key = literal(element.key)
                 if not isinstance(key, str):
                     return UNKNOWN
                 result[key] = element.value
             return result, scope
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "dict":
+        if type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "dict":
             if any(arg.keyword is None for arg in expr.args):
                 return UNKNOWN
             return {arg.keyword.value: arg.value for arg in expr.args}, scope
@@ -615,20 +615,20 @@ class Context:
             return value.startswith("cuda")
         if isinstance(value, int) and not isinstance(value, bool):
             return True
-        if isinstance(expr, cst.FormattedString):
+        if type(expr) is cst.FormattedString:
             head = expr.parts[0] if expr.parts else None
-            return isinstance(head, cst.FormattedStringText) and head.value.startswith("cuda")
-        if isinstance(expr, cst.IfExp):
+            return type(head) is cst.FormattedStringText and head.value.startswith("cuda")
+        if type(expr) is cst.IfExp:
             branches = [self.is_cuda_device(b, scope, depth + 1) for b in (expr.body, expr.orelse)]
             return True if True in branches else (False if branches == [False, False] else UNKNOWN)
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             qualified = self.qualname(expr.func) or ""
             if qualified == "torch.device" and expr.args:
                 return self.is_cuda_device(expr.args[0].value, scope, depth + 1)
             if qualified in ("torch.cuda.current_device", "torch.cuda.device"):
                 return True
             return UNKNOWN
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             owner = scope.owner_of(expr.value)
             if owner is None:
                 return UNKNOWN
@@ -639,8 +639,8 @@ class Context:
             if found is None:
                 found = self._cuda_names[key] = self._cuda_name(expr.value, owner, depth)
             return found
-        if isinstance(expr, cst.Attribute):
-            if isinstance(expr.value, cst.Name):
+        if type(expr) is cst.Attribute:
+            if type(expr.value) is cst.Name:
                 namespace = self.origin(expr.value, scope)
                 if namespace is not None and self._is_parse_args(namespace[0]):
                     defaults = self.argparse.get(expr.attr.value, [])

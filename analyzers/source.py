@@ -168,7 +168,7 @@ class Source:
 
 def python_source(text: str, path: str = "<stdin>", encoding: str = "utf-8") -> Source:
     lines = split_lines(text)
-    starts = [i for i, line in enumerate(lines) if PERCENT_CELL.match(line)]
+    starts = [i for i, line in enumerate(lines) if PERCENT_CELL.match(line)] if "%%" in text else []
     percent = []
     if starts:
         bounds = ([0] if starts[0] != 0 else []) + starts + [len(lines)]

@@ -4,7 +4,12 @@ a module, calls of any name."""
 
 from __future__ import annotations
 
+import inspect
+import re
 import textwrap
+from pathlib import Path
+
+import libcst as cst
 
 from perf_lint.analyzers import Config, analyze, python_source
 from perf_lint.analyzers.rules.base import CallNames
@@ -91,3 +96,15 @@ def test_functions_called_under_no_grad():
     # called from a function defined under no_grad: that function runs later, with gradients
     nested = "with torch.no_grad():\n    def later():\n        evaluate(model, val_loader)\nlater()\n"
     assert codes(evaluate + nested, "TPL502") == ["TPL502"]
+
+
+def test_libcst_node_classes_in_use_have_no_subclasses():
+    """The analyzers test node kinds with `type(x) is cst.C` (an isinstance test that fails
+    goes through ABCMeta): exact only while no concrete libcst node class is subclassed."""
+    used = {name for path in Path(__file__).resolve().parent.parent.joinpath("analyzers").rglob("*.py")
+            for name in re.findall(r"type\([^)]*\) (?:is|is not|in|not in) \(?((?:cst\.\w+(?:, )?)+)", path.read_text())
+            for name in re.findall(r"cst\.(\w+)", name)}
+    assert {"Name", "Call", "Attribute"} <= used
+    for name in used:
+        cls = getattr(cst, name)
+        assert not inspect.isabstract(cls) and not cls.__subclasses__(), name

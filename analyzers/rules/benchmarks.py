@@ -78,7 +78,7 @@ class _TimedRegions(CompiledModules):
         self.classes[node.name.value] = node
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        if len(node.body) > 1 and isinstance(node.body[0], cst.Pass) and self.ctx.units:
+        if len(node.body) > 1 and type(node.body[0]) is cst.Pass and self.ctx.units:
             magic = self._magic_of(node)
             if magic is not None:
                 self.magic_lines.append((self.ctx.site(node), magic))
@@ -147,9 +147,9 @@ class _TimedRegions(CompiledModules):
         if statement is None:
             return []
         region = Region(site, [], begin, True, warms_up=qualified in BENCHMARK_TIMER, loops=site.loops)
-        if isinstance(statement, cst.Lambda):
+        if type(statement) is cst.Lambda:
             region.calls = calls_in_order(statement.body)
-        elif isinstance(statement, (cst.SimpleString, cst.ConcatenatedString)) and isinstance(literal(statement), str):
+        elif type(statement) in (cst.SimpleString, cst.ConcatenatedString) and isinstance(literal(statement), str):
             try:
                 region.parsed = cst.parse_module(literal(statement))
             except Exception:
@@ -289,15 +289,15 @@ class TimingWithoutWarmup(_TimedRegions):
             return not qualified.startswith(_QUIET_CUDA) or (not proven and qualified == "torch.cuda.synchronize")
         if qualified == "torch.set_default_device":
             return True
-        if name == "cuda" and isinstance(call.func, cst.Attribute):
+        if name == "cuda" and type(call.func) is cst.Attribute:
             return True
-        device = argument(call, 0, "device") if name == "to" and isinstance(call.func, cst.Attribute) else None
+        device = argument(call, 0, "device") if name == "to" and type(call.func) is cst.Attribute else None
         device = device or (keyword(call, "device").value if keyword(call, "device") else None)
         if device is not None:
             cuda = self.ctx.is_cuda_device(device, scope)
             if cuda is True or (cuda is UNKNOWN and _DEVICE_LIKE.search(code(device))):
                 return True
-        if not proven and depth < 2 and isinstance(call.func, cst.Name):
+        if not proven and depth < 2 and type(call.func) is cst.Name:
             name = call.func.value
             if name in self.ctx.functions:
                 body = self.ctx.functions[name][-1][0].body
@@ -316,7 +316,7 @@ class TimingWithoutWarmup(_TimedRegions):
             if head == "torch":
                 return qualified.startswith(_TORCH_MAY_TOUCH)
             return head not in _SAFE_MODULES
-        if isinstance(call.func, cst.Name):
+        if type(call.func) is cst.Name:
             name = call.func.value
             return name not in _BUILTINS and name not in self.ctx.functions and name not in self.classes
         return False
@@ -405,7 +405,7 @@ class AllocationInTimedStatement(_TimedRegions):
         if name.endswith("_like"):
             source = argument(call, 0, "input")
             found = self.ctx.origin(source, scope) if source is not None else None
-            if found is None or not isinstance(found[0], cst.Call):
+            if found is None or type(found[0]) is not cst.Call:
                 return None
             return self._elements(found[0], found[1], depth + 1)
         if name == "arange":
@@ -424,11 +424,11 @@ class AllocationInTimedStatement(_TimedRegions):
         if size is not None:
             dims = [size.value]
         elif name in ("full", "randint"):
-            tuples = [a.value for a in call.args if a.keyword is None and isinstance(a.value, (cst.Tuple, cst.List))]
+            tuples = [a.value for a in call.args if a.keyword is None and type(a.value) in (cst.Tuple, cst.List)]
             dims = tuples[:1]
         else:
             dims = [a.value for a in call.args if a.keyword is None and a.star == ""]
-        if len(dims) == 1 and isinstance(dims[0], (cst.Tuple, cst.List)):
+        if len(dims) == 1 and type(dims[0]) in (cst.Tuple, cst.List):
             dims = [e.value for e in dims[0].elements]
         return _product([self.ctx.value(d, scope) for d in dims]) if dims else None
 

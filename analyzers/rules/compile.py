@@ -149,7 +149,7 @@ class CompileInLoop(CompiledModules):
         own = set()
         if call.statement is not None:
             for small in call.statement.body:
-                if isinstance(small, cst.Assign):
+                if type(small) is cst.Assign:
                     own |= {n for t in small.targets for n in names_in_target(t.target)}
         if site.loops:
             loop = site.loops[-1]
@@ -178,7 +178,7 @@ class CompileInLoop(CompiledModules):
         for inner in calls_outside_loops(loop.body):
             if inner.func is call.site.node:
                 return True
-            if isinstance(inner.func, cst.Name) and inner.func.value in own:
+            if type(inner.func) is cst.Name and inner.func.value in own:
                 return True
         return False
 
@@ -217,7 +217,7 @@ class CompileInLoop(CompiledModules):
 
     def _varying(self, site: Site) -> tuple[str, cst.For] | None:
         """(loop variable, its loop) when an argument's shape follows a loop variable."""
-        targets = {n: loop for loop in site.loops if isinstance(loop, cst.For) for n in names_in_target(loop.target)}
+        targets = {n: loop for loop in site.loops if type(loop) is cst.For for n in names_in_target(loop.target)}
         if not targets:
             return None
         for arg in site.node.args:
@@ -229,20 +229,20 @@ class CompileInLoop(CompiledModules):
     def _shape_name(self, expr: cst.BaseExpression, site: Site, targets: set[str], depth: int) -> str | None:
         if depth > 3:
             return None
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             found = self.ctx.origin(expr, site.scope)
             return None if found is None or found[0] is expr else self._shape_name(found[0], site, targets, depth + 1)
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             sized = self.ctx.qualname(expr.func) in _FACTORIES or (
-                isinstance(expr.func, cst.Attribute) and call_name(expr) in _RESHAPES
+                type(expr.func) is cst.Attribute and call_name(expr) in _RESHAPES
             )
             if sized:
                 used = set().union(*(names_in(a.value) for a in expr.args if a.keyword is None)) & targets
                 return min(used) if used else None
             return None
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             for element in expr.slice:
-                if isinstance(element.slice, cst.Slice):
+                if type(element.slice) is cst.Slice:
                     parts = [p for p in (element.slice.lower, element.slice.upper) if p is not None]
                     used = set().union(*(names_in(p) for p in parts)) & targets if parts else set()
                     if used:
@@ -253,7 +253,7 @@ class CompileInLoop(CompiledModules):
 def _loop_variant(loops: tuple, loop: cst.CSTNode, statement) -> set[str]:
     """Names that change from one iteration to the next: loop targets and names assigned in
     the loop body, except by `statement` itself."""
-    names = {n for outer in loops if isinstance(outer, cst.For) for n in names_in_target(outer.target)}
+    names = {n for outer in loops if type(outer) is cst.For for n in names_in_target(outer.target)}
 
     class Assigned(cst.CSTVisitor):
         def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
@@ -379,7 +379,7 @@ class CompiledStateDict(CompiledModules):
         qualified = self.ctx.qualname(node.func) or ""
         if qualified in ("torch.save", "safetensors.torch.save_file"):
             return True
-        receiver = dotted(node.func.value) if isinstance(node.func, cst.Attribute) else None
+        receiver = dotted(node.func.value) if type(node.func) is cst.Attribute else None
         return name == "save" and receiver is not None and receiver.rsplit(".", 1)[-1] in ("accelerator", "fabric")
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -387,17 +387,17 @@ class CompiledStateDict(CompiledModules):
         if self._is_save(node):
             self.saving.append(node)
             first = node.args[0].value if node.args else None
-            if isinstance(first, cst.Name):
+            if type(first) is cst.Name:
                 self.saved_names.add(first.value)
             return
-        if call_name(node) != "state_dict" or not isinstance(node.func, cst.Attribute):
+        if call_name(node) != "state_dict" or type(node.func) is not cst.Attribute:
             return
         record = self.compiled_as(node.func.value)
         if record is None or record.in_place:
             return
         holder = None
         small = self.statement.body[0] if self.statement is not None and len(self.statement.body) == 1 else None
-        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        if type(small) is cst.Assign and len(small.targets) == 1:
             holder = root_name(small.targets[0].target)
         self.candidates.append((self.ctx.site(node), record, self.local_frames(), holder, bool(self.saving)))
 
@@ -429,7 +429,7 @@ class CompiledStateDict(CompiledModules):
         """The name still bound to the uncompiled module where `site` is, if it is another
         name than the wrapper's."""
         argument = record.argument
-        if not isinstance(argument, cst.Name) or argument.value == record.name:
+        if type(argument) is not cst.Name or argument.value == record.name:
             return None
         values = self.ctx.assigned(argument.value, record.site.scope)
         owner = record.site.scope.owner_of(argument.value)

@@ -68,7 +68,7 @@ class _LoaderRule(Rule):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         loop = self._batch_loop(node.value)
-        if loop is not None and isinstance(node.value, (cst.Name, cst.Subscript, cst.Attribute)):
+        if loop is not None and type(node.value) in (cst.Name, cst.Subscript, cst.Attribute):
             for target in node.targets:
                 self.loops[loop][1].update(names_in_target(target.target))
 
@@ -87,12 +87,12 @@ class _LoaderRule(Rule):
         """The innermost enclosing `for` loop whose batch variables `expr` starts from."""
         base = root_name(expr)
         for loop in reversed(self.ctx.loops):
-            if isinstance(loop, cst.For) and loop in self.loops and base in self.loops[loop][1]:
+            if type(loop) is cst.For and loop in self.loops and base in self.loops[loop][1]:
                 return loop
         return None
 
     def _move(self, call: cst.Call, name: str) -> None:
-        if isinstance(call.func, cst.Attribute):
+        if type(call.func) is cst.Attribute:
             loop = self._batch_loop(call.func.value)
             if loop is not None:
                 self.pending.append((self.ctx.site(call), loop, name))
@@ -138,7 +138,7 @@ class _LoaderRule(Rule):
         site, _ = self.loops[loop]
         iterable = loop.iter
         candidates = [iterable]
-        while candidates and isinstance(candidates[0], cst.Call) and call_name(candidates[0]) in _ITER_WRAPPERS:
+        while candidates and type(candidates[0]) is cst.Call and call_name(candidates[0]) in _ITER_WRAPPERS:
             call = candidates.pop(0)
             candidates[:0] = [arg.value for arg in call.args if arg.keyword is None and arg.star == ""][:1] if call_name(call) != "zip" else [arg.value for arg in call.args]
         found: list[Site] = []
@@ -149,22 +149,22 @@ class _LoaderRule(Rule):
     def _resolve_loader(self, expr: cst.BaseExpression, scope, depth: int) -> list[Site]:
         if depth > 4:
             return []
-        if isinstance(expr, cst.Call) and expr in self.loaders:
+        if type(expr) is cst.Call and expr in self.loaders:
             return [self.loaders[expr]]
         origin = self.ctx.origin(expr, scope)
-        if origin is not None and isinstance(origin[0], cst.Call):
+        if origin is not None and type(origin[0]) is cst.Call:
             return [self.loaders[origin[0]]] if origin[0] in self.loaders else []
         key = dotted(expr)
         if key is None:
             return []
         found = []
-        if isinstance(expr, cst.Name) and scope.node is not None and expr.value in scope.params:
+        if type(expr) is cst.Name and scope.node is not None and expr.value in scope.params:
             found.extend(self._from_callers(scope, expr.value, depth))
         if not found:  # the same name (or attribute) bound to a DataLoader elsewhere in the source
             last = key.rsplit(".", 1)[-1]
             values = [v for v, _ in self.ctx.by_name.get(last, [])]
             values += [v for k, vs in self.ctx.attributes.items() if k.rsplit(".", 1)[-1] == last for v, _ in vs]
-            found.extend(self.loaders[v] for v in values if isinstance(v, cst.Call) and v in self.loaders)
+            found.extend(self.loaders[v] for v in values if type(v) is cst.Call and v in self.loaders)
         return found
 
     def _from_callers(self, scope, param: str, depth: int) -> list[Site]:
@@ -173,7 +173,7 @@ class _LoaderRule(Rule):
         found = []
         for call_site in self.ctx.calls.get(function.name.value, []):
             call = call_site.node
-            offset = 1 if isinstance(call.func, cst.Attribute) and scope.params[:1] in (["self"], ["cls"]) else 0
+            offset = 1 if type(call.func) is cst.Attribute and scope.params[:1] in (["self"], ["cls"]) else 0
             value = argument(call, index - offset, param)
             if value is not None:
                 found.extend(self._resolve_loader(value, call_site.scope, depth + 1))
@@ -300,7 +300,7 @@ class SynchronousDataLoader(_LoaderRule):
             passed_expr = self.ctx.call_argument(call, _NUM_WORKERS, "num_workers", site.scope)
             if value is None:
                 where = "is not set"
-            elif isinstance(passed_expr[0], cst.Integer):
+            elif type(passed_expr[0]) is cst.Integer:
                 where = "is 0"
             else:
                 where = f"`{code(passed_expr[0])}` resolves to 0"
@@ -310,7 +310,7 @@ class SynchronousDataLoader(_LoaderRule):
             title = f"Set num_workers={workers}" + (", persistent_workers=True" if extra else "")
             if passed is None and self.ctx.call_argument(call, _NUM_WORKERS, "num_workers", site.scope) is None:
                 fix = self.keyword_fix(site, {"num_workers": str(workers), **extra}, title)
-            elif passed is not None and self.ctx.value(passed.value, site.scope) == 0 and isinstance(passed.value, cst.Integer):
+            elif passed is not None and self.ctx.value(passed.value, site.scope) == 0 and type(passed.value) is cst.Integer:
                 new = replace_argument(call, passed, str(workers))
                 fix = FixPlan(title, (Replace(site, with_keywords(new, extra)),))
             self.report(
@@ -330,7 +330,7 @@ class SynchronousDataLoader(_LoaderRule):
 
     def _gpu_tensor_dataset(self, site: Site) -> bool:
         found = self._dataset(site)
-        if found is None or not isinstance(found[0], cst.Call):
+        if found is None or type(found[0]) is not cst.Call:
             return False
         call, scope = found
         if self.ctx.qualname(call.func) not in TENSOR_DATASET or not call.args:
@@ -340,10 +340,10 @@ class SynchronousDataLoader(_LoaderRule):
     def _on_cuda(self, expr: cst.BaseExpression, scope, depth: int) -> bool:
         if depth > 6:
             return False
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             found = self.ctx.origin(expr, scope)
             return found is not None and self._on_cuda(found[0], found[1], depth + 1)
-        if not isinstance(expr, cst.Call):
+        if type(expr) is not cst.Call:
             return False
         name = call_name(expr)
         if name == "cuda":
@@ -356,7 +356,7 @@ class SynchronousDataLoader(_LoaderRule):
 
     def _iterable_dataset(self, site: Site) -> bool:
         found = self._dataset(site)
-        if found is None or not isinstance(found[0], cst.Call) or not isinstance(found[0].func, cst.Name):
+        if found is None or type(found[0]) is not cst.Call or type(found[0].func) is not cst.Name:
             return False
         cls = self.dataset_classes.get(found[0].func.value)
         return cls is not None and any(
@@ -450,7 +450,7 @@ class PinnedMemoryMissing(_LoaderRule):
             passed = keyword(call, "pin_memory") or positional(call, _PIN_MEMORY)
             if passed is None and self.ctx.call_argument(call, _PIN_MEMORY, "pin_memory", site.scope) is None:
                 fix = self.keyword_fix(site, {"pin_memory": "True"}, "Set pin_memory=True")
-            elif passed is not None and isinstance(passed.value, cst.Name):
+            elif passed is not None and type(passed.value) is cst.Name:
                 fix = FixPlan("Set pin_memory=True", (Replace(site, replace_argument(call, passed, "True")),))
             self.report(
                 site,

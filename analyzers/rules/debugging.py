@@ -142,7 +142,7 @@ class DebugModeLeftOn(Nesting):
                 self._anomaly(site, fix)
         elif qualified in DETECT_ANOMALY:
             fix = None
-            if isinstance(node.func, cst.Attribute) and dotted(node.func.value) and id(node) in self.with_items:
+            if type(node.func) is cst.Attribute and dotted(node.func.value) and id(node) in self.with_items:
                 new = cst.parse_expression(f"{dotted(node.func.value)}.set_detect_anomaly(False)")
                 fix = FixPlan("Turn anomaly detection off", (Replace(site, new),))
             self._anomaly(site, fix)
@@ -171,14 +171,14 @@ class DebugModeLeftOn(Nesting):
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             sub = target.target
-            if not isinstance(sub, cst.Subscript) or self.ctx.qualname(sub.value) != "os.environ" or len(sub.slice) != 1:
+            if type(sub) is not cst.Subscript or self.ctx.qualname(sub.value) != "os.environ" or len(sub.slice) != 1:
                 continue
             index = sub.slice[0].slice
-            if isinstance(index, cst.Index) and literal(index.value) == _LAUNCH_BLOCKING:
+            if type(index) is cst.Index and literal(index.value) == _LAUNCH_BLOCKING:
                 self._launch_blocking(node.value)
 
     def _setdefault(self, node: cst.Call) -> None:
-        if not isinstance(node.func, cst.Attribute) or self.ctx.qualname(node.func.value) != "os.environ":
+        if type(node.func) is not cst.Attribute or self.ctx.qualname(node.func.value) != "os.environ":
             return
         if len(node.args) == 2 and literal(node.args[0].value) == _LAUNCH_BLOCKING:
             self._launch_blocking(node.args[1].value)
@@ -188,7 +188,7 @@ class DebugModeLeftOn(Nesting):
             return
         site = self.ctx.site(value)
         fix = None
-        if isinstance(value, cst.SimpleString):
+        if type(value) is cst.SimpleString:
             quote = value.quote
             fix = FixPlan("Set CUDA_LAUNCH_BLOCKING to 0", (Replace(site, f"{value.prefix}{quote}0{quote}"),))
         self._blocking(site, fix)
@@ -223,4 +223,4 @@ class DebugModeLeftOn(Nesting):
 
 
 def _main_guard(test: cst.BaseExpression) -> bool:
-    return isinstance(test, cst.Comparison) and dotted(test.left) == "__name__"
+    return type(test) is cst.Comparison and dotted(test.left) == "__name__"

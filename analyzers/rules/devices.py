@@ -83,7 +83,7 @@ class CpuTensorMovedEachStep(Nesting):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
-        if name not in ("cuda", "to") or not isinstance(node.func, cst.Attribute):
+        if name not in ("cuda", "to") or type(node.func) is not cst.Attribute:
             return
         made = _factory_below(node.func.value)
         if made is None:
@@ -146,8 +146,8 @@ class CpuTensorMovedEachStep(Nesting):
 
 def _factory_below(expr: cst.BaseExpression) -> cst.Call | None:
     """The torch factory call at the bottom of `torch.arange(n).unsqueeze(0)`-like chains."""
-    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and call_name(expr) in _SAME_DATA:
+    while type(expr) is cst.Call and type(expr.func) is cst.Attribute and call_name(expr) in _SAME_DATA:
         expr = expr.func.value
-    if isinstance(expr, cst.Call) and call_name(expr) in _DETERMINISTIC | _RANDOM:
+    if type(expr) is cst.Call and call_name(expr) in _DETERMINISTIC | _RANDOM:
         return expr
     return None

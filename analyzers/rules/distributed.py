@@ -97,18 +97,18 @@ class CompileBeforeDDP(Rule):
 
     def leave_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            if not isinstance(target.target, cst.Name):
+            if type(target.target) is not cst.Name:
                 continue
             key = self._key(self.ctx.scope, target.target.value)
             value = node.value
-            if isinstance(value, cst.Call) and self.ctx.qualname(value.func) == COMPILE:
+            if type(value) is cst.Call and self.ctx.qualname(value.func) == COMPILE:
                 self.compiled[key] = (self.ctx.site(self.ctx.statement), value)
             else:
                 self.compiled.pop(key, None)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if call_name(node) == "compile" and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        if call_name(node) == "compile" and type(func) is cst.Attribute and type(func.value) is cst.Name:
             if self.ctx.qualname(func) is None:  # module.compile(): compiles in place
                 self.compiled[self._key(self.ctx.scope, func.value.value)] = (self.ctx.site(node), None)
             return
@@ -116,14 +116,14 @@ class CompileBeforeDDP(Rule):
             return
         wrapped = argument(node, 0, "module")
         site = self.ctx.site(node)
-        if isinstance(wrapped, cst.Call) and self.ctx.qualname(wrapped.func) == COMPILE and wrapped.args:
+        if type(wrapped) is cst.Call and self.ctx.qualname(wrapped.func) == COMPILE and wrapped.args:
             inner = wrapped.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             rest = [a for a in node.args if a.value is not wrapped]
             ddp = node.with_changes(args=[inner.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) if rest else inner, *rest])
             new = wrapped.with_changes(args=[wrapped.args[0].with_changes(value=ddp), *wrapped.args[1:]])
             self._report(site, FixPlan("Wrap with DDP first, then compile", (Replace(site, new),)))
             return
-        if not isinstance(wrapped, cst.Name):
+        if type(wrapped) is not cst.Name:
             return
         found = self.compiled.get(self._key(self.ctx.scope, wrapped.value))
         if found is None:
@@ -137,11 +137,11 @@ class CompileBeforeDDP(Rule):
         if compile_call is None or statement is None or compile_site.unit != site.unit:
             return None
         small = statement.body[0] if len(statement.body) == 1 else None
-        if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and small.value is site.node):
+        if not (type(small) is cst.Assign and len(small.targets) == 1 and small.value is site.node):
             return None
         target = small.targets[0].target
         inner = compile_call.args[0].value if compile_call.args else None
-        if not (isinstance(target, cst.Name) and target.value == name and isinstance(inner, cst.Name) and inner.value == name):
+        if not (type(target) is cst.Name and target.value == name and type(inner) is cst.Name and inner.value == name):
             return None
         body = list(self.ctx.blocks[-1].body)
         position = next((i for i, s in enumerate(body) if s is statement), None)

@@ -24,16 +24,16 @@ def _with_keywords(call: cst.Call, values: dict[str, str]) -> cst.Call:
         return call.with_changes(args=args)
     if len(args) >= 2 and isinstance(args[-2].comma, cst.Comma):
         separator = args[-2].comma.whitespace_after
-    elif isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
+    elif type(call.whitespace_before_args) is cst.ParenthesizedWhitespace:
         separator = call.whitespace_before_args
     else:
         separator = cst.SimpleWhitespace(" ")
-    if isinstance(separator, cst.ParenthesizedWhitespace):  # no comment rides along
+    if type(separator) is cst.ParenthesizedWhitespace:  # no comment rides along
         separator = separator.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=[])
     final_comma = args[-1].comma if args else cst.MaybeSentinel.DEFAULT
     if args:
-        last_ws = final_comma.whitespace_after if isinstance(final_comma, cst.Comma) else None
-        if isinstance(last_ws, cst.ParenthesizedWhitespace) and isinstance(separator, cst.ParenthesizedWhitespace):
+        last_ws = final_comma.whitespace_after if type(final_comma) is cst.Comma else None
+        if type(last_ws) is cst.ParenthesizedWhitespace and type(separator) is cst.ParenthesizedWhitespace:
             # `x=1,  # note` + newline + closing indent: keep the comment on x's line,
             # give the new last argument the closing indent.
             args[-1] = args[-1].with_changes(comma=final_comma.with_changes(
@@ -75,10 +75,10 @@ def root_name(expr: cst.BaseExpression) -> str | None:
 
 
 def names_in_target(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
+    if type(target) in (cst.Tuple, cst.List):
         return [name for element in target.elements for name in names_in_target(element.value)]
-    if isinstance(target, cst.StarredElement):
+    if type(target) is cst.StarredElement:
         return names_in_target(target.value)
     return []

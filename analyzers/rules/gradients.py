@@ -114,7 +114,7 @@ class EvaluationWithGradients(Nesting):
 
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
-            if isinstance(item.item, cst.Call) and self._turns_off(item.item):
+            if type(item.item) is cst.Call and self._turns_off(item.item):
                 self.no_grad_withs[id(node)] = node
 
     def _turns_off(self, call: cst.Call) -> bool:
@@ -138,7 +138,7 @@ class EvaluationWithGradients(Nesting):
         name = call_name(node)
         if name == "set_grad_enabled" and not self._without_grad() and self._turns_off(node):
             self.grad_disabled.add(id(self.ctx.scope))
-        if isinstance(node.func, cst.Attribute) and name in ("eval", "train"):
+        if type(node.func) is cst.Attribute and name in ("eval", "train"):
             train = name == "train" and (not node.args or literal(node.args[0].value) is not False)
             self.count += 1
             self.modes.append((self.ctx.site(node), not train, self.count))
@@ -183,7 +183,7 @@ class EvaluationWithGradients(Nesting):
     def _decorated(self, function: cst.FunctionDef) -> bool:
         for decorator in function.decorators:
             target = decorator.decorator
-            call = target if isinstance(target, cst.Call) else None
+            call = target if type(target) is cst.Call else None
             qualified = self.ctx.qualname(call.func if call else target) or ""
             if qualified in NO_GRAD or (call is not None and self._turns_off(call)):
                 return True
@@ -201,7 +201,7 @@ class EvaluationWithGradients(Nesting):
     def _model_call(self, loop: cst.For, evaluated: str | None, scope) -> cst.Call | None:
         for call in all_calls(loop.body):
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+            if type(func) is cst.Attribute and func.attr.value == "forward":
                 func = func.value
             name = dotted(func)
             if name is None:
@@ -216,10 +216,10 @@ class EvaluationWithGradients(Nesting):
     def _model_like(self, func: cst.BaseExpression, name: str, scope) -> bool:
         """A module object called directly (`model(x)`, `self.net(x)`), not a function or a
         method that merely mentions a module (`get_module_type(x)`, `m.get_module_rref()`)."""
-        if isinstance(func, cst.Attribute) and dotted(func.value) != "self":
+        if type(func) is cst.Attribute and dotted(func.value) != "self":
             return False
         last = name.rsplit(".", 1)[-1]
-        if isinstance(func, cst.Name) and (
+        if type(func) is cst.Name and (
             last in self.ctx.functions or last in self.ctx.imports or self.ctx.assigned(last, scope) is None
         ):
             return False  # a function, not a variable holding a module
@@ -313,7 +313,7 @@ class GradientsZeroedInPlace(Nesting):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
-        if not isinstance(node.func, cst.Attribute) or name is None:
+        if type(node.func) is not cst.Attribute or name is None:
             return
         grad = _grad_attribute(node.func.value)
         if grad is not None:
@@ -330,7 +330,7 @@ class GradientsZeroedInPlace(Nesting):
             if flag is not None and self.ctx.value(flag.value, self.ctx.scope) is False:
                 site = self.ctx.site(node)
                 fix = None
-                if isinstance(flag.value, cst.Name):
+                if type(flag.value) is cst.Name:
                     fix = FixPlan("Set set_to_none=True", (Replace(site, replace_argument(node, flag, "True")),))
                 self.candidates.append((site, fix, "zero_grad(set_to_none=False) keeps and zeroes every gradient buffer"))
 
@@ -339,7 +339,7 @@ class GradientsZeroedInPlace(Nesting):
             self.in_place_updates = True
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        if isinstance(node.target, cst.Subscript) and _grad_attribute(node.target.value) is not None:
+        if type(node.target) is cst.Subscript and _grad_attribute(node.target.value) is not None:
             self.in_place_updates = True
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -363,9 +363,9 @@ class GradientsZeroedInPlace(Nesting):
 
 def _grad_attribute(expr: cst.BaseExpression) -> cst.Attribute | None:
     """`p.grad` for `p.grad` or `p.grad.data`, else None."""
-    if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+    if type(expr) is cst.Attribute and expr.attr.value == "data":
         expr = expr.value
-    if isinstance(expr, cst.Attribute) and expr.attr.value == "grad":
+    if type(expr) is cst.Attribute and expr.attr.value == "grad":
         return expr
     return None
 

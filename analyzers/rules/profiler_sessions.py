@@ -41,11 +41,11 @@ class _Sessions(Nesting):
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
             call = item.item
-            if not isinstance(call, cst.Call) or call_name(call) != "profile":
+            if type(call) is not cst.Call or call_name(call) != "profile":
                 continue
             qualified = self.ctx.qualname(call.func)
             if qualified in PROFILE or qualified in LEGACY_PROFILE:
-                handle = item.asname.name.value if item.asname and isinstance(item.asname.name, cst.Name) else None
+                handle = item.asname.name.value if item.asname and type(item.asname.name) is cst.Name else None
                 self.sessions.append(Session(self.ctx.site(call), node, handle, qualified in LEGACY_PROFILE))
 
     def schedule(self, session: Session):
@@ -60,16 +60,16 @@ class _Sessions(Nesting):
         or of an unknown number when it trains. (Benchmark loops that repeat a kernel an
         unknown number of times under the profiler are deliberate.)"""
         for node in _outside_functions(body):
-            if isinstance(node, cst.While):
+            if type(node) is cst.While:
                 return node
-            if isinstance(node, cst.For):
+            if type(node) is cst.For:
                 count = iterations(node, self.ctx, scope)
-                over_range = isinstance(node.iter, cst.Call) and dotted(node.iter.func) == "range"
+                over_range = type(node.iter) is cst.Call and dotted(node.iter.func) == "range"
                 if count is not None and count > _SHORT_LOOP:
                     return node
                 if count is None and (not over_range or TrainingSteps.of(self.ctx).trains(node)):
                     return node
-            if isinstance(node, cst.Call) and depth < 2 and isinstance(node.func, cst.Name):
+            if type(node) is cst.Call and depth < 2 and type(node.func) is cst.Name:
                 defs = self.ctx.functions.get(node.func.value)
                 if defs:
                     function, inner = defs[-1]
@@ -78,7 +78,7 @@ class _Sessions(Nesting):
         return None
 
     def loops(self, body: cst.CSTNode) -> list[cst.CSTNode]:
-        return [n for n in _outside_functions(body) if isinstance(n, (cst.For, cst.While))]
+        return [n for n in _outside_functions(body) if type(n) in (cst.For, cst.While)]
 
 
 class ProfileWithoutSchedule(_Sessions):
@@ -150,7 +150,7 @@ class ProfileWithoutSchedule(_Sessions):
                 loop = self.long_loop(session.block.body, scope)
                 if loop is None:
                     continue
-                what = "a training run" if isinstance(loop, cst.Call) else "every iteration of this loop"
+                what = "a training run" if type(loop) is cst.Call else "every iteration of this loop"
                 self.report(
                     session.site,
                     f"This profiler session records {what} without a schedule: the trace grows with the run, "
@@ -181,7 +181,7 @@ class ProfileWithoutSchedule(_Sessions):
 
         session.block.body.visit(Uses())
         stepped_elsewhere = any(
-            isinstance(s.node.func, cst.Attribute) and code(s.node.func.value) == handle for s in self.ctx.calls.get("step", [])
+            type(s.node.func) is cst.Attribute and code(s.node.func.value) == handle for s in self.ctx.calls.get("step", [])
         )
         return found or stepped_elsewhere
 
@@ -328,7 +328,7 @@ class CompileInProfilerWindow(CompiledModules):
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
             call = item.item
-            if isinstance(call, cst.Call) and call_name(call) == "profile":
+            if type(call) is cst.Call and call_name(call) == "profile":
                 qualified = self.ctx.qualname(call.func)
                 if qualified in PROFILE or qualified in LEGACY_PROFILE:
                     self.windows.append((node, self._records_first_step(call)))
@@ -345,8 +345,8 @@ class CompileInProfilerWindow(CompiledModules):
             return True
         if passed is UNKNOWN:
             return False
-        found = self.ctx.origin(*passed) if isinstance(passed[0], (cst.Name, cst.Attribute)) else passed
-        if found is None or not isinstance(found[0], cst.Call) or self.ctx.qualname(found[0].func) not in SCHEDULE:
+        found = self.ctx.origin(*passed) if type(passed[0]) in (cst.Name, cst.Attribute) else passed
+        if found is None or type(found[0]) is not cst.Call or self.ctx.qualname(found[0].func) not in SCHEDULE:
             return False
         schedule, where = found
         for name in ("wait", "warmup", "skip_first"):
@@ -374,8 +374,8 @@ def _outside_functions(body: cst.CSTNode):
     stack = list(reversed(body.children))
     while stack:
         node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
         yield node
-        if not isinstance(node, (cst.For, cst.While)):
+        if type(node) not in (cst.For, cst.While):
             stack.extend(reversed(node.children))

@@ -106,8 +106,8 @@ class CudnnBenchmarkUnderProfiler(Rule):
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
             call = item.item
-            if isinstance(call, cst.Call) and (self.ctx.qualname(call.func) or "").startswith(PROFILERS[:2]):
-                if isinstance(node.body, cst.IndentedBlock) and node.body.body:
+            if type(call) is cst.Call and (self.ctx.qualname(call.func) or "").startswith(PROFILERS[:2]):
+                if type(node.body) is cst.IndentedBlock and node.body.body:
                     self.sessions.append(self.ctx.site(node.body.body[0]))
 
     def finish(self) -> None:

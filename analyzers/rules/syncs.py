@@ -137,7 +137,7 @@ class HostSyncEveryStep(Nesting):
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
         func = node.func
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             if _host_copy(node):
                 if not _host_copy_below(func.value):  # report the first copy of a chain
                     self._add(node, "method")
@@ -194,17 +194,17 @@ class HostSyncEveryStep(Nesting):
         test = frame.node.test
         if self._truth_sync(test, site.scope):
             return True  # reported itself; its body runs when something went wrong
-        loop_names = {n for loop in site.loops if isinstance(loop, cst.For) for n in names_in(loop.target)}
+        loop_names = {n for loop in site.loops if type(loop) is cst.For for n in names_in(loop.target)}
         found = False
 
         class Interval(cst.CSTVisitor):
             def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
                 nonlocal found
-                found = found or isinstance(node.operator, cst.Modulo)
+                found = found or type(node.operator) is cst.Modulo
 
             def visit_Comparison(self, node: cst.Comparison) -> None:
                 nonlocal found
-                if any(isinstance(c.operator, cst.Equal) for c in node.comparisons):
+                if any(type(c.operator) is cst.Equal for c in node.comparisons):
                     names = names_in(node)
                     found = found or bool(names & loop_names) or any(
                         word in n.lower() for n in names for word in _INTERVAL_WORDS
@@ -242,43 +242,43 @@ class HostSyncEveryStep(Nesting):
         )
 
     def _printed_tensor(self, expr: cst.BaseExpression, scope: Scope) -> bool:
-        if isinstance(expr, cst.FormattedString):
+        if type(expr) is cst.FormattedString:
             return any(
-                isinstance(part, cst.FormattedStringExpression) and self._tensor(part.expression, scope, 0)
+                type(part) is cst.FormattedStringExpression and self._tensor(part.expression, scope, 0)
                 for part in expr.parts
             )
         return self._tensor(expr, scope, 0)
 
     def _truth_sync(self, test: cst.BaseExpression, scope: Scope) -> bool:
         """Whether evaluating `test` as a condition reads a CUDA tensor's value."""
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             return self._truth_sync(test.expression, scope)
-        if isinstance(test, cst.BooleanOperation):
+        if type(test) is cst.BooleanOperation:
             return self._truth_sync(test.left, scope) or self._truth_sync(test.right, scope)
-        if isinstance(test, cst.Comparison):
-            if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in test.comparisons):
+        if type(test) is cst.Comparison:
+            if any(type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in test.comparisons):
                 return False
             return any(self._tensor(e, scope, 0) for e in [test.left, *(c.comparator for c in test.comparisons)])
-        if isinstance(test, cst.Call):
+        if type(test) is cst.Call:
             if (self.ctx.qualname(test.func) or "") in _TRUTH_FUNCTIONS:
                 return True
-            if call_name(test) in _TRUTH_METHODS and isinstance(test.func, cst.Attribute):
+            if call_name(test) in _TRUTH_METHODS and type(test.func) is cst.Attribute:
                 return self._tensor(test.func.value, scope, 0)
             return False
-        return isinstance(test, cst.Name) and self._tensor(test, scope, 0)
+        return type(test) is cst.Name and self._tensor(test, scope, 0)
 
     def _tensor(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> bool:
         """Whether `expr` is provably a tensor (the names whose backward() is called, results
         of torch functions and losses, tensor methods and arithmetic on those)."""
         if depth > _MAX_DEPTH:
             return False
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             owner = scope.owner_of(expr.value)
             if owner is not None and expr.value in self.backward_of.get(id(owner), ()):
                 return True
             found = self.ctx.origin(expr, scope)
             return found is not None and found[0] is not expr and self._tensor(found[0], found[1], depth + 1)
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             qualified = self.ctx.qualname(expr.func) or ""
             if qualified.startswith(_TENSOR_NAMESPACES):
                 return True
@@ -288,23 +288,23 @@ class HostSyncEveryStep(Nesting):
             callee = (dotted(expr.func) or "").rsplit(".", 1)[-1].lower()
             if "loss" in callee or "criterion" in callee:
                 return True
-            if isinstance(expr.func, cst.Attribute) and call_name(expr) in _TENSOR_METHODS:
+            if type(expr.func) is cst.Attribute and call_name(expr) in _TENSOR_METHODS:
                 return self._tensor(expr.func.value, scope, depth + 1)
             return False
-        if isinstance(expr, cst.BinaryOperation):
+        if type(expr) is cst.BinaryOperation:
             return self._tensor(expr.left, scope, depth + 1) or self._tensor(expr.right, scope, depth + 1)
-        if isinstance(expr, cst.UnaryOperation):
+        if type(expr) is cst.UnaryOperation:
             return self._tensor(expr.expression, scope, depth + 1)
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             return self._tensor(expr.value, scope, depth + 1)
-        if isinstance(expr, cst.Attribute):
-            return expr.attr.value == "loss" and isinstance(expr.value, cst.Name)
+        if type(expr) is cst.Attribute:
+            return expr.attr.value == "loss" and type(expr.value) is cst.Name
         return False
 
 
 def _host_copy(call: cst.Call) -> bool:
     """`x.item()`, `x.cpu()`, `x.numpy()`, `x.tolist()`, `x.to("cpu")`."""
-    if not isinstance(call.func, cst.Attribute):
+    if type(call.func) is not cst.Attribute:
         return False
     name = call.func.attr.value
     if name in _SYNC_METHODS:
@@ -314,8 +314,8 @@ def _host_copy(call: cst.Call) -> bool:
 
 def _host_copy_below(expr: cst.BaseExpression) -> bool:
     """Whether a receiver chain (`x.cpu().numpy()` below `.numpy()`) already copies to the host."""
-    while isinstance(expr, (cst.Call, cst.Attribute, cst.Subscript)):
-        if isinstance(expr, cst.Call) and _host_copy(expr):
+    while type(expr) in (cst.Call, cst.Attribute, cst.Subscript):
+        if type(expr) is cst.Call and _host_copy(expr):
             return True
-        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+        expr = expr.func if type(expr) is cst.Call else expr.value
     return False

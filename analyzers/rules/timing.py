@@ -52,8 +52,8 @@ def _calls_in_order(node: cst.CSTNode) -> list[cst.Call]:
         current, done = stack.pop()
         if done:
             found.append(current)
-        elif not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            if isinstance(current, cst.Call):
+        elif type(current) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            if type(current) is cst.Call:
                 stack.append((current, True))
             stack.extend((child, False) for child in reversed(children(current)))
     return found
@@ -72,10 +72,10 @@ class CudaWork:
         if qualified == "torch.cuda.synchronize":
             return True
         name = call_name(call)
-        if name == "synchronize" or (isinstance(call.func, cst.Attribute) and name in _SYNC_METHODS):
+        if name == "synchronize" or (type(call.func) is cst.Attribute and name in _SYNC_METHODS):
             return True
-        if isinstance(call.func, cst.Name) and name in ("print", "float") and call.args:
-            return any(isinstance(a.value, (cst.Name, cst.Attribute, cst.Subscript)) for a in call.args)
+        if type(call.func) is cst.Name and name in ("print", "float") and call.args:
+            return any(type(a.value) in (cst.Name, cst.Attribute, cst.Subscript) for a in call.args)
         return False
 
     def is_work(self, call: cst.Call, scope: Scope, depth: int = 0) -> bool:
@@ -86,15 +86,15 @@ class CudaWork:
                 return True
             return namespace in _WORK_NAMESPACES and not name.startswith("_") and name not in _NOT_WORK
         name = call_name(call)
-        if isinstance(call.func, cst.Attribute):
+        if type(call.func) is cst.Attribute:
             if name == "step":  # optimizer.step() launches kernels; prof.step(), scheduler.step() do not
                 receiver = (dotted(call.func.value) or "").rsplit(".", 1)[-1].lower()
                 return "opt" in receiver
             return name in _TENSOR_WORK_METHODS
-        if not isinstance(call.func, cst.Name):
+        if type(call.func) is not cst.Name:
             return False
         origin = self.ctx.origin(call.func, scope)
-        if origin is not None and isinstance(origin[0], cst.Call):
+        if origin is not None and type(origin[0]) is cst.Call:
             made = origin[0]
             made_qualified = self.ctx.qualname(made.func) or ""
             if call_name(made) in ("cuda", "to") or made_qualified.startswith("torch."):
@@ -251,8 +251,8 @@ class UnsynchronizedTiming(Rule):
 
 def _assigned_name(statement: cst.SimpleStatementLine) -> str | None:
     small = statement.body[0] if statement.body else None
-    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
-        if isinstance(small.value, cst.Call):
+    if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name:
+        if type(small.value) is cst.Call:
             return small.targets[0].target.value
     return None
 

@@ -70,22 +70,22 @@ class CompiledModules(Nesting):
             self.calls = None  # a call of any name may be a compiled module's (`track_call`)
 
     def key(self, expr: cst.BaseExpression) -> tuple | None:
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             owner = self.ctx.scope.owner_of(expr.value) or self.ctx.scope
             return id(owner), expr.value
-        name = dotted(expr) if isinstance(expr, cst.Attribute) else None
+        name = dotted(expr) if type(expr) is cst.Attribute else None
         return ("attribute", name) if name is not None else None
 
     def compiled_as(self, expr: cst.BaseExpression) -> Compiled | None:
         """The compiled module `expr` (a name or `self.x`) holds at this point, if any."""
-        key = self.key(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+        key = self.key(expr) if type(expr) in (cst.Name, cst.Attribute) else None
         return None if key is None else self.compiled.get(key)
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         key = self.key(target)
         if key is None:
             return
-        if isinstance(value, cst.Call) and call_name(value) == "compile" and self.ctx.qualname(value.func) == COMPILE:
+        if type(value) is cst.Call and call_name(value) == "compile" and self.ctx.qualname(value.func) == COMPILE:
             record = Compiled(self.ctx.site(value), dotted(target) or "", self.local_frames())
             self.compiled[key] = record
             self.history.append(record)
@@ -104,8 +104,8 @@ class CompiledModules(Nesting):
         """Record `node` if it calls a compiled module (or compiles one in place); returns
         the module it calls."""
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "compile":
-            key = self.key(func.value) if isinstance(func.value, (cst.Name, cst.Attribute)) else None
+        if type(func) is cst.Attribute and func.attr.value == "compile":
+            key = self.key(func.value) if type(func.value) in (cst.Name, cst.Attribute) else None
             in_place = all(arg.keyword is not None and arg.keyword.value in _COMPILE_OPTIONS for arg in node.args)
             if key is not None and in_place and self.ctx.qualname(func) is None:
                 record = Compiled(self.ctx.site(node), dotted(func.value) or "", self.local_frames(), in_place=True)
@@ -114,7 +114,7 @@ class CompiledModules(Nesting):
             return None
         if not self.compiled:
             return None
-        if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+        if type(func) is cst.Attribute and func.attr.value == "forward":
             func = func.value
         record = self.compiled_as(func)
         if record is not None:
@@ -153,11 +153,11 @@ class TrainingSteps:
         call = site.node
         if name == "backward":
             self._direct.add(id(owner))
-        elif name == "step" and isinstance(call.func, cst.Attribute):
+        elif name == "step" and type(call.func) is cst.Attribute:
             receiver = (dotted(call.func.value) or "").rsplit(".", 1)[-1].lower()
             if "opt" in receiver or (receiver == "scaler" and call.args):
                 self._direct.add(id(owner))
-        elif isinstance(call.func, cst.Name) or dotted(call.func.value) == "self":
+        elif type(call.func) is cst.Name or dotted(call.func.value) == "self":
             self._callees.setdefault(id(owner), set()).add(name)
 
     def trains(self, node: cst.CSTNode, depth: int = 0) -> bool:
@@ -191,9 +191,9 @@ def calls_outside_loops(body: cst.CSTNode) -> list[cst.Call]:
     stack = list(reversed(body.children))
     while stack:
         node = stack.pop()
-        if isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) in (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             out.append(node)
         stack.extend(reversed(node.children))
     return out
@@ -202,9 +202,9 @@ def calls_outside_loops(body: cst.CSTNode) -> list[cst.Call]:
 def iterations(loop: cst.For, ctx: Context, scope: Scope) -> int | None:
     """How many times a `for` loop runs, when it iterates a literal sequence or a constant range()."""
     iterable = loop.iter
-    if isinstance(iterable, (cst.List, cst.Tuple, cst.Set)):
+    if type(iterable) in (cst.List, cst.Tuple, cst.Set):
         return len(iterable.elements)
-    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range":
+    if type(iterable) is cst.Call and type(iterable.func) is cst.Name and iterable.func.value == "range":
         values = [ctx.value(arg.value, scope) for arg in iterable.args]
         if 1 <= len(values) <= 3 and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
             if len(values) < 3 or values[2] != 0:

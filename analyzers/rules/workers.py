@@ -124,9 +124,9 @@ class NonPersistentWorkers(_LoaderRule):
     def _repeating_loops(self, loop: cst.For, site: Site) -> list[cst.CSTNode]:
         """The loops that run `loop` again and again: its enclosing loops, or the loops around
         calls of the function holding it. Empty when the outer loop hands out the loaders."""
-        iterated = root_name(loop.iter.args[0].value) if isinstance(loop.iter, cst.Call) and loop.iter.args else root_name(loop.iter)
+        iterated = root_name(loop.iter.args[0].value) if type(loop.iter) is cst.Call and loop.iter.args else root_name(loop.iter)
         if site.loops:
-            bound = {name for outer in site.loops if isinstance(outer, cst.For) for name in names_in_target(outer.target)}
+            bound = {name for outer in site.loops if type(outer) is cst.For for name in names_in_target(outer.target)}
             return [] if iterated in bound else list(site.loops)
         function = site.scope.node
         if function is None:
@@ -147,12 +147,12 @@ class NonPersistentWorkers(_LoaderRule):
         class Finder(cst.CSTVisitor):
             def visit_Call(self, node: cst.Call) -> None:
                 nonlocal hit
-                if isinstance(node.func, cst.Attribute) and touches(node.func.value):
+                if type(node.func) is cst.Attribute and touches(node.func.value):
                     hit = True
 
             def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
                 nonlocal hit
-                if isinstance(node.target, (cst.Attribute, cst.Subscript)) and touches(node.target.value):
+                if type(node.target) in (cst.Attribute, cst.Subscript) and touches(node.target.value):
                     hit = True
 
         loop.body.visit(Finder())
@@ -165,10 +165,10 @@ class NonPersistentWorkers(_LoaderRule):
         workers = argument(call, _NUM_WORKERS, "num_workers")
         if workers is None:
             passed_workers = self.ctx.call_argument(call, _NUM_WORKERS, "num_workers", loader.scope)
-            if passed_workers is None or not isinstance(passed_workers, tuple) or not isinstance(passed_workers[0], cst.Integer):
+            if passed_workers is None or not isinstance(passed_workers, tuple) or type(passed_workers[0]) is not cst.Integer:
                 return None  # from a **mapping whose expression cannot be written here
             value = "True"
-        elif isinstance(workers, cst.Integer):
+        elif type(workers) is cst.Integer:
             value = "True"
         else:
             value = f"{code(workers)} > 0"
@@ -178,6 +178,6 @@ class NonPersistentWorkers(_LoaderRule):
             if self.ctx.call_argument(call, -1, "persistent_workers", loader.scope) is not None:
                 return None  # set by a **mapping
             return self.keyword_fix(loader, {"persistent_workers": value}, title)
-        if isinstance(passed.value, cst.Name) and passed.value.value == "False":
+        if type(passed.value) is cst.Name and passed.value.value == "False":
             return FixPlan(title, (Replace(loader, replace_argument(call, passed, value)),))
         return None
