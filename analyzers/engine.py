@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from collections import defaultdict
@@ -37,13 +38,15 @@ class _Pass:
         self.call_rules: dict[bool, list] = {False: [], True: []}  # leaving -> [(rule.calls, handler)]
         self.for_call: dict[tuple, tuple] = {}  # (leaving, name, imported as) -> the call's handlers
         for rule in (rule for rule in rules if rule.visits):
-            for attr in dir(type(rule)):
+            for attr in _handler_names(type(rule)):
                 if attr in ("visit_Call", "leave_Call"):
                     self.call_rules[attr == "leave_Call"].append((rule.calls, getattr(rule, attr)))
                 elif attr.startswith("visit_"):
                     visitors[attr[6:]].append(getattr(rule, attr))
                 elif attr.startswith("leave_"):
                     leavers[attr[6:]].append(getattr(rule, attr))
+        specs = {leaving: tuple(calls for calls, _ in rules) for leaving, rules in self.call_rules.items()}
+        self.specs = {leaving: _SPECS.setdefault(spec, spec) for leaving, spec in specs.items()}
         self.handlers: list[tuple] = [()] * len(_EVENTS)
         for kind in {*visitors, *leavers, *ctx.visit_handlers, *ctx.leave_handlers} - {"Call"}:
             first = ctx.visit_handlers.get(kind)
@@ -64,17 +67,19 @@ class _Pass:
         module = parsed.module
         for handle in handlers[_event("Module", False)]:
             handle(module)
+        call, leave_call, call_handlers = _CALL, _LEAVE_CALL, self._call_handlers
         for chunk in parsed.chunks:
             events = chunk.events.get(self.wanted)
             if events is None:
                 events = chunk.events[self.wanted] = _record(chunk, self.wanted, parsed.owners)
-            for event, node in zip(events[::2], events[1::2]):
-                if event == _CALL or event == _LEAVE_CALL:
-                    for handle in self._call_handlers(node, event == _LEAVE_CALL):
+            pairs = iter(events)
+            for event, node in zip(pairs, pairs):
+                if event == call or event == leave_call:
+                    for handle in call_handlers(node, event == leave_call):
                         handle(node)
-                    continue
-                for handle in handlers[event]:
-                    handle(node)
+                else:
+                    for handle in handlers[event]:
+                        handle(node)
         for handle in handlers[_event("Module", True)]:
             handle(module)
 
@@ -91,14 +96,37 @@ class _Pass:
             key = (leaving, None, None)
         found = self.for_call.get(key)
         if found is None:
-            _, name, imported = key
-            names = {name, imported.rpartition(".")[2] if imported else None} - {None}
+            call_rules = self.call_rules[leaving]
+            chosen = _chosen(self.specs[leaving], *key)
             context = self.ctx.leave_handlers if leaving else self.ctx.visit_handlers
-            rules = [handle for calls, handle in self.call_rules[leaving]
-                     if calls is None or any(n in calls for n in names)]
+            rules = [call_rules[index][1] for index in chosen]
             own = [context["Call"]] if "Call" in context else []
             found = self.for_call[key] = (*rules, *own) if leaving else (*own, *rules)
         return found
+
+
+_SPECS: dict[tuple, tuple] = {}  # one copy of each `calls` of a pass's call rules: _CHOSEN keys it by id
+_CHOSEN: dict[tuple, tuple[int, ...]] = {}  # what _chosen found, for every analysis (names recur)
+
+
+def _chosen(specs: tuple, leaving: bool, name: str | None, imported: str | None) -> tuple[int, ...]:
+    """Which of the call rules (by their `calls`, `specs` as kept in _SPECS) a call of
+    `name` (imported as `imported`) reaches."""
+    key = (id(specs), leaving, name, imported)  # hashing CallNames is a Python call each
+    found = _CHOSEN.get(key)
+    if found is None:
+        names = {name, imported.rpartition(".")[2] if imported else None} - {None}
+        found = tuple(i for i, calls in enumerate(specs) if calls is None or any(n in calls for n in names))
+        if len(_CHOSEN) > 100_000:
+            _CHOSEN.clear()
+        _CHOSEN[key] = found
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def _handler_names(rule: type) -> tuple[str, ...]:
+    """The rule class's visit_/leave_ methods (`dir` of a class is slow)."""
+    return tuple(attr for attr in dir(rule) if attr.startswith(("visit_", "leave_")))
 
 
 # (node kind, leaving) -> a small number, fixed at import (analyses run in threads too)
