@@ -14,7 +14,8 @@ import dataclasses
 import re
 import threading
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -104,22 +105,23 @@ def short_code(node: cst.CSTNode, limit: int = 40) -> str:
 IF, WITH, LOOP, EXCEPT, DEF = "if", "with", "loop", "except", "def"
 
 
-@dataclass(frozen=True)
-class Frame:
-    """A compound statement whose body encloses the current node."""
+class Frame(NamedTuple):
+    """A compound statement whose body encloses the current node (a tuple: made for every
+    compound statement of every analysis, and a frozen dataclass is slow to make)."""
 
     kind: str  # IF (its body, not its else), WITH, LOOP (its body), EXCEPT (a handler) or DEF
     node: cst.CSTNode
 
 
-@dataclass(eq=False)
 class Scope:
     """A module or a function body: the names assigned in it and what they were assigned."""
 
-    node: cst.CSTNode | None
-    parent: Scope | None
-    assignments: dict[str, list] = field(default_factory=lambda: defaultdict(list))
-    params: list[str] = field(default_factory=list)
+    __slots__ = ("node", "parent", "assignments", "params")
+
+    def __init__(self, node: cst.CSTNode | None, parent: Scope | None) -> None:
+        self.node, self.parent = node, parent
+        self.assignments: dict[str, list] = defaultdict(list)
+        self.params: list[str] = []
 
     def owner_of(self, name: str) -> Scope | None:
         scope: Scope | None = self

@@ -280,7 +280,7 @@ class _Positions:
         key = id(node)  # chunks keep their nodes alive; libcst's node hash is a Python method
         owner = parsed.owners.get(key)
         index = self.indexes[unit].get(id(owner))
-        if index is None or key not in owner.nodes:  # an id noted for a chunk gone since
+        if index is None:  # an id noted for a chunk gone since (a chunk of this parse keeps its nodes alive)
             index = next(i for i, chunk in enumerate(parsed.chunks) if key in chunk.nodes)
         chunk = parsed.chunks[index]
         # by chunk too: an edit inside one token (see parse.patched) shares the other nodes
