@@ -106,6 +106,15 @@ class TextDoc:
             edit = Change(start, end, change.text)
         else:
             edit = _whole_text_change(self.text, change.text)
+        if "\r" not in self.text and "\r" not in edit.text:  # only \n breaks: update the lines too
+            lines = self.lines
+            (first, first_col), (last, last_col) = edit.start, edit.end
+            a = sum(map(len, lines[:first])) + first + first_col
+            b = a - first_col + sum(map(len, lines[first:last])) + last - first + last_col
+            self.text = self.text[:a] + edit.text + self.text[b:]
+            self._lines = [*lines[:first], *(lines[first][:first_col] + edit.text + lines[last][last_col:]).split("\n"),
+                           *lines[last + 1:]]
+            return edit
         starts = [0] + [m.end() for m in LINE_BREAK.finditer(self.text)]
         a = starts[edit.start[0]] + edit.start[1]
         b = starts[edit.end[0]] + edit.end[1]

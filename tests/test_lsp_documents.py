@@ -16,6 +16,7 @@ from tests.lsp_client import apply_text_edits, units
 
 ALPHABET = st.sampled_from(["a", "b", " ", "\n", "\r\n", "\r", "é", "😀", "\t"])
 TEXT = st.lists(ALPHABET, max_size=40).map("".join)
+LF_TEXT = st.lists(st.sampled_from(["a", "b", " ", "\n", "é", "😀"]), max_size=40).map("".join)
 
 
 @st.composite
@@ -44,6 +45,22 @@ def test_incremental_changes_match_a_client(data, text, encoding):
         expected = apply_text_edits(expected, [types.TextEdit(range=clamped, new_text=new)], encoding)
         doc.apply(types.TextDocumentContentChangePartial(range=rng, text=new), encoding)  # the server clamps itself
         assert doc.text == expected
+        assert doc.lines == split_lines(expected)  # kept up to date by the edit when only \n breaks
+
+
+@settings(max_examples=200, deadline=5000)  # ms per example: the timeout of these tests
+@given(data=st.data(), text=LF_TEXT)
+def test_incremental_changes_of_lf_text_keep_its_lines(data, text):
+    doc = TextDoc("file:///t.py", text, 1, "python")
+    doc.lines  # computed once, then updated by each edit
+    expected = text
+    for _ in range(data.draw(st.integers(1, 4))):
+        rng, new = data.draw(edits(expected, "utf-16"))
+        new = new.replace("\r", "")
+        expected = apply_text_edits(expected, [types.TextEdit(range=_clamp(expected, rng, "utf-16"), new_text=new)], "utf-16")
+        doc.apply(types.TextDocumentContentChangePartial(range=rng, text=new), "utf-16")
+        assert doc.text == expected
+        assert doc.lines == split_lines(expected)
 
 
 @settings(max_examples=300, deadline=5000)  # ms per example: the timeout of these tests
