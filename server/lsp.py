@@ -82,6 +82,23 @@ class _Protocol(LanguageServerProtocol):
     """pygls' protocol, with document sync done by our own store (see documents.py), and
     `$/cancelRequest` also reaching handlers that pygls runs behind a builtin (commands)."""
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        plain = self._converter.get_unstructure_hook(types.Diagnostic)
+        known: dict[int, tuple] = {}
+
+        def diagnostic(item: types.Diagnostic) -> dict:
+            """A diagnostic's JSON shape, made once: the server hands out the same
+            Diagnostic objects for the findings an edit did not move (Diagnostics._publish)."""
+            found = known.get(id(item))
+            if found is None or found[0] is not item:
+                if len(known) > 50_000:
+                    known.clear()
+                found = known[id(item)] = (item, plain(item))
+            return found[1]
+
+        self._converter.register_unstructure_hook(types.Diagnostic, diagnostic)
+
     def _handle_cancel_notification(self, msg_id) -> None:
         profiling.cancel_request(msg_id)
         super()._handle_cancel_notification(msg_id)
