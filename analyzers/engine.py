@@ -233,10 +233,10 @@ def _analyze(source: Source, config: Config, cache: ParseCache | None) -> list[F
             splits[index] = result
         elif config.enabled("TPL000", source.path):
             findings.append(result)
-    rules_classes = [
-        cls for cls in enabled_rules(config, source.path)
-        if not cls.triggers or any(t in source.units[i].text for i in splits for t in cls.triggers)
-    ]
+    enabled = enabled_rules(config, source.path)
+    texts = [source.units[i].text for i in splits]
+    present = {t: any(t in text for text in texts) for t in {t for cls in enabled for t in cls.triggers}}
+    rules_classes = [cls for cls in enabled if not cls.triggers or any(present[t] for t in cls.triggers)]
     parsed: dict[int, Parsed] = {}
     if rules_classes:  # else libcst never parses the source
         for index, unit_split in splits.items():
