@@ -19,6 +19,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -42,9 +43,9 @@ SEVERITY = {
 }
 
 
-@dataclass(frozen=True)
-class Entry:
-    """A finding as shown now: its range is in the unit's current text."""
+class Entry(NamedTuple):
+    """A finding as shown now: its range is in the unit's current text (a tuple: every
+    finding gets one per analysis and per edit)."""
 
     finding: Finding
     fresh: bool  # from an analysis of the current text, so its fix applies as is
