@@ -283,19 +283,13 @@ class _Positions:
         if index is None:  # an id noted for a chunk gone since (a chunk of this parse keeps its nodes alive)
             index = next(i for i, chunk in enumerate(parsed.chunks) if key in chunk.nodes)
         chunk = parsed.chunks[index]
-        # by chunk too: an edit inside one token (see parse.patched) shares the other nodes
-        # of its statement with the chunk's previous version, where they may sit elsewhere
-        first, first_col, last, last_col = remembered(_Positions, node, lambda: self._in_chunk(chunk, node), chunk)
+        found = chunk.positions.get(key)  # the node's range within its chunk, kept with it
+        if found is None:
+            if chunk.spans is None:
+                chunk.spans = Spans.of(chunk.module)
+            found = chunk.positions[key] = chunk.spans.range(node)
         offset = parsed.starts[index]
-        return Range(first + offset, first_col, last + offset, last_col)
-
-    @staticmethod
-    def _in_chunk(chunk: Chunk, node: cst.CSTNode) -> tuple[int, int, int, int]:
-        """The node's range within its chunk (the same in every version that keeps the chunk)."""
-        if chunk.spans is None:
-            chunk.spans = Spans.of(chunk.module)
-        r = chunk.spans.range(node)
-        return r.start_line, r.start_col, r.end_line, r.end_col
+        return Range(found.start_line + offset, found.start_col, found.end_line + offset, found.end_col)
 
 
 def _locate(source: Source, parsed: dict[int, Parsed], reports: list[Report]) -> list[Finding]:

@@ -56,13 +56,14 @@ class LongLine(ValueError):
 @dataclass(eq=False)
 class Chunk:
     """Whole top-level statements parsed on their own; `nodes` and `events` are filled by
-    the first pass over it, `spans` by the first position asked in it."""
+    the first pass over it, `spans` and `positions` by the positions asked in it."""
 
     module: cst.Module
     text: str
     nodes: frozenset | None = None  # ids of the nodes the pass visits
     events: dict = field(default_factory=dict)  # the pass's wanted event codes -> [event, node, ...]
-    spans: object = None
+    spans: Spans | None = None
+    positions: dict = field(default_factory=dict)  # node id -> its Range in this chunk (see engine._Positions)
 
 
 @dataclass
