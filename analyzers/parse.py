@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .context import children
-from .source import LINE_BREAK
+from .source import LINE_BREAK, common_length
 from .spans import Spans
 
 MAX_LINE = 10_000  # libcst's parser is quadratic on very long expressions (minified code)
@@ -119,8 +119,8 @@ def patched(donor: Chunk, text: str) -> tuple[cst.Module, Spans] | None:
     node shared. None when the edit is anything else. Comes with its spans, the donor's
     with one token changed, which are checked to spell exactly `text`."""
     old = donor.text
-    prefix = _common_prefix(old, text)
-    suffix = _common_prefix(old[prefix:][::-1], text[prefix:][::-1])
+    prefix = common_length(old, text)
+    suffix = common_length(old[prefix:], text[prefix:], from_end=True)
     start, end, inserted = prefix, len(old) - suffix, text[prefix:len(text) - suffix]
     if donor.spans is None:
         donor.spans = Spans.of(donor.module)
@@ -152,22 +152,10 @@ def patched(donor: Chunk, text: str) -> tuple[cst.Module, Spans] | None:
         node = renamed[leaf] = leaf.with_changes(value=value)
         for parent, child in zip(reversed(path[:-1]), reversed(path[1:])):
             node = renamed[parent] = _replaced(parent, child, node)
-    except cst.CSTValidationError:
+    except (cst.CSTValidationError, ValueError):
         return None
     made = spans.replaced(token, value, renamed)
     return (node, made) if made.text == text else None
-
-
-def _common_prefix(a: str, b: str) -> int:
-    limit = min(len(a), len(b))
-    low, high = 0, limit
-    while low < high:  # binary search over slice comparisons: fast on long texts
-        mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
 
 
 def _path(root: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode] | None:

@@ -28,6 +28,20 @@ class SourceError(Exception):
     """A document that cannot be read as Python or as a notebook."""
 
 
+def common_length(a: str, b: str, from_end: bool = False) -> int:
+    """Length of the common prefix (or suffix) of `a` and `b`: a binary search over slice
+    comparisons, fast on long texts."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        mid = (low + high + 1) // 2
+        same = a[len(a) - mid:] == b[len(b) - mid:] if from_end else a[:mid] == b[:mid]
+        if same:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
 def split_lines(text: str) -> list[str]:
     """Lines without their breaks; `\\r\\n`, `\\r` and `\\n` all end a line, as for Python."""
     return LINE_BREAK.split(text)

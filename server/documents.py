@@ -19,7 +19,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from perf_lint.analyzers import Source, notebook_source, python_source
-from perf_lint.analyzers.source import LINE_BREAK, codepoint_column, split_lines, utf16_column
+from perf_lint.analyzers.source import LINE_BREAK, codepoint_column, common_length, split_lines, utf16_column
 
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 
@@ -133,8 +133,8 @@ class TextDoc:
 
 def _whole_text_change(old: str, new: str) -> Change:
     """The smallest single change turning `old` into `new` (for full-text sync)."""
-    prefix = _common(old, new)
-    suffix = _common(old[prefix:], new[prefix:], from_end=True)
+    prefix = common_length(old, new)
+    suffix = common_length(old[prefix:], new[prefix:], from_end=True)
     end = len(old) - suffix
     if 0 < prefix < len(old) and old[prefix - 1: prefix + 1] == "\r\n":
         prefix -= 1  # never split a \r\n line break
@@ -149,18 +149,6 @@ def _whole_text_change(old: str, new: str) -> Change:
     return Change(at(prefix), at(end), new[prefix: len(new) - suffix])
 
 
-def _common(a: str, b: str, from_end: bool = False) -> int:
-    """Length of the common prefix (or suffix) of `a` and `b`: a binary search over slice
-    comparisons, fast on long texts."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        mid = (low + high + 1) // 2
-        same = a[len(a) - mid:] == b[len(b) - mid:] if from_end else a[:mid] == b[:mid]
-        if same:
-            low = mid
-        else:
-            high = mid - 1
-    return low
 
 
 @dataclass
