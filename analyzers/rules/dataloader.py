@@ -37,7 +37,9 @@ class _LoaderRule(Rule):
     """Collects DataLoader calls, the loops over them and the batches they move to a device.
 
     The first loader rule created for a source collects; the others (TPL101-104 share the
-    facts) read its containers and stay out of the pass.
+    facts) read its containers and stay out of the pass. What the moves go to, and which
+    loaders a loop reads, is worked out in `finish`, once the whole source is known, and
+    kept in `known` for every loader rule.
     """
 
     calls = CallNames(frozenset({"to", "cuda", *(name.rpartition(".")[2] for name in DATALOADER)}))
@@ -49,8 +51,7 @@ class _LoaderRule(Rule):
         self.loaders: dict[cst.Call, Site] = first.loaders if first is not self else {}
         self.loops: dict[cst.For, tuple[Site, set[str]]] = first.loops if first is not self else {}
         self.pending: list[tuple[Site, cst.For, str]] = first.pending if first is not self else []
-        self._moves: list[_Move] | None = None  # the first instance's, resolved in finish
-        self._cuda_moves: dict[int, list[_Move]] | None = None  # the first instance's, by loader
+        self.known: dict = first.known if first is not self else {}  # what finish works out once for all
         self.dataset_classes: dict[str, cst.ClassDef] = first.dataset_classes if first is not self else {}
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -101,10 +102,9 @@ class _LoaderRule(Rule):
     @property
     def moves(self) -> list[_Move]:
         """The batch moves to a device, resolved once the whole source is known."""
-        first = self.ctx.shared[_LoaderRule]
-        if first._moves is None:
-            first._moves = [move for move in map(self._resolve_move, self.pending) if move is not None]
-        return first._moves
+        if "moves" not in self.known:
+            self.known["moves"] = [move for move in map(self._resolve_move, self.pending) if move is not None]
+        return self.known["moves"]
 
     def _resolve_move(self, pending: tuple[Site, cst.For, str]) -> _Move | None:
         site, loop, name = pending
@@ -128,11 +128,10 @@ class _LoaderRule(Rule):
 
     def loaders_of(self, loop: cst.For) -> list[Site]:
         """The DataLoaders a loop iterates over (remembered for the analysis, by every loader rule)."""
-        known = self.ctx.shared.setdefault((_LoaderRule, "loaders_of"), {})
-        found = known.get(id(loop))
-        if found is None:
-            found = known[id(loop)] = self._loaders_of(loop)
-        return found
+        key = ("loaders_of", id(loop))
+        if key not in self.known:
+            self.known[key] = self._loaders_of(loop)
+        return self.known[key]
 
     def _loaders_of(self, loop: cst.For) -> list[Site]:
         site, _ = self.loops[loop]
@@ -182,11 +181,10 @@ class _LoaderRule(Rule):
     def setting(self, site: Site, index: int, name: str):
         """A DataLoader keyword's value: a Python value, None when not passed, UNKNOWN
         (remembered for the analysis, by every loader rule)."""
-        known = self.ctx.shared.setdefault((_LoaderRule, "setting"), {})
-        key = (id(site.node), index, name)
-        if key not in known:
-            known[key] = self._setting(site, index, name)
-        return known[key]
+        key = ("setting", id(site.node), index, name)
+        if key not in self.known:
+            self.known[key] = self._setting(site, index, name)
+        return self.known[key]
 
     def _setting(self, site: Site, index: int, name: str):
         passed = self.ctx.call_argument(site.node, index, name, site.scope)
@@ -197,10 +195,9 @@ class _LoaderRule(Rule):
 
     def cuda_moves(self) -> dict[int, list[_Move]]:
         """Loader (by id of its call) -> moves of its batches to CUDA."""
-        first = self.ctx.shared[_LoaderRule]
-        if first._cuda_moves is None:
-            first._cuda_moves = self._by_loader()
-        return first._cuda_moves
+        if "cuda_moves" not in self.known:
+            self.known["cuda_moves"] = self._by_loader()
+        return self.known["cuda_moves"]
 
     def _by_loader(self) -> dict[int, list[_Move]]:
         result: dict[int, list[_Move]] = {}
