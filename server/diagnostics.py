@@ -223,7 +223,8 @@ class _IdleCollector:
     A full collection walks every object, the cached statements of every open document
     included (a few hundred ms with a large file open); run by the allocation counters in
     the middle of an edit, it was most of the p95 latency. Young generations are still
-    collected as usual; `serve` makes automatic full collections rare
+    collected as usual between analyses (not during one: `_Uncollected`); `serve` makes
+    automatic full collections rare
     (`gc.set_threshold(700, 10, 1000)`) and this runs one after each quiet spell."""
 
     def __init__(self, delay_s: float = 2.0) -> None:
