@@ -560,12 +560,6 @@ class Context:
                 return self.value(found[0], found[1], depth + 1)
         return UNKNOWN
 
-    def _cuda_name(self, name: str, owner: Scope, depth: int):
-        results = [UNKNOWN if v is None else self.is_cuda_device(v, owner, depth + 1) for v in owner.assignments[name]]
-        if True in results:
-            return True
-        return False if results and all(r is False for r in results) else UNKNOWN
-
     def kwargs(self, expr: cst.BaseExpression, scope: Scope):
         """A `**expr` mapping: {key: expression} when `expr` is a literal dict or `dict(...)`
         that nothing changes afterwards."""
@@ -652,3 +646,10 @@ class Context:
             if found is not None and found[0] is not expr:
                 return self.is_cuda_device(found[0], found[1], depth + 1)
         return UNKNOWN
+
+    def _cuda_name(self, name: str, owner: Scope, depth: int):
+        """is_cuda_device of a name assigned in `owner`: True if any value is CUDA."""
+        results = [UNKNOWN if v is None else self.is_cuda_device(v, owner, depth + 1) for v in owner.assignments[name]]
+        if True in results:
+            return True
+        return False if results and all(r is False for r in results) else UNKNOWN

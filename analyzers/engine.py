@@ -45,7 +45,7 @@ class _Pass:
                     visitors[attr[6:]].append(getattr(rule, attr))
                 elif attr.startswith("leave_"):
                     leavers[attr[6:]].append(getattr(rule, attr))
-        specs = {leaving: tuple(calls for calls, _ in rules) for leaving, rules in self.call_rules.items()}
+        specs = {leaving: tuple(calls for calls, _ in pairs) for leaving, pairs in self.call_rules.items()}
         self.specs = {leaving: _SPECS.setdefault(spec, spec) for leaving, spec in specs.items()}
         self.handlers: list[tuple] = [()] * len(_EVENTS)
         for kind in {*visitors, *leavers, *ctx.visit_handlers, *ctx.leave_handlers} - {"Call"}:

@@ -206,7 +206,7 @@ class ParseCache:
     def chunk(self, text: str, config: cst.PartialParserConfig, donor: Chunk | None = None) -> Chunk:
         """A chunk of `text` not handed out yet in this analysis: cached, else made from
         `donor` (the chunk at its place in the previous version, see `patched`), else parsed."""
-        key = (text, config.default_indent, config.default_newline)
+        key = _pool_key(text, config)
         pool = self.chunks.get(key)
         if pool is None:
             pool = self.chunks[key] = []
@@ -223,22 +223,28 @@ class ParseCache:
             pool.append(found)
             if len(self.chunks) > self.size:
                 for old in self.chunks.popitem(last=False)[1]:
-                    for node_id in old.nodes or ():
-                        if self.owners.get(node_id) is old:
-                            del self.owners[node_id]
+                    self._forget(old)
         self._taken.add(id(found))
         return found
 
     def _drop(self, chunk: Chunk, config: cst.PartialParserConfig) -> None:
-        key = (chunk.text, config.default_indent, config.default_newline)
+        key = _pool_key(chunk.text, config)
         pool = self.chunks.get(key, [])
         if chunk in pool:
             pool.remove(chunk)
             if not pool:
                 del self.chunks[key]
+        self._forget(chunk)
+
+    def _forget(self, chunk: Chunk) -> None:
+        """Drop the owners entries of a chunk that leaves the cache."""
         for node_id in chunk.nodes or ():
             if self.owners.get(node_id) is chunk:
                 del self.owners[node_id]
+
+
+def _pool_key(text: str, config: cst.PartialParserConfig) -> tuple:
+    return text, config.default_indent, config.default_newline
 
 
 def common_lines(old: list[str], new: list[str]) -> tuple[int, int]:
