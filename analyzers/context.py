@@ -14,7 +14,6 @@ import dataclasses
 import re
 import threading
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import libcst as cst
@@ -132,14 +131,14 @@ class Scope:
         return None
 
 
-@dataclass(eq=False)
 class Site:
-    """A node together with where it was met: its unit, scope and enclosing loops."""
+    """A node together with where it was met: its unit, scope and enclosing loops (a
+    slotted class: one is made for every call of every analysis)."""
 
-    node: cst.CSTNode
-    unit: int
-    scope: Scope
-    loops: tuple = ()
+    __slots__ = ("node", "unit", "scope", "loops")
+
+    def __init__(self, node: cst.CSTNode, unit: int, scope: Scope, loops: tuple = ()) -> None:
+        self.node, self.unit, self.scope, self.loops = node, unit, scope, loops
 
 
 def dotted(expr: cst.BaseExpression) -> str | None:
@@ -244,6 +243,7 @@ class Context:
         self.statement: cst.SimpleStatementLine | None = None  # the simple statement being visited
         self.frames: list[Frame] = []  # compound statements around the node being visited, outermost first
         self._frame_bodies: dict[int, Frame] = {}  # id(body) -> the frame it opens
+        self._local_frames: tuple[Frame, ...] | None = None  # local_frames() until the frames change
         self.final = False  # set after the pass: the facts no longer change, answers are kept
         self._cuda_names: dict[tuple, object] = {}  # (name, id(its scope), depth) -> is_cuda_device
         self.visit_handlers = {
@@ -286,11 +286,15 @@ class Context:
         return Site(node, self.unit, self.scope, self.loops)
 
     def local_frames(self) -> tuple[Frame, ...]:
-        """The frames inside the current function (or module), outermost first."""
-        for index in range(len(self.frames) - 1, -1, -1):
-            if self.frames[index].kind == DEF:
-                return tuple(self.frames[index + 1 :])
-        return tuple(self.frames)
+        """The frames inside the current function (or module), outermost first (one tuple
+        until the frames change: rules ask at every candidate)."""
+        if self._local_frames is None:
+            self._local_frames = tuple(self.frames)
+            for index in range(len(self.frames) - 1, -1, -1):
+                if self.frames[index].kind == DEF:
+                    self._local_frames = tuple(self.frames[index + 1 :])
+                    break
+        return self._local_frames
 
     def function(self) -> cst.FunctionDef | None:
         """The function whose body holds the current node."""
@@ -406,12 +410,14 @@ class Context:
         frame = self._frame_bodies.get(id(node))
         if frame is not None:
             self.frames.append(frame)
+            self._local_frames = None
 
     def _leave_block(self, node: cst.CSTNode) -> None:
         if self._loop_bodies.pop(id(node), None) is not None:
             self.loops = self.loops[:-1]
         if self._frame_bodies.pop(id(node), None) is not None:
             self.frames.pop()
+            self._local_frames = None
 
     def _with_item(self, node: cst.WithItem) -> None:
         if node.asname is not None:
@@ -500,14 +506,17 @@ class Context:
     # -- queries ----------------------------------------------------------------------
     def qualname(self, expr: cst.BaseExpression) -> str | None:
         """`T.utils.data.DataLoader` -> "torch.utils.data.DataLoader" through the imports."""
-        name = dotted(expr)
-        if name is None:
-            return None
-        head, _, rest = name.partition(".")
-        base = self.imports.get(head)
+        if type(expr) is cst.Name:
+            return self.imports.get(expr.value)
+        parts = []
+        while type(expr) is cst.Attribute:
+            parts.append(expr.attr.value)
+            expr = expr.value
+        base = self.imports.get(expr.value) if type(expr) is cst.Name else None
         if base is None:
             return None
-        return f"{base}.{rest}" if rest else base
+        parts.append(base)
+        return ".".join(reversed(parts))
 
     def assigned(self, name: str, scope: Scope) -> list | None:
         """The values assigned to `name` as seen from `scope` (None entries: unknown)."""

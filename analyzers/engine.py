@@ -16,7 +16,7 @@ from .rules import enabled_rules
 from .rules.base import InsertLineBefore, MoveLinesBefore, Replace, Report, Rule
 from .parse import MAX_LINE, Chunk, LongLine, Parsed, ParseCache, Split, parse, split
 from .spans import Spans
-from .source import Source, dominant_newline, split_lines
+from .source import Source, common_length, dominant_newline, split_lines
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _IGNORE = re.compile(r"#\s*perf-lint:\s*ignore\[(?P<codes>[^\]]*)\]")
@@ -59,34 +59,36 @@ class _Pass:
                     self.handlers[_event(kind, leaving)] = handlers
         calls = {_CALL: self.call_rules[False] or "Call" in ctx.visit_handlers,
                  _LEAVE_CALL: self.call_rules[True] or "Call" in ctx.leave_handlers}
-        self.wanted = frozenset([*(code for code, handlers in enumerate(self.handlers) if handlers),
-                                 *(code for code, wanted in calls.items() if wanted)])
+        wanted = frozenset([*(code for code, handlers in enumerate(self.handlers) if handlers),
+                            *(code for code, wanted in calls.items() if wanted)])
+        self.wanted = _WANTED.setdefault(wanted, wanted)  # the chunks' key: one object, compared by identity
+        self.handlers[_CALL] = self.handlers[_LEAVE_CALL] = None  # dispatched by callee: _call_handlers
 
     def run(self, parsed: Parsed) -> None:
         handlers = self.handlers
         module = parsed.module
         for handle in handlers[_event("Module", False)]:
             handle(module)
-        call, leave_call, call_handlers = _CALL, _LEAVE_CALL, self._call_handlers
+        call_handlers = self._call_handlers
         for chunk in parsed.chunks:
             events = chunk.events.get(self.wanted)
             if events is None:
                 events = chunk.events[self.wanted] = _record(chunk, self.wanted, parsed.owners)
             pairs = iter(events)
             for event, node in zip(pairs, pairs):
-                if event == call or event == leave_call:
-                    for handle in call_handlers(node, event == leave_call):
-                        handle(node)
-                else:
-                    for handle in handlers[event]:
-                        handle(node)
+                found = handlers[event]
+                if found is None:
+                    found = call_handlers(node, event)
+                for handle in found:
+                    handle(node)
         for handle in handlers[_event("Module", True)]:
             handle(module)
 
-    def _call_handlers(self, call: cst.Call, leaving: bool) -> tuple:
+    def _call_handlers(self, call: cst.Call, event: int) -> tuple:
         """The handlers of this call event: the context's, and those of the rules whose
         `calls` take the callee's name (or, for a name imported under an alias, the
         imported name: what `ctx.qualname` resolves it to at this point of the pass)."""
+        leaving = event == _LEAVE_CALL
         func = call.func
         if type(func) is cst.Attribute:
             key = (leaving, func.attr.value, None)
@@ -105,6 +107,7 @@ class _Pass:
         return found
 
 
+_WANTED: dict[frozenset, frozenset] = {}  # one copy of each pass's wanted events (see Chunk.events)
 _SPECS: dict[tuple, tuple] = {}  # one copy of each `calls` of a pass's call rules: _CHOSEN keys it by id
 _CHOSEN: dict[tuple, tuple[int, ...]] = {}  # what _chosen found, for every analysis (names recur)
 
@@ -234,8 +237,9 @@ def _analyze(source: Source, config: Config, cache: ParseCache | None) -> list[F
         elif config.enabled("TPL000", source.path):
             findings.append(result)
     enabled = enabled_rules(config, source.path)
-    texts = [source.units[i].text for i in splits]
-    present = {t: any(t in text for text in texts) for t in {t for cls in enabled for t in cls.triggers}}
+    triggers = {t for cls in enabled for t in cls.triggers}
+    places = [_places(source.units[i].text, triggers, cache.places, i) for i in splits]
+    present = {t: any(found[t] >= 0 for found in places) for t in triggers}
     rules_classes = [cls for cls in enabled if not cls.triggers or any(present[t] for t in cls.triggers)]
     parsed: dict[int, Parsed] = {}
     if rules_classes:  # else libcst never parses the source
@@ -262,6 +266,25 @@ def _analyze(source: Source, config: Config, cache: ParseCache | None) -> list[F
             rule.reports = []  # a report refers to its rule
     findings = [f for f in findings if not suppressed(source, f)]
     return sorted(set(findings), key=Finding.sort_key)
+
+
+def _places(text: str, triggers: set[str], known: dict, slot: int) -> dict[str, int]:
+    """Where each trigger first occurs in the unit's text (-1: nowhere). `known[slot]` keeps
+    the answer for the unit's previous text: only what an edit changed is searched again."""
+    old, before = known.get(slot, ("", {}))
+    prefix = common_length(old, text)
+    suffix = common_length(old[prefix:], text[prefix:], from_end=True)
+    found = {}
+    for t in triggers:
+        first = before.get(t)
+        if first is None or (first >= 0 and first + len(t) > prefix):
+            first = text.find(t)  # not known, or its first place may have changed
+        elif first < 0:  # absent before: only text that overlaps the change can hold it
+            start = max(prefix - len(t) + 1, 0)
+            first = text.find(t, start, len(text) - suffix + len(t) - 1)
+        found[t] = first
+    known[slot] = (text, found)
+    return found
 
 
 class _Positions:

@@ -193,6 +193,7 @@ class ParseCache:
         self.chunks: OrderedDict[tuple, list[Chunk]] = OrderedDict()
         self.splits: dict[object, Split] = {}
         self.memos: dict = {}  # perf_lint.analyzers.context.remembered's, for this document
+        self.places: dict = {}  # unit index -> (its last text, where each rule trigger first occurs)
         self.owners: dict[int, Chunk] = {}  # node id -> chunk, for the chunks walked (see Parsed)
         self._taken: set[int] = set()
 
@@ -249,14 +250,8 @@ def _pool_key(text: str, config: cst.PartialParserConfig) -> tuple:
 
 def common_lines(old: list[str], new: list[str]) -> tuple[int, int]:
     """Lines shared at the start and at the end (not overlapping)."""
-    limit = min(len(old), len(new))
-    prefix = 0
-    while prefix < limit and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
-        suffix += 1
-    return prefix, suffix
+    prefix = common_length(old, new)
+    return prefix, common_length(old[prefix:], new[prefix:], from_end=True)
 
 
 def _resplit(previous: Split, lines: list[str]) -> list[int] | None:
@@ -308,7 +303,7 @@ def split(code: str, cache: ParseCache, slot: object = None) -> Split:
     touched). Raises LongLine for a line over MAX_LINE and what `ast.parse` raises
     (SyntaxError...) when Python rejects the unit."""
     lines = lines_of(code)
-    if len(code) > MAX_LINE:
+    if len(code) > MAX_LINE and max(map(len, lines)) > MAX_LINE:
         for index, line in enumerate(lines):
             if len(line.rstrip("\r\n")) > MAX_LINE:
                 raise LongLine(index, len(line.rstrip("\r\n")))
@@ -317,10 +312,9 @@ def split(code: str, cache: ParseCache, slot: object = None) -> Split:
     if starts is None:
         starts = _starts(code, 0)
     first_break = LINE_BREAK.search(code)  # libcst's default newline: the first one
-    config = cst.PartialParserConfig(default_indent=default_indent(lines),
-                                     default_newline=first_break.group() if first_break else "\n")
-    same = previous is not None and (previous.config.default_indent, previous.config.default_newline) == (
-        config.default_indent, config.default_newline)
+    indent, newline = default_indent(lines), first_break.group() if first_break else "\n"
+    same = previous is not None and (previous.config.default_indent, previous.config.default_newline) == (indent, newline)
+    config = previous.config if same else cst.PartialParserConfig(default_indent=indent, default_newline=newline)
     cache.splits[slot] = made = Split(lines, starts, config, previous=previous.chunks if same else [])
     return made
 

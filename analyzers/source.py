@@ -15,6 +15,7 @@ import io
 import json
 import re
 import tokenize
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -28,9 +29,9 @@ class SourceError(Exception):
     """A document that cannot be read as Python or as a notebook."""
 
 
-def common_length(a: str, b: str, from_end: bool = False) -> int:
-    """Length of the common prefix (or suffix) of `a` and `b`: a binary search over slice
-    comparisons, fast on long texts."""
+def common_length(a: Sequence, b: Sequence, from_end: bool = False) -> int:
+    """Length of the common prefix (or suffix) of `a` and `b` (texts, or lists of lines):
+    a binary search over slice comparisons, fast on long ones."""
     low, high = 0, min(len(a), len(b))
     while low < high:
         mid = (low + high + 1) // 2
