@@ -269,9 +269,8 @@ class Diagnostics:
         for uri in closed_units:
             state.shown.pop(uri, None)
             state.syntax.pop(uri, None)
-        if self.server.client.pull:  # it will ask (at once, for editors): start on the new text now
-            self._request(state, self.server.documents.revision(target))
-            return
+        if self.server.client.pull:
+            return  # the client asks when it wants them
         if state.timer is not None:
             state.timer.cancel()
         delay = self.server.settings.editor_for(target).debounce_ms / 1000
