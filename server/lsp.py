@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import inspect
+import json
 import logging
 import os
 import sys
 from dataclasses import dataclass, field
 
+import attrs
 from lsprotocol import types
-from pygls.exceptions import FeatureRequestError
+from pygls.exceptions import FeatureRequestError, JsonRpcInternalError
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -79,25 +82,62 @@ class ClientFeatures:
 
 
 class _Protocol(LanguageServerProtocol):
-    """pygls' protocol, with document sync done by our own store (see documents.py), and
-    `$/cancelRequest` also reaching handlers that pygls runs behind a builtin (commands)."""
+    """pygls' protocol, with document sync done by our own store (see documents.py),
+    `$/cancelRequest` also reaching handlers that pygls runs behind a builtin (commands),
+    and each diagnostic turned into JSON once (see `_send_data`)."""
+
+    _ITEMS = '"items": []'  # where a full report's diagnostics go in its JSON
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         plain = self._converter.get_unstructure_hook(types.Diagnostic)
-        known: dict[int, tuple] = {}
+        self._known: dict[int, list] = {}  # id -> [diagnostic, its JSON shape, its JSON text or None]
 
         def diagnostic(item: types.Diagnostic) -> dict:
             """A diagnostic's JSON shape, made once: the server hands out the same
             Diagnostic objects for the findings an edit did not move (Diagnostics._publish)."""
-            found = known.get(id(item))
+            found = self._known.get(id(item))
             if found is None or found[0] is not item:
-                if len(known) > 50_000:
-                    known.clear()
-                found = known[id(item)] = (item, plain(item))
+                if len(self._known) > 50_000:
+                    self._known.clear()
+                found = self._known[id(item)] = [item, plain(item), None]
             return found[1]
 
+        self._diagnostic = diagnostic
         self._converter.register_unstructure_hook(types.Diagnostic, diagnostic)
+
+    def _send_data(self, data) -> None:
+        """pygls' `_send_data`; a full diagnostic report (an answer to every pull) is written
+        from each diagnostic's JSON text, made once, instead of encoding them all again."""
+        report = getattr(data, "result", None)
+        if type(report) is not types.RelatedFullDocumentDiagnosticReport or not report.items \
+                or report.related_documents or self.writer is None or not self._include_headers:
+            super()._send_data(data)
+            return
+        shell = json.dumps(self._converter.unstructure(attrs.evolve(data, result=attrs.evolve(report, items=[]))))
+        if shell.count(self._ITEMS) != 1:
+            super()._send_data(data)
+            return
+        items = ", ".join(self._json(item) for item in report.items)
+        body = shell.replace(self._ITEMS, f'"items": [{items}]')
+        header = f"Content-Length: {len(body)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+        try:
+            written = self.writer.write((header + body).encode(self.CHARSET))
+            if inspect.isawaitable(written):
+                asyncio.ensure_future(written)
+        except BrokenPipeError:
+            logger.exception("Error sending data. BrokenPipeError", exc_info=True)
+            raise
+        except Exception as error:
+            logger.exception("Error sending data", exc_info=True)
+            self._server._report_server_error(error, JsonRpcInternalError)
+
+    def _json(self, item: types.Diagnostic) -> str:
+        self._diagnostic(item)
+        found = self._known[id(item)]
+        if found[2] is None:
+            found[2] = json.dumps(found[1])
+        return found[2]
 
     def _handle_cancel_notification(self, msg_id) -> None:
         profiling.cancel_request(msg_id)

@@ -84,3 +84,44 @@ async def test_tcp_server(tmp_path):
     finally:
         process.kill()
         await process.wait()
+
+
+def test_full_report_is_written_as_pygls_would():
+    """A pull's answer written from each diagnostic's JSON text (made once per diagnostic)
+    is byte for byte what pygls' own encoding writes, again when reports share diagnostics."""
+    from lsprotocol import types
+    from pygls.protocol import LanguageServerProtocol
+
+    from perf_lint.server.lsp import create_server
+
+    protocol = create_server().protocol
+    written: list[bytes] = []
+
+    class Writer:
+        def write(self, data: bytes) -> None:
+            written.append(data)
+
+        def close(self) -> None:
+            pass
+
+    protocol.set_writer(Writer())
+
+    def diagnostic(line: int, message: str, data=None) -> types.Diagnostic:
+        return types.Diagnostic(
+            range=types.Range(types.Position(line, 0), types.Position(line, 4)), message=message,
+            severity=types.DiagnosticSeverity.Warning, code="TPL101", source="perf-lint", data=data)
+
+    shared = [diagnostic(1, "`num_workers=0`: naïve loader — \"quoted\""),
+              diagnostic(2, "fix", {"fix": {"title": "t", "edits": [{"text": "x\n\ty"}]}})]
+    reports = [types.RelatedFullDocumentDiagnosticReport(items=shared, result_id="1"),
+               types.RelatedFullDocumentDiagnosticReport(items=[*shared, diagnostic(3, "new")], result_id="2"),
+               types.RelatedFullDocumentDiagnosticReport(items=[]),
+               types.RelatedUnchangedDocumentDiagnosticReport(result_id="2")]
+    for number, report in enumerate(reports):
+        message = types.DocumentDiagnosticResponse(id=number, result=report)
+        protocol._send_data(message)
+        LanguageServerProtocol._send_data(protocol, message)
+        ours, theirs = written[-2:]
+        assert ours == theirs
+    assert len(written) == 2 * len(reports)
+    assert len(protocol._known) >= 3  # the shared diagnostics' JSON was made once and reused
