@@ -104,6 +104,27 @@ def test_rule_examples_edited_match_fresh_analyses(data):
     same_as_fresh(lambda t: python_source(t, "example.py"), versions)
 
 
+TRIGGERED = [rule for rule in ALL_RULES if rule.triggers and any(isinstance(e.code, str) for e in rule.INVALID)]
+
+
+@pytest.mark.parametrize("rule", TRIGGERED, ids=lambda rule: rule.code)
+def test_trigger_words_typed_and_deleted_match_fresh_analyses(rule):
+    """A rule's trigger word vanishes and comes back one keystroke at a time, at its first
+    place and at all of them (an analysis searches only the changed text for triggers)."""
+    text = next(e.code for e in rule.INVALID if isinstance(e.code, str))
+    trigger = next(t for t in rule.triggers if t in text)
+    at = text.index(trigger)
+    cut = [text[:at] + trigger[:k] + text[at + len(trigger):] for k in range(len(trigger), -1, -1)]
+    everywhere = [text.replace(trigger, trigger[:k]) for k in range(len(trigger), -1, -1)]
+    versions = [*cut, *reversed(cut), *everywhere, *reversed(everywhere), "", text]
+    same_as_fresh(lambda t: python_source(t, "example.py"), versions)
+    cache = ParseCache()
+    for version in versions:  # where each trigger first occurs, as kept for the next analysis
+        analyze(python_source(version, "example.py"), cache=cache)
+        searched, places = cache.places[0]  # (a version that does not parse is not searched)
+        assert places == {t: searched.find(t) for t in places}
+
+
 def test_an_edit_parses_only_the_statement_it_touched():
     cache = ParseCache()
     analyze(python_source(TRAIN, "train.py"), cache=cache)
