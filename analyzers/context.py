@@ -131,6 +131,13 @@ class Scope:
         return None
 
 
+def _parameters(function: cst.FunctionDef) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A function's parameter names: the named ones, then `*args` and `**kwargs`."""
+    params = function.params
+    named = tuple(param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params))
+    return named, tuple(star.name.value for star in (params.star_arg, params.star_kwarg) if type(star) is cst.Param)
+
+
 class Site:
     """A node together with where it was met: its unit, scope and enclosing loops (a
     slotted class: one is made for every call of every analysis)."""
@@ -225,7 +232,7 @@ class Context:
         self.imports: dict[str, str] = {}
         self.module_scope = Scope(None, None)
         self.scope = self.module_scope
-        self.scopes: dict[cst.CSTNode, Scope] = {}
+        self.scopes: dict[int, Scope] = {}  # id(function) -> its scope
         self.unit = 0
         self.loops: tuple[cst.CSTNode, ...] = ()  # enclosing loops in the current function (a tuple: sites share it)
         self._loop_bodies: dict[int, cst.CSTNode] = {}  # id(loop body) -> loop (ids: a node's hash is a Python method)
@@ -427,15 +434,12 @@ class Context:
         self._bind(node.name, None)
         self._frame_bodies[id(node.body)] = Frame(DEF, node)
         scope = Scope(node, self.scope)
-        params = node.params
-        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
-            scope.assignments[param.name.value].append(None)
-            scope.params.append(param.name.value)
-        for star in (params.star_arg, params.star_kwarg):
-            if type(star) is cst.Param:
-                scope.assignments[star.name.value].append(None)
+        named, starred = remembered(_parameters, node, lambda: _parameters(node))
+        scope.params = list(named)
+        for name in named + starred:
+            scope.assignments[name].append(None)
         self.functions[node.name.value].append((node, scope))
-        self.scopes[node] = scope
+        self.scopes[id(node)] = scope
         self.scope = scope
         self._outer_loops.append(self.loops)
         self.loops = ()

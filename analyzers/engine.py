@@ -306,13 +306,19 @@ class _Positions:
         if index is None:  # an id noted for a chunk gone since (a chunk of this parse keeps its nodes alive)
             index = next(i for i, chunk in enumerate(parsed.chunks) if key in chunk.nodes)
         chunk = parsed.chunks[index]
-        found = chunk.positions.get(key)  # the node's range within its chunk, kept with it
-        if found is None:
-            if chunk.spans is None:
-                chunk.spans = Spans.of(chunk.module)
-            found = chunk.positions[key] = chunk.spans.range(node)
         offset = parsed.starts[index]
-        return Range(found.start_line + offset, found.start_col, found.end_line + offset, found.end_col)
+        if chunk.offset != offset:  # the chunk moved: its ranges in the unit are made again
+            chunk.offset, chunk.placed = offset, {}
+        placed = chunk.placed.get(key)
+        if placed is None:
+            found = chunk.positions.get(key)  # the node's range within its chunk, kept with it
+            if found is None:
+                if chunk.spans is None:
+                    chunk.spans = Spans.of(chunk.module)
+                found = chunk.positions[key] = chunk.spans.range(node)
+            placed = chunk.placed[key] = Range(found.start_line + offset, found.start_col,
+                                               found.end_line + offset, found.end_col)
+        return placed
 
 
 def _locate(source: Source, parsed: dict[int, Parsed], reports: list[Report]) -> list[Finding]:

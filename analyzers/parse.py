@@ -56,7 +56,7 @@ class LongLine(ValueError):
 @dataclass(eq=False)
 class Chunk:
     """Whole top-level statements parsed on their own; `nodes` and `events` are filled by
-    the first pass over it, `spans` and `positions` by the positions asked in it."""
+    the first pass over it, `spans`, `positions` and `placed` by the positions asked in it."""
 
     module: cst.Module
     text: str
@@ -64,6 +64,8 @@ class Chunk:
     events: dict = field(default_factory=dict)  # the pass's wanted event codes -> [event, node, ...]
     spans: Spans | None = None
     positions: dict = field(default_factory=dict)  # node id -> its Range in this chunk (see engine._Positions)
+    offset: int = -1  # the chunk's first line in its unit when `placed` was made
+    placed: dict = field(default_factory=dict)  # node id -> its Range in the unit, the chunk at `offset`
 
 
 @dataclass
@@ -80,13 +82,15 @@ class Parsed:
 class Split:
     """A unit that Python's parser accepts, cut into chunks: `starts[i]` is the first line
     of chunk i; `config` is libcst's for every chunk (the unit's own indent and newline).
-    `chunks` are set by `parse`; `previous` are those of the unit's previous version."""
+    `chunks` are set by `parse`; `previous` are those of the unit's previous version, and
+    `kept` (chunk index -> one of them) those whose lines an edit left alone."""
 
     lines: list[str]
     starts: list[int]
     config: cst.PartialParserConfig
     chunks: list = field(default_factory=list)
     previous: list = field(default_factory=list)
+    kept: dict = field(default_factory=dict)
 
 
 def _first_line(statement: ast.stmt) -> int:
@@ -195,6 +199,7 @@ class ParseCache:
         self.memos: dict = {}  # perf_lint.analyzers.context.remembered's, for this document
         self.places: dict = {}  # unit index -> (its last text, where each rule trigger first occurs)
         self.owners: dict[int, Chunk] = {}  # node id -> chunk, for the chunks walked (see Parsed)
+        self._keys: dict[int, tuple] = {}  # id of a cached chunk -> its pool's key
         self._taken: set[int] = set()
 
     def begin(self) -> None:
@@ -222,6 +227,7 @@ class ParseCache:
                 found = Chunk(made[0], text, spans=made[1])
                 self._drop(donor, config)
             pool.append(found)
+            self._keys[id(found)] = key
             if len(self.chunks) > self.size:
                 for old in self.chunks.popitem(last=False)[1]:
                     self._forget(old)
@@ -237,8 +243,19 @@ class ParseCache:
                 del self.chunks[key]
         self._forget(chunk)
 
+    def reuse(self, chunk: Chunk) -> bool:
+        """Hand out `chunk` (a chunk of the previous version whose text is unchanged), if it
+        is still cached and not handed out yet in this analysis."""
+        key = self._keys.get(id(chunk))
+        if key is None or id(chunk) in self._taken:
+            return False
+        self.chunks.move_to_end(key)
+        self._taken.add(id(chunk))
+        return True
+
     def _forget(self, chunk: Chunk) -> None:
         """Drop the owners entries of a chunk that leaves the cache."""
+        self._keys.pop(id(chunk), None)
         for node_id in chunk.nodes or ():
             if self.owners.get(node_id) is chunk:
                 del self.owners[node_id]
@@ -254,15 +271,16 @@ def common_lines(old: list[str], new: list[str]) -> tuple[int, int]:
     return prefix, common_length(old[prefix:], new[prefix:], from_end=True)
 
 
-def _resplit(previous: Split, lines: list[str]) -> list[int] | None:
-    """The new split from the previous one, re-splitting only the edited region; None
-    when the region must be judged with the whole unit."""
+def _resplit(previous: Split, lines: list[str]) -> tuple[list[int], int, int] | None:
+    """The new split from the previous one, re-splitting only the edited region, and the
+    lines shared at the start and at the end; None when the region must be judged with
+    the whole unit."""
     old, starts = previous.lines, previous.starts
     if not starts:
         return None
     prefix, suffix = common_lines(old, lines)
     if prefix == len(old) == len(lines):
-        return list(starts)
+        return list(starts), prefix, suffix
     first = max(bisect.bisect_right(starts, min(prefix, len(old) - 1)) - 1, 0)
     last = max(first, bisect.bisect_right(starts, len(old) - suffix - 1) - 1)
     begin = starts[first]
@@ -279,7 +297,28 @@ def _resplit(previous: Split, lines: list[str]) -> list[int] | None:
     new = [*starts[:first], *middle, *(s + shift for s in starts[last + 1:])]
     if new:
         new[0] = 0  # the first chunk holds what comes before its statement
-    return new
+    return new, prefix, suffix
+
+
+def _unchanged(previous: Split, lines: list[str], starts: list[int], prefix: int, suffix: int) -> dict[int, Chunk]:
+    """Chunk index -> the previous version's chunk of the same lines, for the chunks that
+    lie in the `prefix` lines or the `suffix` lines an edit left alone."""
+    if len(previous.chunks) != len(previous.starts):
+        return {}
+    old = previous.lines
+    shift = len(lines) - len(old)
+    chunks = dict(zip(zip(previous.starts, [*previous.starts[1:], len(old)]), previous.chunks))
+    kept = {}
+    for index, (begin, end) in enumerate(zip(starts, [*starts[1:], len(lines)])):
+        if end <= prefix:
+            chunk = chunks.get((begin, end))
+        elif begin >= len(lines) - suffix:
+            chunk = chunks.get((begin - shift, end - shift))
+        else:
+            continue
+        if chunk is not None:
+            kept[index] = chunk
+    return kept
 
 
 def default_indent(lines: list[str]) -> str:
@@ -294,8 +333,14 @@ def default_indent(lines: list[str]) -> str:
 def _chunks(unit: Split, cache: ParseCache) -> list[Chunk]:
     bounds = [*unit.starts, len(unit.lines)]
     donors = unit.previous if len(unit.previous) == len(unit.starts) else [None] * len(unit.starts)
-    return [cache.chunk("".join(unit.lines[begin:end]), unit.config, donor)
-            for begin, end, donor in zip(bounds, bounds[1:], donors)]
+    chunks = []
+    for index, (begin, end, donor) in enumerate(zip(bounds, bounds[1:], donors)):
+        kept = unit.kept.get(index)
+        if kept is not None and cache.reuse(kept):
+            chunks.append(kept)  # its text is unchanged: no need to join and look it up
+        else:
+            chunks.append(cache.chunk("".join(unit.lines[begin:end]), unit.config, donor))
+    return chunks
 
 
 def split(code: str, cache: ParseCache, slot: object = None) -> Split:
@@ -308,14 +353,14 @@ def split(code: str, cache: ParseCache, slot: object = None) -> Split:
             if len(line.rstrip("\r\n")) > MAX_LINE:
                 raise LongLine(index, len(line.rstrip("\r\n")))
     previous = cache.splits.pop(slot, None)
-    starts = _resplit(previous, lines) if previous is not None else None
-    if starts is None:
-        starts = _starts(code, 0)
+    resplit = _resplit(previous, lines) if previous is not None else None
+    starts = _starts(code, 0) if resplit is None else resplit[0]
     first_break = LINE_BREAK.search(code)  # libcst's default newline: the first one
     indent, newline = default_indent(lines), first_break.group() if first_break else "\n"
     same = previous is not None and (previous.config.default_indent, previous.config.default_newline) == (indent, newline)
     config = previous.config if same else cst.PartialParserConfig(default_indent=indent, default_newline=newline)
-    cache.splits[slot] = made = Split(lines, starts, config, previous=previous.chunks if same else [])
+    kept = _unchanged(previous, lines, *resplit) if same and resplit is not None else {}
+    cache.splits[slot] = made = Split(lines, starts, config, previous=previous.chunks if same else [], kept=kept)
     return made
 
 
@@ -327,7 +372,7 @@ def parse(unit: Split, cache: ParseCache) -> Parsed:
     except cst.ParserSyntaxError:
         if len(unit.starts) < 2:
             raise
-        unit.starts = [0]  # a split `ast` misjudged: parse the unit whole
+        unit.starts, unit.kept = [0], {}  # a split `ast` misjudged: parse the unit whole
         chunks = _chunks(unit, cache)
     unit.chunks = chunks
     body = [statement for chunk in chunks for statement in chunk.module.body]

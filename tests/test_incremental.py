@@ -61,8 +61,8 @@ def mutate(text: str, rng: random.Random) -> str:
     return "".join(lines)
 
 
-def same_as_fresh(source_of, versions: list[str]) -> None:
-    cache = ParseCache()
+def same_as_fresh(source_of, versions: list[str], size: int = 4096) -> None:
+    cache = ParseCache(size)
     for text in versions:
         incremental = analyze(source_of(text), cache=cache)
         assert incremental == analyze(source_of(text)), text
@@ -76,6 +76,17 @@ def test_random_edit_sessions_match_fresh_analyses(seed):
     for _ in range(40):
         versions.append(mutate(versions[-1], rng))
     same_as_fresh(lambda t: python_source(t, "train.py"), versions)
+
+
+@pytest.mark.parametrize("size", [1, 3])
+def test_edit_sessions_with_a_small_cache_match_fresh_analyses(size):
+    """Chunks evicted between versions (an unchanged chunk of the previous version may be
+    gone from the cache) are parsed again, and nothing else changes."""
+    rng = random.Random(size)
+    versions = [TRAIN]
+    for _ in range(25):
+        versions.append(mutate(versions[-1], rng))
+    same_as_fresh(lambda t: python_source(t, "train.py"), versions, size)
 
 
 @settings(max_examples=60, deadline=None)

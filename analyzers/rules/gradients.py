@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -21,8 +21,7 @@ _GRAD_USES = {"backward", "grad", "requires_grad_", "retain_grad", "autograd", "
 _BENIGN_GRAD_METHODS = {"zero_", "detach_", "requires_grad_", "is_sparse"}
 
 
-@dataclass(frozen=True)
-class _Loop:
+class _Loop(NamedTuple):  # a tuple: one per loop of every analysis (a frozen dataclass is slow to make)
     site: Site
     frames: tuple[Frame, ...]
     function: cst.FunctionDef | None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -30,8 +30,7 @@ _INTERVAL_WORDS = ("step", "iter", "idx", "epoch", "batch")
 _MAX_DEPTH = 6
 
 
-@dataclass(frozen=True)
-class _Candidate:
+class _Candidate(NamedTuple):  # a tuple: one per candidate of every analysis (a frozen dataclass is slow to make)
     site: Site
     kind: str  # "method", "conversion", "print" or "test"
     frames: tuple[Frame, ...]

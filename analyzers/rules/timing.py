@@ -108,7 +108,7 @@ class CudaWork:
             self._function_work[name] = False
             function = self.functions.get(name)
             if function is not None:
-                scope = self.ctx.scopes.get(function, self.ctx.module_scope)
+                scope = self.ctx.scopes.get(id(function), self.ctx.module_scope)
                 self._function_work[name] = any(self.is_work(c, scope, depth + 1) for c in calls_in_order(function.body))
         return self._function_work[name]
 
