@@ -10,15 +10,18 @@ sampled in-process every 10 edits while the server is idle (same machine load).
 By default every pull gets the full report (every diagnostic serialized, sent and parsed).
 With `--previous-result-id` each pull names the result id of the report before it, as
 VS Code's language client does, so a server whose diagnostics did not change may answer
-"unchanged" instead.
+"unchanged" instead. `--client pygls` (the default) drives the server with pygls' own
+client, which turns every answer into lsprotocol objects (~3 ms for 155 diagnostics);
+`--client raw` only parses the JSON, as an editor's client in another language first does.
 
-    .venv/bin/python bench/lsp_latency.py [--edits 200] [--sizes 200,1500,5000] [--previous-result-id]
+    .venv/bin/python bench/lsp_latency.py [--edits 200] [--sizes 200,1500,5000] [--previous-result-id] [--client raw]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import sys
@@ -110,26 +113,127 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def measure(text: str, path: Path, edits: int, previous: bool = False, check_every: int = 10) -> dict:
+class PyglsSession:
+    """pygls' own client: every message becomes lsprotocol objects (cattrs), as in a Python
+    editor plugin; parsing a report of 155 diagnostics so costs the client ~3 ms."""
+
+    async def start(self, root: Path) -> None:
+        self.client = LanguageClient("lsp-latency-bench", "1")
+        await self.client.start_io(sys.executable, "-m", "perf_lint.server.lsp")
+        caps = types.ClientCapabilities(
+            text_document=types.TextDocumentClientCapabilities(diagnostic=types.DiagnosticClientCapabilities()),
+            general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf16]))
+        await self.client.initialize_async(types.InitializeParams(capabilities=caps, root_uri=root.as_uri()))
+        self.client.initialized(types.InitializedParams())
+
+    def open(self, uri: str, text: str) -> None:
+        self.client.text_document_did_open(types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+
+    def change(self, uri: str, version: int, line: int, col: int, new: str) -> None:
+        self.client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangePartial(
+                range=types.Range(types.Position(line, col), types.Position(line, col + 1)), text=new)]))
+
+    async def pull(self, uri: str, previous: str | None) -> tuple[str, int, str | None]:
+        """(kind, number of diagnostics, result id) of a textDocument/diagnostic answer."""
+        report = await self.client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), previous_result_id=previous))
+        return report.kind, len(getattr(report, "items", [])), report.result_id
+
+    async def stop(self) -> dict:
+        info = await self.client.protocol.send_request_async("perf-lint/serverInfo", None)
+        await self.client.shutdown_async(None)
+        self.client.exit(None)
+        await self.client.stop()
+        return {"rss_kb": info.rss_kb, "torch_loaded": info.torch_loaded}
+
+
+class RawSession:
+    """A bare JSON-RPC client over the server's stdio: a message is read and `json.loads`-ed,
+    nothing more, as an editor's client written in another language does first (VS Code's,
+    Neovim's); what it then makes of the diagnostics is its own cost."""
+
+    async def start(self, root: Path) -> None:
+        self.process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "perf_lint.server.lsp", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
+        self.ids = iter(range(1, 1 << 30))
+        self.waiting: dict[int, asyncio.Future] = {}
+        self.reader = asyncio.ensure_future(self._read())
+        caps = {"textDocument": {"diagnostic": {}}, "general": {"positionEncodings": ["utf-16"]}}
+        await self.request("initialize", {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": caps})
+        self.notify("initialized", {})
+
+    def _send(self, message: dict) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def notify(self, method: str, params) -> None:
+        self._send({"method": method, "params": params})
+
+    async def request(self, method: str, params):
+        number = next(self.ids)
+        self.waiting[number] = answer = asyncio.get_running_loop().create_future()
+        self._send({"id": number, "method": method, "params": params})
+        return await answer
+
+    async def _read(self) -> None:
+        stream = self.process.stdout
+        while True:
+            length = 0
+            while (header := await stream.readline()) not in (b"\r\n", b""):
+                name, _, value = header.decode().partition(":")
+                if name.lower() == "content-length":
+                    length = int(value)
+            if not header:
+                return
+            message = json.loads(await stream.readexactly(length))
+            if "method" in message and "id" in message:  # a request of the server's: not supported
+                self._send({"id": message["id"], "error": {"code": -32601, "message": "not supported"}})
+            elif "id" in message and message["id"] in self.waiting:
+                answer = self.waiting.pop(message["id"])
+                if "error" in message:
+                    answer.set_exception(RuntimeError(message["error"]))
+                else:
+                    answer.set_result(message.get("result"))
+
+    def open(self, uri: str, text: str) -> None:
+        self.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+
+    def change(self, uri: str, version: int, line: int, col: int, new: str) -> None:
+        edit = {"range": {"start": {"line": line, "character": col}, "end": {"line": line, "character": col + 1}}, "text": new}
+        self.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [edit]})
+
+    async def pull(self, uri: str, previous: str | None) -> tuple[str, int, str | None]:
+        params = {"textDocument": {"uri": uri}, **({"previousResultId": previous} if previous else {})}
+        report = await self.request("textDocument/diagnostic", params)
+        return report["kind"], len(report.get("items", [])), report.get("resultId")
+
+    async def stop(self) -> dict:
+        info = await self.request("perf-lint/serverInfo", None)
+        await self.request("shutdown", None)
+        self.notify("exit", None)
+        await self.process.wait()
+        self.reader.cancel()
+        return {"rss_kb": info["rss_kb"], "torch_loaded": info["torch_loaded"]}
+
+
+CLIENTS = {"pygls": PyglsSession, "raw": RawSession}
+
+
+async def measure(text: str, path: Path, edits: int, previous: bool = False, client: str = "pygls",
+                  check_every: int = 10) -> dict:
     """Latencies of `edits` edit+pull pairs; every `check_every` edits, while the server is
     idle, one in-process full analysis is timed too, so both see the same machine load."""
-    client = LanguageClient("lsp-latency-bench", "1")
-    await client.start_io(sys.executable, "-m", "perf_lint.server.lsp")
-    caps = types.ClientCapabilities(
-        text_document=types.TextDocumentClientCapabilities(diagnostic=types.DiagnosticClientCapabilities()),
-        general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf16]))
-    await client.initialize_async(types.InitializeParams(capabilities=caps, root_uri=path.parent.as_uri()))
-    client.initialized(types.InitializedParams())
+    session = CLIENTS[client]()
+    await session.start(path.parent)
     uri = path.as_uri()
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
-    ident = types.TextDocumentIdentifier(uri=uri)
-    first = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(text_document=ident))
-    findings = len(first.items)
+    session.open(uri, text)
+    _, findings, result_id = await session.pull(uri, None)
     lines = text.splitlines()
     targets = [n for n, line in enumerate(lines) if "lr=0.01" in line]
     latencies, checks = [], []
-    result_id = first.result_id
     for k in range(edits):
         if k % check_every == 0:
             checks.append(full_check(path))
@@ -138,24 +242,14 @@ async def measure(text: str, path: Path, edits: int, previous: bool = False, che
         new = str((int(lines[line][col]) + 1) % 10)
         lines[line] = lines[line][:col] + new + lines[line][col + 1:]
         started = time.perf_counter()
-        client.text_document_did_change(types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=k + 2),
-            content_changes=[types.TextDocumentContentChangePartial(
-                range=types.Range(types.Position(line, col), types.Position(line, col + 1)), text=new)]))
-        report = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
-            text_document=ident, previous_result_id=result_id if previous else None))
+        session.change(uri, k + 2, line, col, new)
+        kind, items, result_id = await session.pull(uri, result_id if previous else None)
         latencies.append(time.perf_counter() - started)
-        if report.kind == "full":
-            assert len(report.items) == findings, "the edits keep the findings"
+        if kind == "full":
+            assert items == findings, "the edits keep the findings"
         elif not previous:
             raise AssertionError("an unchanged report for a pull that named no previous result")
-        result_id = report.result_id
-    info = await client.protocol.send_request_async("perf-lint/serverInfo", None)
-    await client.shutdown_async(None)
-    client.exit(None)
-    await client.stop()
-    return {"findings": findings, "latencies": latencies, "checks": checks, "rss_kb": info.rss_kb,
-            "torch_loaded": info.torch_loaded}
+    return {"findings": findings, "latencies": latencies, "checks": checks, **await session.stop()}
 
 
 def full_check(path: Path) -> float:
@@ -171,17 +265,19 @@ async def main() -> None:
     parser.add_argument("--sizes", default="200,1500,5000")
     parser.add_argument("--previous-result-id", action="store_true",
                         help="name the previous report's result id in each pull, as VS Code does")
+    parser.add_argument("--client", choices=sorted(CLIENTS), default="pygls",
+                        help="pygls: pygls' client (messages become lsprotocol objects); raw: JSON parsing only")
     options = parser.parse_args()
     reports = "previousResultId sent (as VS Code)" if options.previous_result_id else "full report every pull"
     print(f"perf-lint server, pull mode: didChange + textDocument/diagnostic, {options.edits} edits per size, "
-          f"{reports} ({os.cpu_count()} CPUs, Python {sys.version.split()[0]})")
+          f"{reports}, {options.client} client ({os.cpu_count()} CPUs, Python {sys.version.split()[0]})")
     print(f"{'lines':>6} {'findings':>8} {'p50 ms':>8} {'p95 ms':>8} {'check ms':>9} {'p50/check':>9} {'RSS MB':>7}")
     with tempfile.TemporaryDirectory() as folder:
         for size in (int(s) for s in options.sizes.split(",")):
             text = training_script(size)
             path = Path(folder) / f"train_{size}.py"
             path.write_text(text)
-            result = await measure(text, path, options.edits, options.previous_result_id)
+            result = await measure(text, path, options.edits, options.previous_result_id, options.client)
             check = statistics.median(result["checks"])
             p50 = statistics.median(result["latencies"])
             p95 = percentile(result["latencies"], 0.95)
