@@ -183,3 +183,32 @@ async def test_three_hundred_documents_without_torch(tmp_path):
         assert info["documents"] == 300
         assert info["torch_loaded"] is False
         assert 0 < info["rss_kb"] < 400 * 1024
+
+
+def test_analyses_pause_collection_and_freeze_what_they_leave():
+    """No collection runs during an analysis, and what it leaves is frozen instead of walked
+    by the next collections (while the diagnostics are sent); an idle moment collects all,
+    cyclic garbage that an analysis left included."""
+    import gc
+    import weakref
+
+    from perf_lint.server.diagnostics import _UNCOLLECTED, _IdleCollector
+
+    class Node:
+        pass
+
+    gc.unfreeze()
+    with _UNCOLLECTED:
+        assert not gc.isenabled()
+        with _UNCOLLECTED:  # a second analysis at once: collection waits for both
+            pass
+        assert not gc.isenabled()
+        survivors = [Node() for _ in range(1000)]
+        survivors[0].self = survivors[0]  # a cycle: only a collection frees it
+    assert gc.isenabled() and gc.get_freeze_count() >= len(survivors)
+    gone = weakref.ref(survivors[0])
+    del survivors
+    gc.collect()
+    assert gone() is not None  # frozen: left alone by collections while typing goes on
+    _IdleCollector.collect()
+    assert gone() is None and gc.get_freeze_count() == 0 and gc.isenabled()
