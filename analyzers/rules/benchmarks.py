@@ -3,6 +3,7 @@ input allocation)."""
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -236,13 +237,11 @@ class TimingWithoutWarmup(_TimedRegions):
     )
 
     def finish(self) -> None:
-        firsts = self._first_calls()
-        first_touch = self._first_touch()
         for region in self.regions():
             if region.warms_up or region.parsed is not None:
                 continue
             ids = {id(c) for c in region.calls}
-            compiled = next(((site, record) for node_id, (site, record) in firsts.items() if node_id in ids), None)
+            compiled = next(((site, record) for node_id, (site, record) in self._first_calls.items() if node_id in ids), None)
             if compiled is not None and not region.loops[len(compiled[1].site.loops):]:
                 site, record = compiled
                 self.report(
@@ -251,7 +250,8 @@ class TimingWithoutWarmup(_TimedRegions):
                     "tracing and compilation (seconds), not the steady state. Call it a few times before timing.",
                 )
                 continue
-            if region.site.scope is not self.ctx.module_scope or (first_touch is not None and first_touch < region.start):
+            if region.site.scope is not self.ctx.module_scope or (
+                    self._first_touch is not None and self._first_touch < region.start):
                 continue
             touch = next((c for c in region.calls if self._touch(c, proven=True)), None)
             if touch is not None:
@@ -262,6 +262,7 @@ class TimingWithoutWarmup(_TimedRegions):
                     "CUDA operation (a warm-up iteration) before timing.",
                 )
 
+    @functools.cached_property  # worked out only when a timed region needs it
     def _first_calls(self) -> dict[int, tuple[Site, object]]:
         """id(call) -> (site, record) for the first call of each compiled module in its own scope."""
         out = {}
@@ -271,6 +272,7 @@ class TimingWithoutWarmup(_TimedRegions):
                 out[id(own[0].node)] = (own[0], record)
         return out
 
+    @functools.cached_property  # a walk of every call: only for a timed region at module level
     def _first_touch(self) -> int | None:
         """Sequence number of the first module-level call that touches CUDA or may (code the
         source does not show); None when there is none."""

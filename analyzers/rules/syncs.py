@@ -162,8 +162,10 @@ class HostSyncEveryStep(Nesting):
         for candidate in self.candidates:
             if candidate.key in reported:
                 continue
+            if not self._every_step(candidate):  # first: the cheaper test, and most often false
+                continue
             described = self._describe(candidate)
-            if described is None or not self._every_step(candidate):
+            if described is None:
                 continue
             reported.add(candidate.key)
             self.report(candidate.site, described)
