@@ -116,12 +116,13 @@ def _starts(code: str, offset: int) -> list[int]:
 _LEAVES = (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)
 
 
-def patched(donor: Chunk, text: str) -> tuple[cst.Module, Spans] | None:
-    """`text` as a module made from `donor`'s (its previous version) without parsing, when
+def patched(donor: Chunk, text: str) -> Chunk | None:
+    """The chunk of `text` made from `donor` (its previous version) without parsing, when
     the edit between them stays inside one name, number or plain string and the token keeps
     its kind (a keystroke, mostly): the donor's module with that leaf replaced, every other
-    node shared. None when the edit is anything else. Comes with its spans, the donor's
-    with one token changed, which are checked to spell exactly `text`."""
+    node shared. None when the edit is anything else. Its spans are the donor's with one
+    token changed, checked to spell exactly `text`; its recorded traversals and visited
+    nodes are the donor's with the rebuilt nodes (the leaf and its parents) put in."""
     old = donor.text
     prefix = common_length(old, text)
     suffix = common_length(old[prefix:], text[prefix:], from_end=True)
@@ -159,7 +160,12 @@ def patched(donor: Chunk, text: str) -> tuple[cst.Module, Spans] | None:
     except (cst.CSTValidationError, ValueError):
         return None
     made = spans.replaced(token, value, renamed)
-    return (node, made) if made.text == text else None
+    if made.text != text:
+        return None
+    swap = {id(old): new for old, new in renamed.items()}
+    events = {wanted: [swap.get(id(item), item) for item in recorded] for wanted, recorded in donor.events.items()}
+    nodes = None if donor.nodes is None else frozenset(id(swap[i]) if i in swap else i for i in donor.nodes)
+    return Chunk(node, text, nodes, events, made)
 
 
 def _path(root: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode] | None:
@@ -220,12 +226,13 @@ class ParseCache:
             self.chunks.move_to_end(key)
         found = next((chunk for chunk in pool if id(chunk) not in self._taken), None)
         if found is None:
-            made = patched(donor, text) if donor is not None and id(donor) not in self._taken else None
-            if made is None:
+            found = patched(donor, text) if donor is not None and id(donor) not in self._taken else None
+            if found is None:
                 found = Chunk(cst.parse_module(text, config), text)
             else:  # the donor's nodes now belong to this chunk: it is never handed out again
-                found = Chunk(made[0], text, spans=made[1])
                 self._drop(donor, config)
+                if found.nodes is not None:
+                    self.owners.update(dict.fromkeys(found.nodes, found))
             pool.append(found)
             self._keys[id(found)] = key
             if len(self.chunks) > self.size:

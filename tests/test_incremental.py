@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import libcst as cst
 
 from perf_lint.analyzers import ALL_RULES, analyze, notebook_source, python_source
+from perf_lint.analyzers.engine import _record
 from perf_lint.analyzers.parse import Chunk, ParseCache, lines_of, parse, patched, split
 from perf_lint.analyzers.spans import Spans
 
@@ -182,9 +183,13 @@ def test_keystrokes_in_tokens_give_the_tree_and_findings_of_a_fresh_parse(seed):
             continue  # the editor's broken versions are covered above
         incremental = analyze(python_source(edited, "t.py"), cache=cache)
         assert incremental == analyze(python_source(edited, "t.py")), edited
-        made = parse(split(edited, cache, 0), cache).module
+        parsed = parse(split(edited, cache, 0), cache)
         fresh = ParseCache()
-        assert made.deep_equals(parse(split(edited, fresh, 0), fresh).module), edited
+        assert parsed.module.deep_equals(parse(split(edited, fresh, 0), fresh).module), edited
+        for chunk in parsed.chunks:  # the traversals it inherited are those of its own tree
+            for wanted, events in chunk.events.items():
+                walked = Chunk(chunk.module, chunk.text)
+                assert _record(walked, wanted, {}) == events and walked.nodes == chunk.nodes
         text = edited
 
 
@@ -197,7 +202,8 @@ def test_keystrokes_in_tokens_give_the_tree_and_findings_of_a_fresh_parse(seed):
 def test_a_patched_statement_has_the_spans_of_its_code(old, new):
     """`patched`'s module spells the new text and its derived spans are a code generation's."""
     donor = Chunk(cst.parse_module(old), old)
-    module, spans = patched(donor, new)
+    chunk = patched(donor, new)
+    module, spans = chunk.module, chunk.spans
     assert module.code == new and module.deep_equals(cst.parse_module(new))
     fresh = Spans.of(module)
     assert set(spans.spans) == set(fresh.spans)
