@@ -48,11 +48,12 @@ class Region:
 
     site: Site  # where to report when no call inside is to blame
     calls: list[cst.Call]  # the timed calls, as nodes of the pass (empty for a parsed string)
-    start: int  # pass sequence number of the region's start
+    start: int  # pass sequence number of the region's start, when `opened_by` is None
     repeated: bool  # timeit-style: the statement runs many times
     warms_up: bool = False  # the timer runs the statement before measuring (torch.utils.benchmark)
     parsed: cst.CSTNode | None = None  # a statement given as a string, parsed
     loops: tuple = field(default=())
+    opened_by: cst.Call | None = None  # the call whose place in pass order is the region's start
 
 
 class _TimedRegions(CompiledModules):
@@ -116,6 +117,10 @@ class _TimedRegions(CompiledModules):
             self._sequence = {id(call): number for number, (call, _) in enumerate(self.ctx.call_order)}
         return self._sequence
 
+    def start(self, region: Region) -> int:
+        """The region's start in pass order (asked for few regions: numbering the calls is not free)."""
+        return region.start if region.opened_by is None else self.sequence.get(id(region.opened_by), 0)
+
     def regions(self) -> list[Region]:
         found: list[Region] = []
         for block, (site, reads) in self.blocks.items():
@@ -127,16 +132,15 @@ class _TimedRegions(CompiledModules):
                     continue
                 calls = [c for s in body[index[id(start)] + 1 : index[id(end)]] for c in calls_in_order(s)]
                 first = calls_in_order(start)
-                begin = self.sequence.get(id(first[-1]), 0) if first else 0
-                found.append(Region(Site(end, site.unit, site.scope), calls, begin, False, loops=site.loops))
+                found.append(Region(Site(end, site.unit, site.scope), calls, 0, False, loops=site.loops,
+                                    opened_by=first[-1] if first else None))
         for site, magic in self.magic_lines:
             calls = [c for small in site.node.body[1:] for c in calls_in_order(small)]
-            begin = self.sequence.get(id(calls[0]), 0) if calls else 0
-            found.append(Region(site, calls, begin, magic.name == "timeit"))
+            found.append(Region(site, calls, 0, magic.name == "timeit", opened_by=calls[0] if calls else None))
         for unit, (module, magic) in self.cells.items():
             calls = [c for statement in module.body for c in calls_in_order(statement)]
-            begin = self.sequence.get(id(calls[0]), 0) if calls else 0
-            found.append(Region(Site(module, unit, self.ctx.module_scope), calls, begin, magic.name == "timeit"))
+            found.append(Region(Site(module, unit, self.ctx.module_scope), calls, 0, magic.name == "timeit",
+                                opened_by=calls[0] if calls else None))
         for site, begin in self.timers:
             found.extend(self._timer(site, begin))
         return found
@@ -251,7 +255,7 @@ class TimingWithoutWarmup(_TimedRegions):
                 )
                 continue
             if region.site.scope is not self.ctx.module_scope or (
-                    self._first_touch is not None and self._first_touch < region.start):
+                    self._first_touch is not None and self._first_touch < self.start(region)):
                 continue
             touch = next((c for c in region.calls if self._touch(c, proven=True)), None)
             if touch is not None:
