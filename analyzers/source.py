@@ -31,15 +31,29 @@ class SourceError(Exception):
 
 def common_length(a: Sequence, b: Sequence, from_end: bool = False) -> int:
     """Length of the common prefix (or suffix) of `a` and `b` (texts, or lists of lines):
-    a binary search over slice comparisons, fast on long ones."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        mid = (low + high + 1) // 2
-        same = a[len(a) - mid:] == b[len(b) - mid:] if from_end else a[:mid] == b[:mid]
-        if same:
-            low = mid
+    blocks of doubling size compared until one differs, then a binary search inside it,
+    so that about the common length is copied and compared, whatever the lengths."""
+
+    def same(low: int, high: int) -> bool:  # the items low..high from the start (or the end)
+        if from_end:
+            return a[len(a) - high:len(a) - low] == b[len(b) - high:len(b) - low]
+        return a[low:high] == b[low:high]
+
+    limit = min(len(a), len(b))
+    low, step = 0, 256
+    while low < limit:
+        high = min(low + step, limit)
+        if not same(low, high):
+            break
+        low, step = high, step * 2
+    else:
+        return limit
+    while high - low > 1:  # the first `low` items are common, the first `high` are not
+        middle = (low + high) // 2
+        if same(low, middle):
+            low = middle
         else:
-            high = mid - 1
+            high = middle
     return low
 
 

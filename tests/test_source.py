@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import codecs
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from perf_lint.analyzers import analyze, fix_source, mask_ipython, notebook_source, python_source, read_source, render
-from perf_lint.analyzers.source import codepoint_column, utf16_column
+from perf_lint.analyzers.source import codepoint_column, common_length, utf16_column
 
 LOADER = "from torch.utils.data import DataLoader\n"
 
@@ -129,3 +132,19 @@ def test_fix_that_would_not_parse_is_rejected():
     text = "import time, torch\nx = torch.ones(3).cuda()\nt0 = time.time()\ny = x @ x\nif True: t1 = time.time() - t0\n"
     result = fix_source(python_source(text))
     assert not result.changed
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text("ab\n", max_size=3000), st.lists(st.tuples(st.integers(0, 3000), st.text("abc\n", max_size=3)), max_size=3),
+       st.booleans(), st.booleans())
+def test_common_length_is_the_longest_common_prefix_or_suffix(text, edits, from_end, as_lines):
+    """`common_length` (blocks, then a binary search) against its definition, on texts and
+    on lists of lines, one of them edited in a few places."""
+    edited = text
+    for at, inserted in edits:
+        at = min(at, len(edited))
+        edited = edited[:at] + inserted + edited[at + 1:]
+    a, b = (text.split("\n"), edited.split("\n")) if as_lines else (text, edited)
+    x, y = (a[::-1], b[::-1]) if from_end else (a, b)
+    expected = next((i for i, (p, q) in enumerate(zip(x, y)) if p != q), min(len(x), len(y)))
+    assert common_length(a, b, from_end) == expected
