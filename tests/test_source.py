@@ -135,16 +135,29 @@ def test_fix_that_would_not_parse_is_rejected():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text("ab\n", max_size=3000), st.lists(st.tuples(st.integers(0, 3000), st.text("abc\n", max_size=3)), max_size=3),
-       st.booleans(), st.booleans())
-def test_common_length_is_the_longest_common_prefix_or_suffix(text, edits, from_end, as_lines):
+@given(st.text("ab\n", max_size=40), st.integers(1, 300),
+       st.lists(st.tuples(st.floats(0, 1), st.text("abc\n", max_size=3)), max_size=3), st.booleans(), st.booleans())
+def test_common_length_is_the_longest_common_prefix_or_suffix(unit, times, edits, from_end, as_lines):
     """`common_length` (blocks, then a binary search) against its definition, on texts and
-    on lists of lines, one of them edited in a few places."""
+    on lists of lines up to thousands long, one of them edited in a few places."""
+    text = unit * times
     edited = text
-    for at, inserted in edits:
-        at = min(at, len(edited))
+    for where, inserted in edits:
+        at = int(where * len(edited))
         edited = edited[:at] + inserted + edited[at + 1:]
     a, b = (text.split("\n"), edited.split("\n")) if as_lines else (text, edited)
     x, y = (a[::-1], b[::-1]) if from_end else (a, b)
     expected = next((i for i, (p, q) in enumerate(zip(x, y)) if p != q), min(len(x), len(y)))
     assert common_length(a, b, from_end) == expected
+
+
+def test_common_length_at_block_edges():
+    """A difference on each side of each block edge (blocks of 256, 512, 1024... items)."""
+    edges = {0, 1, 2, 255, 256, 257, 767, 768, 769, 1791, 1792, 1793, 3839, 3840, 3841}
+    for length in sorted(edges | {4000}):
+        text = "a" * length
+        for at in sorted(k for k in edges | {length - 1, length - 2} if 0 <= k < length):
+            edited = text[:at] + "b" + text[at + 1:]
+            assert common_length(text, edited) == at
+            assert common_length(text, edited, from_end=True) == length - 1 - at
+        assert common_length(text, text) == common_length(text, text + "a", from_end=True) == length
