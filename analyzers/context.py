@@ -448,19 +448,22 @@ class Context:
         self.scope = self.scope.parent or self.module_scope
         self.loops = self._outer_loops.pop()
 
-    def _call(self, node: cst.Call) -> None:
-        self.call_order.append((node, self.scope))
-        name = call_name(node)
+    def _call(self, node: cst.Call) -> None:  # every call of every analysis: call_name and site inlined
+        scope = self.scope
+        self.call_order.append((node, scope))
+        func = node.func
+        kind = type(func)
+        name = func.attr.value if kind is cst.Attribute else func.value if kind is cst.Name else None
         if name is not None:
-            self.calls[name].append(self.site(node))
+            self.calls[name].append(Site(node, self.unit, scope, self.loops))
         if name == "add_argument":
             self._add_argument(node)
-        elif name in _MUTATORS and type(node.func) is cst.Attribute:
-            key = dotted(node.func.value)
+        elif name in _MUTATORS and kind is cst.Attribute:
+            key = dotted(func.value)
             if key is not None:
                 self.mutated.add(key)
         if self.cuda_evidence is None:
-            if name == "cuda" and type(node.func) is cst.Attribute:
+            if name == "cuda" and kind is cst.Attribute:
                 self.cuda_evidence = node
             else:
                 qualified = self.qualname(node.func)
