@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 
 from perf_lint import __version__
 
@@ -72,6 +71,8 @@ def load(run_key: str) -> dict | None:
 def store(run_key: str, stdout: str, stderr: str, status: int) -> None:
     try:
         os.makedirs(RUNS, exist_ok=True)
+        import tempfile  # only a run that was not replayed stores: see files.write_atomic
+
         fd, temp = tempfile.mkstemp(dir=RUNS, suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump({"stdout": stdout, "stderr": stderr, "status": status}, handle)
