@@ -68,8 +68,10 @@ class _LoaderRule(Rule):
         self.loops[node] = (self.ctx.site(node), set(names_in_target(node.target)))
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if type(node.value) not in (cst.Name, cst.Subscript, cst.Attribute):
+            return  # the cheaper test first: only a name, item or attribute of a batch passes it on
         loop = self._batch_loop(node.value)
-        if loop is not None and type(node.value) in (cst.Name, cst.Subscript, cst.Attribute):
+        if loop is not None:
             for target in node.targets:
                 self.loops[loop][1].update(names_in_target(target.target))
 

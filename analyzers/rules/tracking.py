@@ -82,10 +82,13 @@ class CompiledModules(Nesting):
         return None if key is None else self.compiled.get(key)
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        compiling = type(value) is cst.Call and call_name(value) == "compile" and self.ctx.qualname(value.func) == COMPILE
+        if not compiling and not self.compiled:
+            return  # no compiled module to forget (most assignments of most files)
         key = self.key(target)
         if key is None:
             return
-        if type(value) is cst.Call and call_name(value) == "compile" and self.ctx.qualname(value.func) == COMPILE:
+        if compiling:
             record = Compiled(self.ctx.site(value), dotted(target) or "", self.local_frames())
             self.compiled[key] = record
             self.history.append(record)
