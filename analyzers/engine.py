@@ -16,7 +16,7 @@ from .rules import enabled_rules
 from .rules.base import InsertLineBefore, MoveLinesBefore, Replace, Report, Rule
 from .parse import MAX_LINE, Chunk, LongLine, Parsed, ParseCache, Split, parse, split
 from .spans import Spans
-from .source import Source, common_length, dominant_newline, split_lines
+from .source import Source, common_ends, dominant_newline, split_lines
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _IGNORE = re.compile(r"#\s*perf-lint:\s*ignore\[(?P<codes>[^\]]*)\]")
@@ -272,8 +272,7 @@ def _places(text: str, triggers: set[str], known: dict, slot: int) -> dict[str, 
     """Where each trigger first occurs in the unit's text (-1: nowhere). `known[slot]` keeps
     the answer for the unit's previous text: only what an edit changed is searched again."""
     old, before = known.get(slot, ("", {}))
-    prefix = common_length(old, text)
-    suffix = common_length(old[prefix:], text[prefix:], from_end=True)
+    prefix, suffix = common_ends(old, text)
     found = {}
     for t in triggers:
         first = before.get(t)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .context import children
-from .source import LINE_BREAK, common_length
+from .source import LINE_BREAK, common_ends
 from .spans import Spans
 
 MAX_LINE = 10_000  # libcst's parser is quadratic on very long expressions (minified code)
@@ -124,8 +124,7 @@ def patched(donor: Chunk, text: str) -> Chunk | None:
     token changed, checked to spell exactly `text`; its recorded traversals and visited
     nodes are the donor's with the rebuilt nodes (the leaf and its parents) put in."""
     old = donor.text
-    prefix = common_length(old, text)
-    suffix = common_length(old[prefix:], text[prefix:], from_end=True)
+    prefix, suffix = common_ends(old, text)
     start, end, inserted = prefix, len(old) - suffix, text[prefix:len(text) - suffix]
     if donor.spans is None:
         donor.spans = Spans.of(donor.module)
@@ -230,7 +229,7 @@ class ParseCache:
             if found is None:
                 found = Chunk(cst.parse_module(text, config), text)
             else:  # the donor's nodes now belong to this chunk: it is never handed out again
-                self._drop(donor, config)
+                self._drop(donor)
                 if found.nodes is not None:
                     self.owners.update(dict.fromkeys(found.nodes, found))
             pool.append(found)
@@ -241,8 +240,9 @@ class ParseCache:
         self._taken.add(id(found))
         return found
 
-    def _drop(self, chunk: Chunk, config: cst.PartialParserConfig) -> None:
-        key = _pool_key(chunk.text, config)
+    def _drop(self, chunk: Chunk) -> None:
+        """Take a cached chunk out (the token patch gave its nodes to a new chunk)."""
+        key = self._keys.get(id(chunk))
         pool = self.chunks.get(key, [])
         if chunk in pool:
             pool.remove(chunk)
@@ -272,12 +272,6 @@ def _pool_key(text: str, config: cst.PartialParserConfig) -> tuple:
     return text, config.default_indent, config.default_newline
 
 
-def common_lines(old: list[str], new: list[str]) -> tuple[int, int]:
-    """Lines shared at the start and at the end (not overlapping)."""
-    prefix = common_length(old, new)
-    return prefix, common_length(old[prefix:], new[prefix:], from_end=True)
-
-
 def _resplit(previous: Split, lines: list[str]) -> tuple[list[int], int, int] | None:
     """The new split from the previous one, re-splitting only the edited region, and the
     lines shared at the start and at the end; None when the region must be judged with
@@ -285,7 +279,7 @@ def _resplit(previous: Split, lines: list[str]) -> tuple[list[int], int, int] | 
     old, starts = previous.lines, previous.starts
     if not starts:
         return None
-    prefix, suffix = common_lines(old, lines)
+    prefix, suffix = common_ends(old, lines)
     if prefix == len(old) == len(lines):
         return list(starts), prefix, suffix
     first = max(bisect.bisect_right(starts, min(prefix, len(old) - 1)) - 1, 0)

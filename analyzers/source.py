@@ -57,6 +57,13 @@ def common_length(a: Sequence, b: Sequence, from_end: bool = False) -> int:
     return low
 
 
+def common_ends(old: Sequence, new: Sequence) -> tuple[int, int]:
+    """The lengths shared at the start and at the end (not overlapping): what an edit
+    turning `old` into `new` left alone."""
+    prefix = common_length(old, new)
+    return prefix, common_length(old[prefix:], new[prefix:], from_end=True)
+
+
 def split_lines(text: str) -> list[str]:
     """Lines without their breaks; `\\r\\n`, `\\r` and `\\n` all end a line, as for Python."""
     return LINE_BREAK.split(text) if "\r" in text else text.split("\n")  # the same lines, 6x faster

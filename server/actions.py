@@ -21,8 +21,7 @@ from lsprotocol import types
 from perf_lint.analyzers import Edit, Finding, Range, Source, apply_edits, fix_source, fixed_text, mask_ipython, python_source
 from perf_lint.analyzers.engine import suppressed
 from perf_lint.analyzers.fixes import parses
-from perf_lint.analyzers.parse import common_lines
-from perf_lint.analyzers.source import LINE_BREAK, Unit, dominant_newline
+from perf_lint.analyzers.source import LINE_BREAK, Unit, common_ends, dominant_newline
 
 from .diagnostics import Analysis, TargetState, to_diagnostic
 from .documents import client_column
@@ -232,7 +231,7 @@ async def _fix_all_edits(server, analysis: Analysis, only_uri: str | None) -> di
 def _minimal_edit(cell: int | None, old: str, new: str) -> Edit:
     """One edit replacing only the lines that differ between `old` and `new`."""
     old_lines, new_lines = _lines_with_breaks(old), _lines_with_breaks(new)
-    prefix, suffix = common_lines(old_lines, new_lines)
+    prefix, suffix = common_ends(old_lines, new_lines)
     old_end = len(old_lines) - suffix
     end = (old_end, 0) if old_end < len(old_lines) else (len(old_lines) - 1, len(old_lines[-1]))
     replacement = "".join(new_lines[prefix: len(new_lines) - suffix])

@@ -19,7 +19,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from perf_lint.analyzers import Source, notebook_source, python_source
-from perf_lint.analyzers.source import LINE_BREAK, codepoint_column, common_length, split_lines, utf16_column
+from perf_lint.analyzers.source import LINE_BREAK, codepoint_column, common_ends, split_lines, utf16_column
 
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
 
@@ -133,8 +133,7 @@ class TextDoc:
 
 def _whole_text_change(old: str, new: str) -> Change:
     """The smallest single change turning `old` into `new` (for full-text sync)."""
-    prefix = common_length(old, new)
-    suffix = common_length(old[prefix:], new[prefix:], from_end=True)
+    prefix, suffix = common_ends(old, new)
     end = len(old) - suffix
     if 0 < prefix < len(old) and old[prefix - 1: prefix + 1] == "\r\n":
         prefix -= 1  # never split a \r\n line break
