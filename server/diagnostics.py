@@ -50,6 +50,10 @@ class Entry(NamedTuple):
     finding: Finding
     fresh: bool  # from an analysis of the current text, so its fix applies as is
 
+    def stale(self) -> Entry:
+        """This entry once the text changed: its fix may no longer apply."""
+        return Entry(self.finding, False) if self.fresh else self
+
 
 def shift(entries: list[Entry], change: Change) -> list[Entry]:
     """Entries after one edit: moved if after it, kept if before it, dropped if it touched them."""
@@ -65,7 +69,7 @@ def shift(entries: list[Entry], change: Change) -> list[Entry]:
         r = entry.finding.range
         start, end = (r.start_line, r.start_col), (r.end_line, r.end_col)
         if end <= change.start:
-            out.append(entry if not entry.fresh else Entry(entry.finding, False))
+            out.append(entry.stale())
         elif start >= change.end:
             rng = Range(*moved(*start), *moved(*end))
             out.append(Entry(replace(entry.finding, range=rng), False))
@@ -276,7 +280,7 @@ class Diagnostics:
             state.shown[uri] = entries
             state.syntax.pop(uri, None)  # the next analysis says whether it still fails
         for uri in list(state.shown):
-            state.shown[uri] = [Entry(e.finding, False) if e.fresh else e for e in state.shown[uri]]
+            state.shown[uri] = [e.stale() for e in state.shown[uri]]
         for uri in closed_units:
             state.shown.pop(uri, None)
             state.syntax.pop(uri, None)
