@@ -260,7 +260,7 @@ def _analyze(source: Source, config: Config, cache: ParseCache | None) -> list[F
         for rule in rules:
             rule.finish()
         reports = [r for rule in rules for r in rule.reports if r.site.unit in parsed or r.range_override]
-        findings.extend(_locate(source, parsed, reports))
+        findings.extend(_locate(source, parsed, reports, cache.located))
         ctx.close()
         for rule in rules:
             rule.reports = []  # a report refers to its rule
@@ -320,32 +320,46 @@ class _Positions:
         return placed
 
 
-def _locate(source: Source, parsed: dict[int, Parsed], reports: list[Report]) -> list[Finding]:
+def _locate(source: Source, parsed: dict[int, Parsed], reports: list[Report], known: dict) -> list[Finding]:
+    """The reports' findings. One made of the same parts as a finding of the document's last
+    analysis (`known`, which this analysis's replace) is that finding, not a copy: an edit
+    rebuilds only what it touched, and the server recognizes the rest by identity."""
     position = _Positions(source, parsed)
     modules = {index: unit.module for index, unit in parsed.items()}
+    newlines: dict[int, str] = {}
+
+    def newline(unit: int) -> str:
+        found = newlines.get(unit)
+        if found is None:
+            found = newlines[unit] = dominant_newline(source.units[unit].text)
+        return found
+
+    made: dict = {}
     findings = []
     for report in reports:
         if report.range_override is not None:
             unit_index, rng = report.range_override
         else:
             unit_index, rng = report.site.unit, position(report.site.unit, report.site.node)
-        fix = None
-        if report.fix is not None:
-            edits = [_edits(source, modules, step, position) for step in report.fix.steps]
-            if all(e is not None for e in edits):
-                fix = Fix(report.fix.title, tuple(e for group in edits for e in group))
-        findings.append(
-            Finding(
-                report.rule.code,
-                report.message,
-                report.severity,
-                source.units[unit_index].cell,
-                rng,
-                fix,
-                report.rule.probe,
-                report.extra,
-            )
-        )
+        plan = report.fix
+        steps = () if plan is None else tuple(_step_key(source, modules, step, position, newline) for step in plan.steps)
+        key = None if report.extra or None in steps else (
+            report.rule.code, report.message, report.severity, source.units[unit_index].cell, rng,
+            plan and plan.title, steps)
+        finding = known.get(key)
+        if finding is None:
+            fix = None
+            if plan is not None:
+                edits = [_edits(source, modules, step, position, newline) for step in plan.steps]
+                if all(e is not None for e in edits):
+                    fix = Fix(plan.title, tuple(e for group in edits for e in group))
+            finding = Finding(report.rule.code, report.message, report.severity, source.units[unit_index].cell,
+                              rng, fix, report.rule.probe, report.extra)
+        if key is not None:
+            made[key] = finding
+        findings.append(finding)
+    known.clear()
+    known.update(made)
     return findings
 
 
@@ -353,7 +367,21 @@ def _render(module: cst.Module, node: cst.CSTNode) -> str:
     return remembered(_render, node, lambda: module.code_for_node(node), module.default_indent, module.default_newline)
 
 
-def _edits(source: Source, modules, step, position) -> list[Edit] | None:
+def _step_key(source: Source, modules, step, position, newline) -> tuple | Edit | None:
+    """All a fix step's edits depend on (with its finding's own parts), or None: made afresh."""
+    if isinstance(step, Edit):
+        return step
+    unit = step.site.unit
+    rng = position(unit, step.site.node)
+    if isinstance(step, Replace):
+        new = step.new if isinstance(step.new, str) else _render(modules[unit], step.new)
+        return (Replace, source.units[unit].cell, rng, new)
+    if isinstance(step, InsertLineBefore):
+        return (InsertLineBefore, source.units[unit].cell, rng, step.code, source.units[unit].line(rng.start_line), newline(unit))
+    return None  # MoveLinesBefore: whole lines on both sides
+
+
+def _edits(source: Source, modules, step, position, newline) -> list[Edit] | None:
     """The text edits of one fix step, or None when it cannot be done safely."""
     if isinstance(step, Edit):
         return [step]
@@ -367,9 +395,8 @@ def _edits(source: Source, modules, step, position) -> list[Edit] | None:
         if line[: rng.start_col].strip():
             return None  # the statement shares its line with other code: no safe place
         indent = line[: len(line) - len(line.lstrip())]
-        newline = dominant_newline(unit.text)
         at = Range(rng.start_line, 0, rng.start_line, 0)
-        return [Edit(unit.cell, at, f"{indent}{step.code}{newline}")]
+        return [Edit(unit.cell, at, f"{indent}{step.code}{newline(step.site.unit)}")]
     if isinstance(step, MoveLinesBefore):
         target = position(step.target.unit, step.target.node)
         first, last = unit.line(rng.start_line), unit.line(rng.end_line)
@@ -378,8 +405,8 @@ def _edits(source: Source, modules, step, position) -> list[Edit] | None:
             return None
         if unit.line(target.start_line)[: target.start_col].strip() or target.start_line >= rng.start_line:
             return None
-        newline = dominant_newline(unit.text)
-        moved = newline.join(unit.line(i) for i in range(rng.start_line, rng.end_line + 1)) + newline
+        ending = newline(step.site.unit)
+        moved = ending.join(unit.line(i) for i in range(rng.start_line, rng.end_line + 1)) + ending
         return [
             Edit(unit.cell, Range(target.start_line, 0, target.start_line, 0), moved),
             Edit(unit.cell, Range(rng.start_line, 0, rng.end_line + 1, 0), ""),

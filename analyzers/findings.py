@@ -40,6 +40,19 @@ class Finding:
     probe: str | None = None  # how the profiler measures it (see perf_lint.profiler)
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
+    def __hash__(self) -> int:
+        """The hash of the compared fields, made once: every analysis and every report of the
+        server hashes its findings, and `engine._locate` hands out the same ones again."""
+        found = self.__dict__.get("_hash")
+        if found is None:
+            found = hash((self.code, self.message, self.severity, self.cell, self.range, self.fix, self.probe))
+            object.__setattr__(self, "_hash", found)
+        return found
+
+    def __getstate__(self) -> dict:
+        """Pickled without its hash: another process hashes strings differently."""
+        return {name: value for name, value in self.__dict__.items() if name != "_hash"}
+
     def sort_key(self) -> tuple:
         r = self.range
         return (-1 if self.cell is None else self.cell, r.start_line, r.start_col, r.end_line, r.end_col, self.code)

@@ -203,6 +203,7 @@ class ParseCache:
         self.splits: dict[object, Split] = {}
         self.memos: dict = {}  # perf_lint.analyzers.context.remembered's, for this document
         self.places: dict = {}  # unit index -> (its last text, where each rule trigger first occurs)
+        self.located: dict = {}  # the last analysis's findings, by what made them (see engine._locate)
         self.owners: dict[int, Chunk] = {}  # node id -> chunk, for the chunks walked (see Parsed)
         self._keys: dict[int, tuple] = {}  # id of a cached chunk -> its pool's key
         self._taken: set[int] = set()

@@ -20,12 +20,15 @@ import inspect
 import json
 import logging
 import os
+import stat
 import sys
+import threading
 from dataclasses import dataclass, field
 
 import attrs
 from lsprotocol import types
 from pygls.exceptions import FeatureRequestError, JsonRpcInternalError
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -168,6 +171,37 @@ class _Protocol(LanguageServerProtocol):
         self._server.did_close_notebook(params)
 
 
+class _LoopReader:
+    """The client's messages read by the event loop itself, when stdin is a pipe or socket.
+
+    pygls' reader hands every header line and body to a thread and back: six thread round
+    trips for a keystroke's didChange and pull. Any other stdin (a file, a terminal, whose
+    mode the loop would change) is read as pygls does."""
+
+    def __init__(self, stdin, executor) -> None:
+        self.stdin = stdin
+        self.fallback = StdinAsyncReader(stdin, executor)
+        self.stream: asyncio.StreamReader | StdinAsyncReader | None = None
+
+    async def _source(self) -> asyncio.StreamReader | StdinAsyncReader:
+        if self.stream is None:
+            self.stream = self.fallback
+            if stat.S_ISFIFO(mode := os.fstat(self.stdin.fileno()).st_mode) or stat.S_ISSOCK(mode):
+                stream = asyncio.StreamReader()
+                await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), self.stdin)
+                self.stream = stream
+        return self.stream
+
+    async def readline(self) -> bytes:
+        return await (await self._source()).readline()
+
+    async def readexactly(self, n: int) -> bytes:
+        try:
+            return await (await self._source()).readexactly(n)
+        except asyncio.IncompleteReadError as error:  # the client went away mid-message
+            return error.partial
+
+
 class PerfLintServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(
@@ -192,6 +226,21 @@ class PerfLintServer(LanguageServer):
         profiling.cancel_all()
         self.diagnostics.shutdown()
         super().shutdown()
+
+    def start_io(self, stdin=None, stdout=None) -> None:
+        """pygls' asynchronous stdio server, reading with `_LoopReader`."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = _LoopReader(stdin or sys.stdin.buffer, self.thread_pool)
+        try:
+            asyncio.run(run_async(stop_event=self._stop_event, reader=reader, protocol=self.protocol,
+                                  logger=logger, error_handler=self.report_server_error))
+        except BrokenPipeError:
+            logger.error("Connection to the client is lost! Shutting down the server.")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
     # -- messages --------------------------------------------------------------------------
     def log(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:

@@ -6,9 +6,11 @@ from __future__ import annotations
 import ast
 import io
 import json
+import pickle
 import random
 import tokenize
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -236,6 +238,46 @@ def test_a_keystroke_in_a_number_keeps_the_rest_of_its_statement():
     kept = [s for s in statements if id(s) in before and before[id(s)] is s]
     assert kept and len(kept) < len(statements)  # the edited statement (and its parents) are new
     assert not any("lr=0.1)" in chunk.text for pool in cache.chunks.values() for chunk in pool)
+
+
+def test_findings_an_edit_did_not_touch_are_the_same_objects():
+    """A finding made of the same parts as one of the last analysis (same rule, message,
+    range and fix) is handed out again; one the edit moved or changed is made afresh."""
+    cache = ParseCache()
+    text = TRAIN + "\nloader2 = DataLoader(ds, batch_size=8)\n"
+    first = analyze(python_source(text, "train.py"), cache=cache)
+    last = max(first, key=lambda f: f.range.start_line)
+    assert last.code == "TPL101" and last.fix is not None and len(first) > 3
+    edited = text.replace("batch_size=8)", "batch_size=9)")
+    second = analyze(python_source(edited, "train.py"), cache=cache)
+    assert second == analyze(python_source(edited, "train.py"))
+    kept = [f for f in second if any(f is g for g in first)]
+    assert len(kept) == len(first) - 1  # all but the edited loader's
+    assert "batch_size=9" in max(second, key=lambda f: f.range.start_line).fix.edits[0].text
+    moved = "# a comment line\n" + edited
+    third = analyze(python_source(moved, "train.py"), cache=cache)
+    assert third == analyze(python_source(moved, "train.py"))
+    assert not any(f is g for f in third for g in second)  # every range moved down a line
+    assert third == [replace(f, range=shifted(f.range), fix=shifted_fix(f.fix)) for f in second]
+
+
+def shifted(r):
+    return type(r)(r.start_line + 1, r.start_col, r.end_line + 1, r.end_col)
+
+
+def shifted_fix(fix):
+    return fix and replace(fix, edits=tuple(replace(e, range=shifted(e.range)) for e in fix.edits))
+
+
+def test_findings_hash_once_and_travel_without_their_hash():
+    """A finding's hash is kept (servers and analyses hash every finding each time), but
+    not pickled: another process (the CLI's workers) hashes strings differently."""
+    finding = analyze(python_source(TRAIN, "train.py"))[0]
+    assert hash(finding) == hash((finding.code, finding.message, finding.severity, finding.cell, finding.range,
+                                  finding.fix, finding.probe))
+    assert "_hash" in vars(finding)
+    copy = pickle.loads(pickle.dumps(finding))
+    assert copy == finding and "_hash" not in vars(copy) and hash(copy) == hash(finding)
 
 
 def _statements(module) -> list:

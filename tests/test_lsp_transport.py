@@ -86,6 +86,69 @@ async def test_tcp_server(tmp_path):
         await process.wait()
 
 
+@timed(60)
+async def test_stdio_pipe_messages_in_pieces_and_large(tmp_path):
+    """On a stdin pipe the event loop reads the messages itself: a message that arrives in
+    pieces (header split, body in parts) and a body far over the stream's line limit are
+    read whole."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "perf_lint", "server", cwd=tmp_path,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        initialize = _frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "processId": None, "rootUri": tmp_path.as_uri(),
+            "capabilities": {"textDocument": {"diagnostic": {}}}}})
+        for piece in (initialize[:9], initialize[9:30], initialize[30:]):
+            process.stdin.write(piece)
+            await process.stdin.drain()
+            await asyncio.sleep(0.05)
+        assert (await _read(process.stdout))["id"] == 1
+        uri = (tmp_path / "train.py").as_uri()
+        text = SAMPLE + "".join(f"x{i} = {i}  # {'padding ' * 8}\n" for i in range(3000))  # ~240 kB
+        did_open = _frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": uri, "languageId": "python", "version": 1, "text": text}}})
+        assert len(did_open) > 200_000
+        process.stdin.write(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}) + did_open[:100_000])
+        await process.stdin.drain()
+        await asyncio.sleep(0.05)
+        process.stdin.write(did_open[100_000:])
+        process.stdin.write(_frame({"jsonrpc": "2.0", "id": 2, "method": "textDocument/diagnostic",
+                                    "params": {"textDocument": {"uri": uri}}}))
+        await process.stdin.drain()
+        while (message := await _read(process.stdout)).get("id") != 2:
+            if "id" in message and "method" in message:  # a request to the client: answer null
+                process.stdin.write(_frame({"jsonrpc": "2.0", "id": message["id"], "result": None}))
+        assert [d["code"] for d in message["result"]["items"]] == ["TPL101"]
+        process.stdin.write(_frame({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}))
+        assert (await _read(process.stdout))["id"] == 3
+        process.stdin.write(_frame({"jsonrpc": "2.0", "method": "exit"}))
+        await process.stdin.drain()
+        assert await process.wait() == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+def test_stdio_from_a_file(tmp_path):
+    """A stdin the event loop cannot watch (a regular file) is read as pygls reads it."""
+    import subprocess
+
+    messages = tmp_path / "messages"
+    messages.write_bytes(b"".join(_frame(message) for message in (
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "capabilities": {}}},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
+        {"jsonrpc": "2.0", "method": "exit"},
+    )))
+    with messages.open("rb") as stdin:
+        done = subprocess.run([sys.executable, "-m", "perf_lint", "server"], stdin=stdin, capture_output=True,
+                              cwd=tmp_path, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+    answers = [json.loads(part.split(b"\r\n\r\n", 1)[1]) for part in done.stdout.split(b"Content-Length: ")[1:]]
+    assert [answer.get("id") for answer in answers if "result" in answer] == [1, 2]
+
+
 def test_full_report_is_written_as_pygls_would():
     """A pull's answer written from each diagnostic's JSON text (made once per diagnostic)
     is byte for byte what pygls' own encoding writes, again when reports share diagnostics."""
