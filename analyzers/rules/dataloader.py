@@ -294,7 +294,8 @@ class SynchronousDataLoader(_LoaderRule):
             value = self.setting(site, _NUM_WORKERS, "num_workers")
             if value is UNKNOWN or (value is not None and value != 0):
                 continue
-            if self._gpu_tensor_dataset(site) or self._iterable_dataset(site):
+            dataset = self._dataset(site)
+            if self._gpu_tensor_dataset(dataset) or self._iterable_dataset(dataset):
                 continue
             passed_expr = self.ctx.call_argument(call, _NUM_WORKERS, "num_workers", site.scope)
             if value is None:
@@ -307,7 +308,7 @@ class SynchronousDataLoader(_LoaderRule):
             passed = keyword(call, "num_workers") or positional(call, _NUM_WORKERS)
             extra = {} if keyword(call, "persistent_workers") else {"persistent_workers": "True"}
             title = f"Set num_workers={workers}" + (", persistent_workers=True" if extra else "")
-            if passed is None and self.ctx.call_argument(call, _NUM_WORKERS, "num_workers", site.scope) is None:
+            if passed is None and passed_expr is None:
                 fix = self.keyword_fix(site, {"num_workers": str(workers), **extra}, title)
             elif passed is not None and self.ctx.value(passed.value, site.scope) == 0 and type(passed.value) is cst.Integer:
                 new = replace_argument(call, passed, str(workers))
@@ -321,14 +322,11 @@ class SynchronousDataLoader(_LoaderRule):
             )
 
     def _dataset(self, site: Site):
+        """The loader's dataset: (expression, scope) where it was made, or None."""
         dataset = argument(site.node, 0, "dataset")
-        if dataset is None:
-            return None
-        found = self.ctx.origin(dataset, site.scope)
-        return found
+        return None if dataset is None else self.ctx.origin(dataset, site.scope)
 
-    def _gpu_tensor_dataset(self, site: Site) -> bool:
-        found = self._dataset(site)
+    def _gpu_tensor_dataset(self, found) -> bool:
         if found is None or type(found[0]) is not cst.Call:
             return False
         call, scope = found
@@ -353,8 +351,7 @@ class SynchronousDataLoader(_LoaderRule):
         device = keyword(expr, "device")
         return device is not None and self.ctx.is_cuda_device(device.value, scope) is True
 
-    def _iterable_dataset(self, site: Site) -> bool:
-        found = self._dataset(site)
+    def _iterable_dataset(self, found) -> bool:
         if found is None or type(found[0]) is not cst.Call or type(found[0].func) is not cst.Name:
             return False
         cls = self.dataset_classes.get(found[0].func.value)
