@@ -176,7 +176,7 @@ class _LoopReader:
 
     pygls' reader hands every header line and body to a thread and back: six thread round
     trips for a keystroke's didChange and pull. Any other stdin (a file, a terminal, whose
-    mode the loop would change) is read as pygls does."""
+    mode the loop would change) and any stdin off POSIX is read as pygls does."""
 
     def __init__(self, stdin, executor) -> None:
         self.stdin = stdin
@@ -186,10 +186,15 @@ class _LoopReader:
     async def _source(self) -> asyncio.StreamReader | StdinAsyncReader:
         if self.stream is None:
             self.stream = self.fallback
-            if stat.S_ISFIFO(mode := os.fstat(self.stdin.fileno()).st_mode) or stat.S_ISSOCK(mode):
-                stream = asyncio.StreamReader()
-                await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), self.stdin)
-                self.stream = stream
+            try:
+                mode = os.fstat(self.stdin.fileno()).st_mode if os.name == "posix" else 0
+                if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+                    stream = asyncio.StreamReader()
+                    await asyncio.get_running_loop().connect_read_pipe(
+                        lambda: asyncio.StreamReaderProtocol(stream), self.stdin)
+                    self.stream = stream
+            except (OSError, ValueError, NotImplementedError) as error:  # no file descriptor, say
+                logger.warning("reading stdin as pygls does: %s", error)
         return self.stream
 
     async def readline(self) -> bytes:
