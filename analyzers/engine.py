@@ -367,6 +367,10 @@ def _render(module: cst.Module, node: cst.CSTNode) -> str:
     return remembered(_render, node, lambda: module.code_for_node(node), module.default_indent, module.default_newline)
 
 
+def _replacement(modules, step: Replace) -> str:
+    return step.new if isinstance(step.new, str) else _render(modules[step.site.unit], step.new)
+
+
 def _step_key(source: Source, modules, step, position, newline) -> tuple | Edit | None:
     """All a fix step's edits depend on (with its finding's own parts), or None: made afresh."""
     if isinstance(step, Edit):
@@ -374,8 +378,7 @@ def _step_key(source: Source, modules, step, position, newline) -> tuple | Edit 
     unit = step.site.unit
     rng = position(unit, step.site.node)
     if isinstance(step, Replace):
-        new = step.new if isinstance(step.new, str) else _render(modules[unit], step.new)
-        return (Replace, source.units[unit].cell, rng, new)
+        return (Replace, source.units[unit].cell, rng, _replacement(modules, step))
     if isinstance(step, InsertLineBefore):
         return (InsertLineBefore, source.units[unit].cell, rng, step.code, source.units[unit].line(rng.start_line), newline(unit))
     return None  # MoveLinesBefore: whole lines on both sides
@@ -388,8 +391,7 @@ def _edits(source: Source, modules, step, position, newline) -> list[Edit] | Non
     unit = source.units[step.site.unit]
     rng = position(step.site.unit, step.site.node)
     if isinstance(step, Replace):
-        new = step.new if isinstance(step.new, str) else _render(modules[step.site.unit], step.new)
-        return [Edit(unit.cell, rng, new)]
+        return [Edit(unit.cell, rng, _replacement(modules, step))]
     if isinstance(step, InsertLineBefore):
         line = unit.line(rng.start_line)
         if line[: rng.start_col].strip():

@@ -71,8 +71,11 @@ def shift(entries: list[Entry], change: Change) -> list[Entry]:
         if end <= change.start:
             out.append(entry.stale())
         elif start >= change.end:
-            rng = Range(*moved(*start), *moved(*end))
-            out.append(Entry(replace(entry.finding, range=rng), False))
+            new_start, new_end = moved(*start), moved(*end)
+            if (new_start, new_end) == (start, end):  # the edit moved nothing after it
+                out.append(entry.stale())
+            else:
+                out.append(Entry(replace(entry.finding, range=Range(*new_start, *new_end)), False))
     return out
 
 
@@ -279,7 +282,7 @@ class Diagnostics:
                 entries = shift(entries, change)
             state.shown[uri] = entries
             state.syntax.pop(uri, None)  # the next analysis says whether it still fails
-        for uri in list(state.shown):
+        for uri in [uri for uri in state.shown if uri not in changes]:  # the shifted ones are stale already
             state.shown[uri] = [e.stale() for e in state.shown[uri]]
         for uri in closed_units:
             state.shown.pop(uri, None)

@@ -86,6 +86,7 @@ def test_moved_diagnostics_cover_the_same_text(data, text):
             r = moved.finding.range
             assert not moved.fresh
             assert _slice(doc.text, r.start_line, r.start_col, r.end_line, r.end_col) == _slice(text, sl, sc, el, ec)
+            assert (moved.finding is entry.finding) == (r == entry.finding.range)  # kept when not moved
 
 
 def _point(data, lines: list[str]) -> tuple[int, int]:
