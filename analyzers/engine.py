@@ -264,6 +264,7 @@ def _analyze(source: Source, config: Config, cache: ParseCache | None) -> list[F
         ctx.close()
         for rule in rules:
             rule.reports = []  # a report refers to its rule
+        cache.spent = (ctx, rules, reports)  # freed by the caller (ParseCache.drop_spent) or the next analysis
     findings = [f for f in findings if not suppressed(source, f)]
     return sorted(set(findings), key=Finding.sort_key)
 

@@ -204,6 +204,7 @@ class ParseCache:
         self.memos: dict = {}  # perf_lint.analyzers.context.remembered's, for this document
         self.places: dict = {}  # unit index -> (its last text, where each rule trigger first occurs)
         self.located: dict = {}  # the last analysis's findings, by what made them (see engine._locate)
+        self.spent: tuple = ()  # what the last analysis built and needs no more, until drop_spent()
         self.owners: dict[int, Chunk] = {}  # node id -> chunk, for the chunks walked (see Parsed)
         self._keys: dict[int, tuple] = {}  # id of a cached chunk -> its pool's key
         self._taken: set[int] = set()
@@ -214,6 +215,12 @@ class ParseCache:
         self._taken.clear()
         if sum(map(len, self.memos.values())) > 20 * self.size:
             self.memos.clear()
+
+    def drop_spent(self) -> None:
+        """Free what the last analysis left (its context, rules and reports: a few ms of
+        reference counting on a large file) when it suits the caller, such as a server once
+        its answer is written, instead of at the end of the analysis."""
+        self.spent = ()
 
     def chunk(self, text: str, config: cst.PartialParserConfig, donor: Chunk | None = None) -> Chunk:
         """A chunk of `text` not handed out yet in this analysis: cached, else made from

@@ -202,8 +202,9 @@ class Source:
         return None
 
 
-def python_source(text: str, path: str = "<stdin>", encoding: str = "utf-8") -> Source:
-    lines = split_lines(text)
+def python_source(text: str, path: str = "<stdin>", encoding: str = "utf-8", lines: list[str] | None = None) -> Source:
+    """A `.py` text as one unit (`lines`: its `split_lines`, when the caller has them)."""
+    lines = split_lines(text) if lines is None else lines
     starts = [i for i, line in enumerate(lines) if PERCENT_CELL.match(line)] if "%%" in text else []
     percent = []
     if starts:

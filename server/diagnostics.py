@@ -266,6 +266,7 @@ class Diagnostics:
         self.notes: dict[tuple[str, str], tuple[tuple[int, int] | None, str]] = {}  # profiling verdicts
         self._failures: set[str] = set()
         self._ids = itertools.count(1)
+        self._spent: list[ParseCache] = []  # caches whose last analysis is not freed yet (see sent)
 
     # -- events ----------------------------------------------------------------------------
     def opened(self, target: str) -> None:
@@ -397,6 +398,7 @@ class Diagnostics:
                 try:
                     resolved = self.server.settings.resolve(path, state.target)
                     analysis = await self.workers.run(state, run_analysis, snapshot, resolved, state.parse_cache)
+                    self._spent.append(state.parse_cache)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # an engine bug: say so once, keep what is shown
@@ -415,6 +417,12 @@ class Diagnostics:
                 self._settle(state, snapshot.revision)
         finally:
             state.task = None
+
+    def sent(self) -> None:
+        """A message went out: now free what finished analyses left (`ParseCache.spent`),
+        while the client reads it, rather than before the answer."""
+        while self._spent:
+            self._spent.pop().drop_spent()
 
     def _settle(self, state: TargetState, revision: int) -> None:
         self.collector.busy()

@@ -166,6 +166,7 @@ class Unit:
     text: str
     version: int
     cell: int | None  # index in the notebook's cell array; None for a .py document
+    lines: list[str] | None = field(default=None, compare=False, repr=False)  # split_lines(text), if known
 
 
 @dataclass(frozen=True)
@@ -182,7 +183,7 @@ class Snapshot:
     def source(self) -> Source:
         """The engine's Source: the `.py` text, or the code cells via `notebook_source`."""
         if self.kind == "python":
-            return python_source(self.units[0].text, self.path)
+            return python_source(self.units[0].text, self.path, lines=self.units[0].lines)
         texts = {unit.cell: unit.text for unit in self.units}
         cells = [
             {"cell_type": "code", "source": texts.get(index, ""), "metadata": {}, "outputs": [],
@@ -247,7 +248,7 @@ class Documents:
         if notebook is None:
             doc = self.texts[target]
             return Snapshot(target, self.revision(target), uri_path(target), "python",
-                            (Unit(doc.uri, doc.text, doc.version, None),))
+                            (Unit(doc.uri, doc.text, doc.version, None, doc.lines),))
         units = []
         for index, (kind, uri) in enumerate(notebook.cells):
             doc = self.texts.get(uri)

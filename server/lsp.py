@@ -111,7 +111,16 @@ class _Protocol(LanguageServerProtocol):
 
     def _send_data(self, data) -> None:
         """pygls' `_send_data`; a full diagnostic report (an answer to every pull) is written
-        from each diagnostic's JSON text, made once, instead of encoding them all again."""
+        from each diagnostic's JSON text, made once, instead of encoding them all again.
+        Once a message is out, what finished analyses left is freed (`Diagnostics.sent`)."""
+        try:
+            self._write_data(data)
+        finally:
+            diagnostics = getattr(self._server, "diagnostics", None)
+            if diagnostics is not None:
+                diagnostics.sent()
+
+    def _write_data(self, data) -> None:
         report = getattr(data, "result", None)
         if type(report) is not types.RelatedFullDocumentDiagnosticReport or not report.items \
                 or report.related_documents or self.writer is None or not self._include_headers:

@@ -10,6 +10,7 @@ import pickle
 import random
 import tokenize
 import warnings
+import weakref
 from dataclasses import replace
 from pathlib import Path
 
@@ -267,6 +268,24 @@ def shifted(r):
 
 def shifted_fix(fix):
     return fix and replace(fix, edits=tuple(replace(e, range=shifted(e.range)) for e in fix.edits))
+
+
+def test_what_an_analysis_leaves_is_freed_when_its_caller_says():
+    """The context and rules of a document's analysis live until `drop_spent` (a server
+    frees them once its answer is out) or the document's next analysis, not longer."""
+    cache = ParseCache()
+    analyze(python_source(TRAIN, "train.py"), cache=cache)
+    context, rules, reports = cache.spent
+    assert rules and reports
+    first = weakref.ref(context)
+    del context, rules, reports
+    assert first() is not None
+    cache.drop_spent()
+    assert first() is None and cache.spent == ()
+    analyze(python_source(TRAIN, "train.py"), cache=cache)
+    second = weakref.ref(cache.spent[0])
+    analyze(python_source(TRAIN + "\n", "train.py"), cache=cache)
+    assert second() is None and cache.spent
 
 
 def test_findings_hash_once_and_travel_without_their_hash():
