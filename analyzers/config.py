@@ -88,6 +88,15 @@ class Config:
         return replace(self, _cache={}, **changes)
 
 
+    def with_selection(self, select=None, ignore=(), extend_select=(), where: str = "settings") -> "Config":
+        """A copy with a command line's or an editor's rule selection on top: `select`
+        replaces the selection and its ignore list; `ignore` and `extend_select` add to them."""
+        if select is not None:
+            return self.with_overrides(where, select=select, ignore=ignore, extend_select=extend_select)
+        return self.with_overrides(where, ignore=self.ignore + tuple(ignore),
+                                   extend_select=self.extend_select + tuple(extend_select))
+
+
 def _prefix(code: str, selector: str) -> bool:
     return selector == "ALL" or code.startswith(selector)
 

@@ -55,11 +55,15 @@ def codes(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
+LOOPBACK = "127.0.0.1"
+
+
 def host_port(value: str) -> tuple[str, int]:
-    host, _, port = value.rpartition(":")
-    host = host.strip("[]")
+    """`[HOST:]PORT`; without a host, loopback only."""
+    host, colon, port = value.rpartition(":")
+    host = host.strip("[]") if colon else LOOPBACK
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {value!r}")
+        raise argparse.ArgumentTypeError(f"expected [HOST:]PORT, got {value!r}")
     return host, int(port)
 
 
@@ -115,11 +119,7 @@ class Configs:
             self.single = self.override(config_file(args.config))
 
     def override(self, config: Config) -> Config:
-        if self.select is not None:
-            return config.with_overrides(select=self.select, ignore=self.ignore, extend_select=self.extend_select)
-        return config.with_overrides(
-            ignore=config.ignore + tuple(self.ignore), extend_select=config.extend_select + tuple(self.extend_select)
-        )
+        return config.with_selection(self.select, self.ignore, self.extend_select)
 
     def __call__(self, path: str) -> Config:
         from perf_lint.analyzers import Config, find_pyproject, load_config
@@ -388,7 +388,9 @@ def build_parser(argv: list[str]) -> argparse.ArgumentParser:
     serve = commands.add_parser("server", help="run the language server", description="Run the LSP server.")
     transport = serve.add_mutually_exclusive_group()
     transport.add_argument("--stdio", action="store_true", help="talk LSP over stdin/stdout (the default)")
-    transport.add_argument("--tcp", type=host_port, metavar="HOST:PORT", help="listen on a TCP port instead")
+    transport.add_argument("--tcp", type=host_port, metavar="[HOST:]PORT",
+                           help="listen on a TCP port instead, on 127.0.0.1 unless HOST is given; anyone who can "
+                                "connect can run code through it (profiling), so never expose it beyond your machine")
     serve.set_defaults(handler=server)
 
     add_profile(commands, wanted=argv[:1] == ["profile"])

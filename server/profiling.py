@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -81,25 +82,52 @@ def code_lenses(server, params: types.CodeLensParams) -> list[types.CodeLens]:
     ]
 
 
+_USAGE = f"{COMMAND} expects [uri, {{\"cell\": n}} | {{\"line\": n}} | null, rule | null]"
+
+
 def _arguments(args: tuple) -> tuple[str, int | None, int | None, str | None]:
-    """(uri, cell, line, rule) from the command's arguments; raises on malformed ones."""
-    if not args or not isinstance(args[0], str):
-        raise JsonRpcException(f"{COMMAND} expects [uri, {{\"cell\": n}} | {{\"line\": n}} | null, rule | null]",
-                               code=_INVALID_PARAMS)
+    """(uri, cell, line, rule) from the command's arguments; raises invalid params on malformed ones."""
+    if not args or not isinstance(args[0], str) or not args[0] or len(args) > 3:
+        raise JsonRpcException(_USAGE, code=_INVALID_PARAMS)
     uri = args[0]
     where = args[1] if len(args) > 1 else None
     rule = args[2] if len(args) > 2 else None
     cell = line = None
-    if isinstance(where, dict):
+    if isinstance(where, dict) and len(where) == 1 and set(where) <= {"cell", "line"}:
         cell, line = where.get("cell"), where.get("line")
     elif isinstance(where, int) and not isinstance(where, bool):
         line = where
+    elif where is not None:
+        raise JsonRpcException(f"{COMMAND}: the location must be {{\"cell\": n}}, {{\"line\": n}} or null, "
+                               f"got {where!r}", code=_INVALID_PARAMS)
     for name, value in (("cell", cell), ("line", line)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
             raise JsonRpcException(f"{COMMAND}: '{name}' must be a non-negative integer, got {value!r}", code=_INVALID_PARAMS)
     if rule is not None and not isinstance(rule, str):
         raise JsonRpcException(f"{COMMAND}: the rule must be a code such as \"TPL101\", got {rule!r}", code=_INVALID_PARAMS)
     return uri, cell, line, rule
+
+
+def _inside(path: str, folders: list[str]) -> bool:
+    real = os.path.realpath(path)
+    return any(os.path.commonpath([real, root]) == root for root in map(os.path.realpath, folders))
+
+
+def workspace_file(server, uri: str, target: str | None) -> str:
+    """The path to profile: a document open in the editor, or a file inside a workspace
+    folder (after symlinks); anything else is refused, and nothing runs."""
+    path = uri_path(target or uri)
+    if target is not None:
+        return path
+    workspace = server.workspace
+    folders = [uri_path(folder.uri) for folder in workspace.folders.values()]
+    if not folders and workspace.root_path:
+        folders = [workspace.root_path]
+    if not (os.path.isabs(path) and os.path.isfile(path) and _inside(path, folders)):
+        where = ", ".join(folders) if folders else "none"
+        raise JsonRpcException(f"perf-lint: refusing to profile {path}: only files open in the editor or inside the "
+                               f"workspace folders ({where}) are profiled", code=_REQUEST_FAILED)
+    return path
 
 
 async def profile(server, *args) -> dict:
@@ -110,6 +138,7 @@ async def profile(server, *args) -> dict:
     if not editor.profiling_enabled:
         raise JsonRpcException("perf-lint: profiling is disabled (setting perfLint.profiling.enabled = false)",
                                code=_REQUEST_FAILED)
+    path, text = workspace_file(server, uri, target), None
     try:
         from perf_lint.profiler import ProfileRequest, run_profile
     except ImportError as exc:
@@ -117,7 +146,6 @@ async def profile(server, *args) -> dict:
         server.show(message, types.MessageType.Error)
         raise JsonRpcException(message, code=_REQUEST_FAILED) from None
 
-    path, text = uri_path(target or uri), None
     if target is not None:
         snapshot = documents.snapshot(target)
         if snapshot.kind == "notebook":

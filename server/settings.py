@@ -2,9 +2,12 @@
 
 Editor settings come from `workspace/configuration` (section `perfLint`, per workspace
 folder), or from `initializationOptions` / `didChangeConfiguration` for clients that do
-not answer it. `settingsPrecedence` decides who wins for `select`/`ignore`/`extendSelect`:
-"editor" (default) puts editor values over pyproject's, "pyproject" ignores them when a
-pyproject.toml with `[tool.perf-lint]` applies. A pyproject.toml is re-read when its
+not answer it. Only settings the user set are sent; `configurationPreference` decides how
+`select`/`ignore`/`extendSelect` combine with pyproject's (ruff's model): "editorFirst"
+(default) puts them on top as `perf-lint check`'s options do (`select` replaces the
+selection, `ignore` and `extendSelect` add to its lists), "filesystemFirst" ignores them
+where a pyproject.toml with `[tool.perf-lint]` applies, "editorOnly" reads no
+pyproject.toml. A pyproject.toml is re-read when its
 mtime or size changes (checked on every analysis) or when the client reports a change.
 A bad configuration is reported once and the last good one (or the defaults) stays.
 """
@@ -20,9 +23,10 @@ from perf_lint.analyzers import Config, ConfigError, load_config
 from perf_lint.analyzers.config import find_pyproject
 
 SECTION = "perfLint"
+PREFERENCES = ("editorFirst", "filesystemFirst", "editorOnly")
 _CODE_LISTS = {"select": "select", "ignore": "ignore", "extendSelect": "extend_select"}
 _KNOWN = set(_CODE_LISTS) | {
-    "debounceMs", "showSyntaxErrors", "settingsPrecedence",
+    "debounceMs", "showSyntaxErrors", "configurationPreference",
     "profiling.enabled", "profiling.python", "profiling.steps", "profiling.timeoutS",
     "profiling.runner", "profiling.rayAddress", "profiling.numGpus",
 }
@@ -35,7 +39,7 @@ class EditorSettings:
     extend_select: tuple[str, ...] | None = None
     debounce_ms: int = 150
     show_syntax_errors: bool = False
-    precedence: str = "editor"  # or "pyproject"
+    preference: str = "editorFirst"  # or "filesystemFirst", "editorOnly"
     profiling_enabled: bool = True
     profiling_python: str | None = None
     profiling_steps: tuple[int, int, int] | None = None
@@ -83,10 +87,12 @@ def parse_editor_settings(raw) -> EditorSettings:
             if not isinstance(flat[key], bool):
                 raise ConfigError(f"editor settings '{SECTION}.{key}' must be true or false, got {flat[key]!r}")
             values[attr] = flat[key]
-    if flat.get("settingsPrecedence") is not None:
-        if flat["settingsPrecedence"] not in ("editor", "pyproject"):
-            raise ConfigError(f"editor settings '{SECTION}.settingsPrecedence' must be \"editor\" or \"pyproject\", got {flat['settingsPrecedence']!r}")
-        values["precedence"] = flat["settingsPrecedence"]
+    preference = flat.get("configurationPreference")
+    if preference is not None:
+        if preference not in PREFERENCES:
+            raise ConfigError(f"editor settings '{SECTION}.configurationPreference' must be one of "
+                              f"{', '.join(map(repr, PREFERENCES))}, got {preference!r}")
+        values["preference"] = preference
     python = flat.get("profiling.python")
     if python not in (None, ""):
         if not isinstance(python, str):
@@ -189,12 +195,12 @@ class Settings:
 
     def resolve(self, path: str, uri: str) -> Resolved:
         editor = self.editor_for(uri)
-        base = self.pyproject_config(path)
+        base = Config() if editor.preference == "editorOnly" else self.pyproject_config(path)
         key = (base, editor)
         if key not in self._resolved:
             config = base
-            if editor.precedence == "editor" or base.path is None:
-                config = base.with_overrides(select=editor.select, ignore=editor.ignore, extend_select=editor.extend_select)
+            if editor.preference != "filesystemFirst" or base.path is None:
+                config = base.with_selection(editor.select, editor.ignore or (), editor.extend_select or ())
             engine = config.with_overrides(
                 extend_select=config.extend_select + ("TPL000",),
                 ignore=tuple(code for code in config.ignore if code != "TPL000"),

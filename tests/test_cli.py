@@ -272,7 +272,7 @@ def test_exit_zero_keeps_errors(cli, tmp_path):
         (("check", "--statistics", "--format", "sarif"), "--statistics cannot be combined"),
         (("check", "--select", "TPL8"), "unknown rule code 'TPL8'"),
         (("check", "--config", "a.toml", "--no-config"), "not allowed with"),
-        (("server", "--tcp", "localhost"), "expected HOST:PORT"),
+        (("server", "--tcp", "localhost"), "expected [HOST:]PORT"),
         (("explain", "TPL999"), "unknown rule code 'TPL999'"),
     ],
 )

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from tests.lsp_client import CODE, MARKUP, NEOVIM, VSCODE, Notebook, codes, diagnostics, open_py, pushed, session, timed
 
@@ -179,3 +180,27 @@ async def test_profile_arguments_are_checked(tmp_path):
         with pytest.raises(Exception, match="'line' must be a non-negative integer"):
             await asyncio.wait_for(client.workspace_execute_command_async(types.ExecuteCommandParams(
                 command="perf-lint.profile", arguments=["file:///x.py", {"line": -1}, None])), 30)
+        uri = open_py(client, tmp_path / "train.py", TRAIN)
+        for where in ("x", [3], {"cell": 1, "line": 2}, {}):  # never "profile the whole file"
+            with pytest.raises(JsonRpcInvalidParams, match="the location must be"):
+                await asyncio.wait_for(client.workspace_execute_command_async(types.ExecuteCommandParams(
+                    command="perf-lint.profile", arguments=[uri, where, None])), 30)
+
+
+@timed(60)
+async def test_profile_runs_only_workspace_files(tmp_path, tmp_path_factory):
+    """A file outside the workspace folders (or reached through a symlink out of them) that
+    is not open in the editor is refused, and nothing runs."""
+    workspace, elsewhere = tmp_path / "ws", tmp_path_factory.mktemp("elsewhere")
+    workspace.mkdir()
+    marker = elsewhere / "ran"
+    outside = elsewhere / "evil.py"
+    outside.write_text(f"open({str(marker)!r}, 'w').close()\n" + TRAIN)
+    (workspace / "link.py").symlink_to(outside)
+    async with session(VSCODE, workspace) as client:
+        for path in (outside, workspace / "link.py", workspace / "missing.py"):
+            with pytest.raises(JsonRpcException, match="refusing to profile") as refused:
+                await asyncio.wait_for(client.workspace_execute_command_async(types.ExecuteCommandParams(
+                    command="perf-lint.profile", arguments=[path.as_uri(), None, None])), 30)
+            assert refused.value.code == -32803
+    assert not marker.exists()

@@ -1,5 +1,5 @@
 """Configuration: pyproject.toml (found upwards, reloaded on change), editor settings over
-workspace/configuration, precedence between them, and bad configuration."""
+workspace/configuration, how they combine (configurationPreference), and bad configuration."""
 
 from __future__ import annotations
 
@@ -82,14 +82,26 @@ async def test_settings_pushed_by_clients_without_workspace_configuration(tmp_pa
         assert codes(await pushed(client, uri, None, lambda d: len(d) == 1)) == ["TPL101"]
 
 
-@pytest.mark.parametrize("precedence, expected", [("editor", []), ("pyproject", ["TPL101"])])
+@pytest.mark.parametrize("preference, expected", [
+    ("editorFirst", []), ("filesystemFirst", ["TPL101"]), ("editorOnly", []),
+])
 @timed(60)
-async def test_settings_precedence(tmp_path, precedence, expected):
+async def test_configuration_preference(tmp_path, preference, expected):
     write(tmp_path / "pyproject.toml", '[tool.perf-lint]\nselect = ["TPL101"]\n')
-    settings = {"ignore": ["TPL101"], "settingsPrecedence": precedence}
+    settings = {"ignore": ["TPL101"], "configurationPreference": preference}
     async with session(NEOVIM, tmp_path, settings=settings) as client:
         uri = open_py(client, tmp_path / "train.py", SAMPLE)
         assert codes(await pull(client, uri)) == expected
+
+
+@timed(60)
+async def test_editor_lists_add_to_pyproject_and_unset_ones_change_nothing(tmp_path):
+    """As `perf-lint check --ignore/--extend-select` do: the editor's lists extend pyproject's."""
+    write(tmp_path / "pyproject.toml", '[tool.perf-lint]\nignore = ["TPL101"]\n')
+    for settings, expected in (({}, []), ({"ignore": ["TPL401"]}, []), ({"select": ["TPL1"]}, ["TPL101"])):
+        async with session(NEOVIM, tmp_path, settings=settings) as client:
+            uri = open_py(client, tmp_path / "train.py", SAMPLE)
+            assert codes(await pull(client, uri)) == expected, settings
 
 
 @timed(60)

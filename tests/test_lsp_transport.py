@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import sys
 
+import pytest
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig
 
@@ -46,13 +48,30 @@ async def _read(reader: asyncio.StreamReader) -> dict:
     return json.loads(await reader.readexactly(length))
 
 
+def _listening(port: int) -> set[str]:
+    """The local addresses (hex, as /proc/net/tcp* writes them) listening on `port`."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = open(table).read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            local, state = row.split()[1], row.split()[3]
+            if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
+                found.add(local.rsplit(":", 1)[0])
+    return found
+
+
+@pytest.mark.parametrize("address", ["PORT", "127.0.0.1:PORT"])
 @timed(60)
-async def test_tcp_server(tmp_path):
+async def test_tcp_server(tmp_path, address):
+    """`--tcp PORT` listens on loopback only (anyone who can connect can run code through it)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "perf_lint", "server", "--tcp", f"127.0.0.1:{port}", cwd=tmp_path,
+        sys.executable, "-m", "perf_lint", "server", "--tcp", address.replace("PORT", str(port)), cwd=tmp_path,
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
     try:
         while True:
@@ -62,6 +81,8 @@ async def test_tcp_server(tmp_path):
             except OSError:
                 assert process.returncode is None, (await process.stderr.read()).decode()
                 await asyncio.sleep(0.1)
+        if os.path.exists("/proc/net/tcp"):
+            assert _listening(port) == {"0100007F"}  # 127.0.0.1, nothing else
         writer.write(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                              "params": {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}}}))
         await writer.drain()

@@ -1,6 +1,7 @@
 /**
- * perf-lint for VS Code: starts `python -m perf_lint server` for Python files and Jupyter
- * notebooks, passes the `perfLint` settings to it, and adds the profiling commands.
+ * perf-lint for VS Code: starts the language server bundled with the extension (or the
+ * environment's perf-lint) for Python files and Jupyter notebooks, isolated from the
+ * workspace, passes the settings the user set to it, and adds the profiling commands.
  * Diagnostics, quick fixes, hover, code lenses and the profile code action come from the server.
  */
 
@@ -10,14 +11,16 @@ import {
   CloseAction,
   DidChangeConfigurationNotification,
   ErrorAction,
+  ExecuteCommandRequest,
+  LSPErrorCodes,
   LanguageClient,
   type LanguageClientOptions,
   type ServerOptions,
   State as ClientState,
 } from "vscode-languageclient/node";
-import { checkPerfLint, chooseInterpreter, installCommand, serverCommand, type Interpreter } from "./interpreter";
+import { checkInterpreter, chooseInterpreter, type ImportStrategy, type Interpreter, serverCommand } from "./interpreter";
 import { type Where, describeWhere, newestReport, outcomeOf, parseProfileArguments, PROFILE_COMMAND, profileArguments } from "./profile";
-import { needsRestart, SECTION, type ServerSettings, serverSettings } from "./settings";
+import { needsRestart, SECTION, type ServerSettings, serverSettings, setValues } from "./settings";
 import { Status } from "./status";
 
 const CONSENT_KEY = "perfLint.profilingAccepted";
@@ -35,11 +38,20 @@ function firstFolder(): vscode.WorkspaceFolder | undefined {
   return vscode.workspace.workspaceFolders?.[0];
 }
 
+/** The `perfLint` values the user set for a scope (restricted ones: the user's only, when untrusted). */
+function userValues(scope?: vscode.Uri, keys?: readonly string[]): Record<string, unknown> {
+  const config = vscode.workspace.getConfiguration(SECTION, scope ?? null);
+  return setValues((key) => config.inspect(key), vscode.workspace.isTrusted, keys);
+}
+
 /** The server's settings for a scope (a folder URI or none). */
 function settingsFor(scope?: vscode.Uri): ServerSettings {
   const folder = scope ? vscode.workspace.getWorkspaceFolder(scope) : firstFolder();
-  const raw = JSON.parse(JSON.stringify(vscode.workspace.getConfiguration(SECTION, scope ?? null)));
-  return serverSettings(raw, { trusted: vscode.workspace.isTrusted, home: os.homedir(), workspaceFolder: folder?.uri.fsPath });
+  return serverSettings(userValues(scope), { trusted: vscode.workspace.isTrusted, home: os.homedir(), workspaceFolder: folder?.uri.fsPath });
+}
+
+function folderPaths(): string[] {
+  return (vscode.workspace.workspaceFolders ?? []).map((folder) => folder.uri.fsPath);
 }
 
 /** The Python extension's API, or undefined where it is not installed (or fails to activate). */
@@ -92,23 +104,28 @@ class Server {
       return;
     }
     this.status.set("starting");
+    const own = userValues(undefined, ["interpreter", "importStrategy"]);
+    const strategy: ImportStrategy = own.importStrategy === "fromEnvironment" ? "fromEnvironment" : "useBundled";
     const interpreter = chooseInterpreter({
-      setting: vscode.workspace.getConfiguration(SECTION).get<string>("interpreter"),
+      setting: typeof own.interpreter === "string" ? own.interpreter : undefined,
       pythonExtension: await pythonExtensionInterpreter(),
       home: os.homedir(),
       workspaceFolder: firstFolder()?.uri.fsPath,
+      trusted: vscode.workspace.isTrusted,
+      workspaceFolders: folderPaths(),
     });
     this.interpreter = interpreter;
-    this.output.info(`perf-lint: using ${interpreter.python} (from ${interpreter.source})`);
-    const check = await checkPerfLint(interpreter.python);
+    if (interpreter.skipped) this.output.warn(`perf-lint: not using ${interpreter.skipped}`);
+    this.output.info(`perf-lint: using ${interpreter.python} (from ${interpreter.source}), ${strategy === "useBundled" ? "bundled server" : "perf-lint from that environment"}`);
+    const check = await checkInterpreter(interpreter.python, strategy, this.context.extensionPath, { cwd: firstFolder()?.uri.fsPath });
     if (!check.ok) {
       this.status.set("error", check.message);
       this.output.error(check.message);
-      void this.explain(check.reason, check.message, interpreter.python);
+      void this.explain(check.message);
       return;
     }
-    this.output.info(`perf-lint ${check.version} found for ${interpreter.python}`);
-    const client = this.createClient(interpreter);
+    this.output.info(`perf-lint: Python ${check.python}, server ${check.version}`);
+    const client = this.createClient(interpreter, strategy);
     this.client = client;
     try {
       await client.start();
@@ -120,30 +137,17 @@ class Server {
     }
   }
 
-  private async explain(reason: string, message: string, python: string): Promise<void> {
-    const actions = reason === "not-installed" ? ["Install in Terminal", "Copy Command", "Choose Interpreter"] : ["Choose Interpreter", "Show Output"];
-    const choice = await vscode.window.showErrorMessage(message, ...actions);
-    if (choice === "Install in Terminal") {
-      // The terminal closes itself when pip succeeds; then the server starts.
-      const terminal = vscode.window.createTerminal("perf-lint install");
-      const closed = vscode.window.onDidCloseTerminal((t) => {
-        if (t !== terminal) return;
-        closed.dispose();
-        if (t.exitStatus?.code === 0) void this.restart();
-      });
-      terminal.show();
-      terminal.sendText(`${installCommand(python)} && exit`);
-    } else if (choice === "Copy Command") {
-      await vscode.env.clipboard.writeText(installCommand(python));
-    } else if (choice === "Choose Interpreter") {
+  private async explain(message: string): Promise<void> {
+    const choice = await vscode.window.showErrorMessage(message, "Choose Interpreter", "Show Output");
+    if (choice === "Choose Interpreter") {
       await vscode.commands.executeCommand("workbench.action.openSettings", `${SECTION}.interpreter`);
     } else if (choice === "Show Output") {
       this.output.show();
     }
   }
 
-  private createClient(interpreter: Interpreter): LanguageClient {
-    const { command, args } = serverCommand(interpreter.python);
+  private createClient(interpreter: Interpreter, strategy: ImportStrategy): LanguageClient {
+    const { command, args } = serverCommand(interpreter.python, strategy, this.context.extensionPath);
     const serverOptions: ServerOptions = { command, args, options: { cwd: firstFolder()?.uri.fsPath } };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [
@@ -186,7 +190,15 @@ class Server {
         },
         executeCommand: async (command, args, next) => {
           if (command !== PROFILE_COMMAND) return next(command, args);
-          return this.profile(args, next);
+          return this.profile(client, args);
+        },
+        window: {
+          // A report opens rendered, not as Markdown source.
+          showDocument: async (params, token, next) => {
+            if (!params.uri.endsWith(".md")) return next(params, token);
+            await vscode.commands.executeCommand("markdown.showPreview", vscode.Uri.parse(params.uri));
+            return { success: true };
+          },
         },
       },
     };
@@ -215,8 +227,11 @@ class Server {
     }
   }
 
-  /** Runs the server's profile command: trusted workspaces only, and after the user agreed once. */
-  private async profile(args: unknown[], next: (command: string, args: unknown[]) => vscode.ProviderResult<unknown>): Promise<unknown> {
+  /**
+   * Runs the server's profile command: trusted workspaces only, after the user agreed once,
+   * with a notification whose Cancel stops the run (the server kills the profiled process).
+   */
+  private async profile(client: LanguageClient, args: unknown[]): Promise<unknown> {
     if (!vscode.workspace.isTrusted) {
       const choice = await vscode.window.showWarningMessage(
         "perf-lint: profiling runs your code, so it is disabled in untrusted workspaces.",
@@ -233,15 +248,26 @@ class Server {
     }
     if (!(await this.consent(uri, where, settings))) return undefined;
     this.status.setVerdict("profiling…");
+    const title = `perf-lint: profiling ${describeWhere(where) || "the file"} (as written, then with the fix)`;
     try {
-      const outcome = outcomeOf(await next(PROFILE_COMMAND, args));
+      const result = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title, cancellable: true },
+        (_progress, token) => client.sendRequest(ExecuteCommandRequest.type, { command: PROFILE_COMMAND, arguments: args }, token),
+      );
+      const outcome = outcomeOf(result);
       if (outcome.report) this.lastReport = outcome.report;
       this.status.setVerdict(outcome.verdict ?? "done");
       this.output.info(`perf-lint profile: ${outcome.verdict ?? "no verdict"}${outcome.report ? ` (report: ${outcome.report})` : ""}`);
       return outcome;
     } catch (error) {
-      this.status.setVerdict("profile failed");
-      this.output.error(`perf-lint profile failed: ${error instanceof Error ? error.message : error}`);
+      const cancelled = (error as { code?: number }).code === LSPErrorCodes.RequestCancelled;
+      this.status.setVerdict(cancelled ? "profile cancelled" : "profile failed");
+      const message = error instanceof Error ? error.message : String(error);
+      if (cancelled) this.output.info("perf-lint profile: cancelled");
+      else {
+        this.output.error(`perf-lint profile failed: ${message}`);
+        void vscode.window.showErrorMessage(`perf-lint profile failed: ${message}`);
+      }
       return undefined;
     }
   }

@@ -1,43 +1,72 @@
 /**
  * The `perfLint` settings as the server understands them (no `vscode` import: unit-tested).
  *
- * VS Code's `perfLint` section also holds settings only the extension reads (`enable`,
- * `interpreter`); the server rejects keys it does not know, so every value that reaches it
- * (workspace/configuration answers, initializationOptions, didChangeConfiguration) goes
- * through `serverSettings`.
+ * Only settings the user set reach the server (`setValues`): an unset setting never
+ * overrides `[tool.perf-lint]` in pyproject.toml, so the editor agrees with
+ * `perf-lint check`. VS Code's `perfLint` section also holds settings only the extension
+ * reads (`enable`, `interpreter`, `importStrategy`); the server rejects keys it does not
+ * know, so every value that reaches it goes through `serverSettings`.
  */
 
 export const SECTION = "perfLint";
 
 /** Settings whose change needs a new server process (the others are pulled by the server). */
-export const RESTART_SETTINGS = ["enable", "interpreter"] as const;
+export const RESTART_SETTINGS = ["enable", "interpreter", "importStrategy"] as const;
 
+/** Settings that choose what runs: an untrusted workspace's own values are never used. */
+export const RESTRICTED_SETTINGS = ["interpreter", "importStrategy", "profiling.enabled", "profiling.python", "profiling.rayAddress"];
+
+/** The settings the server reads, as dotted keys. */
+export const SERVER_KEYS = [
+  "select", "ignore", "extendSelect", "debounceMs", "showSyntaxErrors", "configurationPreference",
+  "profiling.enabled", "profiling.python", "profiling.steps", "profiling.timeoutS", "profiling.runner",
+  "profiling.rayAddress", "profiling.numGpus",
+] as const;
+
+export type Preference = "editorFirst" | "filesystemFirst" | "editorOnly";
+
+/** What the server gets: only what the user set (the server and pyproject.toml decide the rest). */
 export interface ServerSettings {
   select?: string[];
-  ignore: string[];
-  extendSelect: string[];
-  debounceMs: number;
-  showSyntaxErrors: boolean;
-  settingsPrecedence: "editor" | "pyproject";
+  ignore?: string[];
+  extendSelect?: string[];
+  debounceMs?: number;
+  showSyntaxErrors?: boolean;
+  configurationPreference?: Preference;
   profiling: {
     enabled: boolean;
     python?: string;
     steps?: [number, number, number];
-    timeoutS: number;
-    runner: "local" | "ray";
+    timeoutS?: number;
+    runner?: "local" | "ray";
     rayAddress?: string;
-    numGpus: number;
+    numGpus?: number;
   };
 }
 
-export const DEFAULTS: ServerSettings = {
-  ignore: [],
-  extendSelect: [],
-  debounceMs: 150,
-  showSyntaxErrors: false,
-  settingsPrecedence: "editor",
-  profiling: { enabled: true, timeoutS: 300, runner: "local", numGpus: 1 },
-};
+/** VS Code's `inspect()` of one setting. */
+export interface Inspected {
+  globalValue?: unknown;
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+}
+
+/**
+ * The settings the user set, by dotted key: the most specific scope's value (folder, then
+ * workspace, then user); for a restricted setting in an untrusted workspace, the user's only.
+ */
+export function setValues(inspect: (key: string) => Inspected | undefined, trusted: boolean, keys: readonly string[] = SERVER_KEYS): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const key of keys) {
+    const found = inspect(key);
+    if (!found) continue;
+    const value = !trusted && RESTRICTED_SETTINGS.includes(key)
+      ? found.globalValue
+      : found.workspaceFolderValue ?? found.workspaceValue ?? found.globalValue;
+    if (value !== undefined) values[key] = value;
+  }
+  return values;
+}
 
 type Raw = Record<string, unknown> | null | undefined;
 
@@ -46,12 +75,9 @@ function codes(value: unknown): string[] | undefined {
   return value.filter((code): code is string => typeof code === "string" && code.trim() !== "").map((code) => code.trim());
 }
 
-function pick<T>(value: unknown, ok: (v: unknown) => boolean, fallback: T): T {
-  return ok(value) ? (value as T) : fallback;
-}
-
-const isBool = (v: unknown) => typeof v === "boolean";
-const isNumber = (v: unknown) => typeof v === "number" && Number.isFinite(v);
+const isBool = (v: unknown): v is boolean => typeof v === "boolean";
+const isNumber = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
+const isText = (v: unknown): v is string => typeof v === "string" && v.trim() !== "";
 
 /** A user's path setting with `~` and `${workspaceFolder}` (or `${workspaceFolder:name}`) expanded. */
 export function expandPath(value: string, home: string, workspaceFolder: string | undefined): string {
@@ -69,40 +95,43 @@ export interface Context {
 }
 
 /**
- * The server's view of a `perfLint` settings object (nested as `getConfiguration` returns it,
- * or with dotted keys such as `"profiling.enabled"`). Values of the wrong type fall back to
- * the defaults; an empty `select` means "not set" (pyproject's or the default selection).
+ * The server's view of the settings the user set (nested as `getConfiguration` returns
+ * them, or with dotted keys as `setValues` gives them). A value of the wrong type is left
+ * out (the server's default applies); an empty `select` means "not set".
  */
 export function serverSettings(raw: Raw, context: Context): ServerSettings {
   const source = raw ?? {};
   const nested = typeof source.profiling === "object" && source.profiling !== null ? (source.profiling as Record<string, unknown>) : {};
   const profilingValue = (key: string) => (key in nested ? nested[key] : source[`profiling.${key}`]);
+  const enabled = profilingValue("enabled");
+  const settings: ServerSettings = { profiling: { enabled: context.trusted && (isBool(enabled) ? enabled : true) } };
 
-  const settings: ServerSettings = {
-    ignore: codes(source.ignore) ?? [],
-    extendSelect: codes(source.extendSelect) ?? [],
-    debounceMs: pick(source.debounceMs, (v) => isNumber(v) && (v as number) >= 0 && (v as number) <= 10_000, DEFAULTS.debounceMs),
-    showSyntaxErrors: pick(source.showSyntaxErrors, isBool, DEFAULTS.showSyntaxErrors),
-    settingsPrecedence: pick(source.settingsPrecedence, (v) => v === "editor" || v === "pyproject", DEFAULTS.settingsPrecedence),
-    profiling: {
-      enabled: context.trusted && pick(profilingValue("enabled"), isBool, DEFAULTS.profiling.enabled),
-      timeoutS: pick(profilingValue("timeoutS"), (v) => isNumber(v) && (v as number) > 0, DEFAULTS.profiling.timeoutS),
-      runner: pick(profilingValue("runner"), (v) => v === "local" || v === "ray", DEFAULTS.profiling.runner),
-      numGpus: pick(profilingValue("numGpus"), (v) => isNumber(v) && (v as number) >= 0, DEFAULTS.profiling.numGpus),
-    },
-  };
   const select = codes(source.select);
   if (select && select.length > 0) settings.select = select;
+  const ignore = codes(source.ignore);
+  if (ignore && ignore.length > 0) settings.ignore = ignore;
+  const extendSelect = codes(source.extendSelect);
+  if (extendSelect && extendSelect.length > 0) settings.extendSelect = extendSelect;
+  if (isNumber(source.debounceMs) && source.debounceMs >= 0 && source.debounceMs <= 10_000) settings.debounceMs = source.debounceMs;
+  if (isBool(source.showSyntaxErrors)) settings.showSyntaxErrors = source.showSyntaxErrors;
+  const preference = source.configurationPreference;
+  if (preference === "editorFirst" || preference === "filesystemFirst" || preference === "editorOnly") settings.configurationPreference = preference;
+
+  const profiling = settings.profiling;
   const python = profilingValue("python");
-  if (typeof python === "string" && python.trim() !== "") {
-    settings.profiling.python = expandPath(python, context.home, context.workspaceFolder);
-  }
-  const rayAddress = profilingValue("rayAddress");
-  if (typeof rayAddress === "string" && rayAddress.trim() !== "") settings.profiling.rayAddress = rayAddress.trim();
+  if (isText(python)) profiling.python = expandPath(python, context.home, context.workspaceFolder);
   const steps = profilingValue("steps");
   if (Array.isArray(steps) && steps.length === 3 && steps.every((s) => Number.isInteger(s) && s >= 0) && steps[2] >= 1) {
-    settings.profiling.steps = steps as [number, number, number];
+    profiling.steps = steps as [number, number, number];
   }
+  const timeoutS = profilingValue("timeoutS");
+  if (isNumber(timeoutS) && timeoutS > 0) profiling.timeoutS = timeoutS;
+  const runner = profilingValue("runner");
+  if (runner === "local" || runner === "ray") profiling.runner = runner;
+  const rayAddress = profilingValue("rayAddress");
+  if (isText(rayAddress)) profiling.rayAddress = rayAddress.trim();
+  const numGpus = profilingValue("numGpus");
+  if (isNumber(numGpus) && numGpus >= 0) profiling.numGpus = numGpus;
   return settings;
 }
 
