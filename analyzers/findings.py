@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+
+def cell_label(index: int) -> str:
+    """A cell as people see it, "cell N": N counts from 1 over all the cells of a notebook
+    (markdown ones too) or over the `# %%` cells of a script; `index` is 0-based."""
+    return f"cell {index + 1}"
+
 @dataclass(frozen=True, order=True)
 class Range:
     """0-based lines, code-point columns, within one unit (a file or a notebook cell)."""
@@ -58,7 +64,7 @@ class Finding:
         return (-1 if self.cell is None else self.cell, r.start_line, r.start_col, r.end_line, r.end_col, self.code)
 
     def to_dict(self) -> dict:
-        """The JSON shape: 1-based lines and columns."""
+        """The JSON shape: 1-based lines, columns and cells (see `cell_label`)."""
         r = self.range
         return {
             "code": self.code,
@@ -68,12 +74,12 @@ class Finding:
             "column": r.start_col + 1,
             "end_line": r.end_line + 1,
             "end_column": r.end_col + 1,
-            "cell": self.cell,
+            "cell": None if self.cell is None else self.cell + 1,
             "fix": None if self.fix is None else {
                 "title": self.fix.title,
                 "edits": [
                     {
-                        "cell": e.cell,
+                        "cell": None if e.cell is None else e.cell + 1,
                         "line": e.range.start_line + 1,
                         "column": e.range.start_col + 1,
                         "end_line": e.range.end_line + 1,

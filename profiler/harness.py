@@ -19,6 +19,7 @@ from typing import Callable
 
 from perf_lint.analyzers import ConfigError, Finding, SourceError, analyze, fixed_text, load_config
 from perf_lint.analyzers import notebook_source, python_source, read_source
+from perf_lint.analyzers.findings import cell_label
 
 from . import aggregate
 from .instrument import clock_names, line_map, mark_magic, rewrite, timed_region, wrap_region
@@ -149,11 +150,11 @@ def locate(request: ProfileRequest, source, chunks: list[Chunk]) -> tuple[int | 
         matching = [c for c in chunks if c.cell == request.cell]
         if not matching:
             if notebook:
-                cells = ", ".join(str(c.cell) for c in chunks) or "none"
-                raise SetupError("request", f"cell {request.cell} is not a code cell of the notebook (code cells: {cells})")
+                cells = ", ".join(str(c.cell + 1) for c in chunks) or "none"
+                raise SetupError("request", f"{cell_label(request.cell)} is not a code cell of the notebook (code cells: {cells})")
             if not source.percent_cells:
                 raise SetupError("request", "the file has no `# %%` cells; give a line instead")
-            raise SetupError("request", f"no `# %%` cell {request.cell} (the file has {len(chunks)})")
+            raise SetupError("request", f"no `# %%` {cell_label(request.cell)} (the file has {len(chunks)})")
         chunk = matching[0]
         if request.line is None:
             return chunk.index, None
@@ -190,7 +191,7 @@ def prepare(request: ProfileRequest) -> Plan:
     findings = analyze(source, config)
     broken = [f for f in findings if f.code == "TPL000"]
     if broken:
-        where = "" if broken[0].cell is None else f"cell {broken[0].cell}, "
+        where = "" if broken[0].cell is None else f"{cell_label(broken[0].cell)}, "
         raise SetupError("source", f"{where}line {broken[0].range.start_line + 1}: {broken[0].message}")
     chunks = chunks_of(source)
     cells = source.kind == "notebook" or bool(source.percent_cells)
@@ -351,7 +352,7 @@ def build_variant(name: str, label: str, source, *, program: Program, measure, c
 
 
 def chunk_name(chunk: Chunk) -> str:
-    return "script" if chunk.cell is None else f"cell{chunk.cell}"
+    return "script" if chunk.cell is None else cell_label(chunk.cell).replace(" ", "")
 
 
 def make_run_dir(request: ProfileRequest, plan: Plan) -> str:
@@ -474,12 +475,12 @@ def map_frames(plan: Plan, variant: Variant, frames: list) -> tuple[list[str], d
         chunk, lines = mapped
         chunk_line = lines[min(max(lineno - 1, 0), len(lines) - 1)]
         user_line = chunk.user_line(chunk_line)
-        cell = "" if plan.source.kind != "notebook" else f", cell {chunk.cell}"
+        cell = "" if plan.source.kind != "notebook" else f", {cell_label(chunk.cell)}"
         out.append(f'  File "{plan.path}"{cell}, line {user_line}, in {name}')
         code = chunk.code.split("\n")[chunk_line].strip() if chunk_line < len(chunk.code.split("\n")) else ""
         if code:
             out.append(f"    {code}")
-        label = (f"cell {chunk.cell}, line {user_line}" if plan.source.kind == "notebook" else f"line {user_line}")
+        label = (f"{cell_label(chunk.cell)}, line {user_line}" if plan.source.kind == "notebook" else f"line {user_line}")
         innermost = {"path": plan.path, "cell": chunk.cell if plan.source.kind == "notebook" else None,
                      "line": user_line, "label": label}
     return out, innermost

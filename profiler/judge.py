@@ -64,6 +64,7 @@ def verdict(result, plan, finding, by_variant: dict, key) -> dict:
     device = "GPU" if on_gpu else "CPU"
     n = f", n={outcome.n}" if outcome.n else ""
     out["summary"] = f"{finding.code} {outcome.verdict}: {outcome.short} ({device}{n})"
+    out["sentence"] = f"Profiled on {device}: {outcome.verdict}, {outcome.short}{f' (n={outcome.n})' if outcome.n else ''}."
     return out
 
 

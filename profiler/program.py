@@ -15,6 +15,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from perf_lint.analyzers import Source
+from perf_lint.analyzers.findings import cell_label
 from perf_lint.analyzers.source import split_lines
 
 _NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -39,7 +40,7 @@ class Chunk:
 
     @property
     def label(self) -> str:
-        return "the script" if self.cell is None else f"cell {self.cell}"
+        return "the script" if self.cell is None else cell_label(self.cell)
 
     def user_line(self, line: int) -> int:
         """1-based line the user sees (within the notebook cell, or within the file)."""

@@ -11,7 +11,8 @@ RUNNERS = ("local", "ray")
 @dataclass(frozen=True)
 class ProfileRequest:
     """`path` is the file (`text` its unsaved editor text, notebook JSON for `.ipynb`);
-    `cell` a notebook cell index (0-based in `cells`) or a `# %%` cell index; `line` a
+    `cell` a notebook cell index (0-based in `cells`) or a `# %%` cell index (0-based; people
+    see `cell_label`); `line` a
     1-based line (within the cell for notebooks); `rule` restricts the findings measured;
     `python` the interpreter that runs the code (default: this one); `steps` the profiler
     schedule (wait, warmup, active); `timeout_s` the limit of each run (one variant, one

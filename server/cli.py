@@ -29,8 +29,9 @@ PARALLEL_MIN_FILES = 16  # below twice this, worker start-up costs more than it 
 
 CHECK_EPILOG = """\
 Locations are `path:line:column` (1-based). In notebooks they are
-`path:cell N:line:column`, where N is the 0-based index of the cell in the
-notebook's `cells` array (markdown cells count) and line/column are within the cell.
+`path:cell N:line:column`: the Nth cell of the notebook, counting from 1 with
+markdown cells included (as `perf-lint profile --cell N` takes it), and line/column
+within the cell.
 
 Directories are searched for .py and .ipynb files, skipping .git, virtualenvs
 (.venv, venv, any folder with a pyvenv.cfg), node_modules, __pycache__,
@@ -152,7 +153,7 @@ def unified_diff(path: str, before, after) -> str:
     for old, new in zip(before.units, after.units):
         if old.text == new.text:
             continue
-        name = path if old.cell is None else f"{path}:cell {old.cell}"
+        name = path if old.cell is None else f"{path}:cell {old.cell + 1}"
         for line in difflib.unified_diff(
             old.text.splitlines(keepends=True), new.text.splitlines(keepends=True), name, name
         ):

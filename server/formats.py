@@ -1,6 +1,8 @@
 """How the CLI prints findings (text, JSON, SARIF 2.1.0, GitHub annotations), statistics,
-the rule catalog and summaries. Lines and columns shown are 1-based; in notebooks they
-are relative to the cell, which is the 0-based index in the notebook's `cells` array."""
+the rule catalog and summaries. Lines, columns and cells shown are 1-based; in notebooks
+lines are relative to the cell, "cell N" the Nth of the notebook's cells, markdown ones
+included (`perf_lint.analyzers.findings.cell_label`, written out here: a warm run that the
+run cache answers never imports the analyzer)."""
 
 from __future__ import annotations
 
@@ -83,7 +85,7 @@ def plural(count: int, word: str) -> str:
 def location(item: Item) -> str:
     """`path:line:col` or, in a notebook, `path:cell N:line:col`."""
     r = item.finding.range
-    cell = "" if item.finding.cell is None else f"cell {item.finding.cell}:"
+    cell = "" if item.finding.cell is None else f"cell {item.finding.cell + 1}:"
     return f"{item.path}:{cell}{r.start_line + 1}:{r.start_col + 1}"
 
 
@@ -121,7 +123,7 @@ def github(items: list[Item]) -> str:
             props += [f"line={r.start_line + 1}", f"col={r.start_col + 1}",
                       f"endLine={r.end_line + 1}", f"endColumn={r.end_col + 1}"]
         else:
-            message = f"cell {f.cell}, line {r.start_line + 1}, column {r.start_col + 1}: {message}"
+            message = f"cell {f.cell + 1}, line {r.start_line + 1}, column {r.start_col + 1}: {message}"
         props.append(f"title={_escape_property(f.code)}")
         lines.append(f"::{_GITHUB_COMMAND.get(f.severity, 'warning')} {','.join(props)}::{_escape_data(message)}\n")
     return "".join(lines)
@@ -167,7 +169,7 @@ def _rule_descriptor(rule) -> dict:
 
 def _sarif_result(item: Item, index: dict) -> dict:
     f, r = item.finding, item.finding.range
-    message = f.message if f.cell is None else f"{f.message} (notebook cell {f.cell})"
+    message = f.message if f.cell is None else f"{f.message} (notebook cell {f.cell + 1})"
     result = {
         "ruleId": f.code,
         "level": _SARIF_LEVEL.get(f.severity, "warning"),
@@ -187,7 +189,7 @@ def _sarif_result(item: Item, index: dict) -> dict:
     if f.code in index:
         result["ruleIndex"] = index[f.code]
     if f.cell is not None:
-        result["properties"] = {"cell": f.cell}
+        result["properties"] = {"cell": f.cell + 1}
     return result
 
 

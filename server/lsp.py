@@ -3,10 +3,12 @@
 Areas live in their own modules: documents (sync, positions), settings, diagnostics,
 actions (quick fixes, suppressions, fix-all), hover, profiling (command and lenses).
 This module wires them to LSP methods. `python -m perf_lint.server.lsp` serves stdio.
+Bad messages get the protocol's error codes and the server reads on (`_read_messages`,
+`_Protocol.handle_body`, `_Protocol.handle_message`); it ends soon after stdin closes.
 
 Editor settings (section `perfLint`; also accepted as `initializationOptions`):
 `select`, `ignore`, `extendSelect` (rule codes), `debounceMs` (150),
-`showSyntaxErrors` (false), `settingsPrecedence` ("editor" | "pyproject"),
+`showSyntaxErrors` (false), `configurationPreference` ("editorFirst" | "filesystemFirst" | "editorOnly"),
 `profiling.enabled` (true), `profiling.python`, `profiling.steps`, `profiling.timeoutS`.
 Commands: `perf-lint.fixAll [uri]`, `perf-lint.profile [uri, where, rule]`.
 Custom request `perf-lint/serverInfo` -> `{torch_loaded, rss_kb, documents}`.
@@ -23,12 +25,15 @@ import os
 import stat
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 
 import attrs
+from cattrs import ClassValidationError, transform_error
 from lsprotocol import types
-from pygls.exceptions import FeatureRequestError, JsonRpcInternalError
-from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+from pygls.exceptions import (FeatureRequestError, JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams,
+                               JsonRpcInvalidRequest, JsonRpcParseError, JsonRpcServerNotInitialized)
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -95,6 +100,7 @@ class _Protocol(LanguageServerProtocol):
         super().__init__(*args, **kwargs)
         plain = self._converter.get_unstructure_hook(types.Diagnostic)
         self._known: dict[int, list] = {}  # id -> [diagnostic, its JSON shape, its JSON text or None]
+        self._initialize_seen = False
 
         def diagnostic(item: types.Diagnostic) -> dict:
             """A diagnostic's JSON shape, made once: the server hands out the same
@@ -151,6 +157,74 @@ class _Protocol(LanguageServerProtocol):
             found[2] = json.dumps(found[1])
         return found[2]
 
+    # -- the protocol's errors: pygls drops these messages unanswered or answers null ----------
+    def reply_error(self, msg_id, error: JsonRpcException) -> None:
+        """An error response; written as a dict because pygls leaves out an id of None."""
+        self._send_data({"jsonrpc": self.VERSION, "id": msg_id,
+                         "error": {"code": error.code, "message": error.message}})
+
+    def frame_error(self, problem: str) -> None:
+        """A message the reader could not frame: a ParseError with id null, and a log line."""
+        logger.error("unreadable message from the client: %s", problem)
+        self.reply_error(None, JsonRpcParseError(problem))
+
+    def handle_body(self, body: bytes) -> None:
+        """One message's body, as pygls' reader handles it, except that what it would only log
+        is answered: not JSON (ParseError, id null), not a JSON-RPC 2.0 message (InvalidRequest),
+        a request whose params do not fit its method (InvalidParams, its id)."""
+        try:
+            data = json.loads(body)
+        except ValueError as error:  # also bytes that are not UTF-8
+            logger.error("unreadable message from the client: %s", error)
+            self.reply_error(None, JsonRpcParseError(f"Parse error: {error}"))
+            return
+        data = data if isinstance(data, dict) else {}
+        msg_id, method = data.get("id"), data.get("method")
+        if not isinstance(msg_id, (int, str)) or isinstance(msg_id, bool):
+            msg_id = None
+        request, notification = "method" in data and "id" in data, "method" in data and "id" not in data
+        response = "method" not in data and ("result" in data or "error" in data)
+        if data.get("jsonrpc") != self.VERSION or not isinstance(method, str) and not response \
+                or (request or response) and msg_id is None:
+            logger.error("not a JSON-RPC 2.0 message: %.200r", body)
+            if not (notification or response):  # a request, or nothing one can tell
+                self.reply_error(msg_id, JsonRpcInvalidRequest("Invalid request: not a JSON-RPC 2.0 message"))
+            return
+        if not response:
+            data.setdefault("params", None)  # JSON-RPC lets a request leave them out; pygls' own type does not
+        try:
+            message = self.structure_message(data)
+        except Exception as error:  # pygls logged the details
+            if request:
+                cause = error.__cause__ or error
+                detail = "; ".join(transform_error(cause)) if isinstance(cause, ClassValidationError) else cause
+                self.reply_error(msg_id, JsonRpcInvalidParams(f"Invalid params for {method}: {detail}"))
+            else:
+                self._server.report_server_error(error, JsonRpcException)
+            return
+        try:
+            self.handle_message(message)
+        except Exception as error:
+            logger.exception("Unable to handle message")
+            self._server.report_server_error(error, JsonRpcException)
+
+    def handle_message(self, message) -> None:
+        """pygls' dispatch, with the LSP's rules at the session's ends: before `initialize`,
+        a request gets ServerNotInitialized and a notification other than `exit` is dropped;
+        after `shutdown`, a request gets InvalidRequest (pygls drops it unanswered)."""
+        method = getattr(message, "method", None)
+        request = method is not None and hasattr(message, "id")
+        if method == types.INITIALIZE:
+            self._initialize_seen = True
+        elif method is not None and method != types.EXIT and not self._initialize_seen:
+            if request:
+                self.reply_error(message.id, JsonRpcServerNotInitialized("Server not initialized"))
+            return
+        if request and self._shutdown:
+            self.reply_error(message.id, JsonRpcInvalidRequest("Invalid request: the server was shut down"))
+            return
+        super().handle_message(message)
+
     def _handle_cancel_notification(self, msg_id) -> None:
         profiling.cancel_request(msg_id)
         super()._handle_cancel_notification(msg_id)
@@ -180,40 +254,112 @@ class _Protocol(LanguageServerProtocol):
         self._server.did_close_notebook(params)
 
 
+HEADER_LIMIT = 64 * 1024  # longest header line read; a longer one is dropped (its last bytes kept)
+BODY_LIMIT = 256 * 1024 * 1024  # largest Content-Length accepted: nothing bigger is allocated
+
+
 class _LoopReader:
     """The client's messages read by the event loop itself, when stdin is a pipe or socket.
 
     pygls' reader hands every header line and body to a thread and back: six thread round
     trips for a keystroke's didChange and pull. Any other stdin (a file, a terminal, whose
-    mode the loop would change) and any stdin off POSIX is read as pygls does."""
+    mode the loop would change) and any stdin off POSIX is read in a thread, as pygls does.
+    Either way a header line holds at most `HEADER_LIMIT` bytes in memory."""
 
     def __init__(self, stdin, executor) -> None:
         self.stdin = stdin
-        self.fallback = StdinAsyncReader(stdin, executor)
-        self.stream: asyncio.StreamReader | StdinAsyncReader | None = None
+        self.executor = executor
+        self.stream: asyncio.StreamReader | None = None
+        self.checked = False
 
-    async def _source(self) -> asyncio.StreamReader | StdinAsyncReader:
-        if self.stream is None:
-            self.stream = self.fallback
+    async def _source(self) -> asyncio.StreamReader | None:
+        if not self.checked:
+            self.checked = True
             try:
                 mode = os.fstat(self.stdin.fileno()).st_mode if os.name == "posix" else 0
                 if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
-                    stream = asyncio.StreamReader()
+                    stream = asyncio.StreamReader(limit=HEADER_LIMIT)
                     await asyncio.get_running_loop().connect_read_pipe(
                         lambda: asyncio.StreamReaderProtocol(stream), self.stdin)
                     self.stream = stream
             except (OSError, ValueError, NotImplementedError) as error:  # no file descriptor, say
-                logger.warning("reading stdin as pygls does: %s", error)
+                logger.warning("reading stdin in a thread: %s", error)
         return self.stream
 
-    async def readline(self) -> bytes:
-        return await (await self._source()).readline()
+    async def _piece(self) -> bytes:
+        """A line, or the next part of a line over the limit (no b"\\n" then), b"" at the end."""
+        stream = await self._source()
+        if stream is None:
+            return await asyncio.get_running_loop().run_in_executor(self.executor, self.stdin.readline, HEADER_LIMIT)
+        try:
+            return await stream.readuntil(b"\n")
+        except asyncio.LimitOverrunError as error:  # the line so far stays buffered: take it
+            return await stream.read(error.consumed)
+        except asyncio.IncompleteReadError as error:  # the client went away mid-line
+            return error.partial
+
+    async def line(self) -> tuple[bytes, bool]:
+        """The next line (b"" at the end) and whether it was over `HEADER_LIMIT`: then only
+        its last 100 bytes come back, where the next message's header may sit after a body
+        whose Content-Length was wrong."""
+        line = await self._piece()
+        too_long = False
+        while line and not line.endswith(b"\n"):
+            more = await self._piece()
+            if not more:
+                break
+            line, too_long = (line + more)[-100:], True
+        return line, too_long
 
     async def readexactly(self, n: int) -> bytes:
+        """`n` bytes, fewer if the client went away mid-message."""
+        stream = await self._source()
+        if stream is None:
+            return await asyncio.get_running_loop().run_in_executor(self.executor, self.stdin.read, n)
         try:
-            return await (await self._source()).readexactly(n)
-        except asyncio.IncompleteReadError as error:  # the client went away mid-message
+            return await stream.readexactly(n)
+        except asyncio.IncompleteReadError as error:
             return error.partial
+
+
+async def _read_messages(reader: _LoopReader, protocol: "_Protocol", stop_event: threading.Event) -> None:
+    """pygls' `run_async` loop, recovering from bad framing: a block of header lines without
+    a usable Content-Length (none, not a number, over `BODY_LIMIT`) is answered with a
+    ParseError and skipped, the reader resynchronising on the next Content-Length line,
+    also one glued to the end of a body that was longer than said; a header line over
+    `HEADER_LIMIT` is answered the same way and dropped, its message read if it has a length."""
+    while not stop_event.is_set():
+        length, problems, seen = None, [], False
+        while True:
+            line, too_long = await reader.line()
+            if not line:
+                return  # the client went away
+            if too_long:
+                problems.append(f"a header line over {HEADER_LIMIT} bytes")
+                seen = True
+            if not line.strip():
+                if seen:
+                    break
+                continue  # blank lines between messages
+            seen = True
+            at = line.lower().rfind(b"content-length:")
+            if at >= 0:
+                value = line[at + len(b"content-length:"):].strip()
+                if value.isdigit() and len(value) <= 10 and int(value) <= BODY_LIMIT:
+                    length = int(value)
+                else:
+                    problems.append(f"Content-Length {value[:20].decode(errors='replace')!r} is not "
+                                    f"a length up to {BODY_LIMIT} bytes")
+        if length is None and not problems:
+            problems.append("a message without a Content-Length header")
+        if problems:
+            protocol.frame_error("; ".join(problems) + (" (message skipped)" if length is None else ""))
+        if length is None:
+            continue
+        body = await reader.readexactly(length)
+        if len(body) < length:
+            return  # the client went away mid-message
+        protocol.handle_body(body)
 
 
 class PerfLintServer(LanguageServer):
@@ -242,13 +388,12 @@ class PerfLintServer(LanguageServer):
         super().shutdown()
 
     def start_io(self, stdin=None, stdout=None) -> None:
-        """pygls' asynchronous stdio server, reading with `_LoopReader`."""
+        """pygls' asynchronous stdio server, reading with `_LoopReader` and `_read_messages`."""
         self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         reader = _LoopReader(stdin or sys.stdin.buffer, self.thread_pool)
         try:
-            asyncio.run(run_async(stop_event=self._stop_event, reader=reader, protocol=self.protocol,
-                                  logger=logger, error_handler=self.report_server_error))
+            asyncio.run(_read_messages(reader, self.protocol, self._stop_event))
         except BrokenPipeError:
             logger.error("Connection to the client is lost! Shutting down the server.")
         except (KeyboardInterrupt, SystemExit):
@@ -398,8 +543,8 @@ def create_server() -> PerfLintServer:
         return hover.hover(ls, params)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
-    def code_lens(ls: PerfLintServer, params: types.CodeLensParams):
-        return profiling.code_lenses(ls, params)
+    async def code_lens(ls: PerfLintServer, params: types.CodeLensParams):
+        return await profiling.code_lenses(ls, params)
 
     @server.command(FIX_ALL_COMMAND)
     async def fix_all(ls: PerfLintServer, *args):
@@ -459,7 +604,40 @@ def serve(tcp: tuple[str, int] | None = None) -> int:
         server.start_io(stdin, stdout)
     finally:
         profiling.cancel_all()  # their children die before this process ends
-    return 0 if getattr(server.protocol, "_shutdown", True) else 1  # LSP: exit without shutdown is 1
+    code = 0 if getattr(server.protocol, "_shutdown", True) else 1  # LSP: exit without shutdown is 1
+    _exit_soon(code)
+    return code
+
+
+EXIT_GRACE_S = 2.0  # how long the interpreter's own exit may take once the client is gone
+CHILDREN_GRACE_S = 15.0  # and longer while a child process (a profile being killed) is still there
+
+
+def _exit_soon(code: int) -> None:
+    """Make sure the process ends soon: the interpreter's exit joins every pool thread, an
+    analysis of a huge document still running included (seconds for 30,000 lines), so a
+    daemon thread ends the process with `code` if that takes over `EXIT_GRACE_S`, once no
+    child process is left (profiles kill theirs on `cancel_all`; see CHILDREN_GRACE_S)."""
+
+    def watch() -> None:
+        time.sleep(EXIT_GRACE_S)
+        deadline = time.monotonic() + CHILDREN_GRACE_S
+        while _has_children() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        logging.shutdown()
+        sys.stderr.flush()
+        os._exit(code)
+
+    threading.Thread(target=watch, name="perf-lint-exit", daemon=True).start()
+
+
+def _has_children() -> bool:
+    """Whether this process has a child process, reaped or not (POSIX; elsewhere, False)."""
+    try:
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)  # leaves an exited child to its owner
+    except (AttributeError, OSError):  # ChildProcessError: none; or no waitid here
+        return False
+    return True
 
 
 if __name__ == "__main__":

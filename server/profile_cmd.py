@@ -59,8 +59,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "interleaved over several repeats, and report the measured difference with a verdict."
     )
     parser.add_argument("path", metavar="PATH", help="a .py file or a .ipynb notebook")
-    parser.add_argument("--cell", type=int, metavar="N",
-                        help="notebook cell (0-based index in the notebook's cells) or `# %%%%` cell of a .py")
+    parser.add_argument("--cell", type=positive(int), metavar="N",
+                        help="cell N, counting from 1: the Nth cell of a notebook (markdown cells included, as "
+                             "`perf-lint check` prints it) or the Nth `# %%%%` cell of a .py")
     parser.add_argument("--line", type=int, metavar="L",
                         help="1-based line of the finding (within --cell for a notebook); the smallest "
                              "function or loop around it is profiled")
@@ -88,7 +89,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     request = ProfileRequest(
-        path=args.path, cell=args.cell, line=args.line, rule=args.rule, python=args.python, steps=args.steps,
+        path=args.path, cell=None if args.cell is None else args.cell - 1, line=args.line, rule=args.rule, python=args.python, steps=args.steps,
         timeout_s=args.timeout, repeats=args.repeats, out_dir=args.out, runner=args.runner, address=args.address,
         num_gpus=args.num_gpus,
     )

@@ -65,12 +65,18 @@ def profile_command(server, uri: str, code: str | None = None, line: int | None 
     return types.Command(title=title, command=COMMAND, arguments=[uri, where, code])
 
 
-def code_lenses(server, params: types.CodeLensParams) -> list[types.CodeLens]:
-    """"Profile this cell" on every notebook code cell and every `# %%` cell of a `.py`."""
+async def code_lenses(server, params: types.CodeLensParams) -> list[types.CodeLens]:
+    """"Profile this cell" on each notebook code cell and `# %%` cell of a `.py` that has a
+    finding (TPL000 aside): only there is there something to measure."""
     uri = params.text_document.uri
     doc = server.documents.text_doc(uri)
     target = server.documents.target_of(uri)
     if doc is None or target is None or not server.settings.editor_for(target).profiling_enabled:
+        return []
+    state = await server.diagnostics.current(target, timeout=5.0)
+    lines = {entry.finding.range.start_line for entry in (state.shown.get(uri, []) if state else [])
+             if entry.finding.code != "TPL000"}
+    if not lines:
         return []
     if doc.notebook is not None:
         at = types.Range(types.Position(0, 0), types.Position(0, 0))
@@ -79,6 +85,7 @@ def code_lenses(server, params: types.CodeLensParams) -> list[types.CodeLens]:
         types.CodeLens(range=types.Range(types.Position(cell.start, 0), types.Position(cell.start, 0)),
                        command=profile_command(server, uri, cell=cell.index))
         for cell in python_source(doc.text, uri_path(uri)).percent_cells
+        if any(cell.start <= line < cell.end for line in lines)
     ]
 
 
@@ -215,8 +222,7 @@ def _annotate(server, uri: str, target: str | None, cell: int | None, line: int 
         code = verdict.get("code")
         if not code:
             continue
-        summary = str(verdict.get("summary") or verdict.get("verdict") or "measured")
-        note = summary[len(code) + 1:].replace(":", "", 1) if summary.startswith(f"{code} ") else summary
+        note = str(verdict.get("sentence") or f"Profiled: {verdict.get('verdict') or 'measured'}.")
         server.diagnostics.annotate(unit_uri, code, span, note)
 
 

@@ -85,14 +85,14 @@ def test_explicit_file_with_any_extension_and_duplicates_checked_once(cli, tmp_p
     assert [m.group("path") for m in findings(result.stdout)] == ["a.py", "script"]
 
 
-def test_notebook_findings_name_the_cell_index_in_the_cells_array(cli, tmp_path):
+def test_notebook_findings_name_the_cell_counting_from_1_markdown_included(cli, tmp_path):
     (tmp_path / "nb.ipynb").write_text(notebook("import torch\nx = 1\n", "%time y = 2\n" + LOADER))
     result = cli("check", "--select", "TPL101", "--format", "text")
     (match,) = findings(result.stdout)
-    # cells: 0 markdown, 1 first code cell, 2 the loader (line 3 of the cell, after the magic)
-    assert match.group("path", "cell", "line", "col") == ("nb.ipynb", "2", "3", "10")
+    # cells: 1 markdown, 2 first code cell, 3 the loader (line 3 of the cell, after the magic)
+    assert match.group("path", "cell", "line", "col") == ("nb.ipynb", "3", "3", "10")
     data = json.loads(cli("check", "--select", "TPL101", "--format", "json").stdout)
-    assert [(d["cell"], d["line"], d["column"]) for d in data] == [(2, 3, 10)]
+    assert [(d["cell"], d["line"], d["column"]) for d in data] == [(3, 3, 10)]
 
 
 # -- json / sarif / github ------------------------------------------------------------------
@@ -178,7 +178,7 @@ def test_sarif_is_valid_2_1_0_with_rules_results_and_notebook_cells(cli, tmp_pat
     assert syntax["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "broken.py"
     cells = [r for r in by_rule["TPL101"] if r.get("properties", {}).get("cell") is not None]
     (cell,) = cells
-    assert cell["properties"]["cell"] == 1 and "cell 1" in cell["message"]["text"]
+    assert cell["properties"]["cell"] == 2 and "cell 2" in cell["message"]["text"]
     assert cell["locations"][0]["physicalLocation"]["region"]["startLine"] == 2  # relative to the cell
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]}
     assert uris == {"broken.py", "nb.ipynb", "src/train.py"}
@@ -203,7 +203,7 @@ def test_github_annotations(cli, tmp_path):
     assert result.returncode == 1
     lines = result.stdout.splitlines()
     assert lines[0].startswith("::error file=broken.py,line=2,col=5,endLine=2,endColumn=6,title=TPL000::")
-    assert lines[1].startswith("::warning file=nb.ipynb,title=TPL101::cell 1, line 2, column 10: DataLoader")
+    assert lines[1].startswith("::warning file=nb.ipynb,title=TPL101::cell 2, line 2, column 10: DataLoader")
     assert lines[2].startswith("::warning file=train.py,line=2,col=10,endLine=2,endColumn=39,title=TPL101::DataLoader")
     assert len(lines) == 3
 
@@ -287,7 +287,7 @@ def test_version_and_help(cli):
     assert version.returncode == 0 and version.stdout.startswith("perf-lint ")
     helped = cli("check", "--help")
     assert helped.returncode == 0
-    assert "0-based index of the cell in the" in helped.stdout and "--force-exclude" in helped.stdout
+    assert "counting from 1 with" in helped.stdout and "--force-exclude" in helped.stdout
 
 
 # -- suppressions ---------------------------------------------------------------------------

@@ -205,7 +205,7 @@ def test_diff_shows_the_fixes_and_writes_nothing(cli, tmp_path):
     assert result.returncode == 1, result.stderr
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
     out = result.stdout
-    assert out.startswith("--- nb.ipynb:cell 1\n+++ nb.ipynb:cell 1\n@@ ")
+    assert out.startswith("--- nb.ipynb:cell 2\n+++ nb.ipynb:cell 2\n@@ ")
     assert "--- train.py\n+++ train.py\n" in out
     assert "-loader = DataLoader(ds, batch_size=64)\n" in out
     added = [line for line in out.splitlines() if line.startswith("+loader")]

@@ -103,7 +103,7 @@ async def test_profile_lens_on_a_notebook_cell(tmp_path):
         result = await asyncio.wait_for(client.workspace_execute_command_async(types.ExecuteCommandParams(
             command=lens.command.command, arguments=lens.command.arguments)), 280)
         assert result["failure"] is None, result["error"]
-        assert result["target"] == "cell 2" and [v["code"] for v in result["verdicts"]] == ["TPL101"]
+        assert result["target"] == "cell 3" and [v["code"] for v in result["verdicts"]] == ["TPL101"]
         (diag,) = await pushed(client, nb.uri_of(2), None, lambda d: d and "[profiled: " in d[0].message)
         assert await pushed(client, nb.uri_of(1), 1) == []
 

@@ -166,7 +166,7 @@ def test_notebook_cell_runs_after_its_preceding_cells_only(tmp_path):
     ))
     result = run_profile(ProfileRequest(str(path), cell=3, rule="TPL101", steps=SMALL, repeats=1))
     assert result.error is None, result.error
-    assert result.target == "cell 3" and result.measure == "iterations of the loop at line 1 of cell 3"
+    assert result.target == "cell 4" and result.measure == "iterations of the loop at line 1 of cell 4"
     assert set(result.variants) == {"A", "B"}
     assert result.variants["A"]["step_ms"]["n"] == 3 and result.variants["B"]["step_ms"]["n"] == 3
     assert result.verdicts[0]["code"] == "TPL101"
@@ -181,8 +181,8 @@ def test_percent_cell_of_a_script(tmp_path):
     script.write_text("# %%\n" + SLOW_DATASET + "\n# %%\n" + TRAIN_LOOP + "\n# %%\nraise RuntimeError('not this cell')\n")
     result = run_profile(ProfileRequest(str(script), cell=1, steps=SMALL, repeats=1))
     assert result.error is None, result.error
-    assert result.target == "cell 1"
-    assert result.measure == "iterations of the loop at line 22 of cell 1"  # lines count in the file
+    assert result.target == "cell 2"
+    assert result.measure == "iterations of the loop at line 22 of cell 2"  # lines count in the file
     assert result.verdicts[0]["code"] == "TPL101"
 
 
@@ -215,7 +215,7 @@ def test_error_in_the_cell_maps_to_the_users_line(tmp_path):
     result = run_profile(ProfileRequest(str(path), cell=2, steps=SMALL, repeats=1))
     assert result.failure == "exception"
     assert result.error_location["cell"] == 1 and result.error_location["line"] == 2
-    assert f'File "{path}", cell 2, line 3, in <module>\n    check(x)' in result.error
+    assert f'File "{path}", cell 3, line 3, in <module>\n    check(x)' in result.error
     assert "AssertionError: wrong batch" in result.error
 
 
@@ -326,7 +326,7 @@ def test_timing_magic_cell_is_timed_between_marks(tmp_path):
     ))
     result = run_profile(ProfileRequest(str(path), cell=1, steps=SMALL, repeats=1))
     assert result.error is None, result.error
-    assert result.measure == "repeated runs of cell 1"
+    assert result.measure == "repeated runs of cell 2"
     assert result.variants["A"]["interval_ms"]["n"] == 3 and result.variants["B"]["interval_ms"]["n"] == 3
     assert result.verdicts[0]["code"] == "TPL202" and "no GPU" in result.verdicts[0]["reason"]
 
@@ -436,6 +436,7 @@ def test_compile_inside_the_loop_is_counted(tmp_path):
     (verdict,) = result.verdicts  # two TPL302 findings on that line: one verdict
     assert verdict["metric"] == "compiles" and verdict["verdict"] == "confirmed"
     assert verdict["summary"] == "TPL302 confirmed: 3 compilation(s) during 3 measured steps (CPU, n=1)"
+    assert verdict["sentence"] == "Profiled on CPU: confirmed, 3 compilation(s) during 3 measured steps (n=1)."
 
 
 @timeout(120)

@@ -89,7 +89,7 @@ def test_notebook_cell_without_a_loop_uses_the_loop_of_a_later_cell():
         {"cell_type": "code", "source": "for x in loader:\n    model(x).sum().backward()\n"},
     ]}
     chunks, parsed, target, program = plan("", None, 0, notebook)
-    assert target.kind == "cell" and target.description == "cell 0"
+    assert target.kind == "cell" and target.description == "cell 1"
     measure = program.measure(target)
     assert measure.how == "loop" and chunks[measure.chunk].cell == 2
 

@@ -246,7 +246,7 @@ def test_error_on_ray_maps_to_the_users_line(cluster, tmp_path):
     result = run_profile(ray_request(path, cluster, cell=2, rule=None))
     assert result.failure == "exception", result.error
     assert result.error_location["cell"] == 1 and result.error_location["line"] == 2
-    assert f'File "{path}", cell 2, line 3, in <module>\n    check(x)' in result.error
+    assert f'File "{path}", cell 3, line 3, in <module>\n    check(x)' in result.error
     assert "AssertionError: wrong batch" in result.error
 
 

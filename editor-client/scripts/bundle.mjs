@@ -20,7 +20,7 @@ const requirements = JSON.parse(readFileSync(join(client, "bundled", "requiremen
 
 function pip(target, args) {
   console.error(`bundle: pip install --target ${target.slice(client.length + 1)} ${args.filter((a) => !a.startsWith("-")).join(" ")}`);
-  execFileSync(python, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile", "--target", target, ...args], {
+  execFileSync(python, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--root-user-action=ignore", "--no-compile", "--target", target, ...args], {
     stdio: ["ignore", "inherit", "inherit"],
   });
 }
