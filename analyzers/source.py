@@ -2,7 +2,9 @@
 
 A `.py` file is one unit (its `# %%` cells are recorded for the profiler and the
 editor). A notebook is one unit per code cell, with IPython syntax masked so the
-cell parses while keeping every line and column of the Python code in place.
+cell parses while keeping every line and column of the Python code in place. A `.py`
+text that is jupyterlab-lsp's virtual document of a notebook (its magics rewritten) is
+masked the same way, its cells as `blocks` (transclusion.py).
 Coordinates everywhere are (unit, 0-based line, column in code points); the
 fronts convert to 1-based lines or to LSP's UTF-16 columns with `utf16_column`.
 """
@@ -105,10 +107,29 @@ class Magic:
     text: str  # the whole original line
     statement: str | None = None  # for %time/%timeit: the timed Python statement
     statement_column: int = 0  # where `statement` starts in `text`
+    text_end: int | None = None  # where `text` ends on the unit's line, if not at len(text) (a rewritten form)
 
     @property
     def is_cell_magic(self) -> bool:
         return self.prefix == "%%"
+
+    @property
+    def end(self) -> int:
+        """The column of the unit's text line where the magic's own text ends (what is
+        appended to the magic goes there)."""
+        return len(self.text) if self.text_end is None else self.text_end
+
+
+@dataclass(frozen=True)
+class Block:
+    """A notebook cell inside a unit: lines [start, end), its cell magic (if any) first;
+    `tail` is the (line, column) of the unit's text where the cell's code ends. `shifted`:
+    the cell's second line shares the first (jupyterlab-lsp's `run_cell_magic` form)."""
+
+    start: int
+    end: int
+    tail: tuple[int, int]
+    shifted: bool = False
 
 
 @dataclass(frozen=True)
@@ -119,6 +140,7 @@ class Unit:
     text: str  # the original text (what fixes edit)
     code: str  # the text that is parsed: `text` with IPython syntax masked
     magics: tuple[Magic, ...] = ()
+    blocks: tuple[Block, ...] | None = None  # jupyterlab-lsp's virtual document: the cells it rewrote a cell magic of
     lines: list[str] = field(default_factory=list, compare=False, repr=False)
 
     def line(self, index: int) -> str:
@@ -132,36 +154,65 @@ class Unit:
         return len(self.lines)
 
     @property
-    def cell_magic(self) -> Magic | None:
-        """The cell magic on the cell's first non-blank line, if any (what IPython runs)."""
-        for magic in self.magics:
-            if magic.is_cell_magic and not any(self.line(i).strip() for i in range(magic.line)):
-                return magic
-        return None
+    def cells(self) -> tuple[Block, ...]:
+        """The notebook cells of the unit: the unit itself, or `blocks` in a virtual document."""
+        if self.blocks is not None:
+            return self.blocks
+        last = self.line_count - 1
+        return (Block(0, last + 1, (last, len(self.line(last)))),)
+
+    def block_of(self, magic: Magic) -> Block | None:
+        return next((block for block in self.cells if block.start <= magic.line < block.end), None)
 
     @property
-    def honoured_cell_magics(self) -> list[Magic]:
-        """The cell magics IPython runs: the first line's, and those stacked right under a
-        magic that runs the rest of the cell as a new cell (`%%capture` then `%%time`)."""
-        first = self.cell_magic
+    def cell_magic(self) -> Magic | None:
+        """The cell magic on the cell's first non-blank line, if any (what IPython runs)."""
+        return self._head(self.cells[0]) if self.magics and self.blocks is None else None
+
+    def heads(self) -> list[tuple[Magic, Block]]:
+        """Each cell's cell magic on its first non-blank line, with the cell."""
+        found = [(self._head(block), block) for block in self.cells] if self.magics else []
+        return [(magic, block) for magic, block in found if magic is not None]
+
+    def _head(self, block: Block) -> Magic | None:
+        for magic in self.magics:
+            if block.start <= magic.line < block.end and magic.is_cell_magic:
+                return None if any(self.line(i).strip() for i in range(block.start, magic.line)) else magic
+        return None
+
+    def _honoured(self, block: Block) -> list[Magic]:
+        first = self._head(block)
         if first is None:
             return []
         by_line = {magic.line: magic for magic in self.magics}
         honoured = [first]
-        while honoured[-1].name in RUNS_CELL:
+        while honoured[-1].name in RUNS_CELL and not block.shifted:
             below = by_line.get(honoured[-1].line + 1)
-            if below is None or not below.is_cell_magic:
+            if below is None or not below.is_cell_magic or below.line >= block.end:
                 break
             honoured.append(below)
         return honoured
 
     @property
+    def honoured_cell_magics(self) -> list[Magic]:
+        """The cell magics IPython runs: the first line's, and those stacked right under a
+        magic that runs the rest of the cell as a new cell (`%%capture` then `%%time`)."""
+        return [magic for block in self.cells for magic in self._honoured(block)] if self.magics else []
+
+    @property
     def misplaced_cell_magics(self) -> list[Magic]:
-        """Cell magics IPython refuses (UsageError): below code in a cell that is IPython input."""
-        honoured = self.honoured_cell_magics
-        if honoured and honoured[-1].name not in RUNS_CELL:
-            return []  # the rest of the cell is the magic's text (a file, a script)
-        return [m for m in self.magics if m.is_cell_magic and m not in honoured]
+        """Cell magics IPython refuses (UsageError): below code in a cell that is IPython input.
+        Outside the blocks of a virtual document, only those right below a line of their cell."""
+        if not self.magics:
+            return []
+        found = []
+        for block in self.cells:
+            honoured = self._honoured(block)
+            if not honoured or honoured[-1].name in RUNS_CELL:  # else the rest is the magic's text (a file, a script)
+                found += [m for m in self.magics if m.is_cell_magic and block.start <= m.line < block.end and m not in honoured]
+        if self.blocks is not None:  # cells are 2 blank lines apart there: a line above is the same cell's
+            found += [m for m in self.magics if m.is_cell_magic and self.block_of(m) is None and self.line(m.line - 1).strip()]
+        return sorted(found, key=lambda magic: magic.line)
 
 
 @dataclass(frozen=True)
@@ -210,7 +261,12 @@ def python_source(text: str, path: str = "<stdin>", encoding: str = "utf-8", lin
     if starts:
         bounds = ([0] if starts[0] != 0 else []) + starts + [len(lines)]
         percent = [PercentCell(i, a, b) for i, (a, b) in enumerate(zip(bounds, bounds[1:]))]
-    return Source(path, [Unit(None, text, text, lines=lines)], "python", encoding, None, percent)
+    unit = None
+    if "get_ipython()" in text or "# START_CELL_MAGIC(" in text:
+        from .transclusion import virtual_unit  # jupyterlab-lsp's rewritten IPython
+
+        unit = virtual_unit(text, lines)
+    return Source(path, [unit or Unit(None, text, text, lines=lines)], "python", encoding, None, percent)
 
 
 def cell_text(cell: dict) -> str:
@@ -258,21 +314,26 @@ def mask_ipython(text: str, cell: int | None = None) -> Unit:
             continuation = line.rstrip().endswith("\\")
             continue
         magics.append(magic)
-        indent = line[: len(line) - len(line.lstrip())]
         if magic.is_cell_magic and i == first_code and magic.name not in RUNS_CELL:
-            masked = [indent + "pass" if j == i else "" for j in range(len(lines))]
+            masked = [mask_line(line, magic) if j == i else "" for j in range(len(lines))]
             break
-        if magic.statement is not None and magic.statement_column >= len(indent) + 5:
-            pad = magic.statement_column - len(indent) - 5
-            candidate = indent + "pass;" + " " * pad + magic.statement
-            if _parses(candidate.strip()):
-                masked[i] = candidate
-                continue
-        masked[i] = indent + "pass"
-        if stripped.endswith("\\"):
+        masked[i] = mask_line(line, magic)
+        if masked[i].endswith("pass") and stripped.endswith("\\"):
             continuation = True
     code = "\n".join(masked)
     return Unit(cell, text, code, tuple(magics))
+
+
+def mask_line(line: str, magic: Magic) -> str:
+    """An IPython line as `pass` at its indentation, or for `%time stmt` as `pass; stmt`
+    with `stmt` at its column, when that parses."""
+    indent = line[: len(line) - len(line.lstrip())]
+    if magic.statement is not None and magic.statement_column >= len(indent) + 5:
+        pad = magic.statement_column - len(indent) - 5
+        candidate = indent + "pass;" + " " * pad + magic.statement
+        if _parses(candidate.strip()):
+            return candidate
+    return indent + "pass"
 
 
 def _classify(line: str, index: int) -> Magic | None:

@@ -35,8 +35,8 @@ within the cell.
 
 Directories are searched for .py and .ipynb files, skipping .git, virtualenvs
 (.venv, venv, any folder with a pyvenv.cfg), node_modules, __pycache__,
-.ipynb_checkpoints, .perf-lint* and the configured `exclude` patterns. Files and
-folders named on the command line are checked (a folder with all it holds) even
+.ipynb_checkpoints, .virtual_documents (jupyter-lsp's), .perf-lint* and the
+configured `exclude` patterns. Files and folders named on the command line are checked (a folder with all it holds) even
 if `exclude` matches them, unless --force-exclude is given.
 
 Each file uses the nearest pyproject.toml with a [tool.perf-lint] table above it,

@@ -3,10 +3,13 @@
 Each target (a `.py` document or a notebook) is analyzed in a worker thread on a
 snapshot of one revision; a result is used only if the target is still at that
 revision, and a newer revision supersedes a pending or running analysis. Edits move
-the diagnostics shown so far (or drop those whose text changed); when a unit no longer
-parses (TPL000) it keeps those moved diagnostics instead of losing them, and shows the
-syntax error only with `showSyntaxErrors`. Clients that pull (`textDocument/diagnostic`)
-get nothing pushed, so no diagnostic is ever shown twice.
+the diagnostics shown so far (or drop those whose text changed). While a unit does not
+parse (TPL000), nothing flickers: it keeps those moved diagnostics, and those of the
+statement being typed (on the line of the syntax error) stay too, stretched over the
+edit, until it parses again; the other units of a notebook keep theirs beside the fresh
+ones; the syntax error shows only with `showSyntaxErrors`. Clients that pull
+(`textDocument/diagnostic`) get nothing pushed, so no diagnostic is ever shown twice, but
+a profiling verdict on its own when they cannot be asked to pull again (see `annotate`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
+import attrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
@@ -55,8 +59,9 @@ class Entry(NamedTuple):
         return Entry(self.finding, False) if self.fresh else self
 
 
-def shift(entries: list[Entry], change: Change) -> list[Entry]:
-    """Entries after one edit: moved if after it, kept if before it, dropped if it touched them."""
+def shift(entries: list[Entry], change: Change) -> tuple[list[Entry], list[Entry]]:
+    """Entries after one edit: moved if after it, kept if before it; and, apart, those it
+    touched, stretched to span the edit (see `Diagnostics._apply` for what becomes of them)."""
     (end_line, end_col), (new_line, new_col) = change.end, change.new_end
 
     def moved(line: int, col: int) -> tuple[int, int]:
@@ -64,7 +69,7 @@ def shift(entries: list[Entry], change: Change) -> list[Entry]:
             return new_line, col - end_col + new_col
         return line + new_line - end_line, col
 
-    out = []
+    out, touched = [], []
     for entry in entries:
         r = entry.finding.range
         start, end = (r.start_line, r.start_col), (r.end_line, r.end_col)
@@ -76,7 +81,24 @@ def shift(entries: list[Entry], change: Change) -> list[Entry]:
                 out.append(entry.stale())
             else:
                 out.append(Entry(replace(entry.finding, range=Range(*new_start, *new_end)), False))
-    return out
+        else:
+            new_end = moved(*end) if end >= change.end else change.new_end
+            touched.append(Entry(replace(entry.finding, range=Range(*min(start, change.start), *new_end)), False))
+    return out, touched
+
+
+def _order(entry: Entry) -> tuple:
+    return entry.finding.sort_key()
+
+
+def _same(entry: Entry) -> tuple:
+    """What tells two entries of one unit apart on screen (not their fixes)."""
+    return entry.finding.code, entry.finding.range, entry.finding.message
+
+
+def message(finding: Finding, note: str | None) -> str:
+    """A finding's message as shown, with its profiling verdict if it has one."""
+    return finding.message if note is None else f"{finding.message} {note}"
 
 
 def to_diagnostic(finding: Finding, lines: list[str], encoding: str, note: str | None = None) -> types.Diagnostic:
@@ -86,10 +108,9 @@ def to_diagnostic(finding: Finding, lines: list[str], encoding: str, note: str |
         text = lines[line] if 0 <= line < len(lines) else ""
         return types.Position(line, client_column(text, col, encoding))
 
-    message = finding.message if note is None else f"{finding.message} [profiled: {note}]"
     return types.Diagnostic(
         range=types.Range(position(r.start_line, r.start_col), position(r.end_line, r.end_col)),
-        message=message,
+        message=message(finding, note),
         severity=SEVERITY.get(finding.severity, types.DiagnosticSeverity.Warning),
         code=finding.code,
         code_description=types.CodeDescription(href=DOCS_URL.format(code=finding.code)),
@@ -170,6 +191,7 @@ def _run_analysis(snapshot: Snapshot, resolved: Resolved, cache: ParseCache) -> 
 class TargetState:
     target: str
     shown: dict[str, list[Entry]] = field(default_factory=dict)
+    held: dict[str, list[Entry]] = field(default_factory=dict)  # unit URI -> entries edits touched, until _apply
     syntax: dict[str, Finding] = field(default_factory=dict)
     analysis: Analysis | None = None  # of revision `settled`, if it succeeded
     wanted: int = -1  # newest revision someone asked to have analyzed
@@ -181,7 +203,7 @@ class TargetState:
     done: asyncio.Event = field(default_factory=asyncio.Event)
     items: dict[str, list[types.Diagnostic]] = field(default_factory=dict)
     result_ids: dict[str, str] = field(default_factory=dict)
-    pushed: dict[str, tuple] = field(default_factory=dict)  # unit URI -> (version, result id) last pushed
+    pushed: dict[str, tuple] = field(default_factory=dict)  # unit URI -> (version, result id) last pushed, or verdicts
     parse_cache: ParseCache = field(default_factory=ParseCache)  # used by one analysis at a time
     converted: dict = field(default_factory=dict)  # (finding, note, encoding, its lines) -> Diagnostic
 
@@ -278,15 +300,21 @@ class Diagnostics:
         if state is None:
             return
         for uri, unit_changes in changes.items():
-            entries = state.shown.get(uri, [])
+            entries, held = state.shown.get(uri, []), state.held.get(uri, [])
             for change in unit_changes:
-                entries = shift(entries, change)
+                entries, touched = shift(entries, change)
+                if held or touched:
+                    held, again = shift(held, change)
+                    held = [*held, *again, *touched]
             state.shown[uri] = entries
+            if held:
+                state.held[uri] = held
             state.syntax.pop(uri, None)  # the next analysis says whether it still fails
         for uri in [uri for uri in state.shown if uri not in changes]:  # the shifted ones are stale already
             state.shown[uri] = [e.stale() for e in state.shown[uri]]
         for uri in closed_units:
             state.shown.pop(uri, None)
+            state.held.pop(uri, None)
             state.syntax.pop(uri, None)
         if self.server.client.pull:
             return  # the client asks when it wants them
@@ -306,9 +334,8 @@ class Diagnostics:
         state.done.set()
         for key in [k for k in self.notes if k[0] in unit_uris or k[0] == target]:
             del self.notes[key]
-        if not self.server.client.pull:
-            for uri in sorted(set(state.pushed) | set(unit_uris)):
-                self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        for uri in sorted(set(state.pushed) if self.server.client.pull else set(state.pushed) | set(unit_uris)):
+            self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
     def relint_all(self) -> None:
         """Analyze every open target again (settings changed): push, or ask pullers to pull."""
@@ -324,14 +351,37 @@ class Diagnostics:
             self.server.workspace_diagnostic_refresh(None)
 
     def annotate(self, unit_uri: str, code: str, span: tuple[int, int] | None, note: str) -> None:
-        """Append a profiling verdict to the messages of `code` findings in a unit (or a line span)."""
+        """Append a profiling verdict to the messages of `code` findings in a unit (or a line span):
+        pushed to push clients, pulled again by those that can be asked to, and pushed on its
+        own to the pull clients that cannot (`_push_verdicts`)."""
         self.notes[(unit_uri, code)] = (span, note)
         target = self.server.documents.target_of(unit_uri)
         state = self.states.get(target) if target else None
         if state is None:
             return
         self._publish(state)
+        if self.server.client.pull and not self.server.client.refresh:
+            self._push_verdicts(state, unit_uri)
         self.refresh()
+
+    def _push_verdicts(self, state: TargetState, uri: str) -> None:
+        """A pull client that cannot be asked to pull again (a Neovim without
+        `workspace/diagnostic/refresh` pulls only after its own edits) gets the unit's verdicts
+        pushed, as diagnostics of their own beside the findings it pulled, until its next pull
+        of the unit brings them in the messages (`pull`)."""
+        doc = self.server.documents.text_doc(uri)
+        lines, encoding = (doc.lines if doc else []), self.server.documents.encoding
+        items = []
+        for entry in state.shown.get(uri, []):
+            note = self.note(uri, entry.finding)
+            if note is not None:
+                items.append(attrs.evolve(to_diagnostic(entry.finding, lines, encoding), message=note,
+                                          severity=types.DiagnosticSeverity.Information))
+        if items:
+            version = doc.version if doc else None
+            self.server.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=items, version=version))
+            state.pushed[uri] = (version, None)
 
     # -- results ---------------------------------------------------------------------------
     async def current(self, target: str, timeout: float = 10.0) -> TargetState | None:
@@ -369,6 +419,8 @@ class Diagnostics:
         if state.settled < self.server.documents.revision(target):
             raise JsonRpcException("perf-lint is still analyzing this document", code=_SERVER_CANCELLED,
                                    data={"retriggerRequest": True})
+        if self.server.client.pull and state.pushed.pop(uri, None) is not None:  # this answer has the verdicts
+            self.server.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         result_id = state.result_ids.get(uri)
         if result_id is not None and params.previous_result_id == result_id:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
@@ -431,22 +483,42 @@ class Diagnostics:
         state.done = asyncio.Event()
 
     def _apply(self, state: TargetState, analysis: Analysis) -> None:
+        """Show the analysis. A unit that does not parse keeps what it showed, and the entries
+        edits touched on the line of its syntax error (the statement being typed); while one
+        does, the other units (notebook cells) keep what they showed beside their fresh findings,
+        which may miss what the broken unit would have told them."""
         state.analysis = analysis
         units = {unit.uri for unit in analysis.snapshot.units}
+        held, state.held = state.held, {}
         for uri in units:
-            if uri in analysis.broken:  # keep what was shown, minus what a new `# noqa` suppresses
-                state.syntax[uri] = analysis.broken[uri]
-                cell = analysis.snapshot.unit(uri).cell
-                state.shown[uri] = [e for e in state.shown.get(uri, [])
-                                    if not suppressed(analysis.source, replace(e.finding, cell=cell))]
-            else:
-                state.syntax.pop(uri, None)
-                state.shown[uri] = [Entry(f, True) for f in analysis.findings.get(uri, [])]
+            broken = analysis.broken.get(uri)
+            if broken is not None:
+                state.syntax[uri] = broken
+                line = broken.range.start_line
+                typed = [e for e in held.get(uri, ()) if e.finding.range.start_line <= line <= e.finding.range.end_line]
+                entries = self._kept(analysis, uri, [*state.shown.get(uri, []), *typed])
+                state.shown[uri] = sorted(entries, key=_order) if typed else entries
+                continue
+            state.syntax.pop(uri, None)
+            entries = [Entry(f, True) for f in analysis.findings.get(uri, [])]
+            if analysis.broken and state.shown.get(uri):
+                known = {_same(e) for e in entries}
+                before = [e for e in state.shown[uri] if _same(e) not in known]
+                entries = sorted([*entries, *self._kept(analysis, uri, before)], key=_order)
+            state.shown[uri] = entries
         for uri in set(state.shown) - units:
             del state.shown[uri]
         for uri in set(state.syntax) - units:
             del state.syntax[uri]
         self._publish(state)
+
+    @staticmethod
+    def _kept(analysis: Analysis, uri: str, entries: list[Entry]) -> list[Entry]:
+        """Entries of earlier analyses that still apply: not suppressed by a new `# noqa`, nor
+        disabled by the settings this analysis used."""
+        cell, path, config = analysis.snapshot.unit(uri).cell, analysis.snapshot.path, analysis.resolved.config
+        return [e for e in entries if config.enabled(e.finding.code, path)
+                and not suppressed(analysis.source, replace(e.finding, cell=cell))]
 
     def _publish(self, state: TargetState) -> None:
         """Recompute the diagnostics of every unit; push those that changed (push clients)."""

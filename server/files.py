@@ -13,7 +13,7 @@ EXTENSIONS = (".py", ".ipynb")
 # Folders never entered when walking a directory (besides virtualenvs and `.perf-lint*`).
 SKIPPED_DIRS = frozenset({
     ".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__",
-    ".ipynb_checkpoints", ".tox", ".nox", ".mypy_cache", ".pytest_cache", "site-packages",
+    ".ipynb_checkpoints", ".virtual_documents", ".tox", ".nox", ".mypy_cache", ".pytest_cache", "site-packages",
 })
 
 

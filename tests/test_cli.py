@@ -68,7 +68,8 @@ def test_output_is_sorted_and_walks_folders_but_skips_environments(cli, tmp_path
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(notebook(LOADER) if name.endswith(".ipynb") else LOADER)
-    for skipped in (".git", ".venv", "venv", "node_modules", "__pycache__", ".perf-lint-cache", "myenv", ".ipynb_checkpoints"):
+    for skipped in (".git", ".venv", "venv", "node_modules", "__pycache__", ".perf-lint-cache", "myenv",
+                    ".ipynb_checkpoints", ".virtual_documents"):
         (tmp_path / skipped).mkdir()
         (tmp_path / skipped / "x.py").write_text(LOADER)
     (tmp_path / "myenv" / "pyvenv.cfg").write_text("home = /usr/bin\n")

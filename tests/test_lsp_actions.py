@@ -169,8 +169,8 @@ async def test_hover_shows_rule_docs(tmp_path, kind):
 
         on_finding = await hover(1, "batch_size")
         assert on_finding.contents.kind == types.MarkupKind.Markdown
-        assert on_finding.contents.value.startswith("# TPL101")
+        assert on_finding.contents.value.startswith("**TPL101** dataloader-sync-loading")
         assert on_finding.range.start.line == 1
         on_noqa = await hover(2, "TPL101")
-        assert on_noqa.contents.value.startswith("# TPL101")
+        assert on_noqa.contents.value.startswith("**TPL101** dataloader-sync-loading")
         assert await hover(0, "import") is None

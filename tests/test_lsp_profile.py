@@ -84,8 +84,8 @@ async def test_profile_command_reports_progress_verdict_and_report(tmp_path):
         assert isinstance(reports[0], types.WorkDoneProgressBegin) and reports[0].cancellable
         assert any(isinstance(r, types.WorkDoneProgressReport) for r in reports)
         assert isinstance(reports[-1], types.WorkDoneProgressEnd)
-        (diag,) = await pushed(client, uri, None, lambda d: d and "[profiled: " in d[0].message)
-        assert diag.message.endswith(f"[profiled: {verdict['summary'][len('TPL101 '):].replace(':', '', 1)}]")
+        (diag,) = await pushed(client, uri, None, lambda d: d and " Profiled on " in d[0].message)
+        assert diag.message.endswith(f". {verdict['sentence']}") and verdict["sentence"].startswith("Profiled on CPU: ")
         (shown,) = client.shown_documents
         assert shown.uri.endswith("report.md") and Path(result["report_path"]).is_file()
 
@@ -104,7 +104,7 @@ async def test_profile_lens_on_a_notebook_cell(tmp_path):
             command=lens.command.command, arguments=lens.command.arguments)), 280)
         assert result["failure"] is None, result["error"]
         assert result["target"] == "cell 3" and [v["code"] for v in result["verdicts"]] == ["TPL101"]
-        (diag,) = await pushed(client, nb.uri_of(2), None, lambda d: d and "[profiled: " in d[0].message)
+        (diag,) = await pushed(client, nb.uri_of(2), None, lambda d: d and " Profiled on " in d[0].message)
         assert await pushed(client, nb.uri_of(1), 1) == []
 
 
@@ -138,7 +138,7 @@ async def test_cancelling_a_profile_stops_its_child(tmp_path, how):
             await asyncio.sleep(0.05)
         assert reports[-1].message == "cancelled"
         await pushed(client, uri, 1)
-        assert not any("[profiled: " in d.message for d in client.diagnostics[uri])
+        assert not any(" Profiled on " in d.message for d in client.diagnostics[uri])
 
 
 @pytest.mark.parametrize("kind", [VSCODE, NEOVIM])

@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..context import Scope, Site, UNKNOWN, argument, call_name, code, keyword, literal, short_code
-from ..source import Magic
+from ..source import Block, Magic
 from .base import CallNames, Example
+from .cells import cell_statements
 from .dataloader import _DEVICE_LIKE
-from .timing import CLOCKS, _assigned_name, _subtracts, calls_in_order
+from .timing import CLOCKS, TIMING_MAGIC_TRIGGERS, _assigned_name, _subtracts, calls_in_order
 from .tracking import CompiledModules, all_calls
 
 _CLOCK_NAMES = {name.rsplit(".", 1)[-1] for name in CLOCKS}
@@ -67,14 +68,15 @@ class _TimedRegions(CompiledModules):
         self._sequence: dict[int, int] | None = None
         self.blocks: dict[cst.CSTNode, tuple[Site, list[cst.SimpleStatementLine]]] = {}
         self.magic_lines: list[tuple[Site, Magic]] = []
-        self.cells: dict[int, tuple[cst.Module, Magic]] = {}
+        self.cells: dict[int, tuple[cst.Module, list[tuple[Magic, Block]]]] = {}
         self.timers: list[tuple[Site, int]] = []
         self.classes: dict[str, cst.ClassDef] = {}
 
     def visit_Module(self, node: cst.Module) -> None:
-        magic = self.ctx.units[self.ctx.unit].cell_magic if self.ctx.units else None
-        if magic is not None and magic.name in ("time", "timeit"):
-            self.cells[self.ctx.unit] = (node, magic)
+        heads = self.ctx.units[self.ctx.unit].heads() if self.ctx.units else []
+        timed = [(magic, block) for magic, block in heads if magic.name in ("time", "timeit")]
+        if timed:
+            self.cells[self.ctx.unit] = (node, timed)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes[node.name.value] = node
@@ -137,10 +139,12 @@ class _TimedRegions(CompiledModules):
         for site, magic in self.magic_lines:
             calls = [c for small in site.node.body[1:] for c in calls_in_order(small)]
             found.append(Region(site, calls, 0, magic.name == "timeit", opened_by=calls[0] if calls else None))
-        for unit, (module, magic) in self.cells.items():
-            calls = [c for statement in module.body for c in calls_in_order(statement)]
-            found.append(Region(Site(module, unit, self.ctx.module_scope), calls, 0, magic.name == "timeit",
-                                opened_by=calls[0] if calls else None))
+        for unit, (module, timed) in self.cells.items():
+            for magic, block in timed:
+                statements = cell_statements(module, self.ctx.units[unit], block)
+                calls = [c for statement in statements for c in calls_in_order(statement)]
+                found.append(Region(Site(module, unit, self.ctx.module_scope), calls, 0, magic.name == "timeit",
+                                    opened_by=calls[0] if calls else None))
         for site, begin in self.timers:
             found.extend(self._timer(site, begin))
         return found
@@ -211,7 +215,7 @@ class TimingWithoutWarmup(_TimedRegions):
     code = "TPL204"
     name = "timing-without-warmup"
     summary = "Timed region includes the first call of a compiled model or the first CUDA operation"
-    triggers = ("perf_counter", "time(", "monotonic", "default_timer", "time_ns", "%time", "timeit")
+    triggers = ("perf_counter", "time(", "monotonic", "default_timer", "time_ns", "timeit", *TIMING_MAGIC_TRIGGERS)
     probe = "timing"
     VALID = (
         Example(

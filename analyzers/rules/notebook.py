@@ -39,7 +39,7 @@ class MisplacedCellMagic(Rule):
     code = "TPL901"
     name = "misplaced-cell-magic"
     summary = "Cell magic (%%capture, %%writefile, ...) not on its cell's first line: the cell does not run"
-    triggers = ("%%", "torch")  # checked on the cells that parse, which a broken cell may not
+    triggers = ("%%", 'magic("%', "torch")  # 'magic("%': jupyterlab-lsp's form; "torch": the cells that parse
     severity = "error"
     VALID = (
         Example(("import torch", "%%capture\n!pip install timm")),

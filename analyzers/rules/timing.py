@@ -7,12 +7,15 @@ import libcst as cst
 from ..context import Context, Scope, Site, call_name, children, dotted, remembered, short_code
 from ..findings import Edit, Range
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Rule
+from .cells import cell_statements
 
 CLOCKS = {
     "time.time", "time.perf_counter", "time.monotonic", "time.time_ns", "time.perf_counter_ns",
     "time.monotonic_ns", "timeit.default_timer",
 }
 TIMING_MAGICS = {"time", "timeit"}
+# Where a text may hold them: IPython's form, or jupyterlab-lsp's rewritten `..._MAGIC("time` ones.
+TIMING_MAGIC_TRIGGERS = ("%time", 'MAGIC("time', 'magic("time')
 # Namespaces whose public functions run tensor ops (and so queue CUDA kernels on CUDA tensors).
 _WORK_NAMESPACES = ("torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special")
 _NOT_WORK = {
@@ -316,7 +319,7 @@ class TimingMagicWithoutSync(Rule):
     """
 
     code = "TPL202"
-    triggers = ("%time",)
+    triggers = TIMING_MAGIC_TRIGGERS
     name = "timing-magic-without-sync"
     summary = "%%time/%timeit over CUDA work without synchronize, or a misplaced cell magic"
     fixable = True
@@ -371,18 +374,20 @@ class TimingMagicWithoutSync(Rule):
                 if self.ctx.cuda_evidence is None or magic.name not in TIMING_MAGICS:
                     continue
                 if magic.is_cell_magic:
-                    calls = [c for statement in module.body for c in calls_in_order(statement)]
+                    block = unit.block_of(magic)
+                    statements = cell_statements(module, unit, block) if block is not None else []
+                    calls = [c for statement in statements for c in calls_in_order(statement)]
                     if work.unsynced_work(calls, scope) is None:
                         continue
-                    end_line = unit.line_count - 1
-                    tail = unit.line(end_line)
+                    end_line, end_col = block.tail
+                    tail = unit.line(end_line)[:end_col]
                     insert = f"{alias}.cuda.synchronize()\n" if tail == "" else f"\n{alias}.cuda.synchronize()\n"
-                    at = Range(end_line, len(tail), end_line, len(tail))
+                    at = Range(end_line, end_col, end_line, end_col)
                 else:
                     statement = _parse_statement(magic.statement)
                     if statement is None or work.unsynced_work(calls_in_order(statement), scope) is None:
                         continue
-                    at = Range(magic.line, len(magic.text), magic.line, len(magic.text))
+                    at = Range(magic.line, magic.end, magic.line, magic.end)
                     insert = f"; {alias}.cuda.synchronize()"
                 fix = FixPlan("Synchronize CUDA at the end of the timed code", (Edit(unit.cell, at, insert),)) if alias else None
                 self.report(

@@ -455,6 +455,48 @@ async function main() {
       return facts.title;
     });
 
+    await step("train.py: hover shows the message, a short summary and the docs link", async () => {
+      const file = path.join(ws, "train.py");
+      await openFile(page, "train.py");
+      const line = fs.readFileSync(file, "utf8").split("\n")[lineOf(file, "loader = DataLoader(")];
+      await goTo(page, lineOf(file, "loader = DataLoader(") + 1, line.indexOf("DataLoader(") + 3);
+      await command(page, "Show or Focus Hover");
+      const hover = page.locator(".monaco-hover:not(.hidden) .monaco-hover-content").first();
+      await hover.waitFor({ state: "visible", timeout: 20_000 });
+      const text = (await hover.innerText()).replace(/\s+/g, " ");
+      if (!text.includes("TPL101 dataloader-sync-loading") || !text.includes("TPL101 documentation") || !text.includes("num_workers")) {
+        throw new Error(`the hover shows: ${text}`);
+      }
+      if ((await hover.locator("h1, h2").count()) > 0) throw new Error(`the hover has headings: ${text}`);
+      await shoot(page, "3a-hover");
+      await page.keyboard.press("Escape");
+      return text.slice(0, 160);
+    });
+
+    await step("train.py: while a statement does not parse, the findings stay (no flicker)", async () => {
+      const file = path.join(ws, "train.py");
+      const expected = cliCodes(file);
+      await openFile(page, "train.py");
+      await command(page, "Problems: Focus on Problems View");
+      await waitForCodes(page, expected);
+      await openFile(page, "train.py");
+      await goTo(page, lineOf(file, "loader = DataLoader(") + 1, 1);
+      await page.keyboard.press("End");
+      await page.keyboard.type(" +", { delay: 80 }); // `loader = DataLoader(...) +` does not parse
+      const deadline = Date.now() + 5_000;
+      while (Date.now() < deadline) {
+        const shown = rowCodes(await problemRows(page));
+        if (JSON.stringify(shown) !== JSON.stringify(expected)) throw new Error(`while typing the Problems panel showed ${JSON.stringify(shown)}, not ${JSON.stringify(expected)}`);
+        await page.waitForTimeout(250);
+      }
+      await shoot(page, "3b-typing");
+      await page.keyboard.press("Backspace");
+      await page.keyboard.press("Backspace");
+      await page.keyboard.press("Control+s");
+      await waitForCodes(page, expected);
+      return expected.join(" ");
+    });
+
     await step("timing.ipynb: cell diagnostic TPL202", async () => {
       await openFile(page, "timing.ipynb");
       await page.locator(".notebook-editor").first().waitFor({ timeout: 60_000 });

@@ -7,7 +7,7 @@
 // PERF_LINT_BUNDLE_PYTHON: the Python that runs pip (default python3).
 // PERF_LINT_BUNDLE_PLATFORMS: pip platform tags for libcst (default: Linux x86_64).
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -37,3 +37,4 @@ for (const version of requirements.pythons) {
     ...platforms.flatMap((p) => ["--platform", p]), ...requirements.native]);
 }
 rmSync(join(common, "bin"), { recursive: true, force: true }); // perf-lint's console script: unused here
+writeFileSync(join(libs, "built"), `${new Date().toISOString()}\n`); // when: tests rebuild a bundle older than the sources

@@ -16,9 +16,23 @@ export function perfLintPython(): string | undefined {
   return candidates.find((p): p is string => !!p && fs.existsSync(p));
 }
 
-/** The extension's root with the server bundled (`scripts/bundle.mjs` runs once if it has not). */
+/** The newest modification time of the `.py` files under `dir`. */
+function newest(dir: string): number {
+  let best = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory() && entry.name !== "__pycache__") best = Math.max(best, newest(full));
+    else if (entry.name.endsWith(".py")) best = Math.max(best, fs.statSync(full).mtimeMs);
+  }
+  return best;
+}
+
+/** The extension's root with the server bundled: `scripts/bundle.mjs` runs when the bundle
+ * is missing or older than this checkout's perf-lint sources. */
 export function bundledRoot(): string {
-  if (!fs.existsSync(path.join(client, "bundled", "libs", "common", "perf_lint"))) {
+  const bundled = path.join(client, "bundled", "libs", "built");
+  const sources = Math.max(...["perf_lint", "analyzers", "server", "profiler"].map((name) => newest(path.join(repo, name))));
+  if (!fs.existsSync(bundled) || fs.statSync(bundled).mtimeMs < sources) {
     execFileSync("node", [path.join(client, "scripts", "bundle.mjs")], { stdio: ["ignore", "ignore", "inherit"], timeout: 600_000 });
   }
   return client;

@@ -26,7 +26,7 @@ def main() -> int:
         return NO_BUNDLE
     sys.path[:0] = [os.path.join(libs, "common"), native]
     try:
-        import libcst.native  # noqa: F401  (the compiled parser: wrong platform fails here)
+        import libcst.native  # noqa: F401  # the compiled parser: another platform's fails here
     except ImportError as exc:
         sys.stderr.write("perf-lint: the bundled libcst does not load on this platform (%s); install perf-lint in %s "
                          "and set perfLint.importStrategy to fromEnvironment\n" % (exc, sys.executable))
