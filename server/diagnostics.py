@@ -486,8 +486,10 @@ class Diagnostics:
         """Show the analysis. A unit that does not parse keeps what it showed, and the entries
         edits touched on the line of its syntax error (the statement being typed); while one
         does, the other units (notebook cells) keep what they showed beside their fresh findings,
-        which may miss what the broken unit would have told them."""
-        state.analysis = analysis
+        which may miss what the broken unit would have told them. After a target's first
+        analysis, clients that can are asked for code lenses again (they go where findings are,
+        and the editor may have asked before there were any)."""
+        first, state.analysis = state.analysis is None, analysis
         units = {unit.uri for unit in analysis.snapshot.units}
         held, state.held = state.held, {}
         for uri in units:
@@ -511,6 +513,8 @@ class Diagnostics:
         for uri in set(state.syntax) - units:
             del state.syntax[uri]
         self._publish(state)
+        if first and self.server.client.lens_refresh:
+            self.server.workspace_code_lens_refresh(None)
 
     @staticmethod
     def _kept(analysis: Analysis, uri: str, entries: list[Entry]) -> list[Entry]:

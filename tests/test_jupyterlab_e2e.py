@@ -2,7 +2,9 @@
 sends it the notebook's virtual document, and headless Chromium (tests/jupyterlab/run.mjs)
 waits for the diagnostic in the notebook and in jupyterlab-lsp's diagnostics panel.
 
-Skipped only without Chromium ($PERF_LINT_CHROMIUM, default /usr/bin/chromium) or Node.
+`editor-client/e2e/setup.sh --browser` installs playwright-core and Chromium first (as the VS
+Code test's setup does); the test is skipped only where they cannot be installed (exit 77)
+or without Node.
 Screenshots, the browser console, JupyterLab's log and the LSP traffic read go to
 tests/jupyterlab/test-artifacts/.
 """
@@ -33,10 +35,17 @@ PLAYWRIGHT = CLIENT / "node_modules" / "playwright-core"
 CHROMIUM = os.environ.get("PERF_LINT_CHROMIUM", "/usr/bin/chromium")
 NODE = shutil.which("node")
 
-pytestmark = [
-    pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason=f"no Chromium at {CHROMIUM} (set PERF_LINT_CHROMIUM)"),
-    pytest.mark.skipif(NODE is None, reason="node is not installed"),
-]
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def browser():
+    """playwright-core and Chromium, installed if missing (exit 77: they cannot be here)."""
+    setup = subprocess.run(["bash", str(CLIENT / "e2e" / "setup.sh"), "--browser"], capture_output=True, text=True,
+                           timeout=900, stdin=subprocess.DEVNULL)
+    if setup.returncode == 77:
+        pytest.skip(setup.stderr.strip().splitlines()[-1])
+    assert setup.returncode == 0, f"setup.sh --browser exited {setup.returncode}:\n{setup.stderr}"
 
 # (cell type, source): a %%time and a %timeit cell of CUDA work (TPL202, which jupyterlab-lsp
 # does not show: it drops diagnostics on the lines it rewrote), and a perf_counter interval (TPL201).
@@ -110,9 +119,6 @@ def _stop(lab: subprocess.Popen) -> None:
 
 @timeout(1200)
 def test_jupyterlab_shows_perf_lint_diagnostics(tmp_path):
-    if not PLAYWRIGHT.is_dir():  # a fresh clone: the VS Code client's npm dependencies bring playwright-core
-        npm = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=CLIENT, capture_output=True, text=True, timeout=900)
-        assert npm.returncode == 0, f"npm ci in editor-client failed:\n{npm.stderr[-3000:]}"
     shutil.rmtree(ARTIFACTS, ignore_errors=True)
     ARTIFACTS.mkdir(parents=True)
     root = tmp_path / "notebooks"

