@@ -1,5 +1,8 @@
-"""The VS Code extension (editor-client/): its unit tests, and the end-to-end run in a real
-VS Code (code-server + headless Chromium) against this checkout's language server.
+"""The VS Code extension (editor-client/): its unit tests (real interpreters: bare venvs, old
+Pythons, a workspace of planted modules), and the end-to-end run of the packaged .vsix (the
+server bundled from this checkout) in a real VS Code (code-server + headless Chromium):
+an untrusted folder that must run none of its code, then diagnostics, quick fix, hover,
+typing, a notebook, profiling with the rendered report and Cancel, and interpreter errors.
 
 `editor-client/e2e/setup.sh` installs what is needed (idempotently, tools under
 /tmp/perf-lint-vscode-tools); it exits 77 only where Node 24 or Chromium cannot be installed

@@ -519,7 +519,8 @@ async function main() {
       if (missing) return { skipped: `the profiler is not ready (python -c "from perf_lint.profiler import run_profile": ${missing})` };
       await openFile(page, "profile_me.py");
       // One lens: on the `# %%` cell with a finding, none on the cell without.
-      const lenses = page.locator(".monaco-editor .codelens-decoration", { hasText: "Profile this cell" }).filter({ visible: true });
+      const editor = page.locator(".monaco-editor").filter({ has: page.locator(".view-line", { hasText: "# %% training steps" }) });
+      const lenses = editor.locator(".codelens-decoration", { hasText: "Profile this cell" });
       await lenses.first().waitFor({ state: "visible", timeout: 30_000 });
       await page.waitForTimeout(1_000);
       if ((await lenses.count()) !== 1) throw new Error(`${await lenses.count()} "Profile this cell" lenses, not 1`);
