@@ -7,6 +7,7 @@ ignore = ["TPL401"]
 extend-select = ["TPL9"]    # add to the default set (for rules off by default)
 exclude = ["build/*"]       # glob patterns, matched against paths relative to this file
 per-file-ignores = { "tests/*" = ["TPL101"] }
+max-file-size = 10485760    # bytes; a larger file is skipped (an error), never read
 
 [tool.perf-lint.TPL101]     # rule options, one table per rule
 num-workers = 8
@@ -25,7 +26,8 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 _LIST_KEYS = {"select", "ignore", "extend-select", "exclude", "extend-exclude"}
-_KEYS = _LIST_KEYS | {"per-file-ignores"}
+_KEYS = _LIST_KEYS | {"per-file-ignores", "max-file-size"}
+MAX_FILE_SIZE = 10 * 1024 * 1024
 
 
 class ConfigError(Exception):
@@ -40,6 +42,7 @@ class Config:
     exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     options: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()
+    max_file_size: int = MAX_FILE_SIZE  # bytes
     root: str | None = None  # folder of the pyproject.toml it came from
     path: str | None = None  # that pyproject.toml
     _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
@@ -155,6 +158,8 @@ def parse_config(table: dict, path: str | None = None) -> Config:
                 expected = type(rule.options[option])
                 if not isinstance(option_value, expected) or isinstance(option_value, bool) is not (expected is bool):
                     raise ConfigError(f"{where}.{key}: '{option}' must be {expected.__name__}, got {option_value!r}")
+                if expected is int and option_value < 1:  # the int options are counts
+                    raise ConfigError(f"{where}.{key}: '{option}' must be a positive integer, got {option_value!r}")
             options.append((key.upper(), tuple(value.items())))
         elif key not in _KEYS:
             raise ConfigError(f"{where}: unknown key '{key}' (known: {', '.join(sorted(_KEYS))}, TPLxxx tables)")
@@ -162,6 +167,10 @@ def parse_config(table: dict, path: str | None = None) -> Config:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise ConfigError(f"{where}: '{key}' must be a list of glob patterns")
             values["exclude"] = values.get("exclude", ()) + tuple(value)
+        elif key == "max-file-size":
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{where}: 'max-file-size' must be a positive number of bytes, got {value!r}")
+            values["max_file_size"] = value
         elif key == "per-file-ignores":
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: 'per-file-ignores' must be a table of pattern = [codes]")
@@ -197,11 +206,20 @@ def load_config(start: str = ".") -> Config:
     path = find_pyproject(start)
     if path is None:
         return Config()
+    tool = read_toml(path).get("tool", {})
+    return parse_config(tool.get("perf-lint", {}) if isinstance(tool, dict) else {}, path)
+
+
+def read_toml(path: str) -> dict:
+    """A TOML file's table; any file that is not valid TOML raises ConfigError."""
     try:
         with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+            return tomllib.load(handle)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    return parse_config(data.get("tool", {}).get("perf-lint", {}), path)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
+    except ValueError as exc:  # TOMLDecodeError, or an integer too long to convert
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None

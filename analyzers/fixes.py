@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import copy
 import json
 from dataclasses import dataclass
 
@@ -60,9 +59,10 @@ def parses(source: Source, before: Source | None = None) -> bool:
 def _with_texts(source: Source, texts: dict) -> Source:
     """A new Source with some units' texts replaced."""
     if source.kind == "notebook":
-        notebook = copy.deepcopy(source.notebook)
+        # a copy of what changes only: the rest (outputs, metadata nested any depth) is shared
+        notebook = {**source.notebook, "cells": list(source.notebook["cells"])}
         for cell_index, text in texts.items():
-            cell = notebook["cells"][cell_index]
+            cell = notebook["cells"][cell_index] = dict(notebook["cells"][cell_index])
             if isinstance(cell.get("source"), list):
                 cell["source"] = text.splitlines(keepends=True)
             else:

@@ -283,6 +283,10 @@ def notebook_source(data: str | dict, path: str = "<notebook>") -> Source:
             data = json.loads(data)
         except json.JSONDecodeError as exc:
             raise SourceError(f"not a notebook: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+        except RecursionError:
+            raise SourceError("not a notebook: its JSON is nested too deeply") from None
+        except ValueError as exc:  # a number too long to convert
+            raise SourceError(f"not a notebook: {str(exc).split(';')[0]}") from None
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise SourceError("not a notebook: no 'cells' list (nbformat 4 expected)")
     units = []

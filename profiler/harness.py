@@ -356,20 +356,26 @@ def chunk_name(chunk: Chunk) -> str:
 
 
 def make_run_dir(request: ProfileRequest, plan: Plan) -> str:
+    """A new folder for the run, under `--out` or `.perf-lint/traces` next to the file. The
+    latter must be real folders: a link there (a repository may ship one) is refused (OSError)."""
     base = request.out_dir or os.path.join(os.path.dirname(plan.path), ".perf-lint", "traces")
+    for part in (os.path.dirname(base), base) if request.out_dir is None else ():
+        if os.path.islink(part) or os.path.lexists(part) and not os.path.isdir(part):
+            what = "a symbolic link" if os.path.islink(part) else "not a folder"
+            raise OSError(f"{part} is {what}: not writing through it (remove it, or pass --out DIR)")
     stem = re.sub(r"[^\w.-]", "_", os.path.splitext(os.path.basename(plan.path))[0])
     codes = "-".join(dict.fromkeys(f.code for f in plan.findings))
     run = f"{time.strftime('%Y%m%d-%H%M%S')}-{stem}-{codes}"
     path = os.path.join(os.path.abspath(base), run)
     suffix = 1
-    while os.path.exists(path):
+    while os.path.lexists(path):
         suffix += 1
         path = os.path.join(os.path.abspath(base), f"{run}-{suffix}")
     os.makedirs(os.path.join(path, "programs"))
     if request.out_dir is None:
         ignore = os.path.join(os.path.dirname(os.path.dirname(path)), ".gitignore")
-        if not os.path.exists(ignore):
-            with open(ignore, "w") as handle:
+        if not os.path.lexists(ignore):
+            with open(ignore, "x") as handle:  # "x": never through a link planted there
                 handle.write("*\n")
     return path
 

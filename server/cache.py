@@ -1,8 +1,9 @@
-"""The findings cache of `perf-lint check`: `.perf-lint-cache/` under the project.
+"""The findings cache of `perf-lint check`, in `runcache.cache_folder()` under the project.
 
 An entry is keyed by the file's bytes, its kind, the rules enabled for it, their
 options and the perf-lint version, so any change to one of them misses. Entries are
-written atomically (temp file + rename), so concurrent runs can share the cache.
+written atomically (temp file + rename), so concurrent runs can share the cache; one
+that is damaged or of the wrong shape is a miss (and rewritten).
 """
 
 from __future__ import annotations
@@ -16,10 +17,21 @@ from perf_lint import __version__
 from perf_lint.analyzers import Config, Edit, Finding, Fix, Range
 from perf_lint.analyzers.rules import enabled_rules
 
-CACHE_DIR = ".perf-lint-cache"
+from .runcache import ignore_all
+
+NONE = type(None)
+
+
+def _of(value, *kinds):
+    """`value` if its type is one of `kinds`, else TypeError (a damaged or foreign entry)."""
+    if type(value) not in kinds:
+        raise TypeError(type(value).__name__)
+    return value
 
 
 def _range(data: list) -> Range:
+    if len(_of(data, list)) != 4 or any(type(value) is not int for value in data):
+        raise TypeError("range")
     return Range(*data)
 
 
@@ -36,17 +48,22 @@ def encode(finding: Finding) -> dict:
 
 
 def decode(data: dict) -> Finding:
-    fix = data["fix"]
+    """The finding `encode` gave `data`; raises KeyError or TypeError on any other shape."""
+    fix = _of(_of(data, dict)["fix"], dict, NONE)
     return Finding(
-        data["code"], data["message"], data["severity"], data["cell"], _range(data["range"]),
-        None if fix is None else Fix(fix["title"], tuple(Edit(e["cell"], _range(e["range"]), e["text"]) for e in fix["edits"])),
-        data["probe"],
+        _of(data["code"], str), _of(data["message"], str), _of(data["severity"], str), _of(data["cell"], int, NONE),
+        _range(data["range"]),
+        None if fix is None else Fix(_of(fix["title"], str), tuple(
+            Edit(_of(_of(e, dict)["cell"], int, NONE), _range(e["range"]), _of(e["text"], str))
+            for e in _of(fix["edits"], list)
+        )),
+        _of(data["probe"], str, NONE),
     )
 
 
 class Cache:
-    def __init__(self, root: str) -> None:
-        self.folder = os.path.join(root, CACHE_DIR, __version__)
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
 
     @staticmethod
     def key(path: str, data: bytes, config: Config) -> str:
@@ -66,7 +83,7 @@ class Cache:
     def get(self, key: str) -> list[Finding] | None:
         try:
             with open(self._file(key), encoding="utf-8") as handle:
-                return [decode(item) for item in json.load(handle)]
+                return [decode(item) for item in _of(json.load(handle), list)]
         except (OSError, ValueError, KeyError, TypeError):
             return None  # a missing or damaged entry is a miss
 
@@ -74,10 +91,7 @@ class Cache:
         target = self._file(key)
         try:
             os.makedirs(os.path.dirname(target), exist_ok=True)
-            ignore = os.path.join(self.folder, "..", ".gitignore")
-            if not os.path.exists(ignore):
-                with open(ignore, "w", encoding="utf-8") as handle:
-                    handle.write("# created by perf-lint\n*\n")
+            ignore_all()
             fd, temp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump([encode(f) for f in findings], handle)

@@ -44,7 +44,8 @@ unless --config or --no-config is given. --select replaces the configured select
 (and its ignore list); --ignore and --extend-select add to it.
 
 Exit status: 0 no findings, 1 findings (with --diff: fixes to apply), 2 error
-(usage, configuration, unreadable file, failed write)."""
+(usage, configuration, unreadable or skipped file, failed write, internal error).
+Only regular files are read, up to `max-file-size` bytes (default 10 MiB)."""
 
 
 class UsageError(Exception):
@@ -69,8 +70,12 @@ def host_port(value: str) -> tuple[str, int]:
 
 
 def error(message: str) -> int:
-    print(f"perf-lint: error: {message}", file=sys.stderr)
+    print(f"perf-lint: error: {formats.printable(message)}", file=sys.stderr)
     return EXIT_ERROR
+
+
+def file_error(path: str, message: str) -> None:
+    print(formats.printable(f"{formats.shown(path)}: error: {message}"), file=sys.stderr)
 
 
 def component(module: str):
@@ -85,18 +90,12 @@ def component(module: str):
 
 # -- configuration -------------------------------------------------------------------------
 def config_file(path: str) -> Config:
-    from perf_lint.analyzers import ConfigError, parse_config
-    from perf_lint.analyzers.config import tomllib
-
     """An explicit --config file: a pyproject.toml (its [tool.perf-lint] table) or a TOML
     file with the settings at top level."""
-    try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    from perf_lint.analyzers import parse_config
+    from perf_lint.analyzers.config import read_toml
+
+    data = read_toml(path)
     tool = data.get("tool")
     table = tool.get("perf-lint", {}) if isinstance(tool, dict) else data
     return parse_config(table, path)
@@ -153,7 +152,7 @@ def unified_diff(path: str, before, after) -> str:
     for old, new in zip(before.units, after.units):
         if old.text == new.text:
             continue
-        name = path if old.cell is None else f"{path}:cell {old.cell + 1}"
+        name = formats.shown(path) if old.cell is None else f"{formats.shown(path)}:cell {old.cell + 1}"
         for line in difflib.unified_diff(
             old.text.splitlines(keepends=True), new.text.splitlines(keepends=True), name, name
         ):
@@ -161,18 +160,20 @@ def unified_diff(path: str, before, after) -> str:
     return "".join(chunks)
 
 
-def check_file(path: str, config: Config, mode: str, cache_root: str | None = None) -> Outcome:
+def check_file(path: str, config: Config, mode: str, cache_folder: str | None = None) -> Outcome:
     """Check one file; `mode` is "check", "fix" (write the fixes) or "diff" (show them).
-    With `cache_root`, findings of unchanged files come from the cache (check mode only)."""
+    With `cache_folder`, findings of unchanged files come from the cache (check mode only)."""
     from perf_lint.analyzers import SourceError, analyze, fix_source, read_source, render
 
     from .cache import Cache
 
     try:
-        data = files.read_bytes(path)
+        data = files.read_bytes(path, config.max_file_size)
+    except files.Skipped as exc:
+        return Outcome(error=f"skipped: {exc}")
     except OSError as exc:
         return Outcome(error=f"cannot read: {exc.strerror}")
-    store = Cache(cache_root) if cache_root and mode == "check" else None
+    store = Cache(cache_folder) if cache_folder and mode == "check" else None
     key = store.key(path, data, config) if store else None
     if store:
         cached = store.get(key)
@@ -180,16 +181,15 @@ def check_file(path: str, config: Config, mode: str, cache_root: str | None = No
             return Outcome(cached)
     try:
         source = read_source(path, data)
-    except SourceError as exc:
-        return Outcome(error=str(exc))
-    try:
         findings = analyze(source, config)
         if store:
             store.put(key, findings)
         fixing = mode != "check" and any(f.fix for f in findings)
         result = fix_source(source, config) if fixing else None
         remaining = analyze(result.source, config) if result and result.changed else None
-    except Exception as exc:  # an analyzer bug must not stop the other files
+    except SourceError as exc:
+        return Outcome(error=str(exc))
+    except Exception as exc:  # a bug of ours must not stop the other files
         return Outcome(error=f"internal error, please report it: {type(exc).__name__}: {exc}")
     if remaining is None or all(a.text == b.text for a, b in zip(source.units, result.source.units)):
         return Outcome(findings)  # no text changed: nothing to write (not even a notebook's JSON)
@@ -208,13 +208,12 @@ def check_file(path: str, config: Config, mode: str, cache_root: str | None = No
 
 
 def _check_one(item: tuple) -> Outcome:
-    path, config, mode, cache_root = item
-    return check_file(path, config, mode, cache_root)
+    return check_file(*item)
 
 
-def run_checks(per_file: list[tuple[str, Config]], mode: str, cache_root: str | None, jobs: int | None):
+def run_checks(per_file: list[tuple[str, Config]], mode: str, cache_folder: str | None, jobs: int | None):
     """Outcomes in input order; files are checked in parallel processes when there are many."""
-    items = [(path, config, mode, cache_root) for path, config in per_file]
+    items = [(path, config, mode, cache_folder) for path, config in per_file]
     jobs = jobs or os.cpu_count() or 1
     if jobs <= 1 or len(items) < 2 * PARALLEL_MIN_FILES:
         yield from map(_check_one, items)
@@ -230,10 +229,11 @@ def check(args: argparse.Namespace) -> int:
         raise UsageError(f"--statistics cannot be combined with --format {args.format}")
     mode = "diff" if args.diff else "fix" if args.fix else "check"
     run_key = None
-    if mode == "check" and not args.no_cache:
+    cache_folder = runcache.cache_folder() if mode == "check" and not args.no_cache else None
+    if cache_folder:
         options = {k: v for k, v in vars(args).items() if k not in ("handler", "jobs")}
         run_key = runcache.key(options, args.paths)
-        stored = runcache.load(run_key)
+        stored = runcache.load(cache_folder, run_key)
         if stored is not None:
             sys.stdout.write(stored["stdout"])
             sys.stdout.flush()
@@ -248,22 +248,21 @@ def check(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         return error(str(exc))
     for path, message in failed:
-        print(f"{path}: error: {message}", file=sys.stderr)
+        file_error(path, message)
     items: list[formats.Item] = []
     diffs: list[str] = []
     fixed: Counter = Counter()
-    cache_root = None if args.no_cache else os.getcwd()
-    for path, outcome in zip([p for p, _ in per_file], run_checks(per_file, mode, cache_root, args.jobs)):
+    for path, outcome in zip([p for p, _ in per_file], run_checks(per_file, mode, cache_folder, args.jobs)):
         if outcome.error:
             failed.append((path, outcome.error))
-            print(f"{path}: error: {outcome.error}", file=sys.stderr)
+            file_error(path, outcome.error)
         items.extend(formats.Item(path, finding) for finding in outcome.findings)
         fixed += outcome.fixed
         if outcome.diff:
             diffs.append(outcome.diff)
         elif mode == "fix" and outcome.fixed and not args.quiet:
             listed = ", ".join(f"{code} x{count}" for code, count in sorted(outcome.fixed.items()))
-            print(f"{path}: fixed {formats.plural(sum(outcome.fixed.values()), 'finding')} ({listed})", file=sys.stderr)
+            print(f"{formats.shown(path)}: fixed {formats.plural(sum(outcome.fixed.values()), 'finding')} ({listed})", file=sys.stderr)
     if mode == "diff":
         out = "".join(diffs)
         summary = formats.diff_summary(sum(fixed.values()), len(diffs), len(failed))
@@ -286,7 +285,7 @@ def check(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     status = EXIT_OK if args.exit_zero else status
     if run_key is not None:
-        runcache.store(run_key, out, summary, status)
+        runcache.store(cache_folder, run_key, out, summary, status)
     return status
 
 
@@ -346,7 +345,8 @@ def add_check(commands) -> None:
     parser.add_argument("--force-exclude", action="store_true",
                         help="apply `exclude` patterns to paths named on the command line too")
     parser.add_argument("--no-cache", action="store_true",
-                        help="neither read nor write the findings cache (.perf-lint-cache/ in the current folder)")
+                        help="neither read nor write the findings cache (.perf-lint-cache/ in the current folder; "
+                             "not used if it is a symbolic link)")
     parser.add_argument("-j", "--jobs", type=int, metavar="N",
                         help="check files in N processes (default: one per CPU; 1 = serial)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print findings only (no summary)")
@@ -415,4 +415,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:  # the reader went away (`perf-lint check | head`): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ERROR
+    except Exception:  # exit 2 like any error, not 1 ("findings") as a traceback would
+        import traceback
+
+        print(f"perf-lint: internal error, please report it at {formats.HOMEPAGE}/issues:", file=sys.stderr)
+        print("\n".join(map(formats.printable, traceback.format_exc().splitlines())), file=sys.stderr)
         return EXIT_ERROR

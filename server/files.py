@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from typing import TYPE_CHECKING, Callable
@@ -85,9 +86,29 @@ def _never(path: str) -> bool:
     return False
 
 
-def read_bytes(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read()
+class Skipped(Exception):
+    """A file not read: not a regular file, or over the size limit."""
+
+
+NOT_REGULAR = "not a regular file (a FIFO, a device or a socket)"
+
+
+def read_bytes(path: str, limit: int) -> bytes:
+    """A regular file's bytes: anything else (a FIFO, a device, a socket) or a file over
+    `limit` bytes raises Skipped, without blocking or reading more than `limit` + 1 bytes."""
+    if not stat.S_ISREG(os.stat(path).st_mode):  # not even opened
+        raise Skipped(NOT_REGULAR)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with open(fd, "rb") as handle:
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode):  # replaced since the stat above
+            raise Skipped(NOT_REGULAR)
+        if opened.st_size > limit:
+            raise Skipped(f"{opened.st_size:,} bytes, over max-file-size ({limit:,})")
+        data = handle.read(limit + 1)
+    if len(data) > limit:  # it grew since
+        raise Skipped(f"over max-file-size ({limit:,} bytes)")
+    return data
 
 
 def read_only(path: str) -> bool:
@@ -106,14 +127,56 @@ def _keep_owner(path: str, original: os.stat_result) -> None:
             pass
 
 
+def _inside(path: str, folder: str) -> bool:
+    return os.path.commonpath([path, folder]) == folder
+
+
+def _lease(fd: int):
+    """Take a read lease on `fd` (Linux): returns a function telling whether it still holds
+    (no process opened the file for writing since; one that does waits until `fd` is closed),
+    False if another process has the file open for writing now, None where leases are not
+    available (another system, a file that is not ours, some network filesystems)."""
+    try:
+        import fcntl
+        import signal
+
+        fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGWINCH)  # a broken lease signals this (ignored), not SIGIO (fatal)
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+    except (ImportError, AttributeError):
+        return None
+    except OSError as exc:
+        return False if exc.errno == errno.EAGAIN else None
+    return lambda: fcntl.fcntl(fd, fcntl.F_GETLEASE) == fcntl.F_RDLCK
+
+
+def _replace(temporary: str, target: str, expected: bytes) -> None:
+    """Rename `temporary` over `target` if it still is the file that held `expected` and no
+    other process has it open for writing: checked last, right before the rename."""
+    fd = os.open(target, os.O_RDONLY)
+    try:
+        held = _lease(fd)
+        with open(fd, "rb", closefd=False) as handle:
+            now = handle.read()
+        if now != expected or not os.path.samestat(os.stat(target), os.fstat(fd)):
+            raise WriteError("file changed on disk while it was being fixed (run again)")
+        if held is False or held and not held():
+            raise WriteError("another process has the file open for writing (run again)")
+        os.replace(temporary, target)
+    finally:
+        os.close(fd)  # ends the lease: a writer waiting on it goes on
+
+
 def write_atomic(path: str, data: bytes, expected: bytes) -> None:
     """Replace the file's content with `data`, all or nothing.
 
-    Writes a temporary file in the same folder (same file mode), then, only if the file
-    still holds `expected` (what was read and fixed), renames it over the file. A symlink
-    is followed: its target is replaced. Raises WriteError; the original stays as it was.
+    Writes a temporary file in the same folder (same file mode), then renames it over the
+    file, only if the file still holds `expected` (what was read and fixed) and no other
+    process is writing it (see `_replace`). A symlink is followed only to a file inside the
+    project (the current folder). Raises WriteError; the original stays as it was.
     """
     target = os.path.realpath(path)
+    if target != os.path.abspath(path) and not _inside(target, os.path.realpath(os.getcwd())):
+        raise WriteError(f"it is a symbolic link to {target}, outside the project (the current folder)")
     try:
         original = os.stat(target)
         if read_only(target):
@@ -132,9 +195,7 @@ def write_atomic(path: str, data: bytes, expected: bytes) -> None:
             os.fsync(handle.fileno())
         os.chmod(temporary, stat.S_IMODE(original.st_mode))
         _keep_owner(temporary, original)
-        if read_bytes(target) != expected:
-            raise WriteError("file changed on disk while it was being fixed (run again)")
-        os.replace(temporary, target)
+        _replace(temporary, target, expected)
     except OSError as exc:
         os.unlink(temporary)
         raise WriteError(f"cannot write: {exc.strerror}") from None

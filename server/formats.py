@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -81,16 +82,32 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]|##\[")
+
+
+def printable(text: str) -> str:
+    """`text` safe on one line of a CI log: control characters (line breaks too) as Python
+    escapes (`\\n`), and `##[` (GitHub's legacy workflow command, anywhere in a line) as `#\\x23[`."""
+    return _UNSAFE.sub(lambda match: "#\\x23[" if match.group() == "##[" else ascii(match.group())[1:-1], text)
+
+
+def shown(path: str) -> str:
+    """A path as printed at the start of a line: `printable`, and behind `./` when a CI
+    runner would take the line for a workflow command (`::error ...`)."""
+    path = printable(path)
+    return f"./{path}" if path.lstrip().startswith("::") else path
+
+
 # -- findings ------------------------------------------------------------------------------
 def location(item: Item) -> str:
     """`path:line:col` or, in a notebook, `path:cell N:line:col`."""
     r = item.finding.range
     cell = "" if item.finding.cell is None else f"cell {item.finding.cell + 1}:"
-    return f"{item.path}:{cell}{r.start_line + 1}:{r.start_col + 1}"
+    return f"{shown(item.path)}:{cell}{r.start_line + 1}:{r.start_col + 1}"
 
 
 def text(items: list[Item]) -> str:
-    return "".join(f"{location(i)}: {i.finding.code} {i.finding.message}\n" for i in items)
+    return "".join(f"{location(i)}: {i.finding.code} {printable(i.finding.message)}\n" for i in items)
 
 
 def finding_dict(item: Item) -> dict:
@@ -99,8 +116,13 @@ def finding_dict(item: Item) -> dict:
     return {**head, "path": item.path, **data}
 
 
+def log_json(data) -> str:
+    """JSON for a CI log: `##[` in a string (a path, say) as `#\\u0023[`, the same value."""
+    return json.dumps(data, indent=2, ensure_ascii=False).replace("##[", "#\\u0023[") + "\n"
+
+
 def json_findings(items: list[Item]) -> str:
-    return json.dumps([finding_dict(i) for i in items], indent=2, ensure_ascii=False) + "\n"
+    return log_json([finding_dict(i) for i in items])
 
 
 def _escape_data(value: str) -> str:
@@ -144,7 +166,9 @@ def _artifact(path: str) -> dict:
     relative = os.path.normpath(path)
     if os.path.isabs(relative) or relative.split(os.sep)[0] == os.pardir:
         return {"uri": _file_uri(os.path.abspath(path))}
-    return {"uri": uri_path(relative), "uriBaseId": "%SRCROOT%"}
+    from urllib.parse import quote
+
+    return {"uri": quote(os.fsencode(uri_path(relative))), "uriBaseId": "%SRCROOT%"}
 
 
 def help_uri(rule) -> str:
@@ -221,7 +245,7 @@ def sarif(items: list[Item], errors: list[tuple[str, str]]) -> str:
             "results": [_sarif_result(item, index) for item in items],
         }],
     }
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    return log_json(log)
 
 
 def render_findings(items: list[Item], fmt: str, errors: list[tuple[str, str]]) -> str:

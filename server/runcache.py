@@ -6,6 +6,11 @@ command line, and the path, size and modification time of every `.py`/`.ipynb` u
 the checked paths and of every `pyproject.toml` that could configure them (those folders
 and all above). Any change misses and the run is done for real (with the per-file cache
 of `cache.py` making that fast too). Runs that hit errors are not stored.
+
+Both caches live in `.perf-lint-cache/VERSION/ID/`, ID derived from a secret of this
+machine (`machine_key`): a cache a repository ships cannot be read, nor can links it
+plants there redirect writes. A `.perf-lint-cache` (or VERSION folder) that is a symbolic
+link or not a folder is not used at all.
 """
 
 from __future__ import annotations
@@ -13,13 +18,70 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import sys
 
 from perf_lint import __version__
 
 from .files import EXTENSIONS, skipped_dir
 
-RUNS = os.path.join(".perf-lint-cache", __version__, "runs")
+CACHE_DIR = ".perf-lint-cache"
+
+
+def machine_key() -> str | None:
+    """This machine's secret, 64 hex digits in $XDG_CACHE_HOME/perf-lint/key (or
+    ~/.cache/...), made on first use (mode 0600); None where it cannot be read or made."""
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = os.path.join(home, "perf-lint", "key")
+    try:
+        with open(path, "rb") as handle:
+            key = handle.read(65).decode("ascii")
+        if len(key) == 64 and not key.strip("0123456789abcdef"):
+            return key
+    except (OSError, ValueError):
+        pass  # missing or damaged: make one
+    key = os.urandom(32).hex()
+    try:
+        import tempfile  # only the first run on a machine gets here
+
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=os.path.dirname(path))  # mode 0600
+        with os.fdopen(fd, "w") as handle:
+            handle.write(key)
+        os.replace(temp, path)
+    except OSError:
+        return None
+    return key
+
+
+def cache_folder() -> str | None:
+    """This machine's cache folder under the current one, or None (said once on stderr when
+    the project's `.perf-lint-cache` is a link or not a folder)."""
+    key = machine_key()
+    if key is None:
+        return None
+    path = os.path.join(CACHE_DIR, __version__, hashlib.sha256(key.encode()).hexdigest()[:32])
+    for part in (CACHE_DIR, os.path.dirname(path), path):
+        try:
+            mode = os.lstat(part).st_mode
+        except OSError:
+            break  # not made yet: we make it (and what is below it)
+        if not stat.S_ISDIR(mode):
+            what = "a symbolic link" if stat.S_ISLNK(mode) else "not a folder"
+            print(f"perf-lint: warning: {part} is {what}: not using the cache", file=sys.stderr)
+            return None
+    return path
+
+
+def ignore_all() -> None:
+    """`.perf-lint-cache/.gitignore`, made once (never through a link planted there)."""
+    ignore = os.path.join(CACHE_DIR, ".gitignore")
+    if not os.path.lexists(ignore):
+        try:
+            with open(ignore, "x", encoding="utf-8") as handle:
+                handle.write("# created by perf-lint\n*\n")
+        except OSError:
+            pass
 
 
 def _stats(path: str) -> str:
@@ -59,23 +121,31 @@ def key(options: dict, paths: list[str]) -> str:
     return digest.hexdigest()
 
 
-def load(run_key: str) -> dict | None:
+def load(folder: str, run_key: str) -> dict | None:
+    """The stored run, or None: missing, damaged or of the wrong shape (a miss, then rewritten)."""
     try:
-        with open(os.path.join(RUNS, run_key + ".json"), encoding="utf-8") as handle:
+        with open(os.path.join(folder, "runs", run_key + ".json"), encoding="utf-8") as handle:
             stored = json.load(handle)
-        return stored if {"stdout", "stderr", "status"} <= stored.keys() else None
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError):
         return None
+    if (
+        type(stored) is dict and type(stored.get("stdout")) is str and type(stored.get("stderr")) is str
+        and stored.get("status") in (0, 1) and type(stored["status"]) is int
+    ):
+        return stored
+    return None
 
 
-def store(run_key: str, stdout: str, stderr: str, status: int) -> None:
+def store(folder: str, run_key: str, stdout: str, stderr: str, status: int) -> None:
+    runs = os.path.join(folder, "runs")
     try:
-        os.makedirs(RUNS, exist_ok=True)
+        os.makedirs(runs, exist_ok=True)
+        ignore_all()
         import tempfile  # only a run that was not replayed stores: see files.write_atomic
 
-        fd, temp = tempfile.mkstemp(dir=RUNS, suffix=".tmp")
+        fd, temp = tempfile.mkstemp(dir=runs, suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump({"stdout": stdout, "stderr": stderr, "status": status}, handle)
-        os.replace(temp, os.path.join(RUNS, run_key + ".json"))
+        os.replace(temp, os.path.join(runs, run_key + ".json"))
     except OSError:
         pass  # an unwritable project just does not get replays
