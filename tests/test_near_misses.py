@@ -308,3 +308,69 @@ def test_cudnn_benchmark_without_profiler_is_silent():
         for x in loader:
             model(x)
     """)
+
+
+def test_no_grad_inside_the_evaluation_loop_is_silent():
+    assert "TPL502" not in codes("""
+        import torch
+        def compute_accuracy(model, dataloader, device):
+            model = model.eval()
+            for features, labels in dataloader:
+                features, labels = features.to(device), labels.to(device)
+                with torch.no_grad():
+                    logits = model(features)
+                correct += (torch.argmax(logits, dim=1) == labels).sum()
+            return correct
+    """)
+
+
+def test_evaluation_of_a_frozen_module_is_silent():
+    assert "TPL502" not in codes("""
+        import torch
+        encoder = build_encoder()
+        for p in encoder.parameters():
+            p.requires_grad_(False)
+        encoder.eval()
+        for x, y in loader:
+            features.append(encoder(x.cuda()))
+    """)
+
+
+def test_timing_work_that_ends_in_a_synchronizing_helper_is_silent():
+    assert "TPL201" not in codes("""
+        import time, torch
+        def calc_loss_loader(loader, model):
+            total = 0.0
+            for x, y in loader:
+                total += torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda()).item()
+            return total
+        def train(model, loader, opt):
+            for epoch in range(3):
+                for x, y in loader:
+                    model(x.cuda()).sum().backward()
+                    opt.step()
+                val_loss = calc_loss_loader(loader, model)
+        start_time = time.time()
+        train(model, loader, opt)
+        print((time.time() - start_time) / 60)
+    """)
+
+
+def test_timing_a_cpu_matmul_in_a_gpu_notebook_is_silent():
+    found = notebook_codes(
+        "import time, torch\ndevice = torch.device('cuda') if torch.cuda.is_available() else torch.device('cpu')",
+        "x = torch.zeros(2, 3)\nx = x.to(device)",
+        "x = torch.randn(5000, 5000)\nstart_time = time.time()\n_ = torch.matmul(x, x)\nend_time = time.time()\n"
+        "print(end_time - start_time)",
+    )
+    assert "TPL201" not in [code for code, _ in found]
+
+
+def test_timing_a_gpu_matmul_operator_hits():
+    assert codes("""
+        import time, torch
+        a = torch.randn(4096, 4096, device="cuda")
+        t0 = time.perf_counter()
+        c = a @ a
+        dt = time.perf_counter() - t0
+    """).count("TPL201") == 1

@@ -10,7 +10,7 @@ from ..context import Frame, Site, WITH, argument, call_name, children, code, do
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
 from .edits import replace_argument
 from .timing import _MODEL_NAMES, torch_alias
-from .tracking import Nesting, all_calls
+from .tracking import Nesting
 
 NO_GRAD = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
            "torch.autograd.grad_mode.inference_mode"}
@@ -40,8 +40,17 @@ class EvaluationWithGradients(Nesting):
     model after `model.eval()`, or inside a function named for validation (`validate`,
     `evaluate`, `eval_epoch`, `run_inference`, `predict`, `test`), with no
     `torch.no_grad()` / `torch.inference_mode()` around it (a `with`, a decorator, or the
-    callers' `with`), and no gradient use (`backward`, `torch.autograd.grad`,
+    callers' `with` or decorator), and no gradient use (`backward`, `torch.autograd.grad`,
     `requires_grad_`) in the function.
+
+    A model call counts only where it runs with gradients: not inside a no-grad `with`
+    opened in the loop body, and not on a module whose parameters are all frozen
+    (`model.requires_grad_(False)`, `p.requires_grad = False` for every
+    `p in model.parameters()`, unless some are given gradients again). No-grad means
+    torch's context managers and decorators, an alias of them (`no_grad = torch.no_grad`),
+    a decorator or context manager named for them (`@utils.no_grad`), a decorator or
+    `@contextmanager` of the same source that applies them, and
+    `torch.set_grad_enabled(flag)` with anything but `True` (the author choosing the mode).
 
     ## Why is this bad?
     `model.eval()` only switches dropout and batch norm to inference behaviour; autograd
@@ -72,7 +81,7 @@ class EvaluationWithGradients(Nesting):
     name = "evaluation-with-gradients"
     summary = "Evaluation loop (after model.eval() or in validate()) without torch.no_grad()"
     triggers = ("eval", "val", "test", "infer", "predict")  # .eval() or an evaluation function
-    calls = CallNames(frozenset({"set_grad_enabled", "eval", "train"}))
+    calls = CallNames(frozenset({"set_grad_enabled", "eval", "train", "requires_grad_"}))
     fixable = True
     probe = "memory"
     VALID = (
@@ -90,6 +99,64 @@ class EvaluationWithGradients(Nesting):
             "with torch.no_grad():\n    evaluate(model, val_loader)\n"
         ),
         Example("import torch\nmodel.train()\nfor x in loader:\n    model(x).sum().backward()\n"),
+        # no_grad opened inside the loop, around the model call
+        Example(
+            "import torch\ndef test_model(net, loader):\n    net.eval()\n    for x, y in loader:\n"
+            "        x = x.to(device)\n        with torch.no_grad():\n            preds = net(x).argmax(-1)\n"
+            "        correct += (preds == y).sum()\n"
+        ),
+        Example(
+            "import torch\nmodel.eval()\nfor x in loader:\n    with torch.inference_mode():\n"
+            "        out = model(x)\n    show(out)\n"
+        ),
+        # evaluation nested in a training function
+        Example(
+            "import torch\ndef main(model, train_loader, eval_loader):\n    def evaluation(model, loader):\n"
+            "        model.eval()\n        for batch in loader:\n            with torch.no_grad():\n"
+            "                outputs = model(**batch)\n            losses += outputs.loss.float()\n"
+            "    for batch in train_loader:\n        model(**batch).loss.backward()\n"
+            "    evaluation(model, eval_loader)\n"
+        ),
+        # decorators that wrap no_grad: an alias, one named for it, one of the source applying it
+        Example(
+            "import torch\nno_grad = torch.no_grad\n@no_grad()\ndef evaluate(model, loader):\n"
+            "    for x in loader:\n        model(x)\n"
+        ),
+        Example("import torch\nimport utils\n@utils.no_grad\ndef validate(model, loader):\n    for x in loader:\n        model(x)\n"),
+        Example(
+            "import torch, functools\ndef without_grad(fn):\n    @functools.wraps(fn)\n    def wrapper(*a, **k):\n"
+            "        with torch.no_grad():\n            return fn(*a, **k)\n    return wrapper\n"
+            "@without_grad\ndef evaluate(model, loader):\n    for x in loader:\n        model(x)\n"
+        ),
+        Example(
+            "import torch\nfrom contextlib import contextmanager\n@contextmanager\ndef evaluating(model):\n"
+            "    model.eval()\n    with torch.no_grad():\n        yield\n    model.train()\n"
+            "def evaluate(model, loader):\n    with evaluating(model):\n        for x in loader:\n            model(x)\n"
+        ),
+        # called from a function decorated with no_grad
+        Example(
+            "import torch\ndef validation_loss(loader, model):\n    for x, y in loader:\n        loss(model(x), y)\n"
+            "@torch.no_grad()\ndef evaluate_model(model, loader):\n    model.eval()\n    return validation_loss(loader, model)\n"
+        ),
+        # the author picks the mode per phase
+        Example(
+            "import torch\ndef train_or_validate(model, loader, train):\n    model.train(train)\n    for x, y in loader:\n"
+            "        with torch.set_grad_enabled(train):\n            out = model(x)\n"
+        ),
+        # a frozen trunk: no parameter of the module requires gradients
+        Example(
+            "import torch\nbackbone = load_backbone()\nbackbone.requires_grad_(False)\nbackbone.eval()\n"
+            "for x, y in loader:\n    feats = backbone(x)\n    store(feats, y)\n"
+        ),
+        Example(
+            "import torch\nfor p in encoder.parameters():\n    p.requires_grad = False\n"
+            "def evaluate(encoder, loader):\n    encoder.eval()\n    for x in loader:\n        encoder(x)\n"
+        ),
+        Example(
+            "import torch\nclass Probe:\n    def __init__(self, model):\n"
+            "        self.model = model.eval().requires_grad_(False)\n    def predict(self, loader):\n"
+            "        for x in loader:\n            yield self.model(x)\n"
+        ),
     )
     INVALID = (
         Example(
@@ -101,6 +168,37 @@ class EvaluationWithGradients(Nesting):
             "    return correct\n",
         ),
         Example("import torch\nnet.eval()\nfor images, labels in test_loader:\n    outputs = net(images)\n"),
+        # no_grad in the loop, but the model also runs outside it
+        Example(
+            "import torch\nmodel.eval()\nfor x in loader:\n    with torch.no_grad():\n        ref = model(x)\n"
+            "    out = model(x.flip(-1))\n"
+        ),
+        # evaluation nested in a training function, without no_grad
+        Example(
+            "import torch\ndef main(model, train_loader, eval_loader):\n    def evaluation(model, loader):\n"
+            "        model.eval()\n        for batch in loader:\n            outputs = model(**batch)\n"
+            "    for batch in train_loader:\n        model(**batch).loss.backward()\n"
+            "    evaluation(model, eval_loader)\n",
+            "import torch\ndef main(model, train_loader, eval_loader):\n    @torch.no_grad()\n    def evaluation(model, loader):\n"
+            "        model.eval()\n        for batch in loader:\n            outputs = model(**batch)\n"
+            "    for batch in train_loader:\n        model(**batch).loss.backward()\n"
+            "    evaluation(model, eval_loader)\n",
+        ),
+        # a decorator of the source that does not turn gradients off
+        Example(
+            "import torch, time\ndef timed(fn):\n    def wrapper(*a):\n        start = time.time()\n"
+            "        return fn(*a)\n    return wrapper\n@timed\ndef evaluate(model, loader):\n"
+            "    for x in loader:\n        model(x)\n",
+            "import torch, time\ndef timed(fn):\n    def wrapper(*a):\n        start = time.time()\n"
+            "        return fn(*a)\n    return wrapper\n@timed\n@torch.no_grad()\ndef evaluate(model, loader):\n"
+            "    for x in loader:\n        model(x)\n",
+        ),
+        # the trunk is frozen but some of its layers are trained again
+        Example(
+            "import torch\nfor p in model.parameters():\n    p.requires_grad = False\n"
+            "for p in model.head.parameters():\n    p.requires_grad = True\nmodel.eval()\n"
+            "for x in loader:\n    out = model(x)\n"
+        ),
     )
 
     def __init__(self, ctx, options=None) -> None:
@@ -108,23 +206,47 @@ class EvaluationWithGradients(Nesting):
         self.loops: list[_Loop] = []
         self.modes: list[tuple[Site, bool, int]] = []  # model.eval() / model.train(): (site, eval?, order)
         self.no_grad_withs: dict[int, cst.With] = {}
+        self.pending_withs: list[tuple[cst.With, Site]] = []  # `with f(...)`: f may be a no_grad helper of the file
         self.grad_disabled: set[int] = set()  # scopes that call torch.set_grad_enabled(False)
+        self.frozen: set[str] = set()  # modules whose parameters are all set to requires_grad False
+        self.unfrozen: set[str] = set()  # modules (or parts of them) given requires_grad True again
+        self._no_grad_helpers: dict[int, bool] = {}  # id(function) -> whether it applies no_grad
         self.count = 0
 
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
-            if type(item.item) is cst.Call and self._turns_off(item.item):
+            expr = item.item
+            if type(expr) is not cst.Call:  # `with ctx:` where ctx = torch.no_grad()
+                found = self.ctx.origin(expr, self.ctx.scope) if type(expr) in (cst.Name, cst.Attribute) else None
+                expr = found[0] if found is not None else expr
+            if type(expr) is cst.Call and self._turns_off(expr):
                 self.no_grad_withs[id(node)] = node
+                return
+        if any(type(item.item) is cst.Call for item in node.items):
+            self.pending_withs.append((node, self.ctx.site(node)))
 
     def _turns_off(self, call: cst.Call) -> bool:
-        qualified = self.ctx.qualname(call.func) or ""
-        if qualified in NO_GRAD:
+        """Whether the call makes a no-grad context (or decorator): torch's, a project's alias
+        of it, or a helper named for it (`utils.no_grad()`)."""
+        qualified = self._qualified(call.func)
+        if qualified in NO_GRAD or _no_grad_name(call.func):
             mode = argument(call, 0, "mode")
             return mode is None or literal(mode) is True
         if qualified in SET_GRAD_ENABLED:
+            # set_grad_enabled(False) turns autograd off; set_grad_enabled(is_train) is the
+            # author choosing the mode per phase: either way not gradients left on by mistake
             mode = argument(call, 0, "mode")
-            return mode is not None and literal(mode) is False
+            return mode is not None and literal(mode) is not True
         return False
+
+    def _qualified(self, func: cst.BaseExpression) -> str:
+        """The callee's qualified name, through a module-level alias (`no_grad = torch.no_grad`)."""
+        qualified = self.ctx.qualname(func)
+        if qualified is None and type(func) is cst.Name:
+            found = self.ctx.origin(func, self.ctx.module_scope)
+            if found is not None and found[0] is not func and type(found[0]) in (cst.Name, cst.Attribute):
+                qualified = self.ctx.qualname(found[0])
+        return qualified or ""
 
     def _without_grad(self) -> bool:
         return any(f.kind == WITH and id(f.node) in self.no_grad_withs for f in self.local_frames())
@@ -141,11 +263,81 @@ class EvaluationWithGradients(Nesting):
             train = name == "train" and (not node.args or literal(node.args[0].value) is not False)
             self.count += 1
             self.modes.append((self.ctx.site(node), not train, self.count))
+        elif name == "requires_grad_" and type(node.func) is cst.Attribute:
+            flag = argument(node, 0, "requires_grad")
+            self._requires_grad(node.func.value, flag is None or literal(flag) is not False, node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:  # `p.requires_grad = False` for p in model.parameters()
+            if type(target.target) is cst.Attribute and target.target.attr.value == "requires_grad":
+                self._requires_grad(target.target.value, literal(node.value) is not False, None)
+
+    def _requires_grad(self, receiver: cst.BaseExpression, on: bool, call: cst.Call | None) -> None:
+        """Note a module frozen (`model.requires_grad_(False)`, `p.requires_grad = False` for
+        every p in `model.parameters()`, `model = M().eval().requires_grad_(False)`) or a
+        module (or a part of one) given gradients again."""
+        module = _parameters_owner(receiver, self.ctx.loops)
+        statement = self.ctx.statement
+        small = statement.body[0] if statement is not None and statement.body else None
+        if module is None and call is not None and type(small) is cst.Assign and small.value is call:
+            if len(small.targets) == 1:  # model = Model().eval().requires_grad_(False)
+                module = dotted(small.targets[0].target)
+        if module is None and (call is not None or on):  # `module.requires_grad = False` freezes nothing
+            while type(receiver) is cst.Call and type(receiver.func) is cst.Attribute and (
+                    receiver.func.attr.value in _MODULE_CHAIN):
+                receiver = receiver.func.value  # model.eval().requires_grad_(False)
+            module = _module_path(receiver)
+        if module is not None:
+            (self.unfrozen if on else self.frozen).add(module)
+
+    def _frozen(self, name: str) -> bool:
+        """Whether every parameter of the module `name` was set not to require gradients."""
+        return name in self.frozen and not any(u == name or u.startswith(name + ".") for u in self.unfrozen)
+
+    def _resolve_pending_withs(self) -> None:
+        """`with helper(...)`, where helper is a function of this source that opens no_grad
+        (a contextmanager around `with torch.no_grad(): yield`) or is named for it."""
+        for node, site in self.pending_withs:
+            for item in node.items:
+                call = item.item
+                if type(call) is cst.Call and self._helper_applies_no_grad(call.func):
+                    self.no_grad_withs[id(node)] = node
+                    break
+
+    def _helper_applies_no_grad(self, func: cst.BaseExpression) -> bool:
+        """Whether `func` names a function of this source whose body turns autograd off (a
+        decorator wrapping its argument in `with torch.no_grad()`, `torch.no_grad()(fn)`)."""
+        name = func.value if type(func) is cst.Name else None
+        if name is None or name in self.ctx.imports:
+            return False
+        definitions = self.ctx.functions.get(name)
+        if not definitions:
+            return False
+        helper = definitions[-1][0]
+        found = self._no_grad_helpers.get(id(helper))
+        if found is None:
+            self._no_grad_helpers[id(helper)] = False  # a recursive helper is not one
+            found = False
+            for node in _withs_and_calls(helper.body):
+                if type(node) is cst.With:
+                    found = id(node) in self.no_grad_withs
+                else:
+                    callee = node.func.func if type(node.func) is cst.Call else node.func  # torch.no_grad()(fn)
+                    found = self._qualified(callee) in NO_GRAD
+                if found:
+                    break
+            self._no_grad_helpers[id(helper)] = found
+        return found
 
     def finish(self) -> None:
         alias = torch_alias(self.ctx)
         reported: set[int] = set()
+        self._resolve_pending_withs()
         called_without_grad = {name for node in self.no_grad_withs.values() for name in _called_in(node.body)}
+        for definitions in self.ctx.functions.values():  # called from a function that runs under no_grad
+            for definition, _ in definitions:
+                if definition.decorators and self._decorated(definition):
+                    called_without_grad |= _called_in(definition.body)
         for loop in self.loops:
             function = loop.function
             if id(loop.site.scope) in self.grad_disabled or id(function) in reported:
@@ -180,11 +372,20 @@ class EvaluationWithGradients(Nesting):
             )
 
     def _decorated(self, function: cst.FunctionDef) -> bool:
+        """Whether a decorator runs the function under no_grad: torch's (`@torch.no_grad()`,
+        `@torch.inference_mode`), an alias of it (`no_grad = torch.no_grad()`), one named for
+        it (`@utils.no_grad`), or a decorator of this source that applies it."""
         for decorator in function.decorators:
             target = decorator.decorator
+            if type(target) is cst.Name:
+                found = self.ctx.origin(target, self.ctx.module_scope)
+                if found is not None and type(found[0]) is cst.Call and self._turns_off(found[0]):
+                    return True  # nograd = torch.no_grad(); @nograd
             call = target if type(target) is cst.Call else None
-            qualified = self.ctx.qualname(call.func if call else target) or ""
-            if qualified in NO_GRAD or (call is not None and self._turns_off(call)):
+            callee = call.func if call else target
+            if self._qualified(callee) in NO_GRAD or (call is not None and self._turns_off(call)):
+                return True
+            if _no_grad_name(callee) or self._helper_applies_no_grad(callee):
                 return True
         return False
 
@@ -198,12 +399,14 @@ class EvaluationWithGradients(Nesting):
         return dotted(last) if last is not None else None
 
     def _model_call(self, loop: cst.For, evaluated: str | None, scope) -> cst.Call | None:
-        for call in all_calls(loop.body):
+        """The first call of the model in the loop that runs with autograd on: not inside a
+        no_grad `with` opened in the loop body, and not of a module whose parameters are frozen."""
+        for call in _calls_outside(loop.body, self.no_grad_withs):
             func = call.func
             if type(func) is cst.Attribute and func.attr.value == "forward":
                 func = func.value
             name = dotted(func)
-            if name is None:
+            if name is None or self._frozen(name):
                 continue
             if evaluated is not None:
                 if name == evaluated:
@@ -223,6 +426,78 @@ class EvaluationWithGradients(Nesting):
         ):
             return False  # a function, not a variable holding a module
         return any(word in last.lower() for word in _MODEL_NAMES)
+
+
+_MODULE_CHAIN = {"eval", "train", "to", "cuda", "cpu", "half", "float", "bfloat16", "requires_grad_"}
+_NO_GRAD_WORDS = ("no_grad", "nograd", "inference_mode")
+
+
+def _no_grad_name(func: cst.BaseExpression) -> bool:
+    """Whether the callee is named for no_grad outside torch (`utils.no_grad`, a project's
+    `@no_grad` alias): the name promises what it does."""
+    name = dotted(func)
+    return name is not None and any(word in name.rsplit(".", 1)[-1].lower() for word in _NO_GRAD_WORDS)
+
+
+def _module_path(expr: cst.BaseExpression) -> str | None:
+    """`model` or `self.backbone` for a module expression, through indexing (`model.blocks[-1]`
+    -> "model.blocks")."""
+    while type(expr) is cst.Subscript:
+        expr = expr.value
+    return dotted(expr)
+
+
+def _parameters_owner(receiver: cst.BaseExpression, loops: tuple) -> str | None:
+    """For `p` the target of an enclosing `for p in X.parameters()` (or `for n, p in
+    X.named_parameters()`): X's path."""
+    if type(receiver) is not cst.Name:
+        return None
+    for loop in reversed(loops):
+        if type(loop) is not cst.For or type(loop.iter) is not cst.Call or type(loop.iter.func) is not cst.Attribute:
+            continue
+        method = loop.iter.func.attr.value
+        target = loop.target
+        if method == "named_parameters" and type(target) is cst.Tuple and len(target.elements) == 2:
+            target = target.elements[1].value
+        elif method != "parameters":
+            continue
+        if type(target) is cst.Name and target.value == receiver.value:
+            return _module_path(loop.iter.func.value)
+    return None
+
+
+def _calls_outside(body: cst.CSTNode, withs: dict[int, cst.With]) -> list[cst.Call]:
+    """The calls under `body` in visiting order, leaving out the bodies of the `with`s in
+    `withs` and of nested functions and classes (they run elsewhere)."""
+    found, stack = [], [body]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.With and id(node) in withs:
+            stack.extend(reversed([item for item in node.items]))  # its items run with gradients
+            continue
+        if kind is cst.FunctionDef or kind is cst.ClassDef:
+            continue
+        if kind is cst.Call:
+            found.append(node)
+        stack.extend(reversed(children(node)))
+    return found
+
+
+def _withs_and_calls(body: cst.CSTNode) -> list[cst.CSTNode]:
+    """The `with` statements and calls under `body`, nested functions included (a decorator's
+    wrapper), remembered."""
+
+    def collect() -> tuple[cst.CSTNode, ...]:
+        found, stack = [], [body]
+        while stack:
+            node = stack.pop()
+            if type(node) in (cst.With, cst.Call):
+                found.append(node)
+            stack.extend(children(node))
+        return tuple(found)
+
+    return list(remembered(_withs_and_calls, body, collect))
 
 
 def _called_in(body: cst.CSTNode) -> frozenset[str]:
@@ -373,11 +648,28 @@ def _grad_attribute(expr: cst.BaseExpression) -> cst.Attribute | None:
 
 def _uses_gradients(body: cst.CSTNode, ctx) -> bool:
     """Whether `body` computes or asks for gradients."""
-    for call in all_calls(body):
-        name = call_name(call)
-        if name in _GRAD_USES or (ctx.qualname(call.func) or "").startswith("torch.autograd."):
-            return True
-        requires = keyword(call, "requires_grad")
-        if requires is not None and literal(requires.value) is not False:
-            return True
-    return False
+    by_name, others = _gradient_calls(body)
+    return by_name or any((ctx.qualname(call.func) or "").startswith("torch.autograd.") for call in others)
+
+
+def _gradient_calls(body: cst.CSTNode) -> tuple[bool, tuple[cst.Call, ...]]:
+    """Whether a call under `body` (nested functions included) uses gradients by its name or
+    a `requires_grad=` argument, and the other calls whose callee is a dotted name (one may be
+    `torch.autograd.*` under an import alias). Remembered: the scan does not need the imports."""
+
+    def scan() -> tuple[bool, tuple[cst.Call, ...]]:
+        others, stack = [], [body]
+        while stack:
+            node = stack.pop()
+            if type(node) is cst.Call:
+                if call_name(node) in _GRAD_USES:
+                    return True, ()
+                requires = keyword(node, "requires_grad")
+                if requires is not None and literal(requires.value) is not False:
+                    return True, ()
+                if type(node.func) in (cst.Name, cst.Attribute):
+                    others.append(node)
+            stack.extend(children(node))
+        return False, tuple(others)
+
+    return remembered(_gradient_calls, body, scan)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import Context, Scope, Site, call_name, children, dotted, remembered, short_code
+from ..context import (
+    _CUDA_STRING, Context, Scope, Site, argument, call_name, children, dotted, keyword, literal, remembered, short_code,
+)
 from ..findings import Edit, Range
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Rule
 from .cells import cell_statements
@@ -130,14 +132,413 @@ def _functions(ctx: Context) -> dict[str, cst.FunctionDef]:
     return {name: defs[-1][0] for name, defs in ctx.functions.items()}
 
 
+# DeepSpeed's device abstraction: the GPU (or another asynchronous accelerator) in DeepSpeed code.
+_ACCELERATORS = {
+    "deepspeed.get_accelerator", "deepspeed.accelerator.get_accelerator",
+    "deepspeed.accelerator.real_accelerator.get_accelerator",
+}
+# torch.cuda queries that say nothing about where the values live.
+_CUDA_QUERIES = {"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_initialized"}
+# torch functions that make a tensor in host memory unless given a device.
+_HOST_FACTORIES = {
+    "tensor", "as_tensor", "from_numpy", "Tensor", "LongTensor", "FloatTensor", "IntTensor", "BoolTensor",
+    "DoubleTensor", "HalfTensor", "ByteTensor", "zeros", "ones", "empty", "full", "arange", "linspace", "rand",
+    "randn", "randint", "randperm", "eye",
+}
+SYNC, WORK = "sync", "work"
+_LOOP_END = object()  # marks where a loop's events end (its start is the loop node itself)
+
+
+def events_in_order(node: cst.CSTNode) -> tuple:
+    """What a timed statement does, in evaluation order: its calls, its `@` products (tensor
+    work without a call), and its loops (the For/While node before its events, _LOOP_END
+    after them), skipping nested defs. Remembered for the analysis."""
+    return remembered(events_in_order, node, lambda: _events_in_order(node))
+
+
+def _events_in_order(node: cst.CSTNode) -> tuple:
+    found = []
+    stack: list = [(node, False)]
+    while stack:
+        current, done = stack.pop()
+        if done:
+            found.append(current)
+            continue
+        kind = type(current)
+        if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
+        if kind is cst.For or kind is cst.While:
+            found.append(current)
+            stack.append((_LOOP_END, True))
+        elif kind is cst.Call or (kind is cst.BinaryOperation and type(current.operator) is cst.MatrixMultiply) or (
+                kind is cst.AugAssign and type(current.operator) is cst.MatrixMultiplyAssign):
+            stack.append((current, True))
+        stack.extend((child, False) for child in reversed(children(current)))
+    return tuple(found)
+
+
+class TimedWork:
+    """What the timed code leaves queued on the device when the clock is read: CudaWork's
+    classification of calls, plus `@` products, blocking copies (which synchronize), and the
+    functions of the source it calls, followed to what they leave queued."""
+
+    _DEPTH = 4
+
+    def __init__(self, ctx: Context, functions: dict[str, cst.FunctionDef], copies_sync: bool = True) -> None:
+        self.ctx = ctx
+        self.functions = functions
+        self.calls = CudaWork(ctx, functions)
+        self.copies_sync = copies_sync  # False: count only explicit syncs (where a spare one is harmless)
+        self._summaries: dict[int, str | None] = {}  # id(function) -> SYNC, WORK or None
+
+    def pending(self, events, scope: Scope, depth: int = 0):
+        """The last work event with no synchronization after it, if any. A loop whose body
+        synchronizes leaves at most one pass of work queued: it ends synchronized."""
+        pending, syncs, loops = None, 0, []
+        for event in events:
+            if event is _LOOP_END:
+                if loops and syncs > loops.pop():
+                    pending = None
+                continue
+            kind = type(event)
+            if kind is cst.For or kind is cst.While:
+                loops.append(syncs)
+                continue
+            effect = self.effect(event, scope, depth)
+            if effect is SYNC:
+                pending, syncs = None, syncs + 1
+            elif effect is WORK:
+                pending = event
+        return pending, syncs
+
+    def effect(self, event, scope: Scope, depth: int = 0) -> str | None:
+        if type(event) is not cst.Call:
+            return WORK  # a @ b
+        function = self._function(event)
+        if function is not None:
+            return self._summary(function, depth)
+        if self.is_sync(event, scope):
+            return SYNC
+        return WORK if self.calls.is_work(event, scope, 1) else None
+
+    def is_sync(self, call: cst.Call, scope: Scope) -> bool:
+        """CudaWork's syncs, and blocking copies: to the host (`.to("cpu")`), or from a
+        tensor just made in host memory to the device (`torch.tensor(v).to(device)`), which
+        PyTorch follows with a stream synchronize."""
+        if self.calls.is_sync(call):
+            return True
+        func = call.func
+        if not self.copies_sync or type(func) is not cst.Attribute or func.attr.value not in ("to", "cuda"):
+            return False
+        blocking = keyword(call, "non_blocking")
+        if blocking is not None and literal(blocking.value) is not False:
+            return False
+        if func.attr.value == "to":
+            target = argument(call, 0, "device")
+            if target is not None and self.ctx.is_cuda_device(target, scope) is False:
+                return True  # to the host
+            if target is None or _looks_like_dtype(target, self.ctx):
+                return False
+        made = func.value
+        if type(made) is not cst.Call:
+            return False
+        qualified = self.ctx.qualname(made.func) or ""
+        namespace, _, name = qualified.rpartition(".")
+        return namespace == "torch" and name in _HOST_FACTORIES and keyword(made, "device") is None
+
+    def _function(self, call: cst.Call) -> cst.FunctionDef | None:
+        """The function of this source a call runs: `helper(...)`, or `self.method(...)`."""
+        func = call.func
+        if type(func) is cst.Name:
+            name = func.value
+            if name in self.ctx.imports:
+                return None
+        elif type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "self":
+            name = func.attr.value
+        else:
+            return None
+        return self.functions.get(name)
+
+    def _summary(self, function: cst.FunctionDef, depth: int) -> str | None:
+        """What a call of `function` leaves: SYNC (it synchronizes after its last work), WORK
+        (work still queued when it returns) or None (neither, as far as can be seen)."""
+        key = id(function)
+        if key in self._summaries:
+            return self._summaries[key]
+        if depth >= self._DEPTH:
+            scope = self.ctx.module_scope
+            return WORK if any(self.calls.is_work(c, scope, 1) for c in calls_in_order(function.body)) else None
+        self._summaries[key] = None  # a recursive call adds nothing
+        scope = self.ctx.scopes.get(id(function), self.ctx.module_scope)
+        events = events_in_order(function.body)
+        pending, syncs = self.pending(events, scope, depth + 1)
+        summary = WORK if pending is not None else SYNC if syncs else None
+        self._summaries[key] = summary
+        return summary
+
+
+def _looks_like_dtype(expr: cst.BaseExpression, ctx: Context) -> bool:
+    """`torch.float16`, `dtype`, `self.dtype`: `.to()` converting, not moving."""
+    qualified = ctx.qualname(expr) or ""
+    if qualified.startswith("torch.") and qualified.count(".") == 1 and qualified[6:] not in ("device",):
+        return type(expr) is not cst.Call
+    name = dotted(expr) or ""
+    return "dtype" in name.rsplit(".", 1)[-1].lower()
+
+
+class CudaValues:
+    """Whether code reads values tied to CUDA: made or moved there (`.cuda()`, `.to(device)`
+    or `device=` with a CUDA device, `torch.cuda.*`, DeepSpeed's accelerator), through the
+    names and attributes it reads, their assignments, the arguments a function's parameters
+    receive at its calls in the source, and the bodies of the functions of the source it
+    calls. A file that mentions CUDA elsewhere, or a callee named like a model, is not
+    evidence. Each name is resolved once per analysis."""
+
+    _DEPTH = 12
+
+    def __init__(self, ctx: Context, functions: dict[str, cst.FunctionDef], moves: list) -> None:
+        self.ctx = ctx
+        self.functions = functions
+        self.moves = moves  # in-place moves (`model.to(device)` statements): (receiver, call, scope)
+        self._names: dict[tuple, bool] = {}  # (name, id(its scope)) -> whether any value it holds is CUDA
+        self._reached: dict[tuple, bool] = {}  # (id(value), id(scope)) -> the same, for one assignment
+        self._attributes: dict[str, bool] = {}
+        self._bodies: dict[int, bool] = {}
+        self._moved: tuple[dict, dict] | None = None
+
+    def read_by(self, nodes, scope: Scope, reaching=None) -> bool:
+        """Whether the code of `nodes` reads CUDA values; `reaching(name)` gives the value a
+        name holds where the code starts, when the statements above say so."""
+        return any(self._walk(node, scope, reaching, 0) for node in nodes)
+
+    def _walk(self, node: cst.CSTNode, scope: Scope, reaching, depth: int) -> bool:
+        if depth > self._DEPTH:
+            return False
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            kind = type(current)
+            if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+                continue
+            if kind is cst.Call:
+                if self._call(current, scope, depth):
+                    return True
+                stack.append(current.func)
+                stack.extend(arg.value for arg in current.args)
+            elif kind is cst.Attribute:
+                key = dotted(current)
+                if key is not None and self._attribute(key, depth):
+                    return True
+                stack.append(current.value)
+            elif kind is cst.Name:
+                if self._name(current.value, scope, reaching, depth):
+                    return True
+            elif kind is cst.SimpleString:
+                if _CUDA_STRING.match(current.value):
+                    return True
+            elif kind is cst.Assign or kind is cst.NamedExpr:
+                stack.append(current.value)
+            elif kind is cst.AnnAssign:
+                if current.value is not None:
+                    stack.append(current.value)
+            elif kind is cst.For:
+                stack.extend((current.iter, current.body))
+            elif kind is cst.WithItem:
+                stack.append(current.item)
+            elif kind is cst.Arg:
+                stack.append(current.value)
+            else:
+                stack.extend(children(current))
+        return False
+
+    def _call(self, call: cst.Call, scope: Scope, depth: int) -> bool:
+        func = call.func
+        name = call_name(call)
+        if type(func) is cst.Attribute and name == "cuda":
+            return True
+        qualified = self.ctx.qualname(func) or ""
+        if (qualified.startswith("torch.cuda.") and qualified not in _CUDA_QUERIES) or qualified in _ACCELERATORS:
+            return True
+        device = keyword(call, "device")
+        if device is not None and self._device(device.value, scope, depth):
+            return True
+        if type(func) is cst.Attribute and name == "to":
+            target = argument(call, 0, "device")
+            if target is not None and self._device(target, scope, depth):
+                return True
+        if type(func) is cst.Name and func.value in self.functions and func.value not in self.ctx.imports:
+            return self._body(self.functions[func.value], depth)
+        return False
+
+    def _device(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> bool:
+        return self.ctx.is_cuda_device(expr, scope) is True or self._walk(expr, scope, None, depth + 1)
+
+    def _name(self, name: str, scope: Scope, reaching, depth: int) -> bool:
+        if reaching is not None:
+            found = reaching(name)
+            if found is not None:  # the assignment the statements above end with
+                value, owner = found
+                key = (id(value), id(owner))
+                result = self._reached.get(key)
+                if result is None:
+                    self._reached[key] = False
+                    result = self._walk(value, owner, None, depth + 1) or self._moved_name(name, owner)
+                    self._reached[key] = result
+                return result
+        if name in self.ctx.imports:
+            return False
+        owner = scope.owner_of(name)
+        if owner is None:
+            return False
+        key = (name, id(owner))
+        found = self._names.get(key)
+        if found is None:
+            self._names[key] = False  # a cycle adds nothing
+            found = any(v is not None and self._walk(v, owner, None, depth + 1) for v in owner.assignments[name])
+            found = found or self._moved_name(name, owner) or self._passed(name, owner, depth)
+            self._names[key] = found
+        return found
+
+    def _attribute(self, key: str, depth: int) -> bool:
+        found = self._attributes.get(key)
+        if found is None:
+            self._attributes[key] = False
+            values = self.ctx.attributes.get(key, ())
+            found = any(v is not None and self._walk(v, s, None, depth + 1) for v, s in values)
+            found = found or key in self._moves()[1]
+            self._attributes[key] = found
+        return found
+
+    def _passed(self, name: str, owner: Scope, depth: int) -> bool:
+        """Whether a parameter receives CUDA values at some call of its function in the source."""
+        function = owner.node
+        if type(function) is not cst.FunctionDef or name not in owner.params:
+            return False
+        index = owner.params.index(name)
+        method = bool(owner.params) and owner.params[0] in ("self", "cls")
+        for site in self.ctx.calls.get(function.name.value, ())[:20]:
+            call = site.node
+            if method != (type(call.func) is cst.Attribute):
+                continue  # `model.train()` is not a call of a function `train`
+            passed = self.ctx.call_argument(call, index - 1 if method else index, name, site.scope)
+            if passed and self._walk(passed[0], passed[1], None, depth + 1):
+                return True
+        return False
+
+    def _body(self, function: cst.FunctionDef, depth: int) -> bool:
+        found = self._bodies.get(id(function))
+        if found is None:
+            self._bodies[id(function)] = False
+            scope = self.ctx.scopes.get(id(function), self.ctx.module_scope)
+            found = self._bodies[id(function)] = self._walk(function.body, scope, None, depth + 1)
+        return found
+
+    def _moves(self) -> tuple[dict, dict]:
+        """The names (by scope) and attributes moved to CUDA in place (`model.to(device)`)."""
+        if self._moved is None:
+            names, attributes = {}, {}
+            for receiver, call, scope in self.moves:
+                target = argument(call, 0, "device")
+                if call_name(call) == "cuda" or (target is not None and self._device(target, scope, 0)):
+                    if type(receiver) is cst.Name:
+                        owner = scope.owner_of(receiver.value) or scope
+                        names[(receiver.value, id(owner))] = True
+                    else:
+                        attributes[dotted(receiver)] = True
+            self._moved = (names, attributes)
+        return self._moved
+
+    def _moved_name(self, name: str, owner: Scope) -> bool:
+        return (name, id(owner)) in self._moves()[0]
+
+
+def _assignments(statement: cst.CSTNode) -> dict[str, cst.BaseExpression | None]:
+    """The names a statement assigns: to the value, for a plain `name = value` line; to
+    None (unknown) for anything else that binds them (unpacking, loops, nested blocks).
+    Remembered."""
+
+    def compute() -> dict:
+        found: dict = {}
+        if type(statement) is cst.SimpleStatementLine:
+            for small in statement.body:
+                if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name:
+                    found[small.targets[0].target.value] = small.value
+                    continue
+                _bound_names(small, found)
+        else:
+            _bound_names(statement, found)
+        return found
+
+    return remembered(_assignments, statement, compute)
+
+
+def _bound_names(node: cst.CSTNode, found: dict) -> None:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        kind = type(current)
+        if kind in (cst.FunctionDef, cst.ClassDef):
+            found[current.name.value] = None
+            continue
+        if kind is cst.AssignTarget or kind is cst.AugAssign or kind is cst.AnnAssign or kind is cst.For:
+            targets = [current.target]
+            while targets:
+                target = targets.pop()
+                if type(target) is cst.Name:
+                    found[target.value] = None
+                elif type(target) in (cst.Tuple, cst.List):
+                    targets.extend(e.value for e in target.elements)
+                elif type(target) is cst.StarredElement:
+                    targets.append(target.value)
+        elif kind is cst.NamedExpr and type(current.target) is cst.Name:
+            found[current.target.value] = None
+        elif kind is cst.AsName and type(current.name) is cst.Name:
+            found[current.name.value] = None
+        stack.extend(children(current))
+
+
+def _reaching(body: list, index: int, scope: Scope):
+    """`lookup(name)`: the (value, scope) of the plain assignment to `name` that the
+    statements of a block above `index` end with, or None (not assigned there, or bound in a
+    way that does not say what: the caller then looks at all its assignments)."""
+    cache: dict = {}
+
+    def lookup(name: str):
+        if name not in cache:
+            cache[name] = None
+            for statement in reversed(body[:index]):
+                assigned = _assignments(statement)
+                if name in assigned:
+                    value = assigned[name]
+                    cache[name] = None if value is None else (value, scope)
+                    break
+        return cache[name]
+
+    return lookup
+
+
 class UnsynchronizedTiming(Rule):
     """
     ## What it does
     Finds an interval read from `time.time()`, `time.perf_counter()`, `time.monotonic()`
-    or `timeit.default_timer()` whose body launches CUDA work with no synchronization
-    before the end read (`torch.cuda.synchronize()`, an event's `synchronize()` or
-    `elapsed_time()`, or an implicit sync such as `.item()`, `.cpu()`, `.tolist()`, or
-    printing a tensor). Only in code that uses CUDA.
+    or `timeit.default_timer()` whose body launches CUDA work (a torch op, a model call,
+    `backward`, `optimizer.step()`, an `a @ b` product) with no synchronization before the
+    end read: `torch.cuda.synchronize()`, an event's `synchronize()` or `elapsed_time()`,
+    or an implicit sync such as `.item()`, `.cpu()`, `.tolist()`, `float(t)`, printing a
+    tensor, or a blocking copy (`.to("cpu")`, or a tensor just made on the host copied to
+    the device). A function of the same source called in the interval is followed (a few
+    calls deep) to what it leaves queued: one that synchronizes after its last work ends
+    the interval synchronized. A loop whose body synchronizes leaves at most one pass
+    queued and counts as synchronized.
+
+    Only when the timed code reads values tied to CUDA: made or moved there (`.cuda()`,
+    `.to(device)` or `device=` with a CUDA device, `torch.cuda.*`, DeepSpeed's
+    `get_accelerator()`), followed through names (the assignment the statements above
+    the interval end with, else all of a name's assignments), `self.` attributes, modules
+    moved in place (`model.to(device)`), the arguments a parameter receives at the
+    function's calls in the source, and the functions of the source called. A file that
+    mentions CUDA elsewhere, or a callee named like a model, is not evidence: timed work
+    on host tensors is left alone.
 
     ## Why is this bad?
     CUDA calls return as soon as the work is queued. The clock then measures the launch,
@@ -183,6 +584,42 @@ class UnsynchronizedTiming(Rule):
             "import time, torch\ndevice = 'cuda'\nstart = time.time()\nrows = load_csv('data.csv')\n"
             "print(time.time() - start)\n"
         ),
+        # CPU work in code that uses CUDA elsewhere: the timed values are host tensors
+        Example(
+            "import time, torch\ndevice = torch.device('cuda') if torch.cuda.is_available() else torch.device('cpu')\n"
+            "x = torch.zeros(2, 3).to(device)\nx = torch.randn(5000, 5000)\nstart = time.time()\n"
+            "_ = torch.matmul(x, x)\nend = time.time()\nprint(end - start)\n"
+        ),
+        Example(
+            "import time, torch\nprobe = torch.ones(1).cuda()\nnet = SmallNet()\nstart = time.perf_counter()\n"
+            "out = net(torch.randn(4, 3))\nprint(time.perf_counter() - start)\n"
+        ),
+        # the interval ends after a sync on the result: a blocking copy to the host, float()
+        Example(
+            "import time, torch\nx = torch.randn(8, 8, device='cuda')\nt0 = time.perf_counter()\n"
+            "y = torch.mm(x, x).to('cpu')\nt1 = time.perf_counter()\nprint(t1 - t0)\n"
+        ),
+        Example(
+            "import time, torch\nmodel = Net().cuda()\nt0 = time.time()\nloss = model(batch).sum()\n"
+            "value = float(loss)\nprint(time.time() - t0)\n"
+        ),
+        # a function of the source that synchronizes after its work (its helpers followed)
+        Example(
+            "import time, torch\ndef accuracy(model, loader):\n    correct = 0\n    for x, y in loader:\n"
+            "        correct += (model(x.cuda()).argmax(1) == y.cuda()).sum().item()\n    return correct\n"
+            "def train(model, loader, opt):\n    for x, y in loader:\n        model(x.cuda()).sum().backward()\n"
+            "        opt.step()\n    return accuracy(model, loader)\n"
+            "model = Net().cuda()\nstart = time.time()\nacc = train(model, loader, opt)\nprint(time.time() - start)\n"
+        ),
+        # a loop that synchronizes on every pass (a blocking copy of a new host tensor) leaves one pass queued
+        Example(
+            "import time, torch\ndef generate(model, idx, steps):\n    for _ in range(steps):\n"
+            "        logits = model(idx)[:, -1]\n"
+            "        logits = torch.where(logits < 0, torch.tensor(0.0).to(logits.device), logits)\n"
+            "        idx = torch.cat((idx, logits.argmax(-1, keepdim=True)), dim=1)\n    return idx\n"
+            "model = GPT().cuda()\nstart = time.time()\nout = generate(model, ids.cuda(), 50)\n"
+            "print(time.time() - start)\n"
+        ),
     )
     INVALID = (
         Example(
@@ -200,11 +637,53 @@ class UnsynchronizedTiming(Rule):
             "for batch in loader:\n    t0 = time()\n    out = model(batch)\n    out.sum().backward()\n"
             "    T.cuda.synchronize()\n    t1 = time()\n    print(t1 - t0)\n",
         ),
+        # the @ operator is tensor work
+        Example(
+            "import time, torch\na = torch.randn(1024, 1024, device='cuda')\nt0 = time.perf_counter()\n"
+            "c = a @ a\nt1 = time.perf_counter()\nprint(t1 - t0)\n",
+            "import time, torch\na = torch.randn(1024, 1024, device='cuda')\ntorch.cuda.synchronize()\n"
+            "t0 = time.perf_counter()\nc = a @ a\ntorch.cuda.synchronize()\nt1 = time.perf_counter()\n"
+            "print(t1 - t0)\n",
+        ),
+        # a function of the source that leaves its work queued
+        Example(
+            "import time, torch\ndef train_epoch(model, loader, opt):\n    for x, y in loader:\n"
+            "        model(x.cuda()).sum().backward()\n        opt.step()\n"
+            "start = time.time()\ntrain_epoch(model, loader, opt)\nelapsed = time.time() - start\n",
+            "import time, torch\ndef train_epoch(model, loader, opt):\n    for x, y in loader:\n"
+            "        model(x.cuda()).sum().backward()\n        opt.step()\n"
+            "start = time.time()\ntrain_epoch(model, loader, opt)\ntorch.cuda.synchronize()\n"
+            "elapsed = time.time() - start\n",
+        ),
+        # CUDA values reach the timed code through a parameter
+        Example(
+            "import time, torch\ndef bench(model, x):\n    t0 = time.perf_counter()\n    y = model(x)\n"
+            "    return time.perf_counter() - t0\nbench(Net().cuda(), batch)\n",
+            "import time, torch\ndef bench(model, x):\n    t0 = time.perf_counter()\n    y = model(x)\n"
+            "    torch.cuda.synchronize()\n    return time.perf_counter() - t0\nbench(Net().cuda(), batch)\n",
+        ),
+        # DeepSpeed's accelerator is the GPU
+        Example(
+            "import time, torch\nfrom deepspeed import get_accelerator\n"
+            "device = torch.device(get_accelerator().device_name())\nfor batch in loader:\n    start = time.time()\n"
+            "    loss = model(batch.to(device)).loss\n    model.backward(loss)\n    end = time.time()\n"
+            "    print(end - start)\n",
+            "import time, torch\nfrom deepspeed import get_accelerator\n"
+            "device = torch.device(get_accelerator().device_name())\nfor batch in loader:\n    start = time.time()\n"
+            "    loss = model(batch.to(device)).loss\n    model.backward(loss)\n    torch.cuda.synchronize()\n"
+            "    end = time.time()\n    print(end - start)\n",
+        ),
     )
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
         self.blocks: dict[cst.CSTNode, tuple[Site, list[cst.CSTNode]]] = {}
+        self.moves: list[tuple[cst.BaseExpression, cst.Call, Scope]] = []  # `model.to(device)` statements
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        value = node.value
+        if type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in ("to", "cuda"):
+            self.moves.append((value.func.value, value, self.ctx.scope))
 
     def visit_Call(self, node: cst.Call) -> None:
         statement = self.ctx.statement
@@ -218,9 +697,13 @@ class UnsynchronizedTiming(Rule):
             reads.append(statement)
 
     def finish(self) -> None:
-        if self.ctx.cuda_evidence is None:
+        if self.ctx.cuda_evidence is None and not any(
+                q in _ACCELERATORS or q == "deepspeed" for q in self.ctx.imports.values()):
             return
-        work = CudaWork(self.ctx, _functions(self.ctx))
+        functions = _functions(self.ctx)
+        work = TimedWork(self.ctx, functions)
+        values: CudaValues | None = None
+        before_work: TimedWork | None = None
         alias = torch_alias(self.ctx)
         for block, (site, reads) in self.blocks.items():
             if len(reads) < 2:
@@ -232,14 +715,20 @@ class UnsynchronizedTiming(Rule):
                 if start_name is None or not _subtracts(body[index[id(end)]:], start_name):
                     continue
                 between = body[index[id(start)] + 1 : index[id(end)]]
-                calls = [c for statement in between for c in calls_in_order(statement)]
-                calls += _calls_before_clock(end, self.ctx)
-                pending = work.unsynced_work(calls, site.scope)
+                timed = [e for statement in between for e in events_in_order(statement)]
+                before_clock = _calls_before_clock(end, self.ctx)
+                pending, _ = work.pending(timed + before_clock, site.scope)
                 if pending is None:
                     continue
-                before = [c for statement in body[: index[id(start)]] for c in calls_in_order(statement)]
+                if values is None:
+                    values = CudaValues(self.ctx, functions, self.moves)
+                if not values.read_by([*between, *before_clock], site.scope, _reaching(body, index[id(start)], site.scope)):
+                    continue  # nothing timed is known to be on the GPU: CPU work, or unknown
+                before = [e for statement in body[: index[id(start)]] for e in events_in_order(statement)]
                 steps = [InsertLineBefore(Site(end, site.unit, site.scope), f"{alias}.cuda.synchronize()")]
-                if work.unsynced_work(before, site.scope) is not None:
+                if before_work is None:  # a synchronize before the start read is cheap: only copies it as needed
+                    before_work = TimedWork(self.ctx, functions, copies_sync=False)
+                if before_work.pending(before, site.scope)[0] is not None:
                     steps.insert(0, InsertLineBefore(Site(start, site.unit, site.scope), f"{alias}.cuda.synchronize()"))
                 fix = FixPlan("Synchronize CUDA before reading the clock", tuple(steps)) if alias else None
                 self.report(
