@@ -8,7 +8,8 @@ and all above). Any change misses and the run is done for real (with the per-fil
 of `cache.py` making that fast too). Runs that hit errors are not stored.
 
 Both caches live in `.perf-lint-cache/VERSION/ID/`, ID derived from a secret of this
-machine (`machine_key`): a cache a repository ships cannot be read, nor can links it
+machine (`machine_key`) and from perf-lint's own code (`code_stamp`: an edited rule in a
+development install misses too): a cache a repository ships cannot be read, nor can links it
 plants there redirect writes. A `.perf-lint-cache` (or VERSION folder) that is a symbolic
 link or not a folder is not used at all.
 """
@@ -54,13 +55,30 @@ def machine_key() -> str | None:
     return key
 
 
+def code_stamp() -> str:
+    """The size and modification time of every module of perf-lint (about 80 stats)."""
+    import importlib.util
+
+    parts = []
+    for package in ("perf_lint", "perf_lint.analyzers", "perf_lint.server"):
+        spec = importlib.util.find_spec(package)
+        for folder in (spec.submodule_search_locations or []) if spec else []:
+            for root, dirs, files in os.walk(folder):
+                dirs[:] = [d for d in dirs if d != "__pycache__"]
+                for name in sorted(files):
+                    if name.endswith(".py"):
+                        st = os.stat(os.path.join(root, name))
+                        parts.append(f"{root}/{name}:{st.st_size}:{st.st_mtime_ns}")
+    return "\n".join(parts)
+
+
 def cache_folder() -> str | None:
     """This machine's cache folder under the current one, or None (said once on stderr when
     the project's `.perf-lint-cache` is a link or not a folder)."""
     key = machine_key()
     if key is None:
         return None
-    path = os.path.join(CACHE_DIR, __version__, hashlib.sha256(key.encode()).hexdigest()[:32])
+    path = os.path.join(CACHE_DIR, __version__, hashlib.sha256((key + code_stamp()).encode()).hexdigest()[:32])
     for part in (CACHE_DIR, os.path.dirname(path), path):
         try:
             mode = os.lstat(part).st_mode
