@@ -193,8 +193,25 @@ def split_unit(unit, index: int, cache: ParseCache) -> Split | Finding:
         version = "%d.%d" % sys.version_info[:2]
         line, col = max((err.lineno or 1) - 1, 0), max((err.offset or 1) - 1, 0)
         return _finding_tpl000(unit, line, col, f"File does not parse (Python {version}), so it was not checked: {err.msg}")
-    except (ValueError, RecursionError, MemoryError) as err:
-        return _finding_tpl000(unit, 0, 0, f"File does not parse, so it was not checked: {err or type(err).__name__}")
+    except (RecursionError, MemoryError) as err:  # Python 3.11's parser says MemoryError for deep nesting too
+        why = f"Python's parser ran out of {'stack' if isinstance(err, RecursionError) else 'memory'}"
+        return _finding_tpl000(unit, 0, 0, f"Not checked: too large or too deeply nested to analyse ({why})")
+    except ValueError as err:
+        return _finding_tpl000(unit, 0, 0, f"File does not parse, so it was not checked: {err}")
+
+
+def _skipped(unit, unit_split: Split) -> list[Finding]:
+    """A TPL000 for each statement left out of the analysis (see parse.Split.skipped),
+    marked `extra["statement"]`: unlike a unit that does not parse, it comes with findings."""
+    findings, lines = [], unit_split.lines
+    for index, why in sorted(unit_split.skipped.items()):
+        line = unit_split.starts[index]  # the statement's first line: after its chunk's comments and blank lines
+        while line + 1 < len(lines) and (lines[line].strip() in ("", "\\") or lines[line].lstrip().startswith("#")):
+            line += 1
+        finding = _finding_tpl000(unit, line, 0, f"Not checked: {why} (line {line + 1})")
+        finding.extra["statement"] = True  # the rest of the unit was analyzed (the server shows it)
+        findings.append(finding)
+    return findings
 
 
 def analyze(source: Source, config: Config | None = None, cache: ParseCache | None = None) -> list[Finding]:
@@ -204,13 +221,20 @@ def analyze(source: Source, config: Config | None = None, cache: ParseCache | No
     config = config or Config()
     if cache is not None and not cache.lock.acquire(blocking=False):
         cache = None  # another analysis is using it: parse afresh rather than wait
+    work = cache or ParseCache()
     try:
-        return _analyze(source, config, cache)
+        try:
+            return _analyze(source, config, work)
+        except Exception as exc:
+            if not _out_of_stack(exc):
+                raise
+        return _analyze(source, config, work, shallow=True)  # (out of the block: the failed pass freed)
     except Exception as exc:  # a bug of ours must not cost the user the other files
+        said = str(exc) if all(isinstance(a, (str, int, float)) for a in exc.args) else ""  # no node's repr
         return [
             Finding(
                 "TPL000",
-                f"perf-lint could not analyze this file (internal error, please report): {type(exc).__name__}: {exc}",
+                f"perf-lint could not analyze this file (internal error, please report): {type(exc).__name__}: {said[:300]}",
                 "error",
                 source.units[0].cell if source.units else None,
                 Range(0, 0, 0, 0),
@@ -222,8 +246,16 @@ def analyze(source: Source, config: Config | None = None, cache: ParseCache | No
             cache.lock.release()
 
 
-def _analyze(source: Source, config: Config, cache: ParseCache | None) -> list[Finding]:
-    cache = cache or ParseCache()
+def _out_of_stack(exc: BaseException | None) -> bool:
+    """Whether a statement nested too deep for the rules' recursion raised `exc` (a
+    RecursionError, maybe turned into another error as the stack unwound)."""
+    while exc is not None and not isinstance(exc, RecursionError):
+        exc = exc.__context__
+    return exc is not None
+
+
+def _analyze(source: Source, config: Config, cache: ParseCache, shallow: bool = False) -> list[Finding]:
+    cache.shallow = shallow = cache.shallow or shallow  # once deep statements were met, for the document's life
     cache.begin()
     use_memos(cache.memos)
     findings: list[Finding] = []
@@ -245,11 +277,14 @@ def _analyze(source: Source, config: Config, cache: ParseCache | None) -> list[F
     if rules_classes:  # else libcst never parses the source
         for index, unit_split in splits.items():
             try:
-                parsed[index] = parse(unit_split, cache)
+                parsed[index] = parse(unit_split, cache, shallow)
             except Exception as exc:  # Python accepted it; libcst did not (new syntax, say)
                 findings.append(_finding_tpl000(source.units[index], 0, 0, f"perf-lint's parser cannot read this file: {exc}"))
+    for index, unit_split in splits.items():
+        if unit_split.skipped and config.enabled("TPL000", source.path):
+            findings.extend(_skipped(source.units[index], unit_split))
     if parsed:
-        ctx = Context(source.units)
+        ctx = Context(source.units, source.path)
         rules = [cls(ctx, config.rule_options(cls.code)) for cls in rules_classes]
         visitor = _Pass(ctx, rules)
         for index, unit_parsed in parsed.items():

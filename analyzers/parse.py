@@ -20,6 +20,7 @@ import dataclasses
 import keyword
 import re
 import threading
+import tokenize
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -30,6 +31,7 @@ from .source import LINE_BREAK, common_ends
 from .spans import Spans
 
 MAX_LINE = 10_000  # libcst's parser is quadratic on very long expressions (minified code)
+MAX_DEPTH = 100  # statements nested deeper are left out once an analysis runs out of stack (real code: under 40)
 _OTHER_BREAKS = ("\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")  # line breaks to str.splitlines only
 _INDENTED = re.compile(r"[ \t]+(?=[^ \t\r\n#\\])")
 
@@ -48,6 +50,8 @@ def lines_of(code: str) -> list[str]:
 
 
 class LongLine(ValueError):
+    """A unit with over 100 * MAX_LINE characters in lines over MAX_LINE (minified code): not parsed at all."""
+
     def __init__(self, line: int, length: int) -> None:
         super().__init__(f"line of {length:,} characters")
         self.line, self.length = line, length
@@ -66,6 +70,7 @@ class Chunk:
     positions: dict = field(default_factory=dict)  # node id -> its Range in this chunk (see engine._Positions)
     offset: int = -1  # the chunk's first line in its unit when `placed` was made
     placed: dict = field(default_factory=dict)  # node id -> its Range in the unit, the chunk at `offset`
+    depth: int = -1  # how deep its tree is, once asked (see `_depth`)
 
 
 @dataclass
@@ -83,7 +88,8 @@ class Split:
     """A unit that Python's parser accepts, cut into chunks: `starts[i]` is the first line
     of chunk i; `config` is libcst's for every chunk (the unit's own indent and newline).
     `chunks` are set by `parse`; `previous` are those of the unit's previous version, and
-    `kept` (chunk index -> one of them) those whose lines an edit left alone."""
+    `kept` (chunk index -> one of them) those whose lines an edit left alone. `skipped`:
+    chunk index -> why it is left out (too deep, or libcst cannot read it; its chunk is None)."""
 
     lines: list[str]
     starts: list[int]
@@ -91,6 +97,7 @@ class Split:
     chunks: list = field(default_factory=list)
     previous: list = field(default_factory=list)
     kept: dict = field(default_factory=dict)
+    skipped: dict = field(default_factory=dict)
 
 
 def _first_line(statement: ast.stmt) -> int:
@@ -113,6 +120,53 @@ def _starts(code: str, offset: int) -> list[int]:
     return starts
 
 
+TOO_DEEP = "statement too deeply nested to analyse"
+_CLAUSES = ("elif", "else", "except", "finally")  # a top-level line that continues a statement
+
+
+def _deep_starts(lines: list[str]) -> tuple[list[int], dict[int, str]] | None:
+    """Chunk starts for a unit too deep for `ast` as a whole (out of stack or parser memory):
+    top-level statements found by `tokenize`, each checked by `ast` on its own, and the
+    chunks too deep for that (index -> TOO_DEEP). None when a chunk does not parse alone
+    (a syntax error, or a wrong split)."""
+    starts, level, begins, decorated, end, last = [0], 0, True, False, 0, 0
+    try:
+        for token in tokenize.generate_tokens(iter(lines).__next__):
+            kind = token.type
+            if kind == tokenize.INDENT or kind == tokenize.DEDENT:
+                level += 1 if kind == tokenize.INDENT else -1
+            elif kind == tokenize.NEWLINE:
+                begins, end = True, last  # a statement ends with its last token's line, as in `ast`
+            elif kind not in (tokenize.NL, tokenize.COMMENT, tokenize.ENDMARKER):
+                last = token.end[0]
+                if begins and level == 0:
+                    if end and not decorated and token.string not in _CLAUSES:
+                        starts.append(end)
+                    decorated = token.string == "@"
+                begins = False
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    skipped = {}
+    for index, (begin, stop) in enumerate(zip(starts, [*starts[1:], len(lines)])):
+        try:
+            ast.parse("".join(lines[begin:stop]))
+        except (RecursionError, MemoryError):
+            skipped[index] = TOO_DEEP
+        except (SyntaxError, ValueError):
+            return None
+    return starts, skipped
+
+
+def _depth(node: cst.CSTNode) -> int:
+    """The number of nodes on the longest path down from `node` (walked without recursion)."""
+    deepest, stack = 0, [(node, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children(node))
+    return deepest
+
+
 _LEAVES = (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)
 
 
@@ -127,7 +181,10 @@ def patched(donor: Chunk, text: str) -> Chunk | None:
     prefix, suffix = common_ends(old, text)
     start, end, inserted = prefix, len(old) - suffix, text[prefix:len(text) - suffix]
     if donor.spans is None:
-        donor.spans = Spans.of(donor.module)
+        try:
+            donor.spans = Spans.of(donor.module)
+        except RecursionError:  # a statement too deep for libcst's code generation
+            return None
     spans = donor.spans
     leaf, token = None, -1
     for node, (first, last) in spans.spans.items():  # the one token of a leaf is its value
@@ -205,6 +262,7 @@ class ParseCache:
         self.places: dict = {}  # unit index -> (its last text, where each rule trigger first occurs)
         self.located: dict = {}  # the last analysis's findings, by what made them (see engine._locate)
         self.spent: tuple = ()  # what the last analysis built and needs no more, until drop_spent()
+        self.shallow = False  # an analysis ran out of stack: statements deeper than MAX_DEPTH are left out
         self.owners: dict[int, Chunk] = {}  # node id -> chunk, for the chunks walked (see Parsed)
         self._keys: dict[int, tuple] = {}  # id of a cached chunk -> its pool's key
         self._taken: set[int] = set()
@@ -345,45 +403,78 @@ def _chunks(unit: Split, cache: ParseCache) -> list[Chunk]:
     chunks = []
     for index, (begin, end, donor) in enumerate(zip(bounds, bounds[1:], donors)):
         kept = unit.kept.get(index)
-        if kept is not None and cache.reuse(kept):
+        if index in unit.skipped:
+            chunks.append(None)
+        elif kept is not None and cache.reuse(kept):
             chunks.append(kept)  # its text is unchanged: no need to join and look it up
         else:
-            chunks.append(cache.chunk("".join(unit.lines[begin:end]), unit.config, donor))
+            try:
+                chunks.append(cache.chunk("".join(unit.lines[begin:end]), unit.config, donor))
+            except cst.ParserSyntaxError as err:  # Python accepts it, libcst does not (too deep, say)
+                unit.skipped[index] = f"perf-lint's parser cannot read this statement ({err.message})"
+                chunks.append(None)
     return chunks
 
 
 def split(code: str, cache: ParseCache, slot: object = None) -> Split:
     """Vet and cut a unit (`slot` names it across versions, to re-split only what an edit
-    touched). Raises LongLine for a line over MAX_LINE and what `ast.parse` raises
-    (SyntaxError...) when Python rejects the unit."""
+    touched). Raises what `ast.parse` raises (SyntaxError...) when Python rejects the unit,
+    and LongLine when it has too much in lines over MAX_LINE. A statement with such a line, or
+    too deep for `ast`, is noted in `skipped`."""
     lines = lines_of(code)
+    long = {}  # line -> its length, for those over MAX_LINE
     if len(code) > MAX_LINE and max(map(len, lines)) > MAX_LINE:
-        for index, line in enumerate(lines):
-            if len(line.rstrip("\r\n")) > MAX_LINE:
-                raise LongLine(index, len(line.rstrip("\r\n")))
+        lengths = (len(line.rstrip("\r\n")) for line in lines)
+        long = {index: length for index, length in enumerate(lengths) if length > MAX_LINE}
+        if sum(long.values()) > 100 * MAX_LINE:
+            raise LongLine(*next(iter(long.items())))
     previous = cache.splits.pop(slot, None)
-    resplit = _resplit(previous, lines) if previous is not None else None
-    starts = _starts(code, 0) if resplit is None else resplit[0]
+    resplit = _resplit(previous, lines) if previous is not None and not previous.skipped else None
+    skipped = {}
+    try:
+        starts = _starts(code, 0) if resplit is None else resplit[0]
+    except (RecursionError, MemoryError):  # too deep for `ast` as a whole: statement by statement
+        found = _deep_starts(lines)
+        if found is None:
+            raise
+        starts, skipped = found
+    for index, length in long.items() if starts else ():
+        why = f"a line of {length:,} characters, over the {MAX_LINE:,} perf-lint analyzes"
+        skipped[bisect.bisect_right(starts, index) - 1] = why
     first_break = LINE_BREAK.search(code)  # libcst's default newline: the first one
     indent, newline = default_indent(lines), first_break.group() if first_break else "\n"
     same = previous is not None and (previous.config.default_indent, previous.config.default_newline) == (indent, newline)
     config = previous.config if same else cst.PartialParserConfig(default_indent=indent, default_newline=newline)
     kept = _unchanged(previous, lines, *resplit) if same and resplit is not None else {}
-    cache.splits[slot] = made = Split(lines, starts, config, previous=previous.chunks if same else [], kept=kept)
+    made = Split(lines, starts, config, previous=previous.chunks if same else [], kept=kept, skipped=skipped)
+    cache.splits[slot] = made
     return made
 
 
-def parse(unit: Split, cache: ParseCache) -> Parsed:
+def parse(unit: Split, cache: ParseCache, shallow: bool = False) -> Parsed:
     """The unit's chunks parsed by libcst (from the cache where their text is there) and
-    its module. Raises what libcst raises when only libcst rejects the unit."""
-    try:
-        chunks = _chunks(unit, cache)
-    except cst.ParserSyntaxError:
-        if len(unit.starts) < 2:
-            raise
-        unit.starts, unit.kept = [0], {}  # a split `ast` misjudged: parse the unit whole
-        chunks = _chunks(unit, cache)
+    its module, without the chunks in `unit.skipped`: those too deep for `ast`, those
+    libcst cannot read and, when `shallow`, those nested deeper than MAX_DEPTH."""
+    vetted = bool(unit.skipped)  # statements `split` left out: the unit cannot be parsed whole
+    chunks = _chunks(unit, cache)
+    if unit.skipped and not vetted and len(unit.starts) > 1:  # a split `ast` misjudged? the unit whole
+        starts, skipped, unit.starts, unit.kept, unit.skipped = unit.starts, unit.skipped, [0], {}, {}
+        whole = _chunks(unit, cache)
+        if unit.skipped:  # it does not read either: the statements libcst reads
+            unit.starts, unit.skipped = starts, skipped
+        else:
+            chunks = whole
+    for index, chunk in enumerate(chunks if shallow else ()):
+        if chunk is not None:
+            if chunk.depth < 0:
+                chunk.depth = _depth(chunk.module)
+            if chunk.depth > MAX_DEPTH:
+                unit.skipped[index] = TOO_DEEP
     unit.chunks = chunks
+    starts = unit.starts
+    if unit.skipped:
+        chunks = [chunk for index, chunk in enumerate(chunks) if index not in unit.skipped]
+        starts = [start for index, start in enumerate(starts) if index not in unit.skipped]
     body = [statement for chunk in chunks for statement in chunk.module.body]
     module = cst.Module(
         body=body,
@@ -393,4 +484,4 @@ def parse(unit: Split, cache: ParseCache) -> Parsed:
         default_newline=unit.config.default_newline,
         has_trailing_newline=chunks[-1].module.has_trailing_newline if chunks else True,
     )
-    return Parsed(module, chunks, unit.starts, cache.owners)
+    return Parsed(module, chunks, starts, cache.owners)

@@ -180,7 +180,7 @@ def _run_analysis(snapshot: Snapshot, resolved: Resolved, cache: ParseCache) -> 
         unit = snapshot.unit_for_cell(finding.cell)
         if unit is None:
             continue
-        if finding.code == "TPL000":
+        if finding.code == "TPL000" and not finding.extra.get("statement"):  # not one statement left out
             broken[unit.uri] = finding
         else:
             findings[unit.uri].append(finding)

@@ -1,5 +1,6 @@
 """Input generators shared by the fuzz tests and bench/fuzz.py: valid programs, mutated
-real training scripts and malformed notebooks."""
+real training scripts, malformed notebooks, and statements or notebook JSON nested too
+deep for recursive parsers."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ from hypothesis import strategies as st
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SEEDS = [p.read_text(encoding="utf-8") for p in sorted((ROOT / "examples").rglob("*.py"))]
+MAX_INPUT = 200_000  # characters: a mutated script grows no further (duplicates compounded into GBs)
+SAMPLE = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=64)\n"  # TPL101 on line 2
+LAST = "loader2 = DataLoader(ds)\n"  # a TPL101 after a deep statement
 
 _SNIPPETS = ["(", ")", ":", "\\", "'", '"""', "\x00", "\ufeff", "\r", "\r\n", "é🚀", "\t", "    ", "%%time\n",
              "!ls\n", "?", "# noqa: TPL101", "lambda", "DataLoader(", "torch.cuda.synchronize()", "\u2028", "\x0c"]
@@ -40,8 +44,83 @@ def mutated_script(draw) -> str:
             line_start = text.rfind("\n", 0, at) + 1
             line_end = text.find("\n", at)
             line = text[line_start:line_end if line_end >= 0 else len(text)]
-            text = text[:line_start] + line * draw(st.integers(2, 200)) + text[line_start:]
+            times = draw(st.integers(2, 200))
+            if len(text) + len(line) * times <= MAX_INPUT:
+                text = text[:line_start] + line * times + text[line_start:]
     return text
+
+
+_BINARY = ["+", "*", "-", "and", "or", "<", "==", "|", "@", "**", "if c else"]
+_UNARY = ["-", "~", "+", "not ", "await ", "lambda: "]
+_TRAILERS = [".b", "()", "[0]", ".c()", "(1)[2]"]
+_BRACKETS = [("(", ")"), ("[", "]"), ("{", "}"), ("f(", ")"), ("{'k': ", "}"), ("(yield ", ")")]
+_BLOCKS = ["if x:", "for i in y:", "while x:", "with x:", "with a as b:", "def f():", "class C:", "async def g():"]
+
+
+@st.composite
+def deep_statement(draw) -> str:
+    """One statement (or a few) nested up to thousands deep, as recursive parsers and
+    visitors meet them: elif chains, operator, unary, trailer and string chains, brackets,
+    lambdas and blocks (up to and past Python's own limits), maybe inside a DataLoader call."""
+    n = draw(st.one_of(st.integers(1, 700), st.integers(700, 6000)))
+    kind = draw(st.sampled_from(["elif", "binary", "unary", "trailers", "strings", "brackets", "blocks"]))
+    sep = draw(st.sampled_from([" ", "\n    ", " \\\n    "]))
+    if kind == "elif":
+        return "if x == 0:\n    pass\n" + "".join(f"elif x == {i}:\n    y = {i}\n" for i in range(1, n))
+    if kind == "blocks":
+        depth = min(n, draw(st.integers(1, 102)))  # Python stops at 100 levels
+        return "".join("    " * i + draw(st.sampled_from(_BLOCKS)) + "\n" for i in range(depth)) + "    " * depth + "pass\n"
+    if kind == "binary":
+        op = draw(st.sampled_from(_BINARY))
+        expr = "(" + f"{sep}{op} ".join(["a"] * n) + ")"
+    elif kind == "unary":
+        expr = "(" + draw(st.sampled_from(_UNARY)) * n + "a)"
+    elif kind == "trailers":
+        pattern = draw(st.lists(st.sampled_from(_TRAILERS), min_size=1, max_size=3))
+        expr = "(a" + sep.join(pattern[i % len(pattern)] for i in range(n)) + ")"
+    elif kind == "strings":
+        pattern = draw(st.lists(st.sampled_from(["'a'", '"b"', "f'{x}'", "u'c'", "b'd'"]), min_size=1, max_size=3))
+        expr = "(" + sep.join(pattern[i % len(pattern)] for i in range(n)) + ")"
+    else:
+        opening, closing = draw(st.sampled_from(_BRACKETS))
+        depth = min(n, draw(st.integers(1, 210)))  # Python stops at 200
+        expr = opening * depth + "a" + closing * depth
+    if draw(st.booleans()):
+        return f"loader3 = DataLoader(ds, batch_size={expr})\n"  # a finding inside the deep statement
+    return f"x = {expr}\n"
+
+
+@st.composite
+def deep_script(draw) -> str:
+    """SAMPLE, a deep statement (maybe in a function), LAST."""
+    statement = draw(deep_statement())
+    if draw(st.booleans()):
+        statement = "async def f():\n" + "".join("    " + line for line in statement.splitlines(keepends=True))
+    return SAMPLE + statement + LAST
+
+
+@st.composite
+def deep_notebook(draw) -> bytes:
+    """Notebook JSON nested thousands deep or with huge integers where nbformat keeps numbers
+    or objects, or a valid notebook with a deep statement in a code cell."""
+    cell = {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [], "source": SAMPLE}
+    cells = [cell, {**cell, "source": draw(deep_script())}]
+    text = json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells})
+    kind = draw(st.sampled_from(["deep-code", "nested", "huge-int"]))
+    if kind == "deep-code":
+        return text.encode()
+    where = draw(st.sampled_from(['"nbformat": 4', '"nbformat_minor": 5', '"metadata": {}', '"execution_count": 1',
+                                  '"outputs": []', '"source": ']))
+    key = where.split(":")[0]
+    if kind == "huge-int":
+        value = draw(st.sampled_from(["", "-"])) + "9" * draw(st.integers(4000, 200_000))
+    else:
+        depth = draw(st.integers(100, 200_000))
+        opening, closing = draw(st.sampled_from([("[", "]"), ('{"a": ', "}"), ("[1, ", "]")]))
+        value = opening * depth + "0" + closing * depth
+    if key == '"source"':
+        return text.replace(where, f"{key}: {value}, \"x\": ", 1).encode()
+    return text.replace(where, f"{key}: {value}", 1).encode()
 
 
 def _cell(draw) -> object:

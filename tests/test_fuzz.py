@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from perf_lint.analyzers import SourceError, analyze, fix_source, read_source, render
 from perf_lint.analyzers.fixes import parses
 
-from .fuzzing import encodings, malformed_notebook, mutated_script
+from .fuzzing import LAST, SAMPLE, encodings, malformed_notebook, mutated_script
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
@@ -33,6 +33,24 @@ def check_source_bytes(path: str, data: bytes) -> None:
         assert not fix_source(result.source).changed
         again = read_source(path, render(result.source))
         assert [u.text for u in again.units] == [u.text for u in result.source.units]
+
+
+def check_findings_survive(path: str, data: bytes) -> None:
+    """check_source_bytes, and the DataLoaders on SAMPLE's and LAST's lines are still found
+    around a deep statement (tests.fuzzing.deep_script), unless Python rejects the file."""
+    check_source_bytes(path, data)
+    try:
+        source = read_source(path, data)
+    except SourceError:
+        return
+    findings = analyze(source)
+    if any(f.code == "TPL000" and "does not parse (Python" in f.message for f in findings):
+        return
+    found = {(f.cell, f.range.start_line) for f in findings if f.code == "TPL101"}
+    for unit in source.units:
+        for index, line in enumerate(unit.text.splitlines()):
+            if line in (SAMPLE.splitlines()[1], LAST.strip()):
+                assert (unit.cell, index) in found, (unit.cell, index, findings)
 
 
 @FUZZ

@@ -1,0 +1,156 @@
+"""Statements nested too deep for recursive parsers and visitors (long elif chains and
+operator chains, deep unary, string and call nesting, huge lines) cost only themselves:
+one TPL000 "Not checked: ... (line N)" each, and the rest of the file keeps its findings,
+in `analyze()`, `perf-lint check` and the language server. Every analysis here runs in
+its own process, under a time limit and an address-space cap."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import resource
+import subprocess
+import sys
+
+import pytest
+
+from . import lsp_client
+from .fuzzing import LAST, SAMPLE
+from .lsp_client import VSCODE, edit, open_py, pushed, server_info, session, timed
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+MEMORY = 2 * 1024**3  # bytes of address space for each analysis process
+TOO_DEEP = "Not checked: statement too deeply nested to analyse (line 3)"
+
+
+def _plus(n: int, sep: str = " +\n    ") -> str:
+    return "(" + sep.join(["1"] * n) + ")"
+
+
+def _elif(n: int, first: str = "pass") -> str:
+    return f"if x == 0:\n    {first}\n" + "".join(f"elif x == {i}:\n    y = {i}\n" for i in range(1, n))
+
+
+DEEP = {  # statement (line 3 of the file) -> what its TPL000 says
+    "elif chain too deep for ast": (_elif(5000), TOO_DEEP),
+    "operator chain too deep for ast": (f"x = {_plus(5000)}\n", TOO_DEEP),
+    "backslashed chain in a function": ("def f():\n    x = " + " + \\\n        ".join(["1"] * 5000) + "\n", TOO_DEEP),
+    "finding inside a chain too deep for the rules": (f"x = (DataLoader(ds) + {_plus(1000)})\n", TOO_DEEP),
+    "unary chain in a literal argument": ("y = DataLoader(ds, batch_size=" + "-" * 1500 + "1)\n", TOO_DEEP),
+    "elif chain with a finding inside": (_elif(1000, "DataLoader(ds)"), TOO_DEEP),
+    "strings libcst cannot read": ("z = (" + "\n    ".join(["'a'"] * 5000) + ")\n",
+                                   "Not checked: perf-lint's parser cannot read this statement"),
+    "line over 10,000 characters": (f"x = {_plus(5000, ' + ')}\n", "Not checked: a line of 20,003 characters, over the 10,000"),
+}
+
+
+def bounded(args: list[str], timeout: float = 300, **kwargs) -> subprocess.CompletedProcess:
+    """Run a process under `timeout` seconds and MEMORY bytes of address space."""
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, preexec_fn=cap, **kwargs)
+
+
+_ANALYZE = """
+import json, sys
+from perf_lint.analyzers import analyze, read_source
+path = sys.argv[1]
+findings = analyze(read_source(path, open(path, "rb").read()))
+print(json.dumps([[f.code, f.cell, f.range.start_line, f.message] for f in findings]))
+"""
+
+
+def analyzed(path) -> list[tuple]:
+    result = bounded([sys.executable, "-c", _ANALYZE, str(path)])
+    assert result.returncode == 0, result.stderr[-2000:]
+    return [tuple(f) for f in json.loads(result.stdout)]
+
+
+@pytest.mark.parametrize("statement, reason", DEEP.values(), ids=list(DEEP))
+def test_analyze_keeps_the_findings_around_a_deep_statement(tmp_path, statement, reason):
+    text = SAMPLE + statement + LAST
+    path = tmp_path / "deep.py"
+    path.write_text(text)
+    findings = analyzed(path)
+    last = text.count("\n") - 1
+    assert [(code, line) for code, _, line, _ in findings] == [("TPL101", 1), ("TPL000", 2), ("TPL101", last)]
+    assert findings[1][3].startswith(reason)
+
+
+def test_a_deep_notebook_cell_costs_only_itself(tmp_path):
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": []}
+    cells = [{**cell, "source": SAMPLE}, {**cell, "source": f"x = {_plus(5000)}\n"},
+             {**cell, "source": f"y = (DataLoader(ds) + {_plus(1000)})\n" + LAST}]
+    path = tmp_path / "deep.ipynb"
+    path.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells}))
+    assert [(code, cell, line) for code, cell, line, _ in analyzed(path)] == [
+        ("TPL101", 0, 1), ("TPL000", 1, 0), ("TPL000", 2, 0), ("TPL101", 2, 1000)]
+
+
+def test_check_reports_each_deep_statement_and_every_other_finding(tmp_path):
+    names = ["elif chain too deep for ast", "operator chain too deep for ast", "finding inside a chain too deep for the rules"]
+    for index, name in enumerate(names):
+        (tmp_path / f"deep{index}.py").write_text(SAMPLE + DEEP[name][0] + LAST)
+    result = bounded([sys.executable, "-m", "perf_lint", "check", "--no-cache", "--format", "json", "-j", "1"], cwd=tmp_path)
+    assert result.returncode == 1, result.stderr[-2000:]
+    found = [(d["path"], d["code"], d["line"]) for d in json.loads(result.stdout)]
+    expected = []
+    for index, name in enumerate(names):
+        last = (SAMPLE + DEEP[name][0]).count("\n") + 1
+        expected += [(f"deep{index}.py", "TPL101", 2), (f"deep{index}.py", "TPL000", 3), (f"deep{index}.py", "TPL101", last)]
+    assert found == expected
+    assert all(d["message"] == TOO_DEEP for d in json.loads(result.stdout) if d["code"] == "TPL000")
+
+
+def test_edits_of_a_deep_file_with_a_parse_cache_keep_its_findings():
+    script = """
+from perf_lint.analyzers import analyze, python_source
+from perf_lint.analyzers.parse import ParseCache
+import sys
+cache, text = ParseCache(), sys.stdin.read()
+for edited in (text, text.replace("    1 +", "    12 +", 1), text + "# typed\\n", text.replace("ds)", "ds2)")):
+    print([(f.code, f.range.start_line) for f in analyze(python_source(edited), cache=cache)])
+"""
+    text = SAMPLE + DEEP["finding inside a chain too deep for the rules"][0] + LAST  # a keystroke in, above, below it
+    result = bounded([sys.executable, "-c", script], input=text)
+    last = text.count("\n") - 1
+    assert result.stdout.splitlines() == [str([("TPL101", 1), ("TPL000", 2), ("TPL101", last)])] * 4, result.stderr[-2000:]
+
+
+def test_fuzzing_deep_scripts_finds_no_crash():
+    result = bounded([sys.executable, "bench/fuzz.py", "--only", "deep scripts", "--examples", "4", "--seed", "1",
+                      "--memory-gb", str(MEMORY / 1024**3)], timeout=600, cwd=ROOT)
+    assert result.returncode == 0 and ", 0 crashes," in result.stdout, result.stdout[-3000:] + result.stderr[-2000:]
+
+
+def test_statement_split_without_ast_matches_ast_on_the_examples():
+    script = """
+import pathlib
+from perf_lint.analyzers.parse import _deep_starts, _starts, lines_of
+for path in sorted(pathlib.Path("examples").rglob("*.py")):
+    code = path.read_text(encoding="utf-8")
+    assert _deep_starts(lines_of(code)) == (_starts(code, 0) or [0], {}), path
+print("same")
+"""
+    result = bounded([sys.executable, "-c", script], cwd=ROOT)
+    assert result.stdout.strip() == "same", result.stderr[-2000:]
+
+
+@timed(240)
+async def test_language_server_survives_a_deep_file_and_its_edits(tmp_path, monkeypatch):
+    monkeypatch.setattr(lsp_client, "SERVER", ["prlimit", f"--as={MEMORY}", *lsp_client.SERVER])
+    text = SAMPLE + DEEP["finding inside a chain too deep for the rules"][0] + f"x = {_plus(5000)}\n" + LAST
+    deep = [index for index, line in enumerate(text.splitlines()) if line.startswith("x = (")]
+    expected = [("TPL101", 1), *(("TPL000", line) for line in deep), ("TPL101", text.count("\n") - 1)]
+    async with session(VSCODE, tmp_path) as client:
+        uri = open_py(client, tmp_path / "deep.py", text)
+        shown = await pushed(client, uri, 1, timeout=120)
+        assert [(d.code, d.range.start.line) for d in shown] == expected
+        version = edit(client, uri, (0, 0), (0, 0), "# typed\n")  # a keystroke above the deep statements
+        shown = await pushed(client, uri, version, timeout=120)
+        assert [(d.code, d.range.start.line) for d in shown] == [(code, line + 1) for code, line in expected]
+        version = edit(client, uri, (deep[0] + 2, 5), (deep[0] + 2, 5), "2")  # and one inside the first
+        shown = await pushed(client, uri, version, timeout=120)
+        assert [(d.code, d.range.start.line) for d in shown] == [(code, line + 1) for code, line in expected]
+        assert (await server_info(client))["documents"] == 1
