@@ -226,8 +226,9 @@ class Context:
     `visit_handlers`/`leave_handlers` (node kind -> method), called before the rules'
     visit_ and after their leave_ methods."""
 
-    def __init__(self, units: list | None = None) -> None:
+    def __init__(self, units: list | None = None, path: str | None = None) -> None:
         self.units = units or []  # the source's units (perf_lint.analyzers.source.Unit)
+        self.path = path  # the source's file, when it has one (rules may read modules next to it)
         self.shared: dict = {}  # per-source state rules share (keyed by the sharing class)
         self.imports: dict[str, str] = {}
         self.module_scope = Scope(None, None)

@@ -180,12 +180,20 @@ result.after = shown()
 finish()
 """
 PROFILED = """import torch
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader, Dataset
 
-data = TensorDataset(torch.randn(256, 8), torch.randint(0, 2, (256,)))
+
+class Noisy(Dataset):  # each item is made on the CPU (an in-memory TensorDataset would not be a TPL101)
+    def __len__(self):
+        return 256
+
+    def __getitem__(self, index):
+        return torch.randn(8), index % 2
+
+
 model = torch.nn.Linear(8, 2)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loader = DataLoader(data, batch_size=16)
+loader = DataLoader(Noisy(), batch_size=16)
 for x, y in loader:
     loss = torch.nn.functional.cross_entropy(model(x), y)
     optimizer.zero_grad()

@@ -6,14 +6,21 @@ import re
 
 import libcst as cst
 
-from ..context import Site, UNKNOWN, argument, call_name, code, dotted, keyword, positional
+from ..context import Site, UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, positional, remembered
+from ..datasets import (
+    CHEAP, EXPENSIVE, HF_METHODS, HF_TRANSFORMS, ON_DEVICE, ROWS, ROWS_BATCH, TENSOR_DATASET, UNKNOWN_DATASET, WRAPPERS,
+    Cost, SourceNamespace, class_cost, combine, library_cost,
+)
 from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
 
 DATALOADER = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
-TENSOR_DATASET = {"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"}
 ITERABLE_DATASET = {"torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"}
-_NUM_WORKERS, _PIN_MEMORY = 5, 7  # positions in DataLoader's signature
+_NUM_WORKERS, _COLLATE_FN, _PIN_MEMORY = 5, 6, 7  # positions in DataLoader's signature
+_LITERAL_TENSORS = {"torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.as_tensor",
+                    "numpy.array", "numpy.asarray"}
+_COST_BUDGET = 200  # expressions followed to find one loader's dataset (names reassigned again and again)
+_ONE_BATCH_HOOKS = {"test_dataloader": "test", "predict_dataloader": "predict"}  # Lightning hook -> Trainer method
 _ITER_WRAPPERS = {"enumerate", "tqdm", "iter", "zip", "track", "progress_bar"}
 _DEVICE_LIKE = re.compile(r"(device|dev|gpu|cuda|rank)", re.IGNORECASE)
 _DTYPE_LIKE = re.compile(r"dtype|float|half|bfloat|int\d|long|double", re.IGNORECASE)
@@ -53,9 +60,29 @@ class _LoaderRule(Rule):
         self.pending: list[tuple[Site, cst.For, str]] = first.pending if first is not self else []
         self.known: dict = first.known if first is not self else {}  # what finish works out once for all
         self.dataset_classes: dict[str, cst.ClassDef] = first.dataset_classes if first is not self else {}
+        self.class_units: dict[str, int] = first.class_units if first is not self else {}
+        self.relative_imports: dict[str, tuple] = first.relative_imports if first is not self else {}
+        self.modules: list[cst.Module] = first.modules if first is not self else []
+        # name (or attribute) -> (value, index, scope) of the tuples unpacked into it
+        self.unpacked: dict[str, list[tuple]] = first.unpacked if first is not self else {}
+        self.budget = _COST_BUDGET
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.modules.append(node)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.dataset_classes[node.name.value] = node
+        self.class_units[node.name.value] = self.ctx.unit
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        """`from .data import MyDataset`: the context keeps absolute imports only."""
+        if node.relative and type(node.names) is not cst.ImportStar:
+            module = dotted(node.module) if node.module is not None else None
+            for alias in node.names:
+                name = dotted(alias.name)
+                if name is not None:
+                    local = alias.asname.name.value if alias.asname and type(alias.asname.name) is cst.Name else name
+                    self.relative_imports[local] = (len(node.relative), module, name)
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
@@ -68,6 +95,12 @@ class _LoaderRule(Rule):
         self.loops[node] = (self.ctx.site(node), set(names_in_target(node.target)))
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if type(target.target) in (cst.Tuple, cst.List):  # `train, val = random_split(ds, ...)`
+                for index, element in enumerate(target.target.elements):
+                    key = dotted(element.value) if type(element) is cst.Element else None
+                    if key is not None:
+                        self.unpacked.setdefault(key, []).append((node.value, index, self.ctx.scope))
         if type(node.value) not in (cst.Name, cst.Subscript, cst.Attribute):
             return  # the cheaper test first: only a name, item or attribute of a batch passes it on
         loop = self._batch_loop(node.value)
@@ -193,7 +226,24 @@ class _LoaderRule(Rule):
         if passed is None or passed is UNKNOWN:
             return passed
         value = self.ctx.value(*passed)
+        if value is UNKNOWN:
+            value = self._namespace_setting(*passed)
         return UNKNOWN if value is None and name != "pin_memory" else value
+
+    def _namespace_setting(self, expr: cst.BaseExpression, scope):
+        """`args.workers` where `args` is a parameter of the function (`def main(args)`):
+        the value when every call of the function passes a namespace whose attribute
+        perf-lint knows, the same (`args = parser.parse_args()` ... `main(args)`)."""
+        if type(expr) is not cst.Attribute or type(expr.value) is not cst.Name:
+            return UNKNOWN
+        param = expr.value.value
+        if scope.node is None or param not in scope.params or len(scope.assignments.get(param, ())) != 1:
+            return UNKNOWN
+        callers = self._caller_arguments(scope, param)
+        values = {repr(v): v for v in (self.ctx.value(expr.with_changes(value=arg), where) for arg, where in callers)}
+        if len(values) != 1 or not callers:
+            return UNKNOWN
+        return next(iter(values.values()))
 
     def cuda_moves(self) -> dict[int, list[_Move]]:
         """Loader (by id of its call) -> moves of its batches to CUDA."""
@@ -211,6 +261,389 @@ class _LoaderRule(Rule):
     def keyword_fix(self, site: Site, values: dict[str, str], title: str) -> FixPlan:
         return FixPlan(title, (Replace(site, with_keywords(site.node, values)),))
 
+    # -- what the loader loads --------------------------------------------------------------
+    def dataset_cost(self, site: Site) -> Cost:
+        """What an item of the loader's dataset costs to load (see perf_lint.analyzers.datasets),
+        remembered for the analysis, by every loader rule."""
+        key = ("cost", id(site.node))
+        if key not in self.known:
+            dataset = argument(site.node, 0, "dataset")
+            self.budget = _COST_BUDGET
+            found = None if dataset is None else self._cost(dataset, site.scope, 0, frozenset())
+            self.known[key] = found or UNKNOWN_DATASET
+        return self.known[key]
+
+    def _namespace(self) -> SourceNamespace:
+        if "namespace" not in self.known:
+            classes = {name: (node, self.class_units.get(name, 0)) for name, node in self.dataset_classes.items()}
+            self.known["namespace"] = SourceNamespace(self.ctx, classes, self.relative_imports)
+        return self.known["namespace"]
+
+    def _cost(self, expr: cst.BaseExpression, scope, depth: int, seen: frozenset) -> Cost | None:
+        """The cost of the dataset `expr` evaluates to; None for a name met again while
+        resolving it (`ds = ds.map(...)`: the other assignments decide)."""
+        kind = type(expr)
+        self.budget -= 1
+        if depth > 8 or self.budget < 0:
+            return UNKNOWN_DATASET
+        if kind in (cst.List, cst.Tuple, cst.ListComp):
+            return Cost(CHEAP, "its items are a list held in memory")
+        if kind is cst.Subscript:  # a split of a DatasetDict, an element of a list of datasets
+            return self._cost(expr.value, scope, depth + 1, seen)
+        if kind is cst.Call:
+            return self._call_cost(expr, scope, depth, seen)
+        if kind is not cst.Name and kind is not cst.Attribute:
+            return UNKNOWN_DATASET
+        if kind is cst.Name and expr.value == "None":
+            return None  # (`ds = None` then `ds = MyDataset(...)`: no data to load)
+        key = (dotted(expr), id(scope))
+        if key[0] is None:
+            return UNKNOWN_DATASET
+        if key in seen:
+            return None
+        seen = seen | {key}
+        values = self._values(expr, scope)
+        if values is None:
+            if kind is cst.Name and scope.node is not None and expr.value in scope.params:
+                callers = self._caller_arguments(scope, expr.value)
+                return combine(self._cost(v, s, depth + 1, seen) for v, s in callers) if callers else UNKNOWN_DATASET
+            return UNKNOWN_DATASET
+        cost = combine((self._cost(v, s, depth + 1, seen) if i is None else self._unpacked_cost(v, i, s, depth, seen)
+                        for v, i, s in values), empty=None)  # None: all of them lead back here
+        if cost is None:
+            return None
+        if cost.kind == ROWS:
+            hf = self._transformed_on_access(key[0])
+            if hf is not None:
+                return hf
+        return cost
+
+    def _values(self, expr: cst.BaseExpression, scope):
+        """Every value assigned to a name or attribute: (value, None, its scope), or (value,
+        index, scope) for an element of a tuple unpacked from it (`a, b = split(ds)`); None if
+        one is unknown (a parameter, a loop variable)."""
+        key = dotted(expr)
+        if type(expr) is cst.Name:
+            if expr.value in self.ctx.imports:
+                return None
+            owner = scope.owner_of(expr.value)
+            values = [] if owner is None else [(v, owner) for v in owner.assignments[expr.value]]
+            unpacked = [u for u in self.unpacked.get(key, ()) if u[2] is owner]
+        else:
+            values = self.ctx.attributes.get(key, [])
+            unpacked = self.unpacked.get(key, [])
+        if not values:
+            return None
+        found = [(v, None, s) for v, s in values if v is not None]
+        if len(values) - len(found) != len(unpacked):
+            return None
+        return found + list(unpacked)
+
+    def _unpacked_cost(self, value: cst.BaseExpression, index: int, scope, depth: int, seen: frozenset) -> Cost | None:
+        """The cost of element `index` of the tuple `value` evaluates to."""
+        if type(value) in (cst.Tuple, cst.List):
+            elements = value.elements
+            return self._cost(elements[index].value, scope, depth + 1, seen) if index < len(elements) else UNKNOWN_DATASET
+        if type(value) is not cst.Call:
+            return UNKNOWN_DATASET
+        qualified = self.ctx.qualname(value.func) or ""
+        if qualified.rpartition(".")[2] == "random_split" and qualified.startswith("torch.utils.data"):
+            inner = argument(value, 0, "dataset")
+            return UNKNOWN_DATASET if inner is None else self._cost(inner, scope, depth + 1, seen)
+        known = library_cost(qualified, False) if qualified else None
+        if known is not None and known.kind == ROWS:
+            return known  # load_dataset(..., split=["train", "test"])
+        if type(value.func) is cst.Name and value.func.value in self.ctx.functions:
+            returned = [
+                (item, self.ctx.scopes[id(function)])
+                for function, _ in self.ctx.functions[value.func.value]
+                for item in remembered(_returned, function, lambda: _returned(function))
+            ]
+            return combine(self._unpacked_cost(item, index, where, depth + 1, seen) for item, where in returned) if returned else UNKNOWN_DATASET
+        return UNKNOWN_DATASET
+
+    def _caller_arguments(self, scope, param: str) -> list:
+        """What the calls of a function pass as its parameter `param`: (expression, scope)."""
+        function = scope.node
+        index = scope.params.index(param)
+        found = []
+        for call_site in self.ctx.calls.get(function.name.value, []):
+            call = call_site.node
+            offset = 1 if type(call.func) is cst.Attribute and scope.params[:1] in (["self"], ["cls"]) else 0
+            value = argument(call, index - offset, param)
+            if value is None:
+                return []  # a call that does not pass it (a default, a **mapping): not known
+            found.append((value, call_site.scope))
+        return found
+
+    def _transformed_on_access(self, name: str) -> Cost | None:
+        """`ds.set_transform(fn)`: a Hugging Face dataset that runs `fn` on every row it reads."""
+        for call_site in self.ctx.calls.get("set_transform", []):
+            func = call_site.node.func
+            if type(func) is cst.Attribute and dotted(func.value) == name:
+                return Cost(EXPENSIVE, "`set_transform` runs a function on every item it reads", "", code(call_site.node))
+        return None
+
+    def _call_cost(self, call: cst.Call, scope, depth: int, seen: frozenset) -> Cost | None:
+        func = call.func
+        qualified = self.ctx.qualname(func)
+        has_transform = any(
+            arg.keyword is not None and "transform" in arg.keyword.value and literal(arg.value) is not None
+            for arg in call.args
+        )
+        if qualified is not None:
+            known = library_cost(qualified, has_transform)
+            if known is not None:
+                return known
+            head, _, last = qualified.rpartition(".")
+            if head.startswith("torch.utils.data") and last in WRAPPERS:
+                inner = argument(call, 0, "datasets" if last in ("ConcatDataset", "ChainDataset") else "dataset")
+                if inner is None:
+                    return UNKNOWN_DATASET
+                if type(inner) in (cst.List, cst.Tuple):
+                    return combine(self._cost(e.value, scope, depth + 1, seen) for e in inner.elements)
+                return self._cost(inner, scope, depth + 1, seen)
+            if qualified.startswith(("torch.", "numpy.")) and not qualified.startswith("torch.utils."):
+                return Cost(CHEAP, "its items are rows of a tensor held in memory")
+        if type(func) is cst.Name and func.value in ("range", "list", "tuple", "sorted"):
+            return Cost(CHEAP, "its items are a sequence held in memory")
+        if type(func) is cst.Attribute and func.attr.value in HF_TRANSFORMS:
+            return Cost(EXPENSIVE, f"`{func.attr.value}` runs a function on every item it reads", "", code(call))
+        if type(func) is cst.Attribute and func.attr.value in HF_METHODS:
+            base = self._cost(func.value, scope, depth + 1, seen)
+            return base if base is None or base.kind in (ROWS, EXPENSIVE) else UNKNOWN_DATASET
+        name = dotted(func)
+        if name is None:
+            return UNKNOWN_DATASET
+        found = self._namespace().klass(name)
+        if found is not None:
+            cost = class_cost(found, has_transform)
+            if not cost.passed:
+                return cost
+            # it indexes what it was passed: a tensor or a list is cheap, another dataset may not be
+            passed = [argument(call, index, param) for param, index in cost.passed]
+            inner = combine((self._cost(arg, scope, depth + 1, seen) for arg in passed if arg is not None), empty=None)
+            return cost if inner is None or inner.kind == CHEAP else inner
+        if type(func) is cst.Name and func.value in self.ctx.functions:  # a function of the source that makes it
+            returned = [
+                (value, self.ctx.scopes[id(function)])
+                for function, _ in self.ctx.functions[func.value]
+                for value in remembered(_returned, function, lambda: _returned(function))
+            ]
+            if returned:
+                return combine(self._cost(value, where, depth + 1, seen) for value, where in returned)
+        return UNKNOWN_DATASET
+
+    def batch_size(self, site: Site) -> int | None:
+        """The loader's batch size when perf-lint can prove it (passed through a parameter:
+        the smallest its callers pass), else None."""
+        passed = self.ctx.call_argument(site.node, 1, "batch_size", site.scope)
+        if passed is None:
+            return 1
+        if passed is UNKNOWN:
+            return None
+        expr, scope = passed
+        candidates = [(expr, scope)]
+        if type(expr) is cst.Name and scope.node is not None and expr.value in scope.params:
+            candidates = self._caller_arguments(scope, expr.value)
+        values = [self.ctx.value(e, s) for e, s in candidates]
+        if not values or any(isinstance(v, bool) or not isinstance(v, int) for v in values):
+            return None
+        return min(values)
+
+    def collate_moves(self, site: Site) -> str | None:
+        """The code of a device move in the loader's collate_fn (workers cannot use CUDA), or None."""
+        key = ("collate", id(site.node))
+        if key not in self.known:
+            self.known[key] = self._collate_moves(site)
+        return self.known[key]
+
+    def _collate_moves(self, site: Site) -> str | None:
+        passed = self.ctx.call_argument(site.node, _COLLATE_FN, "collate_fn", site.scope)
+        if passed is None or passed is UNKNOWN:
+            return None
+        expr, scope = passed
+        for _ in range(4):
+            found = self.ctx.origin(expr, scope) if type(expr) in (cst.Name, cst.Attribute) else (expr, scope)
+            if found is None:
+                break
+            expr, scope = found
+            if type(expr) is cst.Call and call_name(expr) == "partial" and expr.args:
+                expr = expr.args[0].value  # functools.partial(collate, device=device)
+            elif type(expr) is cst.Lambda and type(expr.body) is cst.Call:
+                expr = expr.body.func
+            else:
+                break
+        if type(expr) is not cst.Name:
+            return None
+        for function, _ in self.ctx.functions.get(expr.value, []):
+            move = remembered(_device_move_in, function, lambda: _device_move_in(function))
+            if move is not None:
+                return move
+        return None
+
+    def loads_one_batch(self, site: Site) -> bool:
+        """Whether the loader is used for one batch only, so that no epoch of loading is
+        there to speed up: each use of its name is a `next(iter(loader))` or a loop that
+        breaks after its first batch; or it is made by a Lightning `test_dataloader`
+        (`predict_dataloader`) hook of a script that trains (`.fit(...)`) and never tests."""
+        function = site.scope.node
+        if function is not None and function.name.value in _ONE_BATCH_HOOKS:
+            return bool(self.ctx.calls.get("fit")) and not self.ctx.calls.get(_ONE_BATCH_HOOKS[function.name.value])
+        name = next((n for n, values in site.scope.assignments.items() if len(values) == 1 and values[0] is site.node), None)
+        if name is None:
+            return False
+        statements = function.body.body if function is not None else [s for module in self.modules for s in module.body]
+        single = 0
+        for statement in statements:
+            one, other = remembered(_loader_uses, statement, lambda: _loader_uses(statement, name), name)
+            if other:
+                return False
+            single += one
+        return single > 0
+
+    def toy_rows(self, site: Site) -> int | None:
+        """The number of rows of a dataset whose data is written out in the source
+        (`ToyDataset(torch.tensor([[...], ...]), ...)`), or None."""
+        dataset = argument(site.node, 0, "dataset")
+        found = None if dataset is None else self.ctx.origin(dataset, site.scope)
+        if found is None or type(found[0]) is not cst.Call:
+            return None
+        call, scope = found
+        if type(call.func) not in (cst.Name, cst.Attribute) or not call.args:
+            return None
+        rows = []
+        for arg in call.args:
+            value = self.ctx.origin(arg.value, scope) if arg.keyword is None and arg.star == "" else None
+            if value is None or type(value[0]) is not cst.Call:
+                return None
+            tensor = value[0]
+            if self.ctx.qualname(tensor.func) not in _LITERAL_TENSORS or not tensor.args:
+                return None
+            data = tensor.args[0].value
+            if type(data) not in (cst.List, cst.Tuple) or not _literal_data(data):
+                return None
+            rows.append(len(data.elements))
+        return max(rows)
+
+
+def _literal_data(node: cst.BaseExpression, depth: int = 0) -> bool:
+    """A list or tuple of numbers or constants (nested): data written out in the source."""
+    if type(node) in (cst.List, cst.Tuple):
+        return depth < 4 and all(type(e) is cst.Element and _literal_data(e.value, depth + 1) for e in node.elements)
+    value = literal(node)
+    return value is not UNKNOWN and not isinstance(value, str)
+
+
+def _device_move_in(function: cst.FunctionDef) -> str | None:
+    """The code of the first `.cuda()`/`.to(<device>)` in a function's body, or None."""
+    stack = [function.body]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("to", "cuda"):
+            if node.func.attr.value == "cuda":
+                return code(node)
+            device = argument(node, 0, "device")
+            text = literal(device) if device is not None else None
+            if isinstance(text, str):
+                if text.startswith("cuda"):
+                    return code(node)
+            elif device is not None:
+                last = (dotted(device) or "").rsplit(".", 1)[-1]
+                if last and not _DTYPE_LIKE.search(last) and _DEVICE_LIKE.search(last):
+                    return code(node)
+        if type(node) not in (cst.FunctionDef, cst.ClassDef):
+            stack.extend(reversed(children(node)))
+    return None
+
+
+def _returned(function: cst.FunctionDef) -> list[cst.BaseExpression]:
+    """The values a function's `return` statements give (not those of functions it defines)."""
+    found, stack = [], [function.body]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Return:
+            if node.value is not None:
+                found.append(node.value)
+        elif type(node) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            stack.extend(reversed(children(node)))
+    return found
+
+
+def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int]:
+    """How `statement` uses the loader bound to `name`: (uses that take one batch: a
+    `next(iter(name))`, a loop over it that breaks at the end of its first pass; other uses).
+    A function or lambda with a parameter of that name is another variable."""
+    single = other = 0
+    stack = [statement]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.Name:
+            if node.value == name:
+                other += 1
+            continue
+        if kind is cst.Call and _next_iter(node, name):
+            single += 1
+            continue
+        if kind is cst.For and _iterated(node.iter) == name:
+            if _breaks_after_one(node):
+                single += 1
+                stack.extend((node.body, *([node.orelse] if node.orelse else [])))
+            else:
+                other += 1
+            continue
+        if kind in (cst.FunctionDef, cst.Lambda) and name in _param_names(node.params):
+            continue
+        if kind is cst.AssignTarget and type(node.target) is cst.Name and node.target.value == name:
+            continue  # (its binding)
+        if kind is cst.Attribute:
+            stack.append(node.value)  # not `.attr`: a name of its own
+        elif kind is cst.Arg:
+            stack.append(node.value)  # not the keyword
+        else:
+            stack.extend(children(node))
+    return single, other
+
+
+def _param_names(params: cst.Parameters) -> set[str]:
+    found = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    found.update(star.name.value for star in (params.star_arg, params.star_kwarg) if type(star) is cst.Param)
+    return found
+
+
+def _next_iter(call: cst.Call, name: str) -> bool:
+    """`next(iter(name))`."""
+    if type(call.func) is not cst.Name or call.func.value != "next" or not call.args:
+        return False
+    inner = call.args[0].value
+    return (
+        type(inner) is cst.Call and type(inner.func) is cst.Name and inner.func.value == "iter"
+        and len(inner.args) == 1 and type(inner.args[0].value) is cst.Name and inner.args[0].value.value == name
+    )
+
+
+def _iterated(expr: cst.BaseExpression) -> str | None:
+    """The name a `for` loop iterates over, through `enumerate`/`tqdm`/`iter`."""
+    while type(expr) is cst.Call and call_name(expr) in _ITER_WRAPPERS - {"zip"} and expr.args:
+        expr = expr.args[0].value
+    return expr.value if type(expr) is cst.Name else None
+
+
+def _breaks_after_one(loop: cst.For) -> bool:
+    """A loop whose body ends with `break` and holds no `continue`: it takes one item."""
+    body = loop.body.body if type(loop.body) is cst.IndentedBlock else ()
+    if not body or type(body[-1]) is not cst.SimpleStatementLine or type(body[-1].body[-1]) is not cst.Break:
+        return False
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Continue:
+            return False
+        if type(node) not in (cst.For, cst.While, cst.FunctionDef, cst.ClassDef):
+            stack.extend(children(node))
+    return True
+
 
 class SynchronousDataLoader(_LoaderRule):
     """
@@ -224,10 +657,34 @@ class SynchronousDataLoader(_LoaderRule):
     GPU utilisation, the DataLoader took 82 ms of each 10-step window; with 4 workers and
     pinned memory, utilisation rose to 78% and the epoch took 57% less time.
 
-    Silent when the value is unknown (a function parameter, a `**kwargs` of unknown
-    content), when the dataset is a `TensorDataset` of tensors already on the GPU
-    (nothing to load), and for `IterableDataset` subclasses defined in the file (workers
-    would each replay the whole stream unless it shards itself).
+    What an item costs depends on the dataset, so perf-lint looks at it: the class made
+    in the file, or in a local module the file imports (`from .data import MyDataset`,
+    `from data import MyDataset`: the file next to it), and what its `__getitem__` calls
+    (its own methods and the module's functions too). Per-item file I/O (`open`,
+    `Image.open`, `cv2.imread`, `read_image`, audio loads, `np.load`, reading an HDF5/LMDB
+    store), decoding, transforms and augmentation (`self.transform(x)`, torchvision
+    transforms) and tokenization make it expensive, and the message says where. Library
+    datasets are known by name: torchvision's (`ImageFolder`, and `MNIST`/`CIFAR10`,
+    which make a PIL image of every item), Hugging Face `datasets` tables (with a
+    `with_transform`/`set_transform`: expensive).
+
+    Silent when:
+    - the value is unknown (a function parameter, a `**kwargs` of unknown content);
+    - the dataset is cheap to load in the training process, where workers would only
+      add inter-process copies: a `TensorDataset`, a tensor, list or `range`, a class
+      whose `__getitem__` only indexes tensors, lists and arrays held in memory
+      (pre-tokenized text: `return self.input_ids[idx], self.target_ids[idx]`), a Hugging
+      Face table read with fewer than 256 rows a batch (tens of microseconds a row);
+    - the dataset's `__getitem__` or the `collate_fn` moves data to the GPU (`.cuda()`,
+      `.to(device)`): worker processes cannot do that;
+    - only one batch is taken: every use of the loader is a `next(iter(loader))` or a
+      loop that breaks after its first batch, or it is a Lightning `test_dataloader`
+      (`predict_dataloader`) in a script that calls `trainer.fit` but never `trainer.test`;
+    - for `IterableDataset` subclasses defined in the file (workers would each replay
+      the whole stream unless it shards itself).
+
+    When the dataset cannot be resolved (a name perf-lint cannot follow, a call it does
+    not know), the rule reports as before.
 
     ## Example
     ```python
@@ -263,6 +720,76 @@ class SynchronousDataLoader(_LoaderRule):
             "p.add_argument('--workers', type=int, default=8)\nargs = p.parse_args()\n"
             "loader = DataLoader(ds, num_workers=args.workers)\n"
         ),
+        # in-memory tensors: indexing them is cheap, workers would only add copies between processes
+        Example(
+            "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+            "x, y = torch.randn(1000, 16), torch.randint(0, 2, (1000,))\n"
+            "loader = DataLoader(TensorDataset(x, y), batch_size=64, shuffle=True)\n"
+        ),
+        Example("from torch.utils.data import DataLoader\nloader = DataLoader(range(1000), batch_size=10)\n"),
+        # a pre-tokenized dataset: __getitem__ only indexes lists built in __init__
+        Example(
+            "import torch\nfrom torch.utils.data import DataLoader, Dataset\n\n"
+            "class GPTDataset(Dataset):\n"
+            "    def __init__(self, txt, tokenizer, max_length):\n"
+            "        ids = tokenizer.encode(txt)\n"
+            "        self.input_ids, self.target_ids = [], []\n"
+            "        for i in range(0, len(ids) - max_length, max_length):\n"
+            "            self.input_ids.append(torch.tensor(ids[i:i + max_length]))\n"
+            "            self.target_ids.append(torch.tensor(ids[i + 1:i + max_length + 1]))\n\n"
+            "    def __len__(self):\n        return len(self.input_ids)\n\n"
+            "    def __getitem__(self, idx):\n        return self.input_ids[idx], self.target_ids[idx]\n\n"
+            "loader = DataLoader(GPTDataset(text, tokenizer, 256), batch_size=8, shuffle=True)\n"
+        ),
+        # a class indexing the tensors it is given, and given tensors
+        Example(
+            "import torch\nfrom torch.utils.data import DataLoader, Dataset\n"
+            "class Pairs(Dataset):\n    def __init__(self, x, y):\n        self.x, self.y = x, y\n"
+            "    def __getitem__(self, i):\n        return self.x[i], self.y[i]\n"
+            "loader = DataLoader(Pairs(torch.randn(100, 2), torch.zeros(100)), batch_size=10)\n"
+        ),
+        # a Hugging Face table read 32 rows a batch
+        Example(
+            "from datasets import load_dataset\nfrom torch.utils.data import DataLoader\n"
+            "ds = load_dataset('imdb', split='train')\nds = ds.map(tokenize, batched=True)\nds.set_format('torch')\n"
+            "loader = DataLoader(ds, batch_size=32, shuffle=True)\n"
+        ),
+        # the collate_fn moves batches to the GPU: workers could not
+        Example(
+            "from functools import partial\nimport torch\nfrom torch.utils.data import DataLoader\n"
+            "def collate(batch, device='cpu'):\n    return torch.stack(batch).to(device)\n"
+            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+            "loader = DataLoader(ds, batch_size=8, collate_fn=partial(collate, device=device))\n"
+        ),
+        # __getitem__ computes on the GPU: workers could not
+        Example(
+            "import torch, torchaudio\n"
+            "class Speech(torch.utils.data.Dataset):\n"
+            "    def __init__(self, device='cuda'):\n"
+            "        self.dataset = torchaudio.datasets.LIBRISPEECH('.', url='test-clean')\n        self.device = device\n"
+            "    def __getitem__(self, item):\n"
+            "        audio, rate, text, *_ = self.dataset[item]\n        return audio.to(self.device), text\n"
+            "loader = torch.utils.data.DataLoader(Speech(), batch_size=16)\n"
+        ),
+        # one batch only: nothing to overlap
+        Example(
+            "from torch.utils.data import DataLoader\nfrom torchvision.datasets import MNIST\n"
+            "loader = DataLoader(MNIST('.', transform=to_tensor), batch_size=256)\n"
+            "images, labels = next(iter(loader))\n"
+        ),
+        Example(
+            "from torch.utils.data import DataLoader\n"
+            "def peek(ds):\n    loader = DataLoader(ds, batch_size=4)\n"
+            "    for batch in loader:\n        print(batch.shape)\n        break\n"
+        ),
+        # Lightning calls test_dataloader() from trainer.test() only, which this script never calls
+        Example(
+            "import lightning as L\nfrom torch.utils.data import DataLoader\n"
+            "class Data(L.LightningDataModule):\n"
+            "    def train_dataloader(self):\n        return DataLoader(self.train, batch_size=32, num_workers=4)\n"
+            "    def test_dataloader(self):\n        return DataLoader(self.test, batch_size=32)\n"
+            "L.Trainer().fit(model, Data())\n"
+        ),
     )
     INVALID = (
         Example(
@@ -286,6 +813,114 @@ class SynchronousDataLoader(_LoaderRule):
             "p.add_argument('--num-workers', type=int, default=0)\nargs = p.parse_args()\n"
             "loader = data.DataLoader(ds, num_workers=args.num_workers)\n"
         ),
+        # torchvision's MNIST makes a PIL image of every item and runs the transform on it
+        Example(
+            "from torch.utils.data import DataLoader\nfrom torchvision import datasets, transforms\n"
+            "train = datasets.MNIST('data', train=True, transform=transforms.ToTensor())\n"
+            "loader = DataLoader(train, batch_size=64, shuffle=True)\n",
+            "from torch.utils.data import DataLoader\nfrom torchvision import datasets, transforms\n"
+            "train = datasets.MNIST('data', train=True, transform=transforms.ToTensor())\n"
+            "loader = DataLoader(train, batch_size=64, shuffle=True, num_workers=4, persistent_workers=True)\n",
+        ),
+        # a class of the file that opens and transforms an image per item (through a method)
+        Example(
+            "from PIL import Image\nfrom torch.utils.data import DataLoader, Dataset\n"
+            "class Images(Dataset):\n    def __init__(self, paths, transform):\n"
+            "        self.paths, self.transform = paths, transform\n"
+            "    def __getitem__(self, i):\n        return self.transform(self.load(self.paths[i]))\n"
+            "    def load(self, path):\n        return Image.open(path).convert('RGB')\n"
+            "loader = DataLoader(Images(paths, tf), batch_size=32, num_workers=0)\n",
+            "from PIL import Image\nfrom torch.utils.data import DataLoader, Dataset\n"
+            "class Images(Dataset):\n    def __init__(self, paths, transform):\n"
+            "        self.paths, self.transform = paths, transform\n"
+            "    def __getitem__(self, i):\n        return self.transform(self.load(self.paths[i]))\n"
+            "    def load(self, path):\n        return Image.open(path).convert('RGB')\n"
+            "loader = DataLoader(Images(paths, tf), batch_size=32, num_workers=4, persistent_workers=True)\n",
+        ),
+        # tokenization per item
+        Example(
+            "import torch\n"
+            "class Texts(torch.utils.data.Dataset):\n    def __init__(self, texts, tokenizer):\n"
+            "        self.texts, self.tokenizer = texts, tokenizer\n"
+            "    def __getitem__(self, i):\n        return self.tokenizer(self.texts[i], truncation=True)\n"
+            "train_ds = Texts(texts, tokenizer)\nloader = torch.utils.data.DataLoader(train_ds, batch_size=16)\n",
+            "import torch\n"
+            "class Texts(torch.utils.data.Dataset):\n    def __init__(self, texts, tokenizer):\n"
+            "        self.texts, self.tokenizer = texts, tokenizer\n"
+            "    def __getitem__(self, i):\n        return self.tokenizer(self.texts[i], truncation=True)\n"
+            "train_ds = Texts(texts, tokenizer)\n"
+            "loader = torch.utils.data.DataLoader(train_ds, batch_size=16, num_workers=4, persistent_workers=True)\n",
+        ),
+        # a split of an ImageFolder (through random_split and a wrapper class that indexes it)
+        Example(
+            "import torch\nfrom torch.utils.data import DataLoader, Dataset, random_split\n"
+            "from torchvision.datasets import ImageFolder\n"
+            "class Indexed(Dataset):\n    def __init__(self, base):\n        self.base = base\n"
+            "    def __getitem__(self, i):\n        return self.base[i], i\n"
+            "train, val = random_split(ImageFolder('images', transform=tf), [0.9, 0.1])\n"
+            "loader = DataLoader(Indexed(train), batch_size=64)\n"
+            "for epoch in range(10):\n    for (x, y), i in loader:\n        step(x, y)\n",
+            "import torch\nfrom torch.utils.data import DataLoader, Dataset, random_split\n"
+            "from torchvision.datasets import ImageFolder\n"
+            "class Indexed(Dataset):\n    def __init__(self, base):\n        self.base = base\n"
+            "    def __getitem__(self, i):\n        return self.base[i], i\n"
+            "train, val = random_split(ImageFolder('images', transform=tf), [0.9, 0.1])\n"
+            "loader = DataLoader(Indexed(train), batch_size=64, num_workers=4, persistent_workers=True)\n"
+            "for epoch in range(10):\n    for (x, y), i in loader:\n        step(x, y)\n",
+        ),
+        # a Hugging Face table read 512 rows a batch, and one that transforms every row it reads
+        Example(
+            "from datasets import load_dataset\nfrom torch.utils.data import DataLoader\n"
+            "train, test = load_dataset('imdb', split=['train', 'test'])\ntrain = train.with_format('torch')\n"
+            "loader = DataLoader(train, batch_size=512, shuffle=True)\n",
+            "from datasets import load_dataset\nfrom torch.utils.data import DataLoader\n"
+            "train, test = load_dataset('imdb', split=['train', 'test'])\ntrain = train.with_format('torch')\n"
+            "loader = DataLoader(train, batch_size=512, shuffle=True, num_workers=4, persistent_workers=True)\n",
+        ),
+        Example(
+            "from datasets import load_dataset\nfrom torch.utils.data import DataLoader\n"
+            "dataset = load_dataset('imagefolder', data_dir='images')\n"
+            "train = dataset['train'].with_transform(preprocess)\nloader = DataLoader(train, batch_size=8)\n",
+            "from datasets import load_dataset\nfrom torch.utils.data import DataLoader\n"
+            "dataset = load_dataset('imagefolder', data_dir='images')\n"
+            "train = dataset['train'].with_transform(preprocess)\n"
+            "loader = DataLoader(train, batch_size=8, num_workers=4, persistent_workers=True)\n",
+        ),
+        # a next(iter(...)) peek does not make the loop over the same loader a single batch
+        Example(
+            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8)\n"
+            "first = next(iter(loader))\nfor batch in loader:\n    step(batch)\n",
+            "from torch.utils.data import DataLoader\n"
+            "loader = DataLoader(ds, batch_size=8, num_workers=4, persistent_workers=True)\n"
+            "first = next(iter(loader))\nfor batch in loader:\n    step(batch)\n",
+        ),
+        # the test hook of a script that tests
+        Example(
+            "import lightning as L\nfrom torch.utils.data import DataLoader\n"
+            "class Data(L.LightningDataModule):\n"
+            "    def test_dataloader(self):\n        return DataLoader(self.test, batch_size=32)\n"
+            "trainer = L.Trainer()\ntrainer.fit(model, Data())\ntrainer.test(model, Data())\n",
+            "import lightning as L\nfrom torch.utils.data import DataLoader\n"
+            "class Data(L.LightningDataModule):\n"
+            "    def test_dataloader(self):\n"
+            "        return DataLoader(self.test, batch_size=32, num_workers=4, persistent_workers=True)\n"
+            "trainer = L.Trainer()\ntrainer.fit(model, Data())\ntrainer.test(model, Data())\n",
+        ),
+        # notebook: the dataset class in one cell, the loader in another
+        Example(
+            (
+                "import cv2\nimport torch\n"
+                "class Frames(torch.utils.data.Dataset):\n"
+                "    def __getitem__(self, i):\n        return torch.from_numpy(cv2.imread(self.files[i]))\n",
+                "loader = torch.utils.data.DataLoader(Frames(), batch_size=4)\n",
+            ),
+            (
+                "import cv2\nimport torch\n"
+                "class Frames(torch.utils.data.Dataset):\n"
+                "    def __getitem__(self, i):\n        return torch.from_numpy(cv2.imread(self.files[i]))\n",
+                "loader = torch.utils.data.DataLoader(Frames(), batch_size=4, num_workers=4, persistent_workers=True)\n",
+            ),
+        ),
     )
 
     def finish(self) -> None:
@@ -297,6 +932,14 @@ class SynchronousDataLoader(_LoaderRule):
             dataset = self._dataset(site)
             if self._gpu_tensor_dataset(dataset) or self._iterable_dataset(dataset):
                 continue
+            cost = self.dataset_cost(site)
+            if cost.kind in (CHEAP, ON_DEVICE):
+                continue  # indexing memory: workers would add IPC; moves to the GPU: workers cannot
+            rows = self.batch_size(site) if cost.kind == ROWS else None
+            if cost.kind == ROWS and (rows is None or rows < ROWS_BATCH):
+                continue  # a few Arrow rows per step: small next to the step
+            if self.collate_moves(site) is not None or self.loads_one_batch(site):
+                continue  # workers could not move batches to the GPU; one batch: nothing to overlap
             passed_expr = self.ctx.call_argument(call, _NUM_WORKERS, "num_workers", site.scope)
             if value is None:
                 where = "is not set"
@@ -313,9 +956,14 @@ class SynchronousDataLoader(_LoaderRule):
             elif passed is not None and self.ctx.value(passed.value, site.scope) == 0 and type(passed.value) is cst.Integer:
                 new = replace_argument(call, passed, str(workers))
                 fix = FixPlan(title, (Replace(site, with_keywords(new, extra)),))
+            why = ""
+            if cost.kind == EXPENSIVE:
+                why = f" and {cost.described()}"
+            elif cost.kind == ROWS:
+                why = f" and its dataset reads {rows} rows a batch one at a time from a Hugging Face Arrow table"
             self.report(
                 site,
-                f"DataLoader loads every batch in the training process (num_workers {where}), so the "
+                f"DataLoader loads every batch in the training process (num_workers {where}){why}, so the "
                 f"GPU waits on data: set num_workers={workers} (about the CPU cores per GPU) and "
                 "persistent_workers=True.",
                 fix,
@@ -371,7 +1019,10 @@ class PinnedMemoryMissing(_LoaderRule):
     A host-to-device copy from pageable memory is staged through a pinned buffer by the
     driver and blocks the host; from pinned memory it is a direct DMA that can overlap
     with compute (and `non_blocking=True` can make it asynchronous). Silent in CPU-only
-    code, and when `pin_memory` is set from a value perf-lint cannot see.
+    code, when `pin_memory` is set from a value perf-lint cannot see, when the dataset's
+    data is a few rows written out in the source (`TensorDataset(torch.tensor([[...],
+    ...]), ...)`: a toy example, nothing to overlap), and when the `collate_fn` already
+    moves each batch to the GPU (a CUDA tensor cannot be pinned).
 
     ## Example
     ```python
@@ -409,6 +1060,23 @@ class PinnedMemoryMissing(_LoaderRule):
             "from torch.utils.data import DataLoader\ndef make(ds, **kw):\n    return DataLoader(ds, num_workers=2, **kw)\n"
             "loader = make(ds)\nfor x in loader:\n    x.cuda()\n"
         ),
+        # a toy dataset written out in the source
+        Example(
+            "import torch\nfrom torch.utils.data import DataLoader, Dataset\n"
+            "class Toy(Dataset):\n    def __init__(self, x, y):\n        self.x, self.y = x, y\n"
+            "    def __getitem__(self, i):\n        return self.x[i], self.y[i]\n"
+            "x_test = torch.tensor([[-0.8, 2.8], [2.6, -1.6]])\ny_test = torch.tensor([0, 1])\n"
+            "loader = DataLoader(Toy(x_test, y_test), batch_size=2)\n"
+            "for x, y in loader:\n    x, y = x.cuda(), y.cuda()\n"
+        ),
+        # the collate_fn puts batches on the GPU already
+        Example(
+            "from functools import partial\nimport torch\nfrom torch.utils.data import DataLoader\n"
+            "def collate(batch, device):\n    return torch.stack(batch).to(device)\n"
+            "device = torch.device('cuda')\n"
+            "loader = DataLoader(ds, batch_size=8, num_workers=0, collate_fn=partial(collate, device=device))\n"
+            "for x in loader:\n    x = x.to(device)\n"
+        ),
     )
     INVALID = (
         Example(
@@ -442,6 +1110,8 @@ class PinnedMemoryMissing(_LoaderRule):
             pinned = self.setting(site, _PIN_MEMORY, "pin_memory")
             if pinned is UNKNOWN or pinned is True:
                 continue
+            if self.toy_rows(site) is not None or self.collate_moves(site) is not None:
+                continue  # a few rows written in the source; batches already on the GPU cannot be pinned
             fix = None
             passed = keyword(call, "pin_memory") or positional(call, _PIN_MEMORY)
             if passed is None and self.ctx.call_argument(call, _PIN_MEMORY, "pin_memory", site.scope) is None:

@@ -86,7 +86,7 @@ export function plantedWorkspace(): { ws: string; ran: () => string[] } {
   }
   fs.writeFileSync(
     path.join(ws, "train.py"),
-    "import torch\nfrom torch.utils.data import DataLoader\n\nloader = DataLoader(torch.utils.data.TensorDataset(torch.zeros(8)), batch_size=4)\nfor (x,) in loader:\n    x.cuda()\n",
+    "import torch\nimport torchvision\nfrom torch.utils.data import DataLoader\n\nloader = DataLoader(torchvision.datasets.ImageFolder(\"images\"), batch_size=4)\nfor x, y in loader:\n    x.cuda()\n",
   );
   return { ws, ran: () => fs.readdirSync(marks) };
 }

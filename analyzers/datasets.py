@@ -1,0 +1,681 @@
+"""What one item of a dataset costs to load: a small, bounded model of `__getitem__`.
+
+The loader rules (TPL101) ask it whether a dataset is worth loading in worker
+processes. A dataset class is read with `ast` (its source text: the class node of the
+analyzed source rendered, or a module next to the analyzed file, cached by path and
+modification time), and its `__getitem__` judged by what it calls:
+
+- *expensive*: per-item file I/O (`open`, `Image.open`, `cv2.imread`, `read_image`,
+  audio loads, `np.load`, `torch.load`, reads from an HDF5/LMDB/memmap store opened in
+  `__init__`), image decoding and processing, transforms/augmentation
+  (`self.transform(x)`, torchvision transforms) and tokenization (`tokenizer(...)`,
+  `.encode(...)`), followed into the class's own methods and the module's functions;
+- *on-device*: it moves items to the GPU (`.cuda()`, `.to(device)`): worker processes
+  cannot do that;
+- *cheap*: it only indexes tensors, arrays, lists and dicts held in memory and builds
+  small tensors (`torch.tensor(row)`) from them;
+- *rows*: a Hugging Face `datasets` table, read a row at a time (tens of microseconds
+  each: it matters with large batches only);
+- *unknown*: anything else (a call the model does not know): callers keep their
+  default behaviour.
+
+Library datasets are known by name (torchvision's decode a PIL image per item, a
+`TensorDataset` indexes tensors, a Hugging Face `datasets` table reads a row from Arrow
+memory).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+CHEAP, ROWS, UNKNOWN_COST, EXPENSIVE, ON_DEVICE = "cheap", "rows", "unknown", "expensive", "on-device"
+_RANK = {CHEAP: 0, ROWS: 1, UNKNOWN_COST: 2, EXPENSIVE: 3, ON_DEVICE: 4}  # which of several wins
+# ROWS: a Hugging Face `datasets` table read a row at a time: tens of microseconds a row,
+# which only adds up with large batches (ROWS_BATCH rows: milliseconds per step).
+ROWS_BATCH = 256
+_MAX_DEPTH = 4  # methods and functions followed from __getitem__
+_MAX_FILE = 1_000_000  # bytes: a larger module next to the file is not read
+_MAX_HOPS = 2  # re-exports followed (`from .data import X` in a package's __init__)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """A dataset's per-item cost: `kind`, what makes it so (`reason`, for a message) and
+    where (`where`: "data.py:31", "line 31", "cell 4, line 3"; empty when not known)."""
+
+    kind: str
+    reason: str = ""
+    where: str = ""
+    code: str = ""  # the call or expression that makes it so
+    # a cheap class whose items come from what its constructor is passed: the (parameter
+    # name, position) of each such argument, whose own cost the caller must add
+    passed: tuple[tuple[str, int], ...] = ()
+
+    def worse(self, other: "Cost | None") -> "Cost":
+        if other is None:
+            return self
+        return other if _RANK[other.kind] > _RANK[self.kind] else self
+
+    def described(self) -> str:
+        """The reason with its code and place, for a message."""
+        said = ", ".join(part for part in (f"`{self.code}`" if self.code else "", self.where) if part)
+        return f"{self.reason} ({said})" if said else self.reason
+
+
+UNKNOWN_DATASET = Cost(UNKNOWN_COST)
+
+
+def combine(costs, empty: Cost | None = UNKNOWN_DATASET) -> Cost | None:
+    """The cost of a dataset that may be any of `costs` (None entries: ignored): the worst;
+    `empty` when there is none."""
+    found = None
+    for cost in costs:
+        if cost is not None:
+            found = cost if found is None else found.worse(cost)
+    return found if found is not None else empty
+
+
+# -- library datasets ------------------------------------------------------------------
+# torchvision datasets held in memory as arrays, which still make a PIL image of every item
+_PIL_IN_MEMORY = {"MNIST", "FashionMNIST", "KMNIST", "EMNIST", "QMNIST", "CIFAR10", "CIFAR100", "SVHN", "STL10",
+                  "USPS", "SEMEION", "FakeData", "Omniglot"}
+TENSOR_DATASET = {"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"}
+WRAPPERS = {"Subset", "ConcatDataset", "ChainDataset", "random_split"}  # torch.utils.data: the cost of what they wrap
+HF_SOURCES = {"datasets.load_dataset", "datasets.load_from_disk", "datasets.Dataset.from_dict",
+              "datasets.Dataset.from_pandas", "datasets.Dataset.from_list", "datasets.Dataset.from_generator",
+              "datasets.Dataset.from_csv", "datasets.Dataset.from_json", "datasets.Dataset.from_parquet"}
+# methods of a `datasets.Dataset`/`DatasetDict` that return another one, computed up front
+HF_METHODS = {"map", "filter", "with_format", "remove_columns", "rename_column", "rename_columns", "select",
+              "select_columns", "shuffle", "train_test_split", "cast", "cast_column", "flatten", "sort",
+              "class_encode_column", "add_column", "flatten_indices", "shard", "take", "skip"}
+HF_TRANSFORMS = {"with_transform", "set_transform"}  # run on every access
+HF_ROWS = Cost(ROWS, "reads its rows one at a time from a Hugging Face Arrow table")
+
+
+def library_cost(qualified: str, has_transform: bool) -> Cost | None:
+    """The per-item cost of a library dataset class called by its qualified name, or None."""
+    if qualified in TENSOR_DATASET:
+        return Cost(CHEAP, "a TensorDataset only indexes tensors held in memory")
+    head, _, last = qualified.rpartition(".")
+    if head in ("torchvision.datasets", "torchvision.datasets.mnist", "torchvision.datasets.cifar") or (
+        head.startswith("torchvision.datasets.")
+    ):
+        if last in _PIL_IN_MEMORY:
+            what = "and applies its `transform`" if has_transform else ""
+            return Cost(EXPENSIVE, f"torchvision's {last} makes a PIL image of every item {what}".rstrip())
+        return Cost(EXPENSIVE, f"torchvision's {last} reads and decodes an image file per item")
+    if head.startswith("torchaudio.datasets"):
+        return Cost(EXPENSIVE, f"torchaudio's {last} loads an audio file per item")
+    if qualified in HF_SOURCES:
+        return HF_ROWS
+    return None
+
+
+# -- what __getitem__ calls ------------------------------------------------------------
+_IMAGE = "decodes an image per item"
+_AUDIO = "loads audio per item"
+_FILE = "reads a file per item"
+IO_CALLS = {
+    "open": "opens a file per item", "io.open": "opens a file per item",
+    "PIL.Image.open": _IMAGE, "PIL.Image.fromarray": "makes a PIL image per item",
+    "cv2.imread": _IMAGE, "cv2.imdecode": _IMAGE, "imageio.imread": _IMAGE, "imageio.v2.imread": _IMAGE,
+    "imageio.v3.imread": _IMAGE, "skimage.io.imread": _IMAGE, "matplotlib.pyplot.imread": _IMAGE,
+    "torchvision.io.read_image": _IMAGE, "torchvision.io.decode_image": _IMAGE, "torchvision.io.decode_jpeg": _IMAGE,
+    "torchvision.io.decode_png": _IMAGE, "torchvision.io.read_file": _FILE, "torchvision.io.read_video": "decodes a video per item",
+    "torchvision.datasets.folder.default_loader": _IMAGE, "torchvision.datasets.folder.pil_loader": _IMAGE,
+    "soundfile.read": _AUDIO, "librosa.load": _AUDIO, "torchaudio.load": _AUDIO, "scipy.io.wavfile.read": _AUDIO,
+    "numpy.load": _FILE, "numpy.fromfile": _FILE, "numpy.loadtxt": _FILE, "numpy.genfromtxt": _FILE,
+    "torch.load": _FILE, "pickle.load": _FILE, "json.load": _FILE, "h5py.File": "opens an HDF5 file per item",
+    "lmdb.open": "opens an LMDB environment per item", "glob.glob": "lists a directory per item",
+    "os.listdir": "lists a directory per item", "pandas.read_csv": _FILE, "pandas.read_parquet": _FILE,
+    "pandas.read_json": _FILE, "cv2.VideoCapture": "decodes a video per item", "decord.VideoReader": "decodes a video per item",
+}
+_IO_PREFIXES = (("cv2.", "processes an image per item with OpenCV"), ("torchvision.transforms", "applies torchvision transforms per item"),
+                ("albumentations", "applies albumentations augmentations per item"), ("PIL.", "processes a PIL image per item"),
+                ("kornia.augmentation", "augments every item"), ("torchvision.io.", _FILE),
+                ("librosa.", "computes audio features per item"), ("torchaudio.", "processes audio per item"))
+# attributes holding a store that reads from disk when indexed
+STORE_CALLS = {"h5py.File": "reads from an HDF5 file", "lmdb.open": "reads from an LMDB database",
+               "numpy.memmap": "reads from a memory-mapped file", "zarr.open": "reads from a zarr store",
+               "tables.open_file": "reads from an HDF5 file", "numpy.load": None}  # np.load: only with mmap_mode
+_STORE_PREFIXES = (("torchvision.datasets.", "indexes a torchvision dataset, which decodes an image per item"),
+                   ("torchaudio.datasets.", "indexes a torchaudio dataset, which loads an audio file per item"))
+_TRANSFORM_NAME = re.compile(r"transform|augment|^aug|_aug|preprocess|processor|feature_extractor", re.IGNORECASE)
+_TOKENIZER_NAME = re.compile(r"tokeni[sz]er|^tok$|sentencepiece|^sp$|bpe", re.IGNORECASE)
+_TOKENIZE_METHODS = {"encode", "encode_plus", "batch_encode_plus", "tokenize", "encode_batch", "apply_chat_template",
+                     "encode_ordinary", "EncodeAsIds", "word_tokenize"}
+_DATA_METHODS = {  # methods whose names say they read, decode or process data
+    **dict.fromkeys(("read", "read_bytes", "read_text", "readlines", "readline", "load"), _FILE),
+    **dict.fromkeys(("decode", "imdecode"), "decodes data per item"),
+    **dict.fromkeys(("convert", "resize", "crop", "thumbnail", "rotate"), "processes an image per item"),
+}
+_DEVICE_LIKE = re.compile(r"(device|dev|gpu|cuda|rank)", re.IGNORECASE)
+_DTYPE_LIKE = re.compile(r"dtype|float|half|bfloat|int\d|long|double|bool", re.IGNORECASE)
+_CHEAP_BUILTINS = {
+    "len", "int", "float", "str", "bool", "list", "tuple", "dict", "set", "frozenset", "range", "min", "max", "abs",
+    "sum", "zip", "enumerate", "isinstance", "round", "sorted", "reversed", "any", "all", "getattr", "hasattr",
+    "slice", "divmod", "iter", "next", "map", "filter", "print", "super", "type", "hash", "ord", "chr", "format",
+    "repr", "pow", "bytes", "object", "id", "callable", "ValueError", "IndexError", "KeyError", "TypeError",
+    "RuntimeError", "AssertionError", "NotImplementedError", "StopIteration", "Exception",
+}
+# Moving data is cheap: indexing, converting, allocating small tensors, Python scalars and
+# strings. Computing it is not: random tensors, elementwise math and reductions over an item
+# (a synthesized or augmented image) are CPU work per item, left to the "unknown" default.
+_CHEAP_MODULES = ("math.", "random.", "copy.", "itertools.", "functools.", "operator.", "collections.",
+                  "os.path.", "bisect.", "string.", "re.", "typing.", "dataclasses.", "json.dumps", "json.loads")
+_CHEAP_FUNCTIONS = {
+    f"{module}.{name}" for module, names in (
+        ("torch", ("tensor", "as_tensor", "from_numpy", "Tensor", "LongTensor", "FloatTensor", "IntTensor",
+                   "BoolTensor", "ByteTensor", "DoubleTensor", "HalfTensor", "stack", "cat", "concat", "zeros",
+                   "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange",
+                   "tensor_split", "split", "chunk", "flatten", "squeeze", "unsqueeze", "reshape", "is_tensor",
+                   "numel", "long", "float")),
+        ("numpy", ("array", "asarray", "ascontiguousarray", "int64", "int32", "int16", "int8", "uint8", "float32",
+                   "float64", "float16", "bool_", "zeros", "ones", "full", "empty", "concatenate", "stack", "arange",
+                   "zeros_like", "ones_like", "full_like", "reshape", "squeeze", "expand_dims")),
+    ) for name in names
+}
+_CHEAP_METHODS = {
+    "long", "float", "int", "double", "half", "bool", "byte", "clone", "detach", "view", "view_as", "reshape",
+    "squeeze", "unsqueeze", "permute", "transpose", "contiguous", "flatten", "numpy", "tolist", "item", "copy",
+    "append", "extend", "insert", "get", "items", "keys", "values", "pop", "setdefault", "update", "astype",
+    "index", "count", "split", "strip", "lstrip", "rstrip", "lower", "upper", "format", "join", "replace",
+    "startswith", "endswith", "size", "dim", "type", "fill_", "masked_fill", "masked_fill_", "expand", "repeat",
+    "narrow", "numel", "new_tensor", "new_zeros", "new_ones", "new_full", "zero_", "ravel", "tobytes", "chunk",
+    "unbind", "t", "cpu", "copy_", "fill", "tensor_split", "__getitem__", "__len__", "rfind", "find", "partition",
+    "rpartition", "splitlines", "zfill", "isdigit", "title", "capitalize", "sample", "choice", "choices",
+    "randint", "random", "shuffle", "uniform", "most_common", "iloc", "loc",
+}
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    if type(node) is ast.Name:
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _self_attr(node: ast.expr) -> str | None:
+    """`self.x` (or `self.x.y...`, `self.x[i]`): "x"."""
+    while type(node) in (ast.Attribute, ast.Subscript, ast.Call):
+        inner = node.func if type(node) is ast.Call else node.value
+        if type(node) is ast.Attribute and type(inner) is ast.Name and inner.id == "self":
+            return node.attr
+        node = inner
+    return None
+
+
+def _short(node: ast.AST, limit: int = 40) -> str:
+    """The node's code for a message; a long call as `callee(...)`, a long item as `value[...]`."""
+    try:
+        text = " ".join(ast.unparse(node).split())
+    except Exception:  # an odd node: no snippet
+        return ""
+    if len(text) <= limit:
+        return text
+    inner = node.func if type(node) is ast.Call else node.value if type(node) is ast.Subscript else None
+    name = _dotted(inner) if inner is not None else None
+    if name is not None and len(name) <= limit:
+        return f"{name}(...)" if type(node) is ast.Call else f"{name}[...]"
+    return text[: limit - 3] + "..."
+
+
+def _device_move(call: ast.Call) -> bool | None:
+    """True for `.cuda()` and `.to(<a device>)`, False for `.to(<a dtype>)`, None if neither."""
+    func = call.func
+    if type(func) is not ast.Attribute:
+        return None
+    if func.attr == "cuda":
+        return True
+    if func.attr != "to":
+        return None
+    target = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device"), None)
+    if target is None:
+        return False
+    if type(target) is ast.Constant and isinstance(target.value, str):
+        return target.value.startswith("cuda")
+    text = (_dotted(target) or "").rsplit(".", 1)[-1]
+    return bool(text) and not _DTYPE_LIKE.search(text) and bool(_DEVICE_LIKE.search(text))
+
+
+# -- namespaces: where names used by a dataset class are defined -----------------------
+class Namespace:
+    """Names a dataset class can refer to: classes, functions and imports of its module.
+    `where(lineno)` names a line of it for a message."""
+
+    def qualname(self, dotted: str) -> str | None:
+        raise NotImplementedError
+
+    def klass(self, name: str) -> tuple[ast.ClassDef, "Namespace", "Place"] | None:
+        raise NotImplementedError
+
+    def function(self, name: str) -> tuple[ast.FunctionDef, "Namespace", "Place"] | None:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Place:
+    """Turns a line of a parsed text into a place in a message: `label` ("data.py",
+    "line", "cell 4, line"), the line the text starts at."""
+
+    label: str
+    first: int = 1  # the line of the unit where line 1 of the parsed text is
+    offset: int = 0  # subtracted from ast line numbers first
+
+    def __call__(self, lineno: int) -> str:
+        line = self.first + lineno - 1 - self.offset
+        return f"{self.label}:{line}" if self.label.endswith(".py") else f"{self.label} {line}"
+
+
+class FileNamespace(Namespace):
+    """A module read from disk (a local module the analyzed file imports)."""
+
+    def __init__(self, path: str, tree: ast.Module, label: str, root: str) -> None:
+        self.path, self.directory, self.label, self.root = path, os.path.dirname(path), label, root
+        self.classes: dict[str, ast.ClassDef] = {}
+        self.functions: dict[str, ast.FunctionDef] = {}
+        self.imports: dict[str, str] = {}
+        self.relative: dict[str, tuple[int, str | None, str]] = {}
+        for node in tree.body:
+            if type(node) is ast.ClassDef:
+                self.classes[node.name] = node
+            elif type(node) in (ast.FunctionDef, ast.AsyncFunctionDef):
+                self.functions[node.name] = node
+            elif type(node) is ast.Import:
+                for alias in node.names:
+                    self.imports[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+            elif type(node) is ast.ImportFrom:
+                for alias in node.names:
+                    local = alias.asname or alias.name
+                    if node.level:
+                        self.relative[local] = (node.level, node.module, alias.name)
+                    elif node.module:
+                        self.imports[local] = f"{node.module}.{alias.name}"
+
+    def qualname(self, dotted: str) -> str | None:
+        head, _, rest = dotted.partition(".")
+        base = self.imports.get(head)
+        return None if base is None else f"{base}.{rest}" if rest else base
+
+    def klass(self, name: str, hops: int = 0):
+        if name in self.classes:
+            return self.classes[name], self, Place(self.label)
+        found = self._imported(name, hops)
+        return None if found is None else found[0].klass(found[1], hops + 1)
+
+    def function(self, name: str, hops: int = 0):
+        if name in self.functions:
+            return self.functions[name], self, Place(self.label)
+        found = self._imported(name, hops)
+        return None if found is None else found[0].function(found[1], hops + 1)
+
+    def _imported(self, name: str, hops: int):
+        """(module, name there) for a name this module imports from a local module."""
+        if hops >= _MAX_HOPS:
+            return None
+        return imported(self.directory, self.root, name, self.relative, self.imports)
+
+
+_FILES: OrderedDict[tuple, FileNamespace | None] = OrderedDict()
+_FILES_LOCK = threading.Lock()
+_FILES_SIZE = 64
+
+
+def imported(directory: str, root: str, name: str, relative: dict, imports: dict):
+    """(module, its name for it) for a name a module in `directory` imports from a local
+    module (`from .data import X`, `from data import X`; `data.X` after `import data` or
+    `from . import data`), or None."""
+    head, dot, rest = name.partition(".")
+    if dot:
+        if head in relative:
+            level, module, original = relative[head]
+            found = local_module(directory, f"{module}.{original}" if module else original, level, root)
+        elif head in imports:
+            found = local_module(directory, imports[head], 0, root)
+        else:
+            return None
+        return None if found is None else (found, rest)
+    if name in relative:
+        level, module, original = relative[name]
+        found = local_module(directory, module, level, root)
+    elif name in imports and "." in imports[name]:
+        module, _, original = imports[name].rpartition(".")
+        found = local_module(directory, module, 0, root)
+    else:
+        return None
+    return None if found is None else (found, original)
+
+
+def local_module(directory: str, module: str | None, level: int, root: str) -> FileNamespace | None:
+    """The module `from <level dots><module> import ...` names, when it is a file of the
+    project next to `directory` (level 0: `directory/module.py`; level n: n-1 folders up),
+    parsed once per path and modification time; None when there is no such file. Its
+    places are named relative to `root`, the analyzed file's folder."""
+    if not module and level == 0:
+        return None
+    base = directory
+    for _ in range(max(level - 1, 0)):
+        base = os.path.dirname(base) or base
+    parts = module.split(".") if module else []
+    stem = os.path.join(base, *parts)
+    for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
+        try:
+            info = os.stat(candidate)
+        except OSError:
+            continue
+        if info.st_size > _MAX_FILE:
+            return None
+        key = (os.path.abspath(candidate), info.st_mtime_ns, info.st_size, root)
+        with _FILES_LOCK:
+            if key in _FILES:
+                _FILES.move_to_end(key)
+                return _FILES[key]
+        found = None
+        try:
+            with open(candidate, "rb") as handle:
+                tree = ast.parse(handle.read())
+            label = os.path.relpath(candidate, root).replace(os.sep, "/")
+            found = FileNamespace(candidate, tree, label, root)
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            found = None
+        with _FILES_LOCK:
+            _FILES[key] = found
+            while len(_FILES) > _FILES_SIZE:
+                _FILES.popitem(last=False)
+        return found
+    return None
+
+
+# -- the cost of a class ---------------------------------------------------------------
+def class_cost(found: tuple[ast.ClassDef, Namespace, Place] | None, has_transform: bool = False, depth: int = 0) -> Cost:
+    """The per-item cost of a dataset class, as found by a namespace's `klass`."""
+    if found is None or depth > 2:
+        return UNKNOWN_DATASET
+    cls, namespace, place = found
+    methods, stores, libraries = _members(cls, namespace, place, depth)
+    getitem = methods.get("__getitem__")
+    if getitem is None:
+        for qualified in libraries:
+            cost = library_cost(qualified, has_transform)
+            if cost is not None:
+                return cost
+        return UNKNOWN_DATASET
+    body = _Body(cls.name, namespace, methods, stores, libraries, has_transform)
+    body.arguments = _arguments(methods.get("__init__"))
+    cost = body.function(*getitem, depth=0)
+    if cost.kind == CHEAP:
+        passed = tuple(sorted(body.indexed.items()))
+        return Cost(CHEAP, f"`{cls.name}.__getitem__` only indexes data held in memory", passed=passed)
+    return Cost(cost.kind, f"`{cls.name}.__getitem__` {cost.reason}", cost.where, cost.code)
+
+
+def _arguments(init) -> dict[str, tuple[str, int]]:
+    """Attributes `__init__` sets straight from a parameter (`self.x = x`): attribute ->
+    (parameter, its position in a call, `self` left out)."""
+    if init is None:
+        return {}
+    function = init[0]
+    params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)][1:]
+    keywords = [a.arg for a in function.args.kwonlyargs]
+    found = {}
+    for item in ast.walk(function):
+        if type(item) is not ast.Assign or len(item.targets) != 1:
+            continue
+        target, value = item.targets[0], item.value
+        pairs = [(target, value)]
+        if type(target) is ast.Tuple and type(value) is ast.Tuple and len(target.elts) == len(value.elts):
+            pairs = list(zip(target.elts, value.elts))  # self.x, self.y = x, y
+        for target, value in pairs:
+            if type(value) is ast.Name and type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+                if value.id in params:
+                    found[target.attr] = (value.id, params.index(value.id))
+                elif value.id in keywords:
+                    found[target.attr] = (value.id, -1)
+    return found
+
+
+def _members(cls: ast.ClassDef, namespace: Namespace, place: Place, depth: int):
+    """The class's methods (with those inherited from classes of the same project), the
+    attributes that hold an on-disk store (attribute -> what reading it does) and the
+    qualified names of its library base classes."""
+    methods: dict[str, tuple] = {}
+    stores: dict[str, str] = {}
+    libraries: list[str] = []
+    for base in cls.bases:
+        name = _dotted(base)
+        if name is None:
+            continue
+        local = namespace.klass(name) if "." not in name else None
+        if local is not None and depth < 2 and local[0] is not cls:
+            inherited, inherited_stores, inherited_libraries = _members(*local, depth + 1)
+            methods.update(inherited)
+            stores.update(inherited_stores)
+            libraries += inherited_libraries
+        else:
+            qualified = namespace.qualname(name)
+            if qualified is not None:
+                libraries.append(qualified)
+    for node in cls.body:
+        if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef):
+            methods[node.name] = (node, namespace, place)
+    for _ in range(2):  # a store made from another one (`self.imgs = self.h5["images"]`)
+        for node, _, _ in methods.values():
+            for item in ast.walk(node):
+                if type(item) is ast.Assign and len(item.targets) == 1:
+                    target = item.targets[0]
+                    if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+                        what = _store(item.value, namespace, stores)
+                        if what is not None:
+                            stores[target.attr] = what
+    return methods, stores, libraries
+
+
+def _store(value: ast.expr, namespace: Namespace, stores: dict[str, str]) -> str | None:
+    """What indexing an attribute assigned `value` does, when it is an on-disk store."""
+    if type(value) is ast.Call:
+        name = _dotted(value.func)
+        qualified = namespace.qualname(name) if name else None
+        if qualified in STORE_CALLS:
+            if qualified == "numpy.load":
+                return "reads from a memory-mapped file" if any(k.arg == "mmap_mode" for k in value.keywords) else None
+            return STORE_CALLS[qualified]
+        for prefix, what in _STORE_PREFIXES:
+            if qualified and qualified.startswith(prefix):
+                return what
+    attr = _self_attr(value)
+    return stores.get(attr) if attr is not None and type(value) in (ast.Subscript, ast.Call, ast.Attribute) else None
+
+
+class _Body:
+    """Judges the calls of `__getitem__` and of what it calls."""
+
+    def __init__(self, name, namespace, methods, stores, libraries, has_transform) -> None:
+        self.name, self.namespace, self.methods, self.stores = name, namespace, methods, stores
+        self.libraries, self.has_transform = libraries, has_transform
+        self.seen: set[int] = set()
+        self.arguments: dict[str, tuple[str, int]] = {}  # attributes holding a constructor argument
+        self.indexed: dict[str, int] = {}  # the parameters whose arguments __getitem__ indexes
+
+    def function(self, node, namespace: Namespace, place: Place, depth: int) -> Cost:
+        if id(node) in self.seen or depth > _MAX_DEPTH:
+            return Cost(CHEAP)  # (a recursion: judged where it started)
+        self.seen.add(id(node))
+        found = Cost(CHEAP)
+        judged = sorted((n for n in _walk(node) if type(n) in (ast.Call, ast.Subscript)), key=lambda n: (n.lineno, n.col_offset, n.end_col_offset or 0))
+        for item in judged:  # in source order: the first of the worst is the one reported
+            if type(item) is ast.Call:
+                cost = self.call(item, namespace, place, depth)
+            else:
+                cost = self.subscript(item, place)
+            found = found.worse(cost)
+            if found.kind == ON_DEVICE:
+                break
+        return found
+
+    def subscript(self, node: ast.Subscript, place: Place) -> Cost | None:
+        attr = _self_attr(node.value) if type(node.value) is ast.Attribute else None
+        if attr is not None and attr in self.stores and type(node.value.value) is ast.Name:
+            return Cost(EXPENSIVE, f"{self.stores[attr]} per item", place(node.lineno), _short(node))
+        if attr is not None and attr in self.arguments and type(node.value.value) is ast.Name:
+            name, index = self.arguments[attr]
+            self.indexed[name] = index  # a tensor or list is cheap to index, another dataset is not
+        return None
+
+    def call(self, node: ast.Call, namespace: Namespace, place: Place, depth: int) -> Cost | None:
+        func = node.func
+        where = place(node.lineno)
+        snippet = _short(node)
+        moved = _device_move(node)
+        if moved is not None:
+            return Cost(ON_DEVICE, "moves each item to the GPU", where, snippet) if moved else None
+        name = _dotted(func)
+        last = func.attr if type(func) is ast.Attribute else name
+        if type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == "self":
+            if func.attr in self.methods:
+                method = self.methods[func.attr]
+                return self.function(method[0], method[1], method[2], depth + 1)
+            if func.attr in self.stores:
+                return Cost(EXPENSIVE, f"{self.stores[func.attr]} per item", where, snippet)
+        if type(func) is ast.Attribute and type(func.value) is ast.Call and _dotted(func.value.func) == "super":
+            for qualified in self.libraries:
+                cost = library_cost(qualified, self.has_transform)
+                if cost is not None:
+                    return Cost(cost.kind, cost.reason, where) if cost.kind != CHEAP else cost
+            return UNKNOWN_DATASET if func.attr == "__getitem__" else None
+        qualified = namespace.qualname(name) if name else None
+        if qualified is not None:
+            if qualified in IO_CALLS:
+                return Cost(EXPENSIVE, IO_CALLS[qualified], where, snippet)
+            for prefix, what in _IO_PREFIXES:
+                if qualified.startswith(prefix):
+                    return Cost(EXPENSIVE, what, where, snippet)
+        elif name in IO_CALLS:  # a builtin (`open`)
+            return Cost(EXPENSIVE, IO_CALLS[name], where, snippet)
+        receiver = _self_attr(func.value) if type(func) is ast.Attribute else None
+        if receiver is not None and receiver in self.stores:
+            return Cost(EXPENSIVE, f"{self.stores[receiver]} per item", where, snippet)
+        parts = name.split(".") if name else ([last] if last else [])
+        if last == "encode" and _str_encode(node):
+            return None
+        if last in _TOKENIZE_METHODS or any(_TOKENIZER_NAME.search(part) for part in parts):
+            return Cost(EXPENSIVE, "tokenizes each item", where, snippet)
+        if any(_TRANSFORM_NAME.search(part) for part in parts):
+            return Cost(EXPENSIVE, "applies a transform to each item", where, snippet)
+        if type(func) is ast.Name:
+            if func.id in _CHEAP_BUILTINS:
+                return None
+            local = namespace.function(func.id)
+            if local is not None:
+                return self.function(local[0], local[1], local[2], depth + 1)
+        if qualified is not None and (qualified in _CHEAP_FUNCTIONS or qualified.startswith(_CHEAP_MODULES)):
+            return None
+        if type(func) is ast.Attribute:
+            if func.attr in _DATA_METHODS:
+                return Cost(EXPENSIVE, _DATA_METHODS[func.attr], where, snippet)
+            if func.attr in _CHEAP_METHODS and (qualified is None or not qualified.startswith(("PIL.", "cv2."))):
+                return None
+        return Cost(UNKNOWN_COST, "calls a function perf-lint does not know", where, snippet)
+
+
+def _str_encode(call: ast.Call) -> bool:
+    """`text.encode("utf-8")`, `"...".encode()`: a string to bytes, not a tokenizer."""
+    receiver = call.func.value
+    if type(receiver) is ast.Constant and isinstance(receiver.value, str):
+        return True
+    given = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "encoding"), None)
+    return type(given) is ast.Constant and isinstance(given.value, str)
+
+
+def _walk(function: ast.AST):
+    """The nodes of a function's body, without those of the functions and classes it defines."""
+    stack = list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def parse_definition(text: str) -> ast.stmt | None:
+    """The class or function whose source is `text` (a node of the analyzed source,
+    rendered), or None."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        try:
+            import textwrap
+
+            tree = ast.parse(textwrap.dedent(text))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+    for node in tree.body:
+        if type(node) in (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef):
+            return node
+    return None
+
+
+class SourceNamespace(Namespace):
+    """The analyzed source (its classes and functions are libcst nodes, rendered and read
+    with `ast` when a dataset needs them), and the local modules it imports from."""
+
+    def __init__(self, ctx, classes: dict, relative: dict) -> None:
+        self.ctx, self.classes, self.relative = ctx, classes, relative  # classes: name -> (ClassDef, unit)
+        path = getattr(ctx, "path", None)
+        self.directory = os.path.dirname(os.path.abspath(path)) if path and not path.startswith("<") else None
+        self.notebook = bool(path and path.endswith(".ipynb"))
+
+    def qualname(self, dotted: str) -> str | None:
+        head, _, rest = dotted.partition(".")
+        base = self.ctx.imports.get(head)
+        return None if base is None else f"{base}.{rest}" if rest else base
+
+    def klass(self, name: str, hops: int = 0):
+        if name in self.classes:
+            node, unit = self.classes[name]
+            return self._definition(node, unit, "class", name)
+        found = self._imported(name)
+        return None if found is None else found[0].klass(found[1], hops + 1)
+
+    def function(self, name: str, hops: int = 0):
+        defined = [node for node, scope in self.ctx.functions.get(name, ()) if scope.parent is self.ctx.module_scope]
+        if defined:
+            unit = next((i for i in range(len(self.ctx.units) - 1, -1, -1) if _definition_line(self.ctx.units[i].code, "def", name)), 0)
+            return self._definition(defined[-1], unit, "def", name)
+        found = self._imported(name)
+        return None if found is None else found[0].function(found[1], hops + 1)
+
+    def _imported(self, name: str):
+        if self.directory is None:
+            return None
+        return imported(self.directory, self.directory, name, self.relative, self.ctx.imports)
+
+    def _definition(self, node, unit: int, keyword: str, name: str):
+        from .context import code, remembered
+
+        tree = remembered(parse_definition, node, lambda: parse_definition(code(node)))
+        if tree is None:
+            return None
+        units = self.ctx.units
+        text = units[unit].code if unit < len(units) else ""
+        line = _definition_line(text, keyword, name) or tree.lineno
+        cell = units[unit].cell if unit < len(units) else None
+        label = f"cell {cell + 1}, line" if self.notebook and cell is not None else "line"
+        return tree, self, Place(label, line, tree.lineno - 1)
+
+
+def _definition_line(text: str, keyword: str, name: str) -> int | None:
+    """The 1-based line of the last `class name`/`def name` in `text`, or None."""
+    found = None
+    for match in re.finditer(rf"^[ \t]*(?:async[ \t]+)?{keyword}[ \t]+{re.escape(name)}\b", text, re.MULTILINE):
+        found = match
+    return None if found is None else text.count("\n", 0, found.start()) + 1

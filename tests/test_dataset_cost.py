@@ -1,0 +1,277 @@
+"""TPL101/TPL102 and the cost of a loader's dataset (perf_lint.analyzers.datasets): classes
+followed into the modules next to the file, what the message says, and shapes around the
+one-batch and collate_fn rules."""
+
+from __future__ import annotations
+
+import textwrap
+
+from perf_lint.analyzers import analyze, python_source, read_source
+
+
+def findings(code: str, rule: str = "TPL101"):
+    return [f for f in analyze(python_source(textwrap.dedent(code), "t.py")) if f.code == rule]
+
+
+def project(tmp_path, files: dict[str, str], rule: str = "TPL101", main: str = "train.py"):
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return [f for f in analyze(read_source(str(tmp_path / main))) if f.code == rule]
+
+
+IMAGES = """
+    from PIL import Image
+    from torch.utils.data import Dataset
+
+
+    class ImageDataset(Dataset):
+        def __init__(self, paths, transform=None):
+            self.paths = paths
+
+        def __getitem__(self, i):
+            return self.load(self.paths[i])
+
+        def load(self, path):
+            return Image.open(path)
+"""
+
+TOKENS = """
+    import torch
+    from torch.utils.data import Dataset
+
+
+    class TokenDataset(Dataset):
+        def __init__(self, ids):
+            self.input_ids = [torch.tensor(x) for x in ids]
+
+        def __getitem__(self, idx):
+            return self.input_ids[idx], self.input_ids[idx].clone()
+"""
+
+
+def test_a_class_of_the_module_next_to_the_file_is_followed(tmp_path):
+    found = project(tmp_path, {"data.py": IMAGES, "train.py": """
+        from torch.utils.data import DataLoader
+        from data import ImageDataset
+        loader = DataLoader(ImageDataset(paths), batch_size=8)
+    """})
+    assert len(found) == 1
+    assert "`ImageDataset.__getitem__` decodes an image per item (`Image.open(path)`, data.py:14)" in found[0].message
+
+
+def test_a_relative_import_and_a_package_reexport_are_followed(tmp_path):
+    found = project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/data/__init__.py": "from .images import ImageDataset\n",
+        "pkg/data/images.py": IMAGES,
+        "pkg/data/tokens.py": TOKENS,
+        "pkg/train.py": """
+            from torch.utils.data import DataLoader
+            from .data import ImageDataset
+            from .data.tokens import TokenDataset
+            images = DataLoader(ImageDataset(paths), batch_size=8)
+            tokens = DataLoader(TokenDataset(ids), batch_size=8)
+        """,
+    }, main="pkg/train.py")
+    assert [f.range.start_line for f in found] == [4]  # the token loader indexes memory: silent
+    assert "data/images.py:14" in found[0].message
+
+
+def test_a_local_module_perf_lint_cannot_find_keeps_the_finding(tmp_path):
+    found = project(tmp_path, {"train.py": """
+        from torch.utils.data import DataLoader
+        from data import TokenDataset
+        loader = DataLoader(TokenDataset(ids), batch_size=8)
+    """})
+    assert len(found) == 1 and "__getitem__" not in found[0].message
+
+
+def test_a_module_next_to_the_file_is_read_again_once_changed(tmp_path):
+    files = {"data.py": TOKENS, "train.py": """
+        from torch.utils.data import DataLoader
+        from data import TokenDataset
+        loader = DataLoader(TokenDataset(ids), batch_size=8)
+    """}
+    assert project(tmp_path, files) == []
+    changed = TOKENS.replace("self.input_ids[idx].clone()", "torch.load(self.files[idx])") + "\n\n"
+    assert len(project(tmp_path, {"data.py": changed})) == 1
+
+
+def test_an_unknown_call_in_getitem_keeps_the_finding():
+    found = findings("""
+        import torch
+        class Records(torch.utils.data.Dataset):
+            def __getitem__(self, i):
+                return parse_record(self.rows[i])
+        loader = torch.utils.data.DataLoader(Records(), batch_size=8)
+    """)
+    assert len(found) == 1 and "__getitem__" not in found[0].message
+
+
+def test_an_hdf5_store_opened_in_init_is_read_per_item():
+    found = findings("""
+        import h5py
+        import torch
+        class H5(torch.utils.data.Dataset):
+            def __init__(self, path):
+                self.h = h5py.File(path, "r")
+                self.images = self.h["images"]
+            def __getitem__(self, i):
+                return torch.from_numpy(self.images[i])
+        loader = torch.utils.data.DataLoader(H5("x.h5"), batch_size=8)
+    """)
+    assert len(found) == 1 and "reads from an HDF5 file per item (`self.images[i]`, line 9)" in found[0].message
+
+
+def test_a_wrapper_of_a_dataset_it_is_passed_costs_what_that_dataset_costs():
+    code = """
+        import torch
+        from torchvision.datasets import ImageFolder
+        class Indexed(torch.utils.data.Dataset):
+            def __init__(self, base):
+                self.base = base
+            def __getitem__(self, i):
+                return self.base[i], i
+        loader = torch.utils.data.DataLoader(Indexed(BASE), batch_size=8)
+    """
+    assert "ImageFolder" in findings(code.replace("BASE", "ImageFolder('x')"))[0].message
+    assert findings(code.replace("BASE", "torch.arange(10)")) == []
+    assert len(findings(code.replace("BASE", "unknown"))) == 1
+
+
+def test_a_dataset_made_by_a_function_of_the_file():
+    code = """
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        def features(model, images):
+            feats = torch.cat([model(x) for x in images])
+            return TensorDataset(feats, labels)
+        def train(batch_size, train_feats):
+            return DataLoader(train_feats, batch_size=batch_size, shuffle=True)
+        train(64, features(model, images))
+    """
+    assert findings(code) == []
+
+
+def test_tuple_unpacking_from_a_function_and_from_random_split():
+    code = """
+        import torch
+        from torch.utils.data import DataLoader, random_split
+        class Words(torch.utils.data.Dataset):
+            def __init__(self, words):
+                self.words = words
+            def encode(self, word):
+                return torch.tensor([self.stoi[c] for c in word], dtype=torch.long)
+            def __getitem__(self, i):
+                return self.encode(self.words[i])
+        def make(lines):
+            words = [w.strip() for w in lines]
+            return Words(words[:100]), Words(words[100:])
+        train, test = make(lines)
+        a, b = random_split(train, [0.5, 0.5])
+        loader = DataLoader(a, batch_size=32)
+    """
+    assert findings(code) == []  # `self.encode` is the class's own method, not a tokenizer
+
+
+def test_one_batch_rule_sees_the_variable_not_the_name():
+    code = """
+        from torch.utils.data import DataLoader
+        data_loader = DataLoader(ds, batch_size=8)
+        batch = next(iter(data_loader))
+        def train(model, data_loader):
+            for x in data_loader:
+                model(x)
+        train(model, other_loader)
+    """
+    assert findings(code) == []  # `data_loader` in train() is its parameter
+    used = code.replace("train(model, other_loader)", "train(model, data_loader)")
+    assert len(findings(used)) == 1
+
+
+def test_a_loop_that_may_go_on_is_not_one_batch():
+    assert len(findings("""
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ds, batch_size=8)
+        for batch in loader:
+            if batch is None:
+                continue
+            step(batch)
+            break
+    """)) == 1
+
+
+def test_the_test_hook_of_a_module_that_does_not_train_is_reported():
+    assert len(findings("""
+        import lightning as L
+        from torch.utils.data import DataLoader
+        class Data(L.LightningDataModule):
+            def test_dataloader(self):
+                return DataLoader(self.test, batch_size=32)
+    """)) == 1
+
+
+def test_pinned_memory_toy_data_written_in_the_source_is_silent():
+    code = """
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        X = torch.tensor([[-1.2, 3.1], [-0.9, 2.9], [2.3, -1.1]])
+        y = torch.tensor([0, 0, 1])
+        loader = DataLoader(TensorDataset(X, y), batch_size=2, num_workers=2)
+        for xb, yb in loader:
+            xb, yb = xb.cuda(), yb.cuda()
+    """
+    assert findings(code, "TPL102") == []
+    assert len(findings(code.replace("y = torch.tensor([0, 0, 1])", "y = torch.load('y.pt')"), "TPL102")) == 1
+
+
+def test_pinned_memory_batches_moved_by_the_collate_fn_are_silent():
+    code = """
+        import torch
+        from torch.utils.data import DataLoader
+        def collate(batch):
+            return torch.stack(batch).cuda()
+        loader = DataLoader(ds, batch_size=2, num_workers=2, collate_fn=collate)
+        for xb in loader:
+            xb = xb.to("cuda")
+    """
+    assert findings(code, "TPL102") == []
+    assert len(findings(code.replace(".cuda()", ""), "TPL102")) == 1
+
+
+def test_a_module_imported_whole_is_followed(tmp_path):
+    found = project(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/images.py": IMAGES,
+        "pkg/train.py": """
+            from torch.utils.data import DataLoader
+            from . import images
+            loader = DataLoader(images.ImageDataset(paths), batch_size=8)
+        """,
+    }, main="pkg/train.py")
+    assert len(found) == 1 and "images.py:14" in found[0].message
+
+
+def test_computing_an_item_is_work_moving_it_is_not():
+    made = """
+        import torch
+        class Synthetic(torch.utils.data.Dataset):
+            def __getitem__(self, index):
+                image = torch.rand(3, 64, 64)
+                for _ in range(16):
+                    image = (image * 1.1).clamp_(0, 1).sqrt_()
+                return image, index % 10
+        loader = torch.utils.data.DataLoader(Synthetic(), batch_size=64)
+    """
+    assert len(findings(made)) == 1  # random images and elementwise passes: CPU work per item
+    moved = """
+        import torch
+        class Rows(torch.utils.data.Dataset):
+            def __getitem__(self, index):
+                row = self.rows[index]
+                return torch.tensor(row["ids"], dtype=torch.long), torch.zeros(len(row["ids"])).long(), row["text"].encode("utf-8")
+        loader = torch.utils.data.DataLoader(Rows(), batch_size=64)
+    """
+    assert findings(moved) == []
