@@ -24,15 +24,15 @@ async def test_cells_are_analyzed_together_and_reported_per_cell(tmp_path, kind)
     async with session(kind, tmp_path) as client:
         assert client.init_result.capabilities.notebook_document_sync is not None
         nb = Notebook(client, tmp_path / "train.ipynb",
-                      [(MARKUP, "# Training\n"), (CODE, IMPORT), (CODE, "ds = list(range(8))\n" + LOADER)])
+                      [(MARKUP, "# Training\n"), (CODE, IMPORT), (CODE, "ds = make_dataset()\n" + LOADER)])
         (diag,) = await diagnostics(client, kind, nb.uri_of(2), 1)  # the import in cell 1 resolves it
         assert diag.code == "TPL101" and diag.range.start.line == 1
         assert await diagnostics(client, kind, nb.uri_of(1), 1) == []
 
-        nb.set_text(2, "ds = list(range(8))\nloader = DataLoader(ds, num_workers=2)\n")
+        nb.set_text(2, "ds = make_dataset()\nloader = DataLoader(ds, num_workers=2)\n")
         assert await diagnostics(client, kind, nb.uri_of(2), client.versions[nb.uri_of(2)]) == []
 
-        added = nb.insert(2, CODE, "val = DataLoader(range(4))\n")  # after the import; cell 2 moves down
+        added = nb.insert(2, CODE, "val = DataLoader(make_dataset())\n")  # after the import; cell 2 moves down
         assert codes(await diagnostics(client, kind, added, 1)) == ["TPL101"]
         nb.remove(2)
         if kind == VSCODE:

@@ -60,7 +60,6 @@ class _LoaderRule(Rule):
         self.pending: list[tuple[Site, cst.For, str]] = first.pending if first is not self else []
         self.known: dict = first.known if first is not self else {}  # what finish works out once for all
         self.dataset_classes: dict[str, cst.ClassDef] = first.dataset_classes if first is not self else {}
-        self.class_units: dict[str, int] = first.class_units if first is not self else {}
         self.relative_imports: dict[str, tuple] = first.relative_imports if first is not self else {}
         self.modules: list[cst.Module] = first.modules if first is not self else []
         # name (or attribute) -> (value, index, scope) of the tuples unpacked into it
@@ -72,7 +71,6 @@ class _LoaderRule(Rule):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.dataset_classes[node.name.value] = node
-        self.class_units[node.name.value] = self.ctx.unit
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         """`from .data import MyDataset`: the context keeps absolute imports only."""
@@ -275,8 +273,7 @@ class _LoaderRule(Rule):
 
     def _namespace(self) -> SourceNamespace:
         if "namespace" not in self.known:
-            classes = {name: (node, self.class_units.get(name, 0)) for name, node in self.dataset_classes.items()}
-            self.known["namespace"] = SourceNamespace(self.ctx, classes, self.relative_imports)
+            self.known["namespace"] = SourceNamespace(self.ctx, self.dataset_classes, self.relative_imports)
         return self.known["namespace"]
 
     def _cost(self, expr: cst.BaseExpression, scope, depth: int, seen: frozenset) -> Cost | None:
@@ -909,13 +906,13 @@ class SynchronousDataLoader(_LoaderRule):
         # notebook: the dataset class in one cell, the loader in another
         Example(
             (
-                "import cv2\nimport torch\n"
+                "%load_ext autoreload\nimport cv2\nimport torch\n"
                 "class Frames(torch.utils.data.Dataset):\n"
                 "    def __getitem__(self, i):\n        return torch.from_numpy(cv2.imread(self.files[i]))\n",
                 "loader = torch.utils.data.DataLoader(Frames(), batch_size=4)\n",
             ),
             (
-                "import cv2\nimport torch\n"
+                "%load_ext autoreload\nimport cv2\nimport torch\n"
                 "class Frames(torch.utils.data.Dataset):\n"
                 "    def __getitem__(self, i):\n        return torch.from_numpy(cv2.imread(self.files[i]))\n",
                 "loader = torch.utils.data.DataLoader(Frames(), batch_size=4, num_workers=4, persistent_workers=True)\n",
