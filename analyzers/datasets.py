@@ -13,7 +13,8 @@ modification time), and its `__getitem__` judged by what it calls:
 - *on-device*: it moves items to the GPU (`.cuda()`, `.to(device)`): worker processes
   cannot do that;
 - *cheap*: it only indexes tensors, arrays, lists and dicts held in memory and builds
-  small tensors (`torch.tensor(row)`) from them;
+  small tensors (`torch.tensor(row)`) from them (computing an item, with random tensors
+  or math over a whole image, is CPU work: *unknown*);
 - *rows*: a Hugging Face `datasets` table, read a row at a time (tens of microseconds
   each: it matters with large batches only);
 - *unknown*: anything else (a call the model does not know): callers keep their
@@ -45,8 +46,9 @@ _MAX_HOPS = 2  # re-exports followed (`from .data import X` in a package's __ini
 
 @dataclass(frozen=True)
 class Cost:
-    """A dataset's per-item cost: `kind`, what makes it so (`reason`, for a message) and
-    where (`where`: "data.py:31", "line 31", "cell 4, line 3"; empty when not known)."""
+    """A dataset's per-item cost: `kind`, what makes it so (`reason`, for a message), the
+    code that does (`code`) and where, in a module next to the file ("data.py:31"; empty
+    for the analyzed source itself and when not known)."""
 
     kind: str
     reason: str = ""
@@ -102,9 +104,7 @@ def library_cost(qualified: str, has_transform: bool) -> Cost | None:
     if qualified in TENSOR_DATASET:
         return Cost(CHEAP, "a TensorDataset only indexes tensors held in memory")
     head, _, last = qualified.rpartition(".")
-    if head in ("torchvision.datasets", "torchvision.datasets.mnist", "torchvision.datasets.cifar") or (
-        head.startswith("torchvision.datasets.")
-    ):
+    if head.startswith("torchvision.datasets"):
         if last in _PIL_IN_MEMORY:
             what = "and applies its `transform`" if has_transform else ""
             return Cost(EXPENSIVE, f"torchvision's {last} makes a PIL image of every item {what}".rstrip())
@@ -154,6 +154,7 @@ _DATA_METHODS = {  # methods whose names say they read, decode or process data
     **dict.fromkeys(("decode", "imdecode"), "decodes data per item"),
     **dict.fromkeys(("convert", "resize", "crop", "thumbnail", "rotate"), "processes an image per item"),
 }
+# `.to(x)`: a move to a device when `x` is named like one (the loader rules' test, on ast nodes)
 _DEVICE_LIKE = re.compile(r"(device|dev|gpu|cuda|rank)", re.IGNORECASE)
 _DTYPE_LIKE = re.compile(r"dtype|float|half|bfloat|int\d|long|double|bool", re.IGNORECASE)
 _CHEAP_BUILTINS = {
@@ -250,7 +251,7 @@ def _device_move(call: ast.Call) -> bool | None:
 # -- namespaces: where names used by a dataset class are defined -----------------------
 class Namespace:
     """Names a dataset class can refer to: classes, functions and imports of its module.
-    `where(lineno)` names a line of it for a message."""
+    `klass` and `function` give (definition, its namespace, the `Place` naming its lines)."""
 
     def qualname(self, dotted: str) -> str | None:
         raise NotImplementedError
@@ -264,16 +265,13 @@ class Namespace:
 
 @dataclass(frozen=True)
 class Place:
-    """Turns a line of a parsed text into a place in a message: `label` ("data.py",
-    "line", "cell 4, line"), the line the text starts at."""
+    """Names a line of a module read from disk in a message ("data.py:31"); with no
+    `label` (the analyzed source), none."""
 
     label: str
-    first: int = 1  # the line of the unit where line 1 of the parsed text is
-    offset: int = 0  # subtracted from ast line numbers first
 
     def __call__(self, lineno: int) -> str:
-        line = self.first + lineno - 1 - self.offset
-        return f"{self.label}:{line}" if self.label.endswith(".py") else f"{self.label} {line}"
+        return f"{self.label}:{lineno}" if self.label else ""
 
 
 class FileNamespace(Namespace):
@@ -626,13 +624,14 @@ def parse_definition(text: str) -> ast.stmt | None:
 
 class SourceNamespace(Namespace):
     """The analyzed source (its classes and functions are libcst nodes, rendered and read
-    with `ast` when a dataset needs them), and the local modules it imports from."""
+    with `ast` when a dataset needs them), and the local modules it imports from. Its
+    places are not named in messages: the code quoted finds them, and a message stays the
+    same when lines or cells above it change (and in jupyterlab-lsp's virtual document)."""
 
     def __init__(self, ctx, classes: dict, relative: dict) -> None:
-        self.ctx, self.classes, self.relative = ctx, classes, relative  # classes: name -> (ClassDef, unit)
+        self.ctx, self.classes, self.relative = ctx, classes, relative  # classes: name -> ClassDef
         path = getattr(ctx, "path", None)
         self.directory = os.path.dirname(os.path.abspath(path)) if path and not path.startswith("<") else None
-        self.notebook = bool(path and path.endswith(".ipynb"))
 
     def qualname(self, dotted: str) -> str | None:
         head, _, rest = dotted.partition(".")
@@ -641,16 +640,14 @@ class SourceNamespace(Namespace):
 
     def klass(self, name: str, hops: int = 0):
         if name in self.classes:
-            node, unit = self.classes[name]
-            return self._definition(node, unit, "class", name)
+            return self._definition(self.classes[name])
         found = self._imported(name)
         return None if found is None else found[0].klass(found[1], hops + 1)
 
     def function(self, name: str, hops: int = 0):
         defined = [node for node, scope in self.ctx.functions.get(name, ()) if scope.parent is self.ctx.module_scope]
         if defined:
-            unit = next((i for i in range(len(self.ctx.units) - 1, -1, -1) if _definition_line(self.ctx.units[i].code, "def", name)), 0)
-            return self._definition(defined[-1], unit, "def", name)
+            return self._definition(defined[-1])
         found = self._imported(name)
         return None if found is None else found[0].function(found[1], hops + 1)
 
@@ -659,23 +656,8 @@ class SourceNamespace(Namespace):
             return None
         return imported(self.directory, self.directory, name, self.relative, self.ctx.imports)
 
-    def _definition(self, node, unit: int, keyword: str, name: str):
+    def _definition(self, node):
         from .context import code, remembered
 
         tree = remembered(parse_definition, node, lambda: parse_definition(code(node)))
-        if tree is None:
-            return None
-        units = self.ctx.units
-        text = units[unit].code if unit < len(units) else ""
-        line = _definition_line(text, keyword, name) or tree.lineno
-        cell = units[unit].cell if unit < len(units) else None
-        label = f"cell {cell + 1}, line" if self.notebook and cell is not None else "line"
-        return tree, self, Place(label, line, tree.lineno - 1)
-
-
-def _definition_line(text: str, keyword: str, name: str) -> int | None:
-    """The 1-based line of the last `class name`/`def name` in `text`, or None."""
-    found = None
-    for match in re.finditer(rf"^[ \t]*(?:async[ \t]+)?{keyword}[ \t]+{re.escape(name)}\b", text, re.MULTILINE):
-        found = match
-    return None if found is None else text.count("\n", 0, found.start()) + 1
+        return None if tree is None else (tree, self, Place(""))

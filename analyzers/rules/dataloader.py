@@ -646,7 +646,9 @@ class SynchronousDataLoader(_LoaderRule):
     """
     ## What it does
     Finds a `torch.utils.data.DataLoader` whose `num_workers` is omitted or resolves to
-    0 (a literal, a constant, a `**kwargs` dict, an argparse default).
+    0 (a literal, a constant, a `**kwargs` dict, an argparse default, also through a
+    parameter its callers pass the namespace to: `def main(args)`), over a dataset that
+    is not cheap to load.
 
     ## Why is this bad?
     With `num_workers=0` every batch is loaded, decoded and collated in the training
@@ -671,7 +673,8 @@ class SynchronousDataLoader(_LoaderRule):
       add inter-process copies: a `TensorDataset`, a tensor, list or `range`, a class
       whose `__getitem__` only indexes tensors, lists and arrays held in memory
       (pre-tokenized text: `return self.input_ids[idx], self.target_ids[idx]`), a Hugging
-      Face table read with fewer than 256 rows a batch (tens of microseconds a row);
+      Face table read with fewer than 256 rows a batch (tens of microseconds a row).
+      Computing an item (random tensors, math over a whole image) is CPU work, not cheap;
     - the dataset's `__getitem__` or the `collate_fn` moves data to the GPU (`.cuda()`,
       `.to(device)`): worker processes cannot do that;
     - only one batch is taken: every use of the loader is a `next(iter(loader))` or a
