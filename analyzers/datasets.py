@@ -120,25 +120,29 @@ def library_cost(qualified: str, has_transform: bool) -> Cost | None:
 _IMAGE = "decodes an image per item"
 _AUDIO = "loads audio per item"
 _FILE = "reads a file per item"
+_VIDEO = "decodes a video per item"
 IO_CALLS = {
     "open": "opens a file per item", "io.open": "opens a file per item",
     "PIL.Image.open": _IMAGE, "PIL.Image.fromarray": "makes a PIL image per item",
     "cv2.imread": _IMAGE, "cv2.imdecode": _IMAGE, "imageio.imread": _IMAGE, "imageio.v2.imread": _IMAGE,
     "imageio.v3.imread": _IMAGE, "skimage.io.imread": _IMAGE, "matplotlib.pyplot.imread": _IMAGE,
     "torchvision.io.read_image": _IMAGE, "torchvision.io.decode_image": _IMAGE, "torchvision.io.decode_jpeg": _IMAGE,
-    "torchvision.io.decode_png": _IMAGE, "torchvision.io.read_file": _FILE, "torchvision.io.read_video": "decodes a video per item",
+    "torchvision.io.decode_png": _IMAGE, "torchvision.io.read_file": _FILE, "torchvision.io.read_video": _VIDEO,
     "torchvision.datasets.folder.default_loader": _IMAGE, "torchvision.datasets.folder.pil_loader": _IMAGE,
     "soundfile.read": _AUDIO, "librosa.load": _AUDIO, "torchaudio.load": _AUDIO, "scipy.io.wavfile.read": _AUDIO,
     "numpy.load": _FILE, "numpy.fromfile": _FILE, "numpy.loadtxt": _FILE, "numpy.genfromtxt": _FILE,
     "torch.load": _FILE, "pickle.load": _FILE, "json.load": _FILE, "h5py.File": "opens an HDF5 file per item",
     "lmdb.open": "opens an LMDB environment per item", "glob.glob": "lists a directory per item",
     "os.listdir": "lists a directory per item", "pandas.read_csv": _FILE, "pandas.read_parquet": _FILE,
-    "pandas.read_json": _FILE, "cv2.VideoCapture": "decodes a video per item", "decord.VideoReader": "decodes a video per item",
+    "pandas.read_json": _FILE, "cv2.VideoCapture": _VIDEO, "decord.VideoReader": _VIDEO,
 }
-_IO_PREFIXES = (("cv2.", "processes an image per item with OpenCV"), ("torchvision.transforms", "applies torchvision transforms per item"),
-                ("albumentations", "applies albumentations augmentations per item"), ("PIL.", "processes a PIL image per item"),
-                ("kornia.augmentation", "augments every item"), ("torchvision.io.", _FILE),
-                ("librosa.", "computes audio features per item"), ("torchaudio.", "processes audio per item"))
+_IO_PREFIXES = (
+    ("cv2.", "processes an image per item with OpenCV"),
+    ("torchvision.transforms", "applies torchvision transforms per item"),
+    ("albumentations", "applies albumentations augmentations per item"), ("PIL.", "processes a PIL image per item"),
+    ("kornia.augmentation", "augments every item"), ("torchvision.io.", _FILE),
+    ("librosa.", "computes audio features per item"), ("torchaudio.", "processes audio per item"),
+)
 # attributes holding a store that reads from disk when indexed
 STORE_CALLS = {"h5py.File": "reads from an HDF5 file", "lmdb.open": "reads from an LMDB database",
                "numpy.memmap": "reads from a memory-mapped file", "zarr.open": "reads from a zarr store",
@@ -290,7 +294,8 @@ class FileNamespace(Namespace):
                 self.functions[node.name] = node
             elif type(node) is ast.Import:
                 for alias in node.names:
-                    self.imports[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+                    first = alias.name.split(".")[0]
+                    self.imports[alias.asname or first] = alias.name if alias.asname else first
             elif type(node) is ast.ImportFrom:
                 for alias in node.names:
                     local = alias.asname or alias.name
@@ -394,8 +399,9 @@ def local_module(directory: str, module: str | None, level: int, root: str) -> F
 
 
 # -- the cost of a class ---------------------------------------------------------------
-def class_cost(found: tuple[ast.ClassDef, Namespace, Place] | None, has_transform: bool = False, depth: int = 0) -> Cost:
-    """The per-item cost of a dataset class, as found by a namespace's `klass`."""
+def class_cost(found: tuple | None, has_transform: bool = False, depth: int = 0) -> Cost:
+    """The per-item cost of a dataset class, as found by a namespace's `klass` (its
+    definition, namespace and place)."""
     if found is None or depth > 2:
         return UNKNOWN_DATASET
     cls, namespace, place = found
@@ -433,11 +439,12 @@ def _arguments(init) -> dict[str, tuple[str, int]]:
         if type(target) is ast.Tuple and type(value) is ast.Tuple and len(target.elts) == len(value.elts):
             pairs = list(zip(target.elts, value.elts))  # self.x, self.y = x, y
         for target, value in pairs:
-            if type(value) is ast.Name and type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
-                if value.id in params:
-                    found[target.attr] = (value.id, params.index(value.id))
-                elif value.id in keywords:
-                    found[target.attr] = (value.id, -1)
+            if type(value) is not ast.Name or type(target) is not ast.Attribute or _dotted(target.value) != "self":
+                continue
+            if value.id in params:
+                found[target.attr] = (value.id, params.index(value.id))
+            elif value.id in keywords:
+                found[target.attr] = (value.id, -1)
     return found
 
 
@@ -508,7 +515,8 @@ class _Body:
             return Cost(CHEAP)  # (a recursion: judged where it started)
         self.seen.add(id(node))
         found = Cost(CHEAP)
-        judged = sorted((n for n in _walk(node) if type(n) in (ast.Call, ast.Subscript)), key=lambda n: (n.lineno, n.col_offset, n.end_col_offset or 0))
+        judged = sorted((n for n in _walk(node) if type(n) in (ast.Call, ast.Subscript)),
+                        key=lambda n: (n.lineno, n.col_offset, n.end_col_offset or 0))
         for item in judged:  # in source order: the first of the worst is the one reported
             if type(item) is ast.Call:
                 cost = self.call(item, namespace, place, depth)

@@ -271,7 +271,8 @@ def test_computing_an_item_is_work_moving_it_is_not():
         class Rows(torch.utils.data.Dataset):
             def __getitem__(self, index):
                 row = self.rows[index]
-                return torch.tensor(row["ids"], dtype=torch.long), torch.zeros(len(row["ids"])).long(), row["text"].encode("utf-8")
+                ids = torch.tensor(row["ids"], dtype=torch.long)
+                return ids, torch.zeros(len(row["ids"])).long(), row["text"].encode("utf-8")
         loader = torch.utils.data.DataLoader(Rows(), batch_size=64)
     """
     assert findings(moved) == []

@@ -6,7 +6,9 @@ import re
 
 import libcst as cst
 
-from ..context import Site, UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, positional, remembered
+from ..context import (
+    Site, UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, positional, remembered,
+)
 from ..datasets import (
     CHEAP, EXPENSIVE, HF_METHODS, HF_TRANSFORMS, ON_DEVICE, ROWS, ROWS_BATCH, TENSOR_DATASET, UNKNOWN_DATASET, WRAPPERS,
     Cost, SourceNamespace, class_cost, combine, library_cost,
@@ -340,7 +342,9 @@ class _LoaderRule(Rule):
         """The cost of element `index` of the tuple `value` evaluates to."""
         if type(value) in (cst.Tuple, cst.List):
             elements = value.elements
-            return self._cost(elements[index].value, scope, depth + 1, seen) if index < len(elements) else UNKNOWN_DATASET
+            if index >= len(elements):
+                return UNKNOWN_DATASET
+            return self._cost(elements[index].value, scope, depth + 1, seen)
         if type(value) is not cst.Call:
             return UNKNOWN_DATASET
         qualified = self.ctx.qualname(value.func) or ""
@@ -356,7 +360,7 @@ class _LoaderRule(Rule):
                 for function, _ in self.ctx.functions[value.func.value]
                 for item in remembered(_returned, function, lambda: _returned(function))
             ]
-            return combine(self._unpacked_cost(item, index, where, depth + 1, seen) for item, where in returned) if returned else UNKNOWN_DATASET
+            return combine(self._unpacked_cost(item, index, where, depth + 1, seen) for item, where in returned)
         return UNKNOWN_DATASET
 
     def _caller_arguments(self, scope, param: str) -> list:
@@ -378,7 +382,8 @@ class _LoaderRule(Rule):
         for call_site in self.ctx.calls.get("set_transform", []):
             func = call_site.node.func
             if type(func) is cst.Attribute and dotted(func.value) == name:
-                return Cost(EXPENSIVE, "`set_transform` runs a function on every item it reads", "", code(call_site.node))
+                said = "`set_transform` runs a function on every item it reads"
+                return Cost(EXPENSIVE, said, "", code(call_site.node))
         return None
 
     def _call_cost(self, call: cst.Call, scope, depth: int, seen: frozenset) -> Cost | None:
@@ -487,7 +492,8 @@ class _LoaderRule(Rule):
         function = site.scope.node
         if function is not None and function.name.value in _ONE_BATCH_HOOKS:
             return bool(self.ctx.calls.get("fit")) and not self.ctx.calls.get(_ONE_BATCH_HOOKS[function.name.value])
-        name = next((n for n, values in site.scope.assignments.items() if len(values) == 1 and values[0] is site.node), None)
+        assigned = site.scope.assignments.items()
+        name = next((n for n, values in assigned if len(values) == 1 and values[0] is site.node), None)
         if name is None:
             return False
         statements = function.body.body if function is not None else [s for module in self.modules for s in module.body]
@@ -766,7 +772,8 @@ class SynchronousDataLoader(_LoaderRule):
             "import torch, torchaudio\n"
             "class Speech(torch.utils.data.Dataset):\n"
             "    def __init__(self, device='cuda'):\n"
-            "        self.dataset = torchaudio.datasets.LIBRISPEECH('.', url='test-clean')\n        self.device = device\n"
+            "        self.dataset = torchaudio.datasets.LIBRISPEECH('.', url='test-clean')\n"
+            "        self.device = device\n"
             "    def __getitem__(self, item):\n"
             "        audio, rate, text, *_ = self.dataset[item]\n        return audio.to(self.device), text\n"
             "loader = torch.utils.data.DataLoader(Speech(), batch_size=16)\n"
@@ -918,7 +925,8 @@ class SynchronousDataLoader(_LoaderRule):
                 "%load_ext autoreload\nimport cv2\nimport torch\n"
                 "class Frames(torch.utils.data.Dataset):\n"
                 "    def __getitem__(self, i):\n        return torch.from_numpy(cv2.imread(self.files[i]))\n",
-                "loader = torch.utils.data.DataLoader(Frames(), batch_size=4, num_workers=4, persistent_workers=True)\n",
+                "loader = torch.utils.data.DataLoader(Frames(), batch_size=4, num_workers=4,"
+                " persistent_workers=True)\n",
             ),
         ),
     )
