@@ -8,6 +8,7 @@ extend-select = ["TPL9"]    # add to the default set (for rules off by default)
 exclude = ["build/*"]       # glob patterns, matched against paths relative to this file
 per-file-ignores = { "tests/*" = ["TPL101"] }
 max-file-size = 10485760    # bytes; a larger file is skipped (an error), never read
+assume-device = "auto"      # "cuda": code runs on a GPU even where it never says so; "cpu": never
 
 [tool.perf-lint.TPL101]     # rule options, one table per rule
 num-workers = 8
@@ -26,7 +27,8 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 _LIST_KEYS = {"select", "ignore", "extend-select", "exclude", "extend-exclude"}
-_KEYS = _LIST_KEYS | {"per-file-ignores", "max-file-size"}
+_KEYS = _LIST_KEYS | {"per-file-ignores", "max-file-size", "assume-device"}
+DEVICES = ("auto", "cuda", "cpu")
 MAX_FILE_SIZE = 10 * 1024 * 1024
 
 
@@ -43,6 +45,8 @@ class Config:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     options: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()
     max_file_size: int = MAX_FILE_SIZE  # bytes
+    # where the code runs: "auto" (on CUDA where the source names it), "cuda" (always), "cpu" (never)
+    assume_device: str = "auto"
     root: str | None = None  # folder of the pyproject.toml it came from
     path: str | None = None  # that pyproject.toml
     _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
@@ -171,6 +175,10 @@ def parse_config(table: dict, path: str | None = None) -> Config:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"{where}: 'max-file-size' must be a positive number of bytes, got {value!r}")
             values["max_file_size"] = value
+        elif key == "assume-device":
+            if value not in DEVICES:
+                raise ConfigError(f"{where}: 'assume-device' must be one of {', '.join(DEVICES)}, got {value!r}")
+            values["assume_device"] = value
         elif key == "per-file-ignores":
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: 'per-file-ignores' must be a table of pattern = [codes]")

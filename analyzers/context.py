@@ -245,6 +245,9 @@ class Context:
         self.argparse: dict[str, list] = defaultdict(list)
         self.args_functions: set[str] = set()
         self.cuda_evidence: cst.CSTNode | None = None
+        self.classes: dict[str, cst.ClassDef] = {}  # every class defined, by name (the last one)
+        self.class_of: dict[int, cst.ClassDef] = {}  # id(method) -> its class
+        self.relative_imports: dict[str, tuple[int, str | None, str]] = {}  # name -> (level, module, name there)
         self._outer_loops: list[tuple[cst.CSTNode, ...]] = []
         self.mutated: set[str] = set()  # names of dicts changed after creation (`.update()`, `d[k] = v`)
         self.blocks: list[cst.CSTNode] = []  # enclosing statement blocks: Module, IndentedBlock
@@ -271,6 +274,7 @@ class Context:
             "IndentedBlock": self._indented_block,
             "SimpleStatementSuite": self._block,
             "FunctionDef": self._function,
+            "ClassDef": self._class,
             "Call": self._call,
             "SimpleString": self._string,
             "Return": self._return,
@@ -323,7 +327,15 @@ class Context:
                 self.imports[first] = first
 
     def _import_from(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None or type(node.names) is cst.ImportStar:
+        if node.relative and type(node.names) is not cst.ImportStar:  # `from .data import Dataset`
+            module = dotted(node.module) if node.module is not None else None
+            for alias in node.names:
+                name = dotted(alias.name)
+                if name is not None:
+                    local = alias.asname.name.value if alias.asname and type(alias.asname.name) is cst.Name else name
+                    self.relative_imports[local] = (len(node.relative), module, name)
+            return
+        if node.module is None or type(node.names) is cst.ImportStar:
             return
         module = dotted(node.module)
         if module is None:
@@ -470,6 +482,12 @@ class Context:
                 qualified = self.qualname(node.func)
                 if qualified is not None and qualified.startswith("torch.cuda."):
                     self.cuda_evidence = node
+
+    def _class(self, node: cst.ClassDef) -> None:
+        self.classes[node.name.value] = node
+        for statement in node.body.body if type(node.body) is cst.IndentedBlock else ():
+            if type(statement) is cst.FunctionDef:
+                self.class_of[id(statement)] = node
 
     def _string(self, node: cst.SimpleString) -> None:
         if self.cuda_evidence is None and _CUDA_STRING.match(node.value):

@@ -28,11 +28,10 @@ memory).
 from __future__ import annotations
 
 import ast
-import os
 import re
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
+
+from .project import Namespace, Place
 
 CHEAP, ROWS, UNKNOWN_COST, EXPENSIVE, ON_DEVICE = "cheap", "rows", "unknown", "expensive", "on-device"
 _RANK = {CHEAP: 0, ROWS: 1, UNKNOWN_COST: 2, EXPENSIVE: 3, ON_DEVICE: 4}  # which of several wins
@@ -40,8 +39,6 @@ _RANK = {CHEAP: 0, ROWS: 1, UNKNOWN_COST: 2, EXPENSIVE: 3, ON_DEVICE: 4}  # whic
 # which only adds up with large batches (ROWS_BATCH rows: milliseconds per step).
 ROWS_BATCH = 256
 _MAX_DEPTH = 4  # methods and functions followed from __getitem__
-_MAX_FILE = 1_000_000  # bytes: a larger module next to the file is not read
-_MAX_HOPS = 2  # re-exports followed (`from .data import X` in a package's __init__)
 
 
 @dataclass(frozen=True)
@@ -250,152 +247,6 @@ def _device_move(call: ast.Call) -> bool | None:
         return target.value.startswith("cuda")
     text = (_dotted(target) or "").rsplit(".", 1)[-1]
     return bool(text) and not _DTYPE_LIKE.search(text) and bool(_DEVICE_LIKE.search(text))
-
-
-# -- namespaces: where names used by a dataset class are defined -----------------------
-class Namespace:
-    """Names a dataset class can refer to: classes, functions and imports of its module.
-    `klass` and `function` give (definition, its namespace, the `Place` naming its lines)."""
-
-    def qualname(self, dotted: str) -> str | None:
-        raise NotImplementedError
-
-    def klass(self, name: str) -> tuple[ast.ClassDef, "Namespace", "Place"] | None:
-        raise NotImplementedError
-
-    def function(self, name: str) -> tuple[ast.FunctionDef, "Namespace", "Place"] | None:
-        raise NotImplementedError
-
-
-@dataclass(frozen=True)
-class Place:
-    """Names a line of a module read from disk in a message ("data.py:31"); with no
-    `label` (the analyzed source), none."""
-
-    label: str
-
-    def __call__(self, lineno: int) -> str:
-        return f"{self.label}:{lineno}" if self.label else ""
-
-
-class FileNamespace(Namespace):
-    """A module read from disk (a local module the analyzed file imports)."""
-
-    def __init__(self, path: str, tree: ast.Module, label: str, root: str) -> None:
-        self.path, self.directory, self.label, self.root = path, os.path.dirname(path), label, root
-        self.classes: dict[str, ast.ClassDef] = {}
-        self.functions: dict[str, ast.FunctionDef] = {}
-        self.imports: dict[str, str] = {}
-        self.relative: dict[str, tuple[int, str | None, str]] = {}
-        for node in tree.body:
-            if type(node) is ast.ClassDef:
-                self.classes[node.name] = node
-            elif type(node) in (ast.FunctionDef, ast.AsyncFunctionDef):
-                self.functions[node.name] = node
-            elif type(node) is ast.Import:
-                for alias in node.names:
-                    first = alias.name.split(".")[0]
-                    self.imports[alias.asname or first] = alias.name if alias.asname else first
-            elif type(node) is ast.ImportFrom:
-                for alias in node.names:
-                    local = alias.asname or alias.name
-                    if node.level:
-                        self.relative[local] = (node.level, node.module, alias.name)
-                    elif node.module:
-                        self.imports[local] = f"{node.module}.{alias.name}"
-
-    def qualname(self, dotted: str) -> str | None:
-        head, _, rest = dotted.partition(".")
-        base = self.imports.get(head)
-        return None if base is None else f"{base}.{rest}" if rest else base
-
-    def klass(self, name: str, hops: int = 0):
-        if name in self.classes:
-            return self.classes[name], self, Place(self.label)
-        found = self._imported(name, hops)
-        return None if found is None else found[0].klass(found[1], hops + 1)
-
-    def function(self, name: str, hops: int = 0):
-        if name in self.functions:
-            return self.functions[name], self, Place(self.label)
-        found = self._imported(name, hops)
-        return None if found is None else found[0].function(found[1], hops + 1)
-
-    def _imported(self, name: str, hops: int):
-        """(module, name there) for a name this module imports from a local module."""
-        if hops >= _MAX_HOPS:
-            return None
-        return imported(self.directory, self.root, name, self.relative, self.imports)
-
-
-_FILES: OrderedDict[tuple, FileNamespace | None] = OrderedDict()
-_FILES_LOCK = threading.Lock()
-_FILES_SIZE = 64
-
-
-def imported(directory: str, root: str, name: str, relative: dict, imports: dict):
-    """(module, its name for it) for a name a module in `directory` imports from a local
-    module (`from .data import X`, `from data import X`; `data.X` after `import data` or
-    `from . import data`), or None."""
-    head, dot, rest = name.partition(".")
-    if dot:
-        if head in relative:
-            level, module, original = relative[head]
-            found = local_module(directory, f"{module}.{original}" if module else original, level, root)
-        elif head in imports:
-            found = local_module(directory, imports[head], 0, root)
-        else:
-            return None
-        return None if found is None else (found, rest)
-    if name in relative:
-        level, module, original = relative[name]
-        found = local_module(directory, module, level, root)
-    elif name in imports and "." in imports[name]:
-        module, _, original = imports[name].rpartition(".")
-        found = local_module(directory, module, 0, root)
-    else:
-        return None
-    return None if found is None else (found, original)
-
-
-def local_module(directory: str, module: str | None, level: int, root: str) -> FileNamespace | None:
-    """The module `from <level dots><module> import ...` names, when it is a file of the
-    project next to `directory` (level 0: `directory/module.py`; level n: n-1 folders up),
-    parsed once per path and modification time; None when there is no such file. Its
-    places are named relative to `root`, the analyzed file's folder."""
-    if not module and level == 0:
-        return None
-    base = directory
-    for _ in range(max(level - 1, 0)):
-        base = os.path.dirname(base) or base
-    parts = module.split(".") if module else []
-    stem = os.path.join(base, *parts)
-    for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
-        try:
-            info = os.stat(candidate)
-        except OSError:
-            continue
-        if info.st_size > _MAX_FILE:
-            return None
-        key = (os.path.abspath(candidate), info.st_mtime_ns, info.st_size, root)
-        with _FILES_LOCK:
-            if key in _FILES:
-                _FILES.move_to_end(key)
-                return _FILES[key]
-        found = None
-        try:
-            with open(candidate, "rb") as handle:
-                tree = ast.parse(handle.read())
-            label = os.path.relpath(candidate, root).replace(os.sep, "/")
-            found = FileNamespace(candidate, tree, label, root)
-        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-            found = None
-        with _FILES_LOCK:
-            _FILES[key] = found
-            while len(_FILES) > _FILES_SIZE:
-                _FILES.popitem(last=False)
-        return found
-    return None
 
 
 # -- the cost of a class ---------------------------------------------------------------
@@ -610,62 +461,3 @@ def _walk(function: ast.AST):
             continue
         yield node
         stack.extend(ast.iter_child_nodes(node))
-
-
-def parse_definition(text: str) -> ast.stmt | None:
-    """The class or function whose source is `text` (a node of the analyzed source,
-    rendered), or None."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        try:
-            import textwrap
-
-            tree = ast.parse(textwrap.dedent(text))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-    for node in tree.body:
-        if type(node) in (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef):
-            return node
-    return None
-
-
-class SourceNamespace(Namespace):
-    """The analyzed source (its classes and functions are libcst nodes, rendered and read
-    with `ast` when a dataset needs them), and the local modules it imports from. Its
-    places are not named in messages: the code quoted finds them, and a message stays the
-    same when lines or cells above it change (and in jupyterlab-lsp's virtual document)."""
-
-    def __init__(self, ctx, classes: dict, relative: dict) -> None:
-        self.ctx, self.classes, self.relative = ctx, classes, relative  # classes: name -> ClassDef
-        path = getattr(ctx, "path", None)
-        self.directory = os.path.dirname(os.path.abspath(path)) if path and not path.startswith("<") else None
-
-    def qualname(self, dotted: str) -> str | None:
-        head, _, rest = dotted.partition(".")
-        base = self.ctx.imports.get(head)
-        return None if base is None else f"{base}.{rest}" if rest else base
-
-    def klass(self, name: str, hops: int = 0):
-        if name in self.classes:
-            return self._definition(self.classes[name])
-        found = self._imported(name)
-        return None if found is None else found[0].klass(found[1], hops + 1)
-
-    def function(self, name: str, hops: int = 0):
-        defined = [node for node, scope in self.ctx.functions.get(name, ()) if scope.parent is self.ctx.module_scope]
-        if defined:
-            return self._definition(defined[-1])
-        found = self._imported(name)
-        return None if found is None else found[0].function(found[1], hops + 1)
-
-    def _imported(self, name: str):
-        if self.directory is None:
-            return None
-        return imported(self.directory, self.directory, name, self.relative, self.ctx.imports)
-
-    def _definition(self, node):
-        from .context import code, remembered
-
-        tree = remembered(parse_definition, node, lambda: parse_definition(code(node)))
-        return None if tree is None else (tree, self, Place(""))

@@ -292,6 +292,8 @@ def _analyze(source: Source, config: Config, cache: ParseCache, shallow: bool = 
             ctx.scope = ctx.module_scope
             visitor.run(unit_parsed)
         ctx.final = True
+        if config.assume_device != "auto":  # the user says where the code runs
+            ctx.cuda_evidence = parsed[min(parsed)].module if config.assume_device == "cuda" else None
         for rule in rules:
             rule.finish()
         reports = [r for rule in rules for r in rule.reports if r.site.unit in parsed or r.range_override]
@@ -381,7 +383,7 @@ def _locate(source: Source, parsed: dict[int, Parsed], reports: list[Report], kn
         steps = () if plan is None else tuple(_step_key(source, modules, step, position, newline) for step in plan.steps)
         key = None if report.extra or None in steps else (
             report.rule.code, report.message, report.severity, source.units[unit_index].cell, rng,
-            plan and plan.title, steps)
+            plan and plan.title, steps, report.related)
         finding = known.get(key)
         if finding is None:
             fix = None
@@ -390,7 +392,7 @@ def _locate(source: Source, parsed: dict[int, Parsed], reports: list[Report], kn
                 if all(e is not None for e in edits):
                     fix = Fix(plan.title, tuple(e for group in edits for e in group))
             finding = Finding(report.rule.code, report.message, report.severity, source.units[unit_index].cell,
-                              rng, fix, report.rule.probe, report.extra)
+                              rng, fix, report.rule.probe, report.related, report.extra)
         if key is not None:
             made[key] = finding
         findings.append(finding)

@@ -36,6 +36,16 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class Related:
+    """Another place a finding depends on (a function of another file it reaches):
+    `path`, a 0-based `line`, and what happens there."""
+
+    path: str
+    line: int
+    message: str
+
+
+@dataclass(frozen=True)
 class Finding:
     code: str
     message: str
@@ -44,6 +54,7 @@ class Finding:
     range: Range
     fix: Fix | None = None
     probe: str | None = None  # how the profiler measures it (see perf_lint.profiler)
+    related: tuple[Related, ...] = ()
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     def __hash__(self) -> int:
@@ -51,7 +62,7 @@ class Finding:
         server hashes its findings, and `engine._locate` hands out the same ones again."""
         found = self.__dict__.get("_hash")
         if found is None:
-            found = hash((self.code, self.message, self.severity, self.cell, self.range, self.fix, self.probe))
+            found = hash((self.code, self.message, self.severity, self.cell, self.range, self.fix, self.probe, self.related))
             object.__setattr__(self, "_hash", found)
         return found
 
@@ -89,4 +100,5 @@ class Finding:
                     for e in self.fix.edits
                 ],
             },
+            "related": [{"path": r.path, "line": r.line + 1, "message": r.message} for r in self.related],
         }

@@ -1,7 +1,9 @@
 """The findings cache of `perf-lint check`, in `runcache.cache_folder()` under the project.
 
 An entry is keyed by the file's bytes, its kind, the rules enabled for it, their
-options and the perf-lint version, so any change to one of them misses. Entries are
+options and the perf-lint version, so any change to one of them misses; it also lists
+the other files the analysis consulted (the project's modules it imports, with their
+sizes and modification times), and is a miss when one of them changed. Entries are
 written atomically (temp file + rename), so concurrent runs can share the cache; one
 that is damaged or of the wrong shape is a miss (and rewritten).
 """
@@ -14,10 +16,10 @@ import os
 import tempfile
 
 from perf_lint import __version__
-from perf_lint.analyzers import Config, Edit, Finding, Fix, Range
+from perf_lint.analyzers import Config, Edit, Finding, Fix, Range, Related
 from perf_lint.analyzers.rules import enabled_rules
 
-from .runcache import ignore_all
+from .runcache import ignore_all, reads, unchanged
 
 NONE = type(None)
 
@@ -44,6 +46,7 @@ def encode(finding: Finding) -> dict:
             "title": fix.title,
             "edits": [{"cell": e.cell, "range": list(e.range.__dict__.values()), "text": e.text} for e in fix.edits],
         },
+        "related": [[r.path, r.line, r.message] for r in finding.related],
     }
 
 
@@ -58,7 +61,14 @@ def decode(data: dict) -> Finding:
             for e in _of(fix["edits"], list)
         )),
         _of(data["probe"], str, NONE),
+        tuple(_related(item) for item in _of(data["related"], list)),
     )
+
+
+def _related(data: list) -> Related:
+    if len(_of(data, list)) != 3:
+        raise TypeError("related")
+    return Related(_of(data[0], str), _of(data[1], int), _of(data[2], str))
 
 
 class Cache:
@@ -80,21 +90,27 @@ class Cache:
     def _file(self, key: str) -> str:
         return os.path.join(self.folder, key[:2], key + ".json")
 
-    def get(self, key: str) -> list[Finding] | None:
+    def get(self, key: str) -> tuple[list[Finding], dict] | None:
+        """(findings, the other files read making them), or None."""
         try:
             with open(self._file(key), encoding="utf-8") as handle:
-                return [decode(item) for item in _of(json.load(handle), list)]
+                entry = _of(json.load(handle), dict)
+            consulted = reads(entry["reads"])
+            if not unchanged(consulted):
+                return None
+            return [decode(item) for item in _of(entry["findings"], list)], consulted
         except (OSError, ValueError, KeyError, TypeError):
             return None  # a missing or damaged entry is a miss
 
-    def put(self, key: str, findings: list[Finding]) -> None:
+    def put(self, key: str, findings: list[Finding], consulted: dict) -> None:
+        """Store `findings`, made having read the files `consulted` ({path: (size, mtime_ns)})."""
         target = self._file(key)
         try:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             ignore_all()
             fd, temp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump([encode(f) for f in findings], handle)
+                json.dump({"findings": [encode(f) for f in findings], "reads": consulted}, handle)
             os.replace(temp, target)
         except OSError:
             pass  # a read-only project still gets its findings, just not cached

@@ -144,6 +144,7 @@ class Outcome:
     fixed: Counter = field(default_factory=Counter)  # code -> findings fixed
     diff: str = ""
     error: str | None = None
+    reads: dict = field(default_factory=dict)  # the other files the analysis read: {path: (size, mtime_ns)}
 
 
 def unified_diff(path: str, before, after) -> str:
@@ -164,6 +165,7 @@ def check_file(path: str, config: Config, mode: str, cache_folder: str | None = 
     """Check one file; `mode` is "check", "fix" (write the fixes) or "diff" (show them).
     With `cache_folder`, findings of unchanged files come from the cache (check mode only)."""
     from perf_lint.analyzers import SourceError, analyze, fix_source, read_source, render
+    from perf_lint.analyzers.project import recording
 
     from .cache import Cache
 
@@ -178,12 +180,13 @@ def check_file(path: str, config: Config, mode: str, cache_folder: str | None = 
     if store:
         cached = store.get(key)
         if cached is not None:
-            return Outcome(cached)
+            return Outcome(cached[0], reads=cached[1])
     try:
         source = read_source(path, data)
-        findings = analyze(source, config)
+        with recording() as consulted:
+            findings = analyze(source, config)
         if store:
-            store.put(key, findings)
+            store.put(key, findings, consulted)
         fixing = mode != "check" and any(f.fix for f in findings)
         result = fix_source(source, config) if fixing else None
         remaining = analyze(result.source, config) if result and result.changed else None
@@ -192,7 +195,7 @@ def check_file(path: str, config: Config, mode: str, cache_folder: str | None = 
     except Exception as exc:  # a bug of ours must not stop the other files
         return Outcome(error=f"internal error, please report it: {type(exc).__name__}: {exc}")
     if remaining is None or all(a.text == b.text for a, b in zip(source.units, result.source.units)):
-        return Outcome(findings)  # no text changed: nothing to write (not even a notebook's JSON)
+        return Outcome(findings, reads=consulted)  # no text changed: nothing to write (not even a notebook's JSON)
     try:
         new = render(result.source)
     except UnicodeEncodeError as exc:
@@ -252,7 +255,9 @@ def check(args: argparse.Namespace) -> int:
     items: list[formats.Item] = []
     diffs: list[str] = []
     fixed: Counter = Counter()
+    consulted: dict = {}
     for path, outcome in zip([p for p, _ in per_file], run_checks(per_file, mode, cache_folder, args.jobs)):
+        consulted.update(outcome.reads)
         if outcome.error:
             failed.append((path, outcome.error))
             file_error(path, outcome.error)
@@ -285,7 +290,7 @@ def check(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     status = EXIT_OK if args.exit_zero else status
     if run_key is not None:
-        runcache.store(cache_folder, run_key, out, summary, status)
+        runcache.store(cache_folder, run_key, out, summary, status, consulted)
     return status
 
 

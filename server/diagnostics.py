@@ -19,6 +19,7 @@ import gc
 import itertools
 import logging
 import os
+import pathlib
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -115,6 +116,13 @@ def to_diagnostic(finding: Finding, lines: list[str], encoding: str, note: str |
         code=finding.code,
         code_description=types.CodeDescription(href=DOCS_URL.format(code=finding.code)),
         source=SOURCE,
+        related_information=[
+            types.DiagnosticRelatedInformation(
+                types.Location(pathlib.Path(r.path).as_uri(), types.Range(types.Position(r.line, 0), types.Position(r.line, 0))),
+                r.message,
+            )
+            for r in finding.related
+        ] or None,
     )
 
 

@@ -150,11 +150,42 @@ def load(folder: str, run_key: str) -> dict | None:
         type(stored) is dict and type(stored.get("stdout")) is str and type(stored.get("stderr")) is str
         and stored.get("status") in (0, 1) and type(stored["status"]) is int
     ):
-        return stored
+        try:
+            return stored if unchanged(reads(stored.get("reads"))) else None
+        except TypeError:
+            return None
     return None
 
 
-def store(folder: str, run_key: str, stdout: str, stderr: str, status: int) -> None:
+def reads(data) -> dict[str, tuple[int, int]]:
+    """The files a stored analysis read ({path: [size, mtime_ns]} in JSON); TypeError on
+    any other shape."""
+    if type(data) is not dict:
+        raise TypeError("reads")
+    found = {}
+    for path, info in data.items():
+        if type(info) is not list or len(info) != 2 or any(type(value) is not int for value in info):
+            raise TypeError("reads")
+        found[path] = (info[0], info[1])
+    return found
+
+
+def unchanged(consulted: dict) -> bool:
+    """Whether every file an analysis read (see perf_lint.analyzers.project.recording) is
+    as it was then."""
+    for path, (size, mtime) in consulted.items():
+        try:
+            info = os.stat(path)
+        except OSError:
+            return False
+        if (info.st_size, info.st_mtime_ns) != (size, mtime):
+            return False
+    return True
+
+
+def store(folder: str, run_key: str, stdout: str, stderr: str, status: int, consulted: dict) -> None:
+    """Store a run's output; `consulted`: the files outside the run's paths its analyses
+    read ({path: (size, mtime_ns)}): the run is replayed only while they are unchanged."""
     runs = os.path.join(folder, "runs")
     try:
         os.makedirs(runs, exist_ok=True)
@@ -163,7 +194,7 @@ def store(folder: str, run_key: str, stdout: str, stderr: str, status: int) -> N
 
         fd, temp = tempfile.mkstemp(dir=runs, suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump({"stdout": stdout, "stderr": stderr, "status": status}, handle)
+            json.dump({"stdout": stdout, "stderr": stderr, "status": status, "reads": consulted}, handle)
         os.replace(temp, os.path.join(runs, run_key + ".json"))
     except OSError:
         pass  # an unwritable project just does not get replays

@@ -107,7 +107,7 @@ def test_json_fields(cli, tmp_path):
         ("broken.py", "TPL000"), ("train.py", "TPL101"), ("train.py", "TPL102"), ("train.py", "TPL103")
     ]
     for item in data:
-        assert list(item) == ["code", "message", "severity", "path", "line", "column", "end_line", "end_column", "cell", "fix"]
+        assert list(item) == ["code", "message", "severity", "path", "line", "column", "end_line", "end_column", "cell", "fix", "related"]
         assert item["cell"] is None and item["line"] >= 1 and item["column"] >= 1
     syntax, workers = data[0], data[1]
     assert syntax["severity"] == "error" and syntax["fix"] is None and syntax["line"] == 2

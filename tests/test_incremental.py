@@ -293,7 +293,7 @@ def test_findings_hash_once_and_travel_without_their_hash():
     not pickled: another process (the CLI's workers) hashes strings differently."""
     finding = analyze(python_source(TRAIN, "train.py"))[0]
     assert hash(finding) == hash((finding.code, finding.message, finding.severity, finding.cell, finding.range,
-                                  finding.fix, finding.probe))
+                                  finding.fix, finding.probe, finding.related))
     assert "_hash" in vars(finding)
     copy = pickle.loads(pickle.dumps(finding))
     assert copy == finding and "_hash" not in vars(copy) and hash(copy) == hash(finding)

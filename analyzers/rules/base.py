@@ -99,6 +99,7 @@ class Report:
     fix: FixPlan | None = None
     range_override: tuple | None = None  # (unit, Range) for findings not tied to a node
     extra: dict = field(default_factory=dict)
+    related: tuple = ()  # Related places in other files
 
 
 class Rule:
@@ -143,10 +144,12 @@ class Rule:
         fix: FixPlan | None = None,
         severity: str | None = None,
         at: tuple | None = None,
+        related: tuple = (),
         **extra,
     ) -> None:
-        """Report at `site`'s node, or at `at` = (unit index, Range) for text that is not a node."""
-        self.reports.append(Report(self, site, message, severity or self.severity, fix, at, extra))
+        """Report at `site`'s node, or at `at` = (unit index, Range) for text that is not a
+        node; `related`: the `Related` places of other files it depends on."""
+        self.reports.append(Report(self, site, message, severity or self.severity, fix, at, extra, related))
 
     def finish(self) -> None:
         """Called once after the pass over every unit."""

@@ -11,8 +11,9 @@ from ..context import (
 )
 from ..datasets import (
     CHEAP, EXPENSIVE, HF_METHODS, HF_TRANSFORMS, ON_DEVICE, ROWS, ROWS_BATCH, TENSOR_DATASET, UNKNOWN_DATASET, WRAPPERS,
-    Cost, SourceNamespace, class_cost, combine, library_cost,
+    Cost, class_cost, combine, library_cost,
 )
+from ..project import SourceNamespace
 from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
 
@@ -61,8 +62,6 @@ class _LoaderRule(Rule):
         self.loops: dict[cst.For, tuple[Site, set[str]]] = first.loops if first is not self else {}
         self.pending: list[tuple[Site, cst.For, str]] = first.pending if first is not self else []
         self.known: dict = first.known if first is not self else {}  # what finish works out once for all
-        self.dataset_classes: dict[str, cst.ClassDef] = first.dataset_classes if first is not self else {}
-        self.relative_imports: dict[str, tuple] = first.relative_imports if first is not self else {}
         self.modules: list[cst.Module] = first.modules if first is not self else []
         # name (or attribute) -> (value, index, scope) of the tuples unpacked into it
         self.unpacked: dict[str, list[tuple]] = first.unpacked if first is not self else {}
@@ -70,19 +69,6 @@ class _LoaderRule(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self.modules.append(node)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.dataset_classes[node.name.value] = node
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        """`from .data import MyDataset`: the context keeps absolute imports only."""
-        if node.relative and type(node.names) is not cst.ImportStar:
-            module = dotted(node.module) if node.module is not None else None
-            for alias in node.names:
-                name = dotted(alias.name)
-                if name is not None:
-                    local = alias.asname.name.value if alias.asname and type(alias.asname.name) is cst.Name else name
-                    self.relative_imports[local] = (len(node.relative), module, name)
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
@@ -274,9 +260,7 @@ class _LoaderRule(Rule):
         return self.known[key]
 
     def _namespace(self) -> SourceNamespace:
-        if "namespace" not in self.known:
-            self.known["namespace"] = SourceNamespace(self.ctx, self.dataset_classes, self.relative_imports)
-        return self.known["namespace"]
+        return SourceNamespace.of(self.ctx)
 
     def _cost(self, expr: cst.BaseExpression, scope, depth: int, seen: frozenset) -> Cost | None:
         """The cost of the dataset `expr` evaluates to; None for a name met again while
@@ -1010,7 +994,7 @@ class SynchronousDataLoader(_LoaderRule):
     def _iterable_dataset(self, found) -> bool:
         if found is None or type(found[0]) is not cst.Call or type(found[0].func) is not cst.Name:
             return False
-        cls = self.dataset_classes.get(found[0].func.value)
+        cls = self.ctx.classes.get(found[0].func.value)
         return cls is not None and any(
             self.ctx.qualname(base.value) in ITERABLE_DATASET or (dotted(base.value) or "").endswith("IterableDataset")
             for base in cls.bases

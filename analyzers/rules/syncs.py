@@ -6,11 +6,15 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site, argument, call_name, dotted, literal, positional, short_code
-from .base import CallNames, Example
+from ..context import (
+    EXCEPT, Frame, IF, LOOP, Scope, Site, argument, call_name, dotted, keyword, literal, positional, short_code,
+)
+from ..findings import Related
+from ..project import HostRead, SourceNamespace, bind, bound, host_reads, method, parameters
+from .base import Example
 from .distributed import _names as names_in
 from .edits import root_name
-from .tracking import Nesting, TrainingSteps
+from .tracking import Nesting, TrainingSteps, all_calls
 
 _SYNC_METHODS = {"item", "cpu", "numpy", "tolist"}
 _CONVERSIONS = {"float", "int", "bool"}
@@ -27,12 +31,15 @@ _TENSOR_METHODS = {
     "to", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "sub", "add", "mul", "div",
 }
 _INTERVAL_WORDS = ("step", "iter", "idx", "epoch", "batch")
-_MAX_DEPTH = 6
+_CLOCKS = {"time.time", "time.perf_counter", "time.monotonic", "time.process_time", "timeit.default_timer",
+           "time.perf_counter_ns", "time.time_ns"}
+_MODELS = ("model", "net", "network", "model_engine")
+_MAX_DEPTH = 10
 
 
 class _Candidate(NamedTuple):  # a tuple: one per candidate of every analysis (a frozen dataclass is slow to make)
     site: Site
-    kind: str  # "method", "conversion", "print" or "test"
+    kind: str  # "method", "conversion", "print", "test", "synchronize" or "call"
     frames: tuple[Frame, ...]
     key: int  # statement (or node) identity: one finding per statement
 
@@ -44,8 +51,12 @@ class HostSyncEveryStep(Nesting):
     iteration of a training loop (a loop that calls `backward()` or `optimizer.step()`,
     directly or through a function of the file): `.item()`, `.cpu()`, `.numpy()`,
     `.tolist()`, `.to("cpu")`, `float()`/`int()`/`bool()` of a tensor, `print()` of a
-    tensor, and `if` tests on a tensor (`if loss < best:`, `if torch.isnan(loss):`). Also
-    in a training-step function (one that calls `backward()`) called from a loop.
+    tensor, and `if` tests on a tensor (`if loss < best:`, `if torch.isnan(loss):`),
+    `torch.cuda.synchronize()` in a loop that reads no clock, and a CUDA tensor passed to a
+    function or method of the project (this file or a module it imports) that reads it on
+    the host (`MetricLogger.update(loss=loss)` calling `.item()`: the finding names that
+    line). Also in a training-step function (one that calls `backward()`) called from a
+    loop, an ignite `Engine`'s process function and a LightningModule's `training_step`.
 
     ## Why is this bad?
     CUDA work is queued asynchronously: while the GPU runs step *n*, the CPU can prepare
@@ -82,8 +93,8 @@ class HostSyncEveryStep(Nesting):
     code = "TPL203"
     name = "host-sync-every-step"
     summary = "Host-device sync (.item(), .cpu(), print/if of a tensor) on every training step"
-    triggers = ("backward", "step(")  # a training loop
-    calls = CallNames(frozenset({*_SYNC_METHODS, "to", "backward", *_CONVERSIONS, "print"}))
+    triggers = ("backward", "step(", "optim", "Engine(")  # a training loop
+    calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
         Example(
@@ -146,10 +157,17 @@ class HostSyncEveryStep(Nesting):
                 target = func.value if first is None else first.value
                 names = self.backward_of.setdefault(id(self.ctx.scope), set())
                 names.add(root_name(target) or "")
+            elif name == "synchronize" and self.ctx.qualname(func) == "torch.cuda.synchronize":
+                self._add(node, "synchronize")
+                return
         elif name in _CONVERSIONS and len(node.args) == 1:
             self._add(node, "conversion")
+            return
         elif name == "print" and node.args:
             self._add(node, "print")
+            return
+        if node.args and name is not None and (self.ctx.loops or self.ctx.scope.node is not None):
+            self._add(node, "call")  # (a function of the project that reads an argument on the host)
 
     def visit_If(self, node: cst.If) -> None:
         self._add(node, "test")
@@ -168,7 +186,8 @@ class HostSyncEveryStep(Nesting):
             if described is None:
                 continue
             reported.add(candidate.key)
-            self.report(candidate.site, described)
+            message, related = described if type(described) is tuple else (described, ())
+            self.report(candidate.site, message, related=related)
 
     def _every_step(self, candidate: _Candidate) -> bool:
         """In a training loop (or step function called from a loop), not under an interval guard."""
@@ -181,10 +200,14 @@ class HostSyncEveryStep(Nesting):
             frames = frames[inner[-1] + 1 :] if inner else frames
         else:
             function = site.scope.node
-            if function is None or not TrainingSteps.of(self.ctx).trains(function):
+            if function is None:
                 return False
-            if not any(call.loops for call in self.ctx.calls.get(function.name.value, [])):
-                return False
+            steps = TrainingSteps.of(self.ctx)
+            if not steps.run_every_step(function):
+                if not steps.trains(function):
+                    return False
+                if not any(call.loops for call in self.ctx.calls.get(function.name.value, [])):
+                    return False
         return not any(self._guards(frame, site) for frame in frames)
 
     def _guards(self, frame: Frame, site: Site) -> bool:
@@ -215,12 +238,22 @@ class HostSyncEveryStep(Nesting):
         return found
 
     # -- what syncs -------------------------------------------------------------------------------
-    def _describe(self, candidate: _Candidate) -> str | None:
+    def _describe(self, candidate: _Candidate) -> str | tuple | None:
         node, scope = candidate.site.node, candidate.site.scope
         advice = (
             "Keep running values on the GPU (`total += loss.detach()`) and read them every N steps "
             "(`if step % log_every == 0:`)."
         )
+        if candidate.kind == "call":
+            return self._passed_to_host_read(candidate, advice)
+        if candidate.kind == "synchronize":
+            if self._timed(candidate.site):
+                return None
+            return (
+                "`torch.cuda.synchronize()` on every training step waits for the GPU to finish all queued work: "
+                "the CPU cannot run ahead to launch the next step, so the GPU idles. Remove it, or synchronize "
+                "only where you read a clock or a value."
+            )
         if candidate.kind == "method":
             text = short_code(node)
             what = f"`{text if not text.endswith('...') else '...' + short_code(node.func.attr) + '()'}` copies a value to the host"
@@ -242,7 +275,77 @@ class HostSyncEveryStep(Nesting):
             f"CPU cannot run ahead to launch the next step, so the GPU idles. {advice}"
         )
 
+    def _timed(self, site: Site) -> bool:
+        """Whether the loop (or step function) around `site` reads a clock: a synchronize
+        there makes a timing right."""
+        owner = site.loops[-1] if site.loops else site.scope.node
+        return any(
+            call_name(call) == "elapsed_time" or (self.ctx.qualname(call.func) or "") in _CLOCKS
+            for call in all_calls(owner)
+        )
+
+    def _passed_to_host_read(self, candidate: _Candidate, advice: str) -> tuple | None:
+        """A call passing a CUDA tensor to a function of the project that reads it on the host."""
+        node, scope = candidate.site.node, candidate.site.scope
+        callee = self._callee(node.func, candidate.site)
+        if callee is None:
+            return None
+        reads = host_reads(callee)
+        if not reads:
+            return None
+        for param, value in bind(node, parameters(callee[0]), method=callee[3] is not None and bound(node.func)):
+            read: HostRead | None = reads.get(param)
+            if read is None or not self._tensor(value, scope, 0) or self._made_on_cpu(value, scope):
+                continue
+            where = f", {read.where}" if read.where else ""
+            message = (
+                f"`{short_code(node)}` passes a CUDA tensor to `{read.via.split(' -> ')[0]}`, which reads it on the "
+                f"host (`{read.code}`{where}) on every training step: the CPU waits for the GPU to finish all queued "
+                f"work, so the GPU idles. {advice}"
+            )
+            related = (Related(read.path, read.line - 1, f"`{read.code}` reads the value on the host ({read.via})"),)
+            return message, related if read.path else ()
+        return None
+
+    def _made_on_cpu(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        """`x` made by `torch.linspace(...)` (any factory) with no device, and not moved."""
+        found = self.ctx.origin(expr, scope) if type(expr) is cst.Name else (expr, scope)
+        if found is None or type(found[0]) is not cst.Call:
+            return False
+        call = found[0]
+        qualified = self.ctx.qualname(call.func) or ""
+        return qualified.startswith("torch.") and qualified.count(".") == 1 and keyword(call, "device") is None
+
+    def _callee(self, func: cst.BaseExpression, site: Site):
+        """(definition, namespace, place, class or None) of the project function or method a
+        call of the source calls."""
+        namespace = SourceNamespace.of(self.ctx)
+        if type(func) is cst.Name:
+            found = namespace.function(func.value)
+            return None if found is None else (*found, None)
+        if type(func) is not cst.Attribute:
+            return None
+        receiver = dotted(func.value)
+        if receiver is None:
+            return None
+        if receiver == "self":
+            function = site.scope.node
+            cls = self.ctx.class_of.get(id(function)) if function is not None else None
+            found = None if cls is None else namespace.klass(cls.name.value)
+            return None if found is None else method(found[0], func.attr.value, *found[1:])
+        if receiver.partition(".")[0] in self.ctx.imports or receiver in self.ctx.relative_imports:
+            found = namespace.function(f"{receiver}.{func.attr.value}")
+            return None if found is None else (*found, None)
+        origin = self.ctx.origin(func.value, site.scope)
+        if origin is None or type(origin[0]) is not cst.Call:
+            return None
+        made = dotted(origin[0].func)
+        found = None if made is None else namespace.klass(made)
+        return None if found is None else method(found[0], func.attr.value, *found[1:])
+
     def _printed_tensor(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        if type(expr) is cst.ConcatenatedString:
+            return self._printed_tensor(expr.left, scope) or self._printed_tensor(expr.right, scope)
         if type(expr) is cst.FormattedString:
             return any(
                 type(part) is cst.FormattedStringExpression and self._tensor(part.expression, scope, 0)
@@ -278,6 +381,10 @@ class HostSyncEveryStep(Nesting):
             if owner is not None and expr.value in self.backward_of.get(id(owner), ()):
                 return True
             found = self.ctx.origin(expr, scope)
+            values = owner.assignments[expr.value] if owner is not None else ()
+            if found is None and values and all(v is not None for v in values):  # `acc = (p == y).mean()` or None
+                real = [v for v in values if not (type(v) is cst.Name and v.value == "None")]
+                return bool(real) and all(self._tensor(v, owner, depth + 1) for v in real)
             return found is not None and found[0] is not expr and self._tensor(found[0], found[1], depth + 1)
         if type(expr) is cst.Call:
             qualified = self.ctx.qualname(expr.func) or ""
@@ -287,13 +394,17 @@ class HostSyncEveryStep(Nesting):
             if head == "torch" and function and "." not in function:
                 return function[0].islower() and not function.startswith(("is_", "get_", "set_")) and function not in _NOT_TENSOR
             callee = (dotted(expr.func) or "").rsplit(".", 1)[-1].lower()
-            if "loss" in callee or "criterion" in callee:
+            if "loss" in callee or "criterion" in callee or _model_call(callee):
                 return True
             if type(expr.func) is cst.Attribute and call_name(expr) in _TENSOR_METHODS:
                 return self._tensor(expr.func.value, scope, depth + 1)
             return False
         if type(expr) is cst.BinaryOperation:
             return self._tensor(expr.left, scope, depth + 1) or self._tensor(expr.right, scope, depth + 1)
+        if type(expr) is cst.Comparison:  # `pred == y`: a tensor of booleans
+            if any(type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in expr.comparisons):
+                return False
+            return any(self._tensor(e, scope, depth + 1) for e in [expr.left, *(c.comparator for c in expr.comparisons)])
         if type(expr) is cst.UnaryOperation:
             return self._tensor(expr.expression, scope, depth + 1)
         if type(expr) is cst.Subscript:
@@ -301,6 +412,14 @@ class HostSyncEveryStep(Nesting):
         if type(expr) is cst.Attribute:
             return expr.attr.value == "loss" and type(expr.value) is cst.Name
         return False
+
+
+def _model_call(callee: str) -> bool:
+    """`model(x)`, `self.net(x)`, `ddp_model(x)`: a module's forward returns tensors."""
+    return callee in _MODELS or (callee.endswith("_model") and not callee.startswith(_MAKERS))
+
+
+_MAKERS = ("build", "create", "get", "load", "make", "init", "setup", "prepare", "wrap")
 
 
 def _host_copy(call: cst.Call) -> bool:

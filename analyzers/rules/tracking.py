@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..context import Context, Frame, Scope, Site, call_name, dotted, keyword
+from ..context import Context, Frame, Scope, Site, call_name, dotted, keyword, positional
+from .edits import root_name
 from .base import Rule
 from .distributed import COMPILE
 
@@ -135,10 +136,22 @@ class TrainingSteps:
         self.ctx = ctx
         self._direct: set[int] = set()  # ids of loops and functions that step directly
         self._callees: dict[int, set[str]] = {}  # loop or function id -> names of functions it calls
+        self._engines: set[str] = set()  # functions a framework runs on every iteration
         for name, sites in ctx.calls.items():
-            if name == "backward" or name == "step" or name in ctx.functions:  # no other call matters
+            if name == "backward" or name == "step" or name in ctx.functions:
                 for site in sites:
                     self._note(name, site)
+            elif name == "Engine":  # ignite: Engine(process_function) runs it on every batch
+                for site in sites:
+                    first = positional(site.node, 0)
+                    if first is not None and type(first.value) is cst.Name and (
+                        ctx.qualname(site.node.func) or "").startswith("ignite."):
+                        self._engines.add(first.value.value)
+            for site in sites:  # `loss_scaler(loss, optimizer)`, `amp_step(optimizer, loss)`: a step
+                if len(site.node.args) >= 2 and _steps_with(site.node):
+                    owner = site.loops[-1] if site.loops else site.scope.node
+                    if owner is not None:
+                        self._direct.add(id(owner))
 
     @classmethod
     def of(cls, ctx: Context) -> "TrainingSteps":
@@ -163,6 +176,16 @@ class TrainingSteps:
         elif type(call.func) is cst.Name or dotted(call.func.value) == "self":
             self._callees.setdefault(id(owner), set()).add(name)
 
+    def run_every_step(self, function: cst.FunctionDef) -> bool:
+        """Whether a framework calls `function` on every training step: an ignite Engine's
+        process function, a LightningModule's `training_step`."""
+        if function.name.value in self._engines:
+            return True
+        if function.name.value != "training_step":
+            return False
+        cls = self.ctx.class_of.get(id(function))
+        return cls is not None and any("LightningModule" in (dotted(base.value) or "") for base in cls.bases)
+
     def trains(self, node: cst.CSTNode, depth: int = 0) -> bool:
         """`node`: a loop or a function definition."""
         if id(node) in self._direct:
@@ -174,6 +197,12 @@ class TrainingSteps:
             if defs and self.trains(defs[-1][0], depth + 1):
                 return True
         return False
+
+
+def _steps_with(call: cst.Call) -> bool:
+    """A call passed both an optimizer and a loss (by their names)."""
+    names = [(root_name(arg.value) or "").lower() for arg in call.args]
+    return any("optim" in name for name in names) and any("loss" in name for name in names)
 
 
 def all_calls(body: cst.CSTNode) -> list[cst.Call]:

@@ -1,0 +1,509 @@
+"""The project a source belongs to: the modules it imports, read from disk, and what
+their functions do to the values they are passed.
+
+A module is read with `ast` once per path and modification time (a larger one than
+`MAX_FILE` is not read). Imports resolve like Python's: relative ones from the module's
+package, absolute ones from the module's folder, then from the project's root (the
+folder above holding pyproject.toml, setup.py, setup.cfg or .git). The rules reach other
+files only through this module, and every file it consults is noted in the `recording`
+an analysis runs under, so a cache can tell when a finding depends on a file that
+changed.
+
+`host_reads` summarizes a function: which of its parameters it reads on the host
+(`.item()`, `.tolist()`, `.cpu()`, `.numpy()`, `float()`/`int()` of the value, of an
+element or attribute of it, or of what it iterates), directly or through the functions
+and methods it calls, followed through the project.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import contextvars
+import functools
+import os
+import stat
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from .context import code, remembered
+
+MAX_FILE = 1_000_000  # bytes: a larger module is not read
+_MAX_HOPS = 2  # re-exports followed (`from .data import X` in a package's __init__)
+_MAX_CALLS = 3  # calls followed from a function into others
+_ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+# -- what an analysis read --------------------------------------------------------------
+_READS: contextvars.ContextVar[dict | None] = contextvars.ContextVar("perf_lint_reads", default=None)
+
+
+@contextlib.contextmanager
+def recording():
+    """Note the files the analyses in this block consult: {path: (size, mtime_ns)}."""
+    reads: dict[str, tuple[int, int]] = {}
+    token = _READS.set(reads)
+    try:
+        yield reads
+    finally:
+        _READS.reset(token)
+
+
+def _note(path: str, info: os.stat_result) -> None:
+    reads = _READS.get()
+    if reads is not None:
+        reads[path] = (info.st_size, info.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=256)
+def project_root(directory: str) -> str:
+    """The folder at or above `directory` holding a project marker; `directory` if none."""
+    folder = directory
+    for _ in range(8):
+        if any(os.path.exists(os.path.join(folder, marker)) for marker in _ROOT_MARKERS):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return directory
+
+
+# -- namespaces: where the names a module uses are defined -----------------------------
+class Namespace:
+    """Names code can refer to: the classes, functions and imports of its module.
+    `klass` and `function` give (definition, its namespace, the `Place` naming its lines)."""
+
+    def qualname(self, dotted: str) -> str | None:
+        raise NotImplementedError
+
+    def klass(self, name: str) -> tuple[ast.ClassDef, "Namespace", "Place"] | None:
+        raise NotImplementedError
+
+    def function(self, name: str) -> tuple[ast.FunctionDef, "Namespace", "Place"] | None:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Place:
+    """Names a line of a module read from disk in a message ("data.py:31"); with no
+    `label` (the analyzed source), none. `path`: the module's file."""
+
+    label: str
+    path: str = ""
+
+    def __call__(self, lineno: int) -> str:
+        return f"{self.label}:{lineno}" if self.label else ""
+
+
+class FileNamespace(Namespace):
+    """A module read from disk (a local module the analyzed file imports)."""
+
+    def __init__(self, path: str, tree: ast.Module, label: str, root: str) -> None:
+        self.path, self.directory, self.label, self.root = path, os.path.dirname(path), label, root
+        self.classes: dict[str, ast.ClassDef] = {}
+        self.functions: dict[str, ast.FunctionDef] = {}
+        self.imports: dict[str, str] = {}
+        self.relative: dict[str, tuple[int, str | None, str]] = {}
+        for node in tree.body:
+            if type(node) is ast.ClassDef:
+                self.classes[node.name] = node
+            elif type(node) in (ast.FunctionDef, ast.AsyncFunctionDef):
+                self.functions[node.name] = node
+            elif type(node) is ast.Import:
+                for alias in node.names:
+                    first = alias.name.split(".")[0]
+                    self.imports[alias.asname or first] = alias.name if alias.asname else first
+            elif type(node) is ast.ImportFrom:
+                for alias in node.names:
+                    local = alias.asname or alias.name
+                    if node.level:
+                        self.relative[local] = (node.level, node.module, alias.name)
+                    elif node.module:
+                        self.imports[local] = f"{node.module}.{alias.name}"
+
+    def qualname(self, dotted: str) -> str | None:
+        head, _, rest = dotted.partition(".")
+        base = self.imports.get(head)
+        return None if base is None else f"{base}.{rest}" if rest else base
+
+    def klass(self, name: str, hops: int = 0):
+        if name in self.classes:
+            return self.classes[name], self, Place(self.label, self.path)
+        found = self._imported(name, hops)
+        return None if found is None else found[0].klass(found[1], hops + 1)
+
+    def function(self, name: str, hops: int = 0):
+        if name in self.functions:
+            return self.functions[name], self, Place(self.label, self.path)
+        found = self._imported(name, hops)
+        return None if found is None else found[0].function(found[1], hops + 1)
+
+    def _imported(self, name: str, hops: int):
+        """(module, name there) for a name this module imports from a local module."""
+        if hops >= _MAX_HOPS:
+            return None
+        return imported(self.directory, self.root, name, self.relative, self.imports)
+
+
+_FILES: OrderedDict[tuple, FileNamespace | None] = OrderedDict()
+_FILES_LOCK = threading.Lock()
+_FILES_SIZE = 256
+
+
+def imported(directory: str, root: str, name: str, relative: dict, imports: dict):
+    """(module, its name for it) for a name a module in `directory` imports from a local
+    module (`from .data import X`, `from data import X`; `data.X` after `import data` or
+    `from . import data`), or None."""
+    head, dot, rest = name.partition(".")
+    if dot:
+        if head in relative:
+            level, module, original = relative[head]
+            found = local_module(directory, f"{module}.{original}" if module else original, level, root)
+        elif head in imports:
+            found = local_module(directory, imports[head], 0, root)
+        else:
+            return None
+        return None if found is None else (found, rest)
+    if name in relative:
+        level, module, original = relative[name]
+        found = local_module(directory, module, level, root)
+    elif name in imports and "." in imports[name]:
+        module, _, original = imports[name].rpartition(".")
+        found = local_module(directory, module, 0, root)
+    else:
+        return None
+    return None if found is None else (found, original)
+
+
+def local_module(directory: str, module: str | None, level: int, root: str) -> FileNamespace | None:
+    """The module `from <level dots><module> import ...` names, when it is a file of the
+    project (level 0: `module.py` in `directory`, else in the project's root; level n:
+    n-1 folders up), parsed once per path and modification time; None when there is no
+    such file. Its places are named relative to `root`, the analyzed file's folder."""
+    if not module and level == 0:
+        return None
+    bases = [directory]
+    if level == 0:
+        top = project_root(directory)
+        bases += [top] if top != directory else []
+    else:
+        for _ in range(level - 1):
+            bases = [os.path.dirname(bases[0]) or bases[0]]
+    parts = module.split(".") if module else []
+    for candidate in (
+        path for base in bases for stem in [os.path.join(base, *parts)]
+        for path in (stem + ".py", os.path.join(stem, "__init__.py"))
+    ):
+        try:
+            info = os.stat(candidate)
+        except OSError:
+            continue
+        _note(candidate, info)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE:
+            return None  # (a FIFO or device never read)
+        key = (os.path.abspath(candidate), info.st_mtime_ns, info.st_size, root)
+        with _FILES_LOCK:
+            if key in _FILES:
+                _FILES.move_to_end(key)
+                return _FILES[key]
+        found = None
+        try:
+            with open(candidate, "rb") as handle:
+                tree = ast.parse(handle.read())
+            label = os.path.relpath(candidate, root).replace(os.sep, "/")
+            found = FileNamespace(candidate, tree, label, root)
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            found = None
+        with _FILES_LOCK:
+            _FILES[key] = found
+            while len(_FILES) > _FILES_SIZE:
+                _FILES.popitem(last=False)
+        return found
+    return None
+
+
+
+def parse_definition(text: str) -> ast.stmt | None:
+    """The class or function whose source is `text` (a node of the analyzed source,
+    rendered), or None."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        try:
+            import textwrap
+
+            tree = ast.parse(textwrap.dedent(text))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+    for node in tree.body:
+        if type(node) in (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef):
+            return node
+    return None
+
+
+
+class SourceNamespace(Namespace):
+    """The analyzed source (its classes and functions are libcst nodes, rendered and read
+    with `ast` when asked for), and the local modules it imports from. Its places are not
+    named in messages: the code quoted finds them, and a message stays the same when
+    lines or cells above it change (and in jupyterlab-lsp's virtual document)."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        path = getattr(ctx, "path", None)
+        self.directory = os.path.dirname(os.path.abspath(path)) if path and not path.startswith("<") else None
+
+    @classmethod
+    def of(cls, ctx) -> "SourceNamespace":
+        """The source's (made on first use, after the pass)."""
+        found = ctx.shared.get(cls)
+        if found is None:
+            found = ctx.shared[cls] = cls(ctx)
+        return found
+
+    def qualname(self, dotted: str) -> str | None:
+        head, _, rest = dotted.partition(".")
+        base = self.ctx.imports.get(head)
+        return None if base is None else f"{base}.{rest}" if rest else base
+
+    def klass(self, name: str, hops: int = 0):
+        if name in self.ctx.classes:
+            return self._definition(self.ctx.classes[name])
+        found = self._imported(name)
+        return None if found is None else found[0].klass(found[1], hops + 1)
+
+    def function(self, name: str, hops: int = 0):
+        defined = [node for node, scope in self.ctx.functions.get(name, ()) if scope.parent is self.ctx.module_scope]
+        if defined:
+            return self._definition(defined[-1])
+        found = self._imported(name)
+        return None if found is None else found[0].function(found[1], hops + 1)
+
+    def _imported(self, name: str):
+        if self.directory is None:
+            return None
+        return imported(self.directory, self.directory, name, self.ctx.relative_imports, self.ctx.imports)
+
+    def _definition(self, node):
+        tree = remembered(parse_definition, node, lambda: parse_definition(code(node)))
+        return None if tree is None else (tree, self, Place(""))
+
+
+# -- what a function does to the values it is passed -----------------------------------
+_HOST_METHODS = {"item", "tolist", "cpu", "numpy"}
+_HOST_CONVERSIONS = {"float", "int"}
+_SIZES = {"shape", "size", "numel", "dim", "ndim", "dtype", "device", "is_cuda", "keys", "__len__", "nelement"}
+
+
+@dataclass(frozen=True)
+class HostRead:
+    """Where a function reads a parameter's value on the host: the code (`v.item()`),
+    its place ("utils.py:42", empty in the analyzed source), the module's file and line,
+    and the functions the value went through ("MetricLogger.update")."""
+
+    code: str
+    where: str
+    path: str
+    line: int
+    via: str
+
+
+def host_reads(found: tuple | None, depth: int = 0) -> dict[str, HostRead]:
+    """{parameter: HostRead} for the function `found` = (definition, namespace, place, class
+    or None), as `Namespace.function`/`method` give it (memoized per definition)."""
+    if found is None or depth > _MAX_CALLS:
+        return {}
+    function = found[0]
+    key = (host_reads, depth)
+    memo = function.__dict__.get("_perf_lint_memo")
+    if memo is None:
+        memo = function.__dict__["_perf_lint_memo"] = {}
+    if key not in memo:
+        memo[key] = {}  # (a recursion reads nothing more)
+        memo[key] = _host_reads(*found, depth)
+    return memo[key]
+
+
+def _host_reads(function, namespace: Namespace, place: Place, cls, depth: int) -> dict[str, HostRead]:
+    params = parameters(function)
+    derived = {name: {name} for name in (*params.names, params.args, params.kwargs) if name}
+    for _ in range(3):  # names bound from a parameter (`for k, v in kwargs.items()`, `x = p[0]`)
+        for node in _walk(function):
+            targets, value = _binding(node)
+            if value is None:
+                continue
+            root = _root(value)
+            for names in derived.values():
+                if root in names:
+                    names.update(t for target in targets for t in _names(target))
+    found: dict[str, HostRead] = {}
+    owner = {name: param for param, names in derived.items() for name in names}
+    for node in sorted((n for n in _walk(function) if type(n) is ast.Call), key=lambda n: (n.lineno, n.col_offset)):
+        func = node.func
+        value = None
+        if type(func) is ast.Attribute and func.attr in _HOST_METHODS and not node.args:
+            value = func.value
+        elif type(func) is ast.Name and func.id in _HOST_CONVERSIONS and len(node.args) == 1:
+            value = node.args[0]
+        if value is not None:
+            param = owner.get(_root(value))
+            if param is not None and param not in found:
+                found[param] = HostRead(ast.unparse(node), place(node.lineno), place.path, node.lineno, _name(function, cls))
+            continue
+        callee = _callee(func, namespace, place, cls)
+        if callee is None:
+            continue
+        inner = host_reads(callee, depth + 1)
+        if not inner:
+            continue
+        for param_name, argument in bind(node, parameters(callee[0]), method=callee[3] is not None and bound(func)):
+            param = owner.get(_root(argument))
+            read = inner.get(param_name)
+            if param is not None and read is not None and param not in found:
+                found[param] = HostRead(read.code, read.where, read.path, read.line, f"{_name(function, cls)} -> {read.via}")
+    return found
+
+
+@dataclass(frozen=True)
+class Parameters:
+    names: tuple[str, ...]  # in order, `self` included
+    args: str | None  # the *args name
+    kwargs: str | None  # the **kwargs name
+
+
+def parameters(function) -> Parameters:
+    a = function.args
+    names = tuple(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs))
+    return Parameters(names, a.vararg.arg if a.vararg else None, a.kwarg.arg if a.kwarg else None)
+
+
+def bind(call, params: Parameters, method: bool) -> list[tuple[str, object]]:
+    """(parameter, argument) pairs of a call (ast or libcst) of a function with `params`;
+    `method`: called on an instance (the first parameter is the instance)."""
+    positional = params.names[1:] if method else params.names
+    pairs: list[tuple[str, object]] = []
+    index = 0
+    for arg in getattr(call, "args", ()):
+        keyword = _keyword(arg)
+        star = _star(arg)
+        value = arg.value if hasattr(arg, "keyword") else arg  # libcst Arg, ast expr
+        if star:
+            break  # past a *x, positions are not known
+        if keyword is not None:
+            pairs.append((keyword if keyword in params.names else params.kwargs or "", value))
+        elif index < len(positional):
+            pairs.append((positional[index], value))
+            index += 1
+        elif params.args:
+            pairs.append((params.args, value))
+    for keyword in getattr(call, "keywords", ()):  # ast
+        if keyword.arg is not None:
+            pairs.append((keyword.arg if keyword.arg in params.names else params.kwargs or "", keyword.value))
+    return [(name, value) for name, value in pairs if name]
+
+
+def _keyword(arg) -> str | None:
+    keyword = getattr(arg, "keyword", None)
+    return None if keyword is None else keyword.value
+
+
+def _star(arg) -> bool:
+    return bool(getattr(arg, "star", "")) or type(arg) is ast.Starred
+
+
+def bound(func) -> bool:
+    """Whether a method is called on an instance (`obj.m()`, `self.m()`; ast or libcst)."""
+    return hasattr(func, "attr")
+
+
+def _callee(func, namespace: Namespace, place: Place, cls):
+    """(definition, namespace, place, class) of what an ast call calls, when it is a
+    function or method of the project."""
+    if type(func) is ast.Name:
+        found = namespace.function(func.id)
+        return None if found is None else (*found, None)
+    if type(func) is ast.Attribute and type(func.value) is ast.Name:
+        if func.value.id == "self" and cls is not None:
+            return method(cls, func.attr, namespace, place)
+        found = namespace.function(f"{func.value.id}.{func.attr}")
+        return None if found is None else (*found, None)
+    return None
+
+
+def method(cls: ast.ClassDef, name: str, namespace: Namespace, place: Place):
+    """(definition, namespace, place, class) of method `name` of `cls` (bases of the same
+    module followed once)."""
+    for node in cls.body:
+        if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) and node.name == name:
+            return node, namespace, place, cls
+    for base in cls.bases:
+        if type(base) is ast.Name and base.id != cls.name:
+            found = namespace.klass(base.id)
+            if found is not None and found[0] is not cls:
+                inner = found[0]
+                for node in inner.body:
+                    if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) and node.name == name:
+                        return node, found[1], found[2], inner
+    return None
+
+
+def _name(function, cls) -> str:
+    return f"{cls.name}.{function.name}" if cls is not None else function.name
+
+
+def _binding(node) -> tuple[list, ast.expr | None]:
+    if type(node) is ast.Assign:
+        return node.targets, node.value
+    if type(node) in (ast.AnnAssign, ast.NamedExpr):
+        return [node.target], node.value
+    if type(node) in (ast.For, ast.comprehension):
+        return [node.target], node.iter
+    return [], None
+
+
+def _names(target) -> list[str]:
+    if type(target) is ast.Name:
+        return [target.id]
+    if type(target) in (ast.Tuple, ast.List):
+        return [n for element in target.elts for n in _names(element)]
+    if type(target) is ast.Starred:
+        return _names(target.value)
+    return []
+
+
+def _root(expr) -> str | None:
+    """The name an expression's value is taken from: `p` for `p`, `p[0]`, `p.attr`,
+    `p.items()`, `p.eq(q).sum()`, `enumerate(p)`, `zip(p, q)`'s first; not for sizes
+    (`p.shape[0]`, `p.size(0)`: Python numbers)."""
+    while True:
+        kind = type(expr)
+        if kind is ast.Name:
+            return expr.id
+        if kind is ast.Subscript:
+            expr = expr.value
+        elif kind is ast.Attribute:
+            if expr.attr in _SIZES:
+                return None
+            expr = expr.value
+        elif kind is ast.Call:
+            func = expr.func
+            if type(func) is ast.Attribute and func.attr not in _SIZES and func.attr not in _HOST_METHODS:
+                expr = func.value
+            elif type(func) is ast.Name and func.id in ("enumerate", "zip", "reversed", "list", "tuple") and expr.args:
+                expr = expr.args[0]
+            else:
+                return None
+        else:
+            return None
+
+
+def _walk(function):
+    """The nodes of a function's body, without those of the functions and classes it defines."""
+    stack = list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))

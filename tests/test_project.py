@@ -1,0 +1,167 @@
+"""The project model: functions of other files that read their arguments on the host,
+found from the training loop that calls them, named in the finding (and in LSP as
+relatedInformation), and the caches that notice when such a file changes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from perf_lint.analyzers import Config, analyze, python_source
+from perf_lint.analyzers.project import recording
+
+UTILS = """
+    import torch
+
+    class MetricLogger:
+        def __init__(self):
+            self.meters = {}
+
+        def update(self, **kwargs):
+            for k, v in kwargs.items():
+                if isinstance(v, torch.Tensor):
+                    v = v.item()
+                self.meters[k] = v
+
+    def accuracy(scores, targets):
+        correct = scores.argmax(1).eq(targets).float().sum()
+        return correct.item() / len(targets)
+
+    def log_shape(batch):
+        return int(batch.shape[0])
+"""
+
+TRAIN = """
+    import torch
+    import utils
+
+    device = torch.device("cuda")
+    logger = utils.MetricLogger()
+    for step, (x, y) in enumerate(loader):
+        out = model(x.to(device))
+        loss = criterion(out, y.to(device))
+        loss.backward()
+        optimizer.step()
+        logger.update(loss=loss)
+"""
+
+
+def project(tmp_path, train: str, utils: str = UTILS) -> str:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "utils.py").write_text(textwrap.dedent(utils))
+    path = tmp_path / "train.py"
+    path.write_text(textwrap.dedent(train))
+    return str(path)
+
+
+def tpl203(path: str, config: Config | None = None):
+    with open(path, encoding="utf-8") as handle:
+        source = python_source(handle.read(), path)
+    return [f for f in analyze(source, config or Config()) if f.code == "TPL203"]
+
+
+def test_a_method_of_another_file_reading_a_cuda_tensor_every_step(tmp_path):
+    path = project(tmp_path, TRAIN)
+    [finding] = tpl203(path)
+    assert "`logger.update(loss=loss)` passes a CUDA tensor to `MetricLogger.update`" in finding.message
+    assert "(`v.item()`, utils.py:11)" in finding.message
+    [related] = finding.related
+    assert related.path == str(tmp_path / "utils.py") and related.line == 10
+    assert "`v.item()`" in related.message
+
+
+def test_a_function_of_another_file_imported_by_name(tmp_path):
+    train = TRAIN.replace("import utils\n", "import utils\n    from utils import accuracy\n").replace(
+        "logger.update(loss=loss)", "acc = accuracy(out, y)")
+    [finding] = tpl203(project(tmp_path, train))
+    assert "passes a CUDA tensor to `accuracy`" in finding.message and "correct.item()" in finding.message
+
+
+def test_near_misses_stay_silent(tmp_path):
+    shapes = {
+        "a Python number passed": "logger.update(lr=optimizer.param_groups[0]['lr'])",
+        "read every N steps": "if step % 100 == 0:\n            logger.update(loss=loss)",
+        "only its size read": "n = utils.log_shape(out)",
+        "a CPU tensor made here": "logger.update(lr=torch.tensor(0.1))",
+    }
+    for why, line in shapes.items():
+        assert tpl203(project(tmp_path, TRAIN.replace("logger.update(loss=loss)", line))) == [], why
+
+
+def test_a_loop_that_steps_through_a_scaler_and_an_explicit_synchronize(tmp_path):
+    train = """
+        import torch
+        for x, y in loader:
+            with torch.cuda.amp.autocast():
+                loss = criterion(model(x), y)
+            loss_scaler(loss, optimizer, parameters=model.parameters())
+            torch.cuda.synchronize()
+    """
+    [finding] = tpl203(project(tmp_path, train))
+    assert finding.message.startswith("`torch.cuda.synchronize()` on every training step")
+    timed = train.replace("torch.cuda.synchronize()", "torch.cuda.synchronize()\n            took = time.perf_counter() - t0")
+    assert tpl203(project(tmp_path, "import time\n" + textwrap.dedent(timed))) == []
+
+
+def test_an_ignite_process_function_runs_every_step(tmp_path):
+    train = """
+        import torch
+        from ignite.engine import Engine
+        model = Net().cuda()
+        def update(engine, batch):
+            optimizer.zero_grad()
+            loss = criterion(model(batch[0].cuda()), batch[1].cuda())
+            loss.backward()
+            optimizer.step()
+            return loss.item()
+        trainer = Engine(update)
+    """
+    [finding] = tpl203(project(tmp_path, train))
+    assert finding.message.startswith("`loss.item()` copies a value to the host")
+
+
+def test_assume_device(tmp_path):
+    silent = TRAIN.replace('device = torch.device("cuda")', "device = args.device")
+    path = project(tmp_path, silent)
+    assert tpl203(path) == []  # nothing says CUDA
+    assert len(tpl203(path, Config(assume_device="cuda"))) == 1
+    assert tpl203(project(tmp_path, TRAIN), Config(assume_device="cpu")) == []
+
+
+def test_an_analysis_records_the_files_it_read(tmp_path):
+    path = project(tmp_path, TRAIN)
+    with recording() as reads:
+        tpl203(path)
+    assert str(tmp_path / "utils.py") in reads
+
+
+def run_check(cwd, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cwd / ".xdg")}
+    return subprocess.run([sys.executable, "-m", "perf_lint", "check", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("target", ["train.py", "."])
+def test_the_caches_notice_a_change_in_an_imported_module(tmp_path, target):
+    """Both the replayed run and the per-file entry depend on utils.py, not only on train.py."""
+    project(tmp_path, TRAIN)
+    first = run_check(tmp_path, target, "--select", "TPL203", "--format", "json")
+    assert first.returncode == 1, first.stderr
+    [finding] = json.loads(first.stdout)
+    assert finding["related"][0]["line"] == 11
+    (tmp_path / "utils.py").write_text(textwrap.dedent(UTILS.replace("v = v.item()", "v = v.detach()")))
+    second = run_check(tmp_path, target, "--select", "TPL203", "--format", "json")
+    assert second.returncode == 0 and json.loads(second.stdout) == [], second.stdout
+
+
+def test_assume_device_is_validated():
+    from perf_lint.analyzers import ConfigError, parse_config
+
+    assert parse_config({"assume-device": "cuda"}).assume_device == "cuda"
+    with pytest.raises(ConfigError, match="'assume-device' must be one of auto, cuda, cpu"):
+        parse_config({"assume-device": "tpu"})
