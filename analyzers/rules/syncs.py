@@ -14,7 +14,7 @@ from ..project import HostRead, SourceNamespace, bind, bound, host_reads, method
 from .base import Example
 from .distributed import _names as names_in
 from .edits import root_name
-from .tracking import Nesting, TrainingSteps, all_calls
+from .tracking import Nesting, TrainingSteps
 
 _SYNC_METHODS = {"item", "cpu", "numpy", "tolist"}
 _CONVERSIONS = {"float", "int", "bool"}
@@ -33,8 +33,23 @@ _TENSOR_METHODS = {
 _INTERVAL_WORDS = ("step", "iter", "idx", "epoch", "batch")
 _CLOCKS = {"time.time", "time.perf_counter", "time.monotonic", "time.process_time", "timeit.default_timer",
            "time.perf_counter_ns", "time.time_ns"}
+_CLOCK_NAMES = {name.rpartition(".")[2] for name in _CLOCKS} | {"elapsed_time"}
 _MODELS = ("model", "net", "network", "model_engine")
 _MAX_DEPTH = 10
+# calls that are not functions of the project: builtins, tensor and container methods
+_NOT_PROJECT = frozenset({
+    *_TENSOR_METHODS, "len", "range", "enumerate", "zip", "isinstance", "getattr", "setattr", "hasattr", "append",
+    "extend", "format", "join", "get", "items", "keys", "values", "pop", "insert", "sorted", "min", "max", "sum",
+    "list", "tuple", "dict", "set", "str", "repr", "round", "abs", "cat", "stack", "split", "chunk", "permute",
+    "transpose", "expand", "repeat", "contiguous", "zero_", "add_", "mul_", "copy_", "fill_", "masked_fill",
+    "index_select", "gather", "scatter", "matmul", "bmm", "mm", "einsum", "where", "clamp", "type", "long", "int",
+    "bool", "new_zeros", "new_ones", "zeros", "ones", "empty", "full", "arange", "tensor", "randn", "rand",
+    "zero_grad", "step", "backward", "parameters", "named_parameters", "state_dict", "load_state_dict", "train",
+    "eval", "no_grad", "autocast", "set_description", "set_postfix", "write", "add_scalar", "info", "debug",
+    "warning", "startswith", "endswith", "replace", "strip", "update_lr", "set_epoch",
+})
+_LIBRARIES = frozenset({"torch", "numpy", "math", "os", "sys", "time", "json", "re", "random", "logging", "np",
+                        "torchvision", "transformers", "datasets", "einops", "tqdm", "wandb", "matplotlib", "PIL"})
 
 
 class _Candidate(NamedTuple):  # a tuple: one per candidate of every analysis (a frozen dataclass is slow to make)
@@ -138,6 +153,7 @@ class HostSyncEveryStep(Nesting):
         super().__init__(ctx, options)
         self.candidates: list[_Candidate] = []
         self.backward_of: dict[int, set[str]] = {}  # scope id -> names whose backward() is called
+        self.guarded: dict[tuple, bool] = {}  # (frame, loops, scope) ids -> whether the frame guards
 
     def _add(self, node: cst.CSTNode, kind: str) -> None:
         site = self.ctx.site(node)
@@ -166,7 +182,11 @@ class HostSyncEveryStep(Nesting):
         elif name == "print" and node.args:
             self._add(node, "print")
             return
-        if node.args and name is not None and (self.ctx.loops or self.ctx.scope.node is not None):
+        if node.args and name is not None and name not in _NOT_PROJECT and (self.ctx.loops or self.ctx.scope.node):
+            if type(func) is cst.Attribute and type(func.value) is cst.Name:
+                imported = self.ctx.imports.get(func.value.value)
+                if imported is not None and imported.partition(".")[0] in _LIBRARIES:
+                    return
             self._add(node, "call")  # (a function of the project that reads an argument on the host)
 
     def visit_If(self, node: cst.If) -> None:
@@ -211,6 +231,13 @@ class HostSyncEveryStep(Nesting):
         return not any(self._guards(frame, site) for frame in frames)
 
     def _guards(self, frame: Frame, site: Site) -> bool:
+        key = (id(frame.node), id(site.loops), id(site.scope))  # candidates share their frames
+        found = self.guarded.get(key)
+        if found is None:
+            found = self.guarded[key] = self._guard(frame, site)
+        return found
+
+    def _guard(self, frame: Frame, site: Site) -> bool:
         if frame.kind == EXCEPT:
             return True
         if frame.kind != IF:
@@ -278,11 +305,13 @@ class HostSyncEveryStep(Nesting):
     def _timed(self, site: Site) -> bool:
         """Whether the loop (or step function) around `site` reads a clock: a synchronize
         there makes a timing right."""
-        owner = site.loops[-1] if site.loops else site.scope.node
-        return any(
-            call_name(call) == "elapsed_time" or (self.ctx.qualname(call.func) or "") in _CLOCKS
-            for call in all_calls(owner)
-        )
+        loop = site.loops[-1] if site.loops else None
+        for name in _CLOCK_NAMES:
+            for call in self.ctx.calls.get(name, ()):
+                inside = loop in call.loops if loop is not None else call.scope is site.scope
+                if inside and (name == "elapsed_time" or (self.ctx.qualname(call.node.func) or "") in _CLOCKS):
+                    return True
+        return False
 
     def _passed_to_host_read(self, candidate: _Candidate, advice: str) -> tuple | None:
         """A call passing a CUDA tensor to a function of the project that reads it on the host."""
