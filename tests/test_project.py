@@ -14,6 +14,7 @@ import pytest
 
 from perf_lint.analyzers import Config, analyze, python_source
 from perf_lint.analyzers.project import recording
+from tests.lsp_client import VSCODE, diagnostics, open_py, session, timed
 
 UTILS = """
     import torch
@@ -165,3 +166,14 @@ def test_assume_device_is_validated():
     assert parse_config({"assume-device": "cuda"}).assume_device == "cuda"
     with pytest.raises(ConfigError, match="'assume-device' must be one of auto, cuda, cpu"):
         parse_config({"assume-device": "tpu"})
+
+
+@timed(120)
+async def test_the_editor_gets_the_other_file_as_related_information(tmp_path):
+    project(tmp_path, TRAIN)
+    async with session(VSCODE, tmp_path) as client:
+        uri = open_py(client, tmp_path / "train.py", textwrap.dedent(TRAIN))
+        [diagnostic] = [d for d in await diagnostics(client, VSCODE, uri, 1) if d.code == "TPL203"]
+        [related] = diagnostic.related_information
+        assert related.location.uri == (tmp_path / "utils.py").as_uri()
+        assert related.location.range.start.line == 10 and "`v.item()`" in related.message
