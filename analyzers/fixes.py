@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import ast
 import json
+from collections import Counter
 from dataclasses import dataclass
 
 from .config import Config
 from .engine import analyze
 from .findings import Edit, Finding
+from .parse import deep_statements
 from .source import LINE_BREAK, Source, notebook_source, python_source
 
 _MAX_ROUNDS = 8
@@ -45,15 +47,28 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
 
 
 def parses(source: Source, before: Source | None = None) -> bool:
-    """Whether every unit parses (with `before`: every unit whose text changed)."""
-    old = {unit.cell: unit.text for unit in before.units} if before is not None else {}
+    """Whether every unit parses (with `before`: every unit whose text changed parses at
+    least as well as before, see `_no_worse`)."""
+    old = {unit.cell: unit for unit in before.units} if before is not None else {}
+    return all(
+        _no_worse(unit.code, old[unit.cell].code if unit.cell in old else None)
+        for unit in source.units if unit.cell not in old or old[unit.cell].text != unit.text
+    )
+
+
+def _no_worse(code: str, before: str | None) -> bool:
+    """Whether `code` parses or, too deep for `ast` as a whole like `before` (the code it was
+    fixed from), fails only in top-level statements that `before` has too, as deep."""
     try:
-        for unit in source.units:
-            if before is None or old.get(unit.cell) != unit.text:
-                ast.parse(unit.code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        ast.parse(code)
+        return True
+    except (SyntaxError, ValueError):
         return False
-    return True
+    except (RecursionError, MemoryError):
+        if before is None:
+            return False
+        deep, was = deep_statements(code), deep_statements(before)
+        return deep is not None and bool(was) and not Counter(deep) - Counter(was)
 
 
 def _with_texts(source: Source, texts: dict) -> Source:

@@ -157,6 +157,18 @@ def _deep_starts(lines: list[str]) -> tuple[list[int], dict[int, str]] | None:
     return starts, skipped
 
 
+def deep_statements(code: str) -> list[str] | None:
+    """The texts of the top-level statements (see `_deep_starts`) too deep for `ast` on their
+    own; None when `code` does not split into statements that parse alone."""
+    lines = lines_of(code)
+    found = _deep_starts(lines)
+    if found is None:
+        return None
+    starts, skipped = found
+    bounds = [*starts, len(lines)]
+    return ["".join(lines[bounds[index]:bounds[index + 1]]) for index in skipped]
+
+
 def _depth(node: cst.CSTNode) -> int:
     """The number of nodes on the longest path down from `node` (walked without recursion)."""
     deepest, stack = 0, [(node, 1)]
@@ -266,11 +278,13 @@ class ParseCache:
         self.owners: dict[int, Chunk] = {}  # node id -> chunk, for the chunks walked (see Parsed)
         self._keys: dict[int, tuple] = {}  # id of a cached chunk -> its pool's key
         self._taken: set[int] = set()
+        self._free: dict[tuple, list[Chunk]] = {}  # pool key -> its chunks to hand out in this analysis, last first
 
     def begin(self) -> None:
         """A new analysis: every cached chunk may be handed out again (and memos of nodes
         long gone are dropped once they outgrow the chunks)."""
         self._taken.clear()
+        self._free.clear()
         if sum(map(len, self.memos.values())) > 20 * self.size:
             self.memos.clear()
 
@@ -289,7 +303,14 @@ class ParseCache:
             pool = self.chunks[key] = []
         else:
             self.chunks.move_to_end(key)
-        found = next((chunk for chunk in pool if id(chunk) not in self._taken), None)
+        free = self._free.get(key)
+        if free is None:
+            free = self._free[key] = pool[::-1]
+        found = None
+        while free and found is None:  # each chunk looked at once per analysis, however many share its text
+            found = free.pop()
+            if id(found) in self._taken or id(found) not in self._keys:  # reused or dropped since
+                found = None
         if found is None:
             found = patched(donor, text) if donor is not None and id(donor) not in self._taken else None
             if found is None:

@@ -149,14 +149,15 @@ class Outcome:
 
 def unified_diff(path: str, before, after) -> str:
     """The diff of a source's units (the file, or each changed notebook cell)."""
+    from perf_lint.analyzers.parse import lines_of
+
     chunks = []
     for old, new in zip(before.units, after.units):
         if old.text == new.text:
             continue
         name = formats.shown(path) if old.cell is None else f"{formats.shown(path)}:cell {old.cell + 1}"
-        for line in difflib.unified_diff(
-            old.text.splitlines(keepends=True), new.text.splitlines(keepends=True), name, name
-        ):
+        for line in difflib.unified_diff(lines_of(old.text), lines_of(new.text), name, name):
+            line = formats.diff_line(line)  # (file content cannot forge a workflow command in a CI log)
             chunks.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
     return "".join(chunks)
 

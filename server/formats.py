@@ -98,6 +98,15 @@ def shown(path: str) -> str:
     return f"./{path}" if path.lstrip().startswith("::") else path
 
 
+def diff_line(line: str) -> str:
+    """A line of a `--diff` (` `, `+` or `-` and a line of the file) safe in a CI log: `##[`
+    as `#\\x23[` and, where a runner would take it for a workflow command (a context line
+    whose text starts with `::`, blanks aside), that first `:` as `\\x3a`."""
+    line = line.replace("##[", "#\\x23[")
+    blank = len(line) - len(line.lstrip())
+    return f"{line[:blank]}\\x3a{line[blank + 1:]}" if line.startswith("::", blank) else line
+
+
 # -- findings ------------------------------------------------------------------------------
 def location(item: Item) -> str:
     """`path:line:col` or, in a notebook, `path:cell N:line:col`."""

@@ -40,13 +40,20 @@ def entries(project, kind):
     return [path for path in found if (path.parent.name == "runs") == (kind == "runs")]
 
 
+def _findings(change):
+    return lambda entry: {**entry, "findings": change(entry["findings"])}
+
+
 @pytest.mark.parametrize("damage", [
-    lambda items: [{**items[0], "range": "abcd"}],
-    lambda items: [{**items[0], "cell": "1"}],
-    lambda items: [{**items[0], "fix": {"title": 7, "edits": []}}],
-    lambda items: [{**items[0], "fix": {"title": "t", "edits": [{"cell": None, "range": [0, 0, 0], "text": ""}]}}],
-    lambda items: [3],
-    lambda items: {"code": "TPL101"},
+    _findings(lambda items: [{**items[0], "range": "abcd"}]),
+    _findings(lambda items: [{**items[0], "cell": "1"}]),
+    _findings(lambda items: [{**items[0], "fix": {"title": 7, "edits": []}}]),
+    _findings(lambda items: [{**items[0], "fix": {"title": "t", "edits": [{"cell": None, "range": [0, 0, 0], "text": ""}]}}]),
+    _findings(lambda items: [{**items[0], "related": [["x.py", "1", "m"]]}]),
+    _findings(lambda items: [3]),
+    lambda entry: {**entry, "reads": {"x.py": "big"}},
+    lambda entry: entry["findings"],  # the shape of an older version
+    lambda entry: {"code": "TPL101"},
 ])
 def test_wrong_shaped_entries_are_misses_and_rewritten(cli, project, damage):
     reference = check(cli, project)
@@ -57,17 +64,17 @@ def test_wrong_shaped_entries_are_misses_and_rewritten(cli, project, damage):
         entry.write_text(json.dumps({"stdout": 5, "stderr": [], "status": "1"}))
     assert check(cli, project) == reference
     stored = [json.loads(entry.read_text()) for entry in entries(project, "files") + entries(project, "runs")]
-    assert [type(item) for item in stored] == [list, dict]  # rewritten by the real run
-    assert all(type(value) is int for value in stored[0][0]["range"]) and type(stored[1]["stdout"]) is str
+    assert [type(item) for item in stored] == [dict, dict]  # rewritten by the real run
+    assert all(type(value) is int for value in stored[0]["findings"][0]["range"]) and type(stored[1]["stdout"]) is str
     assert check(cli, project) == reference
 
 
 def test_a_cache_shipped_with_the_repository_is_never_read(cli, project, monkeypatch, tmp_path):
     reference = check(cli, project)
     for entry in entries(project, "files"):  # a cache that hides every finding, as a pull request could commit
-        entry.write_text("[]")
+        entry.write_text(json.dumps({"findings": [], "reads": {}}))
     for entry in entries(project, "runs"):
-        entry.write_text(json.dumps({"stdout": "[]", "stderr": "", "status": 0}))
+        entry.write_text(json.dumps({"stdout": "[]", "stderr": "", "status": 0, "reads": {}}))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "ci-machine"))
     assert check(cli, project) == reference
     key = tmp_path / "ci-machine" / "perf-lint" / "key"
