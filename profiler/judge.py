@@ -3,9 +3,11 @@ an effect that needs a GPU is inconclusive on a CPU whatever the CPU numbers say
 
 from __future__ import annotations
 
-from .verdict import MARGIN, compare, ms, quantile
+from .verdict import MIN_PAIRS, busy, compare, ms, quantile
 
 CREATION_SHARE = 0.10  # tensor creation above this share of a timed step distorts it
+TIMED = ("step", "interval", "warmup", "kernels")  # metrics a busy machine distorts
+SPEEDUP = "speed-up (A time / B time)"
 
 
 def samples(run: dict, on_gpu: bool) -> list[float]:
@@ -25,10 +27,17 @@ def interval_samples(runs: list[dict], key: tuple, field: str = "ms", window: bo
 
 
 class Outcome:
-    """What a metric concludes: verdict, reason, the short text of the summary, ratio, n."""
+    """What a metric concludes: verdict, reason, the short text of the summary, ratio, n, what
+    the ratio is, and its interval (low, high)."""
 
-    def __init__(self, verdict: str, reason: str, short: str, ratio: float | None = None, n: int = 0) -> None:
+    def __init__(self, verdict: str, reason: str, short: str, ratio: float | None = None, n: int = 0,
+                 name: str = "", interval: tuple | None = None) -> None:
         self.verdict, self.reason, self.short, self.ratio, self.n = verdict, reason, short, ratio, n
+        self.name, self.interval = name, interval
+
+    def but(self, verdict: str, reason: str, short: str) -> Outcome:
+        """Another conclusion from the same numbers."""
+        return Outcome(verdict, reason, short, self.ratio, self.n, self.name, self.interval)
 
 
 def verdict(result, plan, finding, by_variant: dict, key) -> dict:
@@ -52,15 +61,17 @@ def verdict(result, plan, finding, by_variant: dict, key) -> dict:
         outcome = COMPARED[probe.metric](result, a, b, key, on_gpu)
     if probe is not None and probe.distributed and not result.failure:
         outcome.reason += "; " + compile_text(result)
+    if probe is not None and probe.metric in TIMED and outcome.interval and not result.failure:
+        caution(result, outcome, [[samples(r, on_gpu) for r in runs] for runs in (a, b)])
     if probe is not None and not on_gpu and not result.failure and not plan.unmeasurable:
         if probe.needs_gpu(finding.code):
-            outcome = Outcome("inconclusive", f"no GPU: {probe.cpu_gap}; measured on CPU: {outcome.reason}", "no GPU",
-                              outcome.ratio, outcome.n)
+            outcome = outcome.but("inconclusive", f"no GPU: {probe.cpu_gap}; measured on CPU: {outcome.reason}", "no GPU")
         elif probe.cpu_confirms and outcome.verdict != "confirmed":
-            outcome = Outcome("inconclusive", f"not shown on CPU: {probe.cpu_gap}; measured on CPU: {outcome.reason}",
-                              "not shown on CPU (no GPU)", outcome.ratio, outcome.n)
-    out.update(verdict=outcome.verdict, reason=outcome.reason, n=outcome.n,
-               ratio=None if outcome.ratio is None else round(outcome.ratio, 3))
+            outcome = outcome.but("inconclusive", f"not shown on CPU: {probe.cpu_gap}; measured on CPU: {outcome.reason}",
+                                  "not shown on CPU (no GPU)")
+    out.update(verdict=outcome.verdict, reason=outcome.reason, n=outcome.n, ratio_name=outcome.name or None,
+               ratio=None if outcome.ratio is None else round(outcome.ratio, 3),
+               ratio_interval=None if outcome.interval is None else [round(x, 3) for x in outcome.interval])
     device = "GPU" if on_gpu else "CPU"
     n = f", n={outcome.n}" if outcome.n else ""
     out["summary"] = f"{finding.code} {outcome.verdict}: {outcome.short} ({device}{n})"
@@ -68,48 +79,62 @@ def verdict(result, plan, finding, by_variant: dict, key) -> dict:
     return out
 
 
+def caution(result, outcome: Outcome, runs: list) -> None:
+    """Say so, with advice, when the machine was busy before or during the runs (load, or
+    repeats that disagree): in the reason, and in the short text of an inconclusive verdict."""
+    machine = result.machine or {}
+    loads = [x[0] for x in [machine.get("load_before")] + [r.get("load") for r in result.runs] if x]
+    note = busy(loads, machine.get("cpus"), runs)
+    if note:
+        advice = (f"{note}: rerun on an idle machine, with more repeats (--repeats {max(2 * result.repeats, MIN_PAIRS)}) "
+                  "or more warm-up and active steps (--steps)")
+        outcome.reason += "; " + advice
+        if outcome.verdict == "inconclusive":
+            outcome.short += "; " + advice
+
+
 # -- A against B ----------------------------------------------------------------------------------------------
-def _from(judged, shown: str, confirmed: str, refuted: str, n: int) -> Outcome:
-    short = {"confirmed": confirmed, "not confirmed": refuted}.get(
-        judged.verdict, "noise larger than the difference" if judged.ratio is not None else judged.reason)
+def _from(judged, shown: str, confirmed: str, refuted: str, opposite: str, n: int) -> Outcome:
+    """The outcome of `compare`, its short text led by the label of its verdict."""
+    if judged.ratio is None:
+        return Outcome(judged.verdict, judged.reason + (f"; {shown}" if shown else ""), judged.reason, None, n)
+    label = {"confirmed": confirmed, "not confirmed": opposite if judged.opposite else refuted}.get(
+        judged.verdict, "noise larger than the difference" if judged.pairs >= MIN_PAIRS else "one pair of runs only")
     reason = judged.reason + (f"; {shown}" if shown else "")
-    return Outcome(judged.verdict, reason, short, judged.ratio, n)
+    return Outcome(judged.verdict, reason, f"{label}: {judged.text}", judged.ratio, n, judged.name, (judged.low, judged.high))
 
 
 def step_times(result, a, b, key, on_gpu) -> Outcome:
-    judged = compare([samples(r, on_gpu) for r in a], [samples(r, on_gpu) for r in b], "step time")
+    judged = compare([samples(r, on_gpu) for r in a], [samples(r, on_gpu) for r in b], SPEEDUP)
     sa, sb = result.variants["A"]["step_ms"], result.variants["B"]["step_ms"]
     n = min(sa["n"], sb["n"]) if sa and sb else 0
-    shown = f"{ms(sa['median'])} -> {ms(sb['median'])} per step" if sa and sb else ""
-    ratio = judged.ratio or 0
-    return _from(judged, shown, f"{ratio:.1f}x faster with the fix",
-                 f"{ratio:.2f}x with the fix, no speed-up beyond the noise", n)
+    shown = f"median step {ms(sa['median'])} as written (A), {ms(sb['median'])} with the fix (B)" if sa and sb else ""
+    return _from(judged, shown, "faster with the fix", "no speed-up beyond the noise", "slower with the fix", n)
 
 
 def intervals(result, a, b, key, on_gpu) -> Outcome:
     if key is None:
         return Outcome("inconclusive", "the timed region's clock reads did not run during the measured steps",
                        "timed region not reached")
-    judged = compare(interval_samples(b, key), interval_samples(a, key), "the timed interval")
+    judged = compare(interval_samples(b, key), interval_samples(a, key), "under-reporting (B interval / A interval)")
     ia, ib = result.variants["A"].get("interval_ms"), result.variants["B"].get("interval_ms")
     n = min(ia["n"], ib["n"]) if ia and ib else 0
-    shown = (f"the code's clock shows {ms(ia['median'])}, {ms(ib['median'])} after synchronize"
+    shown = (f"the code's clock shows {ms(ia['median'])} (A), {ms(ib['median'])} after synchronize (B)"
              if ia and ib else "")
-    return _from(judged, shown, f"{shown} ({(judged.ratio or 0):.1f}x under-reported)", f"{shown}: no under-reporting", n)
+    return _from(judged, shown, "the code's clock under-reports", "no under-reporting", "no under-reporting", n)
 
 
 def memory(result, a, b, key, on_gpu) -> Outcome:
     peaks = lambda runs: [(r["result"].get("profile") or {}).get("memory_peaks_mb") or [] for r in runs]  # noqa: E731
-    judged = compare(peaks(a), peaks(b), "peak memory")
+    judged = compare(peaks(a), peaks(b), "memory saving (A peak / B peak)")
     ma, mb = result.variants["A"]["memory_peak_mb"], result.variants["B"]["memory_peak_mb"]
     sa, sb = result.variants["A"]["step_ms"], result.variants["B"]["step_ms"]
     n = min(ma["n"], mb["n"]) if ma and mb else 0
-    shown = f"peak {ma['median']:.3g} MB -> {mb['median']:.3g} MB per step" if ma and mb else ""
+    shown = f"peak per step {ma['median']:.3g} MB as written (A), {mb['median']:.3g} MB with the fix (B)" if ma and mb else ""
     if sa and sb:
-        shown += f"; step time {ms(sa['median'])} -> {ms(sb['median'])}"
-    ratio = judged.ratio or 0
-    return _from(judged, shown, f"{ratio:.2g}x less memory per step with the fix",
-                 f"{ratio:.2f}x memory with the fix, no saving beyond {MARGIN:.0%}", n)
+        shown += f"; median step {ms(sa['median'])} (A), {ms(sb['median'])} (B)"
+    return _from(judged, shown, "less memory per step with the fix", "no memory saving beyond the noise",
+                 "more memory per step with the fix", n)
 
 
 def kernels(result, a, b, key, on_gpu) -> Outcome:
@@ -117,17 +142,17 @@ def kernels(result, a, b, key, on_gpu) -> Outcome:
     runs = min(va["runs"], vb["runs"])
     step = step_times(result, a, b, key, on_gpu)
     if va["kernel_sets"] is None or vb["kernel_sets"] is None:
-        return Outcome("inconclusive", f"no GPU kernels were recorded; {step.reason}", "no GPU kernels", step.ratio, step.n)
+        return step.but("inconclusive", f"no GPU kernels were recorded; {step.reason}", "no GPU kernels")
     if runs < 2:
         return Outcome("inconclusive", "comparing kernel choices needs at least 2 runs per variant", "too few runs")
     sets_a, sets_b = va["kernel_sets"], vb["kernel_sets"]
     if sets_a > 1 and sets_b <= 1:
-        return Outcome("confirmed", f"as written, {sets_a} different kernel sets in {va['runs']} runs; with the fix, the "
-                                    f"same kernels every run; {step.reason}",
-                       f"kernel choice changed between runs ({sets_a} sets in {va['runs']} runs)", step.ratio, step.n)
+        return step.but("confirmed", f"as written, {sets_a} different kernel sets in {va['runs']} runs; with the fix, "
+                                     f"the same kernels every run; {step.reason}",
+                        f"kernel choice changed between runs ({sets_a} sets in {va['runs']} runs)")
     if sets_a <= 1:
-        return Outcome("not confirmed", f"the same kernels in all {va['runs']} runs as written: the profile was "
-                                        f"reproducible here; {step.reason}", "same kernels in every run", step.ratio, step.n)
+        return step.but("not confirmed", f"the same kernels in all {va['runs']} runs as written: the profile was "
+                                         f"reproducible here; {step.reason}", "same kernels in every run")
     return Outcome("inconclusive", f"kernel sets differ with the fix too ({sets_b} in {vb['runs']} runs)",
                    "kernels vary either way", step.ratio, step.n)
 
@@ -153,8 +178,10 @@ def syncs(result, a, key, on_gpu) -> Outcome:
     waited = [p["sync_ms"] / sum(p["steps_ms"]) for p in profiles if sum(p["steps_ms"]) > 0]
     if min(per_run) >= 1:
         wait = f"; the host waited in them {quantile(waited, 0.5):.0%} of the step" if waited and on_gpu else ""
-        return Outcome("confirmed", f"{shown} in every run{wait}", f"{per_step:.3g} host-device sync(s) per step", per_step, n)
-    return Outcome("not confirmed", f"fewer than one sync per step in some run: {shown}", "no sync on every step", per_step, n)
+        return Outcome("confirmed", f"{shown} in every run{wait}", f"{per_step:.3g} host-device sync(s) per step", per_step, n,
+                       "syncs per step")
+    return Outcome("not confirmed", f"fewer than one sync per step in some run: {shown}", "no sync on every step", per_step, n,
+                   "syncs per step")
 
 
 def compiles(result, a, key, on_gpu) -> Outcome:
@@ -171,23 +198,23 @@ def compiles(result, a, key, on_gpu) -> Outcome:
              f"{', '.join(str(c[1]) for c in counts)}; {compile_text(result)}")
     if min(frames) > 0:
         return Outcome("confirmed", shown, f"{quantile(frames, 0.5):.0f} compilation(s) during {steps} measured steps",
-                       float(quantile(frames, 0.5)), len(counts))
+                       float(quantile(frames, 0.5)), len(counts), "compilations per run")
     if max(frames) == 0:
         return Outcome("not confirmed", shown + " (the compiled code was reused; left: the wrapper's guard checks)",
-                       "nothing compiled during the measured steps", 0.0, len(counts))
+                       "nothing compiled during the measured steps", 0.0, len(counts), "compilations per run")
     return Outcome("inconclusive", shown, "compiled in some runs only", None, len(counts))
 
 
 def warmup(result, a, key, on_gpu) -> Outcome:
     if key is None:
         return Outcome("inconclusive", "the timed region's clock reads did not run", "timed region not reached")
-    firsts = [[run[0]] for run in interval_samples(a, key, window=False) if run]
+    firsts = [run[:1] for run in interval_samples(a, key, window=False)]
     later = interval_samples(a, key)
-    judged = compare(firsts, later, "the first timed run against the later ones")
+    judged = compare(firsts, later, "warm-up cost (first timed run / later ones)")
     first, warm = result.variants["A"].get("first_interval_ms"), result.variants["A"].get("interval_ms")
     shown = f"first timed run {ms(first['median'])}, later runs {ms(warm['median'])}" if first and warm else ""
-    return _from(judged, shown, f"{shown} ({(judged.ratio or 0):.0f}x)", f"{shown}: no warm-up cost",
-                 len(firsts))
+    return _from(judged, shown, "the first timed run is the slow one", "no warm-up cost", "no warm-up cost",
+                 sum(1 for run in firsts if run))
 
 
 def creation(result, a, key, on_gpu) -> Outcome:
@@ -199,12 +226,13 @@ def creation(result, a, key, on_gpu) -> Outcome:
     shown = (f"creating tensors (randn, zeros, empty, ...) took {share:.0%} of each timed step "
              f"({', '.join(f'{s:.0%}' for s in shares)} per run)")
     n = result.variants["A"]["step_ms"]["n"] if result.variants["A"]["step_ms"] else 0
+    name = "share of the step creating tensors"
     if min(shares) >= CREATION_SHARE:
-        return Outcome("confirmed", shown, f"tensor creation is {share:.0%} of the timed step", share, n)
+        return Outcome("confirmed", shown, f"tensor creation is {share:.0%} of the timed step", share, n, name)
     if max(shares) < CREATION_SHARE:
         return Outcome("not confirmed", shown + f" (under {CREATION_SHARE:.0%})",
-                       f"tensor creation is only {share:.0%} of the timed step", share, n)
-    return Outcome("inconclusive", shown, "runs disagree", share, n)
+                       f"tensor creation is only {share:.0%} of the timed step", share, n, name)
+    return Outcome("inconclusive", shown, "runs disagree", share, n, name)
 
 
 ALONE = {"syncs": syncs, "compiles": compiles, "warmup": warmup, "alloc-share": creation}

@@ -138,7 +138,9 @@ def markdown(result, svg_file: str | None = None) -> str:
     if result.verdicts:
         out += ["", "## Verdicts", ""]
         for v in result.verdicts:
-            ratio = "" if v["ratio"] is None else f" (ratio {v['ratio']:.3g})"
+            # a ratio with an interval is named in the reason; other numbers are named here
+            ratio = ("" if v["ratio"] is None or v.get("ratio_interval")
+                     else f" ({v.get('ratio_name') or 'ratio'} {v['ratio']:.3g})")
             out.append(f"- **{v['code']} {v['verdict']}**{ratio}: {escape(v['reason'])}")
     if result.skipped:
         out += ["", "Not measured in this run: " + ", ".join(f"{f['code']} (line {f['line']})" for f in result.skipped)]
