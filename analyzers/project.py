@@ -9,10 +9,11 @@ files only through this module, and every file it consults is noted in the `reco
 an analysis runs under, so a cache can tell when a finding depends on a file that
 changed.
 
-`host_reads` summarizes a function: which of its parameters it reads on the host
-(`.item()`, `.tolist()`, `.cpu()`, `.numpy()`, `float()`/`int()` of the value, of an
-element or attribute of it, or of what it iterates), directly or through the functions
-and methods it calls, followed through the project.
+`host_reads` and `device_moves` summarize a function: which of its parameters it reads
+on the host (`.item()`, `.tolist()`, `.cpu()`, `.numpy()`, `float()`/`int()`) or moves to
+a device (`.cuda()`, `.to(device)`) — the value, an element or attribute of it, what it
+iterates — directly or through the functions and methods it calls, followed through the
+project.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import contextlib
 import contextvars
 import functools
 import os
+import re
 import stat
 import threading
 from collections import OrderedDict
@@ -297,10 +299,11 @@ _SIZES = {"shape", "size", "numel", "dim", "ndim", "dtype", "device", "is_cuda",
 
 
 @dataclass(frozen=True)
-class HostRead:
-    """Where a function reads a parameter's value on the host: the code (`v.item()`),
-    its place ("utils.py:42", empty in the analyzed source), the module's file and line,
-    and the functions the value went through ("MetricLogger.update")."""
+class Use:
+    """Where a function uses a parameter's value (reads it on the host, moves it to a
+    device): the code (`v.item()`), its place ("utils.py:42", empty in the analyzed
+    source), the module's file and line, and the functions the value went through
+    ("MetricLogger.update")."""
 
     code: str
     where: str
@@ -309,23 +312,59 @@ class HostRead:
     via: str
 
 
-def host_reads(found: tuple | None, depth: int = 0) -> dict[str, HostRead]:
-    """{parameter: HostRead} for the function `found` = (definition, namespace, place, class
-    or None), as `Namespace.function`/`method` give it (memoized per definition)."""
+def _host_read(call: ast.Call):
+    """The value `call` reads on the host (`v.item()`, `float(v)`), or None."""
+    func = call.func
+    if type(func) is ast.Attribute and func.attr in _HOST_METHODS and not call.args:
+        return func.value
+    if type(func) is ast.Name and func.id in _HOST_CONVERSIONS and len(call.args) == 1:
+        return call.args[0]
+    return None
+
+
+_DEVICE_WORDS = re.compile(r"device|cuda|gpu|rank", re.IGNORECASE)
+
+
+def _device_move(call: ast.Call):
+    """The value `call` moves to a device (`x.cuda()`, `x.to(device)`, not `x.to(dtype)`), or None."""
+    func = call.func
+    if type(func) is not ast.Attribute or func.attr not in ("to", "cuda"):
+        return None
+    if func.attr == "cuda":
+        return func.value
+    target = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device"), None)
+    if type(target) is ast.Constant:
+        return func.value if isinstance(target.value, str) and target.value.startswith("cuda") else None
+    text = ast.unparse(target) if target is not None else ""
+    return func.value if _DEVICE_WORDS.search(text.rsplit(".", 1)[-1]) else None
+
+
+def host_reads(found: tuple | None) -> dict[str, Use]:
+    """{parameter: Use} of the parameters the function `found` = (definition, namespace,
+    place, class or None), as `Namespace.function`/`method` give it, reads on the host."""
+    return _uses(found, _host_read, 0)
+
+
+def device_moves(found: tuple | None) -> dict[str, Use]:
+    """{parameter: Use} of the parameters the function `found` moves to a device."""
+    return _uses(found, _device_move, 0)
+
+
+def _uses(found: tuple | None, matcher, depth: int) -> dict[str, Use]:
     if found is None or depth > _MAX_CALLS:
         return {}
     function = found[0]
-    key = (host_reads, depth)
+    key = (matcher, depth)
     memo = function.__dict__.get("_perf_lint_memo")
     if memo is None:
         memo = function.__dict__["_perf_lint_memo"] = {}
     if key not in memo:
-        memo[key] = {}  # (a recursion reads nothing more)
-        memo[key] = _host_reads(*found, depth)
+        memo[key] = {}  # (a recursion uses nothing more)
+        memo[key] = _summarize(*found, matcher, depth)
     return memo[key]
 
 
-def _host_reads(function, namespace: Namespace, place: Place, cls, depth: int) -> dict[str, HostRead]:
+def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth: int) -> dict[str, Use]:
     params = parameters(function)
     derived = {name: {name} for name in (*params.names, params.args, params.kwargs) if name}
     for _ in range(3):  # names bound from a parameter (`for k, v in kwargs.items()`, `x = p[0]`)
@@ -337,31 +376,24 @@ def _host_reads(function, namespace: Namespace, place: Place, cls, depth: int) -
             for names in derived.values():
                 if root in names:
                     names.update(t for target in targets for t in _names(target))
-    found: dict[str, HostRead] = {}
+    found: dict[str, Use] = {}
     owner = {name: param for param, names in derived.items() for name in names}
     for node in sorted((n for n in _walk(function) if type(n) is ast.Call), key=lambda n: (n.lineno, n.col_offset)):
-        func = node.func
-        value = None
-        if type(func) is ast.Attribute and func.attr in _HOST_METHODS and not node.args:
-            value = func.value
-        elif type(func) is ast.Name and func.id in _HOST_CONVERSIONS and len(node.args) == 1:
-            value = node.args[0]
+        value = matcher(node)
         if value is not None:
             param = owner.get(_root(value))
             if param is not None and param not in found:
-                found[param] = HostRead(ast.unparse(node), place(node.lineno), place.path, node.lineno, _name(function, cls))
+                found[param] = Use(ast.unparse(node), place(node.lineno), place.path, node.lineno, _name(function, cls))
             continue
-        callee = _callee(func, namespace, place, cls)
-        if callee is None:
-            continue
-        inner = host_reads(callee, depth + 1)
+        callee = _callee(node.func, namespace, place, cls)
+        inner = _uses(callee, matcher, depth + 1) if callee is not None else None
         if not inner:
             continue
-        for param_name, argument in bind(node, parameters(callee[0]), method=callee[3] is not None and bound(func)):
+        for param_name, argument in bind(node, parameters(callee[0]), method=callee[3] is not None and bound(node.func)):
             param = owner.get(_root(argument))
-            read = inner.get(param_name)
-            if param is not None and read is not None and param not in found:
-                found[param] = HostRead(read.code, read.where, read.path, read.line, f"{_name(function, cls)} -> {read.via}")
+            use = inner.get(param_name)
+            if param is not None and use is not None and param not in found:
+                found[param] = Use(use.code, use.where, use.path, use.line, f"{_name(function, cls)} -> {use.via}")
     return found
 
 

@@ -10,7 +10,7 @@ from ..context import (
     EXCEPT, Frame, IF, LOOP, Scope, Site, argument, call_name, dotted, keyword, literal, positional, short_code,
 )
 from ..findings import Related
-from ..project import HostRead, SourceNamespace, bind, bound, host_reads, method, parameters
+from ..project import SourceNamespace, Use, bind, bound, host_reads, method, parameters
 from .base import Example
 from .distributed import _names as names_in
 from .edits import root_name
@@ -323,7 +323,7 @@ class HostSyncEveryStep(Nesting):
         if not reads:
             return None
         for param, value in bind(node, parameters(callee[0]), method=callee[3] is not None and bound(node.func)):
-            read: HostRead | None = reads.get(param)
+            read: Use | None = reads.get(param)
             if read is None or not self._tensor(value, scope, 0) or self._made_on_cpu(value, scope):
                 continue
             where = f", {read.where}" if read.where else ""
