@@ -245,6 +245,7 @@ class Context:
         self.argparse: dict[str, list] = defaultdict(list)
         self.args_functions: set[str] = set()
         self.cuda_evidence: cst.CSTNode | None = None
+        self.assume_device = "auto"  # where the user says the code runs (Config.assume_device)
         self.classes: dict[str, cst.ClassDef] = {}  # every class defined, by name (the last one)
         self.class_of: dict[int, cst.ClassDef] = {}  # id(method) -> its class
         self.relative_imports: dict[str, tuple[int, str | None, str]] = {}  # name -> (level, module, name there)

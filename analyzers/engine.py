@@ -292,6 +292,7 @@ def _analyze(source: Source, config: Config, cache: ParseCache, shallow: bool = 
             ctx.scope = ctx.module_scope
             visitor.run(unit_parsed)
         ctx.final = True
+        ctx.assume_device = config.assume_device
         if config.assume_device != "auto":  # the user says where the code runs
             ctx.cuda_evidence = parsed[min(parsed)].module if config.assume_device == "cuda" else None
         for rule in rules:

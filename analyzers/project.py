@@ -29,7 +29,9 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from .context import code, remembered
+import libcst as cst
+
+from .context import code, dotted, remembered
 
 MAX_FILE = 1_000_000  # bytes: a larger module is not read
 _MAX_HOPS = 2  # re-exports followed (`from .data import X` in a package's __init__)
@@ -290,6 +292,34 @@ class SourceNamespace(Namespace):
     def _definition(self, node):
         tree = remembered(parse_definition, node, lambda: parse_definition(code(node)))
         return None if tree is None else (tree, self, Place(""))
+
+
+def call_target(ctx, func, scope):
+    """(definition, namespace, place, class or None) of the function or method of the
+    project that a call of the analyzed source (its libcst `func`, in `scope`) calls:
+    `f(...)`, `module.f(...)`, `self.m(...)`, `obj.m(...)` with `obj = Class(...)`."""
+    namespace = SourceNamespace.of(ctx)
+    if type(func) is cst.Name:
+        found = namespace.function(func.value)
+        return None if found is None else (*found, None)
+    if type(func) is not cst.Attribute:
+        return None
+    receiver = dotted(func.value)
+    if receiver is None:
+        return None
+    if receiver == "self":
+        cls = ctx.class_of.get(id(scope.node)) if scope.node is not None else None
+        found = None if cls is None else namespace.klass(cls.name.value)
+        return None if found is None else method(found[0], func.attr.value, *found[1:])
+    if receiver.partition(".")[0] in ctx.imports or receiver in ctx.relative_imports:
+        found = namespace.function(f"{receiver}.{func.attr.value}")
+        return None if found is None else (*found, None)
+    origin = ctx.origin(func.value, scope)
+    if origin is None or type(origin[0]) is not cst.Call:
+        return None
+    made = dotted(origin[0].func)
+    found = None if made is None else namespace.klass(made)
+    return None if found is None else method(found[0], func.attr.value, *found[1:])
 
 
 # -- what a function does to the values it is passed -----------------------------------

@@ -177,3 +177,63 @@ async def test_the_editor_gets_the_other_file_as_related_information(tmp_path):
         [related] = diagnostic.related_information
         assert related.location.uri == (tmp_path / "utils.py").as_uri()
         assert related.location.range.start.line == 10 and "`v.item()`" in related.message
+
+
+def findings_of(path: str, code: str):
+    with open(path, encoding="utf-8") as handle:
+        source = python_source(handle.read(), path)
+    return [f for f in analyze(source) if f.code == code]
+
+
+def test_batches_moved_by_a_function_of_another_file_need_pinned_memory(tmp_path):
+    steps = """
+        def train_step(model, batch, device):
+            inputs, labels = batch
+            loss = model(inputs.to(device), labels.to(device))
+            loss.backward()
+            return loss
+    """
+    train = """
+        import torch
+        from torch.utils.data import DataLoader
+        from steps import train_step
+        device = torch.device("cuda")
+        loader = DataLoader(images, batch_size=64, num_workers=4)
+        for batch in loader:
+            train_step(model, batch, device)
+    """
+    path = project(tmp_path, train)
+    (tmp_path / "steps.py").write_text(textwrap.dedent(steps))
+    [finding] = findings_of(path, "TPL102")
+    assert "(`train_step(model, batch, device)` moves its batches to the GPU (`inputs.to(device)` in " in finding.message
+    assert finding.related[0].path == str(tmp_path / "steps.py") and finding.related[0].line == 3
+
+
+def test_frameworks_that_copy_batches(tmp_path):
+    ignite = """
+        import torch
+        from ignite.engine import create_supervised_trainer
+        from torch.utils.data import DataLoader
+        loader = DataLoader(images, batch_size=64, num_workers=4)
+        trainer = create_supervised_trainer(model, optimizer, loss, device="cuda")
+        trainer.run(loader, max_epochs=10)
+    """
+    [finding] = findings_of(project(tmp_path, ignite), "TPL102")
+    assert "ignite's `create_supervised_trainer(..., device=...)` copies its batches to the GPU" in finding.message
+    assert findings_of(project(tmp_path, ignite.replace('device="cuda"', 'device="cpu"')), "TPL102") == []
+    lightning = """
+        import lightning as L
+        from torch.utils.data import DataLoader
+        loader = DataLoader(images, batch_size=64, num_workers=4)
+        trainer = L.Trainer(max_epochs=3)
+        trainer.fit(model, loader)
+    """
+    [finding] = findings_of(project(tmp_path, lightning), "TPL102")
+    assert "Lightning's Trainer copies its batches to the GPU when it trains on one" in finding.message
+    on_cpu = lightning.replace("max_epochs=3", "max_epochs=3, accelerator='cpu'")
+    assert findings_of(project(tmp_path, on_cpu), "TPL102") == []
+    assert findings_of(project(tmp_path, lightning), "TPL102") != []
+    config = Config(assume_device="cpu")
+    with open(project(tmp_path, lightning), encoding="utf-8") as handle:
+        assert [f for f in analyze(python_source(handle.read(), str(tmp_path / "train.py")), config)
+                if f.code == "TPL102"] == []

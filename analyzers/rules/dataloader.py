@@ -7,15 +7,17 @@ import re
 import libcst as cst
 
 from ..context import (
-    Site, UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, positional, remembered,
+    Site, UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, positional, remembered, short_code,
 )
 from ..datasets import (
     CHEAP, EXPENSIVE, HF_METHODS, HF_TRANSFORMS, ON_DEVICE, ROWS, ROWS_BATCH, TENSOR_DATASET, UNKNOWN_DATASET, WRAPPERS,
     Cost, class_cost, combine, library_cost,
 )
-from ..project import SourceNamespace
+from ..findings import Related
+from ..project import SourceNamespace, bind, bound, call_target, device_moves, parameters
 from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
+from .tracking import TrainingSteps
 
 DATALOADER = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
 ITERABLE_DATASET = {"torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"}
@@ -41,6 +43,19 @@ class _Move:
     def to_cuda(self, ctx) -> bool:
         """Provably to CUDA, or to a device variable in code that uses CUDA."""
         return self.cuda is True or (self.cuda == _DEVICE_VARIABLE and ctx.cuda_evidence is not None)
+
+
+class _Transfer:
+    """How a loader's batches reach the GPU when no loop of the source moves them: what
+    does it (for a message) and the places of other files it depends on."""
+
+    def __init__(self, said: str, related: tuple = ()) -> None:
+        self.said, self.related = said, related
+
+
+_FIT_METHODS = {"fit", "validate"}  # Lightning Trainer methods given loaders for every epoch
+_EVERY_EPOCH = {"train_dataloader", "val_dataloader"}  # a LightningModule's loaders (test and predict: once)
+_SUPERVISED = {"create_supervised_trainer", "create_supervised_evaluator"}  # ignite
 
 
 class _LoaderRule(Rule):
@@ -243,6 +258,116 @@ class _LoaderRule(Rule):
             for loader in self.loaders_of(move.loop):
                 result.setdefault(id(loader.node), []).append(move)
         return result
+
+    # -- batches moved elsewhere: by a function of the project, by a framework --------------
+    def transfers(self) -> dict[int, _Transfer]:
+        """Loader (by id of its call) -> how its batches reach the GPU, for loaders whose
+        batches no loop of the source moves itself."""
+        if "transfers" not in self.known:
+            found: dict[int, _Transfer] = {}
+            if self.ctx.assume_device != "cpu":
+                self._called_moves(found)
+                self._framework_moves(found)
+            self.known["transfers"] = found
+        return self.known["transfers"]
+
+    def _called_moves(self, found: dict) -> None:
+        """`train_step(model, batch)` in a loop over a loader, where `train_step` (of this file
+        or another of the project) moves the batch to the GPU."""
+        for sites in list(self.ctx.calls.values()):
+            for site in sites:
+                loop = next((loop for loop in reversed(site.loops) if loop in self.loops), None)
+                if loop is None:
+                    continue
+                names = self.loops[loop][1]
+                call = site.node
+                if not any(root_name(arg.value) in names for arg in call.args) or not self.loaders_of(loop):
+                    continue
+                callee = call_target(self.ctx, call.func, site.scope)
+                moved = device_moves(callee) if callee is not None else {}
+                for param, value in bind(call, parameters(callee[0]), callee[3] is not None and bound(call.func)) if moved else ():
+                    use = moved.get(param)
+                    if use is None or root_name(value) not in names:
+                        continue
+                    if "cuda" not in use.code and self.ctx.cuda_evidence is None:
+                        continue  # a device variable in code that never says CUDA
+                    where = f", {use.where}" if use.where else ""
+                    said = f"`{short_code(call)}` moves its batches to the GPU (`{use.code}` in `{use.via.split(' -> ')[-1]}`{where})"
+                    related = (Related(use.path, use.line - 1, f"`{use.code}` moves the batch to the GPU"),) if use.path else ()
+                    for loader in self.loaders_of(loop):
+                        found.setdefault(id(loader.node), _Transfer(said, related))
+                    break
+
+    def _framework_moves(self, found: dict) -> None:
+        """Lightning's Trainer (loaders of a LightningModule or DataModule, or given to `fit`),
+        Accelerate (`accelerator.prepare(loader)`) and ignite (`create_supervised_trainer(...,
+        device=...)`, an Engine whose process function moves the batch) copy batches to the GPU."""
+        ctx = self.ctx
+        on_cpu = any(self._value_is(site, "accelerator", "cpu") for site in ctx.calls.get("Trainer", ()))
+        for call, site in self.loaders.items():
+            function = site.scope.node
+            cls = ctx.class_of.get(id(function)) if function is not None else None
+            if (not on_cpu and cls is not None and function.name.value in _EVERY_EPOCH
+                    and any("Lightning" in (dotted(base.value) or "") for base in cls.bases)):
+                found.setdefault(id(call), _Transfer("Lightning's Trainer copies its batches to the GPU when it trains on one"))
+        for name in _FIT_METHODS:
+            for site in ctx.calls.get(name, ()) if not on_cpu else ():
+                made = self._made_by(site)
+                if made.endswith("Trainer") and made.startswith(("lightning", "pytorch_lightning")):
+                    self._passed(site, found, "Lightning's Trainer copies its batches to the GPU when it trains on one")
+        for site in ctx.calls.get("prepare", ()):
+            made = self._made_by(site)
+            if made.startswith("accelerate.") and made.endswith("Accelerator"):
+                self._passed(site, found, "`accelerator.prepare` makes it copy its batches to the accelerator's device")
+        engines = TrainingSteps.of(ctx).engines
+        namespace = SourceNamespace.of(ctx)
+        for site in ctx.calls.get("run", ()):
+            made = site.node.func.value if type(site.node.func) is cst.Attribute else None
+            origin = ctx.origin(made, site.scope) if made is not None else None
+            if origin is None or type(origin[0]) is not cst.Call:
+                continue
+            maker = origin[0]
+            qualified = ctx.qualname(maker.func) or ""
+            if not qualified.startswith("ignite."):
+                continue
+            if qualified.rpartition(".")[2] in _SUPERVISED:
+                device = argument(maker, 3, "device")
+                if device is not None and self._cuda_device(device, origin[1]):
+                    said = f"ignite's `{qualified.rpartition('.')[2]}(..., device=...)` copies its batches to the GPU"
+                    self._passed(site, found, said, first_only=True)
+            elif qualified.endswith(".Engine") and maker.args and type(maker.args[0].value) is cst.Name:
+                process = maker.args[0].value.value
+                definition = namespace.function(process) if process in engines else None
+                moved = device_moves((*definition, None)) if definition is not None else {}
+                params = parameters(definition[0]).names if definition is not None else ()
+                if len(params) >= 2 and params[1] in moved and ("cuda" in moved[params[1]].code or ctx.cuda_evidence):
+                    said = f"the Engine's `{process}` moves its batches to the GPU (`{moved[params[1]].code}`)"
+                    self._passed(site, found, said, first_only=True)
+
+    def _made_by(self, site: Site) -> str:
+        """The qualified name of what made the receiver of a method call (`trainer.fit`: `pl.Trainer`)."""
+        func = site.node.func
+        origin = self.ctx.origin(func.value, site.scope) if type(func) is cst.Attribute else None
+        if origin is None or type(origin[0]) is not cst.Call:
+            return ""
+        return self.ctx.qualname(origin[0].func) or ""
+
+    def _passed(self, site: Site, found: dict, said: str, first_only: bool = False) -> None:
+        """Every loader passed to the call at `site` (only its first argument: `first_only`)."""
+        args = site.node.args[:1] if first_only else site.node.args
+        for arg in args:
+            for loader in self._resolve_loader(arg.value, site.scope, 0):
+                found.setdefault(id(loader.node), _Transfer(said))
+
+    def _value_is(self, site: Site, name: str, value) -> bool:
+        passed = keyword(site.node, name)
+        return passed is not None and self.ctx.value(passed.value, site.scope) == value
+
+    def _cuda_device(self, device: cst.BaseExpression, scope) -> bool:
+        cuda = self.ctx.is_cuda_device(device, scope)
+        if cuda is not UNKNOWN:
+            return cuda is True
+        return bool(_DEVICE_LIKE.search(dotted(device) or "")) and self.ctx.cuda_evidence is not None
 
     def keyword_fix(self, site: Site, values: dict[str, str], title: str) -> FixPlan:
         return FixPlan(title, (Replace(site, with_keywords(site.node, values)),))
@@ -1004,8 +1129,13 @@ class SynchronousDataLoader(_LoaderRule):
 class PinnedMemoryMissing(_LoaderRule):
     """
     ## What it does
-    Finds a DataLoader without `pin_memory=True` whose batches the same file (or
-    notebook) moves to the GPU with `.cuda()` or `.to(device)`.
+    Finds a DataLoader without `pin_memory=True` whose batches go to the GPU: moved by
+    the file (or notebook) with `.cuda()` or `.to(device)`, by a function of the project
+    it passes them to (`train_step(model, batch)` in another module), or by a framework:
+    Lightning's Trainer (a LightningModule's or DataModule's `train_dataloader` and
+    `val_dataloader`, loaders given to `fit`), Accelerate (`accelerator.prepare(loader)`)
+    and ignite (`create_supervised_trainer(..., device=...)`, an `Engine` whose process
+    function moves the batch).
 
     ## Why is this bad?
     A host-to-device copy from pageable memory is staged through a pinned buffer by the
@@ -1071,6 +1201,27 @@ class PinnedMemoryMissing(_LoaderRule):
         ),
     )
     INVALID = (
+        # Lightning copies the batches of a module's training and validation loaders
+        Example(
+            "import lightning as L\nfrom torch.utils.data import DataLoader\nfrom torchvision.datasets import MNIST\n"
+            "class Data(L.LightningDataModule):\n"
+            "    def train_dataloader(self):\n        return DataLoader(MNIST('.'), batch_size=128, num_workers=4)\n"
+            "    def test_dataloader(self):\n        return DataLoader(MNIST('.', train=False), batch_size=128)\n",
+            "import lightning as L\nfrom torch.utils.data import DataLoader\nfrom torchvision.datasets import MNIST\n"
+            "class Data(L.LightningDataModule):\n"
+            "    def train_dataloader(self):\n"
+            "        return DataLoader(MNIST('.'), batch_size=128, num_workers=4, pin_memory=True)\n"
+            "    def test_dataloader(self):\n        return DataLoader(MNIST('.', train=False), batch_size=128)\n",
+        ),
+        # Accelerate's prepared loader copies each batch to the accelerator's device
+        Example(
+            "from accelerate import Accelerator\nfrom torch.utils.data import DataLoader\n"
+            "accelerator = Accelerator()\nloader = DataLoader(images, batch_size=32, num_workers=4)\n"
+            "model, optimizer, loader = accelerator.prepare(model, optimizer, loader)\n",
+            "from accelerate import Accelerator\nfrom torch.utils.data import DataLoader\n"
+            "accelerator = Accelerator()\nloader = DataLoader(images, batch_size=32, num_workers=4, pin_memory=True)\n"
+            "model, optimizer, loader = accelerator.prepare(model, optimizer, loader)\n",
+        ),
         Example(
             "import torch\nfrom torch.utils.data import DataLoader\n"
             "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
@@ -1097,8 +1248,9 @@ class PinnedMemoryMissing(_LoaderRule):
         moves = self.cuda_moves()
         for call, site in self.loaders.items():
             cuda = [m for m in moves.get(id(call), []) if m.to_cuda(self.ctx)]
-            if not cuda:
-                continue
+            transfer = None if cuda else self.transfers().get(id(call))
+            if not cuda and (transfer is None or self.dataset_cost(site).kind == CHEAP):
+                continue  # (items held in memory, moved by a framework: small batches, little to gain)
             pinned = self.setting(site, _PIN_MEMORY, "pin_memory")
             if pinned is UNKNOWN or pinned is True:
                 continue
@@ -1110,13 +1262,22 @@ class PinnedMemoryMissing(_LoaderRule):
                 fix = self.keyword_fix(site, {"pin_memory": "True"}, "Set pin_memory=True")
             elif passed is not None and type(passed.value) is cst.Name:
                 fix = FixPlan("Set pin_memory=True", (Replace(site, replace_argument(call, passed, "True")),))
-            self.report(
-                site,
-                "Batches from this DataLoader are copied to the GPU from pageable memory, which "
-                "blocks the host on every copy: set pin_memory=True (and use non_blocking=True "
-                "in .to()).",
-                fix,
-            )
+            if transfer is None:
+                self.report(
+                    site,
+                    "Batches from this DataLoader are copied to the GPU from pageable memory, which "
+                    "blocks the host on every copy: set pin_memory=True (and use non_blocking=True "
+                    "in .to()).",
+                    fix,
+                )
+            else:
+                self.report(
+                    site,
+                    f"Batches from this DataLoader are copied to the GPU from pageable memory ({transfer.said}), "
+                    "which blocks the host on every copy: set pin_memory=True.",
+                    fix,
+                    related=transfer.related,
+                )
 
 
 class NonBlockingWithoutPinnedMemory(_LoaderRule):

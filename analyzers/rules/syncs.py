@@ -10,7 +10,7 @@ from ..context import (
     EXCEPT, Frame, IF, LOOP, Scope, Site, argument, call_name, dotted, keyword, literal, positional, short_code,
 )
 from ..findings import Related
-from ..project import SourceNamespace, Use, bind, bound, host_reads, method, parameters
+from ..project import Use, bind, bound, call_target, host_reads, parameters
 from .base import Example
 from .distributed import _names as names_in
 from .edits import root_name
@@ -316,7 +316,7 @@ class HostSyncEveryStep(Nesting):
     def _passed_to_host_read(self, candidate: _Candidate, advice: str) -> tuple | None:
         """A call passing a CUDA tensor to a function of the project that reads it on the host."""
         node, scope = candidate.site.node, candidate.site.scope
-        callee = self._callee(node.func, candidate.site)
+        callee = call_target(self.ctx, node.func, candidate.site.scope)
         if callee is None:
             return None
         reads = host_reads(callee)
@@ -344,33 +344,6 @@ class HostSyncEveryStep(Nesting):
         call = found[0]
         qualified = self.ctx.qualname(call.func) or ""
         return qualified.startswith("torch.") and qualified.count(".") == 1 and keyword(call, "device") is None
-
-    def _callee(self, func: cst.BaseExpression, site: Site):
-        """(definition, namespace, place, class or None) of the project function or method a
-        call of the source calls."""
-        namespace = SourceNamespace.of(self.ctx)
-        if type(func) is cst.Name:
-            found = namespace.function(func.value)
-            return None if found is None else (*found, None)
-        if type(func) is not cst.Attribute:
-            return None
-        receiver = dotted(func.value)
-        if receiver is None:
-            return None
-        if receiver == "self":
-            function = site.scope.node
-            cls = self.ctx.class_of.get(id(function)) if function is not None else None
-            found = None if cls is None else namespace.klass(cls.name.value)
-            return None if found is None else method(found[0], func.attr.value, *found[1:])
-        if receiver.partition(".")[0] in self.ctx.imports or receiver in self.ctx.relative_imports:
-            found = namespace.function(f"{receiver}.{func.attr.value}")
-            return None if found is None else (*found, None)
-        origin = self.ctx.origin(func.value, site.scope)
-        if origin is None or type(origin[0]) is not cst.Call:
-            return None
-        made = dotted(origin[0].func)
-        found = None if made is None else namespace.klass(made)
-        return None if found is None else method(found[0], func.attr.value, *found[1:])
 
     def _printed_tensor(self, expr: cst.BaseExpression, scope: Scope) -> bool:
         if type(expr) is cst.ConcatenatedString:

@@ -136,7 +136,7 @@ class TrainingSteps:
         self.ctx = ctx
         self._direct: set[int] = set()  # ids of loops and functions that step directly
         self._callees: dict[int, set[str]] = {}  # loop or function id -> names of functions it calls
-        self._engines: set[str] = set()  # functions a framework runs on every iteration
+        self.engines: set[str] = set()  # functions a framework runs on every iteration
         for name, sites in ctx.calls.items():
             if name == "backward" or name == "step" or name in ctx.functions:
                 for site in sites:
@@ -146,7 +146,7 @@ class TrainingSteps:
                     first = positional(site.node, 0)
                     if first is not None and type(first.value) is cst.Name and (
                         ctx.qualname(site.node.func) or "").startswith("ignite."):
-                        self._engines.add(first.value.value)
+                        self.engines.add(first.value.value)
             for site in sites:  # `loss_scaler(loss, optimizer)`, `amp_step(optimizer, loss)`: a step
                 if len(site.node.args) >= 2 and _steps_with(site.node):
                     owner = site.loops[-1] if site.loops else site.scope.node
@@ -179,7 +179,7 @@ class TrainingSteps:
     def run_every_step(self, function: cst.FunctionDef) -> bool:
         """Whether a framework calls `function` on every training step: an ignite Engine's
         process function, a LightningModule's `training_step`."""
-        if function.name.value in self._engines:
+        if function.name.value in self.engines:
             return True
         if function.name.value != "training_step":
             return False
