@@ -427,6 +427,29 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
     return found
 
 
+def iterated(found: tuple | None) -> dict[str, int]:
+    """{parameter: line} of the parameters the function `found` loops over (`for b in
+    loader`, `enumerate(loader)`, `tqdm(loader)`, `logger.log_every(loader, ...)`)."""
+    if found is None:
+        return {}
+    function = found[0]
+    memo = function.__dict__.setdefault("_perf_lint_memo", {})
+    if iterated not in memo:
+        params = parameters(function)
+        names = {*params.names, params.args, params.kwargs} - {None}
+        loops: dict[str, int] = {}
+        for node in _walk(function):
+            if type(node) not in (ast.For, ast.comprehension):
+                continue
+            source = node.iter
+            while type(source) is ast.Call and source.args:
+                source = source.args[0]  # enumerate(x), tqdm(x), logger.log_every(x, ...)
+            if type(source) is ast.Name and source.id in names:
+                loops.setdefault(source.id, getattr(node, "lineno", getattr(node.iter, "lineno", 0)))
+        memo[iterated] = loops
+    return memo[iterated]
+
+
 @dataclass(frozen=True)
 class Parameters:
     names: tuple[str, ...]  # in order, `self` included

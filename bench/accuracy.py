@@ -5,7 +5,7 @@
 DIR holds each labelled repository as DIR/OWNER__NAME, a clone at the labelled commit.
 Each repository is checked (its `.scope` paths, else all of it) with `perf-lint check
 --no-config`; a finding matches a label row with the same path, cell and rule within
-`SLACK` lines. Per rule and overall it prints: recall (labelled pitfalls found), near-misses
+`SLACK` lines, and is judged by the rows it matches at the smallest distance. Per rule and overall it prints: recall (labelled pitfalls found), near-misses
 flagged (labelled near-misses reported), precision (findings on pitfalls among findings
 that match a row) and the findings no row judges. Not a pass/fail test.
 """
@@ -51,6 +51,14 @@ def matches(finding: dict, row: dict) -> bool:
             and finding["code"] == row["rule"] and abs(finding["line"] - row["line"]) <= SLACK)
 
 
+def nearest(finding: dict, rows: list[dict]) -> list[dict]:
+    """The rows a finding is judged by: those it matches at the smallest distance (a
+    finding on a labelled line is not also taken for the row on the next line)."""
+    found = [r for r in rows if r["repo"] == finding["repo"] and matches(finding, r)]
+    closest = min((abs(finding["line"] - r["line"]) for r in found), default=0)
+    return [r for r in found if abs(finding["line"] - r["line"]) == closest]
+
+
 def ratio(part: int, whole: int) -> str:
     return f"{part}/{whole} = {100 * part / whole:.0f}%" if whole else "-"
 
@@ -78,8 +86,10 @@ def main() -> int:
         found, _ = findings(clone)
         reported += [{**f, "repo": repo} for f in found if not args.rule or f["code"] == args.rule]
 
+    judged_by = [(f, nearest(f, labelled)) for f in reported]
+
     def hit(row):
-        return any(f["repo"] == row["repo"] and matches(f, row) for f in reported)
+        return any(row in rs for _, rs in judged_by)
 
     table, listing = {}, []
     for rule in sorted({r["rule"] for r in labelled} | {f["code"] for f in reported}):
@@ -87,7 +97,7 @@ def main() -> int:
         pitfalls = [r for r in mine if r["verdict"] == "pitfall" and r["source"] == "label"]
         near = [r for r in mine if r["verdict"] == "near-miss" and r["source"] == "label"]
         found = [f for f in reported if f["code"] == rule]
-        judged = [(f, [r for r in mine if r["repo"] == f["repo"] and matches(f, r)]) for f in found]
+        judged = [(f, rs) for f, rs in judged_by if f["code"] == rule]
         right = sum(1 for _, rs in judged if any(r["verdict"] == "pitfall" for r in rs))
         unjudged = [f for f, rs in judged if not rs]
         table[rule] = {"pitfalls": len(pitfalls), "found": sum(map(hit, pitfalls)), "near_misses": len(near),

@@ -237,3 +237,48 @@ def test_frameworks_that_copy_batches(tmp_path):
     with open(project(tmp_path, lightning), encoding="utf-8") as handle:
         assert [f for f in analyze(python_source(handle.read(), str(tmp_path / "train.py")), config)
                 if f.code == "TPL102"] == []
+
+
+def test_loaders_iterated_every_epoch_by_a_function_or_a_framework(tmp_path):
+    engine = """
+        def train_one_epoch(model, data_loader, optimizer):
+            for samples, targets in logger.log_every(data_loader, 10):
+                model(samples).backward()
+    """
+    train = """
+        from torch.utils.data import DataLoader
+        from engine import train_one_epoch
+        loader = DataLoader(images, batch_size=64, num_workers=8)
+        once = DataLoader(images, batch_size=64, num_workers=8)
+        for epoch in range(90):
+            train_one_epoch(model, loader, optimizer)
+        train_one_epoch(model, once, optimizer)
+    """
+    path = project(tmp_path, train)
+    (tmp_path / "engine.py").write_text(textwrap.dedent(engine))
+    [finding] = findings_of(path, "TPL104")
+    assert finding.range.start_line == 3
+    assert "iterated once per epoch (by `train_one_epoch`, engine.py:3, called in a loop)" in finding.message
+    assert finding.related[0].path == str(tmp_path / "engine.py")
+    lightning = """
+        import lightning as L
+        from torch.utils.data import DataLoader
+        train = DataLoader(images, batch_size=64, num_workers=4)
+        test = DataLoader(images, batch_size=64, num_workers=4)
+        trainer = L.Trainer(max_epochs=30)
+        trainer.fit(model, train)
+        trainer.test(model, test)
+    """
+    [finding] = findings_of(project(tmp_path, lightning), "TPL104")
+    assert finding.range.start_line == 3 and "(by Lightning's Trainer)" in finding.message
+    assert findings_of(project(tmp_path, lightning.replace("max_epochs=30", "max_epochs=1")), "TPL104") == []
+    ignite = """
+        from ignite.engine import create_supervised_trainer
+        from torch.utils.data import DataLoader
+        loader = DataLoader(images, batch_size=64, num_workers=4)
+        trainer = create_supervised_trainer(model, optimizer, loss)
+        trainer.run(loader, max_epochs=100)
+    """
+    [finding] = findings_of(project(tmp_path, ignite), "TPL104")
+    assert "(by an ignite Engine's `run`)" in finding.message
+    assert findings_of(project(tmp_path, ignite.replace("max_epochs=100", "max_epochs=1")), "TPL104") == []

@@ -5,8 +5,11 @@ from __future__ import annotations
 import libcst as cst
 
 from ..context import Site, argument, code, dotted, keyword
+from ..findings import Related
+from ..project import bind, call_target, iterated, parameters
+from ..project import bound as bound_call
 from .base import Example, FixPlan, Replace
-from .dataloader import _NUM_WORKERS, _LoaderRule
+from .dataloader import _EVERY_EPOCH, _FIT_METHODS, _NUM_WORKERS, _LoaderRule
 from .edits import names_in_target, replace_argument, root_name
 
 
@@ -15,7 +18,11 @@ class NonPersistentWorkers(_LoaderRule):
     ## What it does
     Finds a DataLoader with `num_workers > 0` (a value perf-lint can prove) and without
     `persistent_workers=True` that is iterated again and again: a `for batch in loader`
-    inside an epoch loop, or inside a function called from one.
+    inside an epoch loop, or inside a function called from one; a function of the
+    project (`train_one_epoch(model, loader)` in another module) that loops over the
+    loader it is passed, called in a loop; Lightning's Trainer (a Lightning module's
+    `train_dataloader`/`val_dataloader`, loaders given to `fit`, unless `max_epochs=1`);
+    an ignite Engine's `run(loader, max_epochs=N)`, or a `run` in an event handler.
 
     ## Why is this bad?
     Without persistent workers, every `iter(loader)` (every epoch) shuts the worker
@@ -95,31 +102,95 @@ class NonPersistentWorkers(_LoaderRule):
 
     def finish(self) -> None:
         reported: set[int] = set()
+        for loader, repeats, how, related in self._repeated():
+            if id(loader.node) in reported or loader.loops:
+                continue
+            workers = self.setting(loader, _NUM_WORKERS, "num_workers")
+            if isinstance(workers, bool) or not isinstance(workers, int) or workers <= 0:
+                continue
+            if self.setting(loader, -1, "persistent_workers") not in (None, False):
+                continue
+            if any(self._changes_dataset(outer, loader) for outer in repeats):
+                continue
+            reported.add(id(loader.node))
+            self.report(
+                loader,
+                f"This DataLoader is iterated once per epoch{how} without persistent_workers=True, so its "
+                f"{workers} worker processes are shut down and re-spawned every epoch (re-importing "
+                "modules, re-pickling the dataset, refilling the prefetch queue) while the GPU waits: "
+                "set persistent_workers=True.",
+                self._fix(loader),
+                related=related,
+            )
+
+    def _repeated(self):
+        """(loader, the loops that repeat it, how it is iterated, related places) for every
+        loader iterated again and again: by a loop of the source, by a function of the
+        project called in a loop, by Lightning's Trainer, by an ignite Engine."""
         for loop, (loop_site, _) in self.loops.items():
             repeats = self._repeating_loops(loop, loop_site)
-            if not repeats:
-                continue
-            for loader in self.loaders_of(loop):
-                if id(loader.node) in reported or loader.loops:
-                    continue
+            for loader in self.loaders_of(loop) if repeats else ():
                 if loop_site.scope is loader.scope and loop_site.scope.node is not None and not loop_site.loops:
                     continue  # the loader is made in the function that is called every epoch
-                workers = self.setting(loader, _NUM_WORKERS, "num_workers")
-                if isinstance(workers, bool) or not isinstance(workers, int) or workers <= 0:
+                yield loader, repeats, "", ()
+        yield from self._iterated_by_callees()
+        yield from self._iterated_by_frameworks()
+
+    def _iterated_by_callees(self):
+        """`train_one_epoch(model, loader)` in an epoch loop, the function (of this file or
+        another of the project) looping over that parameter."""
+        for sites in list(self.ctx.calls.values()):
+            for site in sites:
+                if not site.loops or not site.node.args:
                     continue
-                if self.setting(loader, -1, "persistent_workers") not in (None, False):
+                callee = call_target(self.ctx, site.node.func, site.scope)
+                loops = iterated(callee) if callee is not None else {}
+                if not loops:
                     continue
-                if any(self._changes_dataset(outer, loader) for outer in repeats):
-                    continue
-                reported.add(id(loader.node))
-                self.report(
-                    loader,
-                    f"This DataLoader is iterated once per epoch without persistent_workers=True, so its "
-                    f"{workers} worker processes are shut down and re-spawned every epoch (re-importing "
-                    "modules, re-pickling the dataset, refilling the prefetch queue) while the GPU waits: "
-                    "set persistent_workers=True.",
-                    self._fix(loader),
-                )
+                bound = {n for outer in site.loops if type(outer) is cst.For for n in names_in_target(outer.target)}
+                method = callee[3] is not None and bound_call(site.node.func)
+                for param, value in bind(site.node, parameters(callee[0]), method):
+                    if param not in loops or root_name(value) in bound:
+                        continue  # (an outer loop handing out the loaders)
+                    place = callee[2](loops[param])
+                    how = f" (by `{callee[0].name}`{f', {place}' if place else ''}, called in a loop)"
+                    related = (Related(callee[2].path, loops[param] - 1, f"`{callee[0].name}` iterates the loader"),) if place else ()
+                    for loader in self._resolve_loader(value, site.scope, 0):
+                        yield loader, list(site.loops), how, related
+
+    def _iterated_by_frameworks(self):
+        """Lightning's Trainer iterates a module's train/val loaders and those given to
+        `fit` every epoch; an ignite Engine those it `run`s for several epochs."""
+        ctx = self.ctx
+        trainers = ctx.calls.get("Trainer", ())
+        if any(self._value_is(site, "max_epochs", 1) for site in trainers):
+            return
+        lightning = " (by Lightning's Trainer)"
+        for loader in self.loaders.values():
+            function = loader.scope.node
+            cls = ctx.class_of.get(id(function)) if function is not None else None
+            if (cls is not None and function.name.value in _EVERY_EPOCH
+                    and any("Lightning" in (dotted(base.value) or "") for base in cls.bases)):
+                yield loader, [], lightning, ()
+        for name in _FIT_METHODS:
+            for site in ctx.calls.get(name, ()):
+                made = self._made_by(site)
+                if made.endswith("Trainer") and made.startswith(("lightning", "pytorch_lightning")):
+                    for arg in site.node.args:
+                        for loader in self._resolve_loader(arg.value, site.scope, 0):
+                            yield loader, [], lightning, ()
+        for site in ctx.calls.get("run", ()):
+            if not self._made_by(site).startswith("ignite.") or not site.node.args:
+                continue
+            epochs = argument(site.node, 1, "max_epochs")
+            if epochs is not None and ctx.value(epochs, site.scope) in (None, 0, 1):
+                continue
+            handler = site.scope.node is not None and bool(site.scope.node.decorators)  # @trainer.on(Events...)
+            if epochs is None and not handler:
+                continue
+            how = " (by an ignite Engine's `run`" + (", from an event handler)" if handler else ")")
+            for loader in self._resolve_loader(site.node.args[0].value, site.scope, 0):
+                yield loader, [], how, ()
 
     def _repeating_loops(self, loop: cst.For, site: Site) -> list[cst.CSTNode]:
         """The loops that run `loop` again and again: its enclosing loops, or the loops around
