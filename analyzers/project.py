@@ -56,7 +56,7 @@ def recording():
 def _note(path: str, info: os.stat_result) -> None:
     reads = _READS.get()
     if reads is not None:
-        reads[path] = (info.st_size, info.st_mtime_ns)
+        reads[os.path.normpath(os.path.abspath(path))] = (info.st_size, info.st_mtime_ns)
 
 
 @functools.lru_cache(maxsize=256)

@@ -32,6 +32,7 @@ from pygls.exceptions import JsonRpcException
 from perf_lint.analyzers import Finding, Range, Source, analyze
 from perf_lint.analyzers.parse import ParseCache
 from perf_lint.analyzers.engine import suppressed
+from perf_lint.analyzers.project import recording
 
 from .documents import Change, Snapshot, client_column
 from .settings import Resolved
@@ -135,6 +136,7 @@ class Analysis:
     resolved: Resolved
     findings: dict[str, list[Finding]]
     broken: dict[str, Finding]  # unit URI -> its TPL000
+    reads: dict = field(default_factory=dict)  # other files of the project it read: {path: (size, mtime_ns)}
 
 
 class _Uncollected:
@@ -184,7 +186,9 @@ def _run_analysis(snapshot: Snapshot, resolved: Resolved, cache: ParseCache) -> 
     if resolved.excluded:
         return Analysis(snapshot, None, resolved, findings, broken)
     source = snapshot.source()
-    for finding in analyze(source, resolved.engine, cache):
+    with recording() as reads:
+        found = analyze(source, resolved.engine, cache)
+    for finding in found:
         unit = snapshot.unit_for_cell(finding.cell)
         if unit is None:
             continue
@@ -192,7 +196,7 @@ def _run_analysis(snapshot: Snapshot, resolved: Resolved, cache: ParseCache) -> 
             broken[unit.uri] = finding
         else:
             findings[unit.uri].append(finding)
-    return Analysis(snapshot, source, resolved, findings, broken)
+    return Analysis(snapshot, source, resolved, findings, broken, reads)
 
 
 @dataclass
@@ -352,6 +356,19 @@ class Diagnostics:
             if not self.server.client.pull:
                 self._request(state, self.server.documents.revision(target))
         self.refresh()
+
+    def files_changed(self, paths: set[str]) -> None:
+        """Analyze again the open targets whose last analysis read one of `paths` (files of
+        the project saved or changed on disk: a module they import)."""
+        paths = {os.path.normpath(os.path.abspath(path)) for path in paths if path}
+        stale = [state for state in self.states.values()
+                 if state.analysis is not None and not paths.isdisjoint(state.analysis.reads)]
+        for state in stale:
+            self.server.documents.touch(state.target)
+            if not self.server.client.pull:
+                self._request(state, self.server.documents.revision(state.target))
+        if stale:
+            self.refresh()
 
     def refresh(self) -> None:
         """Make pulling clients pull again (when what they were told may have changed)."""

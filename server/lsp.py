@@ -37,6 +37,7 @@ from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
+from pygls.uris import to_fs_path
 
 from perf_lint import __version__
 
@@ -497,7 +498,8 @@ def create_server() -> PerfLintServer:
             registrations.append(types.Registration(
                 id="perf-lint-pyproject", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                 register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                    watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml")])))
+                    watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+                              types.FileSystemWatcher(glob_pattern="**/*.py")])))
         if ls.client.register_configuration:
             registrations.append(types.Registration(
                 id="perf-lint-configuration", method=types.WORKSPACE_DID_CHANGE_CONFIGURATION,
@@ -523,9 +525,16 @@ def create_server() -> PerfLintServer:
         if any(change.uri.endswith("pyproject.toml") for change in params.changes):
             ls.settings.invalidate()
             ls.diagnostics.relint_all()
+        else:
+            ls.diagnostics.files_changed({to_fs_path(change.uri) or "" for change in params.changes})
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: PerfLintServer, params: types.DidSaveTextDocumentParams) -> None:
+        """A saved module may change the findings of the open files that import it."""
+        ls.diagnostics.files_changed({to_fs_path(params.text_document.uri) or ""})
 
     @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, types.DiagnosticOptions(
-        identifier="perf-lint", inter_file_dependencies=False, workspace_diagnostics=False))
+        identifier="perf-lint", inter_file_dependencies=True, workspace_diagnostics=False))
     async def pull_diagnostics(ls: PerfLintServer, params: types.DocumentDiagnosticParams):
         return await ls.diagnostics.pull(params)
 

@@ -282,3 +282,18 @@ def test_loaders_iterated_every_epoch_by_a_function_or_a_framework(tmp_path):
     [finding] = findings_of(project(tmp_path, ignite), "TPL104")
     assert "(by an ignite Engine's `run`)" in finding.message
     assert findings_of(project(tmp_path, ignite.replace("max_epochs=100", "max_epochs=1")), "TPL104") == []
+
+
+@timed(120)
+async def test_saving_an_imported_module_updates_the_open_file(tmp_path):
+    """The findings of train.py depend on utils.py: saving utils.py analyzes train.py again."""
+    from lsprotocol import types
+
+    project(tmp_path, TRAIN)
+    async with session(VSCODE, tmp_path) as client:
+        uri = open_py(client, tmp_path / "train.py", textwrap.dedent(TRAIN))
+        assert [d.code for d in await diagnostics(client, VSCODE, uri, 1)].count("TPL203") == 1
+        (tmp_path / "utils.py").write_text(textwrap.dedent(UTILS.replace("v = v.item()", "v = v.detach()")))
+        client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=(tmp_path / "utils.py").as_uri())))
+        await diagnostics(client, VSCODE, uri, None, lambda found: "TPL203" not in [d.code for d in found])
