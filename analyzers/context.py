@@ -19,7 +19,9 @@ from typing import NamedTuple
 import libcst as cst
 
 UNKNOWN = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN", "__bool__": lambda self: False})()
-_CUDA_STRING = re.compile(r"""^[rRbBuU]?(['"])cuda(:\d+)?\1$""")
+_CUDA_STRING = re.compile(r"""^[rRbBuU]?(['"])(cuda(:\d+)?|nccl)\1$""")  # a device, or the GPU-only backend
+_GPU_APIS = ("torch.cuda.", "torch.accelerator.", "deepspeed.")  # training on an accelerator
+_GPU_ENGINES = {"accelerate.Accelerator"}
 _MAX_DEPTH = 12
 _MUTATORS = {"update", "setdefault", "pop", "popitem", "clear", "__setitem__"}
 
@@ -481,7 +483,7 @@ class Context:
                 self.cuda_evidence = node
             else:
                 qualified = self.qualname(node.func)
-                if qualified is not None and qualified.startswith("torch.cuda."):
+                if qualified is not None and (qualified.startswith(_GPU_APIS) or qualified in _GPU_ENGINES):
                     self.cuda_evidence = node
 
     def _class(self, node: cst.ClassDef) -> None:

@@ -297,3 +297,39 @@ async def test_saving_an_imported_module_updates_the_open_file(tmp_path):
         client.text_document_did_save(types.DidSaveTextDocumentParams(
             text_document=types.TextDocumentIdentifier(uri=(tmp_path / "utils.py").as_uri())))
         await diagnostics(client, VSCODE, uri, None, lambda found: "TPL203" not in [d.code for d in found])
+
+
+@pytest.mark.parametrize("evidence", [
+    "model_engine, optimizer, _, _ = deepspeed.initialize(model=model)",
+    "accelerator = accelerate.Accelerator()",
+    "torch.distributed.init_process_group('nccl')",
+])
+def test_training_on_an_accelerator_is_cuda_evidence(tmp_path, evidence):
+    train = f"""
+        import accelerate, deepspeed, torch
+        {evidence}
+        for x, y in loader:
+            loss = criterion(model(x.to(device)), y.to(device))
+            loss.backward()
+            optimizer.step()
+            total += loss.item()
+    """
+    assert len(tpl203(project(tmp_path, train))) == 1
+    assert tpl203(project(tmp_path, train.replace(evidence, "pass"))) == []
+
+
+def test_a_read_behind_a_switch_off_by_default_is_silent(tmp_path):
+    train = """
+        import argparse, torch
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--print-loss", action="store_true")
+        args = parser.parse_args()
+        model = Net().cuda()
+        for x, y in loader:
+            loss = criterion(model(x.cuda()), y.cuda())
+            loss.backward()
+            optimizer.step()
+            if args.print_loss:
+                print(loss.item())
+    """
+    assert tpl203(project(tmp_path, train)) == []

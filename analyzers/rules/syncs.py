@@ -245,6 +245,8 @@ class HostSyncEveryStep(Nesting):
         test = frame.node.test
         if self._truth_sync(test, site.scope):
             return True  # reported itself; its body runs when something went wrong
+        if self.ctx.value(test, site.scope) is False:
+            return True  # a switch off by default (`if args.print_loss:`, a store_true flag)
         loop_names = {n for loop in site.loops if type(loop) is cst.For for n in names_in(loop.target)}
         found = False
 
