@@ -24,8 +24,9 @@ class CpuTensorMovedEachStep(Nesting):
     ## What it does
     Finds a tensor created by a torch factory (`torch.zeros`, `torch.ones`, `torch.arange`,
     `torch.tensor`, `torch.randn`, ...) and moved with `.cuda()` or `.to(device)` (right
-    away or after reshapes and casts: `torch.arange(n).unsqueeze(0).to(device)`), inside a
-    loop or a module's `forward`. A device variable counts in code
+    away or after reshapes and casts: `torch.arange(n).unsqueeze(0).to(device)`, or in a
+    later statement of the same function, `z = z.type_as(x)`), inside a loop, a module's
+    `forward` or `training_step`, or a method that `forward` calls. A device variable counts in code
     that uses CUDA; `.to(x.device)` (another tensor's device) always does, since creating
     the tensor there is never slower.
 
@@ -53,8 +54,8 @@ class CpuTensorMovedEachStep(Nesting):
     code = "TPL501"
     name = "cpu-tensor-moved-each-step"
     summary = "torch.zeros(...).cuda() / .to(device) in a loop or forward: create it with device="
-    triggers = (".cuda(", ".to(")
-    calls = CallNames(frozenset({"cuda", "to"}))
+    triggers = (".cuda(", ".to(", ".type_as(")
+    calls = CallNames(frozenset({"cuda", "to", "type_as"}))
     fixable = True
     probe = "syncs"
     VALID = (
@@ -62,6 +63,13 @@ class CpuTensorMovedEachStep(Nesting):
         Example("import torch\nmask = torch.ones(8, 8).cuda()\nfor x in loader:\n    y = x * mask\n"),
         Example("import torch\nfor x in loader:\n    mask = torch.ones(8, 8).to(torch.float16)\n"),
         Example("import torch\nfor x in loader:\n    mask = torch.ones(8, 8).to(device)\n"),
+        # an ONNX export wrapper: its forward is traced once
+        Example(
+            "import torch\nfrom torch import nn\nclass SamOnnxModel(nn.Module):\n"
+            "    def forward(self, x):\n        return x * torch.tensor([1.0]).to(x.device)\n"
+        ),
+        # a CPU tensor made once, moved in the loop: the move is the user's choice of where to keep it
+        Example("import torch\nx = torch.randn(8)\nfor step in range(10):\n    y = x.cuda() * 2\n"),
     )
     INVALID = (
         Example(
@@ -75,46 +83,101 @@ class CpuTensorMovedEachStep(Nesting):
             "        pos = torch.arange(x.size(1), device=x.device)\n        return x + pos\n",
         ),
         Example("import torch\nfor x in loader:\n    eps = torch.randn(x.shape).cuda()\n"),
+        # made on the CPU, then cast to another tensor's type and device (Lightning's idiom)
+        Example(
+            "import torch\nimport lightning as L\nclass GAN(L.LightningModule):\n"
+            "    def training_step(self, batch):\n        imgs, _ = batch\n"
+            "        fake = torch.zeros(imgs.size(0), 1).type_as(imgs)\n",
+            "import torch\nimport lightning as L\nclass GAN(L.LightningModule):\n"
+            "    def training_step(self, batch):\n        imgs, _ = batch\n"
+            "        fake = torch.zeros(imgs.size(0), 1, device=imgs.device).type_as(imgs)\n",
+        ),
+        Example(
+            "import torch\nimport lightning as L\nclass GAN(L.LightningModule):\n"
+            "    def training_step(self, batch):\n        imgs, _ = batch\n"
+            "        valid = torch.ones(imgs.size(0), 1)\n        valid = valid.type_as(imgs)\n"
+        ),
+        # in a helper that forward calls
+        Example(
+            "import torch\nfrom torch import nn\nclass MoCo(nn.Module):\n"
+            "    def _shuffle(self, x):\n        return x[torch.randperm(x.shape[0]).cuda()]\n"
+            "    def forward(self, x):\n        return self._shuffle(x)\n"
+        ),
     )
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
-        self.moves: list[tuple[Site, cst.Call, cst.BaseExpression | None]] = []  # (move, factory, device)
+        # (move, factory, device or the tensor of type_as, enclosing function)
+        self.moves: list[tuple[Site, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
-        if name not in ("cuda", "to") or type(node.func) is not cst.Attribute:
+        if name not in ("cuda", "to", "type_as") or type(node.func) is not cst.Attribute:
             return
         made = _factory_below(node.func.value)
-        if made is None:
-            return
+        if made is None and type(node.func.value) is cst.Name and not self.ctx.loops:
+            made = self._created(node.func.value.value)  # `z = torch.randn(n, d)` ... `z = z.type_as(x)`
+        if made is None or keyword(made, "device") is not None:
+            return  # (made on a device: `.type_as` only casts)
         qualified = self.ctx.qualname(made.func) or ""
         if qualified.count(".") != 1 or not qualified.startswith("torch."):
             return
-        site = self.ctx.site(node)
-        function = self.function()
-        if not site.loops and (function is None or function.name.value not in _PER_CALL):
+        device = argument(node, 0, "device" if name != "type_as" else "other")
+        if name != "cuda" and device is None:
             return
-        device = argument(node, 0, "device")
-        if name == "to" and device is None:
-            return
-        self.moves.append((site, made, device))
+        self.moves.append((self.ctx.site(node), made, device, self.function()))
 
     def finish(self) -> None:
-        for site, made, device in self.moves:
-            if device is not None and not self._device(device, site):
+        for site, made, device, function in self.moves:
+            where = self._every_call(site, function)
+            if where is None:
+                continue
+            moved_as = call_name(site.node) == "type_as"
+            if device is not None and not moved_as and not self._device(device, site):
                 continue
             factory = call_name(made)
-            where = "on every iteration" if site.loops else "on every forward call"
             fix = self._fix(site, made, device) if factory in _DETERMINISTIC else None
+            how = f"`.type_as({code(device)})`" if moved_as else "copied to the GPU"
             self.report(
                 site,
-                f"torch.{factory}(...) is created on the CPU and then copied to the GPU {where}: an allocation, "
+                f"torch.{factory}(...) is created on the CPU and then {how} {where}: an allocation, "
                 "a fill and a blocking copy from pageable memory each time. Create it on the device directly: "
                 f"torch.{factory}(..., device=...)."
                 + ("" if factory in _DETERMINISTIC else " (Random values then come from the CUDA generator.)"),
                 fix,
             )
+
+    def _created(self, name: str) -> cst.Call | None:
+        """The factory call that made `name` earlier in the current function, when its other
+        assignments only move or cast it (`z = z.type_as(x)`)."""
+        scope = self.ctx.scope
+        if scope.node is None or name not in scope.assignments:
+            return None
+        made = [_factory_below(v) for v in scope.assignments[name] if v is not None]
+        factories = [m for m in made if m is not None]
+        others = [v for v, m in zip(scope.assignments[name], made) if m is None]
+        moves_only = all(
+            type(v) is cst.Call and type(v.func) is cst.Attribute and dotted(v.func.value) == name for v in others
+        )
+        return factories[0] if len(factories) == 1 and moves_only else None
+
+    def _every_call(self, site: Site, function) -> str | None:
+        """How often the move runs: in a loop, in a forward (or training_step), or in a
+        function of the source that one of those calls; None otherwise."""
+        if site.loops:
+            return "on every iteration"
+        if function is None:
+            return None
+        cls = self.ctx.class_of.get(id(function))
+        if cls is not None and "onnx" in cls.name.value.lower():
+            return None  # an export wrapper: its forward runs once, to be traced
+        if function.name.value in _PER_CALL:
+            return "on every forward call"
+        for call in self.ctx.calls.get(function.name.value, ()):
+            caller = call.scope.node
+            if caller is not None and caller.name.value in _PER_CALL:
+                return f"in `{function.name.value}`, called on every forward call"
+        return None
 
     def _device(self, device: cst.BaseExpression, site: Site) -> bool:
         """Provably CUDA, or a device variable in code that uses CUDA."""
@@ -130,8 +193,11 @@ class CpuTensorMovedEachStep(Nesting):
         )
 
     def _fix(self, site: Site, made: cst.Call, device) -> FixPlan | None:
-        if keyword(made, "device") is not None or star_kwargs(made):
-            return None
+        if keyword(made, "device") is not None or star_kwargs(made) or not _below(made, site.node):
+            return None  # (made in another statement: no fix here)
+        if call_name(site.node) == "type_as":  # made on the other tensor's device, cast there
+            created = with_keywords(made, {"device": f"{code(device)}.device"})
+            return FixPlan("Create the tensor on the device", (Replace(site, site.node.deep_replace(made, created)),))
         others = [
             a for a in site.node.args
             if a.value is not device and not (a.keyword is not None and a.keyword.value == "non_blocking")
@@ -142,6 +208,16 @@ class CpuTensorMovedEachStep(Nesting):
         receiver = site.node.func.value
         new = created if receiver is made else receiver.deep_replace(made, created)
         return FixPlan("Create the tensor on the device", (Replace(site, new),))
+
+
+def _below(made: cst.Call, move: cst.Call) -> bool:
+    """Whether the factory call is part of the move's receiver chain."""
+    expr = move.func.value
+    while type(expr) is cst.Call and type(expr.func) is cst.Attribute:
+        if expr is made:
+            return True
+        expr = expr.func.value
+    return expr is made
 
 
 def _factory_below(expr: cst.BaseExpression) -> cst.Call | None:
