@@ -9,6 +9,7 @@ exclude = ["build/*"]       # glob patterns, matched against paths relative to t
 per-file-ignores = { "tests/*" = ["TPL101"] }
 max-file-size = 10485760    # bytes; a larger file is skipped (an error), never read
 assume-device = "auto"      # "cuda": code runs on a GPU even where it never says so; "cpu": never
+include-tests = false       # check tests/, test_*.py, *_test.py and conftest.py with the performance rules
 
 [tool.perf-lint.TPL101]     # rule options, one table per rule
 num-workers = 8
@@ -27,7 +28,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 _LIST_KEYS = {"select", "ignore", "extend-select", "exclude", "extend-exclude"}
-_KEYS = _LIST_KEYS | {"per-file-ignores", "max-file-size", "assume-device"}
+_KEYS = _LIST_KEYS | {"per-file-ignores", "max-file-size", "assume-device", "include-tests"}
 DEVICES = ("auto", "cuda", "cpu")
 MAX_FILE_SIZE = 10 * 1024 * 1024
 
@@ -47,6 +48,7 @@ class Config:
     max_file_size: int = MAX_FILE_SIZE  # bytes
     # where the code runs: "auto" (on CUDA where the source names it), "cuda" (always), "cpu" (never)
     assume_device: str = "auto"
+    include_tests: bool = False  # test code is not training code: only TPL000 runs on it by default
     root: str | None = None  # folder of the pyproject.toml it came from
     path: str | None = None  # that pyproject.toml
     _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
@@ -67,10 +69,27 @@ class Config:
             return False
         if path is not None:
             relative = self.relative(path)
+            if code != "TPL000" and not self.include_tests and self._test_code(path):
+                return False
             for pattern, codes in self.per_file_ignores:
                 if _matches(relative, pattern) and any(_prefix(code, c) for c in codes):
                     return False
         return True
+
+    def _test_code(self, path: str) -> bool:
+        """A file of a test suite: under `tests/` or `test/` (below the project's root), or
+        named `test_*.py`, `*_test.py`, `conftest.py`."""
+        from .project import project_root
+
+        name = os.path.basename(path)
+        if name == "conftest.py" or (name.startswith("test_") or name.rsplit(".", 1)[0].endswith("_test")) and \
+                name.endswith((".py", ".ipynb")):
+            return True
+        absolute = os.path.abspath(path)
+        top = os.path.abspath(self.root) if self.root else project_root(os.path.dirname(absolute))
+        if not absolute.startswith(top + os.sep):
+            return False
+        return any(part in ("tests", "test") for part in os.path.relpath(absolute, top).split(os.sep)[:-1])
 
     def rule_options(self, code: str) -> dict:
         return dict(dict(self.options).get(code, ()))
@@ -175,6 +194,10 @@ def parse_config(table: dict, path: str | None = None) -> Config:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"{where}: 'max-file-size' must be a positive number of bytes, got {value!r}")
             values["max_file_size"] = value
+        elif key == "include-tests":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: 'include-tests' must be true or false, got {value!r}")
+            values["include_tests"] = value
         elif key == "assume-device":
             if value not in DEVICES:
                 raise ConfigError(f"{where}: 'assume-device' must be one of {', '.join(DEVICES)}, got {value!r}")

@@ -85,13 +85,24 @@ def test_rule_options_reach_message_and_fix(cli, tmp_path):
 
 def test_per_file_ignores(cli, tmp_path):
     write(tmp_path, {
-        "pyproject.toml": '[tool.perf-lint]\nper-file-ignores = { "tests/*" = ["TPL101"], "scripts/one.py" = ["TPL1"] }\n',
+        "pyproject.toml": '[tool.perf-lint]\ninclude-tests = true\n'
+                          'per-file-ignores = { "tests/*" = ["TPL101"], "scripts/one.py" = ["TPL1"] }\n',
         "tests/test_x.py": PINNING, "src/train.py": LOADER, "scripts/one.py": PINNING,
     })
     result = cli("check", "--format", "json", "--select", "TPL1")
     assert codes_by_path(result) == [
         ("src/train.py", "TPL101"), ("tests/test_x.py", "TPL102"), ("tests/test_x.py", "TPL103")
     ]
+
+
+def test_test_code_is_skipped_by_default(cli, tmp_path):
+    """Test suites are not training code: only TPL000 runs on them unless include-tests is set."""
+    write(tmp_path, {"pyproject.toml": "", "tests/helpers.py": PINNING, "test_x.py": PINNING, "conftest.py": PINNING,
+                     "src/train.py": LOADER, "tests/broken.py": "def f(:\n"})
+    result = cli("check", "--format", "json", "--select", "TPL")
+    assert codes_by_path(result) == [("src/train.py", "TPL101"), ("tests/broken.py", "TPL000")]
+    (tmp_path / "pyproject.toml").write_text("[tool.perf-lint]\ninclude-tests = true\n")
+    assert {path for path, _ in codes_by_path(cli("check", "--format", "json"))} >= {"tests/helpers.py", "test_x.py"}
 
 
 # -- exclusion ------------------------------------------------------------------------------
