@@ -379,6 +379,7 @@ class PerfLintServer(LanguageServer):
         self.documents = Documents()
         self.settings = Settings(self._config_problem)
         self.diagnostics = Diagnostics(self)
+        self.on_stop = None  # called as soon as the client is gone, before anything waits on work in flight
         self._ready = asyncio.Event()
         self._errors: set[str] = set()
 
@@ -393,8 +394,16 @@ class PerfLintServer(LanguageServer):
         self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         reader = _LoopReader(stdin or sys.stdin.buffer, self.thread_pool)
+
+        async def run() -> None:
+            try:
+                await _read_messages(reader, self.protocol, self._stop_event)
+            finally:
+                if self.on_stop is not None:  # (asyncio.run then waits for an analysis still running)
+                    self.on_stop()
+
         try:
-            asyncio.run(_read_messages(reader, self.protocol, self._stop_event))
+            asyncio.run(run())
         except BrokenPipeError:
             logger.error("Connection to the client is lost! Shutting down the server.")
         except (KeyboardInterrupt, SystemExit):
@@ -609,24 +618,28 @@ def serve(tcp: tuple[str, int] | None = None) -> int:
         return 0
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # a stray print must not corrupt the protocol stream
+
+    def code() -> int:
+        return 0 if getattr(server.protocol, "_shutdown", True) else 1  # LSP: exit without shutdown is 1
+
+    server.on_stop = lambda: _exit_soon(code)
     try:
         server.start_io(stdin, stdout)
     finally:
         profiling.cancel_all()  # their children die before this process ends
-    code = 0 if getattr(server.protocol, "_shutdown", True) else 1  # LSP: exit without shutdown is 1
-    _exit_soon(code)
-    return code
+    return code()
 
 
 EXIT_GRACE_S = 2.0  # how long the interpreter's own exit may take once the client is gone
 CHILDREN_GRACE_S = 15.0  # and longer while a child process (a profile being killed) is still there
 
 
-def _exit_soon(code: int) -> None:
-    """Make sure the process ends soon: the interpreter's exit joins every pool thread, an
-    analysis of a huge document still running included (seconds for 30,000 lines), so a
-    daemon thread ends the process with `code` if that takes over `EXIT_GRACE_S`, once no
-    child process is left (profiles kill theirs on `cancel_all`; see CHILDREN_GRACE_S)."""
+def _exit_soon(code) -> None:
+    """Make sure the process ends soon once the client is gone: asyncio's and the
+    interpreter's exits wait for every pool thread, an analysis of a huge document still
+    running included (seconds for 30,000 lines, more on a busy machine), so a daemon thread
+    ends the process with `code()` if that takes over `EXIT_GRACE_S`, once no child process
+    is left (profiles kill theirs on `cancel_all`; see CHILDREN_GRACE_S)."""
 
     def watch() -> None:
         time.sleep(EXIT_GRACE_S)
@@ -635,7 +648,7 @@ def _exit_soon(code: int) -> None:
             time.sleep(0.1)
         logging.shutdown()
         sys.stderr.flush()
-        os._exit(code)
+        os._exit(code())
 
     threading.Thread(target=watch, name="perf-lint-exit", daemon=True).start()
 
