@@ -15,6 +15,7 @@ import ast
 import functools
 import io
 import json
+import os
 import re
 import tokenize
 from collections.abc import Sequence
@@ -23,6 +24,11 @@ from dataclasses import dataclass, field
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 PERCENT_CELL = re.compile(r"^#\s*%%")
 _MAGIC = re.compile(r"^(?P<indent>[ \t]*)(?P<prefix>%%|%|!!|!)(?P<name>[A-Za-z_][\w.]*)?")
+_HELP_END = re.compile(r"%{0,2}(?!\d)[\w*]+(?:\.(?!\d)[\w*]+|\[-?[0-9]+\])*\?\??$")  # IPython's `obj?`, `torch.*Tensor?`
+_ASSIGNED = re.compile(r"[ \t]*[^=\s](?:[^=]*[^=!<>+\-*/%&|^@:\s])?\s*=\s*(%\s*[^\W\d]|!)")  # `x = %who_ls`, `x[0] = !ls`
+_PYTHON = re.compile(r"#|'''|\"\"\"|['\"()\[\]{}]")
+_STATEMENT = re.compile(r"[ \t]*(?!#|pass[ \t]*$)\S")  # a line of code, not a comment nor a bare `pass`
+_CLOSING = {quote: re.compile(r"(?:\\.|[^\\])*?" + quote) for quote in ("'", '"', "'''", '"""')}
 _TIMEIT_VALUE_OPTIONS = {"-n", "-r", "-p"}
 RUNS_CELL = {"capture", "time", "timeit", "prun"}  # cell magics that run their body as IPython input
 
@@ -99,11 +105,11 @@ def codepoint_column(line: str, utf16: int) -> int:
 
 @dataclass(frozen=True)
 class Magic:
-    """An IPython line of a notebook cell: `%line`, `%%cell` magic, `!shell` or `?help`."""
+    """An IPython line of a notebook cell: `%line`, `%%cell` magic, `!shell`, `?help` or `/auto call`."""
 
     line: int  # 0-based line in the cell
-    prefix: str  # "%", "%%", "!", "!!" or "?"
-    name: str  # magic name ("time", "timeit", ...), "" for shell and help
+    prefix: str  # "%", "%%", "!", "!!", "?", or "/", "," or ";" (auto-call)
+    name: str  # magic name ("time", "timeit", ...) or auto-called name, "" for shell and help
     text: str  # the whole original line
     statement: str | None = None  # for %time/%timeit: the timed Python statement
     statement_column: int = 0  # where `statement` starts in `text`
@@ -186,17 +192,17 @@ class Unit:
             return []
         by_line = {magic.line: magic for magic in self.magics}
         honoured = [first]
-        while honoured[-1].name in RUNS_CELL and not block.shifted:
-            below = by_line.get(honoured[-1].line + 1)
-            if below is None or not below.is_cell_magic or below.line >= block.end:
+        while honoured[-1].name in RUNS_CELL and not block.shifted:  # (IPython drops the blank lines above a cell)
+            below = by_line.get(next((i for i in range(honoured[-1].line + 1, block.end) if self.line(i).strip()), -1))
+            if below is None or not below.is_cell_magic:
                 break
             honoured.append(below)
         return honoured
 
     @property
     def honoured_cell_magics(self) -> list[Magic]:
-        """The cell magics IPython runs: the first line's, and those stacked right under a
-        magic that runs the rest of the cell as a new cell (`%%capture` then `%%time`)."""
+        """The cell magics IPython runs: the first line's, and those stacked under a magic
+        that runs the rest of the cell as a new cell (`%%capture` then `%%time`)."""
         return [magic for block in self.cells for magic in self._honoured(block)] if self.magics else []
 
     @property
@@ -299,33 +305,73 @@ def notebook_source(data: str | dict, path: str = "<notebook>") -> Source:
 def mask_ipython(text: str, cell: int | None = None) -> Unit:
     """A cell's unit: IPython lines replaced by `pass` (same indentation, same line count).
 
+    As for IPython, only a line that starts a logical line of Python can be IPython's (not
+    one in brackets, a string or after a `\\`), and its `\\` continuation lines go with it.
     `%time stmt` / `%timeit stmt` keep `stmt` at its column behind a `pass;` prefix
     when that parses, so rules see the timed code. A cell magic other than
-    `%%time`/`%%timeit`/`%%capture` makes the whole cell non-Python.
+    `%%time`/`%%timeit`/`%%capture`/`%%prun` on the cell's first line (or under one of
+    those) makes the rest of the cell non-Python. A cell IPython dedents: see `_dedent`.
     """
     lines = split_lines(text)
     magics: list[Magic] = []
     masked = list(lines)
-    first_code = next((i for i, line in enumerate(lines) if line.strip()), None)
-    continuation = False
-    for i, line in enumerate(lines):
-        if continuation:
-            continuation = line.rstrip().endswith("\\")
-            continue
-        stripped = line.strip()
-        magic = _classify(line, i)
+    head = _first_code(lines, 0)  # where a cell magic is one
+    depth, quote, joined, start = 0, "", False, 0
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        magic = None if depth or quote or joined else _classify(line, i)
         if magic is None:
-            continuation = line.rstrip().endswith("\\")
+            start = start if depth or quote or joined else i  # of the logical line
+            depth, quote, end = _scan(line, depth, quote)
+            joined = not quote and end == len(line) and line.endswith("\\")
+            help_end = end == len(line) and not quote and _asks_help(line)
+            if help_end and (not depth or _first_code(lines, i + 1) == len(lines)):  # (IPython: also in brackets at the end)
+                magics.append(Magic(start, "?", "", lines[start]))  # `f(a,\n  b) + obj?`: help on `obj`, nothing else runs
+                masked[start:i + 1] = [mask_line(lines[start], magics[-1])] + [""] * (i - start)
+                depth = 0
+            i += 1
             continue
         magics.append(magic)
-        if magic.is_cell_magic and i == first_code and magic.name not in RUNS_CELL:
-            masked = [mask_line(line, magic) if j == i else "" for j in range(len(lines))]
-            break
-        masked[i] = mask_line(line, magic)
-        if masked[i].endswith("pass") and stripped.endswith("\\"):
-            continuation = True
-    code = "\n".join(masked)
-    return Unit(cell, text, code, tuple(magics))
+        if magic.is_cell_magic and i == head:  # `pass` at the cell's top level; below it, its cell
+            masked[i] = "pass"
+            if magic.name not in RUNS_CELL:
+                masked[i + 1:] = [""] * (len(lines) - i - 1)
+                break
+            head = _first_code(lines, i + 1)
+            i += 1
+            continue
+        last = i
+        while lines[last].endswith("\\") and last + 1 < len(lines):
+            last += 1
+        masked[i:last + 1] = [mask_line(line, magic)] + [""] * (last - i)
+        i = last + 1
+    _dedent(lines, masked, head)
+    return Unit(cell, text, "\n".join(masked), tuple(magics))
+
+
+def _first_code(lines: list[str], start: int) -> int:
+    return next((i for i in range(start, len(lines)) if lines[i].strip()), len(lines))
+
+
+def _dedent(lines: list[str], masked: list[str], start: int) -> None:
+    """IPython runs a cell (a `%%time` cell: its lines from `start`) dedented. When those
+    share leading whitespace, `with None:` on the line above the first statement (a blank
+    line, a comment, a magic) makes them a block in place, every column kept."""
+    if start == len(lines) or lines[start][0] not in " \t":  # (`start`: the first line that is not blank)
+        return
+    prefix = os.path.commonprefix([line[:len(line) - len(line.lstrip())] for line in lines[start:] if line.strip()])
+    if not prefix:
+        return
+    if _STATEMENT.match(masked[0]):
+        if masked[0] == lines[0]:
+            return  # indented code on the first line: no line to put `with None:` on
+        masked[0] = "pass"  # `pass; stmt` there: the timed statement cannot keep its column
+    first = next((i for i, line in enumerate(masked) if _STATEMENT.match(line)), None)
+    stop = len(masked) if first is None else first - 1
+    masked[:stop] = [line.strip() for line in masked[:stop]]
+    if first is not None:
+        masked[stop] = "with None:"
 
 
 def mask_line(line: str, magic: Magic) -> str:
@@ -341,26 +387,32 @@ def mask_line(line: str, magic: Magic) -> str:
 
 
 def _classify(line: str, index: int) -> Magic | None:
+    """The IPython of a line that starts a logical line, if any."""
     stripped = line.strip()
     if not stripped or stripped.startswith("#"):
         return None
-    if stripped.startswith("?") or (stripped.endswith("?") and _is_help(stripped)):
+    if stripped[0] == "?" or (_asks_help(line) and _scan(line) == (0, "", len(line))):
         return Magic(index, "?", "", line)
+    called = stripped[1:].partition(" ")[0]  # auto-call: `/f x` is `f(x)`, `,f a b` `f("a", "b")`, `;f a b` `f("a b")`
+    if stripped[0] in ",;" or (stripped[0] == "/" and called):
+        return Magic(index, stripped[0], called, line)
     match = _MAGIC.match(line)
     if match is None:
-        assigned = re.match(r"^[ \t]*[\w.,\s]+=\s*(%|!)", line)
-        if assigned and not _parses(stripped):
-            return Magic(index, assigned.group(1), "", line)
-        return None
+        assigned = _ASSIGNED.match(line)
+        return Magic(index, assigned.group(1)[0], "", line) if assigned else None
     prefix, name = match.group("prefix"), match.group("name") or ""
-    if prefix in ("%", "%%") and not name:
-        return None
     if prefix.startswith("!"):
         name = ""
     statement, column = None, 0
     if prefix == "%" and name in ("time", "timeit"):
         statement, column = _timed_statement(line, match.end())
     return Magic(index, prefix, name, line, statement, column)
+
+
+def _asks_help(line: str) -> bool:
+    """Whether `line` ends in IPython's `obj?` (looked for in its last 300 characters: the
+    search is quadratic)."""
+    return line[-1:] == "?" and _HELP_END.search(line, max(len(line) - 300, 0)) is not None
 
 
 def _timed_statement(line: str, start: int) -> tuple[str | None, int]:
@@ -379,8 +431,29 @@ def _timed_statement(line: str, start: int) -> tuple[str | None, int]:
     return None, 0
 
 
-def _is_help(stripped: str) -> bool:
-    return re.fullmatch(r"[\w.]+\?\??", stripped) is not None
+def _scan(line: str, depth: int = 0, quote: str = "") -> tuple[int, str, int]:
+    """After a line of Python (`depth` brackets and the triple-quoted string `quote` open
+    before it): the brackets open, the triple-quoted string open ("" if none), and where
+    the line's comment starts (its length if none)."""
+    at = 0
+    while True:
+        if quote:
+            closed = _CLOSING[quote].match(line, at)
+            if closed is None:
+                return depth, quote if len(quote) == 3 else "", len(line)
+            at, quote = closed.end(), ""
+        found = _PYTHON.search(line, at)
+        if found is None:
+            return depth, "", len(line)
+        token, at = found.group(), found.end()
+        if token == "#":
+            return depth, "", found.start()
+        if token in "([{":
+            depth += 1
+        elif token in ")]}":
+            depth = max(depth - 1, 0)
+        else:
+            quote = token
 
 
 def _parses(code: str) -> bool:

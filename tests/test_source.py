@@ -42,6 +42,8 @@ def test_cell_magic_first_line_after_blank_lines():
     unit = mask_ipython("\n%%time\nx = 1", 0)
     assert unit.cell_magic is not None and unit.cell_magic.name == "time"
     assert mask_ipython("x = 1\n%%time\ny = 2", 0).cell_magic is None
+    stacked = mask_ipython("%%capture\n\n%%time\nx = 1", 0)  # IPython drops the blank line above `%%time`'s cell
+    assert [m.name for m in stacked.honoured_cell_magics] == ["capture", "time"] and stacked.misplaced_cell_magics == []
 
 
 def test_percent_cells():
