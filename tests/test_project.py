@@ -333,3 +333,23 @@ def test_a_read_behind_a_switch_off_by_default_is_silent(tmp_path):
                 print(loss.item())
     """
     assert tpl203(project(tmp_path, train)) == []
+
+
+@timed(120)
+async def test_the_editor_and_the_cli_agree_across_files(tmp_path):
+    """Findings that depend on other files are the same in `perf-lint check` and in the editor."""
+    steps = "def train_step(model, batch, device):\n    return model(batch.to(device))\n"
+    train = TRAIN.replace("import utils\n", "import utils\n    from torch.utils.data import DataLoader\n"
+                          "    from steps import train_step\n    loader = DataLoader(images, num_workers=4)\n") + \
+        "        train_step(model, x, device)\n"
+    path = project(tmp_path, train)
+    (tmp_path / "steps.py").write_text(steps)
+    run = run_check(tmp_path, "train.py", "--format", "json")
+    expected = sorted((f["code"], f["line"] - 1, f["message"], tuple(r["line"] - 1 for r in f["related"]))
+                      for f in json.loads(run.stdout))
+    assert {"TPL102", "TPL203"} <= {code for code, *_ in expected}
+    async with session(VSCODE, tmp_path) as client:
+        uri = open_py(client, tmp_path / "train.py", open(path, encoding="utf-8").read())
+        shown = await diagnostics(client, VSCODE, uri, 1)
+        assert sorted((d.code, d.range.start.line, d.message.split("\n")[0],
+                       tuple(r.location.range.start.line for r in d.related_information or ())) for d in shown) == expected
