@@ -282,20 +282,31 @@ def _arguments(init) -> dict[str, tuple[str, int]]:
     params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)][1:]
     keywords = [a.arg for a in function.args.kwonlyargs]
     found = {}
-    for item in ast.walk(function):
-        if type(item) is not ast.Assign or len(item.targets) != 1:
+    for target, value in _self_assignments(function):
+        if type(value) is not ast.Name:
             continue
-        target, value = item.targets[0], item.value
-        pairs = [(target, value)]
-        if type(target) is ast.Tuple and type(value) is ast.Tuple and len(target.elts) == len(value.elts):
-            pairs = list(zip(target.elts, value.elts))  # self.x, self.y = x, y
-        for target, value in pairs:
-            if type(value) is not ast.Name or type(target) is not ast.Attribute or _dotted(target.value) != "self":
+        if value.id in params:
+            found[target.attr] = (value.id, params.index(value.id))
+        elif value.id in keywords:
+            found[target.attr] = (value.id, -1)
+    return found
+
+
+def _self_assignments(function) -> list[tuple[ast.Attribute, ast.expr]]:
+    """The `self.x = value` assignments of a function (`self.x, self.y = x, y` as two),
+    in walking order; kept on the node (a pure function of it: every analysis asks)."""
+    found = function.__dict__.get("_perf_lint_self_assignments")
+    if found is None:
+        found = []
+        for item in ast.walk(function):
+            if type(item) is not ast.Assign or len(item.targets) != 1:
                 continue
-            if value.id in params:
-                found[target.attr] = (value.id, params.index(value.id))
-            elif value.id in keywords:
-                found[target.attr] = (value.id, -1)
+            target, value = item.targets[0], item.value
+            pairs = [(target, value)]
+            if type(target) is ast.Tuple and type(value) is ast.Tuple and len(target.elts) == len(value.elts):
+                pairs = list(zip(target.elts, value.elts))
+            found += [(t, v) for t, v in pairs if type(t) is ast.Attribute and _dotted(t.value) == "self"]
+        function.__dict__["_perf_lint_self_assignments"] = found
     return found
 
 
@@ -325,13 +336,10 @@ def _members(cls: ast.ClassDef, namespace: Namespace, place: Place, depth: int):
             methods[node.name] = (node, namespace, place)
     for _ in range(2):  # a store made from another one (`self.imgs = self.h5["images"]`)
         for node, _, _ in methods.values():
-            for item in ast.walk(node):
-                if type(item) is ast.Assign and len(item.targets) == 1:
-                    target = item.targets[0]
-                    if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
-                        what = _store(item.value, namespace, stores)
-                        if what is not None:
-                            stores[target.attr] = what
+            for target, value in _self_assignments(node):
+                what = _store(value, namespace, stores)
+                if what is not None:
+                    stores[target.attr] = what
     return methods, stores, libraries
 
 

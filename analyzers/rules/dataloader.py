@@ -528,7 +528,10 @@ class _LoaderRule(Rule):
             return UNKNOWN_DATASET
         found = self._namespace().klass(name)
         if found is not None:
-            cost = class_cost(found, has_transform)
+            key = ("class cost", id(found[0]), has_transform)  # loaders of one class: judged once per analysis
+            cost = self.known.get(key)
+            if cost is None:
+                cost = self.known[key] = class_cost(found, has_transform)
             if not cost.passed:
                 return cost
             # it indexes what it was passed: a tensor or a list is cheap, another dataset may not be

@@ -183,10 +183,14 @@ class HostSyncEveryStep(Nesting):
             self._add(node, "print")
             return
         if node.args and name is not None and name not in _NOT_PROJECT and (self.ctx.loops or self.ctx.scope.node):
-            if type(func) is cst.Attribute and type(func.value) is cst.Name:
-                imported = self.ctx.imports.get(func.value.value)
-                if imported is not None and imported.partition(".")[0] in _LIBRARIES:
-                    return
+            ctx = self.ctx
+            head = func.value if type(func) is cst.Name else (
+                func.value.value if type(func.value) is cst.Name else None)
+            imported = ctx.imports.get(head) if head is not None else None
+            if imported is not None and imported.partition(".")[0] in _LIBRARIES:
+                return
+            if type(func) is cst.Name and imported is None and head not in ctx.functions and head not in ctx.relative_imports:
+                return  # (a name defined nowhere in the source: a module object, a loss)
             self._add(node, "call")  # (a function of the project that reads an argument on the host)
 
     def visit_If(self, node: cst.If) -> None:
