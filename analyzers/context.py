@@ -251,6 +251,7 @@ class Context:
         self.classes: dict[str, cst.ClassDef] = {}  # every class defined, by name (the last one)
         self.class_of: dict[int, cst.ClassDef] = {}  # id(method) -> its class
         self.relative_imports: dict[str, tuple[int, str | None, str]] = {}  # name -> (level, module, name there)
+        self.star_imports: list[tuple[int, str | None]] = []  # (level, module) of each `from module import *`
         self._outer_loops: list[tuple[cst.CSTNode, ...]] = []
         self.mutated: set[str] = set()  # names of dicts changed after creation (`.update()`, `d[k] = v`)
         self.blocks: list[cst.CSTNode] = []  # enclosing statement blocks: Module, IndentedBlock
@@ -330,7 +331,10 @@ class Context:
                 self.imports[first] = first
 
     def _import_from(self, node: cst.ImportFrom) -> None:
-        if node.relative and type(node.names) is not cst.ImportStar:  # `from .data import Dataset`
+        if type(node.names) is cst.ImportStar:  # `from utils import *`: names the project model may find there
+            self.star_imports.append((len(node.relative), dotted(node.module) if node.module is not None else None))
+            return
+        if node.relative:  # `from .data import Dataset`
             module = dotted(node.module) if node.module is not None else None
             for alias in node.names:
                 name = dotted(alias.name)
@@ -338,7 +342,7 @@ class Context:
                     local = alias.asname.name.value if alias.asname and type(alias.asname.name) is cst.Name else name
                     self.relative_imports[local] = (len(node.relative), module, name)
             return
-        if node.module is None or type(node.names) is cst.ImportStar:
+        if node.module is None:
             return
         module = dotted(node.module)
         if module is None:

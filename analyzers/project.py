@@ -109,6 +109,7 @@ class FileNamespace(Namespace):
         self.functions: dict[str, ast.FunctionDef] = {}
         self.imports: dict[str, str] = {}
         self.relative: dict[str, tuple[int, str | None, str]] = {}
+        self.stars: list[tuple[int, str | None]] = []  # `from module import *`: (level, module)
         for node in tree.body:
             if type(node) is ast.ClassDef:
                 self.classes[node.name] = node
@@ -118,6 +119,8 @@ class FileNamespace(Namespace):
                 for alias in node.names:
                     first = alias.name.split(".")[0]
                     self.imports[alias.asname or first] = alias.name if alias.asname else first
+            elif type(node) is ast.ImportFrom and node.names[0].name == "*":
+                self.stars.append((node.level, node.module))
             elif type(node) is ast.ImportFrom:
                 for alias in node.names:
                     local = alias.asname or alias.name
@@ -135,13 +138,13 @@ class FileNamespace(Namespace):
         if name in self.classes:
             return self.classes[name], self, Place(self.label, self.path)
         found = self._imported(name, hops)
-        return None if found is None else found[0].klass(found[1], hops + 1)
+        return found[0].klass(found[1], hops + 1) if found is not None else self._starred("klass", name, hops)
 
     def function(self, name: str, hops: int = 0):
         if name in self.functions:
             return self.functions[name], self, Place(self.label, self.path)
         found = self._imported(name, hops)
-        return None if found is None else found[0].function(found[1], hops + 1)
+        return found[0].function(found[1], hops + 1) if found is not None else self._starred("function", name, hops)
 
     def _imported(self, name: str, hops: int):
         """(module, name there) for a name this module imports from a local module."""
@@ -149,10 +152,26 @@ class FileNamespace(Namespace):
             return None
         return imported(self.directory, self.root, name, self.relative, self.imports)
 
+    def _starred(self, kind: str, name: str, hops: int):
+        return starred(self.stars, self.directory, self.root, kind, name, hops)
+
 
 _FILES: OrderedDict[tuple, FileNamespace | None] = OrderedDict()
 _FILES_LOCK = threading.Lock()
 _FILES_SIZE = 256
+
+
+def starred(stars: list, directory: str, root: str, kind: str, name: str, hops: int):
+    """The class or function (`kind`) `name` from the first `from module import *` of a
+    project module that defines it."""
+    if "." in name or hops >= _MAX_HOPS:
+        return None
+    for level, module in stars:
+        found = local_module(directory, module, level, root)
+        definition = getattr(found, kind)(name, hops + 1) if found is not None else None
+        if definition is not None:
+            return definition
+    return None
 
 
 def imported(directory: str, root: str, name: str, relative: dict, imports: dict):
@@ -275,14 +294,19 @@ class SourceNamespace(Namespace):
         if name in self.ctx.classes:
             return self._definition(self.ctx.classes[name])
         found = self._imported(name)
-        return None if found is None else found[0].klass(found[1], hops + 1)
+        return found[0].klass(found[1], hops + 1) if found is not None else self._starred("klass", name, hops)
 
     def function(self, name: str, hops: int = 0):
         defined = [node for node, scope in self.ctx.functions.get(name, ()) if scope.parent is self.ctx.module_scope]
         if defined:
             return self._definition(defined[-1])
         found = self._imported(name)
-        return None if found is None else found[0].function(found[1], hops + 1)
+        return found[0].function(found[1], hops + 1) if found is not None else self._starred("function", name, hops)
+
+    def _starred(self, kind: str, name: str, hops: int):
+        if self.directory is None or not self.ctx.star_imports:
+            return None
+        return starred(self.ctx.star_imports, self.directory, self.directory, kind, name, hops)
 
     def _imported(self, name: str):
         if self.directory is None:

@@ -353,3 +353,10 @@ async def test_the_editor_and_the_cli_agree_across_files(tmp_path):
         shown = await diagnostics(client, VSCODE, uri, 1)
         assert sorted((d.code, d.range.start.line, d.message.split("\n")[0],
                        tuple(r.location.range.start.line for r in d.related_information or ())) for d in shown) == expected
+
+
+def test_names_from_a_star_import(tmp_path):
+    train = TRAIN.replace("import utils\n", "from utils import *\n").replace("utils.MetricLogger()", "MetricLogger()")
+    train = train.replace("logger.update(loss=loss)", "acc = accuracy(out, y)")
+    [finding] = tpl203(project(tmp_path, train))
+    assert "passes a CUDA tensor to `accuracy`" in finding.message

@@ -189,7 +189,8 @@ class HostSyncEveryStep(Nesting):
             imported = ctx.imports.get(head) if head is not None else None
             if imported is not None and imported.partition(".")[0] in _LIBRARIES:
                 return
-            if type(func) is cst.Name and imported is None and head not in ctx.functions and head not in ctx.relative_imports:
+            if (type(func) is cst.Name and imported is None and head not in ctx.functions
+                    and head not in ctx.relative_imports and not ctx.star_imports):
                 return  # (a name defined nowhere in the source: a module object, a loss)
             self._add(node, "call")  # (a function of the project that reads an argument on the host)
 
