@@ -360,3 +360,24 @@ def test_names_from_a_star_import(tmp_path):
     train = train.replace("logger.update(loss=loss)", "acc = accuracy(out, y)")
     [finding] = tpl203(project(tmp_path, train))
     assert "passes a CUDA tensor to `accuracy`" in finding.message
+
+
+def test_a_loader_made_by_a_factory_function_and_moved_by_a_helper(tmp_path):
+    train = """
+        import torch
+        from torch.utils.data import DataLoader
+        device = torch.device("cuda")
+        def make_loader(data, num_workers=0):
+            loader = DataLoader(data, batch_size=8, num_workers=num_workers)
+            return loader
+        def loss_of(inputs, targets, model, device):
+            inputs, targets = inputs.to(device), targets.to(device)
+            return model(inputs, targets)
+        def train(model, train_loader):
+            for x, y in train_loader:
+                loss_of(x, y, model, device).backward()
+                optimizer.step()
+        train(model, train_loader=make_loader(tokens, num_workers=2))
+    """
+    [finding] = findings_of(project(tmp_path, train), "TPL102")
+    assert finding.range.start_line == 5 and "`loss_of(x, y, model, device)` moves its batches" in finding.message

@@ -49,8 +49,8 @@ class _Transfer:
     """How a loader's batches reach the GPU when no loop of the source moves them: what
     does it (for a message) and the places of other files it depends on."""
 
-    def __init__(self, said: str, related: tuple = ()) -> None:
-        self.said, self.related = said, related
+    def __init__(self, said: str, related: tuple = (), framework: bool = True) -> None:
+        self.said, self.related, self.framework = said, related, framework
 
 
 _FIT_METHODS = {"fit", "validate"}  # Lightning Trainer methods given loaders for every epoch
@@ -188,7 +188,17 @@ class _LoaderRule(Rule):
             return [self.loaders[expr]]
         origin = self.ctx.origin(expr, scope)
         if origin is not None and type(origin[0]) is cst.Call:
-            return [self.loaders[origin[0]]] if origin[0] in self.loaders else []
+            call = origin[0]
+            if call in self.loaders:
+                return [self.loaders[call]]
+            if type(call.func) is not cst.Name:
+                return []
+            return [  # `loader = make_loader(...)`: the loaders a function of the source returns
+                loader
+                for function, _ in self.ctx.functions.get(call.func.value, ())
+                for value in remembered(_returned, function, lambda: _returned(function))
+                for loader in self._resolve_loader(value, self.ctx.scopes[id(function)], depth + 1)
+            ]
         key = dotted(expr)
         if key is None:
             return []
@@ -295,7 +305,7 @@ class _LoaderRule(Rule):
                     said = f"`{short_code(call)}` moves its batches to the GPU (`{use.code}` in `{use.via.split(' -> ')[-1]}`{where})"
                     related = (Related(use.path, use.line - 1, f"`{use.code}` moves the batch to the GPU"),) if use.path else ()
                     for loader in self.loaders_of(loop):
-                        found.setdefault(id(loader.node), _Transfer(said, related))
+                        found.setdefault(id(loader.node), _Transfer(said, related, framework=False))
                     break
 
     def _framework_moves(self, found: dict) -> None:
@@ -1252,8 +1262,8 @@ class PinnedMemoryMissing(_LoaderRule):
         for call, site in self.loaders.items():
             cuda = [m for m in moves.get(id(call), []) if m.to_cuda(self.ctx)]
             transfer = None if cuda else self.transfers().get(id(call))
-            if not cuda and (transfer is None or self.dataset_cost(site).kind == CHEAP):
-                continue  # (items held in memory, moved by a framework: small batches, little to gain)
+            if not cuda and (transfer is None or transfer.framework and self.dataset_cost(site).kind == CHEAP):
+                continue  # (items held in memory, moved by a framework: prompts, small batches, little to gain)
             pinned = self.setting(site, _PIN_MEMORY, "pin_memory")
             if pinned is UNKNOWN or pinned is True:
                 continue
