@@ -341,7 +341,11 @@ def call_target(ctx, func, scope):
     origin = ctx.origin(func.value, scope)
     if origin is None or type(origin[0]) is not cst.Call:
         return None
-    made = dotted(origin[0].func)
+    maker = origin[0].func
+    chosen = ctx.origin(maker, origin[1]) if type(maker) is cst.Name else None
+    if chosen is not None and type(chosen[0]) is cst.IfExp:  # `Trainer = A if unsupervised else B`
+        maker = chosen[0].body
+    made = dotted(maker)
     found = None if made is None else namespace.klass(made)
     return None if found is None else method(found[0], func.attr.value, *found[1:])
 
@@ -449,6 +453,34 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
             if param is not None and use is not None and param not in found:
                 found[param] = Use(use.code, use.where, use.path, use.line, f"{_name(function, cls)} -> {use.via}")
     return found
+
+
+def trains(found: tuple | None, depth: int = 0) -> bool:
+    """Whether the function `found` runs a training step: calls `backward()`, an
+    optimizer's (or scaler's, or engine's) `step()`, directly or through the functions and
+    methods of the project it calls."""
+    if found is None or depth > _MAX_CALLS:
+        return False
+    function = found[0]
+    memo = function.__dict__.setdefault("_perf_lint_memo", {})
+    key = (trains, depth)
+    if key not in memo:
+        memo[key] = False  # (a recursion trains only if another path does)
+        memo[key] = any(_steps(node) for node in _walk(function) if type(node) is ast.Call) or any(
+            trains(_callee(node.func, found[1], found[2], found[3]), depth + 1)
+            for node in _walk(function) if type(node) is ast.Call and not _steps(node)
+        )
+    return memo[key]
+
+
+def _steps(call: ast.Call) -> bool:
+    func = call.func
+    if type(func) is not ast.Attribute:
+        return False
+    if func.attr == "backward":
+        return True
+    receiver = ast.unparse(func.value).rsplit(".", 1)[-1].lower()
+    return func.attr == "step" and any(word in receiver for word in ("opt", "scaler", "engine"))
 
 
 def iterated(found: tuple | None) -> dict[str, int]:

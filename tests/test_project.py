@@ -381,3 +381,32 @@ def test_a_loader_made_by_a_factory_function_and_moved_by_a_helper(tmp_path):
     """
     [finding] = findings_of(project(tmp_path, train), "TPL102")
     assert finding.range.start_line == 5 and "`loss_of(x, y, model, device)` moves its batches" in finding.message
+
+
+def test_a_loop_that_trains_through_a_method_of_another_file(tmp_path):
+    trainer = """
+        class PPOTrainer:
+            def __init__(self, engine):
+                self.actor = engine
+            def train_rlhf(self, batch):
+                loss = self.actor(batch)
+                self.actor.backward(loss)
+                self.actor.step()
+                return loss
+        class Unsupervised(PPOTrainer):
+            pass
+    """
+    train = """
+        import deepspeed
+        from trainer import PPOTrainer, Unsupervised
+        engine, *_ = deepspeed.initialize(model=model)
+        kind = Unsupervised if args.unsup else PPOTrainer
+        trainer = kind(engine)
+        for batch in loader:
+            loss = trainer.train_rlhf(batch)
+            total += loss.item()
+    """
+    path = project(tmp_path, train)
+    (tmp_path / "trainer.py").write_text(textwrap.dedent(trainer))
+    [finding] = tpl203(path)
+    assert finding.message.startswith("`loss.item()` copies a value to the host on every training step")

@@ -108,7 +108,7 @@ class HostSyncEveryStep(Nesting):
     code = "TPL203"
     name = "host-sync-every-step"
     summary = "Host-device sync (.item(), .cpu(), print/if of a tensor) on every training step"
-    triggers = ("backward", "step(", "optim", "Engine(")  # a training loop
+    triggers = ("backward", "step(", "optim", "Engine(", ".item(", ".cpu(", ".tolist(", ".numpy(")  # training, reads
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (

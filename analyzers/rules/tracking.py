@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..context import Context, Frame, Scope, Site, call_name, dotted, keyword, positional
+from ..project import call_target
+from ..project import trains as project_trains
 from .edits import root_name
 from .base import Rule
 from .distributed import COMPILE
@@ -137,6 +139,7 @@ class TrainingSteps:
         self._direct: set[int] = set()  # ids of loops and functions that step directly
         self._callees: dict[int, set[str]] = {}  # loop or function id -> names of functions it calls
         self.engines: set[str] = set()  # functions a framework runs on every iteration
+        self._elsewhere: dict[int, list[Site]] | None = None  # loop or function id -> calls of other names
         for name, sites in ctx.calls.items():
             if name == "backward" or name == "step" or name in ctx.functions:
                 for site in sites:
@@ -196,7 +199,23 @@ class TrainingSteps:
             defs = self.ctx.functions.get(name)
             if defs and self.trains(defs[-1][0], depth + 1):
                 return True
-        return False
+        return depth == 0 and self._trains_elsewhere(node)
+
+    def _trains_elsewhere(self, node: cst.CSTNode) -> bool:
+        """Whether a call right in the loop or function runs a training step in a function or
+        method of another module (`trainer.train_rlhf(batch)`, `train_step(model, batch)`)."""
+        if self._elsewhere is None:
+            self._elsewhere = {}
+            for name, sites in self.ctx.calls.items():
+                if name in self.ctx.functions or name in ("backward", "step"):
+                    continue
+                for site in sites:
+                    owner = site.loops[-1] if site.loops else site.scope.node
+                    if owner is not None:
+                        self._elsewhere.setdefault(id(owner), []).append(site)
+        return any(
+            project_trains(call_target(self.ctx, site.node.func, site.scope)) for site in self._elsewhere.get(id(node), ())
+        )
 
 
 def _steps_with(call: cst.Call) -> bool:
