@@ -318,6 +318,44 @@ class SourceNamespace(Namespace):
         return None if tree is None else (tree, self, Place(""))
 
 
+# calls that are not functions of the project: builtins, tensor and container methods
+_NOT_PROJECT = frozenset({
+    "sum", "mean", "max", "min", "norm", "detach", "clone", "float", "half", "double", "abs", "sqrt", "pow", "exp",
+    "log", "squeeze", "unsqueeze", "view", "reshape", "argmax", "argmin", "softmax", "std", "var", "prod", "cuda",
+    "to", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "sub", "add", "mul", "div", "item",
+    "len", "range", "enumerate", "zip", "isinstance", "getattr", "setattr", "hasattr", "append", "extend", "format",
+    "join", "get", "items", "keys", "values", "pop", "insert", "sorted", "list", "tuple", "dict", "set", "str",
+    "repr", "round", "cat", "stack", "split", "chunk", "permute", "transpose", "expand", "repeat", "contiguous",
+    "zero_", "add_", "mul_", "copy_", "fill_", "masked_fill", "index_select", "gather", "scatter", "matmul", "bmm",
+    "mm", "einsum", "where", "clamp", "type", "long", "int", "bool", "new_zeros", "new_ones", "zeros", "ones",
+    "empty", "full", "arange", "tensor", "randn", "rand", "zero_grad", "step", "backward", "parameters",
+    "named_parameters", "state_dict", "load_state_dict", "no_grad", "autocast", "set_description", "set_postfix",
+    "write", "add_scalar", "info", "debug", "warning", "startswith", "endswith", "replace", "strip", "set_epoch",
+    "print", "tolist", "cpu", "numpy",
+})
+_LIBRARIES = frozenset({"torch", "numpy", "math", "os", "sys", "time", "json", "re", "random", "logging", "np",
+                        "torchvision", "transformers", "datasets", "einops", "tqdm", "wandb", "matplotlib", "PIL"})
+
+
+def maybe_project_call(ctx, func) -> bool:
+    """Whether a call of the analyzed source (its libcst `func`) may call a function or
+    method of the project: not a builtin, a tensor or container method, or a library's
+    function, and, for a bare name, one the source defines or imports."""
+    if type(func) is cst.Name:
+        name = head = func.value
+    elif type(func) is cst.Attribute:
+        name, head = func.attr.value, func.value.value if type(func.value) is cst.Name else None
+    else:
+        return False
+    if name in _NOT_PROJECT:
+        return False
+    imported = ctx.imports.get(head) if head is not None else None
+    if imported is not None and imported.partition(".")[0] in _LIBRARIES:
+        return False
+    return type(func) is not cst.Name or imported is not None or head in ctx.functions or (
+        head in ctx.relative_imports or bool(ctx.star_imports))
+
+
 def call_target(ctx, func, scope):
     """(definition, namespace, place, class or None) of the function or method of the
     project that a call of the analyzed source (its libcst `func`, in `scope`) calls:

@@ -10,7 +10,7 @@ from ..context import (
     EXCEPT, Frame, IF, LOOP, Scope, Site, argument, call_name, dotted, keyword, literal, positional, short_code,
 )
 from ..findings import Related
-from ..project import Use, bind, bound, call_target, host_reads, parameters
+from ..project import Use, bind, bound, call_target, host_reads, maybe_project_call, parameters
 from .base import Example
 from .distributed import _names as names_in
 from .edits import root_name
@@ -36,20 +36,6 @@ _CLOCKS = {"time.time", "time.perf_counter", "time.monotonic", "time.process_tim
 _CLOCK_NAMES = {name.rpartition(".")[2] for name in _CLOCKS} | {"elapsed_time"}
 _MODELS = ("model", "net", "network", "model_engine")
 _MAX_DEPTH = 10
-# calls that are not functions of the project: builtins, tensor and container methods
-_NOT_PROJECT = frozenset({
-    *_TENSOR_METHODS, "len", "range", "enumerate", "zip", "isinstance", "getattr", "setattr", "hasattr", "append",
-    "extend", "format", "join", "get", "items", "keys", "values", "pop", "insert", "sorted", "min", "max", "sum",
-    "list", "tuple", "dict", "set", "str", "repr", "round", "abs", "cat", "stack", "split", "chunk", "permute",
-    "transpose", "expand", "repeat", "contiguous", "zero_", "add_", "mul_", "copy_", "fill_", "masked_fill",
-    "index_select", "gather", "scatter", "matmul", "bmm", "mm", "einsum", "where", "clamp", "type", "long", "int",
-    "bool", "new_zeros", "new_ones", "zeros", "ones", "empty", "full", "arange", "tensor", "randn", "rand",
-    "zero_grad", "step", "backward", "parameters", "named_parameters", "state_dict", "load_state_dict", "train",
-    "eval", "no_grad", "autocast", "set_description", "set_postfix", "write", "add_scalar", "info", "debug",
-    "warning", "startswith", "endswith", "replace", "strip", "update_lr", "set_epoch",
-})
-_LIBRARIES = frozenset({"torch", "numpy", "math", "os", "sys", "time", "json", "re", "random", "logging", "np",
-                        "torchvision", "transformers", "datasets", "einops", "tqdm", "wandb", "matplotlib", "PIL"})
 
 
 class _Candidate(NamedTuple):  # a tuple: one per candidate of every analysis (a frozen dataclass is slow to make)
@@ -182,16 +168,7 @@ class HostSyncEveryStep(Nesting):
         elif name == "print" and node.args:
             self._add(node, "print")
             return
-        if node.args and name is not None and name not in _NOT_PROJECT and (self.ctx.loops or self.ctx.scope.node):
-            ctx = self.ctx
-            head = func.value if type(func) is cst.Name else (
-                func.value.value if type(func.value) is cst.Name else None)
-            imported = ctx.imports.get(head) if head is not None else None
-            if imported is not None and imported.partition(".")[0] in _LIBRARIES:
-                return
-            if (type(func) is cst.Name and imported is None and head not in ctx.functions
-                    and head not in ctx.relative_imports and not ctx.star_imports):
-                return  # (a name defined nowhere in the source: a module object, a loss)
+        if node.args and (self.ctx.loops or self.ctx.scope.node) and maybe_project_call(self.ctx, func):
             self._add(node, "call")  # (a function of the project that reads an argument on the host)
 
     def visit_If(self, node: cst.If) -> None:

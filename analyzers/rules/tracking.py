@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..context import Context, Frame, Scope, Site, call_name, dotted, keyword, positional
-from ..project import call_target
+from ..project import call_target, maybe_project_call
 from ..project import trains as project_trains
 from .edits import root_name
 from .base import Rule
@@ -140,6 +140,7 @@ class TrainingSteps:
         self._callees: dict[int, set[str]] = {}  # loop or function id -> names of functions it calls
         self.engines: set[str] = set()  # functions a framework runs on every iteration
         self._elsewhere: dict[int, list[Site]] | None = None  # loop or function id -> calls of other names
+        self._elsewhere_known: dict[int, bool] = {}  # loop or function id -> whether it trains through them
         for name, sites in ctx.calls.items():
             if name == "backward" or name == "step" or name in ctx.functions:
                 for site in sites:
@@ -204,14 +205,20 @@ class TrainingSteps:
     def _trains_elsewhere(self, node: cst.CSTNode) -> bool:
         """Whether a call right in the loop or function runs a training step in a function or
         method of another module (`trainer.train_rlhf(batch)`, `train_step(model, batch)`)."""
+        known = self._elsewhere_known.get(id(node))
+        if known is None:
+            known = self._elsewhere_known[id(node)] = self._find_elsewhere(node)
+        return known
+
+    def _find_elsewhere(self, node: cst.CSTNode) -> bool:
         if self._elsewhere is None:
             self._elsewhere = {}
             for name, sites in self.ctx.calls.items():
-                if name in self.ctx.functions or name in ("backward", "step"):
+                if name in self.ctx.functions:
                     continue
                 for site in sites:
                     owner = site.loops[-1] if site.loops else site.scope.node
-                    if owner is not None:
+                    if owner is not None and maybe_project_call(self.ctx, site.node.func):
                         self._elsewhere.setdefault(id(owner), []).append(site)
         return any(
             project_trains(call_target(self.ctx, site.node.func, site.scope)) for site in self._elsewhere.get(id(node), ())
