@@ -26,10 +26,12 @@ class NonPersistentWorkers(_LoaderRule):
 
     ## Why is this bad?
     Without persistent workers, every `iter(loader)` (every epoch) shuts the worker
-    processes down and starts new ones: each re-imports the script's modules, receives a
-    pickled copy of the dataset and refills its prefetch queue, while the GPU waits at the
-    start of the epoch. With large datasets or expensive `__init__`s this is seconds per
-    epoch.
+    processes down and starts new ones, which refill their prefetch queue while the GPU
+    waits at the start of the epoch. With the `spawn` or `forkserver` start method (the
+    default on macOS, Windows and, since Python 3.14, Linux) each new worker also
+    re-imports the script's modules and unpickles a copy of the dataset; with `fork` it is
+    a fork of the main process. With large datasets or expensive `__init__`s this is
+    seconds per epoch.
 
     Silent when `num_workers` is 0 or unknown (`persistent_workers=True` needs workers),
     when the loader is created inside the loop (a new loader each time), and when the
@@ -116,12 +118,21 @@ class NonPersistentWorkers(_LoaderRule):
             self.report(
                 loader,
                 f"This DataLoader is iterated once per epoch{how} without persistent_workers=True, so its "
-                f"{workers} worker processes are shut down and re-spawned every epoch (re-importing "
-                "modules, re-pickling the dataset, refilling the prefetch queue) while the GPU waits: "
-                "set persistent_workers=True.",
+                f"{workers} worker processes are shut down and started again every epoch ({self._start(loader)}, "
+                "and the prefetch queue refilled) while the GPU waits: set persistent_workers=True.",
                 self._fix(loader),
                 related=related,
             )
+
+    def _start(self, loader: Site) -> str:
+        """What starting the workers costs, for the start method the loader uses."""
+        context = self.setting(loader, -1, "multiprocessing_context")
+        if context == "fork":
+            return "a fork each"
+        if context in ("spawn", "forkserver"):
+            return f"with {context}, each re-imports the script's modules and unpickles the dataset"
+        return ("a fork each on Linux before Python 3.14; with spawn or forkserver, the default on macOS, "
+                "Windows and Python 3.14+, each also re-imports the script's modules and unpickles the dataset")
 
     def _repeated(self):
         """(loader, the loops that repeat it, how it is iterated, related places) for every
