@@ -561,8 +561,20 @@ class GradientsZeroedInPlace(Nesting):
             "    p.grad.add_(torch.randn_like(p) * 1e-3)\n"
         ),
         Example("import torch\nx.zero_()\nbuffer.data.zero_()\n"),
+        Example(
+            "import argparse, torch\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--grads-to-none', type=bool, default=True)\n"
+            "def main(args):\n    optimizer.zero_grad(set_to_none=args.grads_to_none)\n"
+        ),
     )
     INVALID = (
+        # a store_true flag: gradients are zeroed in place unless it is given
+        Example(
+            "import argparse, torch\n"
+            "def main(args):\n    for x in loader:\n        optimizer.zero_grad(set_to_none=args.set_grads_to_none)\n"
+            "parser = argparse.ArgumentParser()\nparser.add_argument('--set_grads_to_none', action='store_true')\n"
+            "main(parser.parse_args())\n"
+        ),
         Example(
             "import torch\nfor x, y in loader:\n    optimizer.zero_grad(set_to_none=False)\n    model(x).sum().backward()\n",
             "import torch\nfor x, y in loader:\n    optimizer.zero_grad(set_to_none=True)\n    model(x).sum().backward()\n",
@@ -578,6 +590,7 @@ class GradientsZeroedInPlace(Nesting):
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
         self.candidates: list[tuple[Site, FixPlan | None, str]] = []
+        self.flagged: list[tuple[Site, str]] = []  # zero_grad(set_to_none=args.<dest>): judged once argparse is known
         self.in_place_updates = False
         self.freeing_scopes: set[int] = set()  # scopes that also set `.grad = None`: both behaviours offered
         self._statement_calls: set[int] = set()
@@ -607,6 +620,13 @@ class GradientsZeroedInPlace(Nesting):
                 if type(flag.value) is cst.Name:
                     fix = FixPlan("Set set_to_none=True", (Replace(site, replace_argument(node, flag, "True")),))
                 self.candidates.append((site, fix, "zero_grad(set_to_none=False) keeps and zeroes every gradient buffer"))
+            elif flag is not None and type(flag.value) is cst.Attribute:
+                self.flagged.append((self.ctx.site(node), flag.value.attr.value))
+
+    def _off_by_default(self, dest: str) -> bool:
+        """A command-line flag (`args.<dest>`) whose default is False: `store_true`, `default=False`."""
+        defaults = self.ctx.argparse.get(dest, ())
+        return bool(defaults) and all(literal(value) is False for value in defaults)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if _grad_attribute(node.target) is not None:
@@ -623,6 +643,10 @@ class GradientsZeroedInPlace(Nesting):
     def finish(self) -> None:
         if self.in_place_updates:
             return
+        for site, dest in self.flagged:
+            if self._off_by_default(dest):
+                what = f"`{code(site.node)}` keeps and zeroes every gradient buffer unless --{dest} is given (off by default)"
+                self.candidates.append((site, None, what))
         for site, fix, what in self.candidates:
             if id(site.scope) in self.freeing_scopes:
                 continue
