@@ -410,3 +410,20 @@ def test_a_loop_that_trains_through_a_method_of_another_file(tmp_path):
     (tmp_path / "trainer.py").write_text(textwrap.dedent(trainer))
     [finding] = tpl203(path)
     assert finding.message.startswith("`loss.item()` copies a value to the host on every training step")
+
+
+def test_a_timed_span_that_syncs_in_a_function_of_another_file(tmp_path):
+    train = """
+        import time, torch
+        import utils
+        model = Net().cuda()
+        tracker = utils.MetricLogger()
+        start = time.time()
+        for x, y in loader:
+            loss = criterion(model(x.cuda()), y.cuda())
+            tracker.update(loss=loss)
+        print(time.time() - start)
+    """
+    assert findings_of(project(tmp_path, train), "TPL201") == []
+    unsynced = train.replace("tracker.update(loss=loss)", "tracker.update(step=1)")
+    assert len(findings_of(project(tmp_path, unsynced), "TPL201")) == 1

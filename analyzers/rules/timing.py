@@ -8,6 +8,7 @@ from ..context import (
     _CUDA_STRING, Context, Scope, Site, argument, call_name, children, dotted, keyword, literal, remembered, short_code,
 )
 from ..findings import Edit, Range
+from ..project import bind, bound, call_target, host_reads, maybe_project_call, parameters
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Rule
 from .cells import cell_statements
 
@@ -217,9 +218,19 @@ class TimedWork:
         function = self._function(event)
         if function is not None:
             return self._summary(function, depth)
-        if self.is_sync(event, scope):
+        if self.is_sync(event, scope) or self._reads_on_host(event, scope):
             return SYNC
         return WORK if self.calls.is_work(event, scope, 1) else None
+
+    def _reads_on_host(self, call: cst.Call, scope: Scope) -> bool:
+        """A function or method of the project that reads an argument of this call on the host
+        (`tracker.update(loss)` calling `loss.item()`): a sync when that value is on the GPU."""
+        if not call.args or not maybe_project_call(self.ctx, call.func):
+            return False
+        callee = call_target(self.ctx, call.func, scope)
+        reads = host_reads(callee) if callee is not None else {}
+        bound_method = callee is not None and callee[3] is not None and bound(call.func)
+        return bool(reads) and any(param in reads for param, _ in bind(call, parameters(callee[0]), bound_method))
 
     def is_sync(self, call: cst.Call, scope: Scope) -> bool:
         """CudaWork's syncs, and blocking copies: to the host (`.to("cpu")`), or from a
