@@ -28,9 +28,10 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 _LIST_KEYS = {"select", "ignore", "extend-select", "exclude", "extend-exclude"}
-_KEYS = _LIST_KEYS | {"per-file-ignores", "max-file-size", "assume-device", "include-tests"}
+_KEYS = _LIST_KEYS | {"per-file-ignores", "max-file-size", "assume-device", "include-tests", "keep-traces"}
 DEVICES = ("auto", "cuda", "cpu")
 MAX_FILE_SIZE = 10 * 1024 * 1024
+KEEP_TRACES = 20
 
 
 class ConfigError(Exception):
@@ -49,6 +50,7 @@ class Config:
     # where the code runs: "auto" (on CUDA where the source names it), "cuda" (always), "cpu" (never)
     assume_device: str = "auto"
     include_tests: bool = False  # test code is not training code: only TPL000 runs on it by default
+    keep_traces: int = KEEP_TRACES  # `perf-lint profile`: run folders kept in the traces folder
     root: str | None = None  # folder of the pyproject.toml it came from
     path: str | None = None  # that pyproject.toml
     _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
@@ -147,11 +149,11 @@ def _matches(relative: str, pattern: str) -> bool:
 
 
 def _codes(values, key: str, where: str) -> list[str]:
-    from .rules import ALL_RULES
+    from .rules import CATALOG
 
     if isinstance(values, str) or not isinstance(values, (list, tuple)):
         raise ConfigError(f"{where}: '{key}' must be a list of rule codes, got {values!r}")
-    codes = [rule.code for rule in ALL_RULES] + ["TPL000"]
+    codes = [rule.code for rule in CATALOG]
     for value in values:
         if not isinstance(value, str) or not (value == "ALL" or any(c.startswith(value.upper()) for c in codes)):
             raise ConfigError(f"{where}: '{key}' has unknown rule code {value!r} (see `perf-lint rules`)")
@@ -194,6 +196,10 @@ def parse_config(table: dict, path: str | None = None) -> Config:
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"{where}: 'max-file-size' must be a positive number of bytes, got {value!r}")
             values["max_file_size"] = value
+        elif key == "keep-traces":
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{where}: 'keep-traces' must be a positive number of runs, got {value!r}")
+            values["keep_traces"] = value
         elif key == "include-tests":
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: 'include-tests' must be true or false, got {value!r}")

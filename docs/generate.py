@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pathlib
 
-from perf_lint.analyzers import ALL_RULES
+from perf_lint.analyzers import CATALOG
 
 RULES_DIR = pathlib.Path(__file__).parent / "rules"
 
@@ -24,7 +24,7 @@ def rule_page(rule) -> str:
 
 def main() -> None:
     RULES_DIR.mkdir(exist_ok=True)
-    for rule in ALL_RULES:
+    for rule in CATALOG:
         (RULES_DIR / f"{rule.code}.md").write_text(rule_page(rule), encoding="utf-8")
 
 

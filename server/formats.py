@@ -26,43 +26,12 @@ _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 _GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
 
-class SyntaxErrorRule:
-    """TPL000: reported by the engine itself (there is no Rule class), listed like a rule."""
-
-    code = "TPL000"
-    name = "syntax-error"
-    summary = "File (or notebook cell) does not parse, so it was not checked"
-    severity = "error"
-    fixable = False
-    probe = None
-    default_enabled = True
-
-    @classmethod
-    def family(cls) -> str:
-        return "meta"
-
-    @classmethod
-    def docs(cls) -> str:
-        return (
-            "# TPL000 syntax-error\n\n"
-            "## What it does\n"
-            "Reports a file, or a notebook code cell, that does not parse as Python, at the\n"
-            "position and with the message of Python's own parser.\n\n"
-            "## Why is this bad?\n"
-            "perf-lint cannot check code it cannot parse: no other finding is reported for it.\n\n"
-            "## Fix\n"
-            "Fix the syntax error. In notebooks IPython syntax (`%magic`, `!shell`, `?help`) is\n"
-            "understood; a cell starting with another cell magic (`%%bash`...) is not Python and\n"
-            "is skipped.\n"
-        )
-
-
 @lru_cache(maxsize=None)
 def catalog() -> tuple:
     """TPL000 and every rule (imports the analyzer on first use)."""
-    from perf_lint.analyzers import ALL_RULES
+    from perf_lint.analyzers import CATALOG
 
-    return (SyntaxErrorRule, *ALL_RULES)
+    return CATALOG
 
 
 def lookup(code: str):
@@ -181,8 +150,8 @@ def _artifact(path: str) -> dict:
 
 
 def help_uri(rule) -> str:
-    """The rule's page (docs/rules/, generated from its docs); TPL000 has none."""
-    return f"{HOMEPAGE}#rules" if rule is SyntaxErrorRule else f"{HOMEPAGE}/blob/main/docs/rules/{rule.code}.md"
+    """The rule's page (docs/rules/, generated from its docs)."""
+    return f"{HOMEPAGE}/blob/main/docs/rules/{rule.code}.md"
 
 
 def _rule_descriptor(rule) -> dict:

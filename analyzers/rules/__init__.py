@@ -15,6 +15,7 @@ from .parallel import DataParallelTraining
 from .profiler_sessions import CompileInProfilerWindow, ProfilerRecordingOptions, ProfileWithoutSchedule
 from .profiling import CudnnBenchmarkUnderProfiler
 from .syncs import HostSyncEveryStep
+from .syntax import SyntaxErrorRule
 from .timing import TimingMagicWithoutSync, UnsynchronizedTiming
 from .workers import NonPersistentWorkers
 
@@ -47,7 +48,9 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
         key=lambda rule: rule.code,
     )
 )
-_BY_CODE = {rule.code: rule for rule in ALL_RULES}
+# every code perf-lint reports: TPL000 (the engine's own) and the rules of the pass
+CATALOG: tuple[type[Rule], ...] = (SyntaxErrorRule, *ALL_RULES)
+_BY_CODE = {rule.code: rule for rule in CATALOG}
 
 
 def rule_by_code(code: str) -> type[Rule] | None:
@@ -58,4 +61,4 @@ def enabled_rules(config, path: str | None = None) -> list[type[Rule]]:
     return [rule for rule in ALL_RULES if config.enabled(rule.code, path)]
 
 
-__all__ = ["ALL_RULES", "Example", "Rule", "enabled_rules", "rule_by_code"]
+__all__ = ["ALL_RULES", "CATALOG", "Example", "Rule", "enabled_rules", "rule_by_code"]
