@@ -18,6 +18,7 @@ from .parse import MAX_LINE, Chunk, LongLine, Parsed, ParseCache, Split, parse, 
 from .spans import Spans
 from .source import Source, common_ends, dominant_newline, split_lines
 
+MAX_CODE = 4 * 2**20  # characters of Python in one file (notebook outputs aside)
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _IGNORE = re.compile(r"#\s*perf-lint:\s*ignore\[(?P<codes>[^\]]*)\]")
 
@@ -260,6 +261,13 @@ def _analyze(source: Source, config: Config, cache: ParseCache, shallow: bool = 
     use_memos(cache.memos)
     findings: list[Finding] = []
     splits: dict[int, Split] = {}
+    size = sum(len(unit.code) for unit in source.units)
+    if size > MAX_CODE:  # (its trees would take gigabytes): one finding says so
+        if not config.enabled("TPL000", source.path):
+            return []
+        return [Finding("TPL000", f"perf-lint did not analyze this file: {size / 2**20:.1f} MiB of Python code is "
+                        f"over the {MAX_CODE // 2**20} MiB it analyzes (the largest hand-written modules are "
+                        "about 1.5 MiB)", "error", source.units[0].cell, Range(0, 0, 0, 0))]
     for index, unit in enumerate(source.units):
         if not unit.code.strip():
             continue

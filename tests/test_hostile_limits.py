@@ -4,6 +4,7 @@ deep for Python's parser; a `--diff` line cannot be taken for a CI workflow comm
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -96,3 +97,14 @@ def test_diff_of_file_content_cannot_forge_workflow_commands(cli, tmp_path):
     result = cli("check", "--no-cache", "--diff", "t.py")
     assert result.returncode == 1 and "+loader = DataLoader(" in result.stdout
     assert [l for l in result.stdout.splitlines() if l.lstrip().startswith("::") or "##[" in l] == []
+
+
+def test_too_much_code_is_one_finding_not_gigabytes(cli, tmp_path):
+    from perf_lint.analyzers.engine import MAX_CODE
+
+    (tmp_path / "huge.py").write_text("x = 1\n" * (MAX_CODE // 6 + 1))
+    (tmp_path / "train.py").write_text(HEAD + LOADER)
+    result = cli("check", "--no-cache", "--format", "json", ".")
+    found = {(f["path"], f["code"]) for f in json.loads(result.stdout)}
+    assert found == {("huge.py", "TPL000"), ("train.py", "TPL101")}
+    assert "MiB of Python code is over the 4 MiB" in result.stdout
