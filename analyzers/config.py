@@ -31,6 +31,7 @@ _LIST_KEYS = {"select", "ignore", "extend-select", "exclude", "extend-exclude"}
 _KEYS = _LIST_KEYS | {"per-file-ignores", "max-file-size", "assume-device", "include-tests", "keep-traces"}
 DEVICES = ("auto", "cuda", "cpu")
 MAX_FILE_SIZE = 10 * 1024 * 1024
+MAX_PYPROJECT = 2**20  # bytes of a pyproject.toml read (real ones are a few KiB)
 KEEP_TRACES = 20
 
 
@@ -228,7 +229,7 @@ def find_pyproject(start: str) -> str | None:
         if os.path.isfile(candidate):
             try:
                 with open(candidate, "rb") as handle:
-                    if b"[tool.perf-lint" in handle.read():
+                    if b"[tool.perf-lint" in handle.read(MAX_PYPROJECT + 1):
                         return candidate
             except OSError:
                 pass
@@ -251,7 +252,10 @@ def read_toml(path: str) -> dict:
     """A TOML file's table; any file that is not valid TOML raises ConfigError."""
     try:
         with open(path, "rb") as handle:
-            return tomllib.load(handle)
+            data = handle.read(MAX_PYPROJECT + 1)
+        if len(data) > MAX_PYPROJECT:
+            raise ConfigError(f"{path}: over {MAX_PYPROJECT // 2**20} MiB, not read as configuration")
+        return tomllib.loads(data.decode("utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:

@@ -108,3 +108,10 @@ def test_too_much_code_is_one_finding_not_gigabytes(cli, tmp_path):
     found = {(f["path"], f["code"]) for f in json.loads(result.stdout)}
     assert found == {("huge.py", "TPL000"), ("train.py", "TPL101")}
     assert "MiB of Python code is over the 4 MiB" in result.stdout
+
+
+def test_a_huge_pyproject_is_a_configuration_error_not_read_whole(cli, tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.perf-lint]\n" + "# padding\n" * 200_000)
+    (tmp_path / "train.py").write_text(HEAD + LOADER)
+    result = cli("check", "--no-cache", "train.py")
+    assert result.returncode == 2 and "pyproject.toml: over 1 MiB, not read as configuration" in result.stderr
