@@ -216,3 +216,23 @@ def test_diff_shows_the_fixes_and_writes_nothing(cli, tmp_path):
     assert added[-1][1:] + "\n" in path.read_text()
     clean = cli("check", "--diff", "--select", "TPL1")
     assert (clean.returncode, clean.stdout) == (0, "")
+
+
+def test_the_fixed_example_still_runs_on_a_cpu_only_torch(cli, tmp_path):
+    """A fix is safe only if the program still runs where it ran: examples/train.py runs on a
+    CPU, and so must its fixed version (the synchronize a fix inserts is a no-op without CUDA)."""
+    import shutil
+    import sys
+    from pathlib import Path
+
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("checks a CPU-only torch")
+    shutil.copy(Path(__file__).resolve().parents[1] / "examples" / "train.py", tmp_path / "train.py")
+    result = cli("check", "--no-cache", "--fix", "train.py")
+    assert "TPL201" in result.stderr  # among the fixed ones
+    fixed = (tmp_path / "train.py").read_text()
+    assert "torch.cuda.synchronize() if torch.cuda.is_available() else None" in fixed
+    run = subprocess.run([sys.executable, "train.py", "--epochs", "1", "--batch-size", "16"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]

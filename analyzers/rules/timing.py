@@ -37,6 +37,13 @@ _SYNC_METHODS = {"synchronize", "item", "cpu", "tolist", "numpy", "elapsed_time"
 _MODEL_NAMES = ("model", "net", "module", "encoder", "decoder")
 
 
+def guarded_sync(alias: str) -> str:
+    """The synchronize a fix inserts: a no-op where CUDA is not available, so the fixed
+    program still runs on a CPU-only torch where the original did (one expression: it fits
+    a line of its own and after `;` in a `%time` line alike)."""
+    return f"{alias}.cuda.synchronize() if {alias}.cuda.is_available() else None"
+
+
 def torch_alias(ctx: Context) -> str | None:
     """The local name bound to the `torch` module, if any."""
     for local, qualified in ctx.imports.items():
@@ -636,8 +643,8 @@ class UnsynchronizedTiming(Rule):
         Example(
             "import time\nimport torch\nx = torch.randn(64, 64).cuda()\nstart = time.perf_counter()\n"
             "y = torch.mm(x, x)\nelapsed = time.perf_counter() - start\n",
-            "import time\nimport torch\nx = torch.randn(64, 64).cuda()\ntorch.cuda.synchronize()\n"
-            "start = time.perf_counter()\ny = torch.mm(x, x)\ntorch.cuda.synchronize()\n"
+            "import time\nimport torch\nx = torch.randn(64, 64).cuda()\ntorch.cuda.synchronize() if torch.cuda.is_available() else None\n"
+            "start = time.perf_counter()\ny = torch.mm(x, x)\ntorch.cuda.synchronize() if torch.cuda.is_available() else None\n"
             "elapsed = time.perf_counter() - start\n",
         ),
         Example(
@@ -646,14 +653,15 @@ class UnsynchronizedTiming(Rule):
             "    t1 = time()\n    print(t1 - t0)\n",
             "from time import time\nimport torch as T\nmodel = Net().cuda()\n"
             "for batch in loader:\n    t0 = time()\n    out = model(batch)\n    out.sum().backward()\n"
-            "    T.cuda.synchronize()\n    t1 = time()\n    print(t1 - t0)\n",
+            "    T.cuda.synchronize() if T.cuda.is_available() else None\n    t1 = time()\n    print(t1 - t0)\n",
         ),
         # the @ operator is tensor work
         Example(
             "import time, torch\na = torch.randn(1024, 1024, device='cuda')\nt0 = time.perf_counter()\n"
             "c = a @ a\nt1 = time.perf_counter()\nprint(t1 - t0)\n",
-            "import time, torch\na = torch.randn(1024, 1024, device='cuda')\ntorch.cuda.synchronize()\n"
-            "t0 = time.perf_counter()\nc = a @ a\ntorch.cuda.synchronize()\nt1 = time.perf_counter()\n"
+            "import time, torch\na = torch.randn(1024, 1024, device='cuda')\ntorch.cuda.synchronize() if torch.cuda.is_available() else None\n"
+            "t0 = time.perf_counter()\nc = a @ a\ntorch.cuda.synchronize() if torch.cuda.is_available() else None\n"
+            "t1 = time.perf_counter()\n"
             "print(t1 - t0)\n",
         ),
         # a function of the source that leaves its work queued
@@ -663,7 +671,7 @@ class UnsynchronizedTiming(Rule):
             "start = time.time()\ntrain_epoch(model, loader, opt)\nelapsed = time.time() - start\n",
             "import time, torch\ndef train_epoch(model, loader, opt):\n    for x, y in loader:\n"
             "        model(x.cuda()).sum().backward()\n        opt.step()\n"
-            "start = time.time()\ntrain_epoch(model, loader, opt)\ntorch.cuda.synchronize()\n"
+            "start = time.time()\ntrain_epoch(model, loader, opt)\ntorch.cuda.synchronize() if torch.cuda.is_available() else None\n"
             "elapsed = time.time() - start\n",
         ),
         # CUDA values reach the timed code through a parameter
@@ -671,7 +679,8 @@ class UnsynchronizedTiming(Rule):
             "import time, torch\ndef bench(model, x):\n    t0 = time.perf_counter()\n    y = model(x)\n"
             "    return time.perf_counter() - t0\nbench(Net().cuda(), batch)\n",
             "import time, torch\ndef bench(model, x):\n    t0 = time.perf_counter()\n    y = model(x)\n"
-            "    torch.cuda.synchronize()\n    return time.perf_counter() - t0\nbench(Net().cuda(), batch)\n",
+            "    torch.cuda.synchronize() if torch.cuda.is_available() else None\n"
+            "    return time.perf_counter() - t0\nbench(Net().cuda(), batch)\n",
         ),
         # DeepSpeed's accelerator is the GPU
         Example(
@@ -681,7 +690,7 @@ class UnsynchronizedTiming(Rule):
             "    print(end - start)\n",
             "import time, torch\nfrom deepspeed import get_accelerator\n"
             "device = torch.device(get_accelerator().device_name())\nfor batch in loader:\n    start = time.time()\n"
-            "    loss = model(batch.to(device)).loss\n    model.backward(loss)\n    torch.cuda.synchronize()\n"
+            "    loss = model(batch.to(device)).loss\n    model.backward(loss)\n    torch.cuda.synchronize() if torch.cuda.is_available() else None\n"
             "    end = time.time()\n    print(end - start)\n",
         ),
     )
@@ -736,11 +745,11 @@ class UnsynchronizedTiming(Rule):
                 if not values.read_by([*between, *before_clock], site.scope, _reaching(body, index[id(start)], site.scope)):
                     continue  # nothing timed is known to be on the GPU: CPU work, or unknown
                 before = [e for statement in body[: index[id(start)]] for e in events_in_order(statement)]
-                steps = [InsertLineBefore(Site(end, site.unit, site.scope), f"{alias}.cuda.synchronize()")]
+                steps = [InsertLineBefore(Site(end, site.unit, site.scope), guarded_sync(alias))]
                 if before_work is None:  # a synchronize before the start read is cheap: only copies it as needed
                     before_work = TimedWork(self.ctx, functions, copies_sync=False)
                 if before_work.pending(before, site.scope)[0] is not None:
-                    steps.insert(0, InsertLineBefore(Site(start, site.unit, site.scope), f"{alias}.cuda.synchronize()"))
+                    steps.insert(0, InsertLineBefore(Site(start, site.unit, site.scope), guarded_sync(alias)))
                 fix = FixPlan("Synchronize CUDA before reading the clock", tuple(steps)) if alias else None
                 self.report(
                     Site(end, site.unit, site.scope),
@@ -835,11 +844,11 @@ class TimingMagicWithoutSync(Rule):
     INVALID = (
         Example(
             ("import torch\nx = torch.randn(64, 64, device='cuda')", "%%time\ny = torch.mm(x, x)\n"),
-            ("import torch\nx = torch.randn(64, 64, device='cuda')", "%%time\ny = torch.mm(x, x)\ntorch.cuda.synchronize()\n"),
+            ("import torch\nx = torch.randn(64, 64, device='cuda')", "%%time\ny = torch.mm(x, x)\ntorch.cuda.synchronize() if torch.cuda.is_available() else None\n"),
         ),
         Example(
             ("import torch\nx = torch.randn(64, 64, device='cuda')", "%timeit -n 10 torch.mm(x, x)"),
-            ("import torch\nx = torch.randn(64, 64, device='cuda')", "%timeit -n 10 torch.mm(x, x); torch.cuda.synchronize()"),
+            ("import torch\nx = torch.randn(64, 64, device='cuda')", "%timeit -n 10 torch.mm(x, x); torch.cuda.synchronize() if torch.cuda.is_available() else None"),
         ),
         Example(("import torch\nx = torch.ones(3).cuda()", "torch.cuda.synchronize()\n%%time\ny = x * 2")),
     )
@@ -881,14 +890,14 @@ class TimingMagicWithoutSync(Rule):
                         continue
                     end_line, end_col = block.tail
                     tail = unit.line(end_line)[:end_col]
-                    insert = f"{alias}.cuda.synchronize()\n" if tail == "" else f"\n{alias}.cuda.synchronize()\n"
+                    insert = f"{guarded_sync(alias)}\n" if tail == "" else f"\n{guarded_sync(alias)}\n"
                     at = Range(end_line, end_col, end_line, end_col)
                 else:
                     statement = _parse_statement(magic.statement)
                     if statement is None or work.unsynced_work(calls_in_order(statement), scope) is None:
                         continue
                     at = Range(magic.line, magic.end, magic.line, magic.end)
-                    insert = f"; {alias}.cuda.synchronize()"
+                    insert = f"; {guarded_sync(alias)}"
                 fix = FixPlan("Synchronize CUDA at the end of the timed code", (Edit(unit.cell, at, insert),)) if alias else None
                 self.report(
                     site,
