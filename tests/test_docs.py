@@ -25,6 +25,15 @@ def test_rule_pages_are_generated_from_the_rules():
         assert page.read_text(encoding="utf-8") == generate.rule_page(rule), f"run python docs/generate.py ({rule.code})"
 
 
+def test_readme_shows_each_rules_measured_precision():
+    """The README's Precision column is bench/results/accuracy.json's, as the rule pages are."""
+    generate = _generator()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for rule in CATALOG:
+        row = next(line for line in readme.splitlines() if line.startswith(f"| {rule.code} | {rule.name} |"))
+        assert row.rstrip(" |").rsplit("|", 1)[1].strip() == generate.precision(rule.code), rule.code
+
+
 def test_readme_rule_table_lists_every_rule():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for rule in CATALOG:
