@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 
 from . import judge, report
-from .judge import interval_samples, samples
+from .judge import first_batches, interval_samples, samples
 from .program import finding_place
 from .verdict import quantile, spread
 
@@ -22,16 +23,24 @@ def _median(values: list) -> float | None:
     return quantile(values, 0.5) if values else None
 
 
-def variant_metrics(label: str, runs: list[dict], on_gpu: bool) -> dict:
+def _per_step_counts(profiles: list[dict], key: str, name=lambda k: k) -> dict:
+    """A profile's counts by name (sync ops, sync sites), per step, averaged over runs."""
+    out: Counter = Counter()
+    for profile in profiles:
+        for key_, count in dict(profile.get(key) or {}).items():
+            out[name(key_)] += count / max(len(profile["steps_ms"]), 1) / len(profiles)
+    return dict(out)
+
+
+def variant_metrics(label: str, runs: list[dict], on_gpu: bool, where=lambda site: site) -> dict:
+    """A variant's numbers; `where` names a sync's program line ("file:line") for people."""
     profiles = [r["result"].get("profile") for r in runs if r["result"].get("profile")]
     pooled = [x for r in runs for x in samples(r, on_gpu)]
-    sync_ops: Counter = Counter()
-    for profile in profiles:
-        for name, count in profile["sync_ops"].items():
-            sync_ops[name] += count / max(len(profile["steps_ms"]), 1) / len(profiles)
     last = runs[-1]["result"] if runs else {}
     window = last.get("compile_at_window")
     compiled = last.get("compile")
+    after = last.get("compile_after_window") or compiled
+    loader_epochs = [e for r in runs for e in r["result"].get("loader_epochs") or []]
     metrics = {
         "label": label,
         "runs": len(runs),
@@ -41,7 +50,15 @@ def variant_metrics(label: str, runs: list[dict], on_gpu: bool) -> dict:
         "dataloader_share": _median([p["dataloader_ms"] / sum(p["steps_ms"]) for p in profiles
                                      if p["dataloader_ms"] is not None and sum(p["steps_ms"]) > 0]),
         "syncs_per_step": _median([_per_step(p, p["syncs"]) for p in profiles]),
-        "sync_ops_per_step": dict(sync_ops),
+        "sync_ops_per_step": _per_step_counts(profiles, "sync_ops"),
+        "sync_lines_per_step": _per_step_counts(profiles, "sync_sites", where),
+        "dtoh_per_step": _median([_per_step(p, p.get("dtoh")) for p in profiles]),
+        "first_batch_ms": spread([x for r in runs for x in first_batches(r)]),
+        "epoch_ms": spread([e["epoch_ms"] for e in loader_epochs if e["epoch_ms"] is not None]),
+        "warmup_steps": [r["result"].get("warmup_steps") for r in runs],
+        "timed_steps": sum(len(r["result"].get("active_host_ms") or []) for r in runs),
+        "cut_epochs": sum(sum(r["result"].get("active_truncated") or []) for r in runs),
+        "settled_for": {k: v for r in runs for k, v in (r["result"].get("settled_for") or {}).items()},
         "kernel_ms_per_step": _median([_per_step(p, p.get("kernel_ms")) for p in profiles]),
         "memcpy_ms_per_step": _median([_per_step(p, p.get("memcpy_ms")) for p in profiles]),
         "pageable_copies_per_step": _median([
@@ -52,7 +69,7 @@ def variant_metrics(label: str, runs: list[dict], on_gpu: bool) -> dict:
         "peak_memory_mb": max((r["result"].get("cuda_peak_mb" if on_gpu else "peak_rss_mb") or 0 for r in runs), default=None),
         "memory_kind": "CUDA memory allocated" if on_gpu else "process RSS",
         "compile": compiled,
-        "compiled_in_window": bool(window and compiled and compiled["frames"] > window["frames"]),
+        "compiled_in_window": bool(window and after and after["frames"] > window["frames"]),
         "memory_peak_mb": spread([x for p in profiles for x in p.get("memory_peaks_mb") or []]),
         "creation_share": _median([p["factory_ms"] / sum(p["steps_ms"]) for p in profiles if sum(p["steps_ms"]) > 0]),
         "completed_runs": sum(1 for r in runs if r["result"].get("done")),
@@ -92,11 +109,14 @@ def finish(result, plan, runs: list[dict]) -> None:
     result.device = devices[0] if devices else None
     on_gpu = result.on_gpu
     by_variant = {v.name: [r for r in runs if r["variant"] == v.name] for v in plan.variants}
-    labels = {v.name: v.label for v in plan.variants}
+    variants = {v.name: v for v in plan.variants}
     for name, variant_runs in by_variant.items():
         if variant_runs:
-            result.variants[name] = variant_metrics(labels[name], variant_runs, on_gpu)
+            result.variants[name] = variant_metrics(variants[name].label, variant_runs, on_gpu,
+                                                    lambda site, v=variants[name]: _user_line(plan, v, site))
     result.runs = [run_summary(r, on_gpu) for r in runs]
+    if runs and plan.probe is not None:
+        result.notes.append(step_note(result, plan))
     for run in runs:
         for note in run["result"].get("notes") or []:
             if note not in result.notes:
@@ -120,14 +140,43 @@ def finish(result, plan, runs: list[dict]) -> None:
         f.code for f in plan.findings)]
 
 
+def _user_line(plan, variant, site: str) -> str:
+    """"line 12" (or "cell 3, line 4") of the user's code for a program site "file:line"."""
+    from .harness import map_frames  # harness imports this module
+
+    filename, _, line = site.rpartition(":")
+    where = map_frames(plan, variant, [[filename, int(line), ""]])[1] if line.isdigit() else None
+    return where["label"] if where else "an unknown line"
+
+
+def step_note(result, plan) -> str:
+    """What a step is, and when its timing began, for the report."""
+    what = ("a whole epoch (its inner loops run to their end, up to a time budget per epoch; a cut epoch is "
+            "not timed as a step)" if plan.probe.steps == "epochs" else
+            re.sub(r"^(iteration|repeated call|repeated run)s", lambda m: "one " + m[1].replace("repeated ", ""),
+                   plan.measure_text))
+    warm = []
+    for name, metrics in result.variants.items():
+        counts = sorted({n for n in metrics["warmup_steps"] if n is not None})
+        why = metrics["settled_for"]
+        until = [f"the DataLoader's prefetch queue ({why['prefetch']} batches) was drained"] if "prefetch" in why else []
+        until += ["torch.compile stopped compiling"] if "compile" in why else []
+        warm.append(f"{'/'.join(map(str, counts)) or '-'} ({name}{': until ' + ' and '.join(until) if until else ''})")
+    clock = "CUDA events" if result.on_gpu else "perf_counter"
+    return (f"a step is {what}; steps are timed without the profiler ({clock}) after warm-up steps: "
+            f"{', '.join(warm)}; torch.profiler ran on later steps, for the breakdown and the traces only")
+
+
 def _notes(result, plan) -> None:
     for name, metrics in result.variants.items():
         if metrics["compiled_in_window"] and plan.probe.metric != "compiles":
             result.notes.append(f"variant {name}: torch.compile compiled during the measured steps; give more warm-up steps")
         wanted = result.steps[2] * metrics["runs"] if result.steps else 0
-        got = metrics["step_ms"]["n"] if metrics["step_ms"] else 0
+        got, cut = metrics["timed_steps"], metrics["cut_epochs"]
         if metrics["runs"] and got < wanted and result.failure is None:
             result.notes.append(f"variant {name}: {got} of {wanted} active steps ran (the loop ended early)")
+        if cut:
+            result.notes.append(f"variant {name}: {cut} of {got} timed epochs ran past the budget per epoch and were cut")
 
 
 def run_summary(run: dict, on_gpu: bool) -> dict:

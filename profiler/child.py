@@ -1,12 +1,15 @@
-"""perf-lint's profiling child: runs one variant of a program under torch.profiler.
+"""perf-lint's profiling child: runs one variant of a program, timed, then under torch.profiler.
 
 Executed by path in the user's interpreter (`python child.py job.json`) with the standard
 library and torch only; it never imports perf_lint. The job (JSON) names the program's
 chunks (cells, or the whole script) already instrumented by the parent: the measured loop
 calls `__perf_lint__.step()` at the top of each iteration, other heavy loops call
 `__perf_lint__.tick(id)` so that setup never trains for real, clock reads of a timed region
-go through `__perf_lint__.clock(...)`. The child writes what it measured to the job's
-result file (JSON), errors included; it exits 0 unless the harness itself broke.
+go through `__perf_lint__.clock(...)`. The steps are: warm-up (until the DataLoader's
+prefetch queue is drained and torch.compile stops compiling), `active` steps timed without
+the profiler (perf_counter; CUDA events on a GPU), then steps under torch.profiler for the
+breakdown and the traces. The child writes what it measured to the job's result file
+(JSON), errors included; it exits 0 unless the harness itself broke.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import hashlib
 import json
 import linecache
 import os
+import re
 import resource
 import socket
 import sys
@@ -23,8 +27,10 @@ import time
 import traceback
 import types
 
-SYNC_OPS = ("aten::_local_scalar_dense", "aten::item", "cudaStreamSynchronize", "cudaDeviceSynchronize",
-            "cudaEventSynchronize")
+# where the host waits for the GPU (a CPU tensor's .item() or .tolist() waits for nothing)
+SYNC_OPS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cudaMemcpy")
+SETTLE_MAX = 64  # warm-up steps added at most while the prefetch queue drains or torch.compile compiles
+FRAME = re.compile(r"^(.*)\((\d+)\): ")  # an entry of a profiler event's Python stack
 DATALOADER_PREFIX = "enumerate(DataLoader)#"
 FACTORY_OPS = ("aten::randn", "aten::rand", "aten::randint", "aten::randperm", "aten::normal", "aten::zeros",
                "aten::ones", "aten::empty", "aten::full", "aten::tensor", "aten::arange", "aten::linspace",
@@ -83,26 +89,41 @@ class Harness:
         self.job = job
         self.torch = torch
         self.wait, self.warmup, self.active = job["steps"]
-        self.total = self.wait + self.warmup + self.active
+        self.profiled = job.get("profile_steps", self.active)
         self.cap = job.get("cap", 3)
+        self.epochs = bool(job.get("epochs"))  # a step is an epoch: its inner loops run whole
+        self.budget = job.get("epoch_budget_s", 30.0)  # ... up to this long, then the epoch is cut
+        self.settle_compile = job.get("settle_compile", True)
         self.sync_clocks = bool(job.get("sync_clocks"))
         self.all_reads = bool(job.get("all_reads"))  # clock reads before the window too (first runs)
         self.cuda = torch.cuda.is_available()
+        self.files = {chunk["filename"] for chunk in job.get("chunks", ())}
         self.pid = os.getpid()
+        self.phase = "warm-up"  # then "timed" (no profiler), "profiled", "done"
         self.calls = 0
-        self.done = False
         self.step_start = 0.0
-        self.host_ms = []
-        self.events = []
+        self.marks = []  # (perf_counter, CUDA event) at the boundaries of the timed steps
+        self.window_at = None  # the step the timed window opened at
+        self.event_ms = None
+        self.truncated = set()  # epoch steps cut at the budget
+        self.settling = {}  # why the warm-up went on: "prefetch" (batches), "compile"
+        self.frames = frames_so_far()
+        self.loaders = []  # one record per epoch of a DataLoader of this process
+        self.profile_calls = 0
         self.counts = {}
         self.reads = []
         self.prof = None
         self.profile = None
         self.trace_files = []
         self.compile_at_window = None
+        self.compile_after_window = None
         self.cuda_peak_mb = None
         self.notes = []
         self._real_profile = torch.profiler.profile
+
+    @property
+    def done(self):
+        return self.phase == "done"
 
     # -- hooks called by the instrumented program ------------------------------------------
     def step(self):
@@ -110,22 +131,17 @@ class Harness:
         if self.done:
             return True
         now = time.perf_counter()
-        self._record_event()
-        k = self.calls
-        if k == 0:
-            self._start_profiler()
-        else:
-            self.host_ms.append((now - self.step_start) * 1e3)
-            self.prof.step()
-        if k == self.wait + self.warmup:
-            self._window_opens()
-        self.calls += 1
-        if k == self.total:
-            self._stop_profiler()
-            self.done = True
-            return True
+        k, self.calls = self.calls, self.calls + 1
+        if self.phase == "warm-up" and self._settled(k):
+            self._window_opens(k)
+        if self.phase == "timed":
+            self._mark(now)
+            if len(self.marks) > self.active:
+                self._window_closes()
+        if self.phase == "profiled":
+            self._profile_step()
         self.step_start = time.perf_counter()
-        return False
+        return self.done
 
     def finish(self):
         """After the measured loop: stop the program once the steps are done."""
@@ -137,10 +153,16 @@ class Harness:
 
     def tick(self, loop, always=False):
         """Top of each iteration of a capped loop: True (break) after `cap` iterations,
-        except while the measured steps run (unless `always`: a loop inside the measured
-        one), and never in other processes (DataLoader workers)."""
+        except while the measured steps run (unless `always`: a loop inside an epoch step,
+        which runs whole, up to the epoch budget), and never in other processes (DataLoader
+        workers)."""
         if os.getpid() != self.pid or (self.calls > 0 and not self.done and not always):
             return False
+        if always and not self.done:
+            if time.perf_counter() - self.step_start <= self.budget:
+                return False
+            self.truncated.add(self.calls - 1)
+            return True
         count = self.counts.get(loop, 0) + 1
         self.counts[loop] = count
         return count > self.cap
@@ -151,8 +173,8 @@ class Harness:
         if self.sync_clocks and self.cuda:
             self.torch.cuda.synchronize()
         value = fn(*args, **kwargs)
-        measuring = self._measuring()
-        if measuring or self.all_reads:
+        measuring = self.phase == "timed"
+        if measuring or self.all_reads and self.phase == "warm-up":
             now, event = time.perf_counter(), None
             if self.cuda:
                 event = self.torch.cuda.Event(enable_timing=True)
@@ -177,15 +199,73 @@ class Harness:
 
         return run
 
-    # -- profiler ------------------------------------------------------------------------------
-    def _measuring(self):
-        return self.wait + self.warmup < self.calls and not self.done
+    def loader_epoch(self, start, workers, drain):
+        """A new epoch of a DataLoader (`iter(loader)` at `start`): its record."""
+        record = {"start": start, "first": None, "end": None, "clean": False, "batches": 0, "at": None,
+                  "workers": workers, "drain": drain, "where": "window" if self.phase == "timed" else None}
+        self.loaders.append(record)
+        return record
 
-    def _record_event(self):
+    # -- the timed window ------------------------------------------------------------------------
+    def _settled(self, k):
+        """Whether the timed window may open at step k: after the warm-up steps, once the
+        DataLoader's prefetch queue is drained and the last step compiled nothing."""
+        frames, self.frames = self.frames, frames_so_far()
+        if k < self.wait + self.warmup:
+            return False
+        why = {}
+        if self.settle_compile and self.frames != frames:
+            why["compile"] = True
+        feeding = [r for r in self.loaders if r["at"] == k and r["end"] is None and r["batches"] <= r["drain"]]
+        if feeding and not self.epochs:
+            why["prefetch"] = feeding[-1]["drain"]
+        if why and k < self.wait + self.warmup + SETTLE_MAX:
+            self.settling.update(why)
+            return False
+        if why:
+            self.notes.append("still %s after %d extra warm-up steps: timed anyway" % (
+                " and ".join("compiling" if w == "compile" else "filling the prefetch queue" for w in why), SETTLE_MAX))
+        return True
+
+    def _window_opens(self, k):
+        self.phase, self.window_at = "timed", k
+        self.compile_at_window = compile_counters()
+        for record in self.loaders:
+            if record["at"] == k and record["end"] is None:
+                record["where"] = "around"  # the epoch that gave this step its batch
+        if self.cuda:
+            self.torch.cuda.reset_peak_memory_stats()
+
+    def _mark(self, now):
+        event = None
         if self.cuda:
             event = self.torch.cuda.Event(enable_timing=True)
             event.record()
-            self.events.append(event)
+        self.marks.append((now, event))
+
+    def _timed_events(self):
+        """The timed steps in CUDA-event milliseconds (waits for the GPU once, at the end)."""
+        if self.cuda and self.event_ms is None and len(self.marks) > 1:
+            self.torch.cuda.synchronize()
+            self.event_ms = [a.elapsed_time(b) for (_, a), (_, b) in zip(self.marks, self.marks[1:])]
+        return self.event_ms
+
+    def _window_closes(self):
+        self.compile_after_window = compile_counters()
+        self._timed_events()
+        self.phase = "profiled" if self.profiled else "done"
+
+    # -- profiler ------------------------------------------------------------------------------
+    def _profile_step(self):
+        """One warm-up and `profiled` recorded steps under torch.profiler (breakdown, traces)."""
+        if self.prof is None:
+            self._start_profiler()
+            return
+        self.prof.step()
+        self.profile_calls += 1
+        if self.profile_calls > self.profiled:
+            self._stop_profiler()
+            self.phase = "done"
 
     def _start_profiler(self):
         torch = self.torch
@@ -194,16 +274,12 @@ class Harness:
             activities.append(torch.profiler.ProfilerActivity.CUDA)
         self.prof = self._real_profile(
             activities=activities,
-            schedule=torch.profiler.schedule(wait=self.wait, warmup=self.warmup, active=self.active, repeat=1),
+            schedule=torch.profiler.schedule(wait=0, warmup=1, active=self.profiled, repeat=1),
             on_trace_ready=self._trace_ready,
             profile_memory=bool(self.job.get("profile_memory")),
+            with_stack=self.cuda,  # the user's line of each host-device sync
         )
         self.prof.start()
-
-    def _window_opens(self):
-        self.compile_at_window = compile_counters()
-        if self.cuda:
-            self.torch.cuda.reset_peak_memory_stats()
 
     def _trace_ready(self, prof):
         if self.cuda:
@@ -214,7 +290,7 @@ class Harness:
         handler(prof)
         after = set(os.listdir(self.job["trace_dir"]))
         self.trace_files = sorted(os.path.join(self.job["trace_dir"], name) for name in after - before)
-        self.profile = summarize_events(prof.events(), self.cuda)
+        self.profile = summarize_events(prof.events(), self.cuda, self.files)
         if self.job.get("profile_memory") and self.trace_files:
             self.profile["memory_peaks_mb"] = memory_peaks(self.trace_files[0], self.cuda)
 
@@ -232,23 +308,24 @@ class Harness:
 
     # -- results ---------------------------------------------------------------------------------
     def results(self):
-        first = self.wait + self.warmup
-        event_ms = None
-        if self.cuda and len(self.events) > 1:
-            self.torch.cuda.synchronize()
-            event_ms = [a.elapsed_time(b) for a, b in zip(self.events, self.events[1:])]
+        starts = [now for now, _ in self.marks]
+        host_ms = [(b - a) * 1e3 for a, b in zip(starts, starts[1:])]
         return {
             "calls": self.calls,
             "done": self.done,
-            "host_ms": self.host_ms,
-            "event_ms": event_ms,
-            "active_host_ms": self.host_ms[first:first + self.active],
-            "active_event_ms": None if event_ms is None else event_ms[first:first + self.active],
+            "warmup_steps": self.window_at,
+            "settled_for": self.settling,
+            "active_host_ms": host_ms,
+            "active_event_ms": self._timed_events(),
+            "active_truncated": [self.window_at + i in self.truncated for i in range(len(host_ms))],
+            "epoch_budget_s": self.budget if self.epochs else None,
+            "loader_epochs": [epoch_summary(r) for r in self.loaders if r["where"]],
             "profile": self.profile,
             "trace_files": self.trace_files,
             "intervals": self._intervals(),
             "cuda_peak_mb": self.cuda_peak_mb,
             "compile_at_window": self.compile_at_window,
+            "compile_after_window": self.compile_after_window,
         }
 
     def _intervals(self):
@@ -262,12 +339,14 @@ class Harness:
         return out
 
 
-def summarize_events(events, cuda):
-    """What the active window's events say: step and DataLoader times, syncs, GPU time."""
+def summarize_events(events, cuda, files=()):
+    """What the profiled steps' events say: step and DataLoader times, GPU time, and on a GPU
+    the host-device syncs (stream/device waits, DtoH copies) and the program lines (in
+    `files`) they come from; on a CPU nothing waits for a device (`syncs` is None)."""
     steps, dataloader_us, dataloader_events = [], 0.0, 0
     kernel_us, memcpy_us, memcpy = 0.0, 0.0, {}
     kernels = {}
-    sync_spans, factory_spans = [], []
+    sync_spans, factory_spans, stacked = [], [], []
     for event in events:
         name = event.name
         start, end = event.time_range.start, event.time_range.end
@@ -287,21 +366,29 @@ def summarize_events(events, cuda):
         elif name.startswith(DATALOADER_PREFIX):
             dataloader_us += end - start
             dataloader_events += 1
-        elif name in SYNC_OPS:
-            sync_spans.append((event.thread, start, end, name))
+        elif cuda and name in SYNC_OPS:
+            sync_spans.append((event.thread, start, end, name, event))
         elif name in FACTORY_OPS:
             factory_spans.append((event.thread, start, end, name))
-    # a sync nested in another (aten::item -> _local_scalar_dense -> cudaStreamSynchronize) counts once
-    counted, sync_us = outermost(sync_spans)
+        site = user_frame([name, *(getattr(event, "stack", None) or ())], files) if cuda else None
+        if site:
+            stacked.append((event.thread, start, end, site))
+    syncs = outermost(sync_spans)
+    sites = {}
+    for span in syncs:
+        site = sync_site(span, stacked, files)
+        sites[site] = sites.get(site, 0) + 1
     names = sorted(kernels)
     top = sorted(kernels.items(), key=lambda item: -item[1])[:8]
     return {
         "steps_ms": steps,
         "dataloader_ms": dataloader_us / 1e3 if dataloader_events else None,
-        "syncs": sum(counted.values()),
-        "sync_ops": counted,
-        "sync_ms": sync_us / 1e3,
-        "factory_ms": outermost(factory_spans)[1] / 1e3,
+        "syncs": len(syncs) if cuda else None,
+        "sync_ops": tally(syncs),
+        "sync_sites": sorted([site, n] for site, n in sites.items()),  # pairs: a Ray run maps paths in values
+        "sync_ms": sum(s[2] - s[1] for s in syncs) / 1e3,
+        "dtoh": sum(n for name, n in memcpy.items() if "DtoH" in name) if cuda else None,
+        "factory_ms": sum(s[2] - s[1] for s in outermost(factory_spans)) / 1e3,
         "kernel_ms": kernel_us / 1e3 if cuda else None,
         "memcpy_ms": memcpy_us / 1e3 if cuda else None,
         "memcpy": memcpy,
@@ -312,16 +399,44 @@ def summarize_events(events, cuda):
 
 
 def outermost(spans):
-    """Per name, the count of spans (thread, start, end, name) not nested in an earlier
-    one of the same thread, and their total duration."""
-    counted, total, last_end = {}, 0.0, {}
-    for thread, start, end, name in sorted(spans, key=lambda s: (s[0], s[1], -s[2])):
-        if start < last_end.get(thread, float("-inf")):
-            continue
-        last_end[thread] = end
-        counted[name] = counted.get(name, 0) + 1
-        total += end - start
-    return counted, total
+    """The spans (thread, start, end, name, ...) not nested in an earlier one of the same thread."""
+    kept, last_end = [], {}
+    for span in sorted(spans, key=lambda s: (s[0], s[1], -s[2])):
+        if span[1] >= last_end.get(span[0], float("-inf")):
+            last_end[span[0]] = span[2]
+            kept.append(span)
+    return kept
+
+
+def tally(spans):
+    counted = {}
+    for span in spans:
+        counted[span[3]] = counted.get(span[3], 0) + 1
+    return counted
+
+
+def user_frame(stack, files):
+    """"file:line" of the innermost entry of a profiler stack ("file(line): name") in `files`."""
+    for entry in stack:
+        match = FRAME.match(entry)
+        if match and match.group(1) in files:
+            return "%s:%s" % match.groups()
+    return None
+
+
+def sync_site(span, stacked, files):
+    """The program line a sync (thread, start, end, name, event) comes from: that of the closest
+    enclosing op with a stack or Python frame of the program (its profiler parents, else the
+    events around it in time). Python tracer frames give their function's first line."""
+    parent = getattr(span[4], "cpu_parent", None)
+    while parent is not None:
+        site = user_frame([parent.name, *(getattr(parent, "stack", None) or ())], files)
+        if site:
+            return site
+        parent = getattr(parent, "cpu_parent", None)
+    around = [(start, site) for thread, start, end, site in stacked
+              if thread == span[0] and start <= span[1] and span[2] <= end]
+    return max(around)[1] if around else "unknown"
 
 
 def memory_peaks(trace_file, cuda):
@@ -341,6 +456,56 @@ def memory_peaks(trace_file, cuda):
         before = [total for ts, total in memory if ts < start]
         peaks.append(max(inside + before[-1:] or [0]) / 2**20)
     return peaks
+
+
+def epoch_summary(record):
+    """A DataLoader epoch's time to first batch and, if it ran to its end before the
+    profiler started, its whole time (ms)."""
+    first, end = record["first"], record["end"] if record["clean"] else None
+    return {"where": record["where"], "workers": record["workers"], "batches": record["batches"],
+            "first_ms": None if first is None else (first - record["start"]) * 1e3,
+            "epoch_ms": None if end is None else (end - record["start"]) * 1e3}
+
+
+def watch_loaders(torch, harness):
+    """Record each epoch of the program's DataLoaders (from `iter(loader)` to the first batch
+    and to the end) in `harness.loaders`, in this process only (not in workers)."""
+    from torch.utils.data import dataloader
+
+    real_iter, real_next = dataloader.DataLoader.__iter__, dataloader._BaseDataLoaderIter.__next__
+
+    def __iter__(self):
+        start = time.perf_counter()
+        iterator = real_iter(self)
+        if os.getpid() == harness.pid:
+            workers = self.num_workers
+            iterator._perf_lint_epoch = harness.loader_epoch(start, workers, workers * (self.prefetch_factor or 2)
+                                                             if workers else 0)
+        return iterator
+
+    def __next__(self):
+        record = getattr(self, "_perf_lint_epoch", None)
+        try:
+            batch = real_next(self)
+        except StopIteration:
+            if record is not None and record["end"] is None:
+                record["end"], record["clean"] = time.perf_counter(), harness.phase in ("warm-up", "timed")
+            raise
+        if record is not None:
+            record["batches"] += 1
+            record["at"] = harness.calls
+            if record["first"] is None:
+                record["first"] = time.perf_counter()
+        return batch
+
+    dataloader.DataLoader.__iter__ = __iter__
+    dataloader._BaseDataLoaderIter.__next__ = __next__
+
+
+def frames_so_far():
+    """Frames torch.compile has converted so far (0 while torch._dynamo is not imported)."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    return int(utils.counters["frames"].get("total", 0)) if utils is not None else 0
 
 
 def compile_counters():
@@ -437,6 +602,7 @@ def run(job):
     result.update(torch=torch.__version__, threads=threads,
                   device="cuda: " + torch.cuda.get_device_name(0) if cuda else "cpu")
     harness = Harness(job, torch)
+    watch_loaders(torch, harness)
     torch.profiler.profile = InertProfiler
     if not cuda:  # a fix's torch.cuda.synchronize() has nothing to wait for on a CPU
         torch.cuda.synchronize = lambda device=None: None

@@ -6,16 +6,32 @@ from __future__ import annotations
 from .verdict import MIN_PAIRS, busy, compare, ms, quantile
 
 CREATION_SHARE = 0.10  # tensor creation above this share of a timed step distorts it
-TIMED = ("step", "interval", "warmup", "kernels")  # metrics a busy machine distorts
+TIMED = ("step", "epochs", "interval", "warmup", "kernels")  # metrics a busy machine distorts
 SPEEDUP = "speed-up (A time / B time)"
 
 
 def samples(run: dict, on_gpu: bool) -> list[float]:
-    """A run's active step times: CUDA-event intervals on a GPU, host clock otherwise."""
+    """A run's timed steps (without the profiler): CUDA-event intervals on a GPU, host clock
+    otherwise; an epoch step cut at the budget is not a step and is left out."""
     result = run["result"]
-    if on_gpu and result.get("active_event_ms"):
-        return result["active_event_ms"]
-    return result.get("active_host_ms") or []
+    times = result["active_event_ms"] if on_gpu and result.get("active_event_ms") else result.get("active_host_ms") or []
+    cut = result.get("active_truncated") or []
+    return [t for i, t in enumerate(times) if not (i < len(cut) and cut[i])]
+
+
+def truncated(runs: list[dict]) -> bool:
+    return any(any(r["result"].get("active_truncated") or []) for r in runs)
+
+
+def first_batches(run: dict) -> list[float]:
+    """A run's times to the first batch of a DataLoader epoch (ms): the epochs that began in the
+    timed steps, else the one they are part of."""
+    epochs = run["result"].get("loader_epochs") or []
+    for where in ("window", "around"):
+        found = [e["first_ms"] for e in epochs if e["where"] == where and e["first_ms"] is not None]
+        if found:
+            return found
+    return []
 
 
 def interval_samples(runs: list[dict], key: tuple, field: str = "ms", window: bool = True) -> list[list[float]]:
@@ -52,6 +68,8 @@ def verdict(result, plan, finding, by_variant: dict, key) -> dict:
                 "crash": "the run crashed", "processes": "too many processes", "no-torch": "no torch in the interpreter", "internal": "harness failure"}
         reason = result.error.splitlines()[0] if result.error else result.failure
         outcome = Outcome("inconclusive", reason, what.get(result.failure, result.failure))
+    elif probe.metric == "syncs" and not on_gpu:
+        outcome = Outcome("inconclusive", f"not measurable on CPU: {probe.cpu_gap}", "not measurable on CPU")
     elif probe.metric in ALONE:
         outcome = ALONE[probe.metric](result, a, key, on_gpu)
     elif not b:
@@ -59,11 +77,15 @@ def verdict(result, plan, finding, by_variant: dict, key) -> dict:
         outcome = Outcome("inconclusive", reason, "no fix or probe to compare with")
     else:
         outcome = COMPARED[probe.metric](result, a, b, key, on_gpu)
-    if probe is not None and probe.distributed and not result.failure:
+    eager = eager_fix(result) if probe is not None and probe.distributed and b and not result.failure else None
+    if eager:
+        gap = "" if on_gpu else f"; no GPU either: {probe.cpu_gap}"
+        outcome = Outcome("inconclusive", f"{eager}; {compile_text(result)}{gap}", "the fix compiled nothing (B ran eagerly)")
+    elif probe is not None and probe.distributed and not result.failure:
         outcome.reason += "; " + compile_text(result)
     if probe is not None and probe.metric in TIMED and outcome.interval and not result.failure:
         caution(result, outcome, [[samples(r, on_gpu) for r in runs] for runs in (a, b)])
-    if probe is not None and not on_gpu and not result.failure and not plan.unmeasurable:
+    if probe is not None and not on_gpu and not (result.failure or plan.unmeasurable or eager or probe.metric == "syncs"):
         if probe.needs_gpu(finding.code):
             outcome = outcome.but("inconclusive", f"no GPU: {probe.cpu_gap}; measured on CPU: {outcome.reason}", "no GPU")
         elif probe.cpu_confirms and outcome.verdict != "confirmed":
@@ -104,12 +126,44 @@ def _from(judged, shown: str, confirmed: str, refuted: str, opposite: str, n: in
     return Outcome(judged.verdict, reason, f"{label}: {judged.text}", judged.ratio, n, judged.name, (judged.low, judged.high))
 
 
-def step_times(result, a, b, key, on_gpu) -> Outcome:
-    judged = compare([samples(r, on_gpu) for r in a], [samples(r, on_gpu) for r in b], SPEEDUP)
+def step_times(result, a, b, key, on_gpu, name: str = SPEEDUP, step: str = "step") -> Outcome:
+    judged = compare([samples(r, on_gpu) for r in a], [samples(r, on_gpu) for r in b], name)
     sa, sb = result.variants["A"]["step_ms"], result.variants["B"]["step_ms"]
     n = min(sa["n"], sb["n"]) if sa and sb else 0
-    shown = f"median step {ms(sa['median'])} as written (A), {ms(sb['median'])} with the fix (B)" if sa and sb else ""
+    shown = f"median {step} {ms(sa['median'])} as written (A), {ms(sb['median'])} with the fix (B)" if sa and sb else ""
+    shown += startup_text(result, whole=step == "step")
     return _from(judged, shown, "faster with the fix", "no speed-up beyond the noise", "slower with the fix", n)
+
+
+def epochs(result, a, b, key, on_gpu) -> Outcome:
+    """Whole epochs A/B; when epochs ran past the budget and were cut, the time to each
+    epoch's first batch (the workers' start-up) instead: a cut epoch is not a step."""
+    if not truncated(a + b):
+        return step_times(result, a, b, key, on_gpu, "whole-epoch speed-up (A epoch / B epoch)", "whole epoch")
+    budget = next((r["result"].get("epoch_budget_s") for r in a + b if r["result"].get("epoch_budget_s")), None)
+    judged = compare([first_batches(r) for r in a], [first_batches(r) for r in b],
+                     "start-up speed-up (A / B time to an epoch's first batch)")
+    cut = (f"epochs ran past the {budget:.3g} s budget per epoch and were cut, so no whole-epoch time is given "
+           "(raise --timeout); compared instead: the time to each epoch's first batch") if budget else "epochs were cut"
+    n = min(sum(len(first_batches(r)) for r in a), sum(len(first_batches(r)) for r in b))
+    return _from(judged, cut + startup_text(result), "the first batch of an epoch comes sooner with the fix",
+                 "no start-up difference beyond the noise", "the first batch comes later with the fix", n)
+
+
+def startup_text(result, whole: bool = False) -> str:
+    """The workers' start-up (time to an epoch's first batch) and, with `whole`, whole DataLoader
+    epochs per variant, or nothing without a DataLoader."""
+    va, vb = result.variants.get("A") or {}, result.variants.get("B") or {}
+    fa, fb = va.get("first_batch_ms"), vb.get("first_batch_ms")
+    if not (fa or fb):
+        return ""
+    text = f"; time to an epoch's first batch (workers' start-up) {ms(fa and fa['median'])} (A), {ms(fb and fb['median'])} (B)"
+    if not whole:
+        return text
+    ea, eb = va.get("epoch_ms"), vb.get("epoch_ms")
+    if ea and eb:
+        return text + f", whole DataLoader epochs {ms(ea['median'])} (A), {ms(eb['median'])} (B)"
+    return text + "; no DataLoader epoch ran whole in the timed steps"
 
 
 def intervals(result, a, b, key, on_gpu) -> Outcome:
@@ -157,7 +211,7 @@ def kernels(result, a, b, key, on_gpu) -> Outcome:
                    "kernels vary either way", step.ratio, step.n)
 
 
-COMPARED = {"step": step_times, "interval": intervals, "memory": memory, "kernels": kernels}
+COMPARED = {"step": step_times, "epochs": epochs, "interval": intervals, "memory": memory, "kernels": kernels}
 
 
 # -- the code as written alone --------------------------------------------------------------------------------------
@@ -173,11 +227,14 @@ def syncs(result, a, key, on_gpu) -> Outcome:
     metrics = result.variants["A"]
     ops = ", ".join(f"{name} {n:.3g}" for name, n in sorted(metrics["sync_ops_per_step"].items())) or "none"
     per_step = metrics["syncs_per_step"]
-    shown = f"{per_step:.3g} host-device sync(s) per step ({ops})"
-    n = metrics["step_ms"]["n"] if metrics["step_ms"] else 0
+    lines = ", ".join(f"{line}: {n:.3g}" for line, n in sorted(metrics["sync_lines_per_step"].items(), key=lambda x: -x[1]))
+    where = f"; by source (a line, or its function's first line): {lines}" if lines else ""
+    shown = (f"{per_step:.3g} host-device sync(s) per step ({ops}{where}), "
+             f"{metrics['dtoh_per_step'] or 0:.3g} device-to-host copies per step")
+    n = sum(len(p["steps_ms"]) for p in profiles)
     waited = [p["sync_ms"] / sum(p["steps_ms"]) for p in profiles if sum(p["steps_ms"]) > 0]
     if min(per_run) >= 1:
-        wait = f"; the host waited in them {quantile(waited, 0.5):.0%} of the step" if waited and on_gpu else ""
+        wait = f"; the host waited in them {quantile(waited, 0.5):.0%} of the step" if waited else ""
         return Outcome("confirmed", f"{shown} in every run{wait}", f"{per_step:.3g} host-device sync(s) per step", per_step, n,
                        "syncs per step")
     return Outcome("not confirmed", f"fewer than one sync per step in some run: {shown}", "no sync on every step", per_step, n,
@@ -187,7 +244,8 @@ def syncs(result, a, key, on_gpu) -> Outcome:
 def compiles(result, a, key, on_gpu) -> Outcome:
     counts = []
     for run in a:
-        window, end = run["result"].get("compile_at_window"), run["result"].get("compile")
+        window = run["result"].get("compile_at_window")
+        end = run["result"].get("compile_after_window") or run["result"].get("compile")
         if window and end:
             counts.append((end["frames"] - window["frames"], end["recompiles"] - window["recompiles"]))
     if not counts:
@@ -236,6 +294,16 @@ def creation(result, a, key, on_gpu) -> Outcome:
 
 
 ALONE = {"syncs": syncs, "compiles": compiles, "warmup": warmup, "alloc-share": creation}
+
+
+def eager_fix(result) -> str | None:
+    """Why B is no compiled variant, when dynamo captured no graph in it (and some in A)."""
+    ca, cb = (result.variants.get(name, {}).get("compile") for name in ("A", "B"))
+    if not ca or not cb or cb["graphs"] or not ca["graphs"]:
+        return None
+    return (f"the fix variant (B) compiled nothing: dynamo captured 0 graphs in B ({cb['frames']} frames tried, "
+            f"{cb['graph_breaks']} graph breaks) against {ca['graphs']} in A, so B ran eagerly and comparing it with "
+            "compiled A says nothing about compiling after DDP")
 
 
 def compile_text(result) -> str:

@@ -18,8 +18,9 @@ _NO_SYNC_ON_CPU = "CPU operations finish before they return, so a clock read alr
 @dataclass(frozen=True)
 class Probe:
     name: str
-    metric: str  # "step": A/B step time; "interval": a timed region A/B; "kernels": kernel choice across
-    # runs; "memory": A/B peak memory per step; A alone: "syncs" per step, "compiles" during the steps,
+    metric: str  # "step": A/B step time; "epochs": A/B whole-epoch time (else time to first batch);
+    # "interval": a timed region A/B; "kernels": kernel choice across runs; "memory": A/B peak memory
+    # per step; A alone: "syncs" per step, "compiles" during the steps,
     # "warmup" (first timed run vs the later ones), "alloc-share" (tensor creation share of the step)
     gpu_only: frozenset | bool = False  # True, or the codes whose effect needs a GPU
     cpu_gap: str = ""  # why a CPU run cannot show the effect
@@ -55,7 +56,7 @@ PROBES = {
                             "held, so buffers a fix frees may not show"),
 }
 BY_CODE = {
-    "TPL104": Probe("dataloader", "step", steps="epochs"),
+    "TPL104": Probe("dataloader", "epochs", steps="epochs"),
     "TPL204": Probe("timing", "warmup", cpu_confirms=True, steps="in-place",
                     cpu_gap="CUDA context creation and kernel loading only happen on a GPU"),
     "TPL205": Probe("timing", "alloc-share", steps="in-place"),
