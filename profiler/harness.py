@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import sys
 import threading
 import time
@@ -19,12 +20,13 @@ from typing import Callable
 
 from perf_lint.analyzers import ConfigError, Finding, SourceError, analyze, fixed_text, load_config
 from perf_lint.analyzers import notebook_source, python_source, read_source
+from perf_lint.analyzers.config import KEEP_TRACES
 from perf_lint.analyzers.findings import cell_label
 
 from . import aggregate
 from .instrument import clock_names, line_map, mark_magic, rewrite, timed_region, wrap_region
 from .probes import Probe, probe_for
-from .process import MAX_PROCESSES, run_child
+from .process import MAX_PROCESSES, run_child, stack_of, tail
 from .program import Chunk, Program, Target, TargetError, chunk_of_line, chunks_of, find_target, finding_place, parse
 from .request import ProfileRequest
 from .result import ProfileResult
@@ -33,6 +35,8 @@ SETUP_FAILURES = ("source", "config", "request", "no-finding", "interpreter", "n
                   "internal")
 CONTEXT_CAP = 3  # iterations of a heavy loop outside the measured steps
 _DISTRIBUTED = re.compile(r"DistributedDataParallel|init_process_group|\bDDP\(")
+_RUN_NAME = re.compile(r"\d{8}-\d{6}-")  # make_run_dir's names
+_DATALOADER_RANGE = re.compile(rb'"cat":\s*"user_annotation",(\s*"name":\s*"enumerate\(DataLoader\)#)')
 
 
 class SetupError(Exception):
@@ -247,7 +251,7 @@ def prepare(request: ProfileRequest) -> Plan:
             plan.notes.append(f"the fix could not be applied for measurement: {exc}")
     elif probe.synthetic_b == "sync-clocks":
         plan.variants.append(build_variant("B", "clock read after torch.cuda.synchronize()", source, sync=True, **build))
-    elif probe.metric in ("step", "interval", "kernels", "memory"):
+    elif probe.metric in ("step", "epochs", "interval", "kernels", "memory"):
         plan.notes.append(f"{primary.code} has no automatic fix to compare with: only the code as written was measured")
     return plan
 
@@ -287,8 +291,8 @@ def select(request, source, chunks, parsed, findings, chunk, line, cells):
     elif line is None:
         selected = [f for f in candidates if places[id(f)][0] == chunk]
         if not selected:  # a cell that runs code set up earlier (its DataLoader, its model...)
-            selected = [f for f in candidates if places[id(f)][0] < chunk and probe_for(f.code, f.probe).metric == "step"
-                        and f.fix is not None]
+            selected = [f for f in candidates if places[id(f)][0] < chunk and f.fix is not None
+                        and probe_for(f.code, f.probe).metric in ("step", "epochs")]
     else:
         selected = [f for f in candidates if inside(f, line, line)]
         if not selected:
@@ -366,6 +370,11 @@ def make_run_dir(request: ProfileRequest, plan: Plan) -> str:
     stem = re.sub(r"[^\w.-]", "_", os.path.splitext(os.path.basename(plan.path))[0])
     codes = "-".join(dict.fromkeys(f.code for f in plan.findings))
     run = f"{time.strftime('%Y%m%d-%H%M%S')}-{stem}-{codes}"
+    try:
+        keep = load_config(os.path.dirname(plan.path)).keep_traces
+    except ConfigError:  # it loaded a moment ago in prepare(); changed since
+        keep = KEEP_TRACES
+    prune_runs(base, keep - 1)
     path = os.path.join(os.path.abspath(base), run)
     suffix = 1
     while os.path.lexists(path):
@@ -380,10 +389,53 @@ def make_run_dir(request: ProfileRequest, plan: Plan) -> str:
     return path
 
 
+def prune_runs(base: str, keep: int) -> None:
+    """Delete all but the `keep` newest run folders in `base` (folders named like a run, with
+    a `programs` folder; nothing else there, and no link, is touched)."""
+    if not os.path.isdir(base):
+        return
+    runs = sorted(name for name in os.listdir(base) if _RUN_NAME.match(name) and not os.path.islink(os.path.join(base, name))
+                  and os.path.isdir(os.path.join(base, name, "programs")))
+    for name in runs[: max(len(runs) - keep, 0)]:
+        shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+
+
+def trace_folder(run_dir: str, variant: str) -> str:
+    """Where a variant's traces go: one folder per variant, so that torch-tb-profiler shows A and B
+    as two runs, each repeat a span of one worker (not 2 x repeats workers of one distributed run)."""
+    return os.path.join(run_dir, variant)
+
+
+def tensorboard_ready(traces: list[str]) -> None:
+    """Mark the DataLoader's ranges in the traces as operators (`cpu_op`, as torch 1.x wrote them):
+    torch-tb-profiler skips other user annotations, and its DataLoader share would be 0."""
+    for path in traces:
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+            fixed = _DATALOADER_RANGE.sub(rb'"cat": "cpu_op",\1', data)
+            if fixed != data:
+                with open(path + ".tmp", "wb") as handle:
+                    handle.write(fixed)
+                os.replace(path + ".tmp", path)
+        except OSError:
+            continue
+
+
 # -- running ---------------------------------------------------------------------------------------------
 def threads_for(cpus: int) -> int:
     """Intra-op threads per child: 1 on small machines (DataLoader workers need the cores)."""
     return max(1, cpus // 4)
+
+
+def measurement(request: ProfileRequest, plan: Plan) -> dict:
+    """How the child measures: epoch steps run whole up to a budget (a share of the timeout),
+    the warm-up waits for compilation unless compilations are what is counted, and fewer
+    (cut) epochs go under the profiler."""
+    epochs = plan.probe.steps == "epochs"
+    active = request.schedule[2]
+    return {"epochs": epochs, "epoch_budget_s": request.timeout_s / (3 * sum(request.schedule)),
+            "settle_compile": plan.probe.metric != "compiles", "profile_steps": min(active, 2) if epochs else active}
 
 
 def execute(request: ProfileRequest, plan: Plan, run_dir: str, cancel, say, result: ProfileResult,
@@ -412,10 +464,12 @@ def execute(request: ProfileRequest, plan: Plan, run_dir: str, cancel, say, resu
         say(f"run {number}/{len(order)}: {variant.name} ({variant.label}), repeat {repeat}")
         job = {
             "steps": list(request.schedule), "cap": CONTEXT_CAP, "threads": threads, "sync_clocks": variant.sync_clocks,
-            "trace_dir": run_dir, "worker": worker, "result": os.path.join(programs, f"{worker}.result.json"),
+            "trace_dir": trace_folder(run_dir, variant.name), "worker": variant.name,  # repeats: spans of one worker
+            "result": os.path.join(programs, f"{worker}.result.json"),
             "file": plan.path if plan.source.kind == "python" else None, "argv": [plan.path],
             "path0": cwd, "distributed": plan.distributed, "chunks": variant.chunks,
             "all_reads": plan.probe.metric == "warmup", "profile_memory": plan.probe.profile_memory,
+            **measurement(request, plan),
         }
         outcome = start(plan.python, job, os.path.join(programs, f"{worker}.job.json"),
                         os.path.join(programs, f"{worker}.log"), cwd, env, request.timeout_s, cancel)
@@ -423,13 +477,14 @@ def execute(request: ProfileRequest, plan: Plan, run_dir: str, cancel, say, resu
                "returncode": outcome.returncode, "pgid": outcome.pgid, "log": os.path.join(programs, f"{worker}.log"),
                "result": outcome.result or {}}
         runs.append(run)
+        tensorboard_ready(run["result"].get("trace_files") or [])
         if outcome.status == "cancelled":
             result.failure, result.error = "cancelled", "cancelled: the run was stopped"
             break
         if outcome.status == "timeout":
             result.failure = "timeout"
             result.error = (f"variant {variant.name} ({variant.label}) ran past the {request.timeout_s:g} s timeout and was "
-                            "killed with its whole process group")
+                            "killed with its whole process group" + stopped_at(result, plan, variant, run["log"]))
             break
         if outcome.status == "processes":
             result.failure = "processes"
@@ -450,6 +505,21 @@ def execute(request: ProfileRequest, plan: Plan, run_dir: str, cancel, say, resu
     if runner is not None:
         runner.finish(result)
     return runs
+
+
+def stopped_at(result: ProfileResult, plan: Plan, variant: Variant, log_path: str) -> str:
+    """Where a timed-out run was: the stack its child wrote to the log, mapped to the user's lines."""
+    frames = stack_of(tail(log_path, 1 << 16))
+    if not frames:
+        return ""
+    ours = [i for i, frame in enumerate(frames) if frame[0] in variant.lines]
+    frames = frames[ours[0]:] if ours else frames  # from the program's first frame (not child.py's)
+    lines, where = map_frames(plan, variant, frames)
+    result.error_location = where
+    compiling = any(re.search(r"torch[/\\]_(dynamo|inductor)[/\\]", frame[0]) for frame in frames)
+    return ("; it was " + (f"at {where['label']}" if where else "outside the program")
+            + (", inside torch.compile (compiling)" if compiling else "")
+            + "\nTraceback of the child when stopped (most recent call last):\n" + "\n".join(lines))
 
 
 def describe_error(result: ProfileResult, plan: Plan, variant: Variant, error: dict) -> None:

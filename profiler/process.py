@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import resource
 import signal
 import subprocess
 import threading
@@ -27,6 +29,8 @@ class Outcome:
 _GONE_S = 10.0  # how long a killed group may take to be gone (hundreds of torch processes tear down slowly)
 MAX_PROCESSES = 256  # live processes a run's group may hold (DataLoader workers and the like fit easily)
 _COUNT_EVERY_S = 0.2  # how often the group is counted (a /proc scan)
+_DUMP_S = 3.0  # how long a timed-out child may take to write its stack
+_FRAME = re.compile(r'^\s+File "(.*)", line (\d+) in (.*)$')
 
 
 def live_members(pgid: int) -> list[int]:
@@ -65,6 +69,37 @@ def kill_group(pgid: int) -> None:
         time.sleep(_POLL_S)
 
 
+def dump_stack(proc: subprocess.Popen) -> None:
+    """Make a timed-out child write where it is: it runs with PYTHONFAULTHANDLER, so SIGABRT has
+    faulthandler print every thread's Python stack to its log before it dies (without a core file)."""
+    try:
+        resource.prlimit(proc.pid, resource.RLIMIT_CORE, (0, 0))
+    except (AttributeError, OSError):  # not Linux, or already gone
+        pass
+    try:
+        proc.send_signal(signal.SIGABRT)
+        proc.wait(timeout=_DUMP_S)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+
+
+def stack_of(log: str) -> list[tuple[str, int, str]]:
+    """The main thread's frames (file, line, function; innermost last) in the last faulthandler
+    dump of a log, or []: the thread whose outermost frame is a `<module>` (child.py's)."""
+    start = log.rfind("Fatal Python error: Aborted")
+    if start < 0:
+        return []
+    threads, frames = [], None
+    for line in log[start:].splitlines():
+        if line.endswith("(most recent call first):"):
+            frames = []
+            threads.append(frames)
+        elif frames is not None and (match := _FRAME.match(line)):
+            frames.append((match[1], int(match[2]), match[3]))
+    main = [t for t in threads if t and t[-1][2] == "<module>"] or threads
+    return list(reversed(main[0])) if main else []
+
+
 def tail(path: str, limit: int = 4000) -> str:
     try:
         with open(path, "rb") as handle:
@@ -81,7 +116,8 @@ def run_child(python: str, job: dict, job_path: str, log_path: str, cwd: str, en
     """Run `python child.py job.json` until it exits, `timeout_s` passes, `cancel` is set or
     its process group holds more than `max_processes` processes (a fork bomb: counted by
     the harness because RLIMIT_NPROC counts threads of every process of the user and does
-    not bind root). `on_start(pid)` may start a watcher and return what stops it.
+    not bind root); a timed-out child first writes its Python stack to the log (`dump_stack`).
+    `on_start(pid)` may start a watcher and return what stops it.
 
     Standard library only: a Ray worker runs this module too (see remote_task)."""
     with open(job_path, "w") as handle:
@@ -91,8 +127,8 @@ def run_child(python: str, job: dict, job_path: str, log_path: str, cwd: str, en
     deadline = time.monotonic() + timeout_s
     next_count = time.monotonic() + _COUNT_EVERY_S
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen([python, child, job_path], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen([python, child, job_path], cwd=cwd, env=dict(env, PYTHONFAULTHANDLER="1"),
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     status = "done"
     stop_watcher = None
     try:
@@ -110,6 +146,7 @@ def run_child(python: str, job: dict, job_path: str, log_path: str, cwd: str, en
             now = time.monotonic()
             if now > deadline:
                 status = "timeout"
+                dump_stack(proc)
                 break
             if now > next_count:
                 next_count = now + _COUNT_EVERY_S

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import os
+import textwrap
 from xml.sax.saxutils import escape as xml
 
 from .verdict import ms
@@ -15,6 +17,15 @@ def escape(text: str) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace("|", "\\|")
 
 
+def _num(value: float) -> str:
+    """3 significant digits, whole numbers from 100 (never 1.23e+03)."""
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def _range(s: dict | None, low: str, high: str) -> str:
+    return f"{_num(s[low])}-{_num(s[high])} ms" if s else "-"
+
+
 def _rows(result) -> list[tuple[str, list[str]]]:
     """(label, one cell per variant) for every measurement some variant has."""
     names = list(result.variants)
@@ -23,15 +34,15 @@ def _rows(result) -> list[tuple[str, list[str]]]:
     steps = get("step_ms")
     step_label = "step time (CUDA events)" if result.on_gpu else "step time"
     rows.append((f"{step_label}, median", [ms(s and s["median"]) for s in steps]))
-    rows.append(("  quartiles", [f"{s['q1']:.3g}-{s['q3']:.3g} ms" if s else "-" for s in steps]))
-    rows.append(("  min-max", [f"{s['min']:.3g}-{s['max']:.3g} ms" if s else "-" for s in steps]))
+    rows.append(("  quartiles", [_range(s, "q1", "q3") for s in steps]))
+    rows.append(("  min-max", [_range(s, "min", "max") for s in steps]))
     rows.append(("  steps (n)", [str(s["n"]) if s else "0" for s in steps]))
-    rows.append(("  run medians", [", ".join(f"{x:.3g}" for x in m) or "-" for m in get("run_medians_ms")]))
+    rows.append(("  run medians", [", ".join(map(_num, m)) + " ms" if m else "-" for m in get("run_medians_ms")]))
     if any(get("host_step_ms")):
         rows.append(("host step time, median", [ms(s and s["median"]) for s in get("host_step_ms")]))
     if any(get("interval_ms")):
         rows.append(("timed interval, median", [ms(s and s["median"]) for s in get("interval_ms")]))
-        rows.append(("  quartiles", [f"{s['q1']:.3g}-{s['q3']:.3g} ms" if s else "-" for s in get("interval_ms")]))
+        rows.append(("  quartiles", [_range(s, "q1", "q3") for s in get("interval_ms")]))
     if any(get("first_interval_ms")):
         rows.append(("first timed run (cold)", [ms(s and s["median"]) for s in get("first_interval_ms")]))
     if any(get("interval_event_ms")):
@@ -41,16 +52,16 @@ def _rows(result) -> list[tuple[str, list[str]]]:
         rows.append(("DataLoader wait share", ["-" if v is None else f"{v:.0%}" for v in share]))
     syncs = get("syncs_per_step")
     if any(v is not None for v in syncs):
-        rows.append(("host-device syncs per step", ["-" if v is None else f"{v:.3g}" for v in syncs]))
+        rows.append(("host-device syncs per step", ["-" if v is None else _num(v) for v in syncs]))
     for key, label in (("kernel_ms_per_step", "GPU kernel time per step"), ("memcpy_ms_per_step", "memcpy time per step")):
         if any(v is not None for v in get(key)):
             rows.append((label, [ms(v) for v in get(key)]))
     if any(v is not None for v in get("pageable_copies_per_step")):
-        rows.append(("pageable copies per step", ["-" if v is None else f"{v:.3g}" for v in get("pageable_copies_per_step")]))
+        rows.append(("pageable copies per step", ["-" if v is None else _num(v) for v in get("pageable_copies_per_step")]))
     if any(v is not None for v in get("kernel_sets")):
         rows.append(("distinct kernel sets over runs", [str(v) for v in get("kernel_sets")]))
     if any(get("memory_peak_mb")):
-        rows.append(("peak memory per step (allocated)", [f"{s['median']:.3g} MB" if s else "-" for s in get("memory_peak_mb")]))
+        rows.append(("peak memory per step (allocated)", [f"{_num(s['median'])} MB" if s else "-" for s in get("memory_peak_mb")]))
     if any(v is not None and v >= 0.05 for v in get("creation_share")):
         rows.append(("tensor creation share", ["-" if v is None else f"{v:.0%}" for v in get("creation_share")]))
     memory = get("peak_memory_mb")
@@ -93,11 +104,11 @@ def text(result) -> str:
         names = list(result.variants)
         for name in names:
             out.append(f"  {name}: {result.variants[name]['label']}")
-        rows = _rows(result)
-        width = max(len(label) for label, _ in rows) + 2
-        out.append("  " + " " * width + "".join(f"{n:<18}" for n in names))
+        rows = [("", names)] + _rows(result)
+        widths = [max(len(row[i]) for row in [[label] + cells for label, cells in rows]) + 2
+                  for i in range(len(names) + 1)]
         for label, cells in rows:
-            out.append("  " + f"{label:<{width}}" + "".join(f"{c:<18}" for c in cells))
+            out.append("  " + "".join(f"{c:<{w}}" for c, w in zip([label] + cells, widths)).rstrip())
     if result.verdicts:
         out.append("")
         for v in result.verdicts:
@@ -151,42 +162,73 @@ def markdown(result, svg_file: str | None = None) -> str:
         out += ["", "## Notes", ""] + [f"- {escape(n)}" for n in result.notes]
     if result.error:
         out += ["", "## Error", "", "```text", result.error, "```"]
-    traces = [t for run in result.runs for t in run.get("traces", [])]
+    traces = [(run, t) for run in result.runs for t in run.get("traces", [])]
     if traces:
-        logdir = os.path.dirname(result.trace_dir) if result.trace_dir else ""
         out += ["", "## Traces", "",
-                f"TensorBoard (torch-tb-profiler): `tensorboard --logdir {logdir}`; Perfetto: open a file below in "
-                "https://ui.perfetto.dev (Chrome trace JSON).", ""]
-        out += [f"- `{os.path.basename(t)}`" for t in traces]
+                f"TensorBoard with torch-tb-profiler: `tensorboard --logdir {result.trace_dir}` shows runs A and B, a span "
+                "per repeat (its DataLoader share is the table's; on a GPU it counts only the wait while the GPU is idle). "
+                "Perfetto: open a file below in https://ui.perfetto.dev (Chrome trace JSON).", ""]
+        out += [f"- {run['variant']}, repeat {run['repeat']}: `{os.path.relpath(t, result.trace_dir)}`" for run, t in traces]
     return "\n".join(out) + "\n"
 
 
+def _tick(top: float) -> float:
+    """A round axis step (1, 2 or 5 times a power of ten) giving at most 5 intervals up to `top`."""
+    magnitude = 10 ** math.floor(math.log10(top / 5))
+    return next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= top / 5)
+
+
 def svg(result) -> str | None:
-    """Horizontal bars of each variant's median (step time, or the timed interval), with
-    the quartiles as a whisker and each run's median as a dot."""
+    """Horizontal bars of each variant's median (step time, or the timed interval) with the
+    quartiles as a whisker and each run's median as a dot, on an axis in ms, with a legend and
+    the verdicts. Red and green only when a verdict confirms the fix's speed-up; grey otherwise."""
     key = "interval_ms" if any(v.get("interval_ms") for v in result.variants.values()) else "step_ms"
     bars = [(name, v[key], v["run_medians_ms"] if key == "step_ms" else []) for name, v in result.variants.items() if v.get(key)]
     if not bars:
         return None
     top = max(max(s["q3"], s["median"], *(runs or [0])) for _, s, runs in bars) or 1.0
-    width, left, right, row = 520, 60, 110, 34
-    height = 40 + row * len(bars)
-    scale = (width - left - right) / top
-    title = "timed interval (ms)" if key == "interval_ms" else "step time (ms), median, quartiles, run medians"
+    step = _tick(top)
+    end = step * math.ceil(top / step - 1e-9)
+    width, left, right, row = 640, 40, 90, 34
+    scale = (width - left - right) / end
+    sped_up = key == "step_ms" and any(v["verdict"] == "confirmed" and v.get("metric") == "step" for v in result.verdicts)
+    colors = {"A": "#d9534f", "B": "#5cb85c"} if sped_up else {"A": "#a6a6a6", "B": "#6f8ea8"}
+    verdicts = [line for v in result.verdicts for line in textwrap.wrap(v["summary"], 95)]
+    axis = 28 + row * len(bars)
+    legend = axis + 40
+    height = legend + 24 + 16 * len(verdicts)
+    title = "timed interval per variant (ms)" if key == "interval_ms" else "step time per variant (ms)"
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
-        f'<text x="{left}" y="16">{xml(title)}</text>',
+        f'<rect width="{width}" height="{height}" fill="#fff"/>',
+        f'<text x="{left}" y="16" font-weight="bold">{xml(title)}</text>',
     ]
-    colors = {"A": "#d9534f", "B": "#5cb85c"}
     for i, (name, s, runs) in enumerate(bars):
         y = 28 + i * row
         w = max(s["median"] * scale, 1)
         parts.append(f'<text x="8" y="{y + 16}">{xml(name)}</text>')
-        parts.append(f'<rect x="{left}" y="{y}" width="{w:.1f}" height="22" fill="{colors.get(name, "#777")}"/>')
+        parts.append(f'<rect x="{left}" y="{y}" width="{w:.1f}" height="22" fill="{colors.get(name, "#a6a6a6")}"/>')
         q1, q3 = left + s["q1"] * scale, left + s["q3"] * scale
         parts.append(f'<line x1="{q1:.1f}" y1="{y + 11}" x2="{q3:.1f}" y2="{y + 11}" stroke="#222" stroke-width="2"/>')
         for r in runs:
             parts.append(f'<circle cx="{left + r * scale:.1f}" cy="{y + 11}" r="3" fill="#222"/>')
         parts.append(f'<text x="{left + max(w, q3 - left) + 8:.1f}" y="{y + 16}">{xml(ms(s["median"]))}</text>')
+    parts.append(f'<line x1="{left}" y1="{axis}" x2="{width - right}" y2="{axis}" stroke="#222"/>')
+    for k in range(round(end / step) + 1):
+        x = left + k * step * scale
+        parts.append(f'<line x1="{x:.1f}" y1="{axis}" x2="{x:.1f}" y2="{axis + 5}" stroke="#222"/>')
+        parts.append(f'<text x="{x:.1f}" y="{axis + 18}" text-anchor="middle">{k * step:g}</text>')
+    parts.append(f'<text x="{width - right + 22}" y="{axis + 18}">ms</text>')
+    parts += [
+        f'<rect x="{left}" y="{legend - 9}" width="14" height="10" fill="#a6a6a6"/>',
+        f'<text x="{left + 20}" y="{legend}">bar: median</text>',
+        f'<line x1="{left + 100}" y1="{legend - 4}" x2="{left + 120}" y2="{legend - 4}" stroke="#222" stroke-width="2"/>',
+        f'<text x="{left + 126}" y="{legend}">quartiles (25-75%)</text>',
+    ]
+    if any(runs for _, _, runs in bars):
+        parts += [f'<circle cx="{left + 260}" cy="{legend - 4}" r="3" fill="#222"/>',
+                  f'<text x="{left + 268}" y="{legend}">median of each run</text>']
+    for i, line in enumerate(verdicts):
+        parts.append(f'<text x="8" y="{legend + 24 + 16 * i}">{xml(line)}</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"

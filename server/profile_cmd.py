@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import sys
 
 from perf_lint.profiler import ProfileRequest, run_profile
@@ -43,6 +45,12 @@ def positive(kind):
     return parse
 
 
+def interpreter(text: str) -> str:
+    """An absolute path: the run's working directory is the script's, not this one."""
+    found = text if os.sep in text or os.path.exists(text) else shutil.which(text) or text
+    return os.path.abspath(found)
+
+
 def gpus(text: str) -> float:
     try:
         value = float(text)
@@ -66,8 +74,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="1-based line of the finding (within --cell for a notebook); the smallest "
                              "function or loop around it is profiled")
     parser.add_argument("--rule", metavar="CODE", help="measure only this rule's finding (e.g. TPL101)")
-    parser.add_argument("--python", metavar="PATH", help="interpreter that runs the code (default: this one); "
-                                                         "it needs torch, not perf-lint")
+    parser.add_argument("--python", type=interpreter, metavar="PATH",
+                        help="interpreter that runs the code (default: this one; a relative path is from the current "
+                             "directory, a bare name is looked up on PATH); it needs torch, not perf-lint")
     parser.add_argument("--steps", type=steps, metavar="W,WU,A",
                         help="profiler schedule: wait, warm-up and active steps (default 1,2,5)")
     parser.add_argument("--timeout", type=positive(float), default=120.0, metavar="S",

@@ -164,7 +164,8 @@ def test_remote_run_has_the_structure_of_a_local_run(cluster, tmp_path):
     assert "connecting to the Ray cluster" in said
     # traces: in the run's directory, in tensorboard_trace_handler's layout, with the active steps
     traces = [t for run in result.runs for t in run["traces"]]
-    assert len(traces) == 2 and all(os.path.dirname(t) == result.trace_dir and os.path.isfile(t) for t in traces)
+    assert len(traces) == 2 and all(os.path.dirname(t) == os.path.join(result.trace_dir, run["variant"]) and os.path.isfile(t)
+                                    for run in result.runs for t in run["traces"])
     events = json.load(open(traces[0]))["traceEvents"]
     assert sum(1 for e in events if str(e.get("name", "")).startswith("ProfilerStep#")) == 3
     # no path of the task's temporary directory is left; the runner and the worker are named
