@@ -276,6 +276,7 @@ class SourceNamespace(Namespace):
         self.ctx = ctx
         path = getattr(ctx, "path", None)
         self.directory = os.path.dirname(os.path.abspath(path)) if path and not path.startswith("<") else None
+        self._found: dict[tuple, tuple | None] = {}  # (kind, name) -> definition: rules ask again and again
 
     @classmethod
     def of(cls, ctx) -> "SourceNamespace":
@@ -291,12 +292,27 @@ class SourceNamespace(Namespace):
         return None if base is None else f"{base}.{rest}" if rest else base
 
     def klass(self, name: str, hops: int = 0):
+        return self._remember(("klass", name), lambda: self._klass(name, hops))
+
+    def function(self, name: str, hops: int = 0):
+        return self._remember(("function", name), lambda: self._function(name, hops))
+
+    def _remember(self, key: tuple, find):
+        """`find()`, once per analysis. Kept without a reference to this namespace (a cycle
+        the collector would have to break: the server defers collections)."""
+        if key not in self._found:
+            found = find()
+            self._found[key] = found if found is None or found[1] is not self else (found[0], None, found[2])
+        found = self._found[key]
+        return found if found is None or found[1] is not None else (found[0], self, found[2])
+
+    def _klass(self, name: str, hops: int):
         if name in self.ctx.classes:
             return self._definition(self.ctx.classes[name])
         found = self._imported(name)
         return found[0].klass(found[1], hops + 1) if found is not None else self._starred("klass", name, hops)
 
-    def function(self, name: str, hops: int = 0):
+    def _function(self, name: str, hops: int):
         defined = [node for node, scope in self.ctx.functions.get(name, ()) if scope.parent is self.ctx.module_scope]
         if defined:
             return self._definition(defined[-1])
