@@ -427,3 +427,17 @@ def test_a_timed_span_that_syncs_in_a_function_of_another_file(tmp_path):
     assert findings_of(project(tmp_path, train), "TPL201") == []
     unsynced = train.replace("tracker.update(loss=loss)", "tracker.meters.clear()")
     assert len(findings_of(project(tmp_path, unsynced), "TPL201")) == 1
+
+
+def test_lightning_test_loaders_are_copied_when_the_trainer_tests(tmp_path):
+    module = """
+        import lightning as L
+        from torch.utils.data import DataLoader
+        class Data(L.LightningDataModule):
+            def test_dataloader(self):
+                return DataLoader(images, batch_size=64, num_workers=4)
+    """
+    assert findings_of(project(tmp_path, module), "TPL102") == []  # no test run: the hook is never used
+    tested = module + "        trainer = L.Trainer()\n        trainer.test(model, datamodule=Data())\n"
+    [finding] = findings_of(project(tmp_path, tested), "TPL102")
+    assert finding.range.start_line == 5 and findings_of(project(tmp_path, tested), "TPL104") == []

@@ -53,8 +53,11 @@ class _Transfer:
         self.said, self.related, self.framework = said, related, framework
 
 
-_FIT_METHODS = {"fit", "validate"}  # Lightning Trainer methods given loaders for every epoch
-_EVERY_EPOCH = {"train_dataloader", "val_dataloader"}  # a LightningModule's loaders (test and predict: once)
+# Lightning: the Trainer methods given loaders and a module's loader hooks; the first ones of
+# each run every epoch (TPL104), all of them copy batches to the device (TPL102)
+_FIT_METHODS = {"fit", "validate"}
+_RUN_METHODS = _FIT_METHODS | {"test", "predict"}
+_EVERY_EPOCH = {"train_dataloader", "val_dataloader"}
 _SUPERVISED = {"create_supervised_trainer", "create_supervised_evaluator"}  # ignite
 
 
@@ -314,16 +317,17 @@ class _LoaderRule(Rule):
         device=...)`, an Engine whose process function moves the batch) copy batches to the GPU."""
         ctx = self.ctx
         on_cpu = any(self._value_is(site, "accelerator", "cpu") for site in ctx.calls.get("Trainer", ()))
+        run = {name for name in _RUN_METHODS if any(self._lightning(site) for site in ctx.calls.get(name, ()))}
+        hooks = _EVERY_EPOCH | {f"{name}_dataloader" for name in run & {"test", "predict"}}  # (used when run)
         for call, site in self.loaders.items():
             function = site.scope.node
             cls = ctx.class_of.get(id(function)) if function is not None else None
-            if (not on_cpu and cls is not None and function.name.value in _EVERY_EPOCH
+            if (not on_cpu and cls is not None and function.name.value in hooks
                     and any("Lightning" in (dotted(base.value) or "") for base in cls.bases)):
                 found.setdefault(id(call), _Transfer("Lightning's Trainer copies its batches to the GPU when it trains on one"))
-        for name in _FIT_METHODS:
-            for site in ctx.calls.get(name, ()) if not on_cpu else ():
-                made = self._made_by(site)
-                if made.endswith("Trainer") and made.startswith(("lightning", "pytorch_lightning")):
+        for name in run if not on_cpu else ():
+            for site in ctx.calls.get(name, ()):
+                if self._lightning(site):
                     self._passed(site, found, "Lightning's Trainer copies its batches to the GPU when it trains on one")
         for site in ctx.calls.get("prepare", ()):
             made = self._made_by(site)
@@ -353,6 +357,11 @@ class _LoaderRule(Rule):
                 if len(params) >= 2 and params[1] in moved and ("cuda" in moved[params[1]].code or ctx.cuda_evidence):
                     said = f"the Engine's `{process}` moves its batches to the GPU (`{moved[params[1]].code}`)"
                     self._passed(site, found, said, first_only=True)
+
+    def _lightning(self, site: Site) -> bool:
+        """A method call on a Lightning Trainer."""
+        made = self._made_by(site)
+        return made.endswith("Trainer") and made.startswith(("lightning", "pytorch_lightning"))
 
     def _made_by(self, site: Site) -> str:
         """The qualified name of what made the receiver of a method call (`trainer.fit`: `pl.Trainer`)."""
