@@ -89,14 +89,14 @@ TPL104 = {
             for batch in loader:
                 step(batch)
     """, 0),
-    "workers from os.cpu_count": ("""
+    "workers from os.cpu_count: some on any machine": ("""
         import os
         from torch.utils.data import DataLoader
         loader = DataLoader(ds, num_workers=os.cpu_count())
         for epoch in range(10):
             for batch in loader:
                 step(batch)
-    """, 0),
+    """, 1),
 }
 
 
