@@ -31,7 +31,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from .project import Namespace, Place
+from .project import Namespace, Place, body_nodes
 
 CHEAP, ROWS, UNKNOWN_COST, EXPENSIVE, ON_DEVICE = "cheap", "rows", "unknown", "expensive", "on-device"
 _RANK = {CHEAP: 0, ROWS: 1, UNKNOWN_COST: 2, EXPENSIVE: 3, ON_DEVICE: 4}  # which of several wins
@@ -374,7 +374,7 @@ class _Body:
             return Cost(CHEAP)  # (a recursion: judged where it started)
         self.seen.add(id(node))
         found = Cost(CHEAP)
-        judged = sorted((n for n in _walk(node) if type(n) in (ast.Call, ast.Subscript)),
+        judged = sorted((n for n in body_nodes(node, lambdas=True) if type(n) in (ast.Call, ast.Subscript)),
                         key=lambda n: (n.lineno, n.col_offset, n.end_col_offset or 0))
         for item in judged:  # in source order: the first of the worst is the one reported
             if type(item) is ast.Call:
@@ -458,14 +458,3 @@ def _str_encode(call: ast.Call) -> bool:
         return True
     given = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "encoding"), None)
     return type(given) is ast.Constant and isinstance(given.value, str)
-
-
-def _walk(function: ast.AST):
-    """The nodes of a function's body, without those of the functions and classes it defines."""
-    stack = list(ast.iter_child_nodes(function))
-    while stack:
-        node = stack.pop()
-        if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            continue
-        yield node
-        stack.extend(ast.iter_child_nodes(node))

@@ -404,6 +404,18 @@ def call_target(ctx, func, scope):
     return None if found is None else method(found[0], func.attr.value, *found[1:])
 
 
+def used_arguments(ctx, call, scope, summary) -> tuple[tuple | None, list[tuple]]:
+    """The project function or method a call of the source calls (see `call_target`) and, for
+    each argument bound to a parameter that `summary(callee)` ({parameter: what}) names,
+    (argument, what), in argument order; (None, []) when the call reaches no such function."""
+    callee = call_target(ctx, call.func, scope)
+    said = summary(callee) if callee is not None else {}
+    if not said:
+        return callee, []
+    method = callee[3] is not None and bound(call.func)
+    return callee, [(value, said[param]) for param, value in bind(call, parameters(callee[0]), method) if param in said]
+
+
 # -- what a function does to the values it is passed -----------------------------------
 _HOST_METHODS = {"item", "tolist", "cpu", "numpy"}
 _HOST_CONVERSIONS = {"float", "int"}
@@ -480,7 +492,7 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
     params = parameters(function)
     derived = {name: {name} for name in (*params.names, params.args, params.kwargs) if name}
     for _ in range(3):  # names bound from a parameter (`for k, v in kwargs.items()`, `x = p[0]`)
-        for node in _walk(function):
+        for node in body_nodes(function):
             targets, value = _binding(node)
             if value is None:
                 continue
@@ -490,7 +502,7 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
                     names.update(t for target in targets for t in _names(target))
     found: dict[str, Use] = {}
     owner = {name: param for param, names in derived.items() for name in names}
-    for node in sorted((n for n in _walk(function) if type(n) is ast.Call), key=lambda n: (n.lineno, n.col_offset)):
+    for node in sorted((n for n in body_nodes(function) if type(n) is ast.Call), key=lambda n: (n.lineno, n.col_offset)):
         value = matcher(node)
         if value is not None:
             param = owner.get(_root(value))
@@ -520,9 +532,9 @@ def trains(found: tuple | None, depth: int = 0) -> bool:
     key = (trains, depth)
     if key not in memo:
         memo[key] = False  # (a recursion trains only if another path does)
-        memo[key] = any(_steps(node) for node in _walk(function) if type(node) is ast.Call) or any(
+        memo[key] = any(_steps(node) for node in body_nodes(function) if type(node) is ast.Call) or any(
             trains(_callee(node.func, found[1], found[2], found[3]), depth + 1)
-            for node in _walk(function) if type(node) is ast.Call and not _steps(node)
+            for node in body_nodes(function) if type(node) is ast.Call and not _steps(node)
         )
     return memo[key]
 
@@ -548,7 +560,7 @@ def iterated(found: tuple | None) -> dict[str, int]:
         params = parameters(function)
         names = {*params.names, params.args, params.kwargs} - {None}
         loops: dict[str, int] = {}
-        for node in _walk(function):
+        for node in body_nodes(function):
             if type(node) not in (ast.For, ast.comprehension):
                 continue
             source = node.iter
@@ -693,12 +705,14 @@ def _root(expr) -> str | None:
             return None
 
 
-def _walk(function):
-    """The nodes of a function's body, without those of the functions and classes it defines."""
+def body_nodes(function, lambdas: bool = False):
+    """The nodes of a function's body, without those of the functions and classes it defines
+    (nor, unless `lambdas`, of its lambdas)."""
+    skipped = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) + (() if lambdas else (ast.Lambda,))
     stack = list(ast.iter_child_nodes(function))
     while stack:
         node = stack.pop()
-        if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+        if type(node) in skipped:
             continue
         yield node
         stack.extend(ast.iter_child_nodes(node))

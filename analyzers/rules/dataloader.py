@@ -14,7 +14,7 @@ from ..datasets import (
     Cost, class_cost, combine, library_cost,
 )
 from ..findings import Related
-from ..project import SourceNamespace, bind, bound, call_target, device_moves, parameters
+from ..project import SourceNamespace, device_moves, parameters, used_arguments
 from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
 from .tracking import TrainingSteps
@@ -296,11 +296,8 @@ class _LoaderRule(Rule):
                 call = site.node
                 if not any(root_name(arg.value) in names for arg in call.args) or not self.loaders_of(loop):
                     continue
-                callee = call_target(self.ctx, call.func, site.scope)
-                moved = device_moves(callee) if callee is not None else {}
-                for param, value in bind(call, parameters(callee[0]), callee[3] is not None and bound(call.func)) if moved else ():
-                    use = moved.get(param)
-                    if use is None or root_name(value) not in names:
+                for value, use in used_arguments(self.ctx, call, site.scope, device_moves)[1]:
+                    if root_name(value) not in names:
                         continue
                     if "cuda" not in use.code and self.ctx.cuda_evidence is None:
                         continue  # a device variable in code that never says CUDA

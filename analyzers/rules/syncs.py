@@ -10,7 +10,7 @@ from ..context import (
     EXCEPT, Frame, IF, LOOP, Scope, Site, argument, call_name, dotted, keyword, literal, positional, short_code,
 )
 from ..findings import Related
-from ..project import Use, bind, bound, call_target, host_reads, maybe_project_call, parameters
+from ..project import Use, host_reads, maybe_project_call, used_arguments
 from .base import Example
 from .distributed import _names as names_in
 from .edits import root_name
@@ -300,15 +300,9 @@ class HostSyncEveryStep(Nesting):
     def _passed_to_host_read(self, candidate: _Candidate, advice: str) -> tuple | None:
         """A call passing a CUDA tensor to a function of the project that reads it on the host."""
         node, scope = candidate.site.node, candidate.site.scope
-        callee = call_target(self.ctx, node.func, candidate.site.scope)
-        if callee is None:
-            return None
-        reads = host_reads(callee)
-        if not reads:
-            return None
-        for param, value in bind(node, parameters(callee[0]), method=callee[3] is not None and bound(node.func)):
-            read: Use | None = reads.get(param)
-            if read is None or not self._tensor(value, scope, 0) or self._made_on_cpu(value, scope):
+        read: Use
+        for value, read in used_arguments(self.ctx, node, scope, host_reads)[1]:
+            if not self._tensor(value, scope, 0) or self._made_on_cpu(value, scope):
                 continue
             where = f", {read.where}" if read.where else ""
             message = (

@@ -8,7 +8,7 @@ from ..context import (
     _CUDA_STRING, Context, Scope, Site, argument, call_name, children, dotted, keyword, literal, remembered, short_code,
 )
 from ..findings import Edit, Range
-from ..project import bind, bound, call_target, host_reads, maybe_project_call, parameters
+from ..project import host_reads, maybe_project_call, used_arguments
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Rule
 from .cells import cell_statements
 
@@ -234,10 +234,7 @@ class TimedWork:
         (`tracker.update(loss)` calling `loss.item()`): a sync when that value is on the GPU."""
         if not call.args or not maybe_project_call(self.ctx, call.func):
             return False
-        callee = call_target(self.ctx, call.func, scope)
-        reads = host_reads(callee) if callee is not None else {}
-        bound_method = callee is not None and callee[3] is not None and bound(call.func)
-        return bool(reads) and any(param in reads for param, _ in bind(call, parameters(callee[0]), bound_method))
+        return bool(used_arguments(self.ctx, call, scope, host_reads)[1])
 
     def is_sync(self, call: cst.Call, scope: Scope) -> bool:
         """CudaWork's syncs, and blocking copies: to the host (`.to("cpu")`), or from a

@@ -6,8 +6,7 @@ import libcst as cst
 
 from ..context import UNKNOWN, Site, argument, code, dotted, keyword
 from ..findings import Related
-from ..project import bind, call_target, iterated, parameters
-from ..project import bound as bound_call
+from ..project import iterated, used_arguments
 from .base import Example, FixPlan, Replace
 from .dataloader import _EVERY_EPOCH, _FIT_METHODS, _NUM_WORKERS, _LoaderRule
 from .edits import names_in_target, replace_argument, root_name
@@ -180,18 +179,16 @@ class NonPersistentWorkers(_LoaderRule):
             for site in sites:
                 if not site.loops or not site.node.args:
                     continue
-                callee = call_target(self.ctx, site.node.func, site.scope)
-                loops = iterated(callee) if callee is not None else {}
-                if not loops:
+                callee, used = used_arguments(self.ctx, site.node, site.scope, iterated)
+                if not used:
                     continue
                 bound = {n for outer in site.loops if type(outer) is cst.For for n in names_in_target(outer.target)}
-                method = callee[3] is not None and bound_call(site.node.func)
-                for param, value in bind(site.node, parameters(callee[0]), method):
-                    if param not in loops or root_name(value) in bound:
+                for value, line in used:
+                    if root_name(value) in bound:
                         continue  # (an outer loop handing out the loaders)
-                    place = callee[2](loops[param])
+                    place = callee[2](line)
                     how = f" (by `{callee[0].name}`{f', {place}' if place else ''}, called in a loop)"
-                    related = (Related(callee[2].path, loops[param] - 1, f"`{callee[0].name}` iterates the loader"),) if place else ()
+                    related = (Related(callee[2].path, line - 1, f"`{callee[0].name}` iterates the loader"),) if place else ()
                     for loader in self._resolve_loader(value, site.scope, 0):
                         yield loader, list(site.loops), how, related
 
