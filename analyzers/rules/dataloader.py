@@ -216,16 +216,11 @@ class _LoaderRule(Rule):
         return found
 
     def _from_callers(self, scope, param: str, depth: int) -> list[Site]:
-        function = scope.node
-        index = scope.params.index(param)
-        found = []
-        for call_site in self.ctx.calls.get(function.name.value, []):
-            call = call_site.node
-            offset = 1 if type(call.func) is cst.Attribute and scope.params[:1] in (["self"], ["cls"]) else 0
-            value = argument(call, index - offset, param)
-            if value is not None:
-                found.extend(self._resolve_loader(value, call_site.scope, depth + 1))
-        return found
+        """The loaders the calls of a function that pass `param` give it."""
+        return [
+            loader for value, where in self._passed_by_callers(scope, param) if value is not None
+            for loader in self._resolve_loader(value, where, depth + 1)
+        ]
 
     def setting(self, site: Site, index: int, name: str):
         """A DataLoader keyword's value: a Python value, None when not passed, UNKNOWN
@@ -489,18 +484,19 @@ class _LoaderRule(Rule):
         return UNKNOWN_DATASET
 
     def _caller_arguments(self, scope, param: str) -> list:
-        """What the calls of a function pass as its parameter `param`: (expression, scope)."""
-        function = scope.node
+        """What the calls of a function pass as its parameter `param`: (expression, scope);
+        empty when one of them does not pass it (a default, a **mapping: not known)."""
+        found = list(self._passed_by_callers(scope, param))
+        return [] if any(value is None for value, _ in found) else found
+
+    def _passed_by_callers(self, scope, param: str):
+        """(what the call passes as `param` or None, the call's scope) for each call of the
+        function whose scope is `scope` (`self` left out of a method's positions)."""
         index = scope.params.index(param)
-        found = []
-        for call_site in self.ctx.calls.get(function.name.value, []):
+        for call_site in self.ctx.calls.get(scope.node.name.value, []):
             call = call_site.node
             offset = 1 if type(call.func) is cst.Attribute and scope.params[:1] in (["self"], ["cls"]) else 0
-            value = argument(call, index - offset, param)
-            if value is None:
-                return []  # a call that does not pass it (a default, a **mapping): not known
-            found.append((value, call_site.scope))
-        return found
+            yield argument(call, index - offset, param), call_site.scope
 
     def _transformed_on_access(self, name: str) -> Cost | None:
         """`ds.set_transform(fn)`: a Hugging Face dataset that runs `fn` on every row it reads."""
