@@ -312,10 +312,7 @@ class _LoaderRule(Rule):
         run = {name for name in _RUN_METHODS if any(self._lightning(site) for site in ctx.calls.get(name, ()))}
         hooks = _EVERY_EPOCH | {f"{name}_dataloader" for name in run & {"test", "predict"}}  # (used when run)
         for call, site in self.loaders.items():
-            function = site.scope.node
-            cls = ctx.class_of.get(id(function)) if function is not None else None
-            if (not on_cpu and cls is not None and function.name.value in hooks
-                    and any("Lightning" in (dotted(base.value) or "") for base in cls.bases)):
+            if not on_cpu and self._lightning_hook(site) in hooks:
                 found.setdefault(id(call), _Transfer("Lightning's Trainer copies its batches to the GPU when it trains on one"))
         for name in run if not on_cpu else ():
             for site in ctx.calls.get(name, ()):
@@ -349,6 +346,15 @@ class _LoaderRule(Rule):
                 if len(params) >= 2 and params[1] in moved and ("cuda" in moved[params[1]].code or ctx.cuda_evidence):
                     said = f"the Engine's `{process}` moves its batches to the GPU (`{moved[params[1]].code}`)"
                     self._passed(site, found, said, first_only=True)
+
+    def _lightning_hook(self, loader: Site) -> str | None:
+        """The Lightning hook (`train_dataloader`, ...: a method of a Lightning module or
+        DataModule) a loader is made in, or None."""
+        function = loader.scope.node
+        cls = self.ctx.class_of.get(id(function)) if function is not None else None
+        if cls is None or not any("Lightning" in (dotted(base.value) or "") for base in cls.bases):
+            return None
+        return function.name.value
 
     def _lightning(self, site: Site) -> bool:
         """A method call on a Lightning Trainer."""

@@ -201,15 +201,11 @@ class NonPersistentWorkers(_LoaderRule):
             return
         lightning = " (by Lightning's Trainer)"
         for loader in self.loaders.values():
-            function = loader.scope.node
-            cls = ctx.class_of.get(id(function)) if function is not None else None
-            if (cls is not None and function.name.value in _EVERY_EPOCH
-                    and any("Lightning" in (dotted(base.value) or "") for base in cls.bases)):
+            if self._lightning_hook(loader) in _EVERY_EPOCH:
                 yield loader, [], lightning, ()
         for name in _FIT_METHODS:
             for site in ctx.calls.get(name, ()):
-                made = self._made_by(site)
-                if made.endswith("Trainer") and made.startswith(("lightning", "pytorch_lightning")):
+                if self._lightning(site):
                     for arg in site.node.args:
                         for loader in self._resolve_loader(arg.value, site.scope, 0):
                             yield loader, [], lightning, ()
