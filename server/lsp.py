@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import inspect
 import json
 import logging
 import os
@@ -28,14 +27,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-import attrs
 from cattrs import ClassValidationError, transform_error
 from lsprotocol import types
-from pygls.exceptions import (FeatureRequestError, JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams,
+from pygls.exceptions import (FeatureRequestError, JsonRpcException, JsonRpcInvalidParams,
                                JsonRpcInvalidRequest, JsonRpcParseError, JsonRpcServerNotInitialized)
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
@@ -43,6 +40,7 @@ from perf_lint import __version__
 
 from . import actions, hover, profiling
 from .diagnostics import Diagnostics
+from .pygls_private import SplicedReports
 from .documents import Documents
 from .settings import SECTION, Settings
 
@@ -90,78 +88,45 @@ class ClientFeatures:
         )
 
 
-class _Protocol(LanguageServerProtocol):
+class _SentWriter:
+    """A writer that tells the server each time a message went out (`Diagnostics.sent`)."""
+
+    def __init__(self, writer, sent) -> None:
+        self.writer, self.sent = writer, sent
+
+    def close(self):
+        return self.writer.close()
+
+    def write(self, data: bytes):
+        try:
+            return self.writer.write(data)
+        finally:
+            self.sent()
+
+
+class _Protocol(SplicedReports):
     """pygls' protocol, with document sync done by our own store (see documents.py),
     `$/cancelRequest` also reaching handlers that pygls runs behind a builtin (commands),
-    and each diagnostic turned into JSON once (see `_send_data`)."""
-
-    _ITEMS = '"items": []'  # where a full report's diagnostics go in its JSON
+    each diagnostic turned into JSON once (pygls_private.py), and what finished analyses
+    left freed once a message is out, while the client reads it (`Diagnostics.sent`)."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        plain = self._converter.get_unstructure_hook(types.Diagnostic)
-        self._known: dict[int, list] = {}  # id -> [diagnostic, its JSON shape, its JSON text or None]
         self._initialize_seen = False
+        self.shut_down = False  # a `shutdown` request came
 
-        def diagnostic(item: types.Diagnostic) -> dict:
-            """A diagnostic's JSON shape, made once: the server hands out the same
-            Diagnostic objects for the findings an edit did not move (Diagnostics._publish)."""
-            found = self._known.get(id(item))
-            if found is None or found[0] is not item:
-                if len(self._known) > 50_000:
-                    self._known.clear()
-                found = self._known[id(item)] = [item, plain(item), None]
-            return found[1]
+    def set_writer(self, writer, include_headers: bool = True) -> None:
+        super().set_writer(_SentWriter(writer, self._sent), include_headers)
 
-        self._diagnostic = diagnostic
-        self._converter.register_unstructure_hook(types.Diagnostic, diagnostic)
-
-    def _send_data(self, data) -> None:
-        """pygls' `_send_data`; a full diagnostic report (an answer to every pull) is written
-        from each diagnostic's JSON text, made once, instead of encoding them all again.
-        Once a message is out, what finished analyses left is freed (`Diagnostics.sent`)."""
-        try:
-            self._write_data(data)
-        finally:
-            diagnostics = getattr(self._server, "diagnostics", None)
-            if diagnostics is not None:
-                diagnostics.sent()
-
-    def _write_data(self, data) -> None:
-        report = getattr(data, "result", None)
-        if type(report) is not types.RelatedFullDocumentDiagnosticReport or not report.items \
-                or report.related_documents or self.writer is None or not self._include_headers:
-            super()._send_data(data)
-            return
-        shell = json.dumps(self._converter.unstructure(attrs.evolve(data, result=attrs.evolve(report, items=[]))))
-        if shell.count(self._ITEMS) != 1:
-            super()._send_data(data)
-            return
-        items = ", ".join(self._json(item) for item in report.items)
-        body = shell.replace(self._ITEMS, f'"items": [{items}]')
-        header = f"Content-Length: {len(body)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
-        try:
-            written = self.writer.write((header + body).encode(self.CHARSET))
-            if inspect.isawaitable(written):
-                asyncio.ensure_future(written)
-        except BrokenPipeError:
-            logger.exception("Error sending data. BrokenPipeError", exc_info=True)
-            raise
-        except Exception as error:
-            logger.exception("Error sending data", exc_info=True)
-            self._server._report_server_error(error, JsonRpcInternalError)
-
-    def _json(self, item: types.Diagnostic) -> str:
-        self._diagnostic(item)
-        found = self._known[id(item)]
-        if found[2] is None:
-            found[2] = json.dumps(found[1])
-        return found[2]
+    def _sent(self) -> None:
+        diagnostics = getattr(self._server, "diagnostics", None)
+        if diagnostics is not None:
+            diagnostics.sent()
 
     # -- the protocol's errors: pygls drops these messages unanswered or answers null ----------
     def reply_error(self, msg_id, error: JsonRpcException) -> None:
         """An error response; written as a dict because pygls leaves out an id of None."""
-        self._send_data({"jsonrpc": self.VERSION, "id": msg_id,
+        self.send({"jsonrpc": self.VERSION, "id": msg_id,
                          "error": {"code": error.code, "message": error.message}})
 
     def frame_error(self, problem: str) -> None:
@@ -221,14 +186,14 @@ class _Protocol(LanguageServerProtocol):
             if request:
                 self.reply_error(message.id, JsonRpcServerNotInitialized("Server not initialized"))
             return
-        if request and self._shutdown:
+        if request and self.shut_down:
             self.reply_error(message.id, JsonRpcInvalidRequest("Invalid request: the server was shut down"))
             return
+        if method == types.CANCEL_REQUEST:
+            profiling.cancel_request(getattr(message.params, "id", None))
+        elif method == types.SHUTDOWN and request:
+            self.shut_down = True
         super().handle_message(message)
-
-    def _handle_cancel_notification(self, msg_id) -> None:
-        profiling.cancel_request(msg_id)
-        super()._handle_cancel_notification(msg_id)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> None:
@@ -379,25 +344,26 @@ class PerfLintServer(LanguageServer):
         self.documents = Documents()
         self.settings = Settings(self._config_problem)
         self.diagnostics = Diagnostics(self)
+        self.stop_event = threading.Event()  # set on shutdown: the reader stops
         self.on_stop = None  # called as soon as the client is gone, before anything waits on work in flight
         self._ready = asyncio.Event()
         self._errors: set[str] = set()
 
     def shutdown(self) -> None:
-        """Stop profiles and analyses, then pygls' own shutdown (also when the client vanishes)."""
+        """Stop reading, profiles and analyses, then pygls' own shutdown (also when the client vanishes)."""
+        self.stop_event.set()
         profiling.cancel_all()
         self.diagnostics.shutdown()
         super().shutdown()
 
     def start_io(self, stdin=None, stdout=None) -> None:
         """pygls' asynchronous stdio server, reading with `_LoopReader` and `_read_messages`."""
-        self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         reader = _LoopReader(stdin or sys.stdin.buffer, self.thread_pool)
 
         async def run() -> None:
             try:
-                await _read_messages(reader, self.protocol, self._stop_event)
+                await _read_messages(reader, self.protocol, self.stop_event)
             finally:
                 if self.on_stop is not None:  # (asyncio.run then waits for an analysis still running)
                     self.on_stop()
@@ -620,7 +586,7 @@ def serve(tcp: tuple[str, int] | None = None) -> int:
     sys.stdout = sys.stderr  # a stray print must not corrupt the protocol stream
 
     def code() -> int:
-        return 0 if getattr(server.protocol, "_shutdown", True) else 1  # LSP: exit without shutdown is 1
+        return 0 if server.protocol.shut_down else 1  # LSP: exit without shutdown is 1
 
     server.on_stop = lambda: _exit_soon(code)
     try:

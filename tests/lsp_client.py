@@ -53,7 +53,8 @@ def capabilities(kind: str) -> types.ClientCapabilities:
 
 
 def make_client() -> LanguageClient:
-    client = LanguageClient(converter_factory=default_converter)
+    converter = default_converter()
+    client = LanguageClient(converter_factory=lambda: converter)
     for method, handler in DEFAULT_CLIENT_FEATURES.items():
         if method != types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS:
             client.feature(method)(handler)
@@ -74,8 +75,6 @@ def make_client() -> LanguageClient:
     @client.feature(types.CLIENT_REGISTER_CAPABILITY)
     def register(ls: LanguageClient, params: types.RegistrationParams):
         ls.registrations.extend(params.registrations)
-
-    converter = client.protocol._converter
 
     def command_or_action(obj, _):  # lsprotocol would turn every CodeAction with a command into a Command
         return converter.structure(obj, types.Command if isinstance(obj.get("command"), str) else types.CodeAction)
