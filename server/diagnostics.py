@@ -15,13 +15,10 @@ a profiling verdict on its own when they cannot be asked to pull again (see `ann
 from __future__ import annotations
 
 import asyncio
-import gc
 import itertools
 import logging
 import os
 import pathlib
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
@@ -34,8 +31,10 @@ from perf_lint.analyzers.parse import ParseCache
 from perf_lint.analyzers.engine import suppressed
 from perf_lint.analyzers.project import recording
 
+from . import memory
 from .documents import Change, Snapshot, client_column
 from .settings import Resolved
+from .workers import PriorityWorkers
 
 logger = logging.getLogger(__name__)
 
@@ -139,44 +138,10 @@ class Analysis:
     reads: dict = field(default_factory=dict)  # other files of the project it read: {path: (size, mtime_ns)}
 
 
-class _Uncollected:
-    """While any analysis runs, the cyclic garbage collector waits.
-
-    An analysis allocates tens of thousands of objects that live until it ends (and are
-    then freed by reference counting: the engine breaks its cycles). Collections in its
-    middle only walk them, ten young collections and one older per edit, several ms of
-    each keystroke's latency. Once the last running analysis ends, what survives it (the
-    new statements' trees and facts, the findings) is frozen (`gc.freeze`: moved out of
-    the generations at no cost) rather than walked by the next young collections, right
-    while the diagnostics are sent (0.5 ms per edit, and every tenth edit an older
-    collection of up to 10 ms); `_IdleCollector` unfreezes and collects everything once
-    the server is idle. Collection then resumes with the thresholds `serve` set."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.running = 0
-
-    def __enter__(self) -> None:
-        with self.lock:
-            self.running += 1
-            if self.running == 1:
-                gc.disable()
-
-    def __exit__(self, *exc) -> None:
-        with self.lock:
-            self.running -= 1
-            if self.running == 0:
-                gc.freeze()
-                gc.enable()
-
-
-_UNCOLLECTED = _Uncollected()
-
-
 def run_analysis(snapshot: Snapshot, resolved: Resolved, cache: ParseCache) -> Analysis:
     """Analyze a snapshot (runs in a worker thread), reusing the statements of the
     target's previous versions that `cache` holds."""
-    with _UNCOLLECTED:
+    with memory.ANALYSES_RUNNING:
         return _run_analysis(snapshot, resolved, cache)
 
 
@@ -220,83 +185,14 @@ class TargetState:
     converted: dict = field(default_factory=dict)  # (finding, note, encoding, its lines) -> Diagnostic
 
 
-class _Workers:
-    """A thread pool whose queue lets targets someone is waiting for go first."""
-
-    def __init__(self, size: int) -> None:
-        self.executor = ThreadPoolExecutor(max_workers=size, thread_name_prefix="perf-lint-analysis")
-        self.free = size
-        self.waiting: list[tuple[int, TargetState, asyncio.Future]] = []
-        self.seq = itertools.count()
-
-    async def run(self, state: TargetState, fn, *args):
-        if self.free == 0:
-            slot = asyncio.get_running_loop().create_future()
-            item = (next(self.seq), state, slot)
-            self.waiting.append(item)
-            try:
-                await slot
-            except asyncio.CancelledError:
-                if item in self.waiting:
-                    self.waiting.remove(item)
-                elif slot.done() and not slot.cancelled():
-                    self._release()
-                raise
-        else:
-            self.free -= 1
-        try:
-            return await asyncio.get_running_loop().run_in_executor(self.executor, fn, *args)
-        finally:
-            self._release()
-
-    def _release(self) -> None:
-        live = [item for item in self.waiting if not item[2].done()]
-        if not live:
-            self.waiting.clear()
-            self.free += 1
-            return
-        best = min(live, key=lambda item: (0 if item[1].urgent else 1, item[0]))
-        self.waiting.remove(best)
-        best[2].set_result(None)
-
-    def shutdown(self) -> None:
-        self.executor.shutdown(wait=False, cancel_futures=True)
-
-
-class _IdleCollector:
-    """Full garbage collections wait until the server has been idle a moment.
-
-    A full collection walks every object, the cached statements of every open document
-    included (a few hundred ms with a large file open); run by the allocation counters in
-    the middle of an edit, it was most of the p95 latency. Young generations are still
-    collected as usual between analyses (not during one, and not what an analysis left:
-    `_Uncollected`); `serve` makes automatic full collections rare
-    (`gc.set_threshold(700, 10, 1000)`) and this runs one after each quiet spell, with
-    what analyses froze."""
-
-    def __init__(self, delay_s: float = 2.0) -> None:
-        self.delay_s = delay_s
-        self.timer: asyncio.TimerHandle | None = None
-
-    def busy(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-        self.timer = asyncio.get_running_loop().call_later(self.delay_s, self.collect)
-
-    @staticmethod
-    def collect() -> None:
-        gc.unfreeze()
-        gc.collect()
-
-
 class Diagnostics:
     """Schedules analyses and hands their results to the client."""
 
     def __init__(self, server) -> None:
         self.server = server
-        self.collector = _IdleCollector()
+        self.collector = memory.IdleCollector()
         self.states: dict[str, TargetState] = {}
-        self.workers = _Workers(max(1, min(2, os.cpu_count() or 1)))
+        self.workers = PriorityWorkers(max(1, min(2, os.cpu_count() or 1)))
         self.notes: dict[tuple[str, str], tuple[tuple[int, int] | None, str]] = {}  # profiling verdicts
         self._failures: set[str] = set()
         self._ids = itertools.count(1)

@@ -17,7 +17,6 @@ Custom request `perf-lint/serverInfo` -> `{torch_loaded, rss_kb, documents}`.
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import logging
 import os
@@ -38,7 +37,7 @@ from pygls.uris import to_fs_path
 
 from perf_lint import __version__
 
-from . import actions, hover, profiling
+from . import actions, hover, memory, profiling
 from .diagnostics import Diagnostics
 from .pygls_private import SplicedReports
 from .documents import Documents
@@ -577,7 +576,7 @@ def serve(tcp: tuple[str, int] | None = None) -> int:
     """Run the server until the client exits: on stdio, or on `tcp = (host, port)`."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="perf-lint server: %(levelname)s %(message)s")
     logging.getLogger("asyncio").addFilter(_ShutdownCancellations())
-    gc.set_threshold(700, 10, 1000)  # full collections mostly when idle (diagnostics._IdleCollector)
+    memory.configure()
     server = create_server()
     if tcp is not None:
         server.start_tcp(*tcp)

@@ -192,15 +192,15 @@ def test_analyses_pause_collection_and_freeze_what_they_leave():
     import gc
     import weakref
 
-    from perf_lint.server.diagnostics import _UNCOLLECTED, _IdleCollector
+    from perf_lint.server.memory import ANALYSES_RUNNING, IdleCollector
 
     class Node:
         pass
 
     gc.unfreeze()
-    with _UNCOLLECTED:
+    with ANALYSES_RUNNING:
         assert not gc.isenabled()
-        with _UNCOLLECTED:  # a second analysis at once: collection waits for both
+        with ANALYSES_RUNNING:  # a second analysis at once: collection waits for both
             pass
         assert not gc.isenabled()
         survivors = [Node() for _ in range(1000)]
@@ -210,5 +210,5 @@ def test_analyses_pause_collection_and_freeze_what_they_leave():
     del survivors
     gc.collect()
     assert gone() is not None  # frozen: left alone by collections while typing goes on
-    _IdleCollector.collect()
+    IdleCollector.collect()
     assert gone() is None and gc.get_freeze_count() == 0 and gc.isenabled()
