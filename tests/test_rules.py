@@ -57,7 +57,25 @@ def test_every_rule_is_documented():
         for heading in ("## What it does", "## Why is this bad?", "## Example", "## Fix"):
             assert heading in docs, (rule.code, heading)
         assert rule.VALID and rule.INVALID, rule.code
-        assert rule.fixable == any(ex.fixed is not None for ex in rule.INVALID), rule.code
+
+
+def test_every_rule_module_class_is_in_the_catalog():
+    """The catalog is discovered; every class in analyzers/rules/ that assigns a `code`
+    (read from the files, not imported) is in it, under that code."""
+    import ast
+    import pathlib
+
+    from perf_lint.analyzers import CATALOG
+
+    written = {}
+    for path in (pathlib.Path(__file__).parent.parent / "analyzers" / "rules").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                for stmt in node.body:
+                    if isinstance(stmt, ast.Assign) and [getattr(t, "id", None) for t in stmt.targets] == ["code"]:
+                        written[stmt.value.value] = node.name
+    assert len(written) >= 23
+    assert {rule.code: rule.__name__ for rule in CATALOG} == written
 
 
 def test_notebook_render_keeps_outputs():

@@ -2,54 +2,34 @@
 
 from __future__ import annotations
 
-from .base import Example, Rule
-from .benchmarks import AllocationInTimedStatement, TimingWithoutWarmup
-from .compile import CompiledStateDict, CompileInLoop
-from .dataloader import NonBlockingWithoutPinnedMemory, PinnedMemoryMissing, SynchronousDataLoader
-from .debugging import DebugModeLeftOn
-from .devices import CpuTensorMovedEachStep
-from .distributed import CompileBeforeDDP
-from .gradients import EvaluationWithGradients, GradientsZeroedInPlace
-from .notebook import MisplacedCellMagic
-from .parallel import DataParallelTraining
-from .profiler_sessions import CompileInProfilerWindow, ProfilerRecordingOptions, ProfileWithoutSchedule
-from .profiling import CudnnBenchmarkUnderProfiler
-from .syncs import HostSyncEveryStep
-from .syntax import SyntaxErrorRule
-from .timing import TimingMagicWithoutSync, UnsynchronizedTiming
-from .workers import NonPersistentWorkers
+import importlib
+import pkgutil
 
-ALL_RULES: tuple[type[Rule], ...] = tuple(
-    sorted(
-        (
-            SynchronousDataLoader,
-            PinnedMemoryMissing,
-            NonBlockingWithoutPinnedMemory,
-            UnsynchronizedTiming,
-            TimingMagicWithoutSync,
-            CompileBeforeDDP,
-            CudnnBenchmarkUnderProfiler,
-            NonPersistentWorkers,
-            HostSyncEveryStep,
-            CompileInLoop,
-            CompiledStateDict,
-            DataParallelTraining,
-            ProfileWithoutSchedule,
-            ProfilerRecordingOptions,
-            CompileInProfilerWindow,
-            DebugModeLeftOn,
-            TimingWithoutWarmup,
-            AllocationInTimedStatement,
-            CpuTensorMovedEachStep,
-            EvaluationWithGradients,
-            GradientsZeroedInPlace,
-            MisplacedCellMagic,
-        ),
-        key=lambda rule: rule.code,
-    )
-)
+from .base import Example, Rule
+from .syntax import SyntaxErrorRule
+
+
+def _discovered() -> tuple[type[Rule], ...]:
+    """Every rule class of this package's modules (a class naming its own `code`), by code;
+    a rule's module is all it takes to add one."""
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+    found, classes = [], [Rule]
+    while classes:
+        cls = classes.pop()
+        classes.extend(cls.__subclasses__())
+        if isinstance(vars(cls).get("code"), str) and cls.__module__.startswith(f"{__name__}."):
+            found.append(cls)
+    codes = [rule.code for rule in found]
+    if len(set(codes)) != len(codes):
+        raise RuntimeError(f"two rules share a code: {sorted(c for c in codes if codes.count(c) > 1)}")
+    return tuple(sorted(found, key=lambda rule: rule.code))
+
+
 # every code perf-lint reports: TPL000 (the engine's own) and the rules of the pass
-CATALOG: tuple[type[Rule], ...] = (SyntaxErrorRule, *ALL_RULES)
+CATALOG: tuple[type[Rule], ...] = _discovered()
+# the rules of the pass
+ALL_RULES: tuple[type[Rule], ...] = tuple(rule for rule in CATALOG if rule is not SyntaxErrorRule)
 _BY_CODE = {rule.code: rule for rule in CATALOG}
 
 

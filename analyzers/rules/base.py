@@ -107,7 +107,7 @@ class Rule:
     name: ClassVar[str]
     summary: ClassVar[str]  # one line for `perf-lint rules`
     severity: ClassVar[str] = "warning"
-    fixable: ClassVar[bool] = False
+    fixable: ClassVar[bool] = False  # derived: whether an INVALID example shows a fix
     probe: ClassVar[str | None] = None  # what `perf-lint profile` measures for it
     default_enabled: ClassVar[bool] = True
     options: ClassVar[dict[str, object]] = {}
@@ -118,6 +118,10 @@ class Rule:
     calls: ClassVar[CallNames | None] = None
     VALID: ClassVar[tuple[Example, ...]] = ()
     INVALID: ClassVar[tuple[Example, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.fixable = any(example.fixed is not None for example in cls.INVALID)
 
     def __init__(self, ctx: Context, options: dict | None = None) -> None:
         self.ctx = ctx

@@ -337,7 +337,6 @@ class CompiledStateDict(CompiledModules):
     name = "compiled-state-dict"
     summary = "state_dict() of a torch.compile wrapper saved: every key gets an `_orig_mod.` prefix"
     triggers = ("state_dict",)
-    fixable = True
     VALID = (
         Example("import torch\nmodel = torch.compile(model)\ntorch.save(model._orig_mod.state_dict(), 'ckpt.pt')\n"),
         Example("import torch\nmodel.compile()\ntorch.save(model.state_dict(), 'ckpt.pt')\n"),

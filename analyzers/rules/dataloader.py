@@ -839,7 +839,6 @@ class SynchronousDataLoader(_LoaderRule):
     triggers = ("DataLoader",)
     name = "dataloader-sync-loading"
     summary = "DataLoader loads batches in the training process (num_workers=0)"
-    fixable = True
     probe = "dataloader"
     options = {"num-workers": 4}
     VALID = (
@@ -1184,7 +1183,6 @@ class PinnedMemoryMissing(_LoaderRule):
     triggers = ("DataLoader",)
     name = "pinned-memory-missing"
     summary = "DataLoader batches go to the GPU from pageable memory (no pin_memory=True)"
-    fixable = True
     probe = "dataloader"
     VALID = (
         Example(
@@ -1327,7 +1325,6 @@ class NonBlockingWithoutPinnedMemory(_LoaderRule):
     triggers = ("DataLoader",)
     name = "non-blocking-without-pinned-memory"
     summary = "non_blocking=True copy of batches from a DataLoader that does not pin memory"
-    fixable = True
     probe = "dataloader"
     VALID = (
         Example(

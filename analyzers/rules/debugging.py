@@ -71,7 +71,6 @@ class DebugModeLeftOn(Nesting):
     name = "debug-mode-left-on"
     summary = "Anomaly detection, emit_nvtx, CUDA_LAUNCH_BLOCKING=1 or gradcheck left in training code"
     triggers = ("anomaly", "emit_nvtx", "CUDA_LAUNCH_BLOCKING", "gradcheck")
-    fixable = True
     probe = "syncs"
     VALID = (
         Example("import torch\ntorch.autograd.set_detect_anomaly(args.debug)\n"),

@@ -56,7 +56,6 @@ class CpuTensorMovedEachStep(Nesting):
     summary = "torch.zeros(...).cuda() / .to(device) in a loop or forward: create it with device="
     triggers = (".cuda(", ".to(", ".type_as(")
     calls = CallNames(frozenset({"cuda", "to", "type_as"}))
-    fixable = True
     probe = "syncs"
     VALID = (
         Example("import torch\nfor x in loader:\n    mask = torch.ones(8, 8, device='cuda')\n"),

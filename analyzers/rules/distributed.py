@@ -44,7 +44,6 @@ class CompileBeforeDDP(Rule):
     triggers = ("DistributedDataParallel",)
     name = "compile-before-ddp"
     summary = "torch.compile applied before DistributedDataParallel wraps the model"
-    fixable = True
     probe = "compile-ddp"
     VALID = (
         Example(

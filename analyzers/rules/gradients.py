@@ -82,7 +82,6 @@ class EvaluationWithGradients(Nesting):
     summary = "Evaluation loop (after model.eval() or in validate()) without torch.no_grad()"
     triggers = ("eval", "val", "test", "infer", "predict")  # .eval() or an evaluation function
     calls = CallNames(frozenset({"set_grad_enabled", "eval", "train", "requires_grad_"}))
-    fixable = True
     probe = "memory"
     VALID = (
         Example(
@@ -551,7 +550,6 @@ class GradientsZeroedInPlace(Nesting):
     summary = "zero_grad(set_to_none=False) or p.grad.zero_() instead of freeing gradients"
     triggers = ("zero_grad", "zero_(")
     calls = CallNames(frozenset({"zero_grad"}), suffix="_")
-    fixable = True
     probe = "memory"
     VALID = (
         Example("import torch\noptimizer.zero_grad()\n"),

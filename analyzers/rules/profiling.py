@@ -44,7 +44,6 @@ class CudnnBenchmarkUnderProfiler(Rule):
     triggers = ("cudnn",)
     name = "cudnn-benchmark-under-profiler"
     summary = "cudnn.benchmark = True in code that profiles: profiles are not reproducible"
-    fixable = True
     probe = "cudnn"
     VALID = (
         Example("import torch\ntorch.backends.cudnn.benchmark = True\ntrain()\n"),

@@ -583,7 +583,6 @@ class UnsynchronizedTiming(Rule):
     calls = CallNames(frozenset(name.rpartition(".")[2] for name in CLOCKS))
     name = "unsynchronized-timing"
     summary = "Wall-clock interval around CUDA work without torch.cuda.synchronize()"
-    fixable = True
     probe = "timing"
     VALID = (
         Example(
@@ -828,7 +827,6 @@ class TimingMagicWithoutSync(Rule):
     triggers = TIMING_MAGIC_TRIGGERS
     name = "timing-magic-without-sync"
     summary = "%%time/%timeit over CUDA work without synchronize, or a misplaced cell magic"
-    fixable = True
     probe = "timing"
     VALID = (
         Example(("import torch\nx = torch.randn(8, 8, device='cuda')", "%%time\ny = x @ x\ntorch.cuda.synchronize()")),

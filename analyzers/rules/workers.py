@@ -61,7 +61,6 @@ class NonPersistentWorkers(_LoaderRule):
     name = "dataloader-workers-respawned"
     summary = "DataLoader with workers iterated every epoch without persistent_workers=True"
     triggers = ("DataLoader",)
-    fixable = True
     probe = "dataloader"
     VALID = (
         Example(
