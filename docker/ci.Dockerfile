@@ -12,6 +12,7 @@ COPY pyproject.toml README.md ./
 COPY perf_lint/ perf_lint/
 COPY analyzers/ analyzers/
 COPY server/ server/
+COPY cli/ cli/
 COPY profiler/ profiler/
 RUN pip install --no-cache-dir . \
     && useradd --create-home --uid 1000 lint

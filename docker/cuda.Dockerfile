@@ -12,6 +12,7 @@ COPY pyproject.toml README.md ./
 COPY perf_lint/ perf_lint/
 COPY analyzers/ analyzers/
 COPY server/ server/
+COPY cli/ cli/
 COPY profiler/ profiler/
 # hadolint ignore=DL3013
 RUN pip install --no-cache-dir ".[profile]"  # the local source tree: its version is this checkout

@@ -69,7 +69,7 @@ def test_unchanged_rerun_is_replayed_without_the_analyzer(tmp_path):
     args = ["check", "--format", "json", "."]
     first = subprocess.run([sys.executable, "-m", "perf_lint", *args], cwd=project, capture_output=True, text=True, timeout=300)
     probe = ("import sys, runpy; sys.argv = ['perf-lint', *sys.argv[1:]]\n"
-             "from perf_lint.server.cli import main\ncode = main()\n"
+             "from perf_lint.cli.main import main\ncode = main()\n"
              "sys.stderr.write('LIBCST=%s' % ('libcst' in sys.modules)); sys.exit(code)")
     again = subprocess.run([sys.executable, "-c", probe, *args], cwd=project, capture_output=True, text=True, timeout=300)
     assert (again.returncode, again.stdout) == (first.returncode, first.stdout)

@@ -340,7 +340,7 @@ def test_explain_prints_the_rule_docs(cli):
 def test_check_does_not_import_the_language_server(tmp_path):
     (tmp_path / "a.py").write_text(LOADER)
     code = (
-        "import sys\nfrom perf_lint.server.cli import main\n"
+        "import sys\nfrom perf_lint.cli.main import main\n"
         "status = main(['check', '-q', '.'])\n"
         "assert 'pygls' not in sys.modules and 'torch' not in sys.modules, sorted(sys.modules)\n"
         "raise SystemExit(status)\n"
@@ -387,7 +387,7 @@ def test_server_not_available_is_a_clear_error(cli):
     assert result.returncode == 2 and "language server is not available" in result.stderr
 
 
-@pytest.mark.skipif(find_spec("perf_lint.server.profile_cmd") is not None, reason="the profiler command is installed")
+@pytest.mark.skipif(find_spec("perf_lint.cli.profile_cmd") is not None, reason="the profiler command is installed")
 def test_profile_not_available_is_a_clear_error(cli):
     result = cli("profile", "train.py")
     assert result.returncode == 2 and "profiler is not available" in result.stderr

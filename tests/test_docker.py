@@ -30,7 +30,7 @@ def test_dockerfiles_pass_hadolint(dockerfile):
 def test_dockerfiles_copy_every_package_folder(dockerfile):
     text = dockerfile.read_text()
     copied = set(re.findall(r"^COPY (\S+?)/? ", text, re.MULTILINE))
-    assert {"perf_lint", "analyzers", "server", "profiler"} <= copied
+    assert {"perf_lint", "analyzers", "server", "cli", "profiler"} <= copied
     assert re.search(r'^ENTRYPOINT \["perf-lint"\]', text, re.MULTILINE)
 
 

@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from perf_lint.server import files
+from perf_lint.cli import files
 
 LOADER = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=64)\n"
 PINNING = LOADER + "for x, y in loader:\n    x = x.cuda(non_blocking=True)\n"

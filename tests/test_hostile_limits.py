@@ -14,7 +14,7 @@ from perf_lint import analyzers
 from perf_lint.analyzers import analyze, read_source
 from perf_lint.analyzers.fixes import parses
 from perf_lint.analyzers.source import python_source
-from perf_lint.server.formats import diff_line
+from perf_lint.cli.formats import diff_line
 
 HEAD = "import torch\nfrom torch.utils.data import DataLoader\n"
 LOADER = "loader = DataLoader(ds, batch_size=64)\n"

@@ -31,7 +31,7 @@ def main() -> int:
         sys.stderr.write("perf-lint: the bundled libcst does not load on this platform (%s); install perf-lint in %s "
                          "and set perfLint.importStrategy to fromEnvironment\n" % (exc, sys.executable))
         return NO_BUNDLE
-    from perf_lint.server.cli import main as cli
+    from perf_lint.cli.main import main as cli
 
     return cli(["server", *sys.argv[1:]])
 

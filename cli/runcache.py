@@ -60,7 +60,7 @@ def code_stamp() -> str:
     import importlib.util
 
     parts = []
-    for package in ("perf_lint", "perf_lint.analyzers", "perf_lint.server"):
+    for package in ("perf_lint", "perf_lint.analyzers", "perf_lint.cli"):
         spec = importlib.util.find_spec(package)
         for folder in (spec.submodule_search_locations or []) if spec else []:
             for root, dirs, files in os.walk(folder):

@@ -317,7 +317,7 @@ def server(args: argparse.Namespace) -> int:
 
 
 def profile_unavailable(args: argparse.Namespace) -> int:
-    return error("the profiler is not available in this installation (no perf_lint.server.profile_cmd)")
+    return error("the profiler is not available in this installation (no perf_lint.cli.profile_cmd)")
 
 
 # -- the parser ----------------------------------------------------------------------------
@@ -360,13 +360,13 @@ def add_check(commands) -> None:
 
 
 def add_profile(commands, wanted: bool) -> None:
-    """`profile` is configured by perf_lint.server.profile_cmd, imported only when used."""
+    """`profile` is configured by perf_lint.cli.profile_cmd, imported only when used."""
     parser = commands.add_parser(
         "profile", help="measure findings: run the code as written and fixed under torch.profiler"
     )
     if not wanted:
         return
-    profile_cmd = component("perf_lint.server.profile_cmd")
+    profile_cmd = component("perf_lint.cli.profile_cmd")
     if profile_cmd is None:
         parser.add_argument("args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
         parser.set_defaults(handler=profile_unavailable)

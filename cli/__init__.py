@@ -1,0 +1,1 @@
+"""perf_lint.cli: the command line (`perf-lint check`, `rules`, `explain`, `profile`, `server`)."""
