@@ -22,6 +22,10 @@ UNKNOWN = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN", "__bool__": l
 _CUDA_STRING = re.compile(r"""^[rRbBuU]?(['"])(cuda(:\d+)?|nccl)\1$""")  # a device, or the GPU-only backend
 _GPU_APIS = ("torch.cuda.", "torch.accelerator.", "deepspeed.")  # training on an accelerator
 _GPU_ENGINES = {"accelerate.Accelerator"}
+_GPU_QUERIES = {  # asking whether there is a GPU is no sign the code uses one
+    f"torch.{backend}.{query}" for backend in ("cuda", "accelerator")
+    for query in ("is_available", "device_count", "get_device_name", "get_device_properties", "get_device_capability")
+}
 _MAX_DEPTH = 12
 _MUTATORS = {"update", "setdefault", "pop", "popitem", "clear", "__setitem__"}
 
@@ -487,7 +491,9 @@ class Context:
                 self.cuda_evidence = node
             else:
                 qualified = self.qualname(node.func)
-                if qualified is not None and (qualified.startswith(_GPU_APIS) or qualified in _GPU_ENGINES):
+                if qualified is not None and (
+                    qualified.startswith(_GPU_APIS) and qualified not in _GPU_QUERIES or qualified in _GPU_ENGINES
+                ):
                     self.cuda_evidence = node
 
     def _class(self, node: cst.ClassDef) -> None:

@@ -416,6 +416,113 @@ def used_arguments(ctx, call, scope, summary) -> tuple[tuple | None, list[tuple]
     return callee, [(value, said[param]) for param, value in bind(call, parameters(callee[0]), method) if param in said]
 
 
+def _unknown_parameter(expr, scope) -> bool:
+    """Whether `expr` is a parameter of the function `scope` never rebound there (its class
+    is whatever callers pass)."""
+    if type(expr) is not cst.Name or scope.node is None:
+        return False
+    return expr.value in scope.params and scope.assignments.get(expr.value) == [None]
+
+
+def fitting_methods(ctx, call, scope) -> list[tuple]:
+    """For `obj.m(...)` on a parameter `obj` (its class not known: any may be passed), the
+    methods `m` of the classes of the source and of the project modules it imports that
+    accept the call's arguments, as `call_target` gives them; [] for other calls."""
+    func = call.func
+    if type(func) is not cst.Attribute or not _unknown_parameter(func.value, scope):
+        return []
+    found = []
+    for namespace, classes in _class_namespaces(ctx):
+        for name in classes:
+            cls = namespace.klass(name)
+            target = None if cls is None else method(cls[0], func.attr.value, *cls[1:])
+            if target is not None and target[3] is cls[0] and _accepts(call, parameters(target[0])):
+                found.append(target)
+    return found
+
+
+def used_by_all_fitting(ctx, call, scope, summary) -> list[tuple]:
+    """For each argument of `obj.m(...)` on a parameter `obj` that every method it may call
+    (`fitting_methods`, one at least) uses by `summary`: (argument, [what each uses])."""
+    uses: dict[int, tuple] | None = None  # id(argument) -> (argument, [what each method uses])
+    for target in fitting_methods(ctx, call, scope):
+        said = summary(target)
+        found = {id(value): (value, said[param]) for param, value in bind(call, parameters(target[0]), True) if param in said}
+        if uses is None:
+            uses = {key: (value, [what]) for key, (value, what) in found.items()}
+        else:
+            uses = {key: (value, [*whats, found[key][1]]) for key, (value, whats) in uses.items() if key in found}
+        if not uses:
+            return []
+    return list(uses.values()) if uses else []
+
+
+def attribute_module(ctx, expr, scope) -> str | None:
+    """For `obj.attr` on a parameter `obj` (its class not known), the module every class of
+    the source and of the project modules it imports that sets `self.attr` sets it to
+    (`self._wandb = wandb` after `import wandb`), or None."""
+    if type(expr) is not cst.Attribute or not _unknown_parameter(expr.value, scope):
+        return None
+    modules = set()
+    for namespace, classes in _class_namespaces(ctx):
+        for name in classes:
+            cls = namespace.klass(name)
+            for function in cls[0].body if cls is not None else ():
+                if type(function) in (ast.FunctionDef, ast.AsyncFunctionDef):
+                    modules |= _modules_set(function, expr.attr.value, namespace)
+    return modules.pop() if len(modules) == 1 and None not in modules else None
+
+
+def _modules_set(function, attribute: str, namespace: Namespace) -> set[str | None]:
+    """The modules a method sets `self.<attribute>` to (None: something else)."""
+    nodes = list(body_nodes(function))
+    imported = {alias.asname or alias.name.partition(".")[0]: alias.name if alias.asname else alias.name.partition(".")[0]
+                for node in nodes if type(node) is ast.Import for alias in node.names}
+    found: set[str | None] = set()
+    for node in nodes:
+        if type(node) is ast.Assign and any(
+            type(t) is ast.Attribute and t.attr == attribute and type(t.value) is ast.Name and t.value.id == "self"
+            for t in node.targets
+        ):
+            value = node.value
+            found.add(imported.get(value.id) or namespace.qualname(value.id) if type(value) is ast.Name else None)
+    return found
+
+
+def _class_namespaces(ctx) -> list[tuple[Namespace, list[str]]]:
+    """(namespace, its class names) of the source and of the project modules it imports."""
+    source = SourceNamespace.of(ctx)
+    modules = ctx.shared.get(_imported_modules)
+    if modules is None:
+        modules = ctx.shared[_imported_modules] = _imported_modules(ctx, source.directory)
+    return [(source, list(ctx.classes)), *((module, list(module.classes)) for module in modules)]
+
+
+def _imported_modules(ctx, directory: str | None) -> list[FileNamespace]:
+    """The project modules the source imports (`import utils`, `from .data import X`, stars)."""
+    if directory is None:
+        return []
+    places = [(name, 0) for qualified in ctx.imports.values() for name in (qualified, qualified.rpartition(".")[0]) if name]
+    places += [(module, level) for level, module, _ in ctx.relative_imports.values()]
+    places += [(module, level) for level, module in ctx.star_imports]
+    modules = {id(m): m for name, level in places for m in [local_module(directory, name, level, directory)] if m is not None}
+    return list(modules.values())
+
+
+def _accepts(call, params: Parameters) -> bool:
+    """Whether a method with `params` can take a libcst call's arguments (called on an instance)."""
+    positional = 0
+    for arg in call.args:
+        if _star(arg):
+            return True
+        keyword = _keyword(arg)
+        if keyword is None:
+            positional += 1
+        elif keyword not in params.names and params.kwargs is None:
+            return False
+    return positional <= len(params.names) - 1 or params.args is not None
+
+
 # -- what a function does to the values it is passed -----------------------------------
 _HOST_METHODS = {"item", "tolist", "cpu", "numpy"}
 _HOST_CONVERSIONS = {"float", "int"}

@@ -262,6 +262,72 @@ TPL203 = {
             return loss.item()
         overfit_one(model, batch)
     """, 0),
+    "cpu only, asking whether there is a gpu": ("""
+        import torch
+        print(torch.cuda.is_available(), torch.cuda.device_count())
+        for x, y in loader:
+            loss = model(x, y)
+            loss.backward()
+            optimizer.step()
+            print(f"loss {loss:.2f}")
+    """, 0),
+    "forward copies the lengths back to the host": ("""
+        import torch
+        from torch import nn
+        class Tagger(nn.Module):
+            def forward(self, tokens, lengths):
+                packed = nn.utils.rnn.pack_padded_sequence(self.embed(tokens), lengths.tolist())
+                return self.rnn(packed)
+        model = Tagger().cuda()
+    """, 1),
+    "a method forward calls reads a registered buffer": ("""
+        import torch
+        from torch import nn
+        class Queue(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("ptr", torch.zeros(1, dtype=torch.long))
+            def _enqueue(self, keys):
+                start = int(self.ptr)
+                self.ptr[0] = start + keys.shape[0]
+            def forward(self, keys):
+                self._enqueue(keys)
+                return keys
+        model = Queue().cuda()
+    """, 1),
+    "a method forward does not call": ("""
+        import torch
+        from torch import nn
+        class Queue(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("ptr", torch.zeros(1, dtype=torch.long))
+            def describe(self):
+                return int(self.ptr), self.scale.tolist()
+            def forward(self, keys):
+                return keys * self.scale
+        model = Queue().cuda()
+    """, 0),
+    "tensors logged to wandb": ("""
+        import torch, wandb
+        model.cuda()
+        for x, y in loader:
+            out = model(x)
+            loss = criterion(out, y)
+            loss.backward()
+            optimizer.step()
+            acc = (out.argmax(1) == y).float().mean()
+            if acc:
+                wandb.log({"loss": loss, "lr": scheduler.get_last_lr()[0]})
+            wandb.log({"lr": optimizer.param_groups[0]["lr"]}, step=step)
+    """, 2),
+    "forward of a class that is not a module": ("""
+        import torch
+        class Tokenizer:
+            def forward(self, ids):
+                return ids.tolist()
+        device = "cuda"
+    """, 0),
 }
 
 

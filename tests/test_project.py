@@ -362,6 +362,70 @@ def test_names_from_a_star_import(tmp_path):
     assert "passes a CUDA tensor to `accuracy`" in finding.message
 
 
+def test_what_the_backpropagated_loss_is_computed_from_is_a_tensor(tmp_path):
+    train = """
+        import torch
+        from utils import accuracy
+        model.cuda()
+        for epoch in range(10):
+            for images, captions in loader:
+                scores, targets = decoder(encoder(images.cuda()), captions.cuda())
+                loss = criterion(scores, targets, epoch)
+                loss.backward()
+                optimizer.step()
+                top5 = accuracy(scores, targets)
+                if epoch > 3:
+                    pass
+    """
+    [finding] = tpl203(project(tmp_path, train))
+    assert "passes a CUDA tensor to `accuracy`" in finding.message and "correct.item()" in finding.message
+    assert tpl203(project(tmp_path, train.replace("loss = criterion(", "loss = unknown("))) == []
+
+
+LOGGERS = UTILS + """
+    class TensorboardLogger:
+        def update(self, head="scalar", step=None, **kwargs):
+            for k, v in kwargs.items():
+                if isinstance(v, torch.Tensor):
+                    v = v.item()
+                self.writer.add_scalar(head + "/" + k, v, step)
+
+    class WandbLogger:
+        def __init__(self):
+            import wandb
+            self._wandb = wandb
+
+    class Average:
+        def update(self, value, n=1):
+            self.total += value * n
+"""
+
+
+def test_a_logger_passed_in_that_reads_on_the_host_whatever_its_class(tmp_path):
+    train = """
+        import torch
+        import utils
+        def train_one_epoch(model, loader, log_writer, wandb_logger):
+            for x, y in loader:
+                out = model(x.cuda())
+                loss = criterion(out, y.cuda())
+                loss.backward()
+                optimizer.step()
+                acc = (out.argmax(1) == y.cuda()).float().mean()
+                log_writer.update(acc=acc, head="train")
+                wandb_logger._wandb.log({"acc": acc})
+    """
+    update, log = tpl203(project(tmp_path, train, LOGGERS))
+    assert "(`MetricLogger.update`, `TensorboardLogger.update`) reads it" in update.message
+    assert {r.path for r in update.related} == {str(tmp_path / "utils.py")}
+    assert "passes a CUDA tensor to `wandb.log`" in log.message
+    # `Average.update(value)` fits a positional call and does not read it; a `_wandb` set to None is not wandb
+    [log] = tpl203(project(tmp_path, train.replace('update(acc=acc, head="train")', "update(acc)"), LOGGERS))
+    assert "wandb.log" in log.message
+    [update] = tpl203(project(tmp_path, train, LOGGERS.replace("self._wandb = wandb", "self._wandb = None")))
+    assert "update" in update.message
+
+
 def test_a_loader_made_by_a_factory_function_and_moved_by_a_helper(tmp_path):
     train = """
         import torch

@@ -10,7 +10,7 @@ from ..context import (
     EXCEPT, Frame, IF, LOOP, Scope, Site, argument, call_name, dotted, keyword, literal, positional, short_code,
 )
 from ..findings import Related
-from ..project import Use, host_reads, maybe_project_call, used_arguments
+from ..project import Use, attribute_module, host_reads, maybe_project_call, used_arguments, used_by_all_fitting
 from .base import Example
 from .distributed import _names as names_in
 from .edits import root_name
@@ -30,6 +30,8 @@ _TENSOR_METHODS = {
     "log", "squeeze", "unsqueeze", "view", "reshape", "argmax", "argmin", "softmax", "std", "var", "prod", "cuda",
     "to", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "sub", "add", "mul", "div",
 }
+_HOST_LOGGERS = {"wandb.log"}  # library calls that convert the tensors they are given on the host
+_HOST_LOGGER_NAMES = {name.rpartition(".")[2] for name in _HOST_LOGGERS}
 _INTERVAL_WORDS = ("step", "iter", "idx", "epoch", "batch")
 _CLOCKS = {"time.time", "time.perf_counter", "time.monotonic", "time.process_time", "timeit.default_timer",
            "time.perf_counter_ns", "time.time_ns"}
@@ -40,7 +42,7 @@ _MAX_DEPTH = 10
 
 class _Candidate(NamedTuple):  # a tuple: one per candidate of every analysis (a frozen dataclass is slow to make)
     site: Site
-    kind: str  # "method", "conversion", "print", "test", "synchronize" or "call"
+    kind: str  # "method", "conversion", "print", "test", "synchronize", "logger" or "call"
     frames: tuple[Frame, ...]
     key: int  # statement (or node) identity: one finding per statement
 
@@ -56,8 +58,11 @@ class HostSyncEveryStep(Nesting):
     `torch.cuda.synchronize()` in a loop that reads no clock, and a CUDA tensor passed to a
     function or method of the project (this file or a module it imports) that reads it on
     the host (`MetricLogger.update(loss=loss)` calling `.item()`: the finding names that
-    line). Also in a training-step function (one that calls `backward()`) called from a
-    loop, an ignite `Engine`'s process function and a LightningModule's `training_step`.
+    line; on a logger passed in as a parameter, when every method of the project the call
+    fits reads it), or to `wandb.log`. Also in a training-step function (one that calls
+    `backward()`) called from a loop, an ignite `Engine`'s process function, a
+    LightningModule's `training_step`, and a module's `forward` (and the methods it calls
+    on `self`): `lengths.tolist()` there syncs on every step the module trains.
 
     ## Why is this bad?
     CUDA work is queued asynchronously: while the GPU runs step *n*, the CPU can prepare
@@ -67,7 +72,8 @@ class HostSyncEveryStep(Nesting):
 
     Silent when the read is guarded by a step interval (`if step % log_every == 0:`,
     `if i == 0:`), inside an `except` handler, outside a loop, in an epoch loop that
-    only contains the training loop, and in code with no sign of CUDA.
+    only contains the training loop, and in code with no sign of CUDA (asking
+    `torch.cuda.is_available()` is no sign of using it).
 
     ## Example
     ```python
@@ -94,7 +100,7 @@ class HostSyncEveryStep(Nesting):
     code = "TPL203"
     name = "host-sync-every-step"
     summary = "Host-device sync (.item(), .cpu(), print/if of a tensor) on every training step"
-    triggers = ("backward", "step(", "optim", "Engine(", ".item(", ".cpu(", ".tolist(", ".numpy(")  # training, reads
+    triggers = ("backward", "step(", "optim", "Engine(", "forward(", ".item(", ".cpu(", ".tolist(", ".numpy(")  # training, reads
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
@@ -140,6 +146,7 @@ class HostSyncEveryStep(Nesting):
         self.candidates: list[_Candidate] = []
         self.backward_of: dict[int, set[str]] = {}  # scope id -> names whose backward() is called
         self.guarded: dict[tuple, bool] = {}  # (frame, loops, scope) ids -> whether the frame guards
+        self.buffers: set[str] | None = None  # names of registered buffers (made when first asked)
 
     def _add(self, node: cst.CSTNode, kind: str) -> None:
         site = self.ctx.site(node)
@@ -168,7 +175,9 @@ class HostSyncEveryStep(Nesting):
         elif name == "print" and node.args:
             self._add(node, "print")
             return
-        if node.args and (self.ctx.loops or self.ctx.scope.node) and maybe_project_call(self.ctx, func):
+        if name in _HOST_LOGGER_NAMES and node.args:
+            self._add(node, "logger")
+        elif node.args and (self.ctx.loops or self.ctx.scope.node) and maybe_project_call(self.ctx, func):
             self._add(node, "call")  # (a function of the project that reads an argument on the host)
 
     def visit_If(self, node: cst.If) -> None:
@@ -225,8 +234,8 @@ class HostSyncEveryStep(Nesting):
         if frame.kind != IF:
             return False
         test = frame.node.test
-        if self._truth_sync(test, site.scope):
-            return True  # reported itself; its body runs when something went wrong
+        if type(test) is not cst.Name and self._truth_sync(test, site.scope):
+            return True  # reported itself; its body runs when something went wrong (not `if acc:`: when nonzero)
         if self.ctx.value(test, site.scope) is False:
             return True  # a switch off by default (`if args.print_loss:`, a store_true flag)
         loop_names = {n for loop in site.loops if type(loop) is cst.For for n in names_in(loop.target)}
@@ -257,6 +266,8 @@ class HostSyncEveryStep(Nesting):
         )
         if candidate.kind == "call":
             return self._passed_to_host_read(candidate, advice)
+        if candidate.kind == "logger":
+            return self._logged_tensor(candidate, advice)
         if candidate.kind == "synchronize":
             if self._timed(candidate.site):
                 return None
@@ -300,19 +311,45 @@ class HostSyncEveryStep(Nesting):
     def _passed_to_host_read(self, candidate: _Candidate, advice: str) -> tuple | None:
         """A call passing a CUDA tensor to a function of the project that reads it on the host."""
         node, scope = candidate.site.node, candidate.site.scope
-        read: Use
-        for value, read in used_arguments(self.ctx, node, scope, host_reads)[1]:
+        callee, used = used_arguments(self.ctx, node, scope, host_reads)
+        reads = [(value, [read]) for value, read in used] if callee is not None else used_by_all_fitting(
+            self.ctx, node, scope, host_reads)
+        for value, found in reads:
             if not self._tensor(value, scope, 0) or self._made_on_cpu(value, scope):
                 continue
+            read: Use = found[0]
             where = f", {read.where}" if read.where else ""
+            callees = ", ".join(f"`{use.via.split(' -> ')[0]}`" for use in found)
+            reader = f"{callees}, which reads" if len(found) == 1 else (
+                f"`{node.func.attr.value}`: every method of the project it can call ({callees}) reads")
             message = (
-                f"`{short_code(node)}` passes a CUDA tensor to `{read.via.split(' -> ')[0]}`, which reads it on the "
-                f"host (`{read.code}`{where}) on every training step: the CPU waits for the GPU to finish all queued "
-                f"work, so the GPU idles. {advice}"
+                f"`{short_code(node)}` passes a CUDA tensor to {reader} it on the host (`{read.code}`{where}) on every "
+                f"training step: the CPU waits for the GPU to finish all queued work, so the GPU idles. {advice}"
             )
-            related = (Related(read.path, read.line - 1, f"`{read.code}` reads the value on the host ({read.via})"),)
-            return message, related if read.path else ()
+            related = tuple(
+                Related(use.path, use.line - 1, f"`{use.code}` reads the value on the host ({use.via})") for use in found if use.path
+            )
+            return message, related
         return None
+
+    def _logged_tensor(self, candidate: _Candidate, advice: str) -> str | None:
+        """`wandb.log({"acc": acc})` (or through a logger's `self._wandb = wandb`) of a CUDA tensor."""
+        node, scope = candidate.site.node, candidate.site.scope
+        func = node.func
+        qualified = self.ctx.qualname(func)
+        if qualified is None and type(func) is cst.Attribute:
+            module = attribute_module(self.ctx, func.value, scope)
+            qualified = module and f"{module}.{func.attr.value}"
+        if qualified not in _HOST_LOGGERS:
+            return None
+        data = argument(node, 0, "data")
+        values = [e.value for e in data.elements if type(e) is cst.DictElement] if type(data) is cst.Dict else [data]
+        if not any(value is not None and self._tensor(value, scope, 0) for value in values):
+            return None
+        return (
+            f"`{short_code(node)}` passes a CUDA tensor to `{qualified}`, which converts it to a Python number on the "
+            f"host on every training step: the CPU waits for the GPU to finish all queued work, so the GPU idles. {advice}"
+        )
 
     def _made_on_cpu(self, expr: cst.BaseExpression, scope: Scope) -> bool:
         """`x` made by `torch.linspace(...)` (any factory) with no device, and not moved."""
@@ -358,7 +395,7 @@ class HostSyncEveryStep(Nesting):
             return False
         if type(expr) is cst.Name:
             owner = scope.owner_of(expr.value)
-            if owner is not None and expr.value in self.backward_of.get(id(owner), ()):
+            if owner is not None and (expr.value in self.backward_of.get(id(owner), ()) or self._fed_to_backward(expr.value, owner)):
                 return True
             found = self.ctx.origin(expr, scope)
             values = owner.assignments[expr.value] if owner is not None else ()
@@ -373,8 +410,7 @@ class HostSyncEveryStep(Nesting):
             head, _, function = qualified.partition(".")
             if head == "torch" and function and "." not in function:
                 return function[0].islower() and not function.startswith(("is_", "get_", "set_")) and function not in _NOT_TENSOR
-            callee = (dotted(expr.func) or "").rsplit(".", 1)[-1].lower()
-            if "loss" in callee or "criterion" in callee or _model_call(callee):
+            if _loss_call(expr) or _model_call((dotted(expr.func) or "").rsplit(".", 1)[-1].lower()):
                 return True
             if type(expr.func) is cst.Attribute and call_name(expr) in _TENSOR_METHODS:
                 return self._tensor(expr.func.value, scope, depth + 1)
@@ -390,8 +426,34 @@ class HostSyncEveryStep(Nesting):
         if type(expr) is cst.Subscript:
             return self._tensor(expr.value, scope, depth + 1)
         if type(expr) is cst.Attribute:
-            return expr.attr.value == "loss" and type(expr.value) is cst.Name
+            if type(expr.value) is not cst.Name:
+                return False
+            return expr.attr.value == "loss" or (expr.value.value == "self" and expr.attr.value in self._buffers())
         return False
+
+    def _fed_to_backward(self, name: str, scope: Scope) -> bool:
+        """`scores` in `loss = criterion(scores, targets)` then `loss.backward()`: the input
+        and target of the loss function whose value is backpropagated are tensors."""
+        return any(
+            type(value) is cst.Call and _loss_call(value)
+            and any(type(arg.value) is cst.Name and arg.value.value == name and arg.keyword is None for arg in value.args[:2])
+            for target in self.backward_of.get(id(scope), ()) for value in scope.assignments.get(target, ())
+        )
+
+    def _buffers(self) -> set[str]:
+        """The names of the buffers modules register (`self.register_buffer("ptr", ...)`):
+        tensors on the module's device."""
+        if self.buffers is None:
+            names = (literal(first.value) for site in self.ctx.calls.get("register_buffer", ())
+                     for first in [positional(site.node, 0)] if first is not None)
+            self.buffers = {name for name in names if type(name) is str}
+        return self.buffers
+
+
+def _loss_call(call: cst.Call) -> bool:
+    """`criterion(out, y)`, `F.mse_loss(out, y)`, `self.loss_fn(out, y)`."""
+    callee = (dotted(call.func) or "").rsplit(".", 1)[-1].lower()
+    return "loss" in callee or "criterion" in callee
 
 
 def _model_call(callee: str) -> bool:

@@ -139,6 +139,7 @@ class TrainingSteps:
         self._direct: set[int] = set()  # ids of loops and functions that step directly
         self._callees: dict[int, set[str]] = {}  # loop or function id -> names of functions it calls
         self.engines: set[str] = set()  # functions a framework runs on every iteration
+        self._forwards: dict[int, set[str]] = {}  # class id -> the methods its forward runs
         self._elsewhere: dict[int, list[Site]] | None = None  # loop or function id -> calls of other names
         self._elsewhere_known: dict[int, bool] = {}  # loop or function id -> whether it trains through them
         for name, sites in ctx.calls.items():
@@ -182,13 +183,31 @@ class TrainingSteps:
 
     def run_every_step(self, function: cst.FunctionDef) -> bool:
         """Whether a framework calls `function` on every training step: an ignite Engine's
-        process function, a LightningModule's `training_step`."""
+        process function, a LightningModule's `training_step`, a module's `forward` (and the
+        methods it calls on `self`)."""
         if function.name.value in self.engines:
             return True
-        if function.name.value != "training_step":
-            return False
         cls = self.ctx.class_of.get(id(function))
-        return cls is not None and any("LightningModule" in (dotted(base.value) or "") for base in cls.bases)
+        if cls is None:
+            return False
+        bases = [dotted(base.value) or "" for base in cls.bases]
+        if function.name.value == "training_step":
+            return any("LightningModule" in base for base in bases)
+        return any(base.rpartition(".")[2] == "Module" for base in bases) and function.name.value in self._forward(cls)
+
+    def _forward(self, cls: cst.ClassDef) -> set[str]:
+        """The names of `forward` and of the methods of `cls` it calls on `self`, two calls deep."""
+        found = self._forwards.get(id(cls))
+        if found is None:
+            found = self._forwards[id(cls)] = {"forward"}
+            for _ in range(2):
+                found |= {
+                    name for name, sites in self.ctx.calls.items() for site in sites
+                    if site.scope.node is not None and site.scope.node.name.value in found
+                    and self.ctx.class_of.get(id(site.scope.node)) is cls
+                    and type(site.node.func) is cst.Attribute and dotted(site.node.func.value) == "self"
+                }
+        return found
 
     def trains(self, node: cst.CSTNode, depth: int = 0) -> bool:
         """`node`: a loop or a function definition."""
