@@ -297,6 +297,16 @@ class SourceNamespace(Namespace):
     def function(self, name: str, hops: int = 0):
         return self._remember(("function", name), lambda: self._function(name, hops))
 
+    def visible_function(self, name: str, scope):
+        """The function a call of `name` in `scope` runs: one defined in `scope` or a function
+        around it (an ignite process function nested in `train`), else `function(name)`."""
+        while scope is not None and scope is not self.ctx.module_scope:
+            nested = [node for node, inner in self.ctx.functions.get(name, ()) if inner.parent is scope]
+            if nested:
+                return self._definition(nested[-1])
+            scope = scope.parent
+        return self.function(name)
+
     def _remember(self, key: tuple, find):
         """`find()`, once per analysis. Kept without a reference to this namespace (a cycle
         the collector would have to break: the server defers collections)."""

@@ -234,10 +234,59 @@ class _LoaderRule(Rule):
         passed = self.ctx.call_argument(site.node, index, name, site.scope)
         if passed is None or passed is UNKNOWN:
             return passed
-        value = self.ctx.value(*passed)
-        if value is UNKNOWN:
-            value = self._namespace_setting(*passed)
+        value = self._resolved(*passed, 0)
         return UNKNOWN if value is None and name != "pin_memory" else value
+
+    def _resolved(self, expr: cst.BaseExpression, scope, depth: int):
+        """The value of a loader setting: a constant, an argparse default (also through a
+        namespace parameter), what every call of the function gives the parameter it is
+        (passed or its default), or, for a number of worker processes made from the core
+        count (`int(os.cpu_count() / 2)`), that code; else UNKNOWN."""
+        value = self.ctx.value(expr, scope)
+        if value is UNKNOWN:
+            value = self._namespace_setting(expr, scope)
+        if value is not UNKNOWN or depth > 3:
+            return value
+        found = self._assigned_once(expr, scope)
+        if found is not None:
+            return self._resolved(*found, depth + 1)
+        if type(expr) is cst.Name and scope.node is not None and scope.assignments.get(expr.value) == [None]:
+            given = self._parameter_values(scope, expr.value)
+            values = {repr(v): v for v in (self._resolved(e, s, depth + 1) for e, s in given or ())}
+            return next(iter(values.values())) if len(values) == 1 else UNKNOWN
+        return f"`{code(expr)}`" if _per_core(self.ctx, expr) else UNKNOWN
+
+    def _assigned_once(self, expr: cst.BaseExpression, scope):
+        """The one value a name or attribute (`self.workers`) is assigned, and its scope: one step
+        of `ctx.origin`, which stops short of a value that ends in a parameter."""
+        if type(expr) is cst.Name and expr.value not in self.ctx.imports:
+            owner = scope.owner_of(expr.value)
+            values = owner.assignments[expr.value] if owner is not None else ()
+            return (values[0], owner) if len(values) == 1 and values[0] is not None else None
+        values = self.ctx.attributes.get(dotted(expr), ()) if type(expr) is cst.Attribute else ()
+        return values[0] if len(values) == 1 and values[0][0] is not None else None
+
+    def _parameter_values(self, scope, param: str) -> list | None:
+        """What each call of the function (a class's, for `__init__`) gives its parameter
+        `param`: (the argument passed or the default, its scope); None when a call may pass
+        it through a `*`/`**` of unknown content, or nothing in the source calls it."""
+        function = scope.node
+        if param not in scope.params:
+            return None
+        cls = self.ctx.class_of.get(id(function))
+        init = function.name.value == "__init__" and cls is not None
+        callee = cls.name.value if init else function.name.value
+        default = next((p.default for p in _all_params(function.params) if p.name.value == param), None)
+        index = scope.params.index(param)
+        found = []
+        for call_site in self.ctx.calls.get(callee, []):
+            call = call_site.node
+            method = init or (type(call.func) is cst.Attribute and scope.params[:1] in (["self"], ["cls"]))
+            passed = self.ctx.call_argument(call, index - method, param, call_site.scope)
+            if passed is UNKNOWN or (passed is None and default is None):
+                return None
+            found.append(passed if passed is not None else (default, scope.parent))
+        return found or None
 
     def _namespace_setting(self, expr: cst.BaseExpression, scope):
         """`args.workers` where `args` is a parameter of the function (`def main(args)`):
@@ -340,7 +389,7 @@ class _LoaderRule(Rule):
                     self._passed(site, found, said, first_only=True)
             elif qualified.endswith(".Engine") and maker.args and type(maker.args[0].value) is cst.Name:
                 process = maker.args[0].value.value
-                definition = namespace.function(process) if process in engines else None
+                definition = namespace.visible_function(process, origin[1]) if process in engines else None
                 moved = device_moves((*definition, None)) if definition is not None else {}
                 params = parameters(definition[0]).names if definition is not None else ()
                 if len(params) >= 2 and params[1] in moved and ("cuda" in moved[params[1]].code or ctx.cuda_evidence):
@@ -362,12 +411,17 @@ class _LoaderRule(Rule):
         return made.endswith("Trainer") and made.startswith(("lightning", "pytorch_lightning"))
 
     def _made_by(self, site: Site) -> str:
-        """The qualified name of what made the receiver of a method call (`trainer.fit`: `pl.Trainer`)."""
+        """The qualified name of what made the receiver of a method call (`trainer.fit`: `pl.Trainer`),
+        also when the name is assigned again, each time by the same callable (a new Trainer a cell)."""
         func = site.node.func
-        origin = self.ctx.origin(func.value, site.scope) if type(func) is cst.Attribute else None
-        if origin is None or type(origin[0]) is not cst.Call:
-            return ""
-        return self.ctx.qualname(origin[0].func) or ""
+        receiver = func.value if type(func) is cst.Attribute else None
+        if type(receiver) is cst.Name and receiver.value not in self.ctx.imports:
+            values = self.ctx.assigned(receiver.value, site.scope) or [None]
+        else:
+            origin = self.ctx.origin(receiver, site.scope) if receiver is not None else None
+            values = [origin[0] if origin is not None else None]
+        made = {self.ctx.qualname(v.func) or "" if type(v) is cst.Call else "" for v in values}
+        return made.pop() if len(made) == 1 else ""
 
     def _passed(self, site: Site, found: dict, said: str, first_only: bool = False) -> None:
         """Every loader passed to the call at `site` (only its first argument: `first_only`)."""
@@ -497,12 +551,20 @@ class _LoaderRule(Rule):
 
     def _passed_by_callers(self, scope, param: str):
         """(what the call passes as `param` or None, the call's scope) for each call of the
-        function whose scope is `scope` (`self` left out of a method's positions)."""
+        function whose scope is `scope` (`self` left out of a method's positions), and for each
+        ignite `engine.add_event_handler(event, function, *args)`, which calls it with
+        `(engine, *args)`."""
         index = scope.params.index(param)
-        for call_site in self.ctx.calls.get(scope.node.name.value, []):
+        name = scope.node.name.value
+        for call_site in self.ctx.calls.get(name, []):
             call = call_site.node
             offset = 1 if type(call.func) is cst.Attribute and scope.params[:1] in (["self"], ["cls"]) else 0
             yield argument(call, index - offset, param), call_site.scope
+        for call_site in self.ctx.calls.get("add_event_handler", []):
+            handler = argument(call_site.node, 1, "handler")
+            if type(handler) is cst.Name and handler.value == name and self._made_by(call_site).startswith("ignite."):
+                given = [arg.value for arg in call_site.node.args[2:] if arg.keyword is None and arg.star == ""]
+                yield (given[index - 1] if 0 < index <= len(given) else None), call_site.scope
 
     def _transformed_on_access(self, name: str) -> Cost | None:
         """`ds.set_transform(fn)`: a Hugging Face dataset that runs `fn` on every row it reads."""
@@ -660,6 +722,38 @@ class _LoaderRule(Rule):
         return max(rows)
 
 
+_CORES = {"os.cpu_count", "multiprocessing.cpu_count"}
+
+
+def _per_core(ctx, expr: cst.BaseExpression) -> bool:
+    """`os.cpu_count()` (or `multiprocessing.cpu_count()`), alone or divided by, or bounded
+    with, a positive number (`int(os.cpu_count() / 2)`, `min(8, os.cpu_count())`): worker
+    processes on a machine with cores to train on a GPU."""
+    kind = type(expr)
+    if kind is cst.Call:
+        if not expr.args:
+            return ctx.qualname(expr.func) in _CORES
+        name = expr.func.value if type(expr.func) is cst.Name else None
+        args = [arg.value for arg in expr.args]
+        if name == "int" and len(args) == 1:
+            return _per_core(ctx, args[0])
+        if name in ("min", "max"):
+            return any(_per_core(ctx, a) for a in args) and all(_per_core(ctx, a) or _positive(a) for a in args)
+        return False
+    if kind is cst.BinaryOperation and type(expr.operator) in (cst.Divide, cst.FloorDivide):
+        return _per_core(ctx, expr.left) and _positive(expr.right)
+    return False
+
+
+def _positive(expr: cst.BaseExpression) -> bool:
+    value = literal(expr)
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _all_params(params: cst.Parameters):
+    return (*params.posonly_params, *params.params, *params.kwonly_params)
+
+
 def _literal_data(node: cst.BaseExpression, depth: int = 0) -> bool:
     """A list or tuple of numbers or constants (nested): data written out in the source."""
     if type(node) in (cst.List, cst.Tuple):
@@ -740,7 +834,7 @@ def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int]:
 
 
 def _param_names(params: cst.Parameters) -> set[str]:
-    found = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    found = {p.name.value for p in _all_params(params)}
     found.update(star.name.value for star in (params.star_arg, params.star_kwarg) if type(star) is cst.Param)
     return found
 

@@ -12,9 +12,6 @@ from .dataloader import _EVERY_EPOCH, _FIT_METHODS, _NUM_WORKERS, _LoaderRule
 from .edits import names_in_target, replace_argument, root_name
 
 
-_CORES = {"os.cpu_count", "multiprocessing.cpu_count"}
-
-
 class NonPersistentWorkers(_LoaderRule):
     """
     ## What it does
@@ -118,8 +115,6 @@ class NonPersistentWorkers(_LoaderRule):
             if id(loader.node) in reported or loader.loops:
                 continue
             workers = self.setting(loader, _NUM_WORKERS, "num_workers")
-            if workers is UNKNOWN:
-                workers = self._per_core(loader)  # `os.cpu_count()` workers: some, however many cores
             if isinstance(workers, bool) or not isinstance(workers, (int, str)) or (type(workers) is int and workers <= 0):
                 continue
             if self.setting(loader, -1, "persistent_workers") not in (None, False):
@@ -135,19 +130,6 @@ class NonPersistentWorkers(_LoaderRule):
                 self._fix(loader),
                 related=related,
             )
-
-    def _per_core(self, loader: Site) -> str | None:
-        """`os.cpu_count()` (or `multiprocessing.cpu_count()`), as the loader's num_workers is
-        written or held by a name: worker processes on any machine with a core, shown as code."""
-        passed = self.ctx.call_argument(loader.node, _NUM_WORKERS, "num_workers", loader.scope)
-        if not isinstance(passed, tuple):
-            return None
-        expr, scope = passed
-        found = self.ctx.origin(expr, scope) if type(expr) is cst.Name else (expr, scope)
-        value = found[0] if found is not None else expr
-        if type(value) is cst.Call and not value.args and self.ctx.qualname(value.func) in _CORES:
-            return f"`{code(value)}`"
-        return None
 
     def _start(self, loader: Site) -> str:
         """What starting the workers costs, for the start method the loader uses."""
