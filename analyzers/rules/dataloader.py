@@ -96,7 +96,11 @@ class _LoaderRule(Rule):
             self.loaders[node] = self.ctx.site(node)
 
     def visit_For(self, node: cst.For) -> None:
-        self.loops[node] = (self.ctx.site(node), set(names_in_target(node.target)))
+        outer = self._batch_loop(node.iter)
+        if outer is not None:  # `for key, value in batch.items()`: parts of the batch
+            self.loops[outer][1].update(names_in_target(node.target))
+        else:
+            self.loops[node] = (self.ctx.site(node), set(names_in_target(node.target)))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -196,6 +200,8 @@ class _LoaderRule(Rule):
                 return [self.loaders[call]]
             if type(call.func) is not cst.Name:
                 return []
+            if _iterator_class(self.ctx.classes.get(call.func.value)):  # `InfiniteIterator(loader)`
+                return [loader for arg in call.args for loader in self._resolve_loader(arg.value, origin[1], depth + 1)]
             return [  # `loader = make_loader(...)`: the loaders a function of the source returns
                 loader
                 for function, _ in self.ctx.functions.get(call.func.value, ())
@@ -329,28 +335,49 @@ class _LoaderRule(Rule):
         return self.known["transfers"]
 
     def _called_moves(self, found: dict) -> None:
-        """`train_step(model, batch)` in a loop over a loader, where `train_step` (of this file
-        or another of the project) moves the batch to the GPU."""
+        """`train_step(model, batch)` in a loop over a loader, or `train(model, loader)`, where
+        `train_step` (`train`: through the loop over the loader it is given) of this file or
+        another of the project moves the batch to the GPU."""
         for sites in list(self.ctx.calls.values()):
             for site in sites:
-                loop = next((loop for loop in reversed(site.loops) if loop in self.loops), None)
-                if loop is None:
-                    continue
-                names = self.loops[loop][1]
                 call = site.node
-                if not any(root_name(arg.value) in names for arg in call.args) or not self.loaders_of(loop):
+                if not call.args:
+                    continue
+                given = self._batches_given(site) or self._loaders_given(site)
+                if not given:
                     continue
                 for value, use in used_arguments(self.ctx, call, site.scope, device_moves)[1]:
-                    if root_name(value) not in names:
+                    loaders = given.get(id(value))
+                    if not loaders:
                         continue
                     if "cuda" not in use.code and self.ctx.cuda_evidence is None:
                         continue  # a device variable in code that never says CUDA
                     where = f", {use.where}" if use.where else ""
                     said = f"`{short_code(call)}` moves its batches to the GPU (`{use.code}` in `{use.via.split(' -> ')[-1]}`{where})"
                     related = (Related(use.path, use.line - 1, f"`{use.code}` moves the batch to the GPU"),) if use.path else ()
-                    for loader in self.loaders_of(loop):
+                    for loader in loaders:
                         found.setdefault(id(loader.node), _Transfer(said, related, framework=False))
                     break
+
+    def _batches_given(self, site: Site) -> dict[int, list[Site]]:
+        """Argument (by id) -> the loaders it is a batch of, for a call in a loop over loaders."""
+        loop = next((loop for loop in reversed(site.loops) if loop in self.loops), None)
+        if loop is None:
+            return {}
+        names = self.loops[loop][1]
+        batches = [arg.value for arg in site.node.args if root_name(arg.value) in names]
+        loaders = self.loaders_of(loop) if batches else []
+        return {id(value): loaders for value in batches} if loaders else {}
+
+    def _loaders_given(self, site: Site) -> dict[int, list[Site]]:
+        """Argument (by id) -> the loaders it is, for the arguments of a call that are loaders."""
+        given = {}
+        for arg in site.node.args:
+            if type(arg.value) in (cst.Name, cst.Attribute):
+                loaders = self._resolve_loader(arg.value, site.scope, 0)
+                if loaders:
+                    given[id(arg.value)] = loaders
+        return given
 
     def _framework_moves(self, found: dict) -> None:
         """Lightning's Trainer (loaders of a LightningModule or DataModule, or given to `fit`),
@@ -748,6 +775,13 @@ def _per_core(ctx, expr: cst.BaseExpression) -> bool:
 def _positive(expr: cst.BaseExpression) -> bool:
     value = literal(expr)
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _iterator_class(cls: cst.ClassDef | None) -> bool:
+    """A class of the source that defines `__iter__` or `__next__`: an iterator over what it is
+    given (a loader wrapped to restart at its end), which iterates that when it is iterated."""
+    body = cls.body.body if cls is not None and type(cls.body) is cst.IndentedBlock else ()
+    return any(type(s) is cst.FunctionDef and s.name.value in ("__iter__", "__next__") for s in body)
 
 
 def _all_params(params: cst.Parameters):

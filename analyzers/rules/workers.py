@@ -146,11 +146,12 @@ class NonPersistentWorkers(_LoaderRule):
         loader iterated again and again: by a loop of the source, by a function of the
         project called in a loop, by Lightning's Trainer, by an ignite Engine."""
         for loop, (loop_site, _) in self.loops.items():
-            repeats = self._repeating_loops(loop, loop_site)
-            for loader in self.loaders_of(loop) if repeats else ():
-                if loop_site.scope is loader.scope and loop_site.scope.node is not None and not loop_site.loops:
-                    continue  # the loader is made in the function that is called every epoch
-                yield loader, repeats, "", ()
+            found = self._repeating_loops(loop, loop_site)
+            for loader in self.loaders_of(loop) if found else ():
+                # (not the loops around a function that makes the loader: a new one each time)
+                repeats = [outer for outer, called in found if loader.scope.node not in called]
+                if repeats:
+                    yield loader, repeats, "", ()
         yield from self._iterated_by_callees()
         yield from self._iterated_by_frameworks()
 
@@ -197,24 +198,45 @@ class NonPersistentWorkers(_LoaderRule):
             epochs = argument(site.node, 1, "max_epochs")
             if epochs is not None and ctx.value(epochs, site.scope) in (None, 0, 1):
                 continue
-            handler = site.scope.node is not None and bool(site.scope.node.decorators)  # @trainer.on(Events...)
+            handler = self._event_handler(site.scope.node)
             if epochs is None and not handler:
                 continue
             how = " (by an ignite Engine's `run`" + (", from an event handler)" if handler else ")")
             for loader in self._resolve_loader(site.node.args[0].value, site.scope, 0):
                 yield loader, [], how, ()
 
-    def _repeating_loops(self, loop: cst.For, site: Site) -> list[cst.CSTNode]:
-        """The loops that run `loop` again and again: its enclosing loops, or the loops around
-        calls of the function holding it. Empty when the outer loop hands out the loaders."""
+    def _event_handler(self, function: cst.FunctionDef | None) -> bool:
+        """A function an engine runs on its events: decorated (`@trainer.on(Events...)`) or
+        registered with an ignite `engine.add_event_handler(event, function)`."""
+        if function is None:
+            return False
+        return bool(function.decorators) or any(
+            type(handler := argument(site.node, 1, "handler")) is cst.Name and handler.value == function.name.value
+            and self._made_by(site).startswith("ignite.")
+            for site in self.ctx.calls.get("add_event_handler", ())
+        )
+
+    def _repeating_loops(self, loop: cst.For, site: Site) -> list[tuple[cst.CSTNode, frozenset]]:
+        """The loops that run `loop` again and again, each with the functions it runs it
+        through: its enclosing loops, or the loops around calls of the function holding it,
+        or of a function calling that one (`validate` in an epoch loop calling the
+        `run_validate` that loops). Empty when the outer loop hands out the loaders."""
         iterated = root_name(loop.iter.args[0].value) if type(loop.iter) is cst.Call and loop.iter.args else root_name(loop.iter)
         if site.loops:
             bound = {name for outer in site.loops if type(outer) is cst.For for name in names_in_target(outer.target)}
-            return [] if iterated in bound else list(site.loops)
-        function = site.scope.node
-        if function is None:
+            return [] if iterated in bound else [(outer, frozenset()) for outer in site.loops]
+        return self._loops_around_calls(site.scope.node, frozenset())
+
+    def _loops_around_calls(self, function: cst.FunctionDef | None, called: frozenset) -> list[tuple[cst.CSTNode, frozenset]]:
+        """The innermost loop around each call of `function`, through up to two callers that
+        call it outside a loop, with the functions passed through."""
+        if function is None or function in called or len(called) > 2:
             return []
-        return [call.loops[-1] for call in self.ctx.calls.get(function.name.value, []) if call.loops]
+        called = called | {function}
+        found = []
+        for call in self.ctx.calls.get(function.name.value, []):
+            found.extend([(call.loops[-1], called)] if call.loops else self._loops_around_calls(call.scope.node, called))
+        return found
 
     def _changes_dataset(self, loop: cst.CSTNode, loader: Site) -> bool:
         """Whether `loop` calls a method of, or assigns into, the loader's dataset."""
