@@ -11,7 +11,7 @@ from ..context import (
 )
 from ..datasets import (
     CHEAP, EXPENSIVE, HF_METHODS, HF_TRANSFORMS, ON_DEVICE, ROWS, ROWS_BATCH, TENSOR_DATASET, UNKNOWN_DATASET, WRAPPERS,
-    Cost, class_cost, combine, library_cost,
+    Cost, class_cost, combine, library_cost, returned_cost,
 )
 from ..findings import Related
 from ..project import SourceNamespace, device_moves, parameters, used_arguments
@@ -568,7 +568,7 @@ class _LoaderRule(Rule):
                 for item in remembered(_returned, function, lambda: _returned(function))
             ]
             return combine(self._unpacked_cost(item, index, where, depth + 1, seen) for item, where in returned)
-        return UNKNOWN_DATASET
+        return self._imported_cost(value.func, index)
 
     def _caller_arguments(self, scope, param: str) -> list:
         """What the calls of a function pass as its parameter `param`: (expression, scope);
@@ -653,7 +653,18 @@ class _LoaderRule(Rule):
             ]
             if returned:
                 return combine(self._cost(value, where, depth + 1, seen) for value, where in returned)
-        return UNKNOWN_DATASET
+        return self._imported_cost(func, None)
+
+    def _imported_cost(self, func: cst.BaseExpression, index: int | None) -> Cost:
+        """The cost of the dataset (element `index` of the tuple) a function of another module
+        of the project returns (`create_dataset(...)` from `data_utils`)."""
+        if type(func) is not cst.Name or func.value in self.ctx.functions:
+            return UNKNOWN_DATASET
+        found = self._namespace().function(func.value)
+        key = ("returned cost", id(found[0]) if found else None, index)
+        if found is not None and key not in self.known:
+            self.known[key] = returned_cost(found, index)
+        return self.known.get(key, UNKNOWN_DATASET)
 
     def batch_size(self, site: Site) -> int | None:
         """The loader's batch size when perf-lint can prove it (passed through a parameter:
@@ -1047,6 +1058,13 @@ class SynchronousDataLoader(_LoaderRule):
             "def peek(ds):\n    loader = DataLoader(ds, batch_size=4)\n"
             "    for batch in loader:\n        print(batch.shape)\n        break\n"
         ),
+        # a **kwargs chosen by a condition perf-lint cannot decide: not known
+        Example(
+            "import torch\nfrom torch.utils.data import DataLoader\n"
+            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+            "kwargs = {'num_workers': 4} if device.type == 'cuda' else {}\n"
+            "loader = DataLoader(ds, batch_size=32, **kwargs)\n"
+        ),
         # Lightning calls test_dataloader() from trainer.test() only, which this script never calls
         Example(
             "import lightning as L\nfrom torch.utils.data import DataLoader\n"
@@ -1077,6 +1095,17 @@ class SynchronousDataLoader(_LoaderRule):
             "import argparse\nfrom torch.utils import data\np = argparse.ArgumentParser()\n"
             "p.add_argument('--num-workers', type=int, default=0)\nargs = p.parse_args()\n"
             "loader = data.DataLoader(ds, num_workers=args.num_workers)\n"
+        ),
+        # a torch.device never equals a str: the **kwargs is always the empty one
+        Example(
+            "import torch\nfrom torch.utils.data import DataLoader\n"
+            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+            "kwargs = {'num_workers': 4} if device == 'cuda' else {}\n"
+            "loader = DataLoader(ds, batch_size=32, **kwargs)\n",
+            "import torch\nfrom torch.utils.data import DataLoader\n"
+            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+            "kwargs = {'num_workers': 4} if device == 'cuda' else {}\n"
+            "loader = DataLoader(ds, batch_size=32, **kwargs, num_workers=4, persistent_workers=True)\n",
         ),
         # torchvision's MNIST makes a PIL image of every item and runs the transform on it
         Example(
@@ -1380,6 +1409,49 @@ class PinnedMemoryMissing(_LoaderRule):
             "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
             "loader = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True)\n"
             "for i, (x, y) in enumerate(loader):\n    x, y = x.to(device), y.to(device)\n",
+        ),
+        # an ignite process function nested in the function that makes the Engine
+        Example(
+            "import torch\nfrom ignite.engine import Engine\nfrom torch.utils.data import DataLoader\n"
+            "def fit(model, device):\n    loader = DataLoader(ds, batch_size=64, num_workers=4)\n"
+            "    def step(engine, batch):\n        x, y = batch\n        return model(x.to(device), y)\n"
+            "    trainer = Engine(step)\n    trainer.run(loader, max_epochs=5)\n"
+            "fit(model, torch.device('cuda'))\n",
+            "import torch\nfrom ignite.engine import Engine\nfrom torch.utils.data import DataLoader\n"
+            "def fit(model, device):\n    loader = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True)\n"
+            "    def step(engine, batch):\n        x, y = batch\n        return model(x.to(device), y)\n"
+            "    trainer = Engine(step)\n    trainer.run(loader, max_epochs=5)\n"
+            "fit(model, torch.device('cuda'))\n",
+        ),
+        # a loader wrapped in an iterator class that restarts it; the batch moved a part at a time
+        Example(
+            "import torch\nfrom torch.utils.data import DataLoader\n"
+            "class Forever:\n    def __init__(self, loader):\n        self.loader, self.it = loader, iter(loader)\n"
+            "    def __iter__(self):\n        return self\n"
+            "    def __next__(self):\n        return next(self.it)\n"
+            "def make(ds):\n    return Forever(DataLoader(ds, batch_size=16, num_workers=2))\n"
+            "device = torch.device('cuda')\n"
+            "for step, batch in enumerate(make(ds)):\n"
+            "    for key, value in batch.items():\n        batch[key] = value.to(device)\n",
+            "import torch\nfrom torch.utils.data import DataLoader\n"
+            "class Forever:\n    def __init__(self, loader):\n        self.loader, self.it = loader, iter(loader)\n"
+            "    def __iter__(self):\n        return self\n"
+            "    def __next__(self):\n        return next(self.it)\n"
+            "def make(ds):\n    return Forever(DataLoader(ds, batch_size=16, num_workers=2, pin_memory=True))\n"
+            "device = torch.device('cuda')\n"
+            "for step, batch in enumerate(make(ds)):\n"
+            "    for key, value in batch.items():\n        batch[key] = value.to(device)\n",
+        ),
+        # a new Trainer a cell: the name is assigned again by the same class
+        Example(
+            "import lightning as L\nfrom torch.utils.data import DataLoader\n"
+            "loader = DataLoader(images, batch_size=64, num_workers=4)\n"
+            "trainer = L.Trainer(max_epochs=1)\ntrainer.fit(model, loader)\n"
+            "trainer = L.Trainer(max_epochs=3)\ntrainer.fit(model, loader)\n",
+            "import lightning as L\nfrom torch.utils.data import DataLoader\n"
+            "loader = DataLoader(images, batch_size=64, num_workers=4, pin_memory=True)\n"
+            "trainer = L.Trainer(max_epochs=1)\ntrainer.fit(model, loader)\n"
+            "trainer = L.Trainer(max_epochs=3)\ntrainer.fit(model, loader)\n",
         ),
         Example(
             "from torch.utils.data import DataLoader\n"

@@ -74,12 +74,68 @@ class NonPersistentWorkers(_LoaderRule):
             "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4)\n"
             "for epoch in range(10):\n    ds.set_epoch(epoch)\n    for x, y in loader:\n        step(x, y)\n"
         ),
+        # a loader made by the function an epoch loop calls (through another): a new one each time
+        Example(
+            "from torch.utils.data import DataLoader\n"
+            "def run_eval(loader):\n    for batch in loader:\n        model(batch)\n"
+            "def validate(ds):\n    run_eval(DataLoader(ds, num_workers=4))\n"
+            "for epoch in range(10):\n    validate(val_ds)\n"
+        ),
         Example(
             "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=args.workers)\n"
             "for epoch in range(10):\n    for x, y in loader:\n        step(x, y)\n"
         ),
     )
     INVALID = (
+        # workers its callers give a factory; iterated by a function that a function of the epoch loop calls
+        Example(
+            "from torch.utils.data import DataLoader\n"
+            "def make(ds, workers=0):\n    return DataLoader(ds, batch_size=8, num_workers=workers)\n"
+            "def run_eval(loader):\n    for batch in loader:\n        model(batch)\n"
+            "def validate(loader):\n    run_eval(loader)\n"
+            "val_loader = make(val_ds, workers=4)\n"
+            "for epoch in range(10):\n    validate(val_loader)\n",
+            "from torch.utils.data import DataLoader\n"
+            "def make(ds, workers=0):\n    return DataLoader(ds, batch_size=8, num_workers=workers, persistent_workers=workers > 0)\n"
+            "def run_eval(loader):\n    for batch in loader:\n        model(batch)\n"
+            "def validate(loader):\n    run_eval(loader)\n"
+            "val_loader = make(val_ds, workers=4)\n"
+            "for epoch in range(10):\n    validate(val_loader)\n",
+        ),
+        # half the cores, the default of a DataModule's __init__ parameter
+        Example(
+            "import os\nimport lightning as L\nfrom torch.utils.data import DataLoader\n"
+            "WORKERS = int(os.cpu_count() / 2)\n"
+            "class Data(L.LightningDataModule):\n"
+            "    def __init__(self, num_workers: int = WORKERS):\n        super().__init__()\n"
+            "        self.num_workers = num_workers\n"
+            "    def train_dataloader(self):\n        return DataLoader(self.train, batch_size=32, num_workers=self.num_workers)\n"
+            "L.Trainer(max_epochs=5).fit(model, Data())\n",
+            "import os\nimport lightning as L\nfrom torch.utils.data import DataLoader\n"
+            "WORKERS = int(os.cpu_count() / 2)\n"
+            "class Data(L.LightningDataModule):\n"
+            "    def __init__(self, num_workers: int = WORKERS):\n        super().__init__()\n"
+            "        self.num_workers = num_workers\n"
+            "    def train_dataloader(self):\n"
+            "        return DataLoader(self.train, batch_size=32, num_workers=self.num_workers, "
+            "persistent_workers=self.num_workers > 0)\n"
+            "L.Trainer(max_epochs=5).fit(model, Data())\n",
+        ),
+        # an ignite handler registered with add_event_handler runs the evaluator every epoch
+        Example(
+            "from ignite.engine import Engine, Events\nfrom torch.utils.data import DataLoader\n"
+            "test_loader = DataLoader(test_ds, batch_size=64, num_workers=8)\n"
+            "trainer = Engine(train_step)\nevaluator = Engine(eval_step)\n"
+            "def run_evaluation(engine):\n    evaluator.run(test_loader)\n"
+            "trainer.add_event_handler(Events.EPOCH_COMPLETED, run_evaluation)\n"
+            "trainer.run(train_loader, max_epochs=10)\n",
+            "from ignite.engine import Engine, Events\nfrom torch.utils.data import DataLoader\n"
+            "test_loader = DataLoader(test_ds, batch_size=64, num_workers=8, persistent_workers=True)\n"
+            "trainer = Engine(train_step)\nevaluator = Engine(eval_step)\n"
+            "def run_evaluation(engine):\n    evaluator.run(test_loader)\n"
+            "trainer.add_event_handler(Events.EPOCH_COMPLETED, run_evaluation)\n"
+            "trainer.run(train_loader, max_epochs=10)\n",
+        ),
         # as many workers as cores: some on any machine
         Example(
             "import os\nfrom torch.utils.data import DataLoader\nWORKERS = os.cpu_count()\n"
