@@ -506,3 +506,39 @@ def test_ignite_handler_arguments_and_nested_process_functions(tmp_path):
     found = findings_of(project(tmp_path, train), "TPL102")
     assert [(f.range.start_line, "`train_step` moves" in f.message, "`eval_step` moves" in f.message) for f in found] == [
         (6, True, False), (7, False, True)]
+
+
+def test_workers_from_a_parser_a_function_of_another_file_builds(tmp_path):
+    options = """
+        import argparse
+
+        def get_argument_parser():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--workers", type=int, default=16, help="data loading workers")
+            parser.add_argument("--epochs", type=int, default=25)
+            return parser
+    """
+    train = """
+        import deepspeed
+        import torch
+        from options import get_argument_parser
+
+        def train(args):
+            loader = torch.utils.data.DataLoader(images, batch_size=64, num_workers=int(args.workers))
+            for epoch in range(args.epochs):
+                for real, _ in loader:
+                    step(real)
+
+        def main():
+            parser = get_argument_parser()
+            parser = deepspeed.add_config_arguments(parser)
+            train(parser.parse_args())
+
+        main()
+    """
+    path = project(tmp_path, train)
+    (tmp_path / "options.py").write_text(textwrap.dedent(options))
+    [finding] = findings_of(path, "TPL104")
+    assert "its 16 worker processes" in finding.message and finding.fix is not None
+    (tmp_path / "options.py").write_text(textwrap.dedent(options.replace("default=16", "default=0")))
+    assert findings_of(path, "TPL104") == []

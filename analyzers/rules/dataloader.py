@@ -14,7 +14,7 @@ from ..datasets import (
     Cost, class_cost, combine, library_cost, returned_cost,
 )
 from ..findings import Related
-from ..project import SourceNamespace, device_moves, parameters, used_arguments
+from ..project import SourceNamespace, argparse_defaults, device_moves, parameters, used_arguments
 from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
 from .tracking import TrainingSteps
@@ -250,9 +250,15 @@ class _LoaderRule(Rule):
         count (`int(os.cpu_count() / 2)`), that code; else UNKNOWN."""
         value = self.ctx.value(expr, scope)
         if value is UNKNOWN:
-            value = self._namespace_setting(expr, scope)
+            value = self._namespace_setting(expr, scope, depth)
+        if value is UNKNOWN:
+            value = self._project_argparse(expr, scope)
         if value is not UNKNOWN or depth > 3:
             return value
+        if type(expr) is cst.Call and call_name(expr) == "int" and len(expr.args) == 1 and type(expr.func) is cst.Name:
+            inner = self._resolved(expr.args[0].value, scope, depth + 1)
+            if type(inner) is int:
+                return inner  # `int(args.workers)`
         found = self._assigned_once(expr, scope)
         if found is not None:
             return self._resolved(*found, depth + 1)
@@ -294,7 +300,27 @@ class _LoaderRule(Rule):
             found.append(passed if passed is not None else (default, scope.parent))
         return found or None
 
-    def _namespace_setting(self, expr: cst.BaseExpression, scope):
+    def _project_argparse(self, expr: cst.BaseExpression, scope):
+        """`args.workers` where `args = parser.parse_args()` and `parser` is made by a function
+        of the project (`parser = get_argument_parser()` from `utils`, then perhaps given to a
+        library that adds its own arguments): that function's default."""
+        if type(expr) is not cst.Attribute or type(expr.value) not in (cst.Name, cst.Call):
+            return UNKNOWN
+        parsed = self.ctx.origin(expr.value, scope) if type(expr.value) is cst.Name else (expr.value, scope)
+        if parsed is None or type(parsed[0]) is not cst.Call or call_name(parsed[0]) not in ("parse_args", "parse_known_args"):
+            return UNKNOWN
+        func = parsed[0].func
+        if type(func) is not cst.Attribute or type(func.value) is not cst.Name:
+            return UNKNOWN
+        parser = func.value.value  # (`parser = deepspeed.add_config_arguments(parser)` extends the same one)
+        made = [v for v in self.ctx.assigned(parser, parsed[1]) or [None]
+                if not (type(v) is cst.Call and any(type(a.value) is cst.Name and a.value.value == parser for a in v.args))]
+        if len(made) != 1 or type(made[0]) is not cst.Call or type(made[0].func) is not cst.Name:
+            return UNKNOWN
+        defaults = argparse_defaults(self._namespace().function(made[0].func.value)).get(expr.attr.value, [])
+        return defaults[0] if len(set(map(repr, defaults))) == 1 else UNKNOWN
+
+    def _namespace_setting(self, expr: cst.BaseExpression, scope, depth: int = 0):
         """`args.workers` where `args` is a parameter of the function (`def main(args)`):
         the value when every call of the function passes a namespace whose attribute
         perf-lint knows, the same (`args = parser.parse_args()` ... `main(args)`)."""
@@ -304,7 +330,7 @@ class _LoaderRule(Rule):
         if scope.node is None or param not in scope.params or len(scope.assignments.get(param, ())) != 1:
             return UNKNOWN
         callers = self._caller_arguments(scope, param)
-        values = {repr(v): v for v in (self.ctx.value(expr.with_changes(value=arg), where) for arg, where in callers)}
+        values = {repr(v): v for v in (self._resolved(expr.with_changes(value=arg), where, depth + 1) for arg, where in callers)}
         if len(values) != 1 or not callers:
             return UNKNOWN
         return next(iter(values.values()))
