@@ -14,7 +14,7 @@ from ..datasets import (
     Cost, class_cost, combine, library_cost, returned_cost,
 )
 from ..findings import Related
-from ..project import SourceNamespace, argparse_defaults, device_moves, parameters, used_arguments
+from ..project import SourceNamespace, argparse_defaults, device_moves, maybe_project_call, parameters, used_arguments
 from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
 from .tracking import TrainingSteps
@@ -396,7 +396,10 @@ class _LoaderRule(Rule):
         return {id(value): loaders for value in batches} if loaders else {}
 
     def _loaders_given(self, site: Site) -> dict[int, list[Site]]:
-        """Argument (by id) -> the loaders it is, for the arguments of a call that are loaders."""
+        """Argument (by id) -> the loaders it is, for the arguments of a call that are loaders
+        (of a call that may reach a function of the project)."""
+        if not self.loaders or not maybe_project_call(self.ctx, site.node.func):
+            return {}
         given = {}
         for arg in site.node.args:
             if type(arg.value) in (cst.Name, cst.Attribute):
