@@ -227,6 +227,37 @@ def test_pinned_memory_toy_data_written_in_the_source_is_silent():
     assert len(findings(code.replace("y = torch.tensor([0, 0, 1])", "y = torch.load('y.pt')"), "TPL102")) == 1
 
 
+def test_pinned_memory_a_small_dataset_a_class_generates_is_silent():
+    code = """
+        import torch
+        import torch.utils.data as data
+        class Points(data.Dataset):
+            def __init__(self, size, noise=0.1):
+                super().__init__()
+                self.size = size
+                self.noise = noise
+                self.make()
+            def make(self):
+                data = torch.randint(low=0, high=2, size=(self.size, 2), dtype=torch.float32)
+                label = (data.sum(dim=1) == 1).to(torch.long)
+                data += self.noise * torch.randn(data.shape)
+                self.data, self.label = data, label
+            def __len__(self):
+                return self.size
+            def __getitem__(self, idx):
+                return self.data[idx], self.label[idx]
+        loader = data.DataLoader(Points(size=1000), batch_size=128, shuffle=True)
+        for epoch in range(100):
+            for x, y in loader:
+                x, y = x.cuda(), y.cuda()
+    """
+    assert findings(code, "TPL102") == []  # 4,000 numbers in all
+    assert len(findings(code.replace("Points(size=1000)", "Points(size=1_000_000)"), "TPL102")) == 1
+    assert len(findings(code.replace("Points(size=1000)", "Points(size=n)"), "TPL102")) == 1
+    loads = code.replace("data += self.noise", "data += torch.load('noise.pt') + self.noise")
+    assert len(findings(loads, "TPL102")) == 1
+
+
 def test_pinned_memory_batches_moved_by_the_collate_fn_are_silent():
     code = """
         import torch

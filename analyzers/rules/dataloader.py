@@ -664,10 +664,7 @@ class _LoaderRule(Rule):
             return UNKNOWN_DATASET
         found = self._namespace().klass(name)
         if found is not None:
-            key = ("class cost", id(found[0]), has_transform)  # loaders of one class: judged once per analysis
-            cost = self.known.get(key)
-            if cost is None:
-                cost = self.known[key] = class_cost(found, has_transform)
+            cost = self._class_cost(found, has_transform)
             if not cost.passed:
                 return cost
             # it indexes what it was passed: a tensor or a list is cheap, another dataset may not be
@@ -764,14 +761,86 @@ class _LoaderRule(Rule):
             single += one
         return single > 0
 
-    def toy_rows(self, site: Site) -> int | None:
-        """The number of rows of a dataset whose data is written out in the source
-        (`ToyDataset(torch.tensor([[...], ...]), ...)`), or None."""
+    def toy_data(self, site: Site) -> bool:
+        """Whether the loader's dataset is a toy: data written out in the source
+        (`ToyDataset(torch.tensor([[...], ...]), ...)`), or a class of the source that makes
+        fewer than _TOY_NUMBERS numbers itself from sizes its constructor is given as literals
+        (`XORDataset(size=1000)` making `torch.randint(0, 2, size=(self.size, 2))`)."""
         dataset = argument(site.node, 0, "dataset")
         found = None if dataset is None else self.ctx.origin(dataset, site.scope)
         if found is None or type(found[0]) is not cst.Call:
-            return None
-        call, scope = found
+            return False
+        if self._literal_rows(*found) is not None:
+            return True
+        numbers = self._generated_numbers(found[0])
+        return numbers is not None and numbers < _TOY_NUMBERS
+
+    def _generated_numbers(self, call: cst.Call) -> int | None:
+        """How many numbers a dataset class of the source makes with torch's factories
+        (`torch.randn`, ...) in its methods, every size known (literals, the constructor's
+        literal arguments, another generated tensor's `.shape`); None when it calls anything
+        else that could bring data (a function, an I/O call) or a size is not known."""
+        cls = self.ctx.classes.get(call.func.value) if type(call.func) is cst.Name else None
+        methods = [s for s in (cls.body.body if cls is not None and type(cls.body) is cst.IndentedBlock else ())
+                   if type(s) is cst.FunctionDef]
+        init = next((m for m in methods if m.name.value == "__init__"), None)
+        found = self._namespace().klass(cls.name.value) if init is not None else None
+        cost = self._class_cost(found, False) if found is not None else None
+        if cost is None or cost.kind != CHEAP or cost.passed:
+            return None  # (not only indexing what it holds, or holding what it is given)
+        sizes = self._literal_arguments(call, init)
+        total, shapes = 0, {}
+        for method in methods:
+            if method.name.value in ("__getitem__", "__len__"):
+                continue
+            scope = self.ctx.scopes[id(method)]
+            given = set(scope.params[1:])  # (what it is given may hold data of any size)
+            for node in _calls_in(method):
+                root = root_name(node.func)
+                if root in given:
+                    return None
+                qualified = "" if root in scope.assignments else self.ctx.qualname(node.func) or ""  # (a local `data`)
+                if qualified in _FACTORIES:
+                    count = _numbers(node, sizes, shapes)
+                    if count is None:
+                        return None
+                    total += count
+                    target = _assigned_name(method, node)
+                    if target is not None:
+                        shapes[target] = count
+                elif qualified in _TORCH_IO or (qualified and not qualified.startswith("torch.")) or (
+                        type(node.func) is cst.Name and node.func.value not in _PLAIN_BUILTINS):
+                    return None
+        return total or None
+
+    def _class_cost(self, found: tuple, has_transform: bool) -> Cost:
+        """`class_cost` of a dataset class, judged once per analysis (loaders of one class)."""
+        key = ("class cost", id(found[0]), has_transform)
+        if key not in self.known:
+            self.known[key] = class_cost(found, has_transform)
+        return self.known[key]
+
+    def _literal_arguments(self, call: cst.Call, init: cst.FunctionDef) -> dict[str, int]:
+        """The constructor's parameters given an int literal (or with one as default), also as
+        the `self.<name>` attributes `__init__` copies them to."""
+        params = list(_all_params(init.params))[1:]
+        sizes = {}
+        for index, param in enumerate(params):
+            given = argument(call, index, param.name.value)
+            source = given if given is not None else param.default
+            value = literal(source) if source is not None else UNKNOWN
+            if isinstance(value, int) and not isinstance(value, bool):
+                sizes[param.name.value] = value
+        for node in _calls_in(init, assignments=True):
+            if type(node) is cst.Assign and type(node.value) is cst.Name and node.value.value in sizes:
+                for target in node.targets:
+                    name = dotted(target.target)
+                    if type(target.target) is cst.Attribute and name == f"self.{target.target.attr.value}":
+                        sizes[name] = sizes[node.value.value]
+        return sizes
+
+    def _literal_rows(self, call: cst.Call, scope) -> int | None:
+        """The number of rows of tensors written out in the source a dataset is made from."""
         if type(call.func) not in (cst.Name, cst.Attribute) or not call.args:
             return None
         rows = []
@@ -790,6 +859,61 @@ class _LoaderRule(Rule):
 
 
 _CORES = {"os.cpu_count", "multiprocessing.cpu_count"}
+_FACTORIES = {f"torch.{name}" for name in ("rand", "randn", "randint", "zeros", "ones", "empty", "full")}
+_TORCH_IO = {"torch.load", "torch.from_file"}
+_PLAIN_BUILTINS = {"super", "len", "range", "int", "float", "list", "tuple", "min", "max", "abs", "round"}
+# a dataset of fewer numbers than this (256 KB of float32) is a toy: pinning its batches buys nothing
+_TOY_NUMBERS = 1 << 16
+
+
+def _calls_in(function: cst.FunctionDef, assignments: bool = False):
+    """The calls (and, with `assignments`, the assignments) of a function's body, not of the
+    functions and classes it defines."""
+    stack = [function.body]
+    while stack:  # (in the order of the source: a tensor is made before its `.shape` is read)
+        node = stack.pop()
+        if type(node) is cst.Call or (assignments and type(node) is cst.Assign):
+            yield node
+        if type(node) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            stack.extend(reversed(children(node)))
+
+
+def _assigned_name(function: cst.FunctionDef, call: cst.Call) -> str | None:
+    """The name `call` is assigned to (`data = torch.randint(...)`), or None."""
+    for node in _calls_in(function, assignments=True):
+        if type(node) is cst.Assign and node.value is call and len(node.targets) == 1:
+            return dotted(node.targets[0].target)
+    return None
+
+
+def _numbers(call: cst.Call, sizes: dict[str, int], shapes: dict[str, int]) -> int | None:
+    """How many numbers a torch factory call makes: the product of its size (`size=(n, 2)`,
+    `randint(low, high, (n, 2))`, `randn(n, 2)`, `randn(other.shape)`), when every dimension
+    is known."""
+    size = keyword(call, "size")
+    positional_args = [arg.value for arg in call.args if arg.keyword is None and arg.star == ""]
+    name = call_name(call)
+    if size is not None:
+        dims = [size.value]
+    elif name == "randint":
+        dims = positional_args[2:3] if len(positional_args) >= 3 else positional_args[1:2]
+    elif name == "full":
+        dims = positional_args[:1]
+    else:
+        dims = positional_args
+    if len(dims) == 1 and type(dims[0]) in (cst.Tuple, cst.List):
+        dims = [element.value for element in dims[0].elements]
+    count = 1
+    for dim in dims:
+        if type(dim) is cst.Attribute and dim.attr.value == "shape" and dotted(dim.value) in shapes:
+            count *= shapes[dotted(dim.value)]
+            continue
+        value = literal(dim)
+        value = sizes.get(dotted(dim) or "") if value is UNKNOWN else value
+        if not isinstance(value, int) or isinstance(value, bool):
+            return None
+        count *= value
+    return count if dims else None
 
 
 def _per_core(ctx, expr: cst.BaseExpression) -> bool:
@@ -1504,7 +1628,7 @@ class PinnedMemoryMissing(_LoaderRule):
             pinned = self.setting(site, _PIN_MEMORY, "pin_memory")
             if pinned is UNKNOWN or pinned is True:
                 continue
-            if self.toy_rows(site) is not None or self.collate_moves(site) is not None:
+            if self.toy_data(site) or self.collate_moves(site) is not None:
                 continue  # a few rows written in the source; batches already on the GPU cannot be pinned
             fix = None
             passed = keyword(call, "pin_memory") or positional(call, _PIN_MEMORY)
