@@ -631,15 +631,16 @@ class Context:
         return UNKNOWN
 
     def truth(self, expr: cst.BaseExpression, scope: Scope):
-        """Whether a condition holds: a constant, or `==`/`!=` of two values perf-lint knows
-        or of a `torch.device(...)` and a string (never equal: a device is not a str); else UNKNOWN."""
+        """Whether a condition holds whatever the command line says: a literal, or `==`/`!=`
+        of two literals or of a `torch.device(...)` and a string (never equal: a device is
+        not a str); else UNKNOWN (an argparse default is only the default)."""
         if type(expr) is not cst.Comparison:
-            value = self.value(expr, scope)
+            value = literal(expr)
             return UNKNOWN if value is UNKNOWN else bool(value)
         if len(expr.comparisons) != 1 or type(expr.comparisons[0].operator) not in (cst.Equal, cst.NotEqual):
             return UNKNOWN
         left, right = expr.left, expr.comparisons[0].comparator
-        values = [self.value(side, scope) for side in (left, right)]
+        values = [literal(side) for side in (left, right)]
         if UNKNOWN not in values:
             equal = values[0] == values[1]
         elif any(isinstance(v, str) for v in values) and any(self._a_device(side, scope) for side in (left, right)):

@@ -616,11 +616,18 @@ class _LoaderRule(Rule):
             call = call_site.node
             offset = 1 if type(call.func) is cst.Attribute and scope.params[:1] in (["self"], ["cls"]) else 0
             yield argument(call, index - offset, param), call_site.scope
-        for call_site in self.ctx.calls.get("add_event_handler", []):
-            handler = argument(call_site.node, 1, "handler")
-            if type(handler) is cst.Name and handler.value == name and self._made_by(call_site).startswith("ignite."):
-                given = [arg.value for arg in call_site.node.args[2:] if arg.keyword is None and arg.star == ""]
-                yield (given[index - 1] if 0 < index <= len(given) else None), call_site.scope
+        for call_site in self.registrations(name):
+            given = [arg.value for arg in call_site.node.args[2:] if arg.keyword is None and arg.star == ""]
+            yield (given[index - 1] if 0 < index <= len(given) else None), call_site.scope
+
+    def registrations(self, name: str) -> list[Site]:
+        """The ignite `engine.add_event_handler(event, name, ...)` calls that register the
+        function `name` as an event handler."""
+        return [
+            site for site in self.ctx.calls.get("add_event_handler", ())
+            if type(handler := argument(site.node, 1, "handler")) is cst.Name and handler.value == name
+            and self._made_by(site).startswith("ignite.")
+        ]
 
     def _transformed_on_access(self, name: str) -> Cost | None:
         """`ds.set_transform(fn)`: a Hugging Face dataset that runs `fn` on every row it reads."""
@@ -1074,9 +1081,11 @@ class SynchronousDataLoader(_LoaderRule):
     """
     ## What it does
     Finds a `torch.utils.data.DataLoader` whose `num_workers` is omitted or resolves to
-    0 (a literal, a constant, a `**kwargs` dict, an argparse default, also through a
-    parameter its callers pass the namespace to: `def main(args)`), over a dataset that
-    is not cheap to load.
+    0 (a literal, a constant, a `**kwargs` dict, also one chosen by a condition that
+    cannot hold: a `torch.device` compared with a string, an argparse default, also
+    through a parameter its callers pass the namespace to: `def main(args)`, or of a
+    parser a function of the project builds, what every call of the function gives the
+    parameter it is, or its default), over a dataset that is not cheap to load.
 
     ## Why is this bad?
     With `num_workers=0` every batch is loaded, decoded and collated in the training
@@ -1086,7 +1095,10 @@ class SynchronousDataLoader(_LoaderRule):
 
     What an item costs depends on the dataset, so perf-lint looks at it: the class made
     in the file, or in a local module the file imports (`from .data import MyDataset`,
-    `from data import MyDataset`: the file next to it), and what its `__getitem__` calls
+    `from data import MyDataset`: the file next to it), or what a function of such a
+    module returns (through its names, torch's `Subset`/`ConcatDataset`, the module's
+    functions and classes, a `torch.load` of the file it `torch.save`d the dataset to),
+    and what its `__getitem__` calls
     (its own methods and the module's functions too). Per-item file I/O (`open`,
     `Image.open`, `cv2.imread`, `read_image`, audio loads, `np.load`, reading an HDF5/LMDB
     store), decoding, transforms and augmentation (`self.transform(x)`, torchvision
@@ -1462,11 +1474,13 @@ class PinnedMemoryMissing(_LoaderRule):
     ## What it does
     Finds a DataLoader without `pin_memory=True` whose batches go to the GPU: moved by
     the file (or notebook) with `.cuda()` or `.to(device)`, by a function of the project
-    it passes them to (`train_step(model, batch)` in another module), or by a framework:
+    it passes them, or the loader, to (`train_step(model, batch)`, `train(model, loader)`
+    in another module), or by a framework:
     Lightning's Trainer (a LightningModule's or DataModule's `train_dataloader` and
     `val_dataloader`, loaders given to `fit`), Accelerate (`accelerator.prepare(loader)`)
     and ignite (`create_supervised_trainer(..., device=...)`, an `Engine` whose process
-    function moves the batch).
+    function, also one nested in the function that makes it, moves the batch; loaders
+    given to a handler through `add_event_handler(event, handler, loader)`).
 
     ## Why is this bad?
     A host-to-device copy from pageable memory is staged through a pinned buffer by the
@@ -1474,7 +1488,9 @@ class PinnedMemoryMissing(_LoaderRule):
     with compute (and `non_blocking=True` can make it asynchronous). Silent in CPU-only
     code, when `pin_memory` is set from a value perf-lint cannot see, when the dataset's
     data is a few rows written out in the source (`TensorDataset(torch.tensor([[...],
-    ...]), ...)`: a toy example, nothing to overlap), and when the `collate_fn` already
+    ...]), ...)`) or fewer than 65,536 numbers a class of the source generates itself
+    from literal sizes (`XORDataset(size=1000)`): a toy example, nothing to overlap;
+    and when the `collate_fn` already
     moves each batch to the GPU (a CUDA tensor cannot be pinned).
 
     ## Example

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import UNKNOWN, Site, argument, code, dotted, keyword
+from ..context import Site, argument, code, dotted, keyword
 from ..findings import Related
 from ..project import iterated, used_arguments
 from .base import Example, FixPlan, Replace
@@ -17,11 +17,14 @@ class NonPersistentWorkers(_LoaderRule):
     ## What it does
     Finds a DataLoader with `num_workers > 0` (a value perf-lint can prove) and without
     `persistent_workers=True` that is iterated again and again: a `for batch in loader`
-    inside an epoch loop, or inside a function called from one; a function of the
-    project (`train_one_epoch(model, loader)` in another module) that loops over the
-    loader it is passed, called in a loop; Lightning's Trainer (a Lightning module's
+    inside an epoch loop, or inside a function called from one (directly or through up
+    to two functions: `validate` calling `run_validate`); a function of the project
+    (`train_one_epoch(model, loader)` in another module) that loops over the loader it
+    is passed, called in a loop; Lightning's Trainer (a Lightning module's
     `train_dataloader`/`val_dataloader`, loaders given to `fit`, unless `max_epochs=1`);
-    an ignite Engine's `run(loader, max_epochs=N)`, or a `run` in an event handler.
+    an ignite Engine's `run(loader, max_epochs=N)`, or a `run` in an event handler
+    (decorated, or registered with `add_event_handler`). Workers from the core count
+    (`os.cpu_count()`, `int(os.cpu_count() / 2)`) are workers on any machine.
 
     ## Why is this bad?
     Without persistent workers, every `iter(loader)` (every epoch) shuts the worker
@@ -33,7 +36,8 @@ class NonPersistentWorkers(_LoaderRule):
     seconds per epoch.
 
     Silent when `num_workers` is 0 or unknown (`persistent_workers=True` needs workers),
-    when the loader is created inside the loop (a new loader each time), and when the
+    when the loader is created inside the loop or a function it calls (a new loader each
+    time), and when the
     epoch loop changes the dataset (`dataset.set_epoch(epoch)`, `loader.dataset.x = ...`):
     persistent workers keep their own copy and would not see the change.
 
@@ -266,11 +270,7 @@ class NonPersistentWorkers(_LoaderRule):
         registered with an ignite `engine.add_event_handler(event, function)`."""
         if function is None:
             return False
-        return bool(function.decorators) or any(
-            type(handler := argument(site.node, 1, "handler")) is cst.Name and handler.value == function.name.value
-            and self._made_by(site).startswith("ignite.")
-            for site in self.ctx.calls.get("add_event_handler", ())
-        )
+        return bool(function.decorators) or bool(self.registrations(function.name.value))
 
     def _repeating_loops(self, loop: cst.For, site: Site) -> list[tuple[cst.CSTNode, frozenset]]:
         """The loops that run `loop` again and again, each with the functions it runs it
