@@ -617,6 +617,9 @@ class Context:
         if found is None:
             return UNKNOWN
         expr, scope = found
+        if type(expr) is cst.IfExp:  # `{"num_workers": 4} if device == "cuda" else {}`
+            chosen = self.truth(expr.test, scope)
+            return UNKNOWN if chosen is UNKNOWN else self.kwargs(expr.body if chosen else expr.orelse, scope)
         if type(expr) is cst.Dict:
             result = {}
             for element in expr.elements:
@@ -632,6 +635,30 @@ class Context:
                 return UNKNOWN
             return {arg.keyword.value: arg.value for arg in expr.args}, scope
         return UNKNOWN
+
+    def truth(self, expr: cst.BaseExpression, scope: Scope):
+        """Whether a condition holds whatever the command line says: a literal, or `==`/`!=`
+        of two literals or of a `torch.device(...)` and a string (never equal: a device is
+        not a str); else UNKNOWN (an argparse default is only the default)."""
+        if type(expr) is not cst.Comparison:
+            value = literal(expr)
+            return UNKNOWN if value is UNKNOWN else bool(value)
+        if len(expr.comparisons) != 1 or type(expr.comparisons[0].operator) not in (cst.Equal, cst.NotEqual):
+            return UNKNOWN
+        left, right = expr.left, expr.comparisons[0].comparator
+        values = [literal(side) for side in (left, right)]
+        if UNKNOWN not in values:
+            equal = values[0] == values[1]
+        elif any(isinstance(v, str) for v in values) and any(self._a_device(side, scope) for side in (left, right)):
+            equal = False
+        else:
+            return UNKNOWN
+        return equal if type(expr.comparisons[0].operator) is cst.Equal else not equal
+
+    def _a_device(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        """A name or expression holding a `torch.device(...)`."""
+        found = self.origin(expr, scope) if type(expr) in (cst.Name, cst.Attribute) else (expr, scope)
+        return found is not None and type(found[0]) is cst.Call and self.qualname(found[0].func) == "torch.device"
 
     def call_argument(self, call: cst.Call, index: int, name: str, scope: Scope):
         """What parameter `name` of `call` receives: (expression, scope), None when it is

@@ -31,7 +31,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from .project import Namespace, Place, body_nodes
+from .project import Namespace, Place, body_nodes, parameters
 
 CHEAP, ROWS, UNKNOWN_COST, EXPENSIVE, ON_DEVICE = "cheap", "rows", "unknown", "expensive", "on-device"
 _RANK = {CHEAP: 0, ROWS: 1, UNKNOWN_COST: 2, EXPENSIVE: 3, ON_DEVICE: 4}  # which of several wins
@@ -176,10 +176,10 @@ _CHEAP_FUNCTIONS = {
                    "BoolTensor", "ByteTensor", "DoubleTensor", "HalfTensor", "stack", "cat", "concat", "zeros",
                    "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange",
                    "tensor_split", "split", "chunk", "flatten", "squeeze", "unsqueeze", "reshape", "is_tensor",
-                   "numel", "long", "float")),
+                   "numel", "long", "float", "where")),  # where: a selection, masked_fill's functional form
         ("numpy", ("array", "asarray", "ascontiguousarray", "int64", "int32", "int16", "int8", "uint8", "float32",
                    "float64", "float16", "bool_", "zeros", "ones", "full", "empty", "concatenate", "stack", "arange",
-                   "zeros_like", "ones_like", "full_like", "reshape", "squeeze", "expand_dims")),
+                   "zeros_like", "ones_like", "full_like", "reshape", "squeeze", "expand_dims", "where")),
     ) for name in names
 }
 _CHEAP_METHODS = {
@@ -458,3 +458,135 @@ def _str_encode(call: ast.Call) -> bool:
         return True
     given = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "encoding"), None)
     return type(given) is ast.Constant and isinstance(given.value, str)
+
+
+# -- a dataset a function of the project returns --------------------------------------------
+_IN_MEMORY = Cost(CHEAP, "its items are a list held in memory")
+
+
+def returned_cost(found: tuple | None, index: int | None = None, depth: int = 0) -> Cost:
+    """The per-item cost of the dataset a function of the project (as a namespace's
+    `function` finds it) returns, or of element `index` of the tuple it returns; followed
+    through the names the function assigns, torch's dataset wrappers (and the lists of
+    datasets given to them), the functions and dataset classes of its module, and a
+    `torch.load` of the file the function `torch.save`d the dataset to (the same object)."""
+    if found is None or depth > _MAX_DEPTH:
+        return UNKNOWN_DATASET
+    returned = _Returned(*found, depth)
+    values = [node.value for node in body_nodes(found[0]) if type(node) is ast.Return and node.value is not None]
+    return combine(returned.cost(value, index, frozenset()) for value in values)
+
+
+class _Returned:
+    """The costs of a function's expressions (see `returned_cost`)."""
+
+    def __init__(self, function, namespace: Namespace, place: Place, depth: int) -> None:
+        self.function, self.namespace, self.depth = function, namespace, depth
+        self.nodes = list(body_nodes(function))
+        self.params = set(parameters(function).names)
+
+    def cost(self, expr: ast.expr, index: int | None, seen: frozenset) -> Cost | None:
+        """None: a name met again while resolving it (the other assignments decide)."""
+        kind = type(expr)
+        if kind is ast.Tuple and index is not None:
+            return self.cost(expr.elts[index], None, seen) if index < len(expr.elts) else UNKNOWN_DATASET
+        if kind is ast.Name:
+            return self._name(expr.id, index, seen)
+        if kind is ast.Call:
+            return self._call(expr, index, seen)
+        if kind is ast.Subscript and index is None:
+            return self.cost(expr.value, None, seen)
+        if kind in (ast.List, ast.ListComp) and index is None:
+            return _IN_MEMORY
+        return UNKNOWN_DATASET
+
+    def _name(self, name: str, index: int | None, seen: frozenset) -> Cost | None:
+        if (name, index) in seen:
+            return None
+        values = self._assigned(name)
+        if name in self.params or not values:
+            return UNKNOWN_DATASET
+        seen = seen | {(name, index)}
+        return combine((self.cost(v, index if i is None else i, seen) if index is None or i is None else UNKNOWN_DATASET
+                        for v, i in values), empty=None)
+
+    def _assigned(self, name: str) -> list[tuple[ast.expr, int | None]]:
+        """(value, None) for `name = value`, (value, i) for `..., name, ... = value` (element i);
+        only the last, when each is a statement of the function's own body (straight-line
+        code: `ds = load(); ds = Subset(ds, idx); return ds`)."""
+        found = []
+        for node in self.nodes:
+            targets = node.targets if type(node) is ast.Assign else [node.target] if type(node) in (ast.AnnAssign, ast.For) else []
+            for target in targets:
+                if type(target) is ast.Name and target.id == name:
+                    found.append((node, node.value if type(node) is not ast.For else ast.Constant(None), None))
+                elif type(target) is ast.Tuple and type(node) is ast.Assign:
+                    found += [(node, node.value, i) for i, e in enumerate(target.elts) if type(e) is ast.Name and e.id == name]
+        if len(found) > 1 and all(node in self.function.body for node, _, _ in found):
+            found = [max(found, key=lambda item: item[0].lineno)]
+        return [(value, i) for _, value, i in found]
+
+    def _appended(self, name: str) -> list[ast.expr]:
+        """What `name.append(x)` calls of the function add to the list `name`."""
+        return [
+            node.args[0] for node in self.nodes
+            if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "append"
+            and type(node.func.value) is ast.Name and node.func.value.id == name and len(node.args) == 1
+        ]
+
+    def _call(self, call: ast.Call, index: int | None, seen: frozenset) -> Cost | None:
+        name = _dotted(call.func)
+        qualified = (self.namespace.qualname(name) if name else None) or ""
+        has_transform = any(k.arg and "transform" in k.arg and not _none(k.value) for k in call.keywords)
+        if qualified == "torch.load" and call.args and index is None:
+            saved = [node.args[0] for node in self.nodes if type(node) is ast.Call and len(node.args) >= 2
+                     and self.namespace.qualname(_dotted(node.func) or "") == "torch.save"
+                     and ast.dump(node.args[1]) == ast.dump(call.args[0])]
+            return combine((self.cost(value, None, seen) for value in saved), empty=UNKNOWN_DATASET)
+        known = library_cost(qualified, has_transform) if qualified else None
+        if known is not None:
+            return known
+        func = call.func
+        if type(func) is ast.Attribute and func.attr in HF_TRANSFORMS:
+            return Cost(EXPENSIVE, f"`{func.attr}` runs a function on every item it reads", "", _short(call))
+        if type(func) is ast.Attribute and func.attr in HF_METHODS and index is None:  # `table.map(tokenize)`
+            base = self.cost(func.value, None, seen)
+            return base if base is None or base.kind in (ROWS, EXPENSIVE) else UNKNOWN_DATASET
+        head, _, last = qualified.rpartition(".")
+        if head.startswith("torch.utils.data") and last in WRAPPERS and call.args:
+            return combine((self.cost(inner, None, seen) for inner in self._datasets(call.args[0])), empty=None)
+        if name is None or "." in name:
+            return UNKNOWN_DATASET
+        function = self.namespace.function(name)
+        if function is not None:
+            return returned_cost(function, index, self.depth + 1)
+        cls = self.namespace.klass(name)
+        if cls is None or index is not None:
+            return UNKNOWN_DATASET
+        cost = class_cost(cls, has_transform)
+        if not cost.passed:
+            return cost
+        passed = [_passed(call, param, position) for param, position in cost.passed]
+        inner = combine((self.cost(arg, None, seen) for arg in passed if arg is not None), empty=None)
+        return cost if inner is None or inner.kind == CHEAP else inner
+
+    def _datasets(self, expr: ast.expr) -> list[ast.expr]:
+        """The datasets a wrapper is given: one, a list written out, or a list the function
+        builds with `append`."""
+        if type(expr) in (ast.List, ast.Tuple):
+            return list(expr.elts)
+        if type(expr) is ast.Name and [v for v, _ in self._assigned(expr.id)] and all(
+                type(v) is ast.List and not v.elts for v, _ in self._assigned(expr.id)):
+            return self._appended(expr.id) or [expr]
+        return [expr]
+
+
+def _passed(call: ast.Call, param: str, position: int) -> ast.expr | None:
+    """The argument a call gives the parameter `param` (at `position`; -1: keyword only)."""
+    if 0 <= position < len(call.args) and type(call.args[position]) is not ast.Starred:
+        return call.args[position]
+    return next((k.value for k in call.keywords if k.arg == param), None)
+
+
+def _none(node: ast.expr) -> bool:
+    return type(node) is ast.Constant and node.value is None

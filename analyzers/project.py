@@ -297,6 +297,16 @@ class SourceNamespace(Namespace):
     def function(self, name: str, hops: int = 0):
         return self._remember(("function", name), lambda: self._function(name, hops))
 
+    def visible_function(self, name: str, scope):
+        """The function a call of `name` in `scope` runs: one defined in `scope` or a function
+        around it (an ignite process function nested in `train`), else `function(name)`."""
+        while scope is not None and scope is not self.ctx.module_scope:
+            nested = [node for node, inner in self.ctx.functions.get(name, ()) if inner.parent is scope]
+            if nested:
+                return self._definition(nested[-1])
+            scope = scope.parent
+        return self.function(name)
+
     def _remember(self, key: tuple, find):
         """`find()`, once per analysis. Kept without a reference to this namespace (a cycle
         the collector would have to break: the server defers collections)."""
@@ -677,6 +687,31 @@ def iterated(found: tuple | None) -> dict[str, int]:
                 loops.setdefault(source.id, getattr(node, "lineno", getattr(node.iter, "lineno", 0)))
         memo[iterated] = loops
     return memo[iterated]
+
+
+def argparse_defaults(found: tuple | None) -> dict[str, list]:
+    """{dest: [default, ...]} of the `add_argument` calls of a function of the project that
+    builds an argparse parser (a constant default; None for one it does not give or that is
+    not a constant)."""
+    if found is None:
+        return {}
+    function = found[0]
+    memo = function.__dict__.setdefault("_perf_lint_memo", {})
+    if argparse_defaults not in memo:
+        defaults: dict[str, list] = {}
+        for node in body_nodes(function):
+            if type(node) is not ast.Call or type(node.func) is not ast.Attribute or node.func.attr != "add_argument":
+                continue
+            flags = [a.value for a in node.args if type(a) is ast.Constant and isinstance(a.value, str)]
+            keywords = {k.arg: k.value for k in node.keywords if k.arg}
+            dest = keywords.get("dest")
+            longs = [f for f in flags if f.startswith("--")] or flags
+            name = dest.value if type(dest) is ast.Constant else longs[0].lstrip("-").replace("-", "_") if longs else None
+            given = keywords.get("default")
+            if isinstance(name, str):
+                defaults.setdefault(name, []).append(given.value if type(given) is ast.Constant else None)
+        memo[argparse_defaults] = defaults
+    return memo[argparse_defaults]
 
 
 @dataclass(frozen=True)

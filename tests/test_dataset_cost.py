@@ -227,6 +227,37 @@ def test_pinned_memory_toy_data_written_in_the_source_is_silent():
     assert len(findings(code.replace("y = torch.tensor([0, 0, 1])", "y = torch.load('y.pt')"), "TPL102")) == 1
 
 
+def test_pinned_memory_a_small_dataset_a_class_generates_is_silent():
+    code = """
+        import torch
+        import torch.utils.data as data
+        class Points(data.Dataset):
+            def __init__(self, size, noise=0.1):
+                super().__init__()
+                self.size = size
+                self.noise = noise
+                self.make()
+            def make(self):
+                data = torch.randint(low=0, high=2, size=(self.size, 2), dtype=torch.float32)
+                label = (data.sum(dim=1) == 1).to(torch.long)
+                data += self.noise * torch.randn(data.shape)
+                self.data, self.label = data, label
+            def __len__(self):
+                return self.size
+            def __getitem__(self, idx):
+                return self.data[idx], self.label[idx]
+        loader = data.DataLoader(Points(size=1000), batch_size=128, shuffle=True)
+        for epoch in range(100):
+            for x, y in loader:
+                x, y = x.cuda(), y.cuda()
+    """
+    assert findings(code, "TPL102") == []  # 4,000 numbers in all
+    assert len(findings(code.replace("Points(size=1000)", "Points(size=1_000_000)"), "TPL102")) == 1
+    assert len(findings(code.replace("Points(size=1000)", "Points(size=n)"), "TPL102")) == 1
+    loads = code.replace("data += self.noise", "data += torch.load('noise.pt') + self.noise")
+    assert len(findings(loads, "TPL102")) == 1
+
+
 def test_pinned_memory_batches_moved_by_the_collate_fn_are_silent():
     code = """
         import torch
@@ -276,3 +307,63 @@ def test_computing_an_item_is_work_moving_it_is_not():
         loader = torch.utils.data.DataLoader(Rows(), batch_size=64)
     """
     assert findings(moved) == []
+
+
+DATA_UTILS = """
+    import torch
+    from torch.utils.data import ConcatDataset, Dataset, Subset
+
+
+    class Tokenized(Dataset):
+        def __init__(self, rows, pad_id):
+            self.rows, self.pad_id = rows, pad_id
+
+        def __getitem__(self, idx):
+            ids, mask = self.rows[idx]["input_ids"], self.rows[idx]["attention_mask"]
+            return {"input_ids": ids, "labels": torch.where(mask.bool(), ids, -100)}
+
+
+    def make_split(texts, tokenizer):
+        rows = []
+        for text in texts:
+            rows.append(tokenizer(text, return_tensors="pt"))
+        return Tokenized(rows, tokenizer.pad_token_id)
+
+
+    def make(name, tokenizer):
+        train = load_raw(name)
+        train = Subset(train, range(100))
+        train = make_split(train, tokenizer)
+        return train, make_split(load_raw(name + "-eval"), tokenizer)
+
+
+    def cached(names, tokenizer, path):
+        if not exists(path):
+            parts = []
+            for name in names:
+                train, _ = make(name, tokenizer)
+                parts.append(train)
+            train = ConcatDataset(parts)
+            train = Subset(train, shuffle(len(train)))
+            torch.save(train, path)
+        return torch.load(path), None
+"""
+
+
+def test_a_dataset_a_function_of_another_module_returns_is_followed(tmp_path):
+    """Pre-tokenized rows built by a function of the project, concatenated, saved with
+    torch.save and loaded back: indexing them is cheap, wherever they are made."""
+    train = """
+        from torch.utils.data import DataLoader
+        from utils.data import cached
+        train_ds, _ = cached(names, tokenizer, "cache.pt")
+        loader = DataLoader(train_ds, batch_size=8)
+        for batch in loader:
+            step(batch)
+    """
+    assert project(tmp_path, {"utils/data.py": DATA_UTILS, "train.py": train}) == []
+    tokenized_per_item = DATA_UTILS.replace('return {"input_ids": ids,', 'ids = self.tok(ids)\n            return {"input_ids": ids,')
+    [finding] = project(tmp_path, {"utils/data.py": tokenized_per_item, "train.py": train})
+    assert "tokenizes each item" in finding.message and "utils/data.py:" in finding.message
+    unknown = DATA_UTILS.replace("torch.save(train, path)", "torch.save(train, other)")
+    assert len(project(tmp_path, {"utils/data.py": unknown, "train.py": train})) == 1  # what it loads: not known

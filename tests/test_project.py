@@ -505,3 +505,104 @@ def test_lightning_test_loaders_are_copied_when_the_trainer_tests(tmp_path):
     tested = module + "        trainer = L.Trainer()\n        trainer.test(model, datamodule=Data())\n"
     [finding] = findings_of(project(tmp_path, tested), "TPL102")
     assert finding.range.start_line == 5 and findings_of(project(tmp_path, tested), "TPL104") == []
+
+
+def test_a_loader_given_to_a_function_of_another_file_that_moves_its_batches(tmp_path):
+    helpers = """
+        def calc_loss_batch(input_batch, target_batch, model, device):
+            input_batch, target_batch = input_batch.to(device), target_batch.to(device)
+            return model(input_batch, target_batch)
+
+        def train_classifier(model, train_loader, optimizer, device, num_epochs):
+            for epoch in range(num_epochs):
+                for input_batch, target_batch in train_loader:
+                    calc_loss_batch(input_batch, target_batch, model, device).backward()
+                    optimizer.step()
+    """
+    train = """
+        import torch
+        from torch.utils.data import DataLoader
+        from helpers import train_classifier
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        train_loader = DataLoader(train_ds, batch_size=8, shuffle=True)
+        kept = DataLoader(train_ds, batch_size=8)
+        train_classifier(model, train_loader, optimizer, device, num_epochs=5)
+        summary(kept)
+    """
+    path = project(tmp_path, train)
+    (tmp_path / "helpers.py").write_text(textwrap.dedent(helpers))
+    [finding] = findings_of(path, "TPL102")
+    assert finding.range.start_line == 5
+    assert "(`train_classifier(model, train_loader,...` moves its batches to the GPU (`input_batch.to(device)` in " \
+        "`calc_loss_batch`, helpers.py:3))" in finding.message
+    assert finding.related[0].path == str(tmp_path / "helpers.py") and finding.related[0].line == 2
+
+
+def test_ignite_handler_arguments_and_nested_process_functions(tmp_path):
+    train = """
+        import torch
+        from ignite.engine import Engine, Events
+        from torch.utils.data import DataLoader
+
+        def run(model, device, train_ds, val_ds):
+            train_loader = DataLoader(train_ds, batch_size=32, num_workers=2)
+            val_loader = DataLoader(val_ds, batch_size=32, num_workers=2)
+
+            def train_step(engine, batch):
+                x, _ = batch
+                model(x.to(device)).sum().backward()
+
+            def eval_step(engine, batch):
+                x, _ = batch
+                return model(x.to(device))
+
+            trainer = Engine(train_step)
+            evaluator = Engine(eval_step)
+
+            def log(engine, loader, name):
+                evaluator.run(loader, max_epochs=1)
+
+            trainer.add_event_handler(Events.EPOCH_COMPLETED, log, val_loader, "val")
+            trainer.run(train_loader, max_epochs=10)
+
+        run(model, torch.device("cuda"), train_ds, val_ds)
+    """
+    found = findings_of(project(tmp_path, train), "TPL102")
+    assert [(f.range.start_line, "`train_step` moves" in f.message, "`eval_step` moves" in f.message) for f in found] == [
+        (6, True, False), (7, False, True)]
+
+
+def test_workers_from_a_parser_a_function_of_another_file_builds(tmp_path):
+    options = """
+        import argparse
+
+        def get_argument_parser():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--workers", type=int, default=16, help="data loading workers")
+            parser.add_argument("--epochs", type=int, default=25)
+            return parser
+    """
+    train = """
+        import deepspeed
+        import torch
+        from options import get_argument_parser
+
+        def train(args):
+            loader = torch.utils.data.DataLoader(images, batch_size=64, num_workers=int(args.workers))
+            for epoch in range(args.epochs):
+                for real, _ in loader:
+                    step(real)
+
+        def main():
+            parser = get_argument_parser()
+            parser = deepspeed.add_config_arguments(parser)
+            train(parser.parse_args())
+
+        main()
+    """
+    path = project(tmp_path, train)
+    (tmp_path / "options.py").write_text(textwrap.dedent(options))
+    [finding] = findings_of(path, "TPL104")
+    assert "its 16 worker processes" in finding.message and finding.fix is not None
+    (tmp_path / "options.py").write_text(textwrap.dedent(options.replace("default=16", "default=0")))
+    assert findings_of(path, "TPL104") == []

@@ -11,10 +11,10 @@ from ..context import (
 )
 from ..datasets import (
     CHEAP, EXPENSIVE, HF_METHODS, HF_TRANSFORMS, ON_DEVICE, ROWS, ROWS_BATCH, TENSOR_DATASET, UNKNOWN_DATASET, WRAPPERS,
-    Cost, class_cost, combine, library_cost,
+    Cost, class_cost, combine, library_cost, returned_cost,
 )
 from ..findings import Related
-from ..project import SourceNamespace, device_moves, parameters, used_arguments
+from ..project import SourceNamespace, argparse_defaults, device_moves, maybe_project_call, parameters, used_arguments
 from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
 from .tracking import TrainingSteps
@@ -96,7 +96,11 @@ class _LoaderRule(Rule):
             self.loaders[node] = self.ctx.site(node)
 
     def visit_For(self, node: cst.For) -> None:
-        self.loops[node] = (self.ctx.site(node), set(names_in_target(node.target)))
+        outer = self._batch_loop(node.iter)
+        if outer is not None:  # `for key, value in batch.items()`: parts of the batch
+            self.loops[outer][1].update(names_in_target(node.target))
+        else:
+            self.loops[node] = (self.ctx.site(node), set(names_in_target(node.target)))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -196,6 +200,8 @@ class _LoaderRule(Rule):
                 return [self.loaders[call]]
             if type(call.func) is not cst.Name:
                 return []
+            if _iterator_class(self.ctx.classes.get(call.func.value)):  # `InfiniteIterator(loader)`
+                return [loader for arg in call.args for loader in self._resolve_loader(arg.value, origin[1], depth + 1)]
             return [  # `loader = make_loader(...)`: the loaders a function of the source returns
                 loader
                 for function, _ in self.ctx.functions.get(call.func.value, ())
@@ -234,12 +240,87 @@ class _LoaderRule(Rule):
         passed = self.ctx.call_argument(site.node, index, name, site.scope)
         if passed is None or passed is UNKNOWN:
             return passed
-        value = self.ctx.value(*passed)
-        if value is UNKNOWN:
-            value = self._namespace_setting(*passed)
+        value = self._resolved(*passed, 0)
         return UNKNOWN if value is None and name != "pin_memory" else value
 
-    def _namespace_setting(self, expr: cst.BaseExpression, scope):
+    def _resolved(self, expr: cst.BaseExpression, scope, depth: int):
+        """The value of a loader setting: a constant, an argparse default (also through a
+        namespace parameter), what every call of the function gives the parameter it is
+        (passed or its default), or, for a number of worker processes made from the core
+        count (`int(os.cpu_count() / 2)`), that code; else UNKNOWN."""
+        value = self.ctx.value(expr, scope)
+        if value is UNKNOWN:
+            value = self._namespace_setting(expr, scope, depth)
+        if value is UNKNOWN:
+            value = self._project_argparse(expr, scope)
+        if value is not UNKNOWN or depth > 3:
+            return value
+        if type(expr) is cst.Call and call_name(expr) == "int" and len(expr.args) == 1 and type(expr.func) is cst.Name:
+            inner = self._resolved(expr.args[0].value, scope, depth + 1)
+            if type(inner) is int:
+                return inner  # `int(args.workers)`
+        found = self._assigned_once(expr, scope)
+        if found is not None:
+            return self._resolved(*found, depth + 1)
+        if type(expr) is cst.Name and scope.node is not None and scope.assignments.get(expr.value) == [None]:
+            given = self._parameter_values(scope, expr.value)
+            values = {repr(v): v for v in (self._resolved(e, s, depth + 1) for e, s in given or ())}
+            return next(iter(values.values())) if len(values) == 1 else UNKNOWN
+        return f"`{code(expr)}`" if _per_core(self.ctx, expr) else UNKNOWN
+
+    def _assigned_once(self, expr: cst.BaseExpression, scope):
+        """The one value a name or attribute (`self.workers`) is assigned, and its scope: one step
+        of `ctx.origin`, which stops short of a value that ends in a parameter."""
+        if type(expr) is cst.Name and expr.value not in self.ctx.imports:
+            owner = scope.owner_of(expr.value)
+            values = owner.assignments[expr.value] if owner is not None else ()
+            return (values[0], owner) if len(values) == 1 and values[0] is not None else None
+        values = self.ctx.attributes.get(dotted(expr), ()) if type(expr) is cst.Attribute else ()
+        return values[0] if len(values) == 1 and values[0][0] is not None else None
+
+    def _parameter_values(self, scope, param: str) -> list | None:
+        """What each call of the function (a class's, for `__init__`) gives its parameter
+        `param`: (the argument passed or the default, its scope); None when a call may pass
+        it through a `*`/`**` of unknown content, or nothing in the source calls it."""
+        function = scope.node
+        if param not in scope.params:
+            return None
+        cls = self.ctx.class_of.get(id(function))
+        init = function.name.value == "__init__" and cls is not None
+        callee = cls.name.value if init else function.name.value
+        default = next((p.default for p in _all_params(function.params) if p.name.value == param), None)
+        index = scope.params.index(param)
+        found = []
+        for call_site in self.ctx.calls.get(callee, []):
+            call = call_site.node
+            method = init or (type(call.func) is cst.Attribute and scope.params[:1] in (["self"], ["cls"]))
+            passed = self.ctx.call_argument(call, index - method, param, call_site.scope)
+            if passed is UNKNOWN or (passed is None and default is None):
+                return None
+            found.append(passed if passed is not None else (default, scope.parent))
+        return found or None
+
+    def _project_argparse(self, expr: cst.BaseExpression, scope):
+        """`args.workers` where `args = parser.parse_args()` and `parser` is made by a function
+        of the project (`parser = get_argument_parser()` from `utils`, then perhaps given to a
+        library that adds its own arguments): that function's default."""
+        if type(expr) is not cst.Attribute or type(expr.value) not in (cst.Name, cst.Call):
+            return UNKNOWN
+        parsed = self.ctx.origin(expr.value, scope) if type(expr.value) is cst.Name else (expr.value, scope)
+        if parsed is None or type(parsed[0]) is not cst.Call or call_name(parsed[0]) not in ("parse_args", "parse_known_args"):
+            return UNKNOWN
+        func = parsed[0].func
+        if type(func) is not cst.Attribute or type(func.value) is not cst.Name:
+            return UNKNOWN
+        parser = func.value.value  # (`parser = deepspeed.add_config_arguments(parser)` extends the same one)
+        made = [v for v in self.ctx.assigned(parser, parsed[1]) or [None]
+                if not (type(v) is cst.Call and any(type(a.value) is cst.Name and a.value.value == parser for a in v.args))]
+        if len(made) != 1 or type(made[0]) is not cst.Call or type(made[0].func) is not cst.Name:
+            return UNKNOWN
+        defaults = argparse_defaults(self._namespace().function(made[0].func.value)).get(expr.attr.value, [])
+        return defaults[0] if len(set(map(repr, defaults))) == 1 else UNKNOWN
+
+    def _namespace_setting(self, expr: cst.BaseExpression, scope, depth: int = 0):
         """`args.workers` where `args` is a parameter of the function (`def main(args)`):
         the value when every call of the function passes a namespace whose attribute
         perf-lint knows, the same (`args = parser.parse_args()` ... `main(args)`)."""
@@ -249,7 +330,7 @@ class _LoaderRule(Rule):
         if scope.node is None or param not in scope.params or len(scope.assignments.get(param, ())) != 1:
             return UNKNOWN
         callers = self._caller_arguments(scope, param)
-        values = {repr(v): v for v in (self.ctx.value(expr.with_changes(value=arg), where) for arg, where in callers)}
+        values = {repr(v): v for v in (self._resolved(expr.with_changes(value=arg), where, depth + 1) for arg, where in callers)}
         if len(values) != 1 or not callers:
             return UNKNOWN
         return next(iter(values.values()))
@@ -280,28 +361,52 @@ class _LoaderRule(Rule):
         return self.known["transfers"]
 
     def _called_moves(self, found: dict) -> None:
-        """`train_step(model, batch)` in a loop over a loader, where `train_step` (of this file
-        or another of the project) moves the batch to the GPU."""
+        """`train_step(model, batch)` in a loop over a loader, or `train(model, loader)`, where
+        `train_step` (`train`: through the loop over the loader it is given) of this file or
+        another of the project moves the batch to the GPU."""
         for sites in list(self.ctx.calls.values()):
             for site in sites:
-                loop = next((loop for loop in reversed(site.loops) if loop in self.loops), None)
-                if loop is None:
-                    continue
-                names = self.loops[loop][1]
                 call = site.node
-                if not any(root_name(arg.value) in names for arg in call.args) or not self.loaders_of(loop):
+                if not call.args:
+                    continue
+                given = self._batches_given(site) or self._loaders_given(site)
+                if not given:
                     continue
                 for value, use in used_arguments(self.ctx, call, site.scope, device_moves)[1]:
-                    if root_name(value) not in names:
+                    loaders = given.get(id(value))
+                    if not loaders:
                         continue
                     if "cuda" not in use.code and self.ctx.cuda_evidence is None:
                         continue  # a device variable in code that never says CUDA
                     where = f", {use.where}" if use.where else ""
                     said = f"`{short_code(call)}` moves its batches to the GPU (`{use.code}` in `{use.via.split(' -> ')[-1]}`{where})"
                     related = (Related(use.path, use.line - 1, f"`{use.code}` moves the batch to the GPU"),) if use.path else ()
-                    for loader in self.loaders_of(loop):
+                    for loader in loaders:
                         found.setdefault(id(loader.node), _Transfer(said, related, framework=False))
                     break
+
+    def _batches_given(self, site: Site) -> dict[int, list[Site]]:
+        """Argument (by id) -> the loaders it is a batch of, for a call in a loop over loaders."""
+        loop = next((loop for loop in reversed(site.loops) if loop in self.loops), None)
+        if loop is None:
+            return {}
+        names = self.loops[loop][1]
+        batches = [arg.value for arg in site.node.args if root_name(arg.value) in names]
+        loaders = self.loaders_of(loop) if batches else []
+        return {id(value): loaders for value in batches} if loaders else {}
+
+    def _loaders_given(self, site: Site) -> dict[int, list[Site]]:
+        """Argument (by id) -> the loaders it is, for the arguments of a call that are loaders
+        (of a call that may reach a function of the project)."""
+        if not self.loaders or not maybe_project_call(self.ctx, site.node.func):
+            return {}
+        given = {}
+        for arg in site.node.args:
+            if type(arg.value) in (cst.Name, cst.Attribute):
+                loaders = self._resolve_loader(arg.value, site.scope, 0)
+                if loaders:
+                    given[id(arg.value)] = loaders
+        return given
 
     def _framework_moves(self, found: dict) -> None:
         """Lightning's Trainer (loaders of a LightningModule or DataModule, or given to `fit`),
@@ -340,7 +445,7 @@ class _LoaderRule(Rule):
                     self._passed(site, found, said, first_only=True)
             elif qualified.endswith(".Engine") and maker.args and type(maker.args[0].value) is cst.Name:
                 process = maker.args[0].value.value
-                definition = namespace.function(process) if process in engines else None
+                definition = namespace.visible_function(process, origin[1]) if process in engines else None
                 moved = device_moves((*definition, None)) if definition is not None else {}
                 params = parameters(definition[0]).names if definition is not None else ()
                 if len(params) >= 2 and params[1] in moved and ("cuda" in moved[params[1]].code or ctx.cuda_evidence):
@@ -362,12 +467,17 @@ class _LoaderRule(Rule):
         return made.endswith("Trainer") and made.startswith(("lightning", "pytorch_lightning"))
 
     def _made_by(self, site: Site) -> str:
-        """The qualified name of what made the receiver of a method call (`trainer.fit`: `pl.Trainer`)."""
+        """The qualified name of what made the receiver of a method call (`trainer.fit`: `pl.Trainer`),
+        also when the name is assigned again, each time by the same callable (a new Trainer a cell)."""
         func = site.node.func
-        origin = self.ctx.origin(func.value, site.scope) if type(func) is cst.Attribute else None
-        if origin is None or type(origin[0]) is not cst.Call:
-            return ""
-        return self.ctx.qualname(origin[0].func) or ""
+        receiver = func.value if type(func) is cst.Attribute else None
+        if type(receiver) is cst.Name and receiver.value not in self.ctx.imports:
+            values = self.ctx.assigned(receiver.value, site.scope) or [None]
+        else:
+            origin = self.ctx.origin(receiver, site.scope) if receiver is not None else None
+            values = [origin[0] if origin is not None else None]
+        made = {self.ctx.qualname(v.func) or "" if type(v) is cst.Call else "" for v in values}
+        return made.pop() if len(made) == 1 else ""
 
     def _passed(self, site: Site, found: dict, said: str, first_only: bool = False) -> None:
         """Every loader passed to the call at `site` (only its first argument: `first_only`)."""
@@ -487,7 +597,7 @@ class _LoaderRule(Rule):
                 for item in remembered(_returned, function, lambda: _returned(function))
             ]
             return combine(self._unpacked_cost(item, index, where, depth + 1, seen) for item, where in returned)
-        return UNKNOWN_DATASET
+        return self._imported_cost(value.func, index)
 
     def _caller_arguments(self, scope, param: str) -> list:
         """What the calls of a function pass as its parameter `param`: (expression, scope);
@@ -497,12 +607,27 @@ class _LoaderRule(Rule):
 
     def _passed_by_callers(self, scope, param: str):
         """(what the call passes as `param` or None, the call's scope) for each call of the
-        function whose scope is `scope` (`self` left out of a method's positions)."""
+        function whose scope is `scope` (`self` left out of a method's positions), and for each
+        ignite `engine.add_event_handler(event, function, *args)`, which calls it with
+        `(engine, *args)`."""
         index = scope.params.index(param)
-        for call_site in self.ctx.calls.get(scope.node.name.value, []):
+        name = scope.node.name.value
+        for call_site in self.ctx.calls.get(name, []):
             call = call_site.node
             offset = 1 if type(call.func) is cst.Attribute and scope.params[:1] in (["self"], ["cls"]) else 0
             yield argument(call, index - offset, param), call_site.scope
+        for call_site in self.registrations(name):
+            given = [arg.value for arg in call_site.node.args[2:] if arg.keyword is None and arg.star == ""]
+            yield (given[index - 1] if 0 < index <= len(given) else None), call_site.scope
+
+    def registrations(self, name: str) -> list[Site]:
+        """The ignite `engine.add_event_handler(event, name, ...)` calls that register the
+        function `name` as an event handler."""
+        return [
+            site for site in self.ctx.calls.get("add_event_handler", ())
+            if type(handler := argument(site.node, 1, "handler")) is cst.Name and handler.value == name
+            and self._made_by(site).startswith("ignite.")
+        ]
 
     def _transformed_on_access(self, name: str) -> Cost | None:
         """`ds.set_transform(fn)`: a Hugging Face dataset that runs `fn` on every row it reads."""
@@ -546,10 +671,7 @@ class _LoaderRule(Rule):
             return UNKNOWN_DATASET
         found = self._namespace().klass(name)
         if found is not None:
-            key = ("class cost", id(found[0]), has_transform)  # loaders of one class: judged once per analysis
-            cost = self.known.get(key)
-            if cost is None:
-                cost = self.known[key] = class_cost(found, has_transform)
+            cost = self._class_cost(found, has_transform)
             if not cost.passed:
                 return cost
             # it indexes what it was passed: a tensor or a list is cheap, another dataset may not be
@@ -564,7 +686,18 @@ class _LoaderRule(Rule):
             ]
             if returned:
                 return combine(self._cost(value, where, depth + 1, seen) for value, where in returned)
-        return UNKNOWN_DATASET
+        return self._imported_cost(func, None)
+
+    def _imported_cost(self, func: cst.BaseExpression, index: int | None) -> Cost:
+        """The cost of the dataset (element `index` of the tuple) a function of another module
+        of the project returns (`create_dataset(...)` from `data_utils`)."""
+        if type(func) is not cst.Name or func.value in self.ctx.functions:
+            return UNKNOWN_DATASET
+        found = self._namespace().function(func.value)
+        key = ("returned cost", id(found[0]) if found else None, index)
+        if found is not None and key not in self.known:
+            self.known[key] = returned_cost(found, index)
+        return self.known.get(key, UNKNOWN_DATASET)
 
     def batch_size(self, site: Site) -> int | None:
         """The loader's batch size when perf-lint can prove it (passed through a parameter:
@@ -635,14 +768,86 @@ class _LoaderRule(Rule):
             single += one
         return single > 0
 
-    def toy_rows(self, site: Site) -> int | None:
-        """The number of rows of a dataset whose data is written out in the source
-        (`ToyDataset(torch.tensor([[...], ...]), ...)`), or None."""
+    def toy_data(self, site: Site) -> bool:
+        """Whether the loader's dataset is a toy: data written out in the source
+        (`ToyDataset(torch.tensor([[...], ...]), ...)`), or a class of the source that makes
+        fewer than _TOY_NUMBERS numbers itself from sizes its constructor is given as literals
+        (`XORDataset(size=1000)` making `torch.randint(0, 2, size=(self.size, 2))`)."""
         dataset = argument(site.node, 0, "dataset")
         found = None if dataset is None else self.ctx.origin(dataset, site.scope)
         if found is None or type(found[0]) is not cst.Call:
-            return None
-        call, scope = found
+            return False
+        if self._literal_rows(*found) is not None:
+            return True
+        numbers = self._generated_numbers(found[0])
+        return numbers is not None and numbers < _TOY_NUMBERS
+
+    def _generated_numbers(self, call: cst.Call) -> int | None:
+        """How many numbers a dataset class of the source makes with torch's factories
+        (`torch.randn`, ...) in its methods, every size known (literals, the constructor's
+        literal arguments, another generated tensor's `.shape`); None when it calls anything
+        else that could bring data (a function, an I/O call) or a size is not known."""
+        cls = self.ctx.classes.get(call.func.value) if type(call.func) is cst.Name else None
+        methods = [s for s in (cls.body.body if cls is not None and type(cls.body) is cst.IndentedBlock else ())
+                   if type(s) is cst.FunctionDef]
+        init = next((m for m in methods if m.name.value == "__init__"), None)
+        found = self._namespace().klass(cls.name.value) if init is not None else None
+        cost = self._class_cost(found, False) if found is not None else None
+        if cost is None or cost.kind != CHEAP or cost.passed:
+            return None  # (not only indexing what it holds, or holding what it is given)
+        sizes = self._literal_arguments(call, init)
+        total, shapes = 0, {}
+        for method in methods:
+            if method.name.value in ("__getitem__", "__len__"):
+                continue
+            scope = self.ctx.scopes[id(method)]
+            given = set(scope.params[1:])  # (what it is given may hold data of any size)
+            for node in _calls_in(method):
+                root = root_name(node.func)
+                if root in given:
+                    return None
+                qualified = "" if root in scope.assignments else self.ctx.qualname(node.func) or ""  # (a local `data`)
+                if qualified in _FACTORIES:
+                    count = _numbers(node, sizes, shapes)
+                    if count is None:
+                        return None
+                    total += count
+                    target = _assigned_name(method, node)
+                    if target is not None:
+                        shapes[target] = count
+                elif qualified in _TORCH_IO or (qualified and not qualified.startswith("torch.")) or (
+                        type(node.func) is cst.Name and node.func.value not in _PLAIN_BUILTINS):
+                    return None
+        return total or None
+
+    def _class_cost(self, found: tuple, has_transform: bool) -> Cost:
+        """`class_cost` of a dataset class, judged once per analysis (loaders of one class)."""
+        key = ("class cost", id(found[0]), has_transform)
+        if key not in self.known:
+            self.known[key] = class_cost(found, has_transform)
+        return self.known[key]
+
+    def _literal_arguments(self, call: cst.Call, init: cst.FunctionDef) -> dict[str, int]:
+        """The constructor's parameters given an int literal (or with one as default), also as
+        the `self.<name>` attributes `__init__` copies them to."""
+        params = list(_all_params(init.params))[1:]
+        sizes = {}
+        for index, param in enumerate(params):
+            given = argument(call, index, param.name.value)
+            source = given if given is not None else param.default
+            value = literal(source) if source is not None else UNKNOWN
+            if isinstance(value, int) and not isinstance(value, bool):
+                sizes[param.name.value] = value
+        for node in _calls_in(init, assignments=True):
+            if type(node) is cst.Assign and type(node.value) is cst.Name and node.value.value in sizes:
+                for target in node.targets:
+                    name = dotted(target.target)
+                    if type(target.target) is cst.Attribute and name == f"self.{target.target.attr.value}":
+                        sizes[name] = sizes[node.value.value]
+        return sizes
+
+    def _literal_rows(self, call: cst.Call, scope) -> int | None:
+        """The number of rows of tensors written out in the source a dataset is made from."""
         if type(call.func) not in (cst.Name, cst.Attribute) or not call.args:
             return None
         rows = []
@@ -658,6 +863,100 @@ class _LoaderRule(Rule):
                 return None
             rows.append(len(data.elements))
         return max(rows)
+
+
+_CORES = {"os.cpu_count", "multiprocessing.cpu_count"}
+_FACTORIES = {f"torch.{name}" for name in ("rand", "randn", "randint", "zeros", "ones", "empty", "full")}
+_TORCH_IO = {"torch.load", "torch.from_file"}
+_PLAIN_BUILTINS = {"super", "len", "range", "int", "float", "list", "tuple", "min", "max", "abs", "round"}
+# a dataset of fewer numbers than this (256 KB of float32) is a toy: pinning its batches buys nothing
+_TOY_NUMBERS = 1 << 16
+
+
+def _calls_in(function: cst.FunctionDef, assignments: bool = False):
+    """The calls (and, with `assignments`, the assignments) of a function's body, not of the
+    functions and classes it defines."""
+    stack = [function.body]
+    while stack:  # (in the order of the source: a tensor is made before its `.shape` is read)
+        node = stack.pop()
+        if type(node) is cst.Call or (assignments and type(node) is cst.Assign):
+            yield node
+        if type(node) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            stack.extend(reversed(children(node)))
+
+
+def _assigned_name(function: cst.FunctionDef, call: cst.Call) -> str | None:
+    """The name `call` is assigned to (`data = torch.randint(...)`), or None."""
+    for node in _calls_in(function, assignments=True):
+        if type(node) is cst.Assign and node.value is call and len(node.targets) == 1:
+            return dotted(node.targets[0].target)
+    return None
+
+
+def _numbers(call: cst.Call, sizes: dict[str, int], shapes: dict[str, int]) -> int | None:
+    """How many numbers a torch factory call makes: the product of its size (`size=(n, 2)`,
+    `randint(low, high, (n, 2))`, `randn(n, 2)`, `randn(other.shape)`), when every dimension
+    is known."""
+    size = keyword(call, "size")
+    positional_args = [arg.value for arg in call.args if arg.keyword is None and arg.star == ""]
+    name = call_name(call)
+    if size is not None:
+        dims = [size.value]
+    elif name == "randint":
+        dims = positional_args[2:3] if len(positional_args) >= 3 else positional_args[1:2]
+    elif name == "full":
+        dims = positional_args[:1]
+    else:
+        dims = positional_args
+    if len(dims) == 1 and type(dims[0]) in (cst.Tuple, cst.List):
+        dims = [element.value for element in dims[0].elements]
+    count = 1
+    for dim in dims:
+        if type(dim) is cst.Attribute and dim.attr.value == "shape" and dotted(dim.value) in shapes:
+            count *= shapes[dotted(dim.value)]
+            continue
+        value = literal(dim)
+        value = sizes.get(dotted(dim) or "") if value is UNKNOWN else value
+        if not isinstance(value, int) or isinstance(value, bool):
+            return None
+        count *= value
+    return count if dims else None
+
+
+def _per_core(ctx, expr: cst.BaseExpression) -> bool:
+    """`os.cpu_count()` (or `multiprocessing.cpu_count()`), alone or divided by, or bounded
+    with, a positive number (`int(os.cpu_count() / 2)`, `min(8, os.cpu_count())`): worker
+    processes on a machine with cores to train on a GPU."""
+    kind = type(expr)
+    if kind is cst.Call:
+        if not expr.args:
+            return ctx.qualname(expr.func) in _CORES
+        name = expr.func.value if type(expr.func) is cst.Name else None
+        args = [arg.value for arg in expr.args]
+        if name == "int" and len(args) == 1:
+            return _per_core(ctx, args[0])
+        if name in ("min", "max"):
+            return any(_per_core(ctx, a) for a in args) and all(_per_core(ctx, a) or _positive(a) for a in args)
+        return False
+    if kind is cst.BinaryOperation and type(expr.operator) in (cst.Divide, cst.FloorDivide):
+        return _per_core(ctx, expr.left) and _positive(expr.right)
+    return False
+
+
+def _positive(expr: cst.BaseExpression) -> bool:
+    value = literal(expr)
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def _iterator_class(cls: cst.ClassDef | None) -> bool:
+    """A class of the source that defines `__iter__` or `__next__`: an iterator over what it is
+    given (a loader wrapped to restart at its end), which iterates that when it is iterated."""
+    body = cls.body.body if cls is not None and type(cls.body) is cst.IndentedBlock else ()
+    return any(type(s) is cst.FunctionDef and s.name.value in ("__iter__", "__next__") for s in body)
+
+
+def _all_params(params: cst.Parameters):
+    return (*params.posonly_params, *params.params, *params.kwonly_params)
 
 
 def _literal_data(node: cst.BaseExpression, depth: int = 0) -> bool:
@@ -740,7 +1039,7 @@ def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int]:
 
 
 def _param_names(params: cst.Parameters) -> set[str]:
-    found = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    found = {p.name.value for p in _all_params(params)}
     found.update(star.name.value for star in (params.star_arg, params.star_kwarg) if type(star) is cst.Param)
     return found
 
@@ -782,9 +1081,11 @@ class SynchronousDataLoader(_LoaderRule):
     """
     ## What it does
     Finds a `torch.utils.data.DataLoader` whose `num_workers` is omitted or resolves to
-    0 (a literal, a constant, a `**kwargs` dict, an argparse default, also through a
-    parameter its callers pass the namespace to: `def main(args)`), over a dataset that
-    is not cheap to load.
+    0 (a literal, a constant, a `**kwargs` dict, also one chosen by a condition that
+    cannot hold: a `torch.device` compared with a string, an argparse default, also
+    through a parameter its callers pass the namespace to: `def main(args)`, or of a
+    parser a function of the project builds, what every call of the function gives the
+    parameter it is, or its default), over a dataset that is not cheap to load.
 
     ## Why is this bad?
     With `num_workers=0` every batch is loaded, decoded and collated in the training
@@ -794,7 +1095,10 @@ class SynchronousDataLoader(_LoaderRule):
 
     What an item costs depends on the dataset, so perf-lint looks at it: the class made
     in the file, or in a local module the file imports (`from .data import MyDataset`,
-    `from data import MyDataset`: the file next to it), and what its `__getitem__` calls
+    `from data import MyDataset`: the file next to it), or what a function of such a
+    module returns (through its names, torch's `Subset`/`ConcatDataset`, the module's
+    functions and classes, a `torch.load` of the file it `torch.save`d the dataset to),
+    and what its `__getitem__` calls
     (its own methods and the module's functions too). Per-item file I/O (`open`,
     `Image.open`, `cv2.imread`, `read_image`, audio loads, `np.load`, reading an HDF5/LMDB
     store), decoding, transforms and augmentation (`self.transform(x)`, torchvision
@@ -918,6 +1222,13 @@ class SynchronousDataLoader(_LoaderRule):
             "def peek(ds):\n    loader = DataLoader(ds, batch_size=4)\n"
             "    for batch in loader:\n        print(batch.shape)\n        break\n"
         ),
+        # a **kwargs chosen by a condition perf-lint cannot decide: not known
+        Example(
+            "import torch\nfrom torch.utils.data import DataLoader\n"
+            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+            "kwargs = {'num_workers': 4} if device.type == 'cuda' else {}\n"
+            "loader = DataLoader(ds, batch_size=32, **kwargs)\n"
+        ),
         # Lightning calls test_dataloader() from trainer.test() only, which this script never calls
         Example(
             "import lightning as L\nfrom torch.utils.data import DataLoader\n"
@@ -948,6 +1259,17 @@ class SynchronousDataLoader(_LoaderRule):
             "import argparse\nfrom torch.utils import data\np = argparse.ArgumentParser()\n"
             "p.add_argument('--num-workers', type=int, default=0)\nargs = p.parse_args()\n"
             "loader = data.DataLoader(ds, num_workers=args.num_workers)\n"
+        ),
+        # a torch.device never equals a str: the **kwargs is always the empty one
+        Example(
+            "import torch\nfrom torch.utils.data import DataLoader\n"
+            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+            "kwargs = {'num_workers': 4} if device == 'cuda' else {}\n"
+            "loader = DataLoader(ds, batch_size=32, **kwargs)\n",
+            "import torch\nfrom torch.utils.data import DataLoader\n"
+            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+            "kwargs = {'num_workers': 4} if device == 'cuda' else {}\n"
+            "loader = DataLoader(ds, batch_size=32, **kwargs, num_workers=4, persistent_workers=True)\n",
         ),
         # torchvision's MNIST makes a PIL image of every item and runs the transform on it
         Example(
@@ -1151,11 +1473,13 @@ class PinnedMemoryMissing(_LoaderRule):
     ## What it does
     Finds a DataLoader without `pin_memory=True` whose batches go to the GPU: moved by
     the file (or notebook) with `.cuda()` or `.to(device)`, by a function of the project
-    it passes them to (`train_step(model, batch)` in another module), or by a framework:
+    it passes them, or the loader, to (`train_step(model, batch)`, `train(model, loader)`
+    in another module), or by a framework:
     Lightning's Trainer (a LightningModule's or DataModule's `train_dataloader` and
     `val_dataloader`, loaders given to `fit`), Accelerate (`accelerator.prepare(loader)`)
     and ignite (`create_supervised_trainer(..., device=...)`, an `Engine` whose process
-    function moves the batch).
+    function, also one nested in the function that makes it, moves the batch; loaders
+    given to a handler through `add_event_handler(event, handler, loader)`).
 
     ## Why is this bad?
     A host-to-device copy from pageable memory is staged through a pinned buffer by the
@@ -1163,7 +1487,9 @@ class PinnedMemoryMissing(_LoaderRule):
     with compute (and `non_blocking=True` can make it asynchronous). Silent in CPU-only
     code, when `pin_memory` is set from a value perf-lint cannot see, when the dataset's
     data is a few rows written out in the source (`TensorDataset(torch.tensor([[...],
-    ...]), ...)`: a toy example, nothing to overlap), and when the `collate_fn` already
+    ...]), ...)`) or fewer than 65,536 numbers a class of the source generates itself
+    from literal sizes (`XORDataset(size=1000)`): a toy example, nothing to overlap;
+    and when the `collate_fn` already
     moves each batch to the GPU (a CUDA tensor cannot be pinned).
 
     ## Example
@@ -1251,6 +1577,49 @@ class PinnedMemoryMissing(_LoaderRule):
             "loader = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True)\n"
             "for i, (x, y) in enumerate(loader):\n    x, y = x.to(device), y.to(device)\n",
         ),
+        # an ignite process function nested in the function that makes the Engine
+        Example(
+            "import torch\nfrom ignite.engine import Engine\nfrom torch.utils.data import DataLoader\n"
+            "def fit(model, device):\n    loader = DataLoader(ds, batch_size=64, num_workers=4)\n"
+            "    def step(engine, batch):\n        x, y = batch\n        return model(x.to(device), y)\n"
+            "    trainer = Engine(step)\n    trainer.run(loader, max_epochs=5)\n"
+            "fit(model, torch.device('cuda'))\n",
+            "import torch\nfrom ignite.engine import Engine\nfrom torch.utils.data import DataLoader\n"
+            "def fit(model, device):\n    loader = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True)\n"
+            "    def step(engine, batch):\n        x, y = batch\n        return model(x.to(device), y)\n"
+            "    trainer = Engine(step)\n    trainer.run(loader, max_epochs=5)\n"
+            "fit(model, torch.device('cuda'))\n",
+        ),
+        # a loader wrapped in an iterator class that restarts it; the batch moved a part at a time
+        Example(
+            "import torch\nfrom torch.utils.data import DataLoader\n"
+            "class Forever:\n    def __init__(self, loader):\n        self.loader, self.it = loader, iter(loader)\n"
+            "    def __iter__(self):\n        return self\n"
+            "    def __next__(self):\n        return next(self.it)\n"
+            "def make(ds):\n    return Forever(DataLoader(ds, batch_size=16, num_workers=2))\n"
+            "device = torch.device('cuda')\n"
+            "for step, batch in enumerate(make(ds)):\n"
+            "    for key, value in batch.items():\n        batch[key] = value.to(device)\n",
+            "import torch\nfrom torch.utils.data import DataLoader\n"
+            "class Forever:\n    def __init__(self, loader):\n        self.loader, self.it = loader, iter(loader)\n"
+            "    def __iter__(self):\n        return self\n"
+            "    def __next__(self):\n        return next(self.it)\n"
+            "def make(ds):\n    return Forever(DataLoader(ds, batch_size=16, num_workers=2, pin_memory=True))\n"
+            "device = torch.device('cuda')\n"
+            "for step, batch in enumerate(make(ds)):\n"
+            "    for key, value in batch.items():\n        batch[key] = value.to(device)\n",
+        ),
+        # a new Trainer a cell: the name is assigned again by the same class
+        Example(
+            "import lightning as L\nfrom torch.utils.data import DataLoader\n"
+            "loader = DataLoader(images, batch_size=64, num_workers=4)\n"
+            "trainer = L.Trainer(max_epochs=1)\ntrainer.fit(model, loader)\n"
+            "trainer = L.Trainer(max_epochs=3)\ntrainer.fit(model, loader)\n",
+            "import lightning as L\nfrom torch.utils.data import DataLoader\n"
+            "loader = DataLoader(images, batch_size=64, num_workers=4, pin_memory=True)\n"
+            "trainer = L.Trainer(max_epochs=1)\ntrainer.fit(model, loader)\n"
+            "trainer = L.Trainer(max_epochs=3)\ntrainer.fit(model, loader)\n",
+        ),
         Example(
             "from torch.utils.data import DataLoader\n"
             "def train(model, train_loader):\n    for batch in train_loader:\n"
@@ -1273,7 +1642,7 @@ class PinnedMemoryMissing(_LoaderRule):
             pinned = self.setting(site, _PIN_MEMORY, "pin_memory")
             if pinned is UNKNOWN or pinned is True:
                 continue
-            if self.toy_rows(site) is not None or self.collate_moves(site) is not None:
+            if self.toy_data(site) or self.collate_moves(site) is not None:
                 continue  # a few rows written in the source; batches already on the GPU cannot be pinned
             fix = None
             passed = keyword(call, "pin_memory") or positional(call, _PIN_MEMORY)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import UNKNOWN, Site, argument, code, dotted, keyword
+from ..context import Site, argument, code, dotted, keyword
 from ..findings import Related
 from ..project import iterated, used_arguments
 from .base import Example, FixPlan, Replace
@@ -12,19 +12,19 @@ from .dataloader import _EVERY_EPOCH, _FIT_METHODS, _NUM_WORKERS, _LoaderRule
 from .edits import names_in_target, replace_argument, root_name
 
 
-_CORES = {"os.cpu_count", "multiprocessing.cpu_count"}
-
-
 class NonPersistentWorkers(_LoaderRule):
     """
     ## What it does
     Finds a DataLoader with `num_workers > 0` (a value perf-lint can prove) and without
     `persistent_workers=True` that is iterated again and again: a `for batch in loader`
-    inside an epoch loop, or inside a function called from one; a function of the
-    project (`train_one_epoch(model, loader)` in another module) that loops over the
-    loader it is passed, called in a loop; Lightning's Trainer (a Lightning module's
+    inside an epoch loop, or inside a function called from one (directly or through up
+    to two functions: `validate` calling `run_validate`); a function of the project
+    (`train_one_epoch(model, loader)` in another module) that loops over the loader it
+    is passed, called in a loop; Lightning's Trainer (a Lightning module's
     `train_dataloader`/`val_dataloader`, loaders given to `fit`, unless `max_epochs=1`);
-    an ignite Engine's `run(loader, max_epochs=N)`, or a `run` in an event handler.
+    an ignite Engine's `run(loader, max_epochs=N)`, or a `run` in an event handler
+    (decorated, or registered with `add_event_handler`). Workers from the core count
+    (`os.cpu_count()`, `int(os.cpu_count() / 2)`) are workers on any machine.
 
     ## Why is this bad?
     Without persistent workers, every `iter(loader)` (every epoch) shuts the worker
@@ -36,7 +36,8 @@ class NonPersistentWorkers(_LoaderRule):
     seconds per epoch.
 
     Silent when `num_workers` is 0 or unknown (`persistent_workers=True` needs workers),
-    when the loader is created inside the loop (a new loader each time), and when the
+    when the loader is created inside the loop or a function it calls (a new loader each
+    time), and when the
     epoch loop changes the dataset (`dataset.set_epoch(epoch)`, `loader.dataset.x = ...`):
     persistent workers keep their own copy and would not see the change.
 
@@ -76,12 +77,68 @@ class NonPersistentWorkers(_LoaderRule):
             "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4)\n"
             "for epoch in range(10):\n    ds.set_epoch(epoch)\n    for x, y in loader:\n        step(x, y)\n"
         ),
+        # a loader made by the function an epoch loop calls (through another): a new one each time
+        Example(
+            "from torch.utils.data import DataLoader\n"
+            "def run_eval(loader):\n    for batch in loader:\n        model(batch)\n"
+            "def validate(ds):\n    run_eval(DataLoader(ds, num_workers=4))\n"
+            "for epoch in range(10):\n    validate(val_ds)\n"
+        ),
         Example(
             "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=args.workers)\n"
             "for epoch in range(10):\n    for x, y in loader:\n        step(x, y)\n"
         ),
     )
     INVALID = (
+        # workers its callers give a factory; iterated by a function that a function of the epoch loop calls
+        Example(
+            "from torch.utils.data import DataLoader\n"
+            "def make(ds, workers=0):\n    return DataLoader(ds, batch_size=8, num_workers=workers)\n"
+            "def run_eval(loader):\n    for batch in loader:\n        model(batch)\n"
+            "def validate(loader):\n    run_eval(loader)\n"
+            "val_loader = make(val_ds, workers=4)\n"
+            "for epoch in range(10):\n    validate(val_loader)\n",
+            "from torch.utils.data import DataLoader\n"
+            "def make(ds, workers=0):\n    return DataLoader(ds, batch_size=8, num_workers=workers, persistent_workers=workers > 0)\n"
+            "def run_eval(loader):\n    for batch in loader:\n        model(batch)\n"
+            "def validate(loader):\n    run_eval(loader)\n"
+            "val_loader = make(val_ds, workers=4)\n"
+            "for epoch in range(10):\n    validate(val_loader)\n",
+        ),
+        # half the cores, the default of a DataModule's __init__ parameter
+        Example(
+            "import os\nimport lightning as L\nfrom torch.utils.data import DataLoader\n"
+            "WORKERS = int(os.cpu_count() / 2)\n"
+            "class Data(L.LightningDataModule):\n"
+            "    def __init__(self, num_workers: int = WORKERS):\n        super().__init__()\n"
+            "        self.num_workers = num_workers\n"
+            "    def train_dataloader(self):\n        return DataLoader(self.train, batch_size=32, num_workers=self.num_workers)\n"
+            "L.Trainer(max_epochs=5).fit(model, Data())\n",
+            "import os\nimport lightning as L\nfrom torch.utils.data import DataLoader\n"
+            "WORKERS = int(os.cpu_count() / 2)\n"
+            "class Data(L.LightningDataModule):\n"
+            "    def __init__(self, num_workers: int = WORKERS):\n        super().__init__()\n"
+            "        self.num_workers = num_workers\n"
+            "    def train_dataloader(self):\n"
+            "        return DataLoader(self.train, batch_size=32, num_workers=self.num_workers, "
+            "persistent_workers=self.num_workers > 0)\n"
+            "L.Trainer(max_epochs=5).fit(model, Data())\n",
+        ),
+        # an ignite handler registered with add_event_handler runs the evaluator every epoch
+        Example(
+            "from ignite.engine import Engine, Events\nfrom torch.utils.data import DataLoader\n"
+            "test_loader = DataLoader(test_ds, batch_size=64, num_workers=8)\n"
+            "trainer = Engine(train_step)\nevaluator = Engine(eval_step)\n"
+            "def run_evaluation(engine):\n    evaluator.run(test_loader)\n"
+            "trainer.add_event_handler(Events.EPOCH_COMPLETED, run_evaluation)\n"
+            "trainer.run(train_loader, max_epochs=10)\n",
+            "from ignite.engine import Engine, Events\nfrom torch.utils.data import DataLoader\n"
+            "test_loader = DataLoader(test_ds, batch_size=64, num_workers=8, persistent_workers=True)\n"
+            "trainer = Engine(train_step)\nevaluator = Engine(eval_step)\n"
+            "def run_evaluation(engine):\n    evaluator.run(test_loader)\n"
+            "trainer.add_event_handler(Events.EPOCH_COMPLETED, run_evaluation)\n"
+            "trainer.run(train_loader, max_epochs=10)\n",
+        ),
         # as many workers as cores: some on any machine
         Example(
             "import os\nfrom torch.utils.data import DataLoader\nWORKERS = os.cpu_count()\n"
@@ -117,8 +174,6 @@ class NonPersistentWorkers(_LoaderRule):
             if id(loader.node) in reported or loader.loops:
                 continue
             workers = self.setting(loader, _NUM_WORKERS, "num_workers")
-            if workers is UNKNOWN:
-                workers = self._per_core(loader)  # `os.cpu_count()` workers: some, however many cores
             if isinstance(workers, bool) or not isinstance(workers, (int, str)) or (type(workers) is int and workers <= 0):
                 continue
             if self.setting(loader, -1, "persistent_workers") not in (None, False):
@@ -135,19 +190,6 @@ class NonPersistentWorkers(_LoaderRule):
                 related=related,
             )
 
-    def _per_core(self, loader: Site) -> str | None:
-        """`os.cpu_count()` (or `multiprocessing.cpu_count()`), as the loader's num_workers is
-        written or held by a name: worker processes on any machine with a core, shown as code."""
-        passed = self.ctx.call_argument(loader.node, _NUM_WORKERS, "num_workers", loader.scope)
-        if not isinstance(passed, tuple):
-            return None
-        expr, scope = passed
-        found = self.ctx.origin(expr, scope) if type(expr) is cst.Name else (expr, scope)
-        value = found[0] if found is not None else expr
-        if type(value) is cst.Call and not value.args and self.ctx.qualname(value.func) in _CORES:
-            return f"`{code(value)}`"
-        return None
-
     def _start(self, loader: Site) -> str:
         """What starting the workers costs, for the start method the loader uses."""
         context = self.setting(loader, -1, "multiprocessing_context")
@@ -163,11 +205,12 @@ class NonPersistentWorkers(_LoaderRule):
         loader iterated again and again: by a loop of the source, by a function of the
         project called in a loop, by Lightning's Trainer, by an ignite Engine."""
         for loop, (loop_site, _) in self.loops.items():
-            repeats = self._repeating_loops(loop, loop_site)
-            for loader in self.loaders_of(loop) if repeats else ():
-                if loop_site.scope is loader.scope and loop_site.scope.node is not None and not loop_site.loops:
-                    continue  # the loader is made in the function that is called every epoch
-                yield loader, repeats, "", ()
+            found = self._repeating_loops(loop, loop_site)
+            for loader in self.loaders_of(loop) if found else ():
+                # (not the loops around a function that makes the loader: a new one each time)
+                repeats = [outer for outer, called in found if loader.scope.node not in called]
+                if repeats:
+                    yield loader, repeats, "", ()
         yield from self._iterated_by_callees()
         yield from self._iterated_by_frameworks()
 
@@ -214,24 +257,41 @@ class NonPersistentWorkers(_LoaderRule):
             epochs = argument(site.node, 1, "max_epochs")
             if epochs is not None and ctx.value(epochs, site.scope) in (None, 0, 1):
                 continue
-            handler = site.scope.node is not None and bool(site.scope.node.decorators)  # @trainer.on(Events...)
+            handler = self._event_handler(site.scope.node)
             if epochs is None and not handler:
                 continue
             how = " (by an ignite Engine's `run`" + (", from an event handler)" if handler else ")")
             for loader in self._resolve_loader(site.node.args[0].value, site.scope, 0):
                 yield loader, [], how, ()
 
-    def _repeating_loops(self, loop: cst.For, site: Site) -> list[cst.CSTNode]:
-        """The loops that run `loop` again and again: its enclosing loops, or the loops around
-        calls of the function holding it. Empty when the outer loop hands out the loaders."""
+    def _event_handler(self, function: cst.FunctionDef | None) -> bool:
+        """A function an engine runs on its events: decorated (`@trainer.on(Events...)`) or
+        registered with an ignite `engine.add_event_handler(event, function)`."""
+        if function is None:
+            return False
+        return bool(function.decorators) or bool(self.registrations(function.name.value))
+
+    def _repeating_loops(self, loop: cst.For, site: Site) -> list[tuple[cst.CSTNode, frozenset]]:
+        """The loops that run `loop` again and again, each with the functions it runs it
+        through: its enclosing loops, or the loops around calls of the function holding it,
+        or of a function calling that one (`validate` in an epoch loop calling the
+        `run_validate` that loops). Empty when the outer loop hands out the loaders."""
         iterated = root_name(loop.iter.args[0].value) if type(loop.iter) is cst.Call and loop.iter.args else root_name(loop.iter)
         if site.loops:
             bound = {name for outer in site.loops if type(outer) is cst.For for name in names_in_target(outer.target)}
-            return [] if iterated in bound else list(site.loops)
-        function = site.scope.node
-        if function is None:
+            return [] if iterated in bound else [(outer, frozenset()) for outer in site.loops]
+        return self._loops_around_calls(site.scope.node, frozenset())
+
+    def _loops_around_calls(self, function: cst.FunctionDef | None, called: frozenset) -> list[tuple[cst.CSTNode, frozenset]]:
+        """The innermost loop around each call of `function`, through up to two callers that
+        call it outside a loop, with the functions passed through."""
+        if function is None or function in called or len(called) > 2:
             return []
-        return [call.loops[-1] for call in self.ctx.calls.get(function.name.value, []) if call.loops]
+        called = called | {function}
+        found = []
+        for call in self.ctx.calls.get(function.name.value, []):
+            found.extend([(call.loops[-1], called)] if call.loops else self._loops_around_calls(call.scope.node, called))
+        return found
 
     def _changes_dataset(self, loop: cst.CSTNode, loader: Site) -> bool:
         """Whether `loop` calls a method of, or assigns into, the loader's dataset."""
