@@ -36,6 +36,7 @@ class ProfileResult:
     failure: str | None = None  # None, or what failed. Nothing ran: source, config, request, no-finding,
     # interpreter, no-torch, output, internal. The code's run: exception, oom, timeout, crash, processes, cancelled
     notes: list = field(default_factory=list)
+    sweep: dict | None = None  # --sweep: each candidate against A, and the winner (see profiler.sweep)
 
     @property
     def on_gpu(self) -> bool:
