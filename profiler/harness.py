@@ -29,8 +29,8 @@ from .probes import Probe, probe_for
 from .process import MAX_PROCESSES, compile_time, run_child, stack_of, tail
 from .program import Chunk, Program, Target, TargetError, chunk_of_line, chunks_of, find_target, finding_place, parse
 from .request import ProfileRequest
-from .verdict import MIN_PAIRS
 from .result import ProfileResult
+from .verdict import MIN_PAIRS
 
 SETUP_FAILURES = ("source", "config", "request", "no-finding", "interpreter", "no-torch", "runner", "output",
                   "internal")
@@ -245,7 +245,8 @@ def prepare(request: ProfileRequest) -> Plan:
     fixable = [f for f in group if f.fix is not None]
     plan.sweep = sweep.plan(fixable, os.cpu_count() or 1) if request.sweep and probe.metric in ("step", "epochs") else None
     if request.sweep and plan.sweep is None:
-        plan.notes.append("nothing to sweep: no fix here writes a count (such as num_workers); measured the fix as it is")
+        plan.notes.append("nothing to sweep: no fix here writes a count (such as num_workers) that step times rank; "
+                          "measured the fix as it is")
     if plan.sweep is not None:
         add_candidates(plan, source, build)
     elif fixable:

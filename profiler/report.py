@@ -113,8 +113,9 @@ def sweep_lines(result) -> list[str]:
         lines.append(f"  {row['variant']} {row['label']}: median {ms(row['median_ms'])}, {speed}: {row['verdict']}")
     best = found["winner"]
     if best:
+        tied = f"; as fast within the noise: {', '.join(best['as_fast'])}" if best["as_fast"] else ""
         lines.append(f"fastest: {best['title']} ({best['variant']}, {best['ratio']:.2f}x faster than as written, "
-                     f"95% interval {best['low']:.2f}-{best['high']:.2f}x)")
+                     f"95% interval {best['low']:.2f}-{best['high']:.2f}x{tied})")
     else:
         lines.append("no winner: no candidate was confirmed faster than the code as written")
     return lines

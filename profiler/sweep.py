@@ -5,7 +5,9 @@ count instead (1, 2, 4, ... up to the machine's cores, at most MAX_CANDIDATES of
 the code as written, interleaved A B1 B2 ... per repeat. Each candidate is compared with the
 code as written by the verdict's own rule (`verdict.compare`: a ratio with a bootstrap interval
 that must clear the noise band); the fastest is offered as the fix only when it is confirmed
-faster than the code as written, so no "fastest" comes out of noise.
+faster than the code as written, so no "fastest" comes out of noise. On/off settings the fix
+writes (persistent_workers, pin_memory) stay as it writes them: each is its own rule's A/B
+(TPL104 over whole epochs, TPL102 on a GPU), not a ranking of counts.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from .verdict import compare, quantile
 
 SETTINGS = ("num_workers",)  # keyword settings a fix writes as a count, swept over the machine's cores
 MAX_CANDIDATES = 4
-BUDGET_S = 60.0  # a sweep starts no repeat past this (after the MIN_PAIRS repeats a verdict needs)
+BUDGET_S = 60.0  # a sweep starts no repeat that would end past this (after the MIN_PAIRS repeats a verdict needs)
 
 
 @dataclass(frozen=True)
@@ -119,8 +121,10 @@ def judged(result, sweep: Sweep, by_variant: dict) -> dict:
     faster = [row for row in rows if row["verdict"] == "confirmed" and not result.failure]
     best = max(faster, key=lambda row: row["ratio"], default=None)
     finding = sweep.finding
-    winner = None if best is None else {**best, "code": finding.code, "cell": finding.cell,
-                                        "line": finding.range.start_line + 1, "fix": _texts(finding.fix)}
+    winner = None if best is None else {
+        **best, "code": finding.code, "cell": finding.cell, "line": finding.range.start_line + 1, "fix": _texts(finding.fix),
+        "as_fast": [row["label"] for row in faster if row is not best and row["high"] >= best["low"]],  # within the noise
+    }
     closest = best or max(rows, key=lambda row: row["ratio"] or 0.0, default=None)  # the verdict's B
     return {"code": finding.code, "setting": sweep.setting, "measure": what, "ratio_name": name,
             "as_written_ms": quantile(base, 0.5) if base else None, "candidates": rows, "winner": winner,

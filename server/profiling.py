@@ -231,9 +231,6 @@ async def profile(server, *args) -> dict:
         _winners.pop(target or uri, None)
         if result.sweep["winner"]:
             _winners[target or uri] = result.sweep["winner"]
-            summary += f"; fastest: {result.sweep['winner']['title']} (quick fix on the finding)"
-        else:
-            summary += "; sweep: no candidate was confirmed faster than the code as written"
     _annotate(server, uri, target, cell, line, result)
     server.show(summary, types.MessageType.Error if result.failure else types.MessageType.Info)
     if result.report_path:

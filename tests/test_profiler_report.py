@@ -135,7 +135,7 @@ def tensorboard_runs(logdir: str) -> dict:
 
 @timeout(400)
 def test_traces_open_in_tensorboard_as_runs_a_and_b(tmp_path):
-    (tmp_path / "pyproject.toml").write_text("[tool.perf-lint]\nkeep-traces = 2\n")
+    (tmp_path / "pyproject.toml").write_text("[tool.perf-lint]\nkeep-traces = 5\n")  # --keep-traces 2 wins
     (tmp_path / "train.py").write_text(SLOW_DATASET + TRAIN_LOOP)
     base = tmp_path / ".perf-lint" / "traces"
     for i in range(3):
@@ -145,7 +145,7 @@ def test_traces_open_in_tensorboard_as_runs_a_and_b(tmp_path):
     elsewhere.mkdir()
     python = os.path.relpath(sys.executable, elsewhere)  # relative to the current directory, not the script's
     ran = subprocess.run([sys.executable, "-m", "perf_lint", "profile", "../train.py", "--rule", "TPL101", "--python", python,
-                          "--steps", "1,1,3", "--repeats", "2", "--format", "json"],
+                          "--steps", "1,1,3", "--repeats", "2", "--format", "json", "--keep-traces", "2"],
                          cwd=elsewhere, capture_output=True, text=True, timeout=360)
     assert ran.returncode == 0, ran.stderr
     data = json.loads(ran.stdout)

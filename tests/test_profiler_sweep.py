@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from dataclasses import replace
+from types import SimpleNamespace
 
 from perf_lint.analyzers import Edit, Fix, Range, analyze, load_config, python_source
 from perf_lint.profiler import ProfileRequest, run_profile, sweep
@@ -98,6 +99,8 @@ def test_sweep_of_a_loader_bound_loop_picks_workers_and_applies_them(tmp_path):
     assert best["ratio"] == max(row["ratio"] for row in found["candidates"] if row["verdict"] == "confirmed")
     assert f"applied to {script}: Set num_workers={best['value']}, persistent_workers=True" in ran.stderr
     assert f"DataLoader(Slow(), batch_size=8, num_workers={best['value']}, persistent_workers=True)" in script.read_text()
+    assert data["summary"].endswith(f"; fastest: num_workers={best['value']}, persistent_workers=True "
+                                    f"({best['ratio']:.2f}x)")
     (verdict,) = data["verdicts"]  # the finding's verdict: A against the winner
     assert verdict["verdict"] == "confirmed" and f"with the fix ({best['variant']})" in verdict["reason"]
     report = open(data["report_path"]).read()
@@ -115,3 +118,35 @@ def test_sweep_offers_no_winner_when_workers_cannot_help(tmp_path):
     assert result.sweep["winner"] is None, result.sweep
     assert not any(row["verdict"] == "confirmed" for row in result.sweep["candidates"])
     assert "no winner: no candidate was confirmed faster than the code as written" in result.to_text()
+    assert result.summary().endswith("; sweep: no winner")
+
+
+def runs(*medians: float) -> list[dict]:
+    """Runs of four timed steps around each median."""
+    return [{"result": {"active_host_ms": [m * 0.98, m, m, m * 1.02]}} for m in medians]
+
+
+def test_the_winner_is_confirmed_faster_than_as_written_never_noise(tmp_path):
+    planned = sweep.plan([finding(SLOW_DATASET + TRAIN_LOOP, "TPL101", tmp_path)], 2)
+    measured = SimpleNamespace(on_gpu=False, failure=None)
+    as_written = runs(30, 31, 29)
+    noisy = sweep.judged(measured, planned, {"A": as_written, "B1": runs(15, 45, 29), "B2": runs(30, 30.5, 29.5)})
+    assert [row["verdict"] for row in noisy["candidates"]] == ["inconclusive", "not confirmed"]
+    assert noisy["winner"] is None and noisy["versus"] in ("B1", "B2")
+    clear = sweep.judged(measured, planned, {"A": as_written, "B1": runs(20, 21, 19), "B2": runs(15, 16, 14.5)})
+    assert clear["winner"]["variant"] == "B2" and clear["winner"]["value"] == 2 and clear["versus"] == "B2"
+    assert clear["winner"]["as_fast"] == [] and clear["winner"]["low"] > 1.05
+    close = sweep.judged(measured, planned, {"A": as_written, "B1": runs(15.2, 16, 14.8), "B2": runs(15, 16, 14.5)})
+    assert close["winner"]["as_fast"] == ["num_workers=1, persistent_workers=True"]
+    failed = sweep.judged(SimpleNamespace(on_gpu=False, failure="timeout"), planned,
+                          {"A": as_written, "B1": runs(20, 21, 19), "B2": runs(15, 16, 14.5)})
+    assert failed["winner"] is None
+
+
+def test_apply_needs_a_sweep(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(SLOW_DATASET + TRAIN_LOOP)
+    ran = subprocess.run([sys.executable, "-m", "perf_lint", "profile", str(script), "--apply"],
+                         capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 2 and "--apply writes the winner of --sweep: give --sweep too" in ran.stderr
+    assert script.read_text() == SLOW_DATASET + TRAIN_LOOP
