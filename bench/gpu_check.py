@@ -5,8 +5,9 @@ write their verdicts and numbers to a JSON file.
 
 Scenarios (examples/profile/): num_workers=0 (TPL101) and no pinned memory (TPL102), a
 matmul timed without synchronize (TPL201), compile before DDP on a one-process group
-(TPL301), cudnn.benchmark under the profiler (TPL401), then `.item()` every step (TPL203)
-and `%%time` in a notebook (TPL202) while the time budget lasts. perf-lint need not be
+(TPL301), cudnn.benchmark under the profiler (TPL401), then workers started again every
+epoch (TPL104, whole epochs), `.item()` every step (TPL203) and `%%time` in a notebook
+(TPL202) while the time budget lasts. perf-lint need not be
 installed: its packages are imported from this source tree. On a machine without CUDA it
 runs too, and the GPU-only effects come out inconclusive.
 """
@@ -39,6 +40,7 @@ SCENARIOS = (
     ("unsync_timing.py", "TPL201", {"repeats": 3}),
     ("compile_ddp.py", "TPL301", {"repeats": 2, "timeout_s": 120}),
     ("cudnn_profile.py", "TPL401", {"repeats": 3}),
+    ("workers_respawned.py", "TPL104", {"repeats": 2, "steps": (1, 1, 3)}),
     ("item_every_step.py", "TPL203", {"repeats": 2}),
     ("timing_magic.ipynb", "TPL202", {"repeats": 2, "cell": 2}),
 )
@@ -95,7 +97,7 @@ def main(argv: list[str]) -> int:
         t0 = time.monotonic()
         request = ProfileRequest(os.path.join(EXAMPLES, name), rule=rule, out_dir=traces,
                                  timeout_s=options.get("timeout_s", 90.0), repeats=options["repeats"],
-                                 cell=options.get("cell"))
+                                 cell=options.get("cell"), steps=options.get("steps"))
         result = run_profile(request, progress=lambda message, rule=rule: print(f"[{rule}] {message}", flush=True))
         runs_done += len(result.runs)
         entry.update(elapsed_s=round(time.monotonic() - t0, 1), summary=result.summary(), result=result.to_dict())

@@ -14,9 +14,13 @@ import json
 import os
 import shutil
 import sys
+from dataclasses import replace
 
+from perf_lint.analyzers import ConfigError, SourceError, analyze, fixed_text, load_config, read_source, render
+from perf_lint.analyzers.fixes import parses
 from perf_lint.profiler import ProfileRequest, run_profile
 from perf_lint.profiler.harness import SETUP_FAILURES
+from perf_lint.profiler.sweep import winning_fix
 
 EXIT_RAN, EXIT_ERROR, EXIT_INTERRUPTED = 0, 2, 130
 
@@ -94,13 +98,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "else a Ray instance on this machine")
     parser.add_argument("--num-gpus", type=gpus, default=1.0, metavar="N",
                         help="GPUs each Ray task asks for (default 1; 0 on a CPU-only cluster)")
+    parser.add_argument("--sweep", action="store_true",
+                        help="run the fix with each candidate count it writes (num_workers 1, 2, 4, ... up to this "
+                             "machine's cores) and offer the fastest, when it is confirmed faster than the code as written")
+    parser.add_argument("--apply", action="store_true",
+                        help="with --sweep: write the winning fix into PATH")
+    parser.add_argument("--keep-traces", type=positive(int), metavar="N",
+                        help="run folders kept in the traces folder, this one included (default: the setting "
+                             "keep-traces, 20)")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.apply and not args.sweep:
+        print("perf-lint: error: --apply writes the winner of --sweep: give --sweep too", file=sys.stderr)
+        return EXIT_ERROR
     request = ProfileRequest(
         path=args.path, cell=None if args.cell is None else args.cell - 1, line=args.line, rule=args.rule, python=args.python, steps=args.steps,
         timeout_s=args.timeout, repeats=args.repeats, out_dir=args.out, runner=args.runner, address=args.address,
-        num_gpus=args.num_gpus,
+        num_gpus=args.num_gpus, sweep=args.sweep, keep_traces=args.keep_traces,
     )
     try:
         result = run_profile(request, progress=lambda message: print(f"perf-lint profile: {message}", file=sys.stderr))
@@ -116,4 +131,28 @@ def run(args: argparse.Namespace) -> int:
         print(result.to_markdown(), end="")
     else:
         print(result.to_text(), end="")
+    if args.apply:
+        print(f"perf-lint profile: {apply_winner(args.path, result)}", file=sys.stderr)
     return EXIT_RAN
+
+
+def apply_winner(path: str, result) -> str:
+    """Write the sweep's winning fix into `path`, if its finding is still where it was measured."""
+    winner = (result.sweep or {}).get("winner")
+    if not winner:
+        return "nothing applied: the sweep has no winner"
+    try:
+        source = read_source(path)
+        config = load_config(os.path.dirname(os.path.abspath(path)))
+    except (SourceError, ConfigError, OSError) as exc:
+        return f"nothing applied: cannot read {path} again ({exc})"
+    fixes = [(f, fix) for f in analyze(source, config) if (fix := winning_fix(f, winner)) is not None]
+    if not fixes:
+        return f"nothing applied: {path} changed while it was profiled ({winner['code']} is no longer where it was)"
+    finding, fix = fixes[0]
+    fixed = fixed_text(source, [replace(finding, fix=fix)])
+    if not parses(fixed):
+        return "nothing applied: the fix would not parse"
+    with open(path, "wb") as handle:
+        handle.write(render(fixed))
+    return f"applied to {path}: {fix.title} ({winner['ratio']:.2f}x faster than as written)"

@@ -7,7 +7,7 @@ import os
 import re
 from collections import Counter
 
-from . import judge, report
+from . import judge, report, sweep
 from .judge import first_batches, interval_samples, samples
 from .program import finding_place
 from .verdict import quantile, spread
@@ -135,8 +135,12 @@ def finish(result, plan, runs: list[dict]) -> None:
                     firsts = [run[0] for run in interval_samples(variant_runs, key, window=False) if run]
                     result.variants[name]["first_interval_ms"] = spread(firsts)
     _notes(result, plan)
+    versus = "B"
+    if plan.sweep is not None and runs:
+        result.sweep = sweep.judged(result, plan.sweep, by_variant)
+        versus = result.sweep["versus"] or versus
     unique = {f.code: f for f in reversed(plan.findings)}  # one verdict per rule (same measurement)
-    result.verdicts = [judge.verdict(result, plan, unique[code], by_variant, key) for code in dict.fromkeys(
+    result.verdicts = [judge.verdict(result, plan, unique[code], by_variant, key, versus) for code in dict.fromkeys(
         f.code for f in plan.findings)]
 
 

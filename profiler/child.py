@@ -9,7 +9,9 @@ go through `__perf_lint__.clock(...)`. The steps are: warm-up (until the DataLoa
 prefetch queue is drained and torch.compile stops compiling), `active` steps timed without
 the profiler (perf_counter; CUDA events on a GPU), then steps under torch.profiler for the
 breakdown and the traces. The child writes what it measured to the job's result file
-(JSON), errors included; it exits 0 unless the harness itself broke.
+(JSON), errors included; it exits 0 unless the harness itself broke. On SIGUSR2 (sent by the
+harness before it kills a run past its timeout) it prints torch.compile's time so far, the
+compilation in progress included, to its log (a COMPILE_MARK line).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import linecache
 import os
 import re
 import resource
+import signal
 import socket
 import sys
 import time
@@ -36,6 +39,54 @@ FACTORY_OPS = ("aten::randn", "aten::rand", "aten::randint", "aten::randperm", "
                "aten::ones", "aten::empty", "aten::full", "aten::tensor", "aten::arange", "aten::linspace",
                "aten::randn_like", "aten::rand_like", "aten::zeros_like", "aten::ones_like", "aten::empty_like",
                "aten::full_like", "aten::normal_", "aten::uniform_")
+
+
+COMPILE_MARK = "perf-lint compile time: "  # a line of the log, JSON after it
+
+
+class CompileClock:
+    """torch.compile's time so far: compilations ended and the one in progress (dynamo's start
+    and end callbacks, registered at the program's first torch.compile call)."""
+
+    def __init__(self):
+        self.done_s, self.since, self.compilations, self.watching = 0.0, None, 0, False
+
+    def wrap(self, torch):
+        real = torch.compile
+
+        @functools.wraps(real)
+        def compile(*args, **kwargs):
+            self.watch()
+            return real(*args, **kwargs)
+
+        torch.compile = compile
+
+    def watch(self):
+        if self.watching:
+            return
+        try:
+            from torch._dynamo.callback import callback_handler
+        except Exception:  # a torch without compile callbacks: nothing to report
+            return
+        callback_handler.register_start_callback(self.started)
+        callback_handler.register_end_callback(self.ended)
+        self.watching = True
+
+    def started(self, args):
+        self.since = time.perf_counter()
+
+    def ended(self, args):
+        if self.since is not None:
+            self.done_s += time.perf_counter() - self.since
+            self.since, self.compilations = None, self.compilations + 1
+
+    def report(self, signum, frame):
+        now = time.perf_counter()
+        compiling = self.since is not None
+        total = self.done_s + (now - self.since if compiling else 0.0)
+        sys.stdout.write(COMPILE_MARK + json.dumps({"watching": self.watching, "seconds": round(total, 3),
+                                                    "compilations": self.compilations, "compiling": compiling}) + "\n")
+        sys.stdout.flush()
 
 
 class Stop(BaseException):
@@ -587,11 +638,14 @@ def run(job):
     result = {"ok": False, "python": sys.version.split()[0], "executable": sys.executable,
               "machine_before": machine()}
     child_file = os.path.abspath(__file__)
+    clock = CompileClock()
+    signal.signal(signal.SIGUSR2, clock.report)  # before the import: a default SIGUSR2 would end the child
     try:
         import torch
     except Exception as exc:
         result["error"] = {"kind": "no-torch", "type": type(exc).__name__, "message": str(exc)}
         return result
+    clock.wrap(torch)
     threads = job.get("threads", 1)
     torch.set_num_threads(threads)
     try:

@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from perf_lint.analyzers import ConfigError, Finding, SourceError, analyze, fixed_text, load_config
@@ -23,13 +23,14 @@ from perf_lint.analyzers import notebook_source, python_source, read_source
 from perf_lint.analyzers.config import KEEP_TRACES
 from perf_lint.analyzers.findings import cell_label
 
-from . import aggregate
+from . import aggregate, sweep
 from .instrument import clock_names, line_map, mark_magic, rewrite, timed_region, wrap_region
 from .probes import Probe, probe_for
-from .process import MAX_PROCESSES, run_child, stack_of, tail
+from .process import MAX_PROCESSES, compile_time, run_child, stack_of, tail
 from .program import Chunk, Program, Target, TargetError, chunk_of_line, chunks_of, find_target, finding_place, parse
 from .request import ProfileRequest
 from .result import ProfileResult
+from .verdict import MIN_PAIRS
 
 SETUP_FAILURES = ("source", "config", "request", "no-finding", "interpreter", "no-torch", "runner", "output",
                   "internal")
@@ -69,6 +70,7 @@ class Plan:
     distributed: bool
     notes: list[str]
     unmeasurable: str | None = None  # why nothing can run (the verdict's reason)
+    sweep: sweep.Sweep | None = None  # --sweep: variants B1, B2, ... are its candidates
 
 
 def run_profile(request: ProfileRequest, cancel: threading.Event | None = None,
@@ -241,7 +243,13 @@ def prepare(request: ProfileRequest) -> Plan:
     plan.distributed = probe.distributed or any(_DISTRIBUTED.search(c.code) for c in program.chunks)
     plan.variants.append(build_variant("A", "as written", source, sync=False, **build))
     fixable = [f for f in group if f.fix is not None]
-    if fixable:
+    plan.sweep = sweep.plan(fixable, os.cpu_count() or 1) if request.sweep and probe.metric in ("step", "epochs") else None
+    if request.sweep and plan.sweep is None:
+        plan.notes.append("nothing to sweep: no fix here writes a count (such as num_workers) that step times rank; "
+                          "measured the fix as it is")
+    if plan.sweep is not None:
+        add_candidates(plan, source, build)
+    elif fixable:
         titles = "; ".join(dict.fromkeys(f.fix.title for f in fixable))
         try:
             fixed, missed = apply_fixes(source, fixable, config)
@@ -254,6 +262,18 @@ def prepare(request: ProfileRequest) -> Plan:
     elif probe.metric in ("step", "epochs", "interval", "kernels", "memory"):
         plan.notes.append(f"{primary.code} has no automatic fix to compare with: only the code as written was measured")
     return plan
+
+
+def add_candidates(plan: Plan, source, build: dict) -> None:
+    """Variants B1, B2, ...: the swept finding's fix with each candidate count."""
+    swept = plan.sweep
+    others = [f.code for f in plan.findings if f is not swept.finding and f.fix is not None]
+    if others:
+        plan.notes.append(f"the sweep varies the fix of {swept.finding.code}; the fixes of "
+                          f"{', '.join(dict.fromkeys(others))} are not applied to its candidates")
+    for candidate in swept.candidates:
+        fixed = fixed_text(source, [replace(swept.finding, fix=candidate.fix)])
+        plan.variants.append(build_variant(candidate.variant, candidate.label, fixed, sync=False, **build))
 
 
 def apply_fixes(source, findings: list[Finding], config) -> tuple[object, list[Finding]]:
@@ -371,7 +391,7 @@ def make_run_dir(request: ProfileRequest, plan: Plan) -> str:
     codes = "-".join(dict.fromkeys(f.code for f in plan.findings))
     run = f"{time.strftime('%Y%m%d-%H%M%S')}-{stem}-{codes}"
     try:
-        keep = load_config(os.path.dirname(plan.path)).keep_traces
+        keep = request.keep_traces or load_config(os.path.dirname(plan.path)).keep_traces
     except ConfigError:  # it loaded a moment ago in prepare(); changed since
         keep = KEEP_TRACES
     prune_runs(base, keep - 1)
@@ -456,9 +476,14 @@ def execute(request: ProfileRequest, plan: Plan, run_dir: str, cancel, say, resu
     runs: list[dict] = []
     start = run_child if runner is None else runner.run
     order = [(r, v) for r in range(1, request.repeats + 1) for v in plan.variants]
+    started = time.monotonic()
     for number, (repeat, variant) in enumerate(order, 1):
         if cancel is not None and cancel.is_set():
             result.failure, result.error = "cancelled", "cancelled"
+            break
+        if over_budget(plan, repeat, variant, time.monotonic() - started):
+            result.notes.append(f"the sweep stopped after {repeat - 1} of {request.repeats} repeats: another would "
+                                f"end past its {sweep.BUDGET_S:g} s budget")
             break
         worker = f"{variant.name}-{repeat}"
         say(f"run {number}/{len(order)}: {variant.name} ({variant.label}), repeat {repeat}")
@@ -507,19 +532,38 @@ def execute(request: ProfileRequest, plan: Plan, run_dir: str, cancel, say, resu
     return runs
 
 
+def over_budget(plan: Plan, repeat: int, variant: Variant, spent_s: float) -> bool:
+    """A sweep starts no repeat that would end past its budget (at the pace of the repeats so
+    far) once the repeats a verdict needs have run."""
+    return (plan.sweep is not None and variant is plan.variants[0] and repeat > MIN_PAIRS
+            and spent_s * repeat / (repeat - 1) > sweep.BUDGET_S)
+
+
 def stopped_at(result: ProfileResult, plan: Plan, variant: Variant, log_path: str) -> str:
     """Where a timed-out run was: the stack its child wrote to the log, mapped to the user's lines."""
-    frames = stack_of(tail(log_path, 1 << 16))
+    log = tail(log_path, 1 << 16)
+    frames = stack_of(log)
     if not frames:
-        return ""
+        return compiled_for(log)
     ours = [i for i, frame in enumerate(frames) if frame[0] in variant.lines]
     frames = frames[ours[0]:] if ours else frames  # from the program's first frame (not child.py's)
     lines, where = map_frames(plan, variant, frames)
     result.error_location = where
     compiling = any(re.search(r"torch[/\\]_(dynamo|inductor)[/\\]", frame[0]) for frame in frames)
     return ("; it was " + (f"at {where['label']}" if where else "outside the program")
-            + (", inside torch.compile (compiling)" if compiling else "")
+            + (", inside torch.compile (compiling)" if compiling else "") + compiled_for(log)
             + "\nTraceback of the child when stopped (most recent call last):\n" + "\n".join(lines))
+
+
+def compiled_for(log: str) -> str:
+    """How long torch.compile had compiled when the run was stopped (what the child printed), or ""."""
+    found = compile_time(log)
+    if not found or not found.get("watching"):
+        return ""
+    count = found["compilations"]
+    now = " and was compiling when stopped" if found["compiling"] else ""
+    return (f"; torch.compile had compiled for {found['seconds']:.1f} s ({count} compilation{'s' * (count != 1)} "
+            f"finished){now}")
 
 
 def describe_error(result: ProfileResult, plan: Plan, variant: Variant, error: dict) -> None:

@@ -56,11 +56,12 @@ class Outcome:
         return Outcome(verdict, reason, short, self.ratio, self.n, self.name, self.interval)
 
 
-def verdict(result, plan, finding, by_variant: dict, key) -> dict:
+def verdict(result, plan, finding, by_variant: dict, key, versus: str = "B") -> dict:
+    """The finding's verdict: A against variant `versus` (the fix; a sweep's winner or best candidate)."""
     probe, on_gpu = plan.probe, result.on_gpu
     out = {"code": finding.code, "verdict": "inconclusive", "ratio": None, "reason": "",
            "metric": probe.metric if probe else None, "n": 0}
-    a, b = by_variant.get("A", []), by_variant.get("B", [])
+    a, b = by_variant.get("A", []), by_variant.get(versus, [])
     if plan.unmeasurable:
         outcome = Outcome("inconclusive", plan.unmeasurable, "nothing to measure")
     elif result.failure:
@@ -76,7 +77,7 @@ def verdict(result, plan, finding, by_variant: dict, key) -> dict:
         reason = next((n for n in result.notes if "fix" in n), "nothing to compare the code with")
         outcome = Outcome("inconclusive", reason, "no fix or probe to compare with")
     else:
-        outcome = COMPARED[probe.metric](result, a, b, key, on_gpu)
+        outcome = COMPARED[probe.metric](result, a, b, key, on_gpu, versus)
     eager = eager_fix(result) if probe is not None and probe.distributed and b and not result.failure else None
     if eager:
         gap = "" if on_gpu else f"; no GPU either: {probe.cpu_gap}"
@@ -126,63 +127,63 @@ def _from(judged, shown: str, confirmed: str, refuted: str, opposite: str, n: in
     return Outcome(judged.verdict, reason, f"{label}: {judged.text}", judged.ratio, n, judged.name, (judged.low, judged.high))
 
 
-def step_times(result, a, b, key, on_gpu, name: str = SPEEDUP, step: str = "step") -> Outcome:
+def step_times(result, a, b, key, on_gpu, versus: str = "B", name: str = SPEEDUP, step: str = "step") -> Outcome:
     judged = compare([samples(r, on_gpu) for r in a], [samples(r, on_gpu) for r in b], name)
-    sa, sb = result.variants["A"]["step_ms"], result.variants["B"]["step_ms"]
+    sa, sb = result.variants["A"]["step_ms"], result.variants[versus]["step_ms"]
     n = min(sa["n"], sb["n"]) if sa and sb else 0
-    shown = f"median {step} {ms(sa['median'])} as written (A), {ms(sb['median'])} with the fix (B)" if sa and sb else ""
-    shown += startup_text(result, whole=step == "step")
+    shown = f"median {step} {ms(sa['median'])} as written (A), {ms(sb['median'])} with the fix ({versus})" if sa and sb else ""
+    shown += startup_text(result, versus, whole=step == "step")
     return _from(judged, shown, "faster with the fix", "no speed-up beyond the noise", "slower with the fix", n)
 
 
-def epochs(result, a, b, key, on_gpu) -> Outcome:
+def epochs(result, a, b, key, on_gpu, versus: str = "B") -> Outcome:
     """Whole epochs A/B; when epochs ran past the budget and were cut, the time to each
     epoch's first batch (the workers' start-up) instead: a cut epoch is not a step."""
     if not truncated(a + b):
-        return step_times(result, a, b, key, on_gpu, "whole-epoch speed-up (A epoch / B epoch)", "whole epoch")
+        return step_times(result, a, b, key, on_gpu, versus, "whole-epoch speed-up (A epoch / B epoch)", "whole epoch")
     budget = next((r["result"].get("epoch_budget_s") for r in a + b if r["result"].get("epoch_budget_s")), None)
     judged = compare([first_batches(r) for r in a], [first_batches(r) for r in b],
                      "start-up speed-up (A / B time to an epoch's first batch)")
     cut = (f"epochs ran past the {budget:.3g} s budget per epoch and were cut, so no whole-epoch time is given "
            "(raise --timeout); compared instead: the time to each epoch's first batch") if budget else "epochs were cut"
     n = min(sum(len(first_batches(r)) for r in a), sum(len(first_batches(r)) for r in b))
-    return _from(judged, cut + startup_text(result), "the first batch of an epoch comes sooner with the fix",
+    return _from(judged, cut + startup_text(result, versus), "the first batch of an epoch comes sooner with the fix",
                  "no start-up difference beyond the noise", "the first batch comes later with the fix", n)
 
 
-def startup_text(result, whole: bool = False) -> str:
+def startup_text(result, versus: str = "B", whole: bool = False) -> str:
     """The workers' start-up (time to an epoch's first batch) and, with `whole`, whole DataLoader
-    epochs per variant, or nothing without a DataLoader."""
-    va, vb = result.variants.get("A") or {}, result.variants.get("B") or {}
+    epochs, of A and variant `versus`, or nothing without a DataLoader."""
+    va, vb = result.variants.get("A") or {}, result.variants.get(versus) or {}
     fa, fb = va.get("first_batch_ms"), vb.get("first_batch_ms")
     if not (fa or fb):
         return ""
-    text = f"; time to an epoch's first batch (workers' start-up) {ms(fa and fa['median'])} (A), {ms(fb and fb['median'])} (B)"
+    text = f"; time to an epoch's first batch (workers' start-up) {ms(fa and fa['median'])} (A), {ms(fb and fb['median'])} ({versus})"
     if not whole:
         return text
     ea, eb = va.get("epoch_ms"), vb.get("epoch_ms")
     if ea and eb:
-        return text + f", whole DataLoader epochs {ms(ea['median'])} (A), {ms(eb['median'])} (B)"
+        return text + f", whole DataLoader epochs {ms(ea['median'])} (A), {ms(eb['median'])} ({versus})"
     return text + "; no DataLoader epoch ran whole in the timed steps"
 
 
-def intervals(result, a, b, key, on_gpu) -> Outcome:
+def intervals(result, a, b, key, on_gpu, versus: str = "B") -> Outcome:
     if key is None:
         return Outcome("inconclusive", "the timed region's clock reads did not run during the measured steps",
                        "timed region not reached")
     judged = compare(interval_samples(b, key), interval_samples(a, key), "under-reporting (B interval / A interval)")
-    ia, ib = result.variants["A"].get("interval_ms"), result.variants["B"].get("interval_ms")
+    ia, ib = result.variants["A"].get("interval_ms"), result.variants[versus].get("interval_ms")
     n = min(ia["n"], ib["n"]) if ia and ib else 0
     shown = (f"the code's clock shows {ms(ia['median'])} (A), {ms(ib['median'])} after synchronize (B)"
              if ia and ib else "")
     return _from(judged, shown, "the code's clock under-reports", "no under-reporting", "no under-reporting", n)
 
 
-def memory(result, a, b, key, on_gpu) -> Outcome:
+def memory(result, a, b, key, on_gpu, versus: str = "B") -> Outcome:
     peaks = lambda runs: [(r["result"].get("profile") or {}).get("memory_peaks_mb") or [] for r in runs]  # noqa: E731
     judged = compare(peaks(a), peaks(b), "memory saving (A peak / B peak)")
-    ma, mb = result.variants["A"]["memory_peak_mb"], result.variants["B"]["memory_peak_mb"]
-    sa, sb = result.variants["A"]["step_ms"], result.variants["B"]["step_ms"]
+    ma, mb = result.variants["A"]["memory_peak_mb"], result.variants[versus]["memory_peak_mb"]
+    sa, sb = result.variants["A"]["step_ms"], result.variants[versus]["step_ms"]
     n = min(ma["n"], mb["n"]) if ma and mb else 0
     shown = f"peak per step {ma['median']:.3g} MB as written (A), {mb['median']:.3g} MB with the fix (B)" if ma and mb else ""
     if sa and sb:
@@ -191,10 +192,10 @@ def memory(result, a, b, key, on_gpu) -> Outcome:
                  "more memory per step with the fix", n)
 
 
-def kernels(result, a, b, key, on_gpu) -> Outcome:
-    va, vb = result.variants["A"], result.variants["B"]
+def kernels(result, a, b, key, on_gpu, versus: str = "B") -> Outcome:
+    va, vb = result.variants["A"], result.variants[versus]
     runs = min(va["runs"], vb["runs"])
-    step = step_times(result, a, b, key, on_gpu)
+    step = step_times(result, a, b, key, on_gpu, versus)
     if va["kernel_sets"] is None or vb["kernel_sets"] is None:
         return step.but("inconclusive", f"no GPU kernels were recorded; {step.reason}", "no GPU kernels")
     if runs < 2:

@@ -31,6 +31,19 @@ MAX_PROCESSES = 256  # live processes a run's group may hold (DataLoader workers
 _COUNT_EVERY_S = 0.2  # how often the group is counted (a /proc scan)
 _DUMP_S = 3.0  # how long a timed-out child may take to write its stack
 _FRAME = re.compile(r'^\s+File "(.*)", line (\d+) in (.*)$')
+_REPORT_S = 0.5  # how long a timed-out child may take to print its compile time
+COMPILE_MARK = "perf-lint compile time: "  # child.py's line (the child imports nothing of perf-lint)
+
+
+def compile_time(log: str) -> dict | None:
+    """The last compile time a child printed to its log ({seconds, compilations, compiling, watching}), or None."""
+    at = log.rfind(COMPILE_MARK)
+    if at < 0:
+        return None
+    try:
+        return json.loads(log[at + len(COMPILE_MARK):].splitlines()[0])
+    except (ValueError, IndexError):
+        return None
 
 
 def live_members(pgid: int) -> list[int]:
@@ -70,8 +83,14 @@ def kill_group(pgid: int) -> None:
 
 
 def dump_stack(proc: subprocess.Popen) -> None:
-    """Make a timed-out child write where it is: it runs with PYTHONFAULTHANDLER, so SIGABRT has
-    faulthandler print every thread's Python stack to its log before it dies (without a core file)."""
+    """Make a timed-out child write where it is: first its torch.compile time (SIGUSR2: child.py
+    prints a COMPILE_MARK line), then, as it runs with PYTHONFAULTHANDLER, SIGABRT has faulthandler
+    print every thread's Python stack to its log before it dies (without a core file)."""
+    try:
+        proc.send_signal(signal.SIGUSR2)
+        proc.wait(timeout=_REPORT_S)  # the child does not exit on it: time for the handler to print
+    except (OSError, subprocess.TimeoutExpired):
+        pass
     try:
         resource.prlimit(proc.pid, resource.RLIMIT_CORE, (0, 0))
     except (AttributeError, OSError):  # not Linux, or already gone

@@ -47,6 +47,8 @@ def _rows(result) -> list[tuple[str, list[str]]]:
         rows.append(("first timed run (cold)", [ms(s and s["median"]) for s in get("first_interval_ms")]))
     if any(get("interval_event_ms")):
         rows.append(("timed interval, CUDA events", [ms(s and s["median"]) for s in get("interval_event_ms")]))
+    if any(get("first_batch_ms")):
+        rows.append(("time to first batch, median", [ms(s and s["median"]) for s in get("first_batch_ms")]))
     share = get("dataloader_share")
     if any(v is not None for v in share):
         rows.append(("DataLoader wait share", ["-" if v is None else f"{v:.0%}" for v in share]))
@@ -92,7 +94,30 @@ def _context_lines(result) -> list[tuple[str, str]]:
     if result.steps and result.runs:
         wait, warmup, active = result.steps
         lines.append(("schedule", f"wait {wait}, warm-up {warmup}, active {active}; {result.repeats} repeat(s) per "
-                                  "variant, interleaved A B A B"))
+                                  f"variant, interleaved {' '.join(list(result.variants or 'AB') * 2)}"))
+    return lines
+
+
+def sweep_lines(result) -> list[str]:
+    """The sweep: each candidate's median and its speed-up over A with the interval, then the
+    winner (confirmed faster than the code as written) or why there is none."""
+    found = result.sweep
+    if not found:
+        return []
+    head = (f"sweep of {found['setting']} in the fix of {found['code']}: each candidate against the code as written "
+            f"(A, median {found['measure']} {ms(found['as_written_ms'])})")
+    lines = [head]
+    for row in found["candidates"]:
+        speed = ("-" if row["ratio"] is None
+                 else f"speed-up {row['ratio']:.2f}x, 95% interval {row['low']:.2f}-{row['high']:.2f}x")
+        lines.append(f"  {row['variant']} {row['label']}: median {ms(row['median_ms'])}, {speed}: {row['verdict']}")
+    best = found["winner"]
+    if best:
+        tied = f"; as fast within the noise: {', '.join(best['as_fast'])}" if best["as_fast"] else ""
+        lines.append(f"fastest: {best['title']} ({best['variant']}, {best['ratio']:.2f}x faster than as written, "
+                     f"95% interval {best['low']:.2f}-{best['high']:.2f}x{tied})")
+    else:
+        lines.append("no winner: no candidate was confirmed faster than the code as written")
     return lines
 
 
@@ -115,6 +140,9 @@ def text(result) -> str:
             out.append(f"  {v['summary']}")
             if v["reason"]:
                 out.append(f"      {v['reason']}")
+    if result.sweep:
+        out.append("")
+        out += [f"  {line}" for line in sweep_lines(result)]
     if result.skipped:
         out.append("")
         out.append("  not measured in this run (profile them with --rule): "
@@ -153,6 +181,10 @@ def markdown(result, svg_file: str | None = None) -> str:
             ratio = ("" if v["ratio"] is None or v.get("ratio_interval")
                      else f" ({v.get('ratio_name') or 'ratio'} {v['ratio']:.3g})")
             out.append(f"- **{v['code']} {v['verdict']}**{ratio}: {escape(v['reason'])}")
+    if result.sweep:
+        lines = sweep_lines(result)
+        out += ["", "## Sweep", "", escape(lines[0]), ""] + [f"- {escape(line.strip())}" for line in lines[1:-1]]
+        out += ["", f"**{escape(lines[-1])}**"]
     if result.skipped:
         out += ["", "Not measured in this run: " + ", ".join(f"{f['code']} (line {f['line']})" for f in result.skipped)]
     if result.device and not result.on_gpu:

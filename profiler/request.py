@@ -19,7 +19,9 @@ class ProfileRequest:
     repeat); `repeats` the runs per variant, interleaved A B A B...; `out_dir` where
     traces and the report go (default `.perf-lint/traces/` next to the file); `runner`
     "local" (a child process here) or "ray" (a task on the Ray cluster at `address`, None:
-    RAY_ADDRESS or a local Ray instance, asking for `num_gpus` GPUs, 0 on a CPU cluster)."""
+    RAY_ADDRESS or a local Ray instance, asking for `num_gpus` GPUs, 0 on a CPU cluster);
+    `sweep` runs the fix with each candidate count it writes (see profiler.sweep) instead of
+    its own; `keep_traces` the run folders kept (default: the setting profiling.keep-traces)."""
 
     path: str
     text: str | None = None
@@ -34,6 +36,8 @@ class ProfileRequest:
     runner: str = "local"
     address: str | None = None
     num_gpus: float = 1.0
+    sweep: bool = False
+    keep_traces: int | None = None
 
     @property
     def schedule(self) -> tuple[int, int, int]:
@@ -49,6 +53,8 @@ class ProfileRequest:
             found.append(f"repeats must be at least 1, not {self.repeats!r}")
         if not self.timeout_s or self.timeout_s <= 0:
             found.append(f"timeout must be positive, not {self.timeout_s!r}")
+        if self.keep_traces is not None and (not isinstance(self.keep_traces, int) or self.keep_traces < 1):
+            found.append(f"the run folders kept must be at least 1, not {self.keep_traces!r}")
         if self.cell is not None and self.cell < 0:
             found.append(f"cell must be 0 or more, not {self.cell}")
         if self.line is not None and self.line < 1:

@@ -36,6 +36,7 @@ class ProfileResult:
     failure: str | None = None  # None, or what failed. Nothing ran: source, config, request, no-finding,
     # interpreter, no-torch, output, internal. The code's run: exception, oom, timeout, crash, processes, cancelled
     notes: list = field(default_factory=list)
+    sweep: dict | None = None  # --sweep: each candidate against A, and the winner (see profiler.sweep)
 
     @property
     def on_gpu(self) -> bool:
@@ -43,10 +44,19 @@ class ProfileResult:
 
     def summary(self) -> str:
         if self.verdicts:
-            return "; ".join(v["summary"] for v in self.verdicts)
+            return "; ".join(v["summary"] for v in self.verdicts) + self.sweep_summary()
         if self.error:
             return f"profile failed: {self.error.splitlines()[0]}"
         return "nothing was measured"
+
+    def sweep_summary(self) -> str:
+        """The sweep's outcome after the verdicts: its winner with the speed-up, or that there is none."""
+        if not self.sweep:
+            return ""
+        best = self.sweep["winner"]
+        if best is None:
+            return "; sweep: no winner"
+        return f"; fastest: {best['label']} ({best['ratio']:.2f}x)"
 
     def to_dict(self) -> dict:
         data = asdict(self)

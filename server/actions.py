@@ -1,5 +1,5 @@
-"""Code actions: quick fixes, `# noqa` suppressions, fix-all (file, cell, notebook), and the
-`perf-lint.fixAll` command.
+"""Code actions: quick fixes, `# noqa` suppressions, fix-all (file, cell, notebook), the
+winner of a profiling sweep (its measured speed-up in the title), and the `perf-lint.fixAll` command.
 
 Actions are listed cheaply; their edits are computed by `codeAction/resolve` (or at once
 for clients that cannot resolve edits), on the analysis of the document's current text.
@@ -25,7 +25,7 @@ from perf_lint.analyzers.source import LINE_BREAK, Unit, common_ends, dominant_n
 
 from .diagnostics import Analysis, TargetState, to_diagnostic
 from .documents import client_column
-from .profiling import profile_command
+from .profiling import profile_command, sweepable, winner_action
 
 FIX_ALL = "source.fixAll.perf-lint"
 NOTEBOOK_FIX_ALL = "notebook.source.fixAll.perf-lint"
@@ -63,11 +63,16 @@ async def code_actions(server, params: types.CodeActionParams) -> list[types.Cod
             continue
         diagnostic = to_diagnostic(finding, doc.lines, documents.encoding, server.diagnostics.note(uri, finding))
         key = {"uri": uri, "code": finding.code, "range": list(_tuple(finding.range))}
+        measured = winner_action(target, finding) if entry.fresh else None
+        if measured is not None and _wanted(types.CodeActionKind.QuickFix, only):
+            actions.append(types.CodeAction(
+                title=measured[0], kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic], is_preferred=True,
+                data={"action": "winner", **key}))
         if _wanted(types.CodeActionKind.QuickFix, only):
             if finding.fix is not None and entry.fresh:
                 actions.append(types.CodeAction(
                     title=f"{finding.fix.title} ({finding.code})", kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[diagnostic], is_preferred=True, data={"action": "fix", **key}))
+                    diagnostics=[diagnostic], is_preferred=measured is None, data={"action": "fix", **key}))
             actions.append(types.CodeAction(
                 title=f"Suppress {finding.code} for this line", kind=types.CodeActionKind.QuickFix,
                 diagnostics=[diagnostic], data={"action": "suppress", **key}))
@@ -75,6 +80,10 @@ async def code_actions(server, params: types.CodeActionParams) -> list[types.Cod
             actions.append(types.CodeAction(
                 title=f"Profile this cell ({finding.code})", diagnostics=[diagnostic],
                 command=profile_command(server, uri, finding.code, line=finding.range.start_line)))
+            if finding.fix is not None and sweepable(finding):
+                actions.append(types.CodeAction(
+                    title=f"Profile this cell, sweeping the fix's settings ({finding.code})", diagnostics=[diagnostic],
+                    command=profile_command(server, uri, finding.code, line=finding.range.start_line, sweep=True)))
     fixable = any(e.fresh and e.finding.fix is not None for e in state.shown.get(uri, []))
     if fixable and _wanted(FIX_ALL, only):
         title = "Fix all perf-lint problems in this cell" if doc.notebook else "Fix all perf-lint problems"
@@ -105,13 +114,18 @@ async def resolve(server, action: types.CodeAction) -> types.CodeAction:
         server.log(f"perf-lint: '{action.title}' is not available: the document is closed or still changing")
         return action
     kind = data.get("action")
-    if kind in ("fix", "suppress"):
+    if kind in ("fix", "suppress", "winner"):
         entry = next((e for e in state.shown.get(uri, []) if e.finding.code == data.get("code")
                       and list(_tuple(e.finding.range)) == data.get("range")), None)
-        if entry is None or (kind == "fix" and not entry.fresh):
+        measured = winner_action(target, entry.finding) if entry is not None and kind == "winner" else None
+        if entry is None or (kind != "suppress" and not entry.fresh) or (kind == "winner" and measured is None):
             server.log(f"perf-lint: '{action.title}' no longer applies: the code changed; ask for the action again")
             return action
-        edits = _fix_edits(state.analysis, entry.finding) if kind == "fix" else _suppress_edits(state.analysis, entry.finding, uri)
+        if kind == "suppress":
+            edits = _suppress_edits(state.analysis, entry.finding, uri)
+        else:
+            finding = entry.finding if kind == "fix" else replace(entry.finding, fix=measured[1])
+            edits = _fix_edits(state.analysis, finding)
     elif kind in ("fixAll", "notebookFixAll"):
         edits = await _fix_all_edits(server, state.analysis, uri if kind == "fixAll" else None)
     else:

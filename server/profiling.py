@@ -6,11 +6,14 @@ stops the profiler. The verdict is appended to the finding's diagnostic and the
 Markdown report is opened with `window/showDocument`. `profiling.enabled = false`
 removes the lenses and actions and refuses the command.
 
-Arguments: `[uri, where, rule]`: `uri` a `.py` document, a notebook or a notebook cell;
+Arguments: `[uri, where, rule, options]`: `uri` a `.py` document, a notebook or a notebook cell;
 `where` `{"cell": index}` (a notebook cell: its position in the notebook's cell array;
 a `.py`: the index of a `# %%` cell) or `{"line": n}` (0-based line of a `.py`; the
 profiler gets it 1-based) or null;
-`rule` a code such as "TPL101" or null for every finding of the cell.
+`rule` a code such as "TPL101" or null for every finding of the cell; `options` (optional)
+`{"sweep": true}` runs the fix with each candidate count (see perf_lint.profiler.sweep). A
+sweep's winner is kept per document and offered as a quick fix with its measured speed-up
+(`winner_action`) while its finding stays where it was measured.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ COMMAND = "perf-lint.profile"
 _REQUEST_FAILED, _INVALID_PARAMS, _CANCELLED = -32803, -32602, -32800
 _runner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="perf-lint-profile")  # one measurement at a time
 _running: dict[object, threading.Event] = {}  # request id -> its profile's cancel event
+_winners: dict[str, dict] = {}  # target URI -> the last sweep's winner there
 
 
 def cancel_request(msg_id) -> None:
@@ -51,9 +55,10 @@ def cancel_all() -> None:
 
 
 def profile_command(server, uri: str, code: str | None = None, line: int | None = None,
-                    cell: int | None = None) -> types.Command:
+                    cell: int | None = None, sweep: bool = False) -> types.Command:
     """The command that profiles a cell: a notebook cell URI's own cell, the `# %%` cell
-    `cell` of a `.py`, or the code around `line` (0-based) of a `.py`."""
+    `cell` of a `.py`, or the code around `line` (0-based) of a `.py`; with `sweep`, the
+    fix's count is swept."""
     notebook_cell = server.documents.cell_index(uri)
     if notebook_cell is not None:
         where = {"cell": notebook_cell}
@@ -61,8 +66,33 @@ def profile_command(server, uri: str, code: str | None = None, line: int | None 
         where = {"cell": cell}
     else:
         where = {"line": line} if line is not None else None
+    if sweep:
+        return types.Command(title=f"Profile this cell, sweeping the fix's settings ({code})", command=COMMAND,
+                             arguments=[uri, where, code, {"sweep": True}])
     title = f"Profile this cell ({code})" if code else "Profile this cell"
     return types.Command(title=title, command=COMMAND, arguments=[uri, where, code])
+
+
+def sweepable(finding) -> bool:
+    """Whether a sweep can measure this finding's fix (it writes a count); False without the profiler."""
+    try:
+        from perf_lint.profiler.sweep import setting_of
+    except ImportError:
+        return False
+    return setting_of(finding.fix) is not None
+
+
+def winner_action(target: str | None, finding):
+    """(title, fix) of the last sweep's winner for this finding as it is now, or None."""
+    winner = _winners.get(target) if target else None
+    if winner is None:
+        return None
+    from perf_lint.profiler.sweep import winning_fix  # a winner came from the profiler: it is installed
+
+    fix = winning_fix(finding, winner)
+    if fix is None:
+        return None
+    return f"{fix.title}: measured {winner['ratio']:.2f}x faster ({finding.code})", fix
 
 
 async def code_lenses(server, params: types.CodeLensParams) -> list[types.CodeLens]:
@@ -89,16 +119,20 @@ async def code_lenses(server, params: types.CodeLensParams) -> list[types.CodeLe
     ]
 
 
-_USAGE = f"{COMMAND} expects [uri, {{\"cell\": n}} | {{\"line\": n}} | null, rule | null]"
+_USAGE = f"{COMMAND} expects [uri, {{\"cell\": n}} | {{\"line\": n}} | null, rule | null, {{\"sweep\": bool}}?]"
 
 
-def _arguments(args: tuple) -> tuple[str, int | None, int | None, str | None]:
-    """(uri, cell, line, rule) from the command's arguments; raises invalid params on malformed ones."""
-    if not args or not isinstance(args[0], str) or not args[0] or len(args) > 3:
+def _arguments(args: tuple) -> tuple[str, int | None, int | None, str | None, bool]:
+    """(uri, cell, line, rule, sweep) from the command's arguments; raises invalid params on malformed ones."""
+    if not args or not isinstance(args[0], str) or not args[0] or len(args) > 4:
         raise JsonRpcException(_USAGE, code=_INVALID_PARAMS)
     uri = args[0]
     where = args[1] if len(args) > 1 else None
     rule = args[2] if len(args) > 2 else None
+    options = args[3] if len(args) > 3 and args[3] is not None else {}
+    if not isinstance(options, dict) or set(options) - {"sweep"} or not isinstance(options.get("sweep", False), bool):
+        raise JsonRpcException(f"{COMMAND}: the options must be {{\"sweep\": true|false}}, got {options!r}",
+                               code=_INVALID_PARAMS)
     cell = line = None
     if isinstance(where, dict) and len(where) == 1 and set(where) <= {"cell", "line"}:
         cell, line = where.get("cell"), where.get("line")
@@ -112,7 +146,7 @@ def _arguments(args: tuple) -> tuple[str, int | None, int | None, str | None]:
             raise JsonRpcException(f"{COMMAND}: '{name}' must be a non-negative integer, got {value!r}", code=_INVALID_PARAMS)
     if rule is not None and not isinstance(rule, str):
         raise JsonRpcException(f"{COMMAND}: the rule must be a code such as \"TPL101\", got {rule!r}", code=_INVALID_PARAMS)
-    return uri, cell, line, rule
+    return uri, cell, line, rule, options.get("sweep", False)
 
 
 def _inside(path: str, folders: list[str]) -> bool:
@@ -138,7 +172,7 @@ def workspace_file(server, uri: str, target: str | None) -> str:
 
 
 async def profile(server, *args) -> dict:
-    uri, cell, line, rule = _arguments(args)
+    uri, cell, line, rule, sweep = _arguments(args)
     documents = server.documents
     target = documents.target_of(uri)
     editor = server.settings.editor_for(target or uri)
@@ -168,7 +202,7 @@ async def profile(server, *args) -> dict:
     else:
         options["python"] = editor.profiling_python
     request = ProfileRequest(path=path, text=text, cell=cell, line=None if line is None else line + 1, rule=rule,
-                             **{key: value for key, value in options.items() if value is not None})
+                             sweep=sweep, **{key: value for key, value in options.items() if value is not None})
     cancel = threading.Event()
     progress = await _Progress.start(server, f"perf-lint: profiling {rule or 'cell'}", cancel)
     request_id = server.protocol.msg_id or object()
@@ -193,6 +227,10 @@ async def profile(server, *args) -> dict:
         raise JsonRpcException("perf-lint profile was cancelled", code=_CANCELLED)
     summary = result.summary()
     progress.end(summary)
+    if result.sweep is not None:
+        _winners.pop(target or uri, None)
+        if result.sweep["winner"]:
+            _winners[target or uri] = result.sweep["winner"]
     _annotate(server, uri, target, cell, line, result)
     server.show(summary, types.MessageType.Error if result.failure else types.MessageType.Info)
     if result.report_path:

@@ -14,7 +14,11 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from tests.lsp_client import CODE, MARKUP, NEOVIM, VSCODE, Notebook, codes, diagnostics, open_py, pushed, session, timed
+from tests.lsp_client import (
+    CODE, MARKUP, NEOVIM, VSCODE, Notebook, apply_workspace_edit, codes, diagnostics, open_py, pushed, replace_all, session,
+    timed,
+)
+from tests.test_lsp_actions import actions_at, resolved
 
 HAS_PROFILER = importlib.util.find_spec("perf_lint.profiler") is not None and hasattr(
     importlib.import_module("perf_lint.profiler"), "run_profile")
@@ -88,6 +92,35 @@ async def test_profile_command_reports_progress_verdict_and_report(tmp_path):
         assert diag.message.endswith(f". {verdict['sentence']}") and verdict["sentence"].startswith("Profiled on CPU: ")
         (shown,) = client.shown_documents
         assert shown.uri.endswith("report.md") and Path(result["report_path"]).is_file()
+
+
+SLOW_ITEMS = TRAIN.replace("import torch\n", "import time\nimport torch\n", 1).replace(
+    "    def __getitem__(self, index):\n", "    def __getitem__(self, index):\n        time.sleep(0.004)  # read from disk\n")
+
+
+@needs_profiler
+@timed(420)
+async def test_sweep_winner_is_a_quick_fix_with_its_measured_speed_up(tmp_path):
+    async with session(VSCODE, tmp_path, settings=FAST) as client:
+        uri = open_py(client, tmp_path / "train.py", SLOW_ITEMS)
+        assert codes(await pushed(client, uri, 1)) == ["TPL101"]
+        line = SLOW_ITEMS.splitlines().index("loader = DataLoader(Squares(), batch_size=16)")
+        sweep = next(a for a in await actions_at(client, uri, line)
+                     if a.title == "Profile this cell, sweeping the fix's settings (TPL101)")
+        assert list(sweep.command.arguments) == [uri, {"line": line}, "TPL101", {"sweep": True}]
+        result = await asyncio.wait_for(client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command=sweep.command.command, arguments=sweep.command.arguments)), 400)
+        assert result["failure"] is None, result["error"]
+        winner = result["sweep"]["winner"]
+        assert winner is not None and winner["verdict"] == "confirmed", result["sweep"]
+        measured = [a for a in await actions_at(client, uri, line) if "measured" in a.title]
+        title = f"Set num_workers={winner['value']}, persistent_workers=True: measured {winner['ratio']:.2f}x faster (TPL101)"
+        assert [a.title for a in measured] == [title] and measured[0].is_preferred
+        new = apply_workspace_edit(client, (await resolved(client, measured[0])).edit)[uri]
+        assert f"DataLoader(Squares(), batch_size=16, num_workers={winner['value']}, persistent_workers=True)" in new
+        replace_all(client, uri, new.replace("batch_size=16", "batch_size=32"))  # another loader: no measured fix
+        await pushed(client, uri, client.versions[uri])
+        assert not any("measured" in a.title for a in await actions_at(client, uri, line))
 
 
 @needs_profiler

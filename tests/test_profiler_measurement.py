@@ -19,6 +19,7 @@ import pytest
 
 from perf_lint.profiler import ProfileRequest, child, harness, judge, run_profile
 from perf_lint.profiler.aggregate import _user_line
+from perf_lint.profiler.verdict import ms
 
 from .test_profiler import SLOW_DATASET
 from .timeouts import timeout
@@ -43,6 +44,8 @@ def test_respawned_workers_are_timed_over_whole_epochs(tmp_path):
     assert a["step_ms"]["min"] >= START_UP_MS  # a whole epoch, start-up included, not 3 batches of it
     assert a["first_batch_ms"]["min"] >= START_UP_MS and b["first_batch_ms"]["median"] < a["first_batch_ms"]["median"]
     assert "time to an epoch's first batch (workers' start-up)" in verdict["reason"]
+    first = f"| time to first batch, median | {ms(a['first_batch_ms']['median'])} | {ms(b['first_batch_ms']['median'])} |"
+    assert first in open(data["report_path"]).read()
     assert a["syncs_per_step"] is None  # the DataLoader's seed .item() is on a CPU tensor: no sync
     assert any(n.startswith("a step is a whole epoch") for n in data["notes"])
     assert not any("were cut" in n for n in data["notes"])
