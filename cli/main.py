@@ -137,7 +137,7 @@ class Configs:
 
 # -- check ---------------------------------------------------------------------------------
 @dataclass
-class Outcome:
+class FileResult:
     """What checking one file gave: findings (those left after --fix), fixes, an error."""
 
     findings: list = field(default_factory=list)  # perf_lint.analyzers.Finding
@@ -162,7 +162,7 @@ def unified_diff(path: str, before, after) -> str:
     return "".join(chunks)
 
 
-def check_file(path: str, config: Config, mode: str, cache_folder: str | None = None) -> Outcome:
+def check_file(path: str, config: Config, mode: str, cache_folder: str | None = None) -> FileResult:
     """Check one file; `mode` is "check", "fix" (write the fixes) or "diff" (show them).
     With `cache_folder`, findings of unchanged files come from the cache (check mode only)."""
     from perf_lint.analyzers import SourceError, analyze, fix_source, read_source, render
@@ -173,15 +173,15 @@ def check_file(path: str, config: Config, mode: str, cache_folder: str | None = 
     try:
         data = files.read_bytes(path, config.max_file_size)
     except files.Skipped as exc:
-        return Outcome(error=f"skipped: {exc}")
+        return FileResult(error=f"skipped: {exc}")
     except OSError as exc:
-        return Outcome(error=f"cannot read: {exc.strerror}")
+        return FileResult(error=f"cannot read: {exc.strerror}")
     store = Cache(cache_folder) if cache_folder and mode == "check" else None
     key = store.key(path, data, config) if store else None
     if store:
         cached = store.get(key)
         if cached is not None:
-            return Outcome(cached[0], reads=cached[1])
+            return FileResult(cached[0], reads=cached[1])
     try:
         source = read_source(path, data)
         with recording() as consulted:
@@ -192,26 +192,26 @@ def check_file(path: str, config: Config, mode: str, cache_folder: str | None = 
         result = fix_source(source, config) if fixing else None
         remaining = analyze(result.source, config) if result and result.changed else None
     except SourceError as exc:
-        return Outcome(error=str(exc))
+        return FileResult(error=str(exc))
     except Exception as exc:  # a bug of ours must not stop the other files
-        return Outcome(error=f"internal error, please report it: {type(exc).__name__}: {exc}")
+        return FileResult(error=f"internal error, please report it: {type(exc).__name__}: {exc}")
     if remaining is None or all(a.text == b.text for a, b in zip(source.units, result.source.units)):
-        return Outcome(findings, reads=consulted)  # no text changed: nothing to write (not even a notebook's JSON)
+        return FileResult(findings, reads=consulted)  # no text changed: nothing to write (not even a notebook's JSON)
     try:
         new = render(result.source)
     except UnicodeEncodeError as exc:
-        return Outcome(findings, error=f"not fixed: the fixed text cannot be encoded as {exc.encoding}")
+        return FileResult(findings, error=f"not fixed: the fixed text cannot be encoded as {exc.encoding}")
     fixed = Counter(f.code for f in findings) - Counter(f.code for f in remaining)
     if mode == "diff":
-        return Outcome(findings, fixed, unified_diff(path, source, result.source))
+        return FileResult(findings, fixed, unified_diff(path, source, result.source))
     try:
         files.write_atomic(path, new, data)
     except files.WriteError as exc:
-        return Outcome(findings, error=f"not fixed: {exc}")
-    return Outcome(remaining, fixed)
+        return FileResult(findings, error=f"not fixed: {exc}")
+    return FileResult(remaining, fixed)
 
 
-def _check_one(item: tuple) -> Outcome:
+def _check_one(item: tuple) -> FileResult:
     return check_file(*item)
 
 

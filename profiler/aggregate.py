@@ -10,7 +10,7 @@ from collections import Counter
 from . import judge, report, sweep
 from .judge import first_batches, interval_samples, samples
 from .program import finding_place
-from .verdict import quantile, spread
+from .stats import quantile, spread
 
 
 def _per_step(profile: dict, value) -> float | None:
@@ -90,10 +90,10 @@ def region(runs: list[dict], place: tuple[int, int, int]) -> tuple | None:
     counts = Counter((iv["start"], iv["end"]) for r in runs for iv in r["result"].get("intervals") or [])
     if ("start", "end") in counts:
         return "start", "end"
-    chunk, first, last = place
+    segment, first, last = place
 
     def on_finding(site: tuple) -> int:
-        return int(len(site) == 3 and site[0] == chunk and first <= site[1] <= last)
+        return int(len(site) == 3 and site[0] == segment and first <= site[1] <= last)
 
     forward = [key for key in counts if len(_site(key[0])) == 3 and _site(key[0])[0] == _site(key[1])[0]
                and _site(key[0])[1:] < _site(key[1])[1:]]
@@ -124,7 +124,7 @@ def finish(result, plan, runs: list[dict]) -> None:
     notebook = plan.source.kind == "notebook"
     key = None
     if plan.probe is not None and plan.probe.metric in ("interval", "warmup"):
-        key = region(by_variant.get("A", []), finding_place(plan.findings[0], plan.chunks, notebook))
+        key = region(by_variant.get("A", []), finding_place(plan.findings[0], plan.segments, notebook))
         for name, variant_runs in by_variant.items():
             if name in result.variants and key is not None:
                 result.variants[name]["interval_ms"] = spread([x for run in interval_samples(variant_runs, key) for x in run])

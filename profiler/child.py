@@ -2,7 +2,7 @@
 
 Executed by path in the user's interpreter (`python child.py job.json`) with the standard
 library and torch only; it never imports perf_lint. The job (JSON) names the program's
-chunks (cells, or the whole script) already instrumented by the parent: the measured loop
+segments (cells, or the whole script) already instrumented by the parent: the measured loop
 calls `__perf_lint__.step()` at the top of each iteration, other heavy loops call
 `__perf_lint__.tick(id)` so that setup never trains for real, clock reads of a timed region
 go through `__perf_lint__.clock(...)`. The steps are: warm-up (until the DataLoader's
@@ -148,7 +148,7 @@ class Harness:
         self.sync_clocks = bool(job.get("sync_clocks"))
         self.all_reads = bool(job.get("all_reads"))  # clock reads before the window too (first runs)
         self.cuda = torch.cuda.is_available()
-        self.files = {chunk["filename"] for chunk in job.get("chunks", ())}
+        self.files = {segment["filename"] for segment in job.get("segments", ())}
         self.pid = os.getpid()
         self.phase = "warm-up"  # then "timed" (no profiler), "profiled", "done"
         self.calls = 0
@@ -673,11 +673,11 @@ def run(job):
     try:
         if job.get("distributed"):
             dist = start_process_group(torch, harness.notes)
-        for chunk in job["chunks"]:
-            text = chunk["code"]
-            linecache.cache[chunk["filename"]] = (len(text), None, text.splitlines(True), chunk["filename"])
-            code = compile(text, chunk["filename"], "exec")
-            if chunk.get("repeat"):
+        for segment in job["segments"]:
+            text = segment["code"]
+            linecache.cache[segment["filename"]] = (len(text), None, text.splitlines(True), segment["filename"])
+            code = compile(text, segment["filename"], "exec")
+            if segment.get("repeat"):
                 while not harness.step():
                     exec(code, module.__dict__)
                 harness.finish()

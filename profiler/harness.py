@@ -27,10 +27,10 @@ from . import aggregate, sweep
 from .instrument import clock_names, line_map, mark_magic, rewrite, timed_region, wrap_region
 from .probes import Probe, probe_for
 from .process import MAX_PROCESSES, compile_time, run_child, stack_of, tail
-from .program import Chunk, Program, Target, TargetError, chunk_of_line, chunks_of, find_target, finding_place, parse
+from .program import Segment, Program, Target, TargetError, segment_of_line, segments_of, find_target, finding_place, tree_of
 from .request import ProfileRequest
 from .result import ProfileResult
-from .verdict import MIN_PAIRS
+from .stats import MIN_PAIRS
 
 SETUP_FAILURES = ("source", "config", "request", "no-finding", "interpreter", "no-torch", "runner", "output",
                   "internal")
@@ -50,8 +50,8 @@ class SetupError(Exception):
 class Variant:
     name: str  # "A" or "B"
     label: str
-    chunks: list[dict]  # the job's chunks (filename, code, repeat)
-    lines: dict  # filename -> (Chunk, program line -> chunk line of A)
+    segments: list[dict]  # the job's segments (filename, code, repeat)
+    lines: dict  # filename -> (Segment, program line -> segment line of A)
     sync_clocks: bool = False
 
 
@@ -59,7 +59,7 @@ class Variant:
 class Plan:
     path: str
     source: object
-    chunks: list[Chunk]
+    segments: list[Segment]
     findings: list[Finding]  # measured together
     skipped: list[Finding]  # at the target, but needing another probe
     probe: Probe | None
@@ -149,31 +149,31 @@ def interpreter(request: ProfileRequest) -> str:
     return python
 
 
-def locate(request: ProfileRequest, source, chunks: list[Chunk]) -> tuple[int | None, int | None]:
-    """The request's (chunk, 0-based chunk line), either possibly None."""
+def locate(request: ProfileRequest, source, segments: list[Segment]) -> tuple[int | None, int | None]:
+    """The request's (segment, 0-based segment line), either possibly None."""
     notebook = source.kind == "notebook"
     if request.cell is not None:
-        matching = [c for c in chunks if c.cell == request.cell]
+        matching = [c for c in segments if c.cell == request.cell]
         if not matching:
             if notebook:
-                cells = ", ".join(str(c.cell + 1) for c in chunks) or "none"
+                cells = ", ".join(str(c.cell + 1) for c in segments) or "none"
                 raise SetupError("request", f"{cell_label(request.cell)} is not a code cell of the notebook (code cells: {cells})")
             if not source.percent_cells:
                 raise SetupError("request", "the file has no `# %%` cells; give a line instead")
-            raise SetupError("request", f"no `# %%` {cell_label(request.cell)} (the file has {len(chunks)})")
-        chunk = matching[0]
+            raise SetupError("request", f"no `# %%` {cell_label(request.cell)} (the file has {len(segments)})")
+        segment = matching[0]
         if request.line is None:
-            return chunk.index, None
-        line = request.line - 1 if notebook else request.line - 1 - chunk.offset
-        if not 0 <= line < len(chunk.code.split("\n")):
-            raise SetupError("request", f"line {request.line} is not in {chunk.label}")
-        return chunk.index, line
+            return segment.index, None
+        line = request.line - 1 if notebook else request.line - 1 - segment.offset
+        if not 0 <= line < len(segment.code.split("\n")):
+            raise SetupError("request", f"line {request.line} is not in {segment.label}")
+        return segment.index, line
     if request.line is None:
         return None, None
     if notebook:
         raise SetupError("request", "a line of a notebook needs its cell: give the cell index too")
     try:
-        return chunk_of_line(chunks, request.line - 1)
+        return segment_of_line(segments, request.line - 1)
     except TargetError as exc:
         raise SetupError("request", str(exc)) from None
 
@@ -199,48 +199,48 @@ def prepare(request: ProfileRequest) -> Plan:
     if broken:
         where = "" if broken[0].cell is None else f"{cell_label(broken[0].cell)}, "
         raise SetupError("source", f"{where}line {broken[0].range.start_line + 1}: {broken[0].message}")
-    chunks = chunks_of(source)
+    segments = segments_of(source)
     cells = source.kind == "notebook" or bool(source.percent_cells)
-    parsed = [parse(c.code) for c in chunks]
-    chunk, line = locate(request, source, chunks)
-    selected, places = select(request, source, chunks, parsed, findings, chunk, line, cells)
+    parsed = [tree_of(c.code) for c in segments]
+    segment, line = locate(request, source, segments)
+    selected, places = select(request, source, segments, parsed, findings, segment, line, cells)
     primary = selected[0]
     probe = probe_for(primary.code, primary.probe)
     group = [f for f in selected if probe_for(f.code, f.probe) == probe]
     skipped = [f for f in selected if f not in group]
-    if chunk is None or probe is None or probe.steps == "in-place":
-        chunk, first, _ = places[id(primary)]
+    if segment is None or probe is None or probe.steps == "in-place":
+        segment, first, _ = places[id(primary)]
         line = first if line is None or probe is None or probe.steps == "in-place" else line
-    plan = Plan(os.path.abspath(request.path), source, chunks, group, skipped, probe, None, "", [], python, False, [])
+    plan = Plan(os.path.abspath(request.path), source, segments, group, skipped, probe, None, "", [], python, False, [])
     if probe is None:
-        plan.target = find_target(chunks, parsed, chunk, line, cells)
+        plan.target = find_target(segments, parsed, segment, line, cells)
         plan.unmeasurable = (f"{primary.code} has no profiling probe: what it flags is not a difference that "
                              "profiling this code would show")
         return plan
-    magic = timing_magic(chunks[chunk], places[id(primary)][1]) if probe.name == "timing" else None
-    if magic is not None and magic.is_cell_magic and magic.line != first_code_line(chunks[chunk]):
-        plan.target = Target("cell", chunk, None, chunk, chunks[chunk].label)
-        plan.unmeasurable = (f"%%{magic.name} is not the first line of {chunks[chunk].label}: IPython refuses the "
+    magic = timing_magic(segments[segment], places[id(primary)][1]) if probe.name == "timing" else None
+    if magic is not None and magic.is_cell_magic and magic.line != first_code_line(segments[segment]):
+        plan.target = Target("cell", segment, None, segment, segments[segment].label)
+        plan.unmeasurable = (f"%%{magic.name} is not the first line of {segments[segment].label}: IPython refuses the "
                              "cell, so nothing runs and there is nothing to time")
         return plan
     if magic is not None:
-        target = Target("cell", chunk, None, chunk, chunks[chunk].label)
+        target = Target("cell", segment, None, segment, segments[segment].label)
     else:
-        target = find_target(chunks, parsed, chunk, line, cells)
-    program = Program(chunks, parsed)
+        target = find_target(segments, parsed, segment, line, cells)
+    program = Program(segments, parsed)
     if magic is not None:
         measure = program.measure_in_place(target)
     elif probe.steps == "in-place":
-        region = timed_region(parsed[chunk], places[id(primary)][1], clock_names(parsed))
+        region = timed_region(parsed[segment], places[id(primary)][1], clock_names(parsed))
         measure = program.measure_in_place(target, region)
     else:
         measure = program.measure(target, descend=probe.steps != "epochs")
-    last = max(target.last_chunk, measure.chunk)
-    program = Program(chunks[: last + 1], parsed[: last + 1])
+    last = max(target.last_segment, measure.segment)
+    program = Program(segments[: last + 1], parsed[: last + 1])
     build = dict(program=program, measure=measure, clocks=probe.metric in ("interval", "warmup") and magic is None,
                  magic_line=places[id(primary)][1] if magic is not None else None, cap_inner=probe.steps == "epochs")
     plan.target, plan.measure_text = target, program.describe(measure)
-    plan.distributed = probe.distributed or any(_DISTRIBUTED.search(c.code) for c in program.chunks)
+    plan.distributed = probe.distributed or any(_DISTRIBUTED.search(c.code) for c in program.segments)
     plan.variants.append(build_variant("A", "as written", source, sync=False, **build))
     fixable = [f for f in group if f.fix is not None]
     plan.sweep = sweep.plan(fixable, os.cpu_count() or 1) if request.sweep and probe.metric in ("step", "epochs") else None
@@ -293,90 +293,90 @@ def apply_fixes(source, findings: list[Finding], config) -> tuple[object, list[F
     return current, missed
 
 
-def select(request, source, chunks, parsed, findings, chunk, line, cells):
+def select(request, source, segments, parsed, findings, segment, line, cells):
     """The findings the request points at, and where each is: those on the line (or in the
     function/loop around it), in the cell (or, for a cell with none, the fixable findings
     of earlier cells whose effect shows in step times), or in the whole file."""
     notebook = source.kind == "notebook"
     rule = request.rule.upper() if request.rule else None
     candidates = [f for f in findings if rule is None or f.code == rule]
-    places = {id(f): finding_place(f, chunks, notebook) for f in candidates}
+    places = {id(f): finding_place(f, segments, notebook) for f in candidates}
 
     def inside(f: Finding, first: int, last: int) -> bool:
         c, a, b = places[id(f)]
-        return c == chunk and a <= last and b >= first
+        return c == segment and a <= last and b >= first
 
-    if chunk is None:
+    if segment is None:
         selected = candidates
     elif line is None:
-        selected = [f for f in candidates if places[id(f)][0] == chunk]
+        selected = [f for f in candidates if places[id(f)][0] == segment]
         if not selected:  # a cell that runs code set up earlier (its DataLoader, its model...)
-            selected = [f for f in candidates if places[id(f)][0] < chunk and f.fix is not None
+            selected = [f for f in candidates if places[id(f)][0] < segment and f.fix is not None
                         and probe_for(f.code, f.probe).metric in ("step", "epochs")]
     else:
         selected = [f for f in candidates if inside(f, line, line)]
         if not selected:
-            span = find_target(chunks, parsed, chunk, line, cells)
+            span = find_target(segments, parsed, segment, line, cells)
             if span.kind in ("loop", "function"):
-                tree = parsed[chunk]
+                tree = parsed[segment]
                 node = tree.loop_at(span.line) if span.kind == "loop" else tree.def_at(span.line)
                 selected = [f for f in candidates if inside(f, tree.start(node), tree.end(node))]
     if not selected:
-        if chunk is None:
+        if segment is None:
             where = "the file"
-        elif chunks[chunk].cell is None:
+        elif segments[segment].cell is None:
             where = f"line {request.line}"
         else:
-            where = chunks[chunk].label + ("" if line is None else f", line {request.line}")
+            where = segments[segment].label + ("" if line is None else f", line {request.line}")
         raise SetupError("no-finding", f"no {rule + ' ' if rule else ''}finding at {where} of {request.path}")
     return selected, places
 
 
-def first_code_line(chunk: Chunk) -> int | None:
-    lines = chunk.code.split("\n")
+def first_code_line(segment: Segment) -> int | None:
+    lines = segment.code.split("\n")
     return next((i for i, text in enumerate(lines) if text.strip()), None)
 
 
-def timing_magic(chunk: Chunk, line: int):
+def timing_magic(segment: Segment, line: int):
     """The %time/%timeit/%%time/%%timeit magic on `line` of a notebook cell, if any."""
-    return next((m for m in chunk.magics if m.line == line and m.name in ("time", "timeit")), None)
+    return next((m for m in segment.magics if m.line == line and m.name in ("time", "timeit")), None)
 
 
 def build_variant(name: str, label: str, source, *, program: Program, measure, clocks: bool, magic_line: int | None,
                   cap_inner: bool, sync: bool) -> Variant:
-    """The job chunks of one variant (`source` is the code as written or fixed); lines of
+    """The job segments of one variant (`source` is the code as written or fixed); lines of
     the rewritten program map back to the code as written."""
-    chunks_v = chunks_of(source)
-    if len(chunks_v) < len(program.chunks):
+    segments_v = segments_of(source)
+    if len(segments_v) < len(program.segments):
         raise ValueError("the fix changed the cells")
-    trees_v = [parse(c.code) for c in chunks_v[: len(program.chunks)]]
+    trees_v = [tree_of(c.code) for c in segments_v[: len(program.segments)]]
     names = clock_names(trees_v) if clocks else None
     jobs, lines = [], {}
-    for index, chunk_a in enumerate(program.chunks):
-        code, tree = chunks_v[index].code, trees_v[index]
-        to_variant = line_map(code, chunk_a.code)  # line as written -> line of this variant
-        here = index == measure.chunk
+    for index, segment_a in enumerate(program.segments):
+        code, tree = segments_v[index].code, trees_v[index]
+        to_variant = line_map(code, segment_a.code)  # line as written -> line of this variant
+        here = index == measure.segment
         measured = to_variant[measure.line] if here and measure.how == "loop" else None
         if here and magic_line is not None:
-            code = mark_magic(code, chunks_v[index].magics, to_variant[magic_line])
-            tree, to_variant = parse(code), line_map(code, chunk_a.code)
+            code = mark_magic(code, segments_v[index].magics, to_variant[magic_line])
+            tree, to_variant = tree_of(code), line_map(code, segment_a.code)
         if here and measure.region is not None:
             code = wrap_region(code, to_variant[measure.region[0]], to_variant[measure.region[1]])
-            tree = parse(code)
+            tree = tree_of(code)
         rewritten = rewrite(
             code, tree,
             measured_line=measured,
             repeated_line=to_variant[measure.line] if here and measure.how == "repeat-function" else None,
-            clocks=names, chunk=index, cap_inner=cap_inner, original=chunk_a.code,
+            clocks=names, segment=index, cap_inner=cap_inner, original=segment_a.code,
         )
-        job_name = f"{name}-{chunk_name(chunk_a)}.py"
-        jobs.append({"name": job_name, "code": rewritten.code, "repeat": here and measure.how == "repeat-chunk"})
-        lines[job_name] = (chunk_a, rewritten.lines)
+        job_name = f"{name}-{segment_name(segment_a)}.py"
+        jobs.append({"name": job_name, "code": rewritten.code, "repeat": here and measure.how == "repeat-segment"})
+        lines[job_name] = (segment_a, rewritten.lines)
     return Variant(name, label, jobs, lines, sync)
 
 
-def chunk_name(chunk: Chunk) -> str:
-    return "script" if chunk.cell is None else cell_label(chunk.cell).replace(" ", "")
+def segment_name(segment: Segment) -> str:
+    return "script" if segment.cell is None else cell_label(segment.cell).replace(" ", "")
 
 
 def make_run_dir(request: ProfileRequest, plan: Plan) -> str:
@@ -464,10 +464,10 @@ def execute(request: ProfileRequest, plan: Plan, run_dir: str, cancel, say, resu
     (remote.RayRunner) runs each child as a Ray task instead of a local process."""
     programs = os.path.join(run_dir, "programs")
     for variant in plan.variants:
-        for chunk in variant.chunks:
-            chunk["filename"] = os.path.join(programs, chunk.pop("name"))
-            with open(chunk["filename"], "w", encoding="utf-8") as handle:
-                handle.write(chunk["code"])
+        for segment in variant.segments:
+            segment["filename"] = os.path.join(programs, segment.pop("name"))
+            with open(segment["filename"], "w", encoding="utf-8") as handle:
+                handle.write(segment["code"])
         variant.lines = {os.path.join(programs, name): value for name, value in variant.lines.items()}
     threads = threads_for(os.cpu_count() or 1)
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), PYTHONUNBUFFERED="1")
@@ -492,7 +492,7 @@ def execute(request: ProfileRequest, plan: Plan, run_dir: str, cancel, say, resu
             "trace_dir": trace_folder(run_dir, variant.name), "worker": variant.name,  # repeats: spans of one worker
             "result": os.path.join(programs, f"{worker}.result.json"),
             "file": plan.path if plan.source.kind == "python" else None, "argv": [plan.path],
-            "path0": cwd, "distributed": plan.distributed, "chunks": variant.chunks,
+            "path0": cwd, "distributed": plan.distributed, "segments": variant.segments,
             "all_reads": plan.probe.metric == "warmup", "profile_memory": plan.probe.profile_memory,
             **measurement(request, plan),
         }
@@ -592,15 +592,15 @@ def map_frames(plan: Plan, variant: Variant, frames: list) -> tuple[list[str], d
         if mapped is None:
             out.append(f'  File "{filename}", line {lineno}, in {name}')
             continue
-        chunk, lines = mapped
-        chunk_line = lines[min(max(lineno - 1, 0), len(lines) - 1)]
-        user_line = chunk.user_line(chunk_line)
-        cell = "" if plan.source.kind != "notebook" else f", {cell_label(chunk.cell)}"
+        segment, lines = mapped
+        segment_line = lines[min(max(lineno - 1, 0), len(lines) - 1)]
+        user_line = segment.user_line(segment_line)
+        cell = "" if plan.source.kind != "notebook" else f", {cell_label(segment.cell)}"
         out.append(f'  File "{plan.path}"{cell}, line {user_line}, in {name}')
-        code = chunk.code.split("\n")[chunk_line].strip() if chunk_line < len(chunk.code.split("\n")) else ""
+        code = segment.code.split("\n")[segment_line].strip() if segment_line < len(segment.code.split("\n")) else ""
         if code:
             out.append(f"    {code}")
-        label = (f"{cell_label(chunk.cell)}, line {user_line}" if plan.source.kind == "notebook" else f"line {user_line}")
-        innermost = {"path": plan.path, "cell": chunk.cell if plan.source.kind == "notebook" else None,
+        label = (f"{cell_label(segment.cell)}, line {user_line}" if plan.source.kind == "notebook" else f"line {user_line}")
+        innermost = {"path": plan.path, "cell": segment.cell if plan.source.kind == "notebook" else None,
                      "line": user_line, "label": label}
     return out, innermost

@@ -1,4 +1,4 @@
-"""libcst rewrites that turn a chunk into what the child runs, and the line map back.
+"""libcst rewrites that turn a segment into what the child runs, and the line map back.
 
 - the measured loop: `if __perf_lint__.step(): break` first in its body, then
   `__perf_lint__.finish()` after it (ends the program once the steps are done);
@@ -9,7 +9,7 @@
 - IPython timing magics: `__perf_lint__.mark(...)` around the timed statement or cell;
 - a timed region outside any loop: wrapped in an endless loop that becomes the measured one.
 Every rewrite keeps the user's text around it, so a line of the program maps back to a
-line of the chunk by diffing the two.
+line of the segment by diffing the two.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .program import Parsed, heavy
+from .program import Tree, heavy
 
 HOOK = "__perf_lint__"
 CLOCKS = {
@@ -32,7 +32,7 @@ _TIMING_MAGICS = ("time", "timeit")
 @dataclass
 class Rewritten:
     code: str
-    lines: list[int]  # program line -> line of the chunk as given (0-based)
+    lines: list[int]  # program line -> line of the segment as given (0-based)
 
 
 def _prepend(loop, code: str):
@@ -75,7 +75,7 @@ class _ClockNames(cst.CSTVisitor):
         return False
 
 
-def clock_names(trees: list[Parsed]) -> _ClockNames:
+def clock_names(trees: list[Tree]) -> _ClockNames:
     names = _ClockNames()
     for tree in trees:
         tree.module.visit(names)
@@ -83,17 +83,17 @@ def clock_names(trees: list[Parsed]) -> _ClockNames:
 
 
 class _Rewrite(cst.CSTTransformer):
-    def __init__(self, tree: Parsed, measured, repeated, clocks: _ClockNames | None, chunk: int, cap_inner: bool,
+    def __init__(self, tree: Tree, measured, repeated, clocks: _ClockNames | None, segment: int, cap_inner: bool,
                  to_original: list[int]) -> None:
         super().__init__()
-        self.tree, self.chunk, self.to_original = tree, chunk, to_original
+        self.tree, self.segment, self.to_original = tree, segment, to_original
         self.measured, self.repeated, self.clocks = measured, repeated, clocks
         inner = set()
         if measured is not None:
             start, end = tree.start(measured), tree.end(measured)
             inner = {n for n in tree.loops if n is not measured and start <= tree.start(n) <= end}
         capped = [n for n in tree.loops if n is not measured and (cap_inner or n not in inner) and heavy(n)]
-        self.capped = {loop: (1000 * chunk + i, loop in inner) for i, loop in enumerate(capped)}
+        self.capped = {loop: (1000 * segment + i, loop in inner) for i, loop in enumerate(capped)}
 
     def _loop(self, original, updated):
         if original is self.measured:
@@ -122,7 +122,7 @@ class _Rewrite(cst.CSTTransformer):
             return updated
         position = self.tree.positions[original].start
         line = self.to_original[position.line - 1]
-        site = f"{self.chunk}:{line}:{position.column}"  # in lines of the code as written
+        site = f"{self.segment}:{line}:{position.column}"  # in lines of the code as written
         args = [cst.Arg(cst.SimpleString(repr(site))), cst.Arg(updated.func)]
         if updated.args:
             args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
@@ -131,11 +131,11 @@ class _Rewrite(cst.CSTTransformer):
 
 
 
-def rewrite(code: str, tree: Parsed, *, measured_line: int | None = None, repeated_line: int | None = None,
-            clocks: _ClockNames | None = None, chunk: int = 0, cap_inner: bool = False,
+def rewrite(code: str, tree: Tree, *, measured_line: int | None = None, repeated_line: int | None = None,
+            clocks: _ClockNames | None = None, segment: int = 0, cap_inner: bool = False,
             original: str | None = None) -> Rewritten:
     """`code` (already parsed as `tree`) instrumented; its lines map to `original` (default
-    `code`), and so do clock sites ("chunk:line:column"). `chunk` (the index in the
+    `code`), and so do clock sites ("segment:line:column"). `segment` (the index in the
     program) numbers the capped loops; `cap_inner` caps heavy loops inside the measured
     loop too, always (each step then holds a few of their iterations)."""
     original = code if original is None else original
@@ -145,7 +145,7 @@ def rewrite(code: str, tree: Parsed, *, measured_line: int | None = None, repeat
         raise ValueError(f"no loop starts at line {measured_line + 1}")
     if repeated_line is not None and repeated is None:
         raise ValueError(f"no function starts at line {repeated_line + 1}")
-    transformer = _Rewrite(tree, measured, repeated, clocks, chunk, cap_inner, line_map(original, code))
+    transformer = _Rewrite(tree, measured, repeated, clocks, segment, cap_inner, line_map(original, code))
     new = tree.module.visit(transformer).code
     return Rewritten(new, line_map(original, new))
 
@@ -184,7 +184,7 @@ class _Blocks(cst.CSTVisitor):
         self.bodies.append(node.body)
 
 
-def timed_region(tree: Parsed, line: int, clocks: _ClockNames) -> tuple[int, int] | None:
+def timed_region(tree: Tree, line: int, clocks: _ClockNames) -> tuple[int, int] | None:
     """Lines [first, last] of the statements of a timed interval around `line`: from the
     clock read before it in the same block to the one after it (`line` itself may be
     either read)."""

@@ -3,7 +3,7 @@ an effect that needs a GPU is inconclusive on a CPU whatever the CPU numbers say
 
 from __future__ import annotations
 
-from .verdict import MIN_PAIRS, busy, compare, ms, quantile
+from .stats import MIN_PAIRS, busy, compare, ms, quantile
 
 CREATION_SHARE = 0.10  # tensor creation above this share of a timed step distorts it
 TIMED = ("step", "epochs", "interval", "warmup", "kernels")  # metrics a busy machine distorts
@@ -42,7 +42,7 @@ def interval_samples(runs: list[dict], key: tuple, field: str = "ms", window: bo
             for r in runs]
 
 
-class Outcome:
+class Conclusion:
     """What a metric concludes: verdict, reason, the short text of the summary, ratio, n, what
     the ratio is, and its interval (low, high)."""
 
@@ -51,9 +51,9 @@ class Outcome:
         self.verdict, self.reason, self.short, self.ratio, self.n = verdict, reason, short, ratio, n
         self.name, self.interval = name, interval
 
-    def but(self, verdict: str, reason: str, short: str) -> Outcome:
+    def but(self, verdict: str, reason: str, short: str) -> Conclusion:
         """Another conclusion from the same numbers."""
-        return Outcome(verdict, reason, short, self.ratio, self.n, self.name, self.interval)
+        return Conclusion(verdict, reason, short, self.ratio, self.n, self.name, self.interval)
 
 
 def verdict(result, plan, finding, by_variant: dict, key, versus: str = "B") -> dict:
@@ -63,25 +63,25 @@ def verdict(result, plan, finding, by_variant: dict, key, versus: str = "B") -> 
            "metric": probe.metric if probe else None, "n": 0}
     a, b = by_variant.get("A", []), by_variant.get(versus, [])
     if plan.unmeasurable:
-        outcome = Outcome("inconclusive", plan.unmeasurable, "nothing to measure")
+        outcome = Conclusion("inconclusive", plan.unmeasurable, "nothing to measure")
     elif result.failure:
         what = {"exception": "the code failed", "oom": "out of memory", "timeout": "timed out", "cancelled": "cancelled",
                 "crash": "the run crashed", "processes": "too many processes", "no-torch": "no torch in the interpreter", "internal": "harness failure"}
         reason = result.error.splitlines()[0] if result.error else result.failure
-        outcome = Outcome("inconclusive", reason, what.get(result.failure, result.failure))
+        outcome = Conclusion("inconclusive", reason, what.get(result.failure, result.failure))
     elif probe.metric == "syncs" and not on_gpu:
-        outcome = Outcome("inconclusive", f"not measurable on CPU: {probe.cpu_gap}", "not measurable on CPU")
+        outcome = Conclusion("inconclusive", f"not measurable on CPU: {probe.cpu_gap}", "not measurable on CPU")
     elif probe.metric in ALONE:
         outcome = ALONE[probe.metric](result, a, key, on_gpu)
     elif not b:
         reason = next((n for n in result.notes if "fix" in n), "nothing to compare the code with")
-        outcome = Outcome("inconclusive", reason, "no fix or probe to compare with")
+        outcome = Conclusion("inconclusive", reason, "no fix or probe to compare with")
     else:
         outcome = COMPARED[probe.metric](result, a, b, key, on_gpu, versus)
     eager = eager_fix(result) if probe is not None and probe.distributed and b and not result.failure else None
     if eager:
         gap = "" if on_gpu else f"; no GPU either: {probe.cpu_gap}"
-        outcome = Outcome("inconclusive", f"{eager}; {compile_text(result)}{gap}", "the fix compiled nothing (B ran eagerly)")
+        outcome = Conclusion("inconclusive", f"{eager}; {compile_text(result)}{gap}", "the fix compiled nothing (B ran eagerly)")
     elif probe is not None and probe.distributed and not result.failure:
         outcome.reason += "; " + compile_text(result)
     if probe is not None and probe.metric in TIMED and outcome.interval and not result.failure:
@@ -102,7 +102,7 @@ def verdict(result, plan, finding, by_variant: dict, key, versus: str = "B") -> 
     return out
 
 
-def caution(result, outcome: Outcome, runs: list) -> None:
+def caution(result, outcome: Conclusion, runs: list) -> None:
     """Say so, with advice, when the machine was busy before or during the runs (load, or
     repeats that disagree): in the reason, and in the short text of an inconclusive verdict."""
     machine = result.machine or {}
@@ -117,17 +117,17 @@ def caution(result, outcome: Outcome, runs: list) -> None:
 
 
 # -- A against B ----------------------------------------------------------------------------------------------
-def _from(judged, shown: str, confirmed: str, refuted: str, opposite: str, n: int) -> Outcome:
+def _from(judged, shown: str, confirmed: str, refuted: str, opposite: str, n: int) -> Conclusion:
     """The outcome of `compare`, its short text led by the label of its verdict."""
     if judged.ratio is None:
-        return Outcome(judged.verdict, judged.reason + (f"; {shown}" if shown else ""), judged.reason, None, n)
+        return Conclusion(judged.verdict, judged.reason + (f"; {shown}" if shown else ""), judged.reason, None, n)
     label = {"confirmed": confirmed, "not confirmed": opposite if judged.opposite else refuted}.get(
         judged.verdict, "noise larger than the difference" if judged.pairs >= MIN_PAIRS else "one pair of runs only")
     reason = judged.reason + (f"; {shown}" if shown else "")
-    return Outcome(judged.verdict, reason, f"{label}: {judged.text}", judged.ratio, n, judged.name, (judged.low, judged.high))
+    return Conclusion(judged.verdict, reason, f"{label}: {judged.text}", judged.ratio, n, judged.name, (judged.low, judged.high))
 
 
-def step_times(result, a, b, key, on_gpu, versus: str = "B", name: str = SPEEDUP, step: str = "step") -> Outcome:
+def step_times(result, a, b, key, on_gpu, versus: str = "B", name: str = SPEEDUP, step: str = "step") -> Conclusion:
     judged = compare([samples(r, on_gpu) for r in a], [samples(r, on_gpu) for r in b], name)
     sa, sb = result.variants["A"]["step_ms"], result.variants[versus]["step_ms"]
     n = min(sa["n"], sb["n"]) if sa and sb else 0
@@ -136,7 +136,7 @@ def step_times(result, a, b, key, on_gpu, versus: str = "B", name: str = SPEEDUP
     return _from(judged, shown, "faster with the fix", "no speed-up beyond the noise", "slower with the fix", n)
 
 
-def epochs(result, a, b, key, on_gpu, versus: str = "B") -> Outcome:
+def epochs(result, a, b, key, on_gpu, versus: str = "B") -> Conclusion:
     """Whole epochs A/B; when epochs ran past the budget and were cut, the time to each
     epoch's first batch (the workers' start-up) instead: a cut epoch is not a step."""
     if not truncated(a + b):
@@ -167,9 +167,9 @@ def startup_text(result, versus: str = "B", whole: bool = False) -> str:
     return text + "; no DataLoader epoch ran whole in the timed steps"
 
 
-def intervals(result, a, b, key, on_gpu, versus: str = "B") -> Outcome:
+def intervals(result, a, b, key, on_gpu, versus: str = "B") -> Conclusion:
     if key is None:
-        return Outcome("inconclusive", "the timed region's clock reads did not run during the measured steps",
+        return Conclusion("inconclusive", "the timed region's clock reads did not run during the measured steps",
                        "timed region not reached")
     judged = compare(interval_samples(b, key), interval_samples(a, key), "under-reporting (B interval / A interval)")
     ia, ib = result.variants["A"].get("interval_ms"), result.variants[versus].get("interval_ms")
@@ -179,7 +179,7 @@ def intervals(result, a, b, key, on_gpu, versus: str = "B") -> Outcome:
     return _from(judged, shown, "the code's clock under-reports", "no under-reporting", "no under-reporting", n)
 
 
-def memory(result, a, b, key, on_gpu, versus: str = "B") -> Outcome:
+def memory(result, a, b, key, on_gpu, versus: str = "B") -> Conclusion:
     peaks = lambda runs: [(r["result"].get("profile") or {}).get("memory_peaks_mb") or [] for r in runs]  # noqa: E731
     judged = compare(peaks(a), peaks(b), "memory saving (A peak / B peak)")
     ma, mb = result.variants["A"]["memory_peak_mb"], result.variants[versus]["memory_peak_mb"]
@@ -192,14 +192,14 @@ def memory(result, a, b, key, on_gpu, versus: str = "B") -> Outcome:
                  "more memory per step with the fix", n)
 
 
-def kernels(result, a, b, key, on_gpu, versus: str = "B") -> Outcome:
+def kernels(result, a, b, key, on_gpu, versus: str = "B") -> Conclusion:
     va, vb = result.variants["A"], result.variants[versus]
     runs = min(va["runs"], vb["runs"])
     step = step_times(result, a, b, key, on_gpu, versus)
     if va["kernel_sets"] is None or vb["kernel_sets"] is None:
         return step.but("inconclusive", f"no GPU kernels were recorded; {step.reason}", "no GPU kernels")
     if runs < 2:
-        return Outcome("inconclusive", "comparing kernel choices needs at least 2 runs per variant", "too few runs")
+        return Conclusion("inconclusive", "comparing kernel choices needs at least 2 runs per variant", "too few runs")
     sets_a, sets_b = va["kernel_sets"], vb["kernel_sets"]
     if sets_a > 1 and sets_b <= 1:
         return step.but("confirmed", f"as written, {sets_a} different kernel sets in {va['runs']} runs; with the fix, "
@@ -208,7 +208,7 @@ def kernels(result, a, b, key, on_gpu, versus: str = "B") -> Outcome:
     if sets_a <= 1:
         return step.but("not confirmed", f"the same kernels in all {va['runs']} runs as written: the profile was "
                                          f"reproducible here; {step.reason}", "same kernels in every run")
-    return Outcome("inconclusive", f"kernel sets differ with the fix too ({sets_b} in {vb['runs']} runs)",
+    return Conclusion("inconclusive", f"kernel sets differ with the fix too ({sets_b} in {vb['runs']} runs)",
                    "kernels vary either way", step.ratio, step.n)
 
 
@@ -220,10 +220,10 @@ def _profiles(runs: list[dict]) -> list[dict]:
     return [r["result"]["profile"] for r in runs if r["result"].get("profile") and r["result"]["profile"]["steps_ms"]]
 
 
-def syncs(result, a, key, on_gpu) -> Outcome:
+def syncs(result, a, key, on_gpu) -> Conclusion:
     profiles = _profiles(a)
     if not profiles:
-        return Outcome("inconclusive", "no measured steps", "nothing measured")
+        return Conclusion("inconclusive", "no measured steps", "nothing measured")
     per_run = [p["syncs"] / len(p["steps_ms"]) for p in profiles]
     metrics = result.variants["A"]
     ops = ", ".join(f"{name} {n:.3g}" for name, n in sorted(metrics["sync_ops_per_step"].items())) or "none"
@@ -236,13 +236,13 @@ def syncs(result, a, key, on_gpu) -> Outcome:
     waited = [p["sync_ms"] / sum(p["steps_ms"]) for p in profiles if sum(p["steps_ms"]) > 0]
     if min(per_run) >= 1:
         wait = f"; the host waited in them {quantile(waited, 0.5):.0%} of the step" if waited else ""
-        return Outcome("confirmed", f"{shown} in every run{wait}", f"{per_step:.3g} host-device sync(s) per step", per_step, n,
+        return Conclusion("confirmed", f"{shown} in every run{wait}", f"{per_step:.3g} host-device sync(s) per step", per_step, n,
                        "syncs per step")
-    return Outcome("not confirmed", f"fewer than one sync per step in some run: {shown}", "no sync on every step", per_step, n,
+    return Conclusion("not confirmed", f"fewer than one sync per step in some run: {shown}", "no sync on every step", per_step, n,
                    "syncs per step")
 
 
-def compiles(result, a, key, on_gpu) -> Outcome:
+def compiles(result, a, key, on_gpu) -> Conclusion:
     counts = []
     for run in a:
         window = run["result"].get("compile_at_window")
@@ -250,23 +250,23 @@ def compiles(result, a, key, on_gpu) -> Outcome:
         if window and end:
             counts.append((end["frames"] - window["frames"], end["recompiles"] - window["recompiles"]))
     if not counts:
-        return Outcome("inconclusive", "torch.compile's counters were not available", "no compile counters")
+        return Conclusion("inconclusive", "torch.compile's counters were not available", "no compile counters")
     steps = result.steps[2]
     frames = [c[0] for c in counts]
     shown = (f"frames compiled during the {steps} measured steps: {', '.join(map(str, frames))} per run; recompiles: "
              f"{', '.join(str(c[1]) for c in counts)}; {compile_text(result)}")
     if min(frames) > 0:
-        return Outcome("confirmed", shown, f"{quantile(frames, 0.5):.0f} compilation(s) during {steps} measured steps",
+        return Conclusion("confirmed", shown, f"{quantile(frames, 0.5):.0f} compilation(s) during {steps} measured steps",
                        float(quantile(frames, 0.5)), len(counts), "compilations per run")
     if max(frames) == 0:
-        return Outcome("not confirmed", shown + " (the compiled code was reused; left: the wrapper's guard checks)",
+        return Conclusion("not confirmed", shown + " (the compiled code was reused; left: the wrapper's guard checks)",
                        "nothing compiled during the measured steps", 0.0, len(counts), "compilations per run")
-    return Outcome("inconclusive", shown, "compiled in some runs only", None, len(counts))
+    return Conclusion("inconclusive", shown, "compiled in some runs only", None, len(counts))
 
 
-def warmup(result, a, key, on_gpu) -> Outcome:
+def warmup(result, a, key, on_gpu) -> Conclusion:
     if key is None:
-        return Outcome("inconclusive", "the timed region's clock reads did not run", "timed region not reached")
+        return Conclusion("inconclusive", "the timed region's clock reads did not run", "timed region not reached")
     firsts = [run[:1] for run in interval_samples(a, key, window=False)]
     later = interval_samples(a, key)
     judged = compare(firsts, later, "warm-up cost (first timed run / later ones)")
@@ -276,10 +276,10 @@ def warmup(result, a, key, on_gpu) -> Outcome:
                  sum(1 for run in firsts if run))
 
 
-def creation(result, a, key, on_gpu) -> Outcome:
+def creation(result, a, key, on_gpu) -> Conclusion:
     profiles = _profiles(a)
     if not profiles:
-        return Outcome("inconclusive", "no measured steps", "nothing measured")
+        return Conclusion("inconclusive", "no measured steps", "nothing measured")
     shares = [p["factory_ms"] / sum(p["steps_ms"]) for p in profiles if sum(p["steps_ms"]) > 0]
     share = quantile(shares, 0.5)
     shown = (f"creating tensors (randn, zeros, empty, ...) took {share:.0%} of each timed step "
@@ -287,11 +287,11 @@ def creation(result, a, key, on_gpu) -> Outcome:
     n = result.variants["A"]["step_ms"]["n"] if result.variants["A"]["step_ms"] else 0
     name = "share of the step creating tensors"
     if min(shares) >= CREATION_SHARE:
-        return Outcome("confirmed", shown, f"tensor creation is {share:.0%} of the timed step", share, n, name)
+        return Conclusion("confirmed", shown, f"tensor creation is {share:.0%} of the timed step", share, n, name)
     if max(shares) < CREATION_SHARE:
-        return Outcome("not confirmed", shown + f" (under {CREATION_SHARE:.0%})",
+        return Conclusion("not confirmed", shown + f" (under {CREATION_SHARE:.0%})",
                        f"tensor creation is only {share:.0%} of the timed step", share, n, name)
-    return Outcome("inconclusive", shown, "runs disagree", share, n, name)
+    return Conclusion("inconclusive", shown, "runs disagree", share, n, name)
 
 
 ALONE = {"syncs": syncs, "compiles": compiles, "warmup": warmup, "alloc-share": creation}

@@ -18,7 +18,7 @@ _POLL_S = 0.05
 
 
 @dataclass
-class Outcome:
+class ChildExit:
     status: str  # "done", "timeout", "cancelled", "crashed", "processes" (over MAX_PROCESSES)
     result: dict | None  # the child's JSON result
     returncode: int | None
@@ -131,7 +131,7 @@ def tail(path: str, limit: int = 4000) -> str:
 
 def run_child(python: str, job: dict, job_path: str, log_path: str, cwd: str, env: dict, timeout_s: float,
               cancel: threading.Event | None, max_processes: int = MAX_PROCESSES, child: str = CHILD,
-              on_start: Callable[[int], Callable[[], None]] | None = None) -> Outcome:
+              on_start: Callable[[int], Callable[[], None]] | None = None) -> ChildExit:
     """Run `python child.py job.json` until it exits, `timeout_s` passes, `cancel` is set or
     its process group holds more than `max_processes` processes (a fork bomb: counted by
     the harness because RLIMIT_NPROC counts threads of every process of the user and does
@@ -184,4 +184,4 @@ def run_child(python: str, job: dict, job_path: str, log_path: str, cwd: str, en
                 result = json.load(handle)
         except (OSError, ValueError):
             status = "crashed"
-    return Outcome(status, result, proc.returncode, tail(log_path), proc.pid)
+    return ChildExit(status, result, proc.returncode, tail(log_path), proc.pid)

@@ -1,9 +1,9 @@
-"""What runs and what is measured: a source's chunks, the target around a finding, and
+"""What runs and what is measured: a source's segments, the target around a finding, and
 the loop whose iterations become profiler steps.
 
-A chunk is what one `exec` runs: a notebook code cell, a `# %%` cell of a `.py`, or the
-whole script. The program is the chunks up to the target's (all of them when the target
-is a function, whose callers usually come later). Lines here are 0-based within a chunk.
+A segment is what one `exec` runs: a notebook code cell, a `# %%` cell of a `.py`, or the
+whole script. The program is the segments up to the target's (all of them when the target
+is a function, whose callers usually come later). Lines here are 0-based within a segment.
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ class TargetError(Exception):
 
 
 @dataclass(frozen=True)
-class Chunk:
-    index: int  # position in the source's chunk list
+class Segment:
+    index: int  # position in the source's segment list
     cell: int | None  # notebook cell index, `# %%` cell index, or None for a whole script
-    offset: int  # first line of the chunk in its unit (0-based)
+    offset: int  # first line of the segment in its unit (0-based)
     code: str  # the text that runs (IPython syntax masked)
     magics: tuple = ()  # the notebook cell's IPython lines (perf_lint.analyzers.source.Magic)
 
@@ -47,30 +47,30 @@ class Chunk:
         return self.offset + line + 1
 
 
-def chunks_of(source: Source) -> list[Chunk]:
+def segments_of(source: Source) -> list[Segment]:
     if source.kind == "notebook":
-        return [Chunk(i, u.cell, 0, u.code, u.magics) for i, u in enumerate(source.units)]
+        return [Segment(i, u.cell, 0, u.code, u.magics) for i, u in enumerate(source.units)]
     lines = split_lines(source.units[0].code)
     if not source.percent_cells:
-        return [Chunk(0, None, 0, "\n".join(lines))]
-    return [Chunk(i, c.index, c.start, "\n".join(lines[c.start:c.end])) for i, c in enumerate(source.percent_cells)]
+        return [Segment(0, None, 0, "\n".join(lines))]
+    return [Segment(i, c.index, c.start, "\n".join(lines[c.start:c.end])) for i, c in enumerate(source.percent_cells)]
 
 
-def chunk_of_line(chunks: list[Chunk], line: int) -> tuple[int, int]:
-    """(chunk, line in it) of a 0-based line of a `.py` file."""
-    for chunk in chunks:
-        if chunk.offset <= line < chunk.offset + len(chunk.code.split("\n")):
-            return chunk.index, line - chunk.offset
+def segment_of_line(segments: list[Segment], line: int) -> tuple[int, int]:
+    """(segment, line in it) of a 0-based line of a `.py` file."""
+    for segment in segments:
+        if segment.offset <= line < segment.offset + len(segment.code.split("\n")):
+            return segment.index, line - segment.offset
     raise TargetError(f"line {line + 1} is past the end of the file")
 
 
-def finding_place(finding, chunks: list[Chunk], notebook: bool) -> tuple[int, int, int]:
-    """(chunk, first line, last line) of a finding, in lines of its chunk."""
+def finding_place(finding, segments: list[Segment], notebook: bool) -> tuple[int, int, int]:
+    """(segment, first line, last line) of a finding, in lines of its segment."""
     start, end = finding.range.start_line, finding.range.end_line
     if notebook:
-        chunk = next(c for c in chunks if c.cell == finding.cell)
-        return chunk.index, start, end
-    index, line = chunk_of_line(chunks, start)
+        segment = next(c for c in segments if c.cell == finding.cell)
+        return segment.index, start, end
+    index, line = segment_of_line(segments, start)
     return index, line, line + end - start
 
 
@@ -79,25 +79,25 @@ class Target:
     """The profiled code: a cell, a loop, a function, or (plain script) the script."""
 
     kind: str  # "cell", "loop", "function", "script"
-    chunk: int
-    line: int | None  # the loop's / def's line in the chunk; the request's line for "script"
-    last_chunk: int  # the program runs chunks[0 .. last_chunk]
+    segment: int
+    line: int | None  # the loop's / def's line in the segment; the request's line for "script"
+    last_segment: int  # the program runs segments[0 .. last_segment]
     description: str
 
 
 @dataclass(frozen=True)
 class Measure:
-    """How steps are made: the iterations of a loop, or repeated runs of a chunk/function."""
+    """How steps are made: the iterations of a loop, or repeated runs of a segment/function."""
 
-    how: str  # "loop", "repeat-chunk", "repeat-function"
-    chunk: int
-    line: int | None  # line of the loop or def in the chunk (None for repeat-chunk)
+    how: str  # "loop", "repeat-segment", "repeat-function"
+    segment: int
+    line: int | None  # line of the loop or def in the segment (None for repeat-segment)
     region: tuple[int, int] | None = None  # lines wrapped in a loop first (a timed region), the loop at `line`
 
 
 @dataclass
-class Parsed:
-    """A chunk's libcst tree with positions, its loops and functions in source order."""
+class Tree:
+    """A segment's libcst tree with positions, its loops and functions in source order."""
 
     module: cst.Module
     positions: object
@@ -119,7 +119,7 @@ class Parsed:
 
 
 class _Collect(cst.CSTVisitor):
-    def __init__(self, parsed: Parsed) -> None:
+    def __init__(self, parsed: Tree) -> None:
         self.parsed = parsed
         self.depth = 0
 
@@ -147,9 +147,9 @@ class _Collect(cst.CSTVisitor):
         self.depth -= 1
 
 
-def parse(code: str) -> Parsed:
+def tree_of(code: str) -> Tree:
     wrapper = MetadataWrapper(cst.parse_module(code))
-    parsed = Parsed(wrapper.module, wrapper.resolve(PositionProvider))
+    parsed = Tree(wrapper.module, wrapper.resolve(PositionProvider))
     wrapper.module.visit(_Collect(parsed))
     return parsed
 
@@ -159,24 +159,24 @@ def render(node: cst.CSTNode) -> str:
 
 
 # -- the target around a line ------------------------------------------------------------------
-def find_target(chunks: list[Chunk], parsed: list[Parsed], chunk: int, line: int | None, cells: bool) -> Target:
-    """The smallest function/loop around `line` of `chunk`, else its cell (or, in a script
+def find_target(segments: list[Segment], parsed: list[Tree], segment: int, line: int | None, cells: bool) -> Target:
+    """The smallest function/loop around `line` of `segment`, else its cell (or, in a script
     without cells, the script from that line on)."""
     if line is None:
-        return Target("cell", chunk, None, chunk, chunks[chunk].label)
-    tree = parsed[chunk]
+        return Target("cell", segment, None, segment, segments[segment].label)
+    tree = parsed[segment]
     around = [n for n in tree.nodes if tree.start(n) <= line <= tree.end(n)]
     if around:
         node = min(around, key=lambda n: (tree.end(n) - tree.start(n), -tree.start(n)))
-        where = chunks[chunk].user_line(tree.start(node))
-        scope = "" if chunks[chunk].cell is None else f" of {chunks[chunk].label}"
+        where = segments[segment].user_line(tree.start(node))
+        scope = "" if segments[segment].cell is None else f" of {segments[segment].label}"
         if isinstance(node, cst.FunctionDef):
-            return Target("function", chunk, tree.start(node), len(chunks) - 1,
+            return Target("function", segment, tree.start(node), len(segments) - 1,
                           f"function {node.name.value} (line {where}{scope})")
-        return Target("loop", chunk, tree.start(node), chunk, f"loop at line {where}{scope}")
+        return Target("loop", segment, tree.start(node), segment, f"loop at line {where}{scope}")
     if cells:
-        return Target("cell", chunk, None, chunk, chunks[chunk].label)
-    return Target("script", chunk, line, chunk, f"the script from line {chunks[chunk].user_line(line)}")
+        return Target("cell", segment, None, segment, segments[segment].label)
+    return Target("script", segment, line, segment, f"the script from line {segments[segment].user_line(line)}")
 
 
 # -- the measured loop -------------------------------------------------------------------------------
@@ -264,29 +264,29 @@ def _outer_loop_kind(loop) -> bool:
 
 
 class Program:
-    """The chunks that run, parsed, with the module-level functions they define."""
+    """The segments that run, parsed, with the module-level functions they define."""
 
-    def __init__(self, chunks: list[Chunk], parsed: list[Parsed]) -> None:
-        self.chunks, self.parsed = chunks, parsed
+    def __init__(self, segments: list[Segment], parsed: list[Tree]) -> None:
+        self.segments, self.parsed = segments, parsed
         self.defs: dict[str, tuple[int, cst.FunctionDef]] = {}
         for index, tree in enumerate(parsed):
             for name, node in tree.defs.items():
                 self.defs[name] = (index, node)
 
-    def choose(self, chunk: int, block: list, depth: int = 0, after: int | None = None,
+    def choose(self, segment: int, block: list, depth: int = 0, after: int | None = None,
                descend: bool = True) -> tuple[int, object] | None:
         """The loop of `block` to measure: its first heavy loop (after line `after` when
         given), else one reached through a call to a function of the program, else its
         first loop; with `descend`, from an epoch loop into the loop it holds."""
         found = _outer(block)
-        tree = self.parsed[chunk]
+        tree = self.parsed[segment]
         loops = found.loops
         if after is not None:
             later = [l for l in loops if tree.start(l) >= after]
             loops = later or loops
         heavy_loops = [l for l in loops if heavy(l)]
         if heavy_loops:
-            return self.descend(chunk, heavy_loops[0], depth) if descend else (chunk, heavy_loops[0])
+            return self.descend(segment, heavy_loops[0], depth) if descend else (segment, heavy_loops[0])
         if depth < _MAX_CALL_DEPTH:
             for name in found.calls:
                 if name in self.defs:
@@ -296,58 +296,58 @@ class Program:
                         return inner
         if not loops:
             return None
-        return self.descend(chunk, loops[0], depth) if descend else (chunk, loops[0])
+        return self.descend(segment, loops[0], depth) if descend else (segment, loops[0])
 
-    def descend(self, chunk: int, loop, depth: int) -> tuple[int, object]:
+    def descend(self, segment: int, loop, depth: int) -> tuple[int, object]:
         if _outer_loop_kind(loop):
-            inner = self.choose(chunk, _body(loop), depth)
+            inner = self.choose(segment, _body(loop), depth)
             if inner is not None and heavy(inner[1]) and inner[1] is not loop:
                 return inner
-        return chunk, loop
+        return segment, loop
 
     def measure(self, target: Target, descend: bool = True) -> Measure:
         """Steps for a target: the training loop in it (`descend`: not the epoch loop)."""
-        tree = self.parsed[target.chunk]
+        tree = self.parsed[target.segment]
         if target.kind == "loop":
             loop = tree.loop_at(target.line)
-            found = self.descend(target.chunk, loop, 0) if descend else (target.chunk, loop)
+            found = self.descend(target.segment, loop, 0) if descend else (target.segment, loop)
         elif target.kind == "function":
             node = tree.def_at(target.line)
-            found = self.choose(target.chunk, _body(node), descend=descend)
+            found = self.choose(target.segment, _body(node), descend=descend)
             if found is None:
-                return Measure("repeat-function", target.chunk, target.line)
+                return Measure("repeat-function", target.segment, target.line)
         else:
             after = target.line if target.kind == "script" else None
-            found = self.choose(target.chunk, list(tree.module.body), after=after, descend=descend)
-            later = target.chunk + 1
-            while found is None and target.kind == "cell" and later < len(self.chunks):
+            found = self.choose(target.segment, list(tree.module.body), after=after, descend=descend)
+            later = target.segment + 1
+            while found is None and target.kind == "cell" and later < len(self.segments):
                 found = self.choose(later, list(self.parsed[later].module.body), descend=descend)  # the loop using it
                 found = found if found is not None and heavy(found[1]) else None
                 later += 1
         if found is None:
-            return Measure("repeat-chunk", target.chunk, None)
+            return Measure("repeat-segment", target.segment, None)
         index, loop = found
         return Measure("loop", index, self.parsed[index].start(loop))
 
     def measure_in_place(self, target: Target, region: tuple[int, int] | None = None) -> Measure:
         """The target itself as steps (timed regions): its loop, else the timed `region`
-        repeated in place, else its function or chunk repeated."""
+        repeated in place, else its function or segment repeated."""
         if target.kind == "loop":
-            return Measure("loop", target.chunk, target.line)
+            return Measure("loop", target.segment, target.line)
         if region is not None:
-            return Measure("loop", target.chunk, region[0], region)
+            return Measure("loop", target.segment, region[0], region)
         if target.kind == "function":
-            return Measure("repeat-function", target.chunk, target.line)
-        return Measure("repeat-chunk", target.chunk, None)
+            return Measure("repeat-function", target.segment, target.line)
+        return Measure("repeat-segment", target.segment, None)
 
     def describe(self, measure: Measure) -> str:
-        chunk = self.chunks[measure.chunk]
-        scope = "" if chunk.cell is None else f" of {chunk.label}"
+        segment = self.segments[measure.segment]
+        scope = "" if segment.cell is None else f" of {segment.label}"
         if measure.region is not None:
-            first, last = (chunk.user_line(line) for line in measure.region)
+            first, last = (segment.user_line(line) for line in measure.region)
             return f"repeated runs of the timed lines {first}-{last}{scope}"
         if measure.how == "loop":
-            return f"iterations of the loop at line {chunk.user_line(measure.line)}{scope}"
+            return f"iterations of the loop at line {segment.user_line(measure.line)}{scope}"
         if measure.how == "repeat-function":
-            return f"repeated calls of the function at line {chunk.user_line(measure.line)}{scope}"
-        return f"repeated runs of {chunk.label}"
+            return f"repeated calls of the function at line {segment.user_line(measure.line)}{scope}"
+        return f"repeated runs of {segment.label}"

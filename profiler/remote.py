@@ -1,8 +1,8 @@
 """`--runner ray`: each A/B run as a Ray task on a cluster node instead of a local child.
 
-`RayRunner.run` has `process.run_child`'s contract and returns the same `Outcome`. The
+`RayRunner.run` has `process.run_child`'s contract and returns the same `ChildExit`. The
 task (`remote_task.run_job`, standard library only) is pickled by value with `child.py`'s
-source and the job (the program chunks' code included), so a worker needs ray and torch,
+source and the job (the program segments' code included), so a worker needs ray and torch,
 not perf-lint. It runs the child in a temporary directory with the same timeout and
 process-group handling as a local run and sends back the result, the log and every trace
 file; here the traces are written into the run's directory and the task's paths in the
@@ -21,7 +21,7 @@ import threading
 import time
 
 from . import process, remote_task
-from .process import CHILD, MAX_PROCESSES, Outcome, tail
+from .process import CHILD, MAX_PROCESSES, ChildExit, tail
 
 INSTALL = "pip install 'perf-lint[ray]'"
 REACH_S = 5.0  # TCP connect to the address before ray.init (which retries for minutes)
@@ -161,7 +161,7 @@ class RayRunner:
         self.python = f"the Ray workers' Python ({self.where})"
 
     def run(self, python: str, job: dict, job_path: str, log_path: str, cwd: str, env: dict, timeout_s: float,
-            cancel: threading.Event | None, max_processes: int = MAX_PROCESSES) -> Outcome:
+            cancel: threading.Event | None, max_processes: int = MAX_PROCESSES) -> ChildExit:
         """`process.run_child` on a cluster node (`python`, `cwd` and `env` are the worker's own)."""
         with open(job_path, "w") as handle:
             json.dump(job, handle)
@@ -208,12 +208,12 @@ class RayRunner:
             if self.ray.wait([ref], timeout=CANCEL_S)[0]:
                 return
 
-    def _failed(self, status: str, message: str, log_path: str) -> Outcome:
+    def _failed(self, status: str, message: str, log_path: str) -> ChildExit:
         with open(log_path, "w", encoding="utf-8") as handle:
             handle.write(message + "\n")
-        return Outcome(status, None, None, message[-4000:], 0)
+        return ChildExit(status, None, None, message[-4000:], 0)
 
-    def _received(self, answer: dict, job: dict, log_path: str) -> Outcome:
+    def _received(self, answer: dict, job: dict, log_path: str) -> ChildExit:
         """Write the task's traces, log and result where a local run leaves them."""
         trace_dir = os.path.abspath(job["trace_dir"])
         programs = os.path.dirname(os.path.abspath(job["result"]))
@@ -236,7 +236,7 @@ class RayRunner:
             with open(job["result"], "w") as handle:
                 json.dump(result, handle)
         self.nodes.append(answer["node"])
-        return Outcome(answer["status"], result, answer["returncode"], tail(log_path), answer["pgid"])
+        return ChildExit(answer["status"], result, answer["returncode"], tail(log_path), answer["pgid"])
 
     def finish(self, result) -> None:
         """Name the runner, the node(s) and their CPUs in the result (the device is the child's)."""

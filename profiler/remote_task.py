@@ -3,7 +3,7 @@
 Standard library only, like `process.py` whose `run_child` it calls: `remote.py`
 registers both modules with Ray's cloudpickle to be pickled by value, so a worker needs
 ray and torch and nothing of perf-lint. `run_job` gets `child.py`'s source and the job
-(the program chunks' code included), writes them to a temporary directory, runs
+(the program segments' code included), writes them to a temporary directory, runs
 `python child.py job.json` there with `process.run_child`, exactly as a local run
 (timeout, fork-bomb count, the whole process group killed at the end) plus a watcher
 that kills the group if the worker dies, and returns the result, the log's tail and
@@ -70,7 +70,7 @@ def _node(threads):
 def run_job(child_source, job, timeout_s, max_processes, log_limit=1 << 20):
     """Run one variant's child on this node; returns a dict (see the module's doc).
 
-    `job` is the harness's job with the driver's paths: its chunks, result and trace
+    `job` is the harness's job with the driver's paths: its segments, result and trace
     directory are moved under a temporary directory (`root` in the answer, so that the
     driver maps paths back); `path0` (the program's directory) is kept when it exists
     here, else the temporary directory is the working directory."""
@@ -83,15 +83,15 @@ def run_job(child_source, job, timeout_s, max_processes, log_limit=1 << 20):
         with open(child, "w", encoding="utf-8") as handle:
             handle.write(child_source)
         job = dict(job)
-        chunks = []
-        for chunk in job["chunks"]:
-            chunk = dict(chunk, filename=os.path.join(programs, os.path.basename(chunk["filename"])))
-            with open(chunk["filename"], "w", encoding="utf-8") as handle:
-                handle.write(chunk["code"])
-            chunks.append(chunk)
+        segments = []
+        for segment in job["segments"]:
+            segment = dict(segment, filename=os.path.join(programs, os.path.basename(segment["filename"])))
+            with open(segment["filename"], "w", encoding="utf-8") as handle:
+                handle.write(segment["code"])
+            segments.append(segment)
         cwd = job.get("path0") if job.get("path0") and os.path.isdir(job["path0"]) else root
         threads = max(1, (os.cpu_count() or 1) // 4)  # as the harness does locally: DataLoader workers need cores
-        job.update(chunks=chunks, trace_dir=traces, path0=cwd, threads=threads,
+        job.update(segments=segments, trace_dir=traces, path0=cwd, threads=threads,
                    result=os.path.join(programs, os.path.basename(job["result"])))
         node = _node(threads)
         job_path = os.path.join(programs, "%s.job.json" % job["worker"])

@@ -7,7 +7,7 @@ import os
 import textwrap
 from xml.sax.saxutils import escape as xml
 
-from .verdict import ms
+from .stats import ms
 
 CPU_GAP_TITLE = "What a CPU run cannot show"
 

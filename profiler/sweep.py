@@ -3,7 +3,7 @@
 A fix that writes a count (`num_workers=4` in a DataLoader call) is run with each candidate
 count instead (1, 2, 4, ... up to the machine's cores, at most MAX_CANDIDATES of them) next to
 the code as written, interleaved A B1 B2 ... per repeat. Each candidate is compared with the
-code as written by the verdict's own rule (`verdict.compare`: a ratio with a bootstrap interval
+code as written by the verdict's own rule (`stats.compare`: a ratio with a bootstrap interval
 that must clear the noise band); the fastest is offered as the fix only when it is confirmed
 faster than the code as written, so no "fastest" comes out of noise. On/off settings the fix
 writes (persistent_workers, pin_memory) stay as it writes them: each is its own rule's A/B
@@ -21,7 +21,7 @@ from perf_lint.analyzers import Edit, Finding, Fix
 from perf_lint.analyzers.rules.edits import with_keywords
 
 from .judge import SPEEDUP, first_batches, samples, truncated
-from .verdict import compare, quantile
+from .stats import compare, quantile
 
 SETTINGS = ("num_workers",)  # keyword settings a fix writes as a count, swept over the machine's cores
 MAX_CANDIDATES = 4

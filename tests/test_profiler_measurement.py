@@ -19,7 +19,7 @@ import pytest
 
 from perf_lint.profiler import ProfileRequest, child, harness, judge, run_profile
 from perf_lint.profiler.aggregate import _user_line
-from perf_lint.profiler.verdict import ms
+from perf_lint.profiler.stats import ms
 
 from .test_profiler import SLOW_DATASET
 from .timeouts import timeout
@@ -162,10 +162,10 @@ def test_a_sync_site_maps_to_the_line_as_written(tmp_path):
                       "    loss.backward()\n    opt.step()\n    print(loss.item())\n")
     plan = harness.prepare(ProfileRequest(str(script), rule="TPL203"))
     variant = plan.variants[0]
-    code = variant.chunks[0]["code"].split("\n")
+    code = variant.segments[0]["code"].split("\n")
     program_line = next(i for i, text in enumerate(code) if ".item()" in text) + 1
     assert program_line != 9  # the instrumented program has lines of its own
-    assert _user_line(plan, variant, f"{variant.chunks[0]['name']}:{program_line}") == "line 9"
+    assert _user_line(plan, variant, f"{variant.segments[0]['name']}:{program_line}") == "line 9"
     assert _user_line(plan, variant, "unknown") == "an unknown line"
 
 

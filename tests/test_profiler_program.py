@@ -10,8 +10,8 @@ from perf_lint.analyzers import analyze, notebook_source, python_source
 from perf_lint.profiler import ProfileRequest, run_profile
 from perf_lint.profiler.harness import apply_fixes
 from perf_lint.profiler.instrument import clock_names, line_map, mark_magic, rewrite
-from perf_lint.profiler.program import Program, chunks_of, find_target, parse
-from perf_lint.profiler.verdict import compare, spread
+from perf_lint.profiler.program import Program, segments_of, find_target, tree_of
+from perf_lint.profiler.stats import compare, spread
 
 from .timeouts import timeout
 
@@ -36,19 +36,19 @@ for epoch in range(10):
 """
 
 
-def plan(text: str, line: int | None, cell_chunk: int = 0, notebook=None):
+def plan(text: str, line: int | None, cell_segment: int = 0, notebook=None):
     source = notebook_source(notebook, "nb.ipynb") if notebook else python_source(text, "train.py")
-    chunks = chunks_of(source)
-    parsed = [parse(c.code) for c in chunks]
+    segments = segments_of(source)
+    parsed = [tree_of(c.code) for c in segments]
     cells = source.kind == "notebook" or bool(source.percent_cells)
-    target = find_target(chunks, parsed, cell_chunk, line, cells)
-    program = Program(chunks, parsed)
-    return chunks, parsed, target, program
+    target = find_target(segments, parsed, cell_segment, line, cells)
+    program = Program(segments, parsed)
+    return segments, parsed, target, program
 
 
 @timeout(30)
 def test_top_level_line_measures_the_batch_loop_inside_the_epoch_loop():
-    chunks, parsed, target, program = plan(SCRIPT, 10)  # the DataLoader line (0-based 10)
+    segments, parsed, target, program = plan(SCRIPT, 10)  # the DataLoader line (0-based 10)
     assert target.kind == "script"
     measure = program.measure(target)
     assert (measure.how, measure.line) == ("loop", 12)  # `for x, y in loader`, not `for epoch`
@@ -59,7 +59,7 @@ def test_top_level_line_measures_the_batch_loop_inside_the_epoch_loop():
 @timeout(30)
 def test_line_inside_a_function_without_a_loop_repeats_the_function():
     text = "import torch\n\ndef step(x):\n    y = x @ x\n    return y.sum()\n\nstep(torch.ones(2, 2))\n"
-    chunks, parsed, target, program = plan(text, 3)
+    segments, parsed, target, program = plan(text, 3)
     assert target.kind == "function" and target.line == 2
     assert program.measure(target).how == "repeat-function"
 
@@ -76,7 +76,7 @@ def test_training_loop_reached_through_a_call():
         "for epoch in range(3):\n"
         "    train_one_epoch(model, loader, opt)\n"
     )
-    chunks, parsed, target, program = plan(text, 5)
+    segments, parsed, target, program = plan(text, 5)
     measure = program.measure(target)
     assert (measure.how, measure.line) == ("loop", 2)
 
@@ -88,17 +88,17 @@ def test_notebook_cell_without_a_loop_uses_the_loop_of_a_later_cell():
         {"cell_type": "markdown", "source": "# train"},
         {"cell_type": "code", "source": "for x in loader:\n    model(x).sum().backward()\n"},
     ]}
-    chunks, parsed, target, program = plan("", None, 0, notebook)
+    segments, parsed, target, program = plan("", None, 0, notebook)
     assert target.kind == "cell" and target.description == "cell 1"
     measure = program.measure(target)
-    assert measure.how == "loop" and chunks[measure.chunk].cell == 2
+    assert measure.how == "loop" and segments[measure.segment].cell == 2
 
 
 @timeout(30)
 def test_rewrite_instruments_the_measured_loop_caps_heavy_loops_and_maps_lines():
-    chunks, parsed, target, program = plan(SCRIPT, 10)
+    segments, parsed, target, program = plan(SCRIPT, 10)
     measure = program.measure(target)
-    out = rewrite(chunks[0].code, parsed[0], measured_line=measure.line)
+    out = rewrite(segments[0].code, parsed[0], measured_line=measure.line)
     ast.parse(out.code)
     lines = out.code.split("\n")
     step = lines.index("        if __perf_lint__.step(): break")
@@ -115,7 +115,7 @@ def test_rewrite_instruments_the_measured_loop_caps_heavy_loops_and_maps_lines()
 @timeout(30)
 def test_clock_reads_are_wrapped_with_sites_in_original_lines():
     text = "from time import perf_counter as pc\nimport time\nt0 = pc()\ny = f()\nt1 = time.time() - t0\n"
-    tree = parse(text)
+    tree = tree_of(text)
     out = rewrite(text, tree, clocks=clock_names([tree]))
     assert "t0 = __perf_lint__.clock('0:2:5', pc)" in out.code
     assert "t1 = __perf_lint__.clock('0:4:5', time.time) - t0" in out.code
@@ -127,7 +127,7 @@ def test_timing_magics_become_marks():
         {"cell_type": "code", "source": "%%time\ny = x @ x\n"},
         {"cell_type": "code", "source": "a = 1\n%timeit -n 3 y = x @ x\n"},
     ]})
-    first, second = chunks_of(source)
+    first, second = segments_of(source)
     marked = mark_magic(first.code, first.magics, 0)
     assert marked.split("\n")[0] == '__perf_lint__.mark("start")'
     assert marked.rstrip().split("\n")[-1] == '__perf_lint__.mark("end")'

@@ -19,7 +19,7 @@ from perf_lint.analyzers.config import KEEP_TRACES, parse_config
 from perf_lint.profiler import ProfileRequest, ProfileResult, report, run_profile
 from perf_lint.profiler.harness import prune_runs
 from perf_lint.profiler.process import stack_of
-from perf_lint.profiler.verdict import spread
+from perf_lint.profiler.stats import spread
 
 from .test_profiler import SLOW_DATASET, SMALL, TRAIN_LOOP
 from .timeouts import timeout

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 from perf_lint.profiler.judge import verdict
 from perf_lint.profiler.probes import probe_for
-from perf_lint.profiler.verdict import MARGIN, busy, compare, interval, spread
+from perf_lint.profiler.stats import MARGIN, busy, compare, interval, spread
 
 from .timeouts import timeout
 

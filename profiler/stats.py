@@ -56,7 +56,7 @@ def spread(values: list[float]) -> dict | None:
 
 
 @dataclass
-class Judgement:
+class Comparison:
     verdict: str  # "confirmed", "not confirmed", "inconclusive"
     ratio: float | None  # geometric mean over pairs of runs of larger-side median / smaller-side median
     low: float | None  # the ratio's 95% interval
@@ -83,21 +83,21 @@ def interval(ratios: list[float], seed: int = SEED) -> tuple[float, float]:
     return quantile(means, (1 - LEVEL) / 2), quantile(means, (1 + LEVEL) / 2)
 
 
-def compare(larger: list[list[float]], smaller: list[list[float]], name: str) -> Judgement:
+def compare(larger: list[list[float]], smaller: list[list[float]], name: str) -> Comparison:
     """Is `larger` (runs of samples) larger than `smaller`, run i against run i? `name` names
     the ratio larger / smaller."""
     pairs = [(l, s) for l, s in zip(larger, smaller) if l and s]
     count_l, count_s = sum(len(l) for l, _ in pairs), sum(len(s) for _, s in pairs)
     if count_l < MIN_SAMPLES or count_s < MIN_SAMPLES:
-        return Judgement("inconclusive", None, None, None,
+        return Comparison("inconclusive", None, None, None,
                          f"too few measured steps ({count_l} and {count_s}; at least {MIN_SAMPLES} each)", name)
     if min(quantile(s, 0.5) for _, s in pairs) <= 0:
-        return Judgement("inconclusive", None, None, None, f"{name}: a value too small to compare", name)
+        return Comparison("inconclusive", None, None, None, f"{name}: a value too small to compare", name)
     ratios = [quantile(l, 0.5) / quantile(s, 0.5) for l, s in pairs]
     value, (low, high) = geomean(ratios), interval(ratios)
 
-    def judged(verdict: str, why: str, opposite: bool = False) -> Judgement:
-        j = Judgement(verdict, value, low, high, "", name, len(pairs), opposite)
+    def judged(verdict: str, why: str, opposite: bool = False) -> Comparison:
+        j = Comparison(verdict, value, low, high, "", name, len(pairs), opposite)
         j.reason = f"{why}: {j.text}, from {len(pairs)} interleaved pair{'s' * (len(pairs) > 1)} of runs"
         return j
 
