@@ -33,7 +33,7 @@ from .spans import Spans
 MAX_LINE = 10_000  # libcst's parser is quadratic on very long expressions (minified code)
 MAX_DEPTH = 100  # statements nested deeper are left out once an analysis runs out of stack (real code: under 40)
 FREE_DEPTH = 30  # expressions nested this deep cost libcst's parser nothing extra (torch's deepest: 27)
-NESTING_WORK = 20_000  # at most this much work past FREE_DEPTH per statement (nested calls, the worst: about 1 s)
+NESTING_WORK = 20_000  # at most this much work past FREE_DEPTH per statement (nested calls, the worst: 1-3 s)
 FILE_NESTING_WORK = 5 * NESTING_WORK  # and in all the statements of a unit
 _OTHER_BREAKS = ("\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")  # line breaks to str.splitlines only
 _INDENTED = re.compile(r"[ \t]+(?=[^ \t\r\n#\\])")
@@ -154,9 +154,10 @@ def _too_costly(nesting: list[tuple[int, int]]) -> dict[int, str]:
     skipped, spent = {}, 0
     for index, (work, depth) in enumerate(nesting):
         if work > NESTING_WORK:
-            skipped[index] = f"expressions nested {depth} deep, too slow to parse (perf-lint's parser takes time that grows with depth x size)"
+            skipped[index] = (f"expressions nested {depth} deep, too slow to parse "
+                              "(perf-lint's parser takes time that grows with depth x size)")
         elif spent + work > FILE_NESTING_WORK:
-            skipped[index] = f"expressions nested {depth} deep, after this file's allowance for deeply nested code was spent"
+            skipped[index] = f"expressions nested {depth} deep, after the file's allowance for deep nesting was spent"
         else:
             spent += work
     return skipped
@@ -483,8 +484,8 @@ def _chunks(unit: Split, cache: ParseCache) -> list[Chunk]:
 def split(code: str, cache: ParseCache, slot: object = None) -> Split:
     """Vet and cut a unit (`slot` names it across versions, to re-split only what an edit
     touched). Raises what `ast.parse` raises (SyntaxError...) when Python rejects the unit,
-    and LongLine when it has too much in lines over MAX_LINE. A statement with such a line, or
-    too deep for `ast`, is noted in `skipped`."""
+    and LongLine when it has too much in lines over MAX_LINE. A statement with such a line,
+    too deep for `ast`, or too slow for libcst (`_too_costly`) is noted in `skipped`."""
     lines = lines_of(code)
     long = {}  # line -> its length, for those over MAX_LINE
     if len(code) > MAX_LINE and max(map(len, lines)) > MAX_LINE:
