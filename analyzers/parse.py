@@ -32,6 +32,9 @@ from .spans import Spans
 
 MAX_LINE = 10_000  # libcst's parser is quadratic on very long expressions (minified code)
 MAX_DEPTH = 100  # statements nested deeper are left out once an analysis runs out of stack (real code: under 40)
+FREE_DEPTH = 30  # expressions nested this deep cost libcst's parser nothing extra (torch's deepest: 27)
+NESTING_WORK = 20_000  # at most this much work past FREE_DEPTH per statement (nested calls, the worst: 1-3 s)
+FILE_NESTING_WORK = 5 * NESTING_WORK  # and in all the statements of a unit
 _OTHER_BREAKS = ("\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")  # line breaks to str.splitlines only
 _INDENTED = re.compile(r"[ \t]+(?=[^ \t\r\n#\\])")
 
@@ -98,6 +101,7 @@ class Split:
     previous: list = field(default_factory=list)
     kept: dict = field(default_factory=dict)
     skipped: dict = field(default_factory=dict)
+    nesting: list = field(default_factory=list)  # chunk index -> its (work, depth), see `_nesting`
 
 
 def _first_line(statement: ast.stmt) -> int:
@@ -105,30 +109,69 @@ def _first_line(statement: ast.stmt) -> int:
     return min([statement.lineno, *(d.lineno for d in decorators)]) - 1
 
 
-def _starts(code: str, offset: int) -> list[int]:
-    """Chunk starts: a chunk begins on the line after the last line of a top-level
-    statement (so a blank `\\` continuation line or a comment before a statement is
-    in the statement's chunk), unless the next statement shares that line (`a; b`).
-    The first chunk starts at `offset`. Raises what `ast.parse` raises."""
+def _starts(code: str, offset: int) -> tuple[list[int], list[tuple[int, int]]]:
+    """Chunk starts and each chunk's `_nesting`: a chunk begins on the line after the last
+    line of a top-level statement (so a blank `\\` continuation line or a comment before a
+    statement is in the statement's chunk), unless the next statement shares that line
+    (`a; b`). The first chunk starts at `offset`. Raises what `ast.parse` raises."""
     body = ast.parse(code).body
     if not body:
-        return []
-    starts = [offset]
+        return [], []
+    starts, groups = [offset], [[body[0]]]
     for before, statement in zip(body, body[1:]):
         if before.end_lineno <= _first_line(statement):
             starts.append(offset + before.end_lineno)
-    return starts
+            groups.append([])
+        groups[-1].append(statement)
+    return starts, [_nesting(group) for group in groups]
+
+
+def _nesting(statements: list[ast.AST]) -> tuple[int, int]:
+    """(work, depth): how deep expressions nest in `statements` (counted from the statement
+    that holds them), and the work past FREE_DEPTH that costs libcst's parser: the sum, over
+    expressions nested deeper, of how much deeper. Its parser copies what it has read of
+    an expression each time it backtracks or grows a left-recursive rule, so an expression
+    costs about its depth: a chain of n calls, subscripts or operators takes n**2 to n**3."""
+    work = deepest = 0
+    stack = [(statement, 0) for statement in statements]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, ast.expr):
+            depth += 1
+            if depth > FREE_DEPTH:
+                work += depth - FREE_DEPTH
+                deepest = max(deepest, depth)
+        elif isinstance(node, ast.stmt):
+            depth = 0
+        stack.extend((child, depth) for child in ast.iter_child_nodes(node))
+    return work, deepest
+
+
+def _too_costly(nesting: list[tuple[int, int]]) -> dict[int, str]:
+    """Chunk index -> why it is left out, for the chunks whose expressions nest so deep
+    that libcst would take seconds to minutes: over NESTING_WORK each, or once the unit's
+    chunks have used FILE_NESTING_WORK."""
+    skipped, spent = {}, 0
+    for index, (work, depth) in enumerate(nesting):
+        if work > NESTING_WORK:
+            skipped[index] = (f"expressions nested {depth} deep, too slow to parse "
+                              "(perf-lint's parser takes time that grows with depth x size)")
+        elif spent + work > FILE_NESTING_WORK:
+            skipped[index] = f"expressions nested {depth} deep, after the file's allowance for deep nesting was spent"
+        else:
+            spent += work
+    return skipped
 
 
 TOO_DEEP = "statement too deeply nested to analyse"
 _CLAUSES = ("elif", "else", "except", "finally")  # a top-level line that continues a statement
 
 
-def _deep_starts(lines: list[str]) -> tuple[list[int], dict[int, str]] | None:
+def _deep_starts(lines: list[str]) -> tuple[list[int], dict[int, str], list[tuple[int, int]]] | None:
     """Chunk starts for a unit too deep for `ast` as a whole (out of stack or parser memory):
-    top-level statements found by `tokenize`, each checked by `ast` on its own, and the
-    chunks too deep for that (index -> TOO_DEEP). None when a chunk does not parse alone
-    (a syntax error, or a wrong split)."""
+    top-level statements found by `tokenize`, each checked by `ast` on its own, the chunks
+    too deep for that (index -> TOO_DEEP) and each chunk's `_nesting`. None when a chunk
+    does not parse alone (a syntax error, or a wrong split)."""
     starts, level, begins, decorated, end, last = [0], 0, True, False, 0, 0
     try:
         for token in tokenize.generate_tokens(iter(lines).__next__):
@@ -146,15 +189,16 @@ def _deep_starts(lines: list[str]) -> tuple[list[int], dict[int, str]] | None:
                 begins = False
     except (tokenize.TokenError, SyntaxError):
         return None
-    skipped = {}
+    skipped, nesting = {}, []
     for index, (begin, stop) in enumerate(zip(starts, [*starts[1:], len(lines)])):
         try:
-            ast.parse("".join(lines[begin:stop]))
+            nesting.append(_nesting(ast.parse("".join(lines[begin:stop])).body))
         except (RecursionError, MemoryError):
             skipped[index] = TOO_DEEP
+            nesting.append((0, 0))
         except (SyntaxError, ValueError):
             return None
-    return starts, skipped
+    return starts, skipped, nesting
 
 
 def deep_statements(code: str) -> list[str] | None:
@@ -164,7 +208,7 @@ def deep_statements(code: str) -> list[str] | None:
     found = _deep_starts(lines)
     if found is None:
         return None
-    starts, skipped = found
+    starts, skipped, _ = found
     bounds = [*starts, len(lines)]
     return ["".join(lines[bounds[index]:bounds[index + 1]]) for index in skipped]
 
@@ -359,16 +403,16 @@ def _pool_key(text: str, config: cst.PartialParserConfig) -> tuple:
     return text, config.default_indent, config.default_newline
 
 
-def _resplit(previous: Split, lines: list[str]) -> tuple[list[int], int, int] | None:
-    """The new split from the previous one, re-splitting only the edited region, and the
-    lines shared at the start and at the end; None when the region must be judged with
-    the whole unit."""
+def _resplit(previous: Split, lines: list[str]) -> tuple[list[int], list[tuple[int, int]], int, int] | None:
+    """The new split from the previous one, re-splitting only the edited region, its
+    chunks' `_nesting`, and the lines shared at the start and at the end; None when the
+    region must be judged with the whole unit."""
     old, starts = previous.lines, previous.starts
-    if not starts:
+    if not starts or len(previous.nesting) != len(starts):
         return None
     prefix, suffix = common_ends(old, lines)
     if prefix == len(old) == len(lines):
-        return list(starts), prefix, suffix
+        return list(starts), list(previous.nesting), prefix, suffix
     first = max(bisect.bisect_right(starts, min(prefix, len(old) - 1)) - 1, 0)
     last = max(first, bisect.bisect_right(starts, len(old) - suffix - 1) - 1)
     begin = starts[first]
@@ -378,14 +422,14 @@ def _resplit(previous: Split, lines: list[str]) -> tuple[list[int], int, int] | 
     if begin and "__future__" in region:
         return None
     try:
-        middle = _starts(region, begin)
+        middle, nesting = _starts(region, begin)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     shift = len(lines) - len(old)
     new = [*starts[:first], *middle, *(s + shift for s in starts[last + 1:])]
     if new:
         new[0] = 0  # the first chunk holds what comes before its statement
-    return new, prefix, suffix
+    return new, [*previous.nesting[:first], *nesting, *previous.nesting[last + 1:]], prefix, suffix
 
 
 def _unchanged(previous: Split, lines: list[str], starts: list[int], prefix: int, suffix: int) -> dict[int, Chunk]:
@@ -440,8 +484,8 @@ def _chunks(unit: Split, cache: ParseCache) -> list[Chunk]:
 def split(code: str, cache: ParseCache, slot: object = None) -> Split:
     """Vet and cut a unit (`slot` names it across versions, to re-split only what an edit
     touched). Raises what `ast.parse` raises (SyntaxError...) when Python rejects the unit,
-    and LongLine when it has too much in lines over MAX_LINE. A statement with such a line, or
-    too deep for `ast`, is noted in `skipped`."""
+    and LongLine when it has too much in lines over MAX_LINE. A statement with such a line,
+    too deep for `ast`, or too slow for libcst (`_too_costly`) is noted in `skipped`."""
     lines = lines_of(code)
     long = {}  # line -> its length, for those over MAX_LINE
     if len(code) > MAX_LINE and max(map(len, lines)) > MAX_LINE:
@@ -453,21 +497,24 @@ def split(code: str, cache: ParseCache, slot: object = None) -> Split:
     resplit = _resplit(previous, lines) if previous is not None and not previous.skipped else None
     skipped = {}
     try:
-        starts = _starts(code, 0) if resplit is None else resplit[0]
+        starts, nesting = _starts(code, 0) if resplit is None else resplit[:2]
     except (RecursionError, MemoryError):  # too deep for `ast` as a whole: statement by statement
         found = _deep_starts(lines)
         if found is None:
             raise
-        starts, skipped = found
+        starts, skipped, nesting = found
     for index, length in long.items() if starts else ():
         why = f"a line of {length:,} characters, over the {MAX_LINE:,} perf-lint analyzes"
         skipped[bisect.bisect_right(starts, index) - 1] = why
+    for index, why in _too_costly(nesting).items():
+        skipped.setdefault(index, why)
     first_break = LINE_BREAK.search(code)  # libcst's default newline: the first one
     indent, newline = default_indent(lines), first_break.group() if first_break else "\n"
     same = previous is not None and (previous.config.default_indent, previous.config.default_newline) == (indent, newline)
     config = previous.config if same else cst.PartialParserConfig(default_indent=indent, default_newline=newline)
-    kept = _unchanged(previous, lines, *resplit) if same and resplit is not None else {}
-    made = Split(lines, starts, config, previous=previous.chunks if same else [], kept=kept, skipped=skipped)
+    kept = _unchanged(previous, lines, starts, *resplit[2:]) if same and resplit is not None else {}
+    made = Split(lines, starts, config, previous=previous.chunks if same else [], kept=kept, skipped=skipped,
+                 nesting=nesting)
     cache.splits[slot] = made
     return made
 
