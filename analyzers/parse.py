@@ -163,6 +163,24 @@ def _too_costly(nesting: list[tuple[int, int]]) -> dict[int, str]:
     return skipped
 
 
+def parse_snippet(text: str | None) -> cst.Module | None:
+    """Code kept in a string (a `timeit` statement, a `%timeit` line) as a libcst module, or
+    None when it does not parse or would cost libcst's parser as much as a statement the
+    split leaves out (a line over MAX_LINE, nesting work over NESTING_WORK)."""
+    if not text or any(len(line) > MAX_LINE for line in text.splitlines()):
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if _nesting(tree.body)[0] > NESTING_WORK:
+        return None
+    try:
+        return cst.parse_module(text)
+    except Exception:  # what Python accepts and libcst does not
+        return None
+
+
 TOO_DEEP = "statement too deeply nested to analyse"
 _CLAUSES = ("elif", "else", "except", "finally")  # a top-level line that continues a statement
 

@@ -457,9 +457,10 @@ def _scan(line: str, depth: int = 0, quote: str = "") -> tuple[int, str, int]:
 
 
 def _parses(code: str) -> bool:
+    """Whether Python parses `code` (nested too deeply for its parser: no)."""
     try:
         ast.parse(code)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
 

@@ -102,6 +102,24 @@ def test_a_deep_notebook_cell_costs_only_itself(tmp_path):
         ("TPL101", 0, 1), ("TPL000", 1, 0), ("TPL000", 2, 0), ("TPL101", 2, 1000)]
 
 
+def test_code_in_strings_is_bounded_like_statements(tmp_path):
+    """Statements kept in strings (`timeit` strings, `%timeit` lines) get the split's bounds:
+    too deep for Python's parser, or too slow for libcst's, they are not parsed, and the
+    cell keeps its other findings (a `%timeit` too deep for `ast` raised out of the reader)."""
+    from perf_lint.analyzers.parse import parse_snippet
+
+    assert parse_snippet("f(" * 199 + "a" + ")" * 199) is None  # libcst: seconds
+    assert parse_snippet("a" + ".c()[0]" * 1200) is None  # too deep for ast
+    assert parse_snippet("f(g(x)) @ y").code == "f(g(x)) @ y"
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": []}
+    magic = "%timeit a" + ".c()[0]" * 1200 + "\n"
+    timed = 'import timeit\nt = timeit.timeit("' + "f(" * 199 + "a" + ")" * 199 + '", number=1)\n'
+    path = tmp_path / "strings.ipynb"
+    path.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+                                "cells": [{**cell, "source": SAMPLE + magic + timed}]}))
+    assert [(code, line) for code, _, line, _ in analyzed(path)] == [("TPL101", 1)]
+
+
 def test_check_reports_each_deep_statement_and_every_other_finding(tmp_path):
     names = ["elif chain too deep for ast", "operator chain too deep for ast", "finding inside an operator chain too slow to parse"]
     for index, name in enumerate(names):

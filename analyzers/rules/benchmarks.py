@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..context import Scope, Site, UNKNOWN, argument, call_name, code, keyword, literal, short_code
+from ..parse import parse_snippet
 from ..source import Block, Magic
 from .base import CallNames, Example
 from .cells import cell_statements
@@ -159,9 +160,8 @@ class _TimedRegions(CompiledModules):
         if type(statement) is cst.Lambda:
             region.calls = calls_in_order(statement.body)
         elif type(statement) in (cst.SimpleString, cst.ConcatenatedString) and isinstance(literal(statement), str):
-            try:
-                region.parsed = cst.parse_module(literal(statement))
-            except Exception:
+            region.parsed = parse_snippet(literal(statement))
+            if region.parsed is None:
                 return []
             region.site = Site(statement, site.unit, site.scope)
         else:

@@ -8,6 +8,7 @@ from ..context import (
     _CUDA_STRING, Context, Scope, Site, argument, call_name, children, dotted, keyword, literal, remembered, short_code,
 )
 from ..findings import Edit, Range
+from ..parse import parse_snippet
 from ..project import host_reads, maybe_project_call, used_arguments
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Rule
 from .cells import cell_statements
@@ -888,7 +889,7 @@ class TimingMagicWithoutSync(Rule):
                     insert = f"{guarded_sync(alias)}\n" if tail == "" else f"\n{guarded_sync(alias)}\n"
                     at = Range(end_line, end_col, end_line, end_col)
                 else:
-                    statement = _parse_statement(magic.statement)
+                    statement = parse_snippet(magic.statement)
                     if statement is None or work.unsynced_work(calls_in_order(statement), scope) is None:
                         continue
                     at = Range(magic.line, magic.end, magic.line, magic.end)
@@ -904,11 +905,4 @@ class TimingMagicWithoutSync(Rule):
                 )
 
 
-def _parse_statement(text: str | None) -> cst.Module | None:
-    if not text:
-        return None
-    try:
-        return cst.parse_module(text)
-    except Exception:
-        return None
 
