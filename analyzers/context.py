@@ -140,6 +140,17 @@ def _parameters(function: cst.FunctionDef) -> tuple[tuple[str, ...], tuple[str, 
     return named, tuple(star.name.value for star in (params.star_arg, params.star_kwarg) if type(star) is cst.Param)
 
 
+def _paired(target: cst.Tuple | cst.List, value: cst.BaseExpression | None) -> list:
+    """The value each element of `a, b = x, y` gets (None for each when the value is not a
+    tuple or list of as many plain elements)."""
+    elements = target.elements
+    if type(value) in (cst.Tuple, cst.List) and len(value.elements) == len(elements) and not any(
+        type(e) is cst.StarredElement for e in (*elements, *value.elements)
+    ):
+        return [e.value for e in value.elements]
+    return [None] * len(elements)
+
+
 class Site:
     """A node together with where it was met: its unit, scope and enclosing loops (a
     slotted class: one is made for every call of every analysis)."""
@@ -359,8 +370,9 @@ class Context:
             self.scope.assignments[target.value].append(value)
             self.by_name[target.value].append((value, self.scope))
         elif type(target) in (cst.Tuple, cst.List):
-            for element in target.elements:
-                self._bind(element.value, None)
+            values = _paired(target, value)
+            for element, element_value in zip(target.elements, values):
+                self._bind(element.value, element_value)
         elif type(target) is cst.StarredElement:
             self._bind(target.value, None)
         elif type(target) is cst.Attribute:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import Site, UNKNOWN, argument, call_name, code, dotted, keyword, star_kwargs
+from ..context import Site, UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, star_kwargs
 from .base import CallNames, Example, FixPlan, Replace
 from .dataloader import _DEVICE_LIKE, _DTYPE_LIKE
 from .edits import with_keywords
-from .tracking import Nesting
+from .tracking import Nesting, TrainingSteps
 
 _DETERMINISTIC = {"zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "tensor", "as_tensor"}
 _RANDOM = {"randn", "rand", "randint", "randperm", "normal", "bernoulli"}
+_FACTORIES = _DETERMINISTIC | _RANDOM
 _PER_CALL = {"forward", "__call__", "training_step"}
+_CALL_DEPTH = 3  # calls between a forward and the function that runs in it
 _SAME_DATA = {
     "unsqueeze", "squeeze", "view", "reshape", "expand", "repeat", "flatten", "t", "float", "half", "bfloat16",
     "double", "long", "int", "bool", "contiguous",
@@ -70,6 +72,16 @@ class CpuTensorMovedEachStep(Nesting):
         ),
         # a CPU tensor made once, moved in the loop: the move is the user's choice of where to keep it
         Example("import torch\nx = torch.randn(8)\nfor step in range(10):\n    y = x.cuda() * 2\n"),
+        Example(
+            "import torch\ndef sample(steps):\n    x = torch.randn(8)\n"
+            "    for step in range(steps):\n        y = x.cuda() * 2\n"
+        ),
+        # host data (an environment's observation) reaches the GPU by a copy however it is made
+        Example(
+            "import torch\nimport lightning as L\nclass Agent:\n    def act(self, net):\n"
+            "        state = torch.tensor([self.state])\n        return net(state.cuda())\n"
+            "class DQN(L.LightningModule):\n    def training_step(self, batch):\n        self.agent.act(self.net)\n"
+        ),
     )
     INVALID = (
         Example(
@@ -97,6 +109,39 @@ class CpuTensorMovedEachStep(Nesting):
             "    def training_step(self, batch):\n        imgs, _ = batch\n"
             "        valid = torch.ones(imgs.size(0), 1)\n        valid = valid.type_as(imgs)\n"
         ),
+        # made again for each use, each time cast to the batch's device
+        Example(
+            "import torch\nimport lightning as L\nclass GAN(L.LightningModule):\n"
+            "    def training_step(self, batch):\n        imgs, _ = batch\n"
+            "        valid = torch.ones(imgs.size(0), 1)\n        valid = valid.type_as(imgs)\n"
+            "        real = self.d(imgs) - valid\n"
+            "        valid = torch.ones(imgs.size(0), 1)\n        valid = valid.type_as(imgs)\n",
+            count=2,
+        ),
+        # an ignite Engine's process function runs on every batch
+        Example(
+            "import torch\nfrom ignite.engine import Engine\ndevice = torch.device('cuda')\n"
+            "def test_step(engine, batch):\n    x, y = batch\n"
+            "    ones, y = torch.ones(len(y)).to(device), y.to(device)\n    return ones\n"
+            "evaluator = Engine(test_step)\n",
+            "import torch\nfrom ignite.engine import Engine\ndevice = torch.device('cuda')\n"
+            "def test_step(engine, batch):\n    x, y = batch\n"
+            "    ones, y = torch.ones(len(y), device=device), y.to(device)\n    return ones\n"
+            "evaluator = Engine(test_step)\n",
+        ),
+        # in a helper of a helper of forward
+        Example(
+            "import torch\nfrom torch import nn\n"
+            "def radius_graph(pos):\n    return torch.ones(pos.size(1)).long().to(pos.device)\n"
+            "def extend_graph(pos):\n    return radius_graph(pos)\n"
+            "class GNN(nn.Module):\n    def _forward(self, pos):\n        return extend_graph(pos)\n"
+            "    def forward(self, pos):\n        return self._forward(pos)\n",
+            "import torch\nfrom torch import nn\n"
+            "def radius_graph(pos):\n    return torch.ones(pos.size(1), device=pos.device).long()\n"
+            "def extend_graph(pos):\n    return radius_graph(pos)\n"
+            "class GNN(nn.Module):\n    def _forward(self, pos):\n        return extend_graph(pos)\n"
+            "    def forward(self, pos):\n        return self._forward(pos)\n",
+        ),
         # in a helper that forward calls
         Example(
             "import torch\nfrom torch import nn\nclass MoCo(nn.Module):\n"
@@ -115,10 +160,10 @@ class CpuTensorMovedEachStep(Nesting):
         if name not in ("cuda", "to", "type_as") or type(node.func) is not cst.Attribute:
             return
         made = _factory_below(node.func.value)
-        if made is None and type(node.func.value) is cst.Name and not self.ctx.loops:
+        if made is None and type(node.func.value) is cst.Name:
             made = self._created(node.func.value.value)  # `z = torch.randn(n, d)` ... `z = z.type_as(x)`
-        if made is None or keyword(made, "device") is not None:
-            return  # (made on a device: `.type_as` only casts)
+        if made is None or keyword(made, "device") is not None or _from_host_data(made):
+            return  # (made on a device: `.type_as` only casts; host data is copied either way)
         qualified = self.ctx.qualname(made.func) or ""
         if qualified.count(".") != 1 or not qualified.startswith("torch."):
             return
@@ -148,22 +193,26 @@ class CpuTensorMovedEachStep(Nesting):
             )
 
     def _created(self, name: str) -> cst.Call | None:
-        """The factory call that made `name` earlier in the current function, when its other
-        assignments only move or cast it (`z = z.type_as(x)`)."""
+        """The factory call that made `name` last, earlier in the current function and in the same
+        loop iteration, when the assignments since only move or cast it (`z = z.type_as(x)`)."""
         scope = self.ctx.scope
         if scope.node is None or name not in scope.assignments:
             return None
-        made = [_factory_below(v) for v in scope.assignments[name] if v is not None]
-        factories = [m for m in made if m is not None]
-        others = [v for v, m in zip(scope.assignments[name], made) if m is None]
-        moves_only = all(
-            type(v) is cst.Call and type(v.func) is cst.Attribute and dotted(v.func.value) == name for v in others
-        )
-        return factories[0] if len(factories) == 1 and moves_only else None
+        for value in reversed(scope.assignments[name]):  # those met so far in the pass
+            made = None if value is None else _factory_below(value)
+            if made is not None:
+                return made if self._loops_around(made) == self.ctx.loops else None
+            if not (type(value) is cst.Call and type(value.func) is cst.Attribute and dotted(value.func.value) == name):
+                return None
+        return None
+
+    def _loops_around(self, call: cst.Call) -> tuple | None:
+        """The loops around a call met earlier in the pass."""
+        return next((site.loops for site in self.ctx.calls[call_name(call)] if site.node is call), None)
 
     def _every_call(self, site: Site, function) -> str | None:
-        """How often the move runs: in a loop, in a forward (or training_step), or in a
-        function of the source that one of those calls; None otherwise."""
+        """How often the code at `site` runs: in a loop, in a forward (or a training step), or in a
+        function of the source that one of those calls (through up to three calls); None otherwise."""
         if site.loops:
             return "on every iteration"
         if function is None:
@@ -171,13 +220,26 @@ class CpuTensorMovedEachStep(Nesting):
         cls = self.ctx.class_of.get(id(function))
         if cls is not None and "onnx" in cls.name.value.lower():
             return None  # an export wrapper: its forward runs once, to be traced
-        if function.name.value in _PER_CALL:
-            return "on every forward call"
-        for call in self.ctx.calls.get(function.name.value, ()):
-            caller = call.scope.node
-            if caller is not None and caller.name.value in _PER_CALL:
-                return f"in `{function.name.value}`, called on every forward call"
+        own = self._per_call(function)
+        if own is not None:
+            return f"on {own}"
+        names, seen = [function.name.value], {function.name.value}
+        for _ in range(_CALL_DEPTH):
+            callers = [call.scope.node for name in names for call in self.ctx.calls.get(name, ())]
+            callers = [caller for caller in callers if caller is not None and caller.name.value not in seen]
+            for caller in callers:
+                how = self._per_call(caller)
+                if how is not None:
+                    return f"in `{function.name.value}`, called on {how}"
+            names = [caller.name.value for caller in callers]
+            seen.update(names)
         return None
+
+    def _per_call(self, function: cst.FunctionDef) -> str | None:
+        """How often a framework runs `function`: every forward call or training step."""
+        if TrainingSteps.of(self.ctx).run_every_step(function):
+            return "every training step" if function.name.value == "training_step" else "every engine iteration"
+        return "every forward call" if function.name.value in _PER_CALL else None
 
     def _device(self, device: cst.BaseExpression, site: Site) -> bool:
         """Provably CUDA, or a device variable in code that uses CUDA."""
@@ -224,6 +286,24 @@ def _factory_below(expr: cst.BaseExpression) -> cst.Call | None:
     """The torch factory call at the bottom of `torch.arange(n).unsqueeze(0)`-like chains."""
     while type(expr) is cst.Call and type(expr.func) is cst.Attribute and call_name(expr) in _SAME_DATA:
         expr = expr.func.value
-    if type(expr) is cst.Call and call_name(expr) in _DETERMINISTIC | _RANDOM:
+    if type(expr) is cst.Call and call_name(expr) in _FACTORIES:
         return expr
     return None
+
+
+
+def _from_host_data(made: cst.Call) -> bool:
+    """`torch.tensor(state)`: a tensor of values the program holds (not constants), which reach
+    the GPU by a copy however the tensor is made."""
+    if call_name(made) not in ("tensor", "as_tensor") or not made.args:
+        return False
+    return any(literal(name) is UNKNOWN for name in _names_read(made.args[0].value))
+
+
+
+def _names_read(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The names and attributes whose values `node` reads (not the functions it calls)."""
+    if type(node) in (cst.Name, cst.Attribute):
+        return [node]
+    parts = [arg.value for arg in node.args] if type(node) is cst.Call else children(node)
+    return [name for part in parts for name in _names_read(part)]
