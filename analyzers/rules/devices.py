@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import Site, UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, star_kwargs
+from ..context import (
+    Site, UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, short_code, star_kwargs,
+)
 from .base import CallNames, Example, FixPlan, Replace
 from .dataloader import _DEVICE_LIKE, _DTYPE_LIKE
 from .edits import with_keywords
@@ -28,9 +30,12 @@ class CpuTensorMovedEachStep(Nesting):
     `torch.tensor`, `torch.randn`, ...) and moved with `.cuda()` or `.to(device)` (right
     away or after reshapes and casts: `torch.arange(n).unsqueeze(0).to(device)`, or in a
     later statement of the same function, `z = z.type_as(x)`), inside a loop, a module's
-    `forward` or `training_step`, or a method that `forward` calls. A device variable counts in code
+    `forward` or `training_step` (or an ignite Engine's process function), or a function that
+    one of those calls (through up to three calls). A device variable counts in code
     that uses CUDA; `.to(x.device)` (another tensor's device) always does, since creating
-    the tensor there is never slower.
+    the tensor there is never slower. Likewise a factory tensor without `device=` that indexes
+    another tensor (`x[torch.arange(n), ids]`, directly or through arithmetic and names) there,
+    in a loop only in code that uses CUDA: indexing a GPU tensor copies the index over.
 
     ## Why is this bad?
     The tensor is allocated and filled on the CPU, then copied from pageable memory to the
@@ -56,7 +61,7 @@ class CpuTensorMovedEachStep(Nesting):
     code = "TPL501"
     name = "cpu-tensor-moved-each-step"
     summary = "torch.zeros(...).cuda() / .to(device) in a loop or forward: create it with device="
-    triggers = (".cuda(", ".to(", ".type_as(")
+    triggers = (".cuda(", ".to(", ".type_as(", "arange(", "ones(", "zeros(", "randperm(", "randint(")
     calls = CallNames(frozenset({"cuda", "to", "type_as"}))
     fixable = True
     probe = "syncs"
@@ -75,6 +80,17 @@ class CpuTensorMovedEachStep(Nesting):
         Example(
             "import torch\ndef sample(steps):\n    x = torch.randn(8)\n"
             "    for step in range(steps):\n        y = x.cuda() * 2\n"
+        ),
+        # both on the CPU: no copy
+        Example(
+            "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+            "        table = torch.zeros(10)\n        return x + table[torch.arange(3)].sum().item()\n"
+        ),
+        # a loop in code that never uses a GPU
+        Example("import torch\nfor x in loader:\n    y = x[torch.arange(x.shape[0]), 0]\n"),
+        Example(
+            "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+            "        return x[torch.arange(x.shape[0], device=x.device), 0]\n"
         ),
         # host data (an environment's observation) reaches the GPU by a copy however it is made
         Example(
@@ -142,6 +158,29 @@ class CpuTensorMovedEachStep(Nesting):
             "class GNN(nn.Module):\n    def _forward(self, pos):\n        return extend_graph(pos)\n"
             "    def forward(self, pos):\n        return self._forward(pos)\n",
         ),
+        # a CPU index into a GPU tensor: copied to the device at each forward
+        Example(
+            "import torch\nfrom torch import nn\nclass CLIP(nn.Module):\n    def encode_text(self, text):\n"
+            "        x = self.transformer(self.embed(text))\n"
+            "        return x[torch.arange(x.shape[0]), text.argmax(dim=-1)] @ self.proj\n"
+            "    def forward(self, image, text):\n        return self.encode_text(text)\n"
+        ),
+        # through arithmetic, in a helper of a helper of forward: both coordinate tensors
+        Example(
+            "import torch\nfrom torch import nn\ndef get_rel_pos(q_size, k_size, rel_pos):\n"
+            "    q_coords = torch.arange(q_size)[:, None] * max(k_size / q_size, 1.0)\n"
+            "    k_coords = torch.arange(k_size)[None, :] * max(q_size / k_size, 1.0)\n"
+            "    relative = (q_coords - k_coords) + (k_size - 1)\n    return rel_pos[relative.long()]\n"
+            "def add_rel_pos(attn, q, rel_pos):\n    return attn + get_rel_pos(q.size(1), q.size(1), rel_pos)\n"
+            "class Attention(nn.Module):\n    def forward(self, x):\n        return add_rel_pos(x, x, self.rel_pos)\n",
+            count=2,
+        ),
+        # a mask made every step of a CUDA training loop, indexing the embedding matrix
+        Example(
+            "import torch\ndef train(model, loader, vocab, new_id):\n    model.cuda()\n    for batch in loader:\n"
+            "        keep = torch.ones((vocab,), dtype=torch.bool)\n        keep[new_id] = False\n"
+            "        with torch.no_grad():\n            model.weight[keep] = model.original[keep]\n"
+        ),
         # in a helper that forward calls
         Example(
             "import torch\nfrom torch import nn\nclass MoCo(nn.Module):\n"
@@ -154,6 +193,8 @@ class CpuTensorMovedEachStep(Nesting):
         super().__init__(ctx, options)
         # (move, factory, device or the tensor of type_as, enclosing function)
         self.moves: list[tuple[Site, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
+        # (subscript, the CPU-made factory calls its index computes with, enclosing function)
+        self.indexings: list[tuple[Site, list[cst.Call], cst.FunctionDef | None]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
@@ -172,7 +213,42 @@ class CpuTensorMovedEachStep(Nesting):
             return
         self.moves.append((self.ctx.site(node), made, device, self.function()))
 
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        indices = [e.slice.value for e in node.slice if type(e.slice) is cst.Index]
+        made = [factory for index in indices for factory in self._cpu_made(index)]
+        if made and not self._cpu_made(node.value):
+            self.indexings.append((self.ctx.site(node), made, self.function()))
+
+    def _cpu_made(self, expr: cst.BaseExpression, depth: int = 0) -> list[cst.Call]:
+        """The torch factory calls without a device whose tensors `expr` computes with (through
+        casts, reshapes, slices, arithmetic and names assigned in the current function)."""
+        kind = type(expr)
+        if kind is cst.Call:
+            if type(expr.func) is cst.Attribute and call_name(expr) in _SAME_DATA:
+                return self._cpu_made(expr.func.value, depth)
+            return [expr] if self._on_cpu(expr) else []
+        if kind is cst.Subscript:
+            return self._cpu_made(expr.value, depth)
+        if kind is cst.BinaryOperation:
+            return self._cpu_made(expr.left, depth) + self._cpu_made(expr.right, depth)
+        if kind is cst.UnaryOperation:
+            return self._cpu_made(expr.expression, depth)
+        scope = self.ctx.scope
+        if kind is cst.Name and depth < _CALL_DEPTH and scope.node is not None and scope.assignments.get(expr.value):
+            value = scope.assignments[expr.value][-1]  # the latest met in the pass
+            return [] if value is None else self._cpu_made(value, depth + 1)
+        return []
+
+    def _on_cpu(self, call: cst.Call) -> bool:
+        """A torch factory call that makes its tensor on the CPU, from constants or sizes."""
+        qualified = self.ctx.qualname(call.func) or ""
+        return (
+            call_name(call) in _FACTORIES and qualified.count(".") == 1 and qualified.startswith("torch.")
+            and keyword(call, "device") is None and not star_kwargs(call) and not _from_host_data(call)
+        )
+
     def finish(self) -> None:
+        self._report_indexings()
         for site, made, device, function in self.moves:
             where = self._every_call(site, function)
             if where is None:
@@ -191,6 +267,25 @@ class CpuTensorMovedEachStep(Nesting):
                 + ("" if factory in _DETERMINISTIC else " (Random values then come from the CUDA generator.)"),
                 fix,
             )
+
+    def _report_indexings(self) -> None:
+        reported: set[int] = set()
+        for site, made, function in self.indexings:
+            where = self._every_call(site, function)
+            if where is None or (site.loops and self.ctx.cuda_evidence is None):
+                continue  # (a loop in code that may never use a GPU)
+            indexed = short_code(site.node.value)
+            for factory in made:
+                if id(factory) in reported:
+                    continue
+                reported.add(id(factory))
+                name = call_name(factory)
+                self.report(
+                    Site(factory, site.unit, site.scope, site.loops),
+                    f"torch.{name}(...) is created on the CPU and indexes `{indexed}` {where}: indexing a GPU "
+                    "tensor with it copies the index to the device each time (a blocking copy from pageable "
+                    f"memory). Create it on the indexed tensor's device: torch.{name}(..., device={indexed}.device).",
+                )
 
     def _created(self, name: str) -> cst.Call | None:
         """The factory call that made `name` last, earlier in the current function and in the same
