@@ -208,6 +208,7 @@ def argument(call: cst.Call, index: int, name: str) -> cst.BaseExpression | None
 
 
 _CONSTANTS = {"True": True, "False": False, "None": None}
+MODULE_CHAIN = {"eval", "train", "to", "cuda", "cpu", "half", "float", "bfloat16", "requires_grad_"}  # return the module
 
 
 def literal(expr: cst.BaseExpression):

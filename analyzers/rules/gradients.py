@@ -6,7 +6,9 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from ..context import Frame, Site, WITH, argument, call_name, children, code, dotted, keyword, literal, remembered
+from ..context import (
+    MODULE_CHAIN, Frame, Site, WITH, argument, call_name, children, code, dotted, keyword, literal, remembered,
+)
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
 from .edits import replace_argument
 from .timing import _MODEL_NAMES, torch_alias
@@ -284,7 +286,7 @@ class EvaluationWithGradients(Nesting):
                 module = dotted(small.targets[0].target)
         if module is None and (call is not None or on):  # `module.requires_grad = False` freezes nothing
             while type(receiver) is cst.Call and type(receiver.func) is cst.Attribute and (
-                    receiver.func.attr.value in _MODULE_CHAIN):
+                    receiver.func.attr.value in MODULE_CHAIN):
                 receiver = receiver.func.value  # model.eval().requires_grad_(False)
             module = _module_path(receiver)
         if module is not None:
@@ -428,7 +430,6 @@ class EvaluationWithGradients(Nesting):
         return any(word in last.lower() for word in _MODEL_NAMES)
 
 
-_MODULE_CHAIN = {"eval", "train", "to", "cuda", "cpu", "half", "float", "bfloat16", "requires_grad_"}
 _NO_GRAD_WORDS = ("no_grad", "nograd", "inference_mode")
 
 
