@@ -656,6 +656,14 @@ class Context:
             return UNKNOWN
         return None
 
+    def made_on_cuda(self, call: cst.Call, scope: Scope) -> bool:
+        """`x.cuda()`, `x.to("cuda")`, `torch.randn(n, device="cuda")`: a call whose tensor is on the GPU."""
+        name = call_name(call)
+        if name == "cuda" and type(call.func) is cst.Attribute:
+            return True
+        device = argument(call, 0, "device") if name == "to" else argument(call, -1, "device")
+        return device is not None and self.is_cuda_device(device, scope) is True
+
     def is_cuda_device(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0):
         """True when `expr` names a CUDA device (or is derived from "cuda"), False when it
         is provably another device, UNKNOWN otherwise."""
