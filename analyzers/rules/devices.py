@@ -35,7 +35,9 @@ class CpuTensorMovedEachStep(Nesting):
     that uses CUDA; `.to(x.device)` (another tensor's device) always does, since creating
     the tensor there is never slower. Likewise a factory tensor without `device=` that indexes
     another tensor (`x[torch.arange(n), ids]`, directly or through arithmetic and names) there,
-    in a loop only in code that uses CUDA: indexing a GPU tensor copies the index over.
+    in a loop only in code that uses CUDA: indexing a GPU tensor copies the index over. And
+    `torch.tensor(items)` of a list of elements of a GPU tensor, then moved there: a
+    device-to-host copy per element (`torch.stack(items)` stays on the GPU).
 
     ## Why is this bad?
     The tensor is allocated and filled on the CPU, then copied from pageable memory to the
@@ -80,6 +82,14 @@ class CpuTensorMovedEachStep(Nesting):
         Example(
             "import torch\ndef sample(steps):\n    x = torch.randn(8)\n"
             "    for step in range(steps):\n        y = x.cuda() * 2\n"
+        ),
+        # a list of host numbers: copied however the tensor is made
+        Example(
+            "import torch\nfrom ignite.engine import Engine\ndevice = torch.device('cuda')\n"
+            "def test_step(engine, batch):\n    x, labels = batch\n    picked = []\n"
+            "    for i in range(len(labels)):\n        picked.append(int(labels[i]))\n"
+            "    picked = torch.tensor(picked).to(device)\n"
+            "evaluator = Engine(test_step)\n"
         ),
         # both on the CPU: no copy
         Example(
@@ -181,6 +191,14 @@ class CpuTensorMovedEachStep(Nesting):
             "        keep = torch.ones((vocab,), dtype=torch.bool)\n        keep[new_id] = False\n"
             "        with torch.no_grad():\n            model.weight[keep] = model.original[keep]\n"
         ),
+        # a list of elements of a GPU tensor made into a CPU tensor and moved back, every batch
+        Example(
+            "import torch\nfrom ignite.engine import Engine\ndevice = torch.device('cuda')\n"
+            "def test_step(engine, batch):\n    x, labels = batch\n    labels = labels.to(device)\n    picked = []\n"
+            "    for i in range(len(labels)):\n        label = labels[i]\n        picked.append(label)\n"
+            "    picked = torch.tensor(picked)\n    x, picked = x.to(device), picked.to(device)\n"
+            "evaluator = Engine(test_step)\n"
+        ),
         # in a helper that forward calls
         Example(
             "import torch\nfrom torch import nn\nclass MoCo(nn.Module):\n"
@@ -195,6 +213,7 @@ class CpuTensorMovedEachStep(Nesting):
         self.moves: list[tuple[Site, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         # (subscript, the CPU-made factory calls its index computes with, enclosing function)
         self.indexings: list[tuple[Site, list[cst.Call], cst.FunctionDef | None]] = []
+        self.gathers: list[tuple[Site, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
@@ -203,6 +222,11 @@ class CpuTensorMovedEachStep(Nesting):
         made = _factory_below(node.func.value)
         if made is None and type(node.func.value) is cst.Name:
             made = self._created(node.func.value.value)  # `z = torch.randn(n, d)` ... `z = z.type_as(x)`
+        if made is not None and _from_host_data(made) and self._gpu_elements(made):
+            device = argument(node, 0, "device")
+            if name == "cuda" or device is not None:
+                self.gathers.append((self.ctx.site(node), made, device, self.function()))
+            return
         if made is None or keyword(made, "device") is not None or _from_host_data(made):
             return  # (made on a device: `.type_as` only casts; host data is copied either way)
         qualified = self.ctx.qualname(made.func) or ""
@@ -247,8 +271,48 @@ class CpuTensorMovedEachStep(Nesting):
             and keyword(call, "device") is None and not star_kwargs(call) and not _from_host_data(call)
         )
 
+    def _gpu_elements(self, made: cst.Call) -> bool:
+        """`torch.tensor(items)` where `items` is a list of the current function filled only with
+        elements of tensors on the GPU (`items.append(labels[i])`, `labels = labels.to(device)`)."""
+        data, scope = made.args[0].value, self.ctx.scope
+        if type(data) is not cst.Name or scope.node is None:
+            return False
+        appended = [
+            site.node.args[0].value for site in self.ctx.calls.get("append", ())
+            if site.scope is scope and site.node.args and dotted(site.node.func.value) == data.value
+        ]
+        return bool(appended) and all(self._gpu_element(value, scope) for value in appended)
+
+    def _gpu_element(self, value: cst.BaseExpression, scope) -> bool:
+        """`labels[i]` (directly or through a name) of a tensor moved to the GPU in `scope`."""
+        if type(value) is cst.Name:
+            values = scope.assignments.get(value.value) or [None]
+            return all(v is not None and type(v) is cst.Subscript and self._gpu_element(v, scope) for v in values)
+        if type(value) is not cst.Subscript or type(value.value) is not cst.Name:
+            return False
+        made = scope.assignments.get(value.value.value, ())
+        return any(type(v) is cst.Call and self._moved_to_gpu(v, scope) for v in made)
+
+    def _moved_to_gpu(self, call: cst.Call, scope) -> bool:
+        """`x.cuda()`, or `x.to(device)` with a device that is CUDA here (`_device`)."""
+        device = argument(call, 0, "device") if call_name(call) == "to" else None
+        return self.ctx.made_on_cuda(call, scope) or (
+            device is not None and self._device(device, Site(call, self.ctx.unit, scope))
+        )
+
     def finish(self) -> None:
         self._report_indexings()
+        for site, made, device, function in self.gathers:
+            where = self._every_call(site, function)
+            if where is None or (device is not None and not self._device(device, site)):
+                continue
+            items = code(made.args[0].value)
+            self.report(
+                site,
+                f"torch.{call_name(made)}({items}) gathers elements of a GPU tensor into a CPU tensor, then it is "
+                f"copied back {where}: a device-to-host copy (a sync) per element and a blocking copy to the "
+                f"GPU. Keep them on the GPU: torch.stack({items}).",
+            )
         for site, made, device, function in self.moves:
             where = self._every_call(site, function)
             if where is None:
