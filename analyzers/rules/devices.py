@@ -37,7 +37,9 @@ class CpuTensorMovedEachStep(Nesting):
     another tensor (`x[torch.arange(n), ids]`, directly or through arithmetic and names) there,
     in a loop only in code that uses CUDA: indexing a GPU tensor copies the index over. And
     `torch.tensor(items)` of a list of elements of a GPU tensor, then moved there: a
-    device-to-host copy per element (`torch.stack(items)` stays on the GPU).
+    device-to-host copy per element (`torch.stack(items)` stays on the GPU). And, in a loop, the
+    move of what a function of the source called with constants only returns when that is a CPU
+    tensor (`tokenize([""]).to(device)`): the same tensor built and copied at every step.
 
     ## Why is this bad?
     The tensor is allocated and filled on the CPU, then copied from pageable memory to the
@@ -90,6 +92,13 @@ class CpuTensorMovedEachStep(Nesting):
             "    for i in range(len(labels)):\n        picked.append(int(labels[i]))\n"
             "    picked = torch.tensor(picked).to(device)\n"
             "evaluator = Engine(test_step)\n"
+        ),
+        # the batch's own captions: data, copied however it is made
+        Example(
+            "import torch\ndef main(tokenizer, text_encoder, loader, accelerator):\n"
+            "    def tokenize(captions):\n        inputs = tokenizer(captions, padding='max_length', return_tensors='pt')\n"
+            "        return inputs.input_ids\n    for batch in loader:\n"
+            "        states = text_encoder(tokenize(batch['text']).to(accelerator.device))[0]\n"
         ),
         # both on the CPU: no copy
         Example(
@@ -199,6 +208,13 @@ class CpuTensorMovedEachStep(Nesting):
             "    picked = torch.tensor(picked)\n    x, picked = x.to(device), picked.to(device)\n"
             "evaluator = Engine(test_step)\n"
         ),
+        # a constant prompt tokenized and copied every step
+        Example(
+            "import torch\ndef main(tokenizer, text_encoder, loader, accelerator):\n"
+            "    def tokenize(captions):\n        inputs = tokenizer(captions, padding='max_length', return_tensors='pt')\n"
+            "        return inputs.input_ids\n    for batch in loader:\n"
+            "        null = text_encoder(tokenize(['']).to(accelerator.device))[0]\n"
+        ),
         # in a helper that forward calls
         Example(
             "import torch\nfrom torch import nn\nclass MoCo(nn.Module):\n"
@@ -213,11 +229,17 @@ class CpuTensorMovedEachStep(Nesting):
         self.moves: list[tuple[Site, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         # (subscript, the CPU-made factory calls its index computes with, enclosing function)
         self.indexings: list[tuple[Site, list[cst.Call], cst.FunctionDef | None]] = []
+        self.constants: list[tuple[Site, cst.BaseExpression | None]] = []  # moves of `make_ids([""])`
         self.gathers: list[tuple[Site, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
         if name not in ("cuda", "to", "type_as") or type(node.func) is not cst.Attribute:
+            return
+        if self.ctx.loops and self._constant_cpu_call(node.func.value):
+            device = argument(node, 0, "device")
+            if name == "cuda" or device is not None:
+                self.constants.append((self.ctx.site(node), device))
             return
         made = _factory_below(node.func.value)
         if made is None and type(node.func.value) is cst.Name:
@@ -271,6 +293,34 @@ class CpuTensorMovedEachStep(Nesting):
             and keyword(call, "device") is None and not star_kwargs(call) and not _from_host_data(call)
         )
 
+    def _constant_cpu_call(self, expr: cst.BaseExpression) -> bool:
+        """`tokenize([""])`: a call, with constant arguments only, of a function of the source that
+        returns a tensor made on the CPU (`tokenizer(..., return_tensors="pt").input_ids`, a torch
+        factory without device): the same tensor each time."""
+        if type(expr) is not cst.Call or type(expr.func) is not cst.Name or not expr.args:
+            return False
+        if not all(arg.keyword is None and arg.star == "" and _constant(arg.value) for arg in expr.args):
+            return False
+        defs = self.ctx.functions.get(expr.func.value)
+        if not defs:
+            return False
+        function, scope = defs[-1]
+        returned = [node.value for node in _returns(function.body)]
+        return bool(returned) and all(value is not None and self._cpu_tensor(value, scope) for value in returned)
+
+    def _cpu_tensor(self, value: cst.BaseExpression, scope) -> bool:
+        """A torch factory call without device, or a `return_tensors="pt"` call's output (or an
+        attribute of it), directly or through a name assigned once in `scope`."""
+        if type(value) is cst.Attribute:
+            value = value.value
+        if type(value) is cst.Name:
+            values = scope.assignments.get(value.value, ())
+            value = values[0] if len(values) == 1 else None
+        if type(value) is not cst.Call:
+            return False
+        pt = keyword(value, "return_tensors")
+        return (pt is not None and literal(pt.value) == "pt") or self._on_cpu(value)
+
     def _gpu_elements(self, made: cst.Call) -> bool:
         """`torch.tensor(items)` where `items` is a list of the current function filled only with
         elements of tensors on the GPU (`items.append(labels[i])`, `labels = labels.to(device)`)."""
@@ -302,6 +352,16 @@ class CpuTensorMovedEachStep(Nesting):
 
     def finish(self) -> None:
         self._report_indexings()
+        for site, device in self.constants:
+            if device is not None and not self._device(device, site):
+                continue
+            made = short_code(site.node.func.value)
+            self.report(
+                site,
+                f"`{made}` builds the same CPU tensor on every iteration (its arguments are constants) and it "
+                "is copied to the GPU each time: a blocking copy from pageable memory per step. Build it once "
+                "before the loop and move it to the device there.",
+            )
         for site, made, device, function in self.gathers:
             where = self._every_call(site, function)
             if where is None or (device is not None and not self._device(device, site)):
@@ -466,3 +526,21 @@ def _names_read(node: cst.CSTNode) -> list[cst.BaseExpression]:
         return [node]
     parts = [arg.value for arg in node.args] if type(node) is cst.Call else children(node)
     return [name for part in parts for name in _names_read(part)]
+
+
+def _constant(expr: cst.BaseExpression) -> bool:
+    """A literal, or a list or tuple of literals (`[""]`)."""
+    if type(expr) in (cst.List, cst.Tuple):
+        return all(type(e) is cst.Element and _constant(e.value) for e in expr.elements)
+    return literal(expr) is not UNKNOWN
+
+
+def _returns(body: cst.CSTNode) -> list[cst.Return]:
+    """The return statements of a function body (not of the functions defined in it)."""
+    found = []
+    for child in children(body):
+        if type(child) is cst.Return:
+            found.append(child)
+        elif type(child) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            found += _returns(child)
+    return found
