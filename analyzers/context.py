@@ -144,6 +144,17 @@ def _parameters(function: cst.FunctionDef) -> tuple[tuple[str, ...], tuple[str, 
     return named, tuple(star.name.value for star in (params.star_arg, params.star_kwarg) if type(star) is cst.Param)
 
 
+def _paired(target: cst.Tuple | cst.List, value: cst.BaseExpression | None) -> list:
+    """The value each element of `a, b = x, y` gets (None for each when the value is not a
+    tuple or list of as many plain elements)."""
+    elements = target.elements
+    if type(value) in (cst.Tuple, cst.List) and len(value.elements) == len(elements) and not any(
+        type(e) is cst.StarredElement for e in (*elements, *value.elements)
+    ):
+        return [e.value for e in value.elements]
+    return [None] * len(elements)
+
+
 class Site:
     """A node together with where it was met: its unit, scope and enclosing loops (a
     slotted class: one is made for every call of every analysis)."""
@@ -201,6 +212,7 @@ def argument(call: cst.Call, index: int, name: str) -> cst.BaseExpression | None
 
 
 _CONSTANTS = {"True": True, "False": False, "None": None}
+MODULE_CHAIN = {"eval", "train", "to", "cuda", "cpu", "half", "float", "bfloat16", "requires_grad_"}  # return the module
 
 
 def literal(expr: cst.BaseExpression):
@@ -363,8 +375,9 @@ class Context:
             self.scope.assignments[target.value].append(value)
             self.by_name[target.value].append((value, self.scope))
         elif type(target) in (cst.Tuple, cst.List):
-            for element in target.elements:
-                self._bind(element.value, None)
+            values = _paired(target, value)
+            for element, element_value in zip(target.elements, values):
+                self._bind(element.value, element_value)
         elif type(target) is cst.StarredElement:
             self._bind(target.value, None)
         elif type(target) is cst.Attribute:
@@ -675,6 +688,14 @@ class Context:
         if index >= 0 and any(arg.star == "*" for arg in call.args):
             return UNKNOWN
         return None
+
+    def made_on_cuda(self, call: cst.Call, scope: Scope) -> bool:
+        """`x.cuda()`, `x.to("cuda")`, `torch.randn(n, device="cuda")`: a call whose tensor is on the GPU."""
+        name = call_name(call)
+        if name == "cuda" and type(call.func) is cst.Attribute:
+            return True
+        device = argument(call, 0, "device") if name == "to" else argument(call, -1, "device")
+        return device is not None and self.is_cuda_device(device, scope) is True
 
     def is_cuda_device(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0):
         """True when `expr` names a CUDA device (or is derived from "cuda"), False when it

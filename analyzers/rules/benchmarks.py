@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..context import Scope, Site, UNKNOWN, argument, call_name, code, keyword, literal, short_code
+from ..context import MODULE_CHAIN, Scope, Site, UNKNOWN, argument, call_name, code, keyword, literal, short_code
 from ..parse import parse_snippet
 from ..source import Block, Magic
 from .base import CallNames, Example
 from .cells import cell_statements
 from .dataloader import _DEVICE_LIKE
-from .timing import CLOCKS, TIMING_MAGIC_TRIGGERS, _assigned_name, _subtracts, calls_in_order
+from .timing import _MODEL_NAMES, CLOCKS, TIMING_MAGIC_TRIGGERS, _assigned_name, _subtracts, calls_in_order
 from .tracking import CompiledModules, all_calls
 
 _CLOCK_NAMES = {name.rsplit(".", 1)[-1] for name in CLOCKS}
@@ -180,12 +180,15 @@ class TimingWithoutWarmup(_TimedRegions):
     Finds a timed region (a `time.perf_counter()` interval, `%time`, `%timeit`,
     `%%time`, `%%timeit`, `timeit.timeit`/`repeat`) that contains the first call of a
     `torch.compile`d model, or the program's first CUDA operation (nothing before the
-    region touched the GPU or called code that might).
+    region touched the GPU or called code that might), or, in a region timed to a
+    `torch.cuda.synchronize()`, the first call of a model built in the same function
+    (and loop iteration), called or passed to the code timed once.
 
     ## Why is this bad?
     The first call of a compiled model traces and compiles it: seconds, against
     milliseconds for the steps after. The first CUDA operation creates the CUDA context
-    and loads kernels: hundreds of milliseconds. Timed, they are reported as the cost of
+    and loads kernels: hundreds of milliseconds; a new model's first forward creates cuBLAS
+    handles, loads its kernels and grows the allocator. Timed, they are reported as the cost of
     the code, and in a `%timeit` they inflate the mean and the spread. (`torch.utils.benchmark`
     timers run a warm-up first and are not reported.)
 
@@ -231,6 +234,23 @@ class TimingWithoutWarmup(_TimedRegions):
             "t = benchmark.Timer(stmt='model(x)', globals={'model': model, 'x': x})\nprint(t.timeit(100))\n"
         ),
         Example(("import torch\nmodel = torch.compile(model)\nmodel(x)", "%timeit model(x)")),
+        # a warm-up generation before the clock starts
+        Example(
+            "import time, torch\ndef main(x):\n    model = GPTModel(cfg)\n    model.to('cuda')\n"
+            "    generate(model=model, idx=x)\n    torch.cuda.synchronize()\n    start = time.time()\n"
+            "    generate(model=model, idx=x)\n    torch.cuda.synchronize()\n    print(time.time() - start)\n"
+        ),
+        # a per-step timer in a training loop: the model was built before the loop
+        Example(
+            "import time, torch\ndef main(loader):\n    model = Net().cuda()\n    while True:\n"
+            "        t0 = time.time()\n        logits, loss = model(*next(loader))\n        loss.backward()\n"
+            "        torch.cuda.synchronize()\n        t1 = time.time()\n        print(t1 - t0)\n"
+        ),
+        # a whole training run, not a GPU-synchronized measurement of one step
+        Example(
+            "import time, torch\ndef main(loader):\n    model = Net().cuda()\n    start = time.time()\n"
+            "    train(model, loader)\n    print(time.time() - start)\n"
+        ),
     )
     INVALID = (
         Example(
@@ -241,6 +261,18 @@ class TimingWithoutWarmup(_TimedRegions):
         Example(("import torch\na = torch.randn(4096, 4096)", "%%time\nb = a.cuda()\nc = b @ b\ntorch.cuda.synchronize()")),
         Example(
             "import timeit, torch\nfast = torch.compile(f)\nprint(timeit.timeit(lambda: fast(x), number=100))\n"
+        ),
+        # the first generation of a model just built: cuBLAS start-up and lazy kernel loading are timed
+        Example(
+            "import time, torch\ndef main(x):\n    model = GPTModel(cfg)\n    model.to('cuda')\n    model.eval()\n"
+            "    torch.cuda.synchronize()\n    start = time.time()\n    ids = generate(model=model, idx=x)\n"
+            "    torch.cuda.synchronize()\n    print(time.time() - start)\n"
+        ),
+        # a fresh model for each batch size, its first forward/backward timed
+        Example(
+            "import time, torch\nfor size in sizes:\n    model = GPTModel(cfg).bfloat16().to('cuda')\n"
+            "    torch.cuda.synchronize()\n    start = time.time()\n    loss = model(x).sum()\n    loss.backward()\n"
+            "    torch.cuda.synchronize()\n    elapsed = time.time() - start\n"
         ),
     )
 
@@ -258,6 +290,16 @@ class TimingWithoutWarmup(_TimedRegions):
                     "tracing and compilation (seconds), not the steady state. Call it a few times before timing.",
                 )
                 continue
+            fresh = self._fresh_model_call(region)
+            if fresh is not None:
+                call, model = fresh
+                self.report(
+                    Site(call, region.site.unit, region.site.scope),
+                    f"`{short_code(call)}` is the first call of the newly built `{model}` on the GPU and it is "
+                    "timed: the first forward and backward pay one-time costs (cuBLAS handles, lazy kernel "
+                    "loading, allocator growth) that later steps do not. Run it once before starting the clock.",
+                )
+                continue
             if region.site.scope is not self.ctx.module_scope or (
                     self._first_touch is not None and self._first_touch < self.start(region)):
                 continue
@@ -269,6 +311,44 @@ class TimingWithoutWarmup(_TimedRegions):
                     "includes creating the CUDA context and loading kernels (hundreds of milliseconds). Run a "
                     "CUDA operation (a warm-up iteration) before timing.",
                 )
+
+    def _fresh_model_call(self, region: Region) -> tuple[cst.Call, str] | None:
+        """A single (not looped) call in a region timed to a CUDA synchronize that runs a model
+        (calls it or passes it) built in the same scope and not run since: (call, model name)."""
+        if region.repeated or region.parsed is not None or not any(
+            self.ctx.qualname(c.func) == "torch.cuda.synchronize" for c in region.calls
+        ):
+            return None
+        start, scope = self.start(region), region.site.scope
+        for call in region.calls:
+            if self._loops_of(call) != region.loops:
+                continue
+            for model in _run_names(call):
+                built = self._built_at(model, scope, start, region.loops)
+                if built is not None and not any(
+                    model in _run_names(other) for other, _ in self.ctx.call_order[built + 1 : start]
+                ):
+                    return call, model
+        return None
+
+    def _loops_of(self, call: cst.Call) -> tuple | None:
+        return next((site.loops for site in self.ctx.calls.get(call_name(call) or "", ()) if site.node is call), None)
+
+    def _built_at(self, name: str, scope: Scope, before: int, loops: tuple) -> int | None:
+        """Where in pass order (before `before`) a model-named variable of `scope` was last
+        assigned an instance of a class (`GPTModel(cfg).to(device)`), inside all of `loops` (the
+        region's: a model built before a timed loop is cold on the first iteration only)."""
+        if not any(part in name.lower() for part in _MODEL_NAMES) or scope.owner_of(name) is not scope:
+            return None
+        places = []
+        for value in scope.assignments[name]:
+            while type(value) is cst.Call and type(value.func) is cst.Attribute and call_name(value) in MODULE_CHAIN:
+                value = value.func.value
+            if type(value) is cst.Call and type(value.func) is cst.Name and value.func.value[:1].isupper():
+                place = self.sequence.get(id(value))
+                if place is not None and place < before and (self._loops_of(value) or ())[: len(loops)] == loops:
+                    places.append(place)
+        return max(places, default=None)
 
     @functools.cached_property  # worked out only when a timed region needs it
     def _first_calls(self) -> dict[int, tuple[Site, object]]:
@@ -443,6 +523,13 @@ class AllocationInTimedStatement(_TimedRegions):
         return _product([self.ctx.value(d, scope) for d in dims]) if dims else None
 
 
+
+
+
+def _run_names(call: cst.Call) -> list[str]:
+    """The names a call runs: the callee, and the names it passes (`generate(model=model)`)."""
+    names = [call.func.value] if type(call.func) is cst.Name else []
+    return names + [arg.value.value for arg in call.args if type(arg.value) is cst.Name]
 
 
 def _product(values: list) -> int | None:

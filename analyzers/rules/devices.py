@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import Site, UNKNOWN, argument, call_name, code, dotted, keyword, star_kwargs
+from ..context import (
+    Site, UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, short_code, star_kwargs,
+)
 from .base import CallNames, Example, FixPlan, Replace
 from .dataloader import _DEVICE_LIKE, _DTYPE_LIKE
 from .edits import with_keywords
-from .tracking import Nesting
+from .tracking import Nesting, TrainingSteps
 
 _DETERMINISTIC = {"zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "tensor", "as_tensor"}
 _RANDOM = {"randn", "rand", "randint", "randperm", "normal", "bernoulli"}
+_FACTORIES = _DETERMINISTIC | _RANDOM
 _PER_CALL = {"forward", "__call__", "training_step"}
+_CALL_DEPTH = 3  # calls between a forward and the function that runs in it
 _SAME_DATA = {
     "unsqueeze", "squeeze", "view", "reshape", "expand", "repeat", "flatten", "t", "float", "half", "bfloat16",
     "double", "long", "int", "bool", "contiguous",
@@ -26,9 +30,16 @@ class CpuTensorMovedEachStep(Nesting):
     `torch.tensor`, `torch.randn`, ...) and moved with `.cuda()` or `.to(device)` (right
     away or after reshapes and casts: `torch.arange(n).unsqueeze(0).to(device)`, or in a
     later statement of the same function, `z = z.type_as(x)`), inside a loop, a module's
-    `forward` or `training_step`, or a method that `forward` calls. A device variable counts in code
+    `forward` or `training_step` (or an ignite Engine's process function), or a function that
+    one of those calls (through up to three calls). A device variable counts in code
     that uses CUDA; `.to(x.device)` (another tensor's device) always does, since creating
-    the tensor there is never slower.
+    the tensor there is never slower. Likewise a factory tensor without `device=` that indexes
+    another tensor (`x[torch.arange(n), ids]`, directly or through arithmetic and names) there,
+    in a loop only in code that uses CUDA: indexing a GPU tensor copies the index over. And
+    `torch.tensor(items)` of a list of elements of a GPU tensor, then moved there: a
+    device-to-host copy per element (`torch.stack(items)` stays on the GPU). And, in a loop, the
+    move of what a function of the source called with constants only returns when that is a CPU
+    tensor (`tokenize([""]).to(device)`): the same tensor built and copied at every step.
 
     ## Why is this bad?
     The tensor is allocated and filled on the CPU, then copied from pageable memory to the
@@ -54,7 +65,7 @@ class CpuTensorMovedEachStep(Nesting):
     code = "TPL501"
     name = "cpu-tensor-moved-each-step"
     summary = "torch.zeros(...).cuda() / .to(device) in a loop or forward: create it with device="
-    triggers = (".cuda(", ".to(", ".type_as(")
+    triggers = (".cuda(", ".to(", ".type_as(", "arange(", "ones(", "zeros(", "randperm(", "randint(")
     calls = CallNames(frozenset({"cuda", "to", "type_as"}))
     probe = "syncs"
     VALID = (
@@ -69,6 +80,42 @@ class CpuTensorMovedEachStep(Nesting):
         ),
         # a CPU tensor made once, moved in the loop: the move is the user's choice of where to keep it
         Example("import torch\nx = torch.randn(8)\nfor step in range(10):\n    y = x.cuda() * 2\n"),
+        Example(
+            "import torch\ndef sample(steps):\n    x = torch.randn(8)\n"
+            "    for step in range(steps):\n        y = x.cuda() * 2\n"
+        ),
+        # a list of host numbers: copied however the tensor is made
+        Example(
+            "import torch\nfrom ignite.engine import Engine\ndevice = torch.device('cuda')\n"
+            "def test_step(engine, batch):\n    x, labels = batch\n    picked = []\n"
+            "    for i in range(len(labels)):\n        picked.append(int(labels[i]))\n"
+            "    picked = torch.tensor(picked).to(device)\n"
+            "evaluator = Engine(test_step)\n"
+        ),
+        # the batch's own captions: data, copied however it is made
+        Example(
+            "import torch\ndef main(tokenizer, text_encoder, loader, accelerator):\n"
+            "    def tokenize(captions):\n        inputs = tokenizer(captions, padding='max_length', return_tensors='pt')\n"
+            "        return inputs.input_ids\n    for batch in loader:\n"
+            "        states = text_encoder(tokenize(batch['text']).to(accelerator.device))[0]\n"
+        ),
+        # both on the CPU: no copy
+        Example(
+            "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+            "        table = torch.zeros(10)\n        return x + table[torch.arange(3)].sum().item()\n"
+        ),
+        # a loop in code that never uses a GPU
+        Example("import torch\nfor x in loader:\n    y = x[torch.arange(x.shape[0]), 0]\n"),
+        Example(
+            "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
+            "        return x[torch.arange(x.shape[0], device=x.device), 0]\n"
+        ),
+        # host data (an environment's observation) reaches the GPU by a copy however it is made
+        Example(
+            "import torch\nimport lightning as L\nclass Agent:\n    def act(self, net):\n"
+            "        state = torch.tensor([self.state])\n        return net(state.cuda())\n"
+            "class DQN(L.LightningModule):\n    def training_step(self, batch):\n        self.agent.act(self.net)\n"
+        ),
     )
     INVALID = (
         Example(
@@ -96,6 +143,77 @@ class CpuTensorMovedEachStep(Nesting):
             "    def training_step(self, batch):\n        imgs, _ = batch\n"
             "        valid = torch.ones(imgs.size(0), 1)\n        valid = valid.type_as(imgs)\n"
         ),
+        # made again for each use, each time cast to the batch's device
+        Example(
+            "import torch\nimport lightning as L\nclass GAN(L.LightningModule):\n"
+            "    def training_step(self, batch):\n        imgs, _ = batch\n"
+            "        valid = torch.ones(imgs.size(0), 1)\n        valid = valid.type_as(imgs)\n"
+            "        real = self.d(imgs) - valid\n"
+            "        valid = torch.ones(imgs.size(0), 1)\n        valid = valid.type_as(imgs)\n",
+            count=2,
+        ),
+        # an ignite Engine's process function runs on every batch
+        Example(
+            "import torch\nfrom ignite.engine import Engine\ndevice = torch.device('cuda')\n"
+            "def test_step(engine, batch):\n    x, y = batch\n"
+            "    ones, y = torch.ones(len(y)).to(device), y.to(device)\n    return ones\n"
+            "evaluator = Engine(test_step)\n",
+            "import torch\nfrom ignite.engine import Engine\ndevice = torch.device('cuda')\n"
+            "def test_step(engine, batch):\n    x, y = batch\n"
+            "    ones, y = torch.ones(len(y), device=device), y.to(device)\n    return ones\n"
+            "evaluator = Engine(test_step)\n",
+        ),
+        # in a helper of a helper of forward
+        Example(
+            "import torch\nfrom torch import nn\n"
+            "def radius_graph(pos):\n    return torch.ones(pos.size(1)).long().to(pos.device)\n"
+            "def extend_graph(pos):\n    return radius_graph(pos)\n"
+            "class GNN(nn.Module):\n    def _forward(self, pos):\n        return extend_graph(pos)\n"
+            "    def forward(self, pos):\n        return self._forward(pos)\n",
+            "import torch\nfrom torch import nn\n"
+            "def radius_graph(pos):\n    return torch.ones(pos.size(1), device=pos.device).long()\n"
+            "def extend_graph(pos):\n    return radius_graph(pos)\n"
+            "class GNN(nn.Module):\n    def _forward(self, pos):\n        return extend_graph(pos)\n"
+            "    def forward(self, pos):\n        return self._forward(pos)\n",
+        ),
+        # a CPU index into a GPU tensor: copied to the device at each forward
+        Example(
+            "import torch\nfrom torch import nn\nclass CLIP(nn.Module):\n    def encode_text(self, text):\n"
+            "        x = self.transformer(self.embed(text))\n"
+            "        return x[torch.arange(x.shape[0]), text.argmax(dim=-1)] @ self.proj\n"
+            "    def forward(self, image, text):\n        return self.encode_text(text)\n"
+        ),
+        # through arithmetic, in a helper of a helper of forward: both coordinate tensors
+        Example(
+            "import torch\nfrom torch import nn\ndef get_rel_pos(q_size, k_size, rel_pos):\n"
+            "    q_coords = torch.arange(q_size)[:, None] * max(k_size / q_size, 1.0)\n"
+            "    k_coords = torch.arange(k_size)[None, :] * max(q_size / k_size, 1.0)\n"
+            "    relative = (q_coords - k_coords) + (k_size - 1)\n    return rel_pos[relative.long()]\n"
+            "def add_rel_pos(attn, q, rel_pos):\n    return attn + get_rel_pos(q.size(1), q.size(1), rel_pos)\n"
+            "class Attention(nn.Module):\n    def forward(self, x):\n        return add_rel_pos(x, x, self.rel_pos)\n",
+            count=2,
+        ),
+        # a mask made every step of a CUDA training loop, indexing the embedding matrix
+        Example(
+            "import torch\ndef train(model, loader, vocab, new_id):\n    model.cuda()\n    for batch in loader:\n"
+            "        keep = torch.ones((vocab,), dtype=torch.bool)\n        keep[new_id] = False\n"
+            "        with torch.no_grad():\n            model.weight[keep] = model.original[keep]\n"
+        ),
+        # a list of elements of a GPU tensor made into a CPU tensor and moved back, every batch
+        Example(
+            "import torch\nfrom ignite.engine import Engine\ndevice = torch.device('cuda')\n"
+            "def test_step(engine, batch):\n    x, labels = batch\n    labels = labels.to(device)\n    picked = []\n"
+            "    for i in range(len(labels)):\n        label = labels[i]\n        picked.append(label)\n"
+            "    picked = torch.tensor(picked)\n    x, picked = x.to(device), picked.to(device)\n"
+            "evaluator = Engine(test_step)\n"
+        ),
+        # a constant prompt tokenized and copied every step
+        Example(
+            "import torch\ndef main(tokenizer, text_encoder, loader, accelerator):\n"
+            "    def tokenize(captions):\n        inputs = tokenizer(captions, padding='max_length', return_tensors='pt')\n"
+            "        return inputs.input_ids\n    for batch in loader:\n"
+            "        null = text_encoder(tokenize(['']).to(accelerator.device))[0]\n"
+        ),
         # in a helper that forward calls
         Example(
             "import torch\nfrom torch import nn\nclass MoCo(nn.Module):\n"
@@ -108,16 +226,30 @@ class CpuTensorMovedEachStep(Nesting):
         super().__init__(ctx, options)
         # (move, factory, device or the tensor of type_as, enclosing function)
         self.moves: list[tuple[Site, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
+        # (subscript, the CPU-made factory calls its index computes with, enclosing function)
+        self.indexings: list[tuple[Site, list[cst.Call], cst.FunctionDef | None]] = []
+        self.constants: list[tuple[Site, cst.BaseExpression | None]] = []  # moves of `make_ids([""])`
+        self.gathers: list[tuple[Site, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
         if name not in ("cuda", "to", "type_as") or type(node.func) is not cst.Attribute:
             return
+        if self.ctx.loops and self._constant_cpu_call(node.func.value):
+            device = argument(node, 0, "device")
+            if name == "cuda" or device is not None:
+                self.constants.append((self.ctx.site(node), device))
+            return
         made = _factory_below(node.func.value)
-        if made is None and type(node.func.value) is cst.Name and not self.ctx.loops:
+        if made is None and type(node.func.value) is cst.Name:
             made = self._created(node.func.value.value)  # `z = torch.randn(n, d)` ... `z = z.type_as(x)`
-        if made is None or keyword(made, "device") is not None:
-            return  # (made on a device: `.type_as` only casts)
+        if made is not None and _from_host_data(made) and self._gpu_elements(made):
+            device = argument(node, 0, "device")
+            if name == "cuda" or device is not None:
+                self.gathers.append((self.ctx.site(node), made, device, self.function()))
+            return
+        if made is None or keyword(made, "device") is not None or _from_host_data(made):
+            return  # (made on a device: `.type_as` only casts; host data is copied either way)
         qualified = self.ctx.qualname(made.func) or ""
         if qualified.count(".") != 1 or not qualified.startswith("torch."):
             return
@@ -126,7 +258,120 @@ class CpuTensorMovedEachStep(Nesting):
             return
         self.moves.append((self.ctx.site(node), made, device, self.function()))
 
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        indices = [e.slice.value for e in node.slice if type(e.slice) is cst.Index]
+        made = [factory for index in indices for factory in self._cpu_made(index)]
+        if made and not self._cpu_made(node.value):
+            self.indexings.append((self.ctx.site(node), made, self.function()))
+
+    def _cpu_made(self, expr: cst.BaseExpression, depth: int = 0) -> list[cst.Call]:
+        """The torch factory calls without a device whose tensors `expr` computes with (through
+        casts, reshapes, slices, arithmetic and names assigned in the current function)."""
+        kind = type(expr)
+        if kind is cst.Call:
+            if type(expr.func) is cst.Attribute and call_name(expr) in _SAME_DATA:
+                return self._cpu_made(expr.func.value, depth)
+            return [expr] if self._on_cpu(expr) else []
+        if kind is cst.Subscript:
+            return self._cpu_made(expr.value, depth)
+        if kind is cst.BinaryOperation:
+            return self._cpu_made(expr.left, depth) + self._cpu_made(expr.right, depth)
+        if kind is cst.UnaryOperation:
+            return self._cpu_made(expr.expression, depth)
+        scope = self.ctx.scope
+        if kind is cst.Name and depth < _CALL_DEPTH and scope.node is not None and scope.assignments.get(expr.value):
+            value = scope.assignments[expr.value][-1]  # the latest met in the pass
+            return [] if value is None else self._cpu_made(value, depth + 1)
+        return []
+
+    def _on_cpu(self, call: cst.Call) -> bool:
+        """A torch factory call that makes its tensor on the CPU, from constants or sizes."""
+        qualified = self.ctx.qualname(call.func) or ""
+        return (
+            call_name(call) in _FACTORIES and qualified.count(".") == 1 and qualified.startswith("torch.")
+            and keyword(call, "device") is None and not star_kwargs(call) and not _from_host_data(call)
+        )
+
+    def _constant_cpu_call(self, expr: cst.BaseExpression) -> bool:
+        """`tokenize([""])`: a call, with constant arguments only, of a function of the source that
+        returns a tensor made on the CPU (`tokenizer(..., return_tensors="pt").input_ids`, a torch
+        factory without device): the same tensor each time."""
+        if type(expr) is not cst.Call or type(expr.func) is not cst.Name or not expr.args:
+            return False
+        if not all(arg.keyword is None and arg.star == "" and _constant(arg.value) for arg in expr.args):
+            return False
+        defs = self.ctx.functions.get(expr.func.value)
+        if not defs:
+            return False
+        function, scope = defs[-1]
+        returned = [node.value for node in _returns(function.body)]
+        return bool(returned) and all(value is not None and self._cpu_tensor(value, scope) for value in returned)
+
+    def _cpu_tensor(self, value: cst.BaseExpression, scope) -> bool:
+        """A torch factory call without device, or a `return_tensors="pt"` call's output (or an
+        attribute of it), directly or through a name assigned once in `scope`."""
+        if type(value) is cst.Attribute:
+            value = value.value
+        if type(value) is cst.Name:
+            values = scope.assignments.get(value.value, ())
+            value = values[0] if len(values) == 1 else None
+        if type(value) is not cst.Call:
+            return False
+        pt = keyword(value, "return_tensors")
+        return (pt is not None and literal(pt.value) == "pt") or self._on_cpu(value)
+
+    def _gpu_elements(self, made: cst.Call) -> bool:
+        """`torch.tensor(items)` where `items` is a list of the current function filled only with
+        elements of tensors on the GPU (`items.append(labels[i])`, `labels = labels.to(device)`)."""
+        data, scope = made.args[0].value, self.ctx.scope
+        if type(data) is not cst.Name or scope.node is None:
+            return False
+        appended = [
+            site.node.args[0].value for site in self.ctx.calls.get("append", ())
+            if site.scope is scope and site.node.args and dotted(site.node.func.value) == data.value
+        ]
+        return bool(appended) and all(self._gpu_element(value, scope) for value in appended)
+
+    def _gpu_element(self, value: cst.BaseExpression, scope) -> bool:
+        """`labels[i]` (directly or through a name) of a tensor moved to the GPU in `scope`."""
+        if type(value) is cst.Name:
+            values = scope.assignments.get(value.value) or [None]
+            return all(v is not None and type(v) is cst.Subscript and self._gpu_element(v, scope) for v in values)
+        if type(value) is not cst.Subscript or type(value.value) is not cst.Name:
+            return False
+        made = scope.assignments.get(value.value.value, ())
+        return any(type(v) is cst.Call and self._moved_to_gpu(v, scope) for v in made)
+
+    def _moved_to_gpu(self, call: cst.Call, scope) -> bool:
+        """`x.cuda()`, or `x.to(device)` with a device that is CUDA here (`_device`)."""
+        device = argument(call, 0, "device") if call_name(call) == "to" else None
+        return self.ctx.made_on_cuda(call, scope) or (
+            device is not None and self._device(device, Site(call, self.ctx.unit, scope))
+        )
+
     def finish(self) -> None:
+        self._report_indexings()
+        for site, device in self.constants:
+            if device is not None and not self._device(device, site):
+                continue
+            made = short_code(site.node.func.value)
+            self.report(
+                site,
+                f"`{made}` builds the same CPU tensor on every iteration (its arguments are constants) and it "
+                "is copied to the GPU each time: a blocking copy from pageable memory per step. Build it once "
+                "before the loop and move it to the device there.",
+            )
+        for site, made, device, function in self.gathers:
+            where = self._every_call(site, function)
+            if where is None or (device is not None and not self._device(device, site)):
+                continue
+            items = code(made.args[0].value)
+            self.report(
+                site,
+                f"torch.{call_name(made)}({items}) gathers elements of a GPU tensor into a CPU tensor, then it is "
+                f"copied back {where}: a device-to-host copy (a sync) per element and a blocking copy to the "
+                f"GPU. Keep them on the GPU: torch.stack({items}).",
+            )
         for site, made, device, function in self.moves:
             where = self._every_call(site, function)
             if where is None:
@@ -146,23 +391,46 @@ class CpuTensorMovedEachStep(Nesting):
                 fix,
             )
 
+    def _report_indexings(self) -> None:
+        reported: set[int] = set()
+        for site, made, function in self.indexings:
+            where = self._every_call(site, function)
+            if where is None or (site.loops and self.ctx.cuda_evidence is None):
+                continue  # (a loop in code that may never use a GPU)
+            indexed = short_code(site.node.value)
+            for factory in made:
+                if id(factory) in reported:
+                    continue
+                reported.add(id(factory))
+                name = call_name(factory)
+                self.report(
+                    Site(factory, site.unit, site.scope, site.loops),
+                    f"torch.{name}(...) is created on the CPU and indexes `{indexed}` {where}: indexing a GPU "
+                    "tensor with it copies the index to the device each time (a blocking copy from pageable "
+                    f"memory). Create it on the indexed tensor's device: torch.{name}(..., device={indexed}.device).",
+                )
+
     def _created(self, name: str) -> cst.Call | None:
-        """The factory call that made `name` earlier in the current function, when its other
-        assignments only move or cast it (`z = z.type_as(x)`)."""
+        """The factory call that made `name` last, earlier in the current function and in the same
+        loop iteration, when the assignments since only move or cast it (`z = z.type_as(x)`)."""
         scope = self.ctx.scope
         if scope.node is None or name not in scope.assignments:
             return None
-        made = [_factory_below(v) for v in scope.assignments[name] if v is not None]
-        factories = [m for m in made if m is not None]
-        others = [v for v, m in zip(scope.assignments[name], made) if m is None]
-        moves_only = all(
-            type(v) is cst.Call and type(v.func) is cst.Attribute and dotted(v.func.value) == name for v in others
-        )
-        return factories[0] if len(factories) == 1 and moves_only else None
+        for value in reversed(scope.assignments[name]):  # those met so far in the pass
+            made = None if value is None else _factory_below(value)
+            if made is not None:
+                return made if self._loops_around(made) == self.ctx.loops else None
+            if not (type(value) is cst.Call and type(value.func) is cst.Attribute and dotted(value.func.value) == name):
+                return None
+        return None
+
+    def _loops_around(self, call: cst.Call) -> tuple | None:
+        """The loops around a call met earlier in the pass."""
+        return next((site.loops for site in self.ctx.calls[call_name(call)] if site.node is call), None)
 
     def _every_call(self, site: Site, function) -> str | None:
-        """How often the move runs: in a loop, in a forward (or training_step), or in a
-        function of the source that one of those calls; None otherwise."""
+        """How often the code at `site` runs: in a loop, in a forward (or a training step), or in a
+        function of the source that one of those calls (through up to three calls); None otherwise."""
         if site.loops:
             return "on every iteration"
         if function is None:
@@ -170,13 +438,26 @@ class CpuTensorMovedEachStep(Nesting):
         cls = self.ctx.class_of.get(id(function))
         if cls is not None and "onnx" in cls.name.value.lower():
             return None  # an export wrapper: its forward runs once, to be traced
-        if function.name.value in _PER_CALL:
-            return "on every forward call"
-        for call in self.ctx.calls.get(function.name.value, ()):
-            caller = call.scope.node
-            if caller is not None and caller.name.value in _PER_CALL:
-                return f"in `{function.name.value}`, called on every forward call"
+        own = self._per_call(function)
+        if own is not None:
+            return f"on {own}"
+        names, seen = [function.name.value], {function.name.value}
+        for _ in range(_CALL_DEPTH):
+            callers = [call.scope.node for name in names for call in self.ctx.calls.get(name, ())]
+            callers = [caller for caller in callers if caller is not None and caller.name.value not in seen]
+            for caller in callers:
+                how = self._per_call(caller)
+                if how is not None:
+                    return f"in `{function.name.value}`, called on {how}"
+            names = [caller.name.value for caller in callers]
+            seen.update(names)
         return None
+
+    def _per_call(self, function: cst.FunctionDef) -> str | None:
+        """How often a framework runs `function`: every forward call or training step."""
+        if TrainingSteps.of(self.ctx).run_every_step(function):
+            return "every training step" if function.name.value == "training_step" else "every engine iteration"
+        return "every forward call" if function.name.value in _PER_CALL else None
 
     def _device(self, device: cst.BaseExpression, site: Site) -> bool:
         """Provably CUDA, or a device variable in code that uses CUDA."""
@@ -223,6 +504,42 @@ def _factory_below(expr: cst.BaseExpression) -> cst.Call | None:
     """The torch factory call at the bottom of `torch.arange(n).unsqueeze(0)`-like chains."""
     while type(expr) is cst.Call and type(expr.func) is cst.Attribute and call_name(expr) in _SAME_DATA:
         expr = expr.func.value
-    if type(expr) is cst.Call and call_name(expr) in _DETERMINISTIC | _RANDOM:
+    if type(expr) is cst.Call and call_name(expr) in _FACTORIES:
         return expr
     return None
+
+
+
+def _from_host_data(made: cst.Call) -> bool:
+    """`torch.tensor(state)`: a tensor of values the program holds (not constants), which reach
+    the GPU by a copy however the tensor is made."""
+    if call_name(made) not in ("tensor", "as_tensor") or not made.args:
+        return False
+    return any(literal(name) is UNKNOWN for name in _names_read(made.args[0].value))
+
+
+
+def _names_read(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The names and attributes whose values `node` reads (not the functions it calls)."""
+    if type(node) in (cst.Name, cst.Attribute):
+        return [node]
+    parts = [arg.value for arg in node.args] if type(node) is cst.Call else children(node)
+    return [name for part in parts for name in _names_read(part)]
+
+
+def _constant(expr: cst.BaseExpression) -> bool:
+    """A literal, or a list or tuple of literals (`[""]`)."""
+    if type(expr) in (cst.List, cst.Tuple):
+        return all(type(e) is cst.Element and _constant(e.value) for e in expr.elements)
+    return literal(expr) is not UNKNOWN
+
+
+def _returns(body: cst.CSTNode) -> list[cst.Return]:
+    """The return statements of a function body (not of the functions defined in it)."""
+    found = []
+    for child in children(body):
+        if type(child) is cst.Return:
+            found.append(child)
+        elif type(child) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            found += _returns(child)
+    return found

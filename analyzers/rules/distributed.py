@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import Scope, Site, argument, call_name
+from ..context import MODULE_CHAIN, Scope, Site, argument, call_name, dotted
 from .base import Example, FixPlan, MoveLinesBefore, Replace, Rule
 
 DDP = {
@@ -84,6 +84,13 @@ class CompileBeforeDDP(Rule):
             "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
             "net.compile()\nwrapped = DDP(net)\n"
         ),
+        # `.to()` on the compiled module returns the same compiled module
+        Example(
+            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+            "def main(rank):\n    model = GPTModel()\n    model = torch.compile(model)\n"
+            "    model = model.to(rank)\n    model = model.to(torch.bfloat16)\n"
+            "    model = DDP(model, device_ids=[rank])\n"
+        ),
     )
 
     def __init__(self, ctx, options=None) -> None:
@@ -102,6 +109,8 @@ class CompileBeforeDDP(Rule):
             value = node.value
             if type(value) is cst.Call and self.ctx.qualname(value.func) == COMPILE:
                 self.compiled[key] = (self.ctx.site(self.ctx.statement), value)
+            elif key in self.compiled and _same_module(value, target.target.value):
+                self.compiled[key] = (self.compiled[key][0], None)  # (no fix: DDP must come after the move)
             else:
                 self.compiled.pop(key, None)
 
@@ -161,6 +170,14 @@ class CompileBeforeDDP(Rule):
             "DDP first, then compile the wrapped model (torch.compile(DDP(model))).",
             fix,
         )
+
+
+def _same_module(value: cst.BaseExpression, name: str) -> bool:
+    """`model.to(device)`, `model.train()`: a module method that returns the module itself."""
+    return (
+        type(value) is cst.Call and type(value.func) is cst.Attribute and dotted(value.func.value) == name
+        and value.func.attr.value in MODULE_CHAIN
+    )
 
 
 def _contains(root: cst.CSTNode, node: cst.CSTNode) -> bool:

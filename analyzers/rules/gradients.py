@@ -6,7 +6,9 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from ..context import Frame, Site, WITH, argument, call_name, children, code, dotted, keyword, literal, remembered
+from ..context import (
+    MODULE_CHAIN, Frame, Site, WITH, argument, call_name, children, code, dotted, keyword, literal, remembered,
+)
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
 from .edits import replace_argument
 from .timing import _MODEL_NAMES, torch_alias
@@ -283,7 +285,7 @@ class EvaluationWithGradients(Nesting):
                 module = dotted(small.targets[0].target)
         if module is None and (call is not None or on):  # `module.requires_grad = False` freezes nothing
             while type(receiver) is cst.Call and type(receiver.func) is cst.Attribute and (
-                    receiver.func.attr.value in _MODULE_CHAIN):
+                    receiver.func.attr.value in MODULE_CHAIN):
                 receiver = receiver.func.value  # model.eval().requires_grad_(False)
             module = _module_path(receiver)
         if module is not None:
@@ -427,7 +429,8 @@ class EvaluationWithGradients(Nesting):
         return any(word in last.lower() for word in _MODEL_NAMES)
 
 
-_MODULE_CHAIN = {"eval", "train", "to", "cuda", "cpu", "half", "float", "bfloat16", "requires_grad_"}
+_FACTORIES = {"zeros", "ones", "empty", "full", "arange", "tensor", "randn", "rand", "randint", "normal"}
+_CALLER_DEPTH = 3  # calls followed back from a parameter to the tensors passed
 _NO_GRAD_WORDS = ("no_grad", "nograd", "inference_mode")
 
 
@@ -564,6 +567,13 @@ class GradientsZeroedInPlace(Nesting):
             "parser.add_argument('--grads-to-none', type=bool, default=True)\n"
             "def main(args):\n    optimizer.zero_grad(set_to_none=args.grads_to_none)\n"
         ),
+        # the input tensor never requires grad: its .grad stays None and the zeroing never runs
+        Example(
+            "import torch\ndef forward_backward(func, x):\n    if x.grad is not None:\n        x.grad.zero_()\n"
+            "    func(x).sum().backward()\ndef bench(func, *inputs, repeats=10):\n"
+            "    for _ in range(repeats):\n        forward_backward(func, *inputs)\n"
+            "x = torch.randn(8, 64, device='cuda')\nbench(mha, x)\n"
+        ),
     )
     INVALID = (
         # a store_true flag: gradients are zeroed in place unless it is given
@@ -582,6 +592,23 @@ class GradientsZeroedInPlace(Nesting):
             "        p.grad.data.zero_()\n",
             "import torch\nfor p in model.parameters():\n    if p.grad is not None:\n        p.grad.detach_()\n"
             "        p.grad = None\n",
+        ),
+        # a tensor made to require grad: its .grad is a buffer zeroed at each call
+        Example(
+            "import torch\ndef forward_backward(func, x):\n    if x.grad is not None:\n        x.grad.zero_()\n"
+            "    func(x).sum().backward()\ndef bench(func, *inputs, repeats=10):\n"
+            "    for _ in range(repeats):\n        forward_backward(func, *inputs)\n"
+            "x = torch.randn(8, 64, device='cuda', requires_grad=True)\nbench(mha, x)\n",
+            "import torch\ndef forward_backward(func, x):\n    if x.grad is not None:\n        x.grad = None\n"
+            "    func(x).sum().backward()\ndef bench(func, *inputs, repeats=10):\n"
+            "    for _ in range(repeats):\n        forward_backward(func, *inputs)\n"
+            "x = torch.randn(8, 64, device='cuda', requires_grad=True)\nbench(mha, x)\n",
+        ),
+        Example(
+            "import torch\ndef step(func, x):\n    x.grad.zero_()\n    func(x).sum().backward()\n"
+            "x = torch.randn(8, 64)\nx.requires_grad_()\nstep(mha, x)\n",
+            "import torch\ndef step(func, x):\n    x.grad = None\n    func(x).sum().backward()\n"
+            "x = torch.randn(8, 64)\nx.requires_grad_()\nstep(mha, x)\n",
         ),
     )
 
@@ -646,7 +673,7 @@ class GradientsZeroedInPlace(Nesting):
                 what = f"`{code(site.node)}` keeps and zeroes every gradient buffer unless --{dest} is given (off by default)"
                 self.candidates.append((site, None, what))
         for site, fix, what in self.candidates:
-            if id(site.scope) in self.freeing_scopes:
+            if id(site.scope) in self.freeing_scopes or self._never_requires_grad(site):
                 continue
             self.report(
                 site,
@@ -655,6 +682,94 @@ class GradientsZeroedInPlace(Nesting):
                 "default, or p.grad = None).",
                 fix,
             )
+
+
+    def _never_requires_grad(self, site: Site) -> bool:
+        """`x.grad.zero_()` where every tensor `x` can hold (followed through the callers that pass
+        it, `*args` included) is made by a torch factory without requires_grad: its `.grad` is
+        always None, so the zeroing never runs."""
+        grad = _grad_attribute(site.node.func.value) if type(site.node.func) is cst.Attribute else None
+        if grad is None or type(grad.value) is not cst.Name:
+            return False
+        values = self._values_of(grad.value.value, site.scope, 0)
+        return bool(values) and all(self._made_without_grad(value, scope) for value, scope in values)
+
+    def _values_of(self, name: str, scope, depth: int) -> list | None:
+        """(expression, scope) for every value `name` may hold in `scope`, a parameter followed
+        to what the calls pass; None when not all are known."""
+        owner = scope.owner_of(name)
+        if owner is None or depth > _CALLER_DEPTH or self._made_to_require_grad(name):
+            return None
+        if owner.node is None or name not in _positional(owner.node):
+            values = owner.assignments[name]
+            return None if any(value is None for value in values) else [(value, owner) for value in values]
+        return self._passed_values(owner, name, None, depth)
+
+    def _passed_values(self, scope, param: str, index: int | None, depth: int) -> list | None:
+        found = []
+        for value, caller in self._passed(scope, param, index):
+            if type(value) is _Starred:  # `f(x, *args)`: the caller's own `*args`, at a shifted position
+                star = caller.node.params.star_arg if caller.node is not None else None
+                if type(value.value) is not cst.Name or type(star) is not cst.Param or star.name.value != value.value.value:
+                    return None
+                more = self._passed_values(caller, "", len(_positional(caller.node)) + value.index, depth + 1)
+            elif type(value) is cst.Name:
+                more = self._values_of(value.value, caller, depth + 1)
+            else:
+                more = None if value is None else [(value, caller)]
+            if more is None:
+                return None
+            found.extend(more)
+        return found or None
+
+    def _made_to_require_grad(self, name: str) -> bool:
+        """`x.requires_grad_()` or `x.requires_grad = ...` anywhere in the source."""
+        return f"{name}.requires_grad" in self.ctx.attributes or any(
+            dotted(site.node.func.value) == name for site in self.ctx.calls.get("requires_grad_", ())
+        )
+
+    def _passed(self, scope, param: str, index: int | None = None):
+        """(what each call of the function of `scope` passes as `param` (or at position `index`),
+        the call's scope): a StarredElement(value, index=shift) for a `*args` that may hold it, None
+        when not known."""
+        position = _positional(scope.node).index(param) if index is None else index
+        for call_site in self.ctx.calls.get(scope.node.name.value, []):
+            found, at = None, 0
+            for arg in call_site.node.args:
+                if arg.keyword is not None:
+                    if arg.keyword.value == param:
+                        found = arg.value
+                elif arg.star == "*":
+                    found = found or _Starred(arg.value, position - at)
+                    break
+                elif arg.star == "":
+                    if at == position:
+                        found = arg.value
+                    at += 1
+            yield found, call_site.scope
+
+    def _made_without_grad(self, value: cst.BaseExpression, scope) -> bool:
+        """A torch factory call (`torch.randn(..., device=d)`) not asked for gradients."""
+        if type(value) is not cst.Call:
+            return False
+        qualified = self.ctx.qualname(value.func) or ""
+        requires = keyword(value, "requires_grad")
+        return (
+            qualified.count(".") == 1 and qualified.startswith("torch.") and call_name(value) in _FACTORIES
+            and (requires is None or literal(requires.value) is False)
+        )
+
+
+class _Starred:
+    """A `*args` passed where a parameter is expected: the value, and the parameter's position in it."""
+
+    def __init__(self, value: cst.BaseExpression, index: int) -> None:
+        self.value, self.index = value, index
+
+
+def _positional(function: cst.FunctionDef) -> list[str]:
+    params = function.params
+    return [param.name.value for param in (*params.posonly_params, *params.params)]
 
 
 def _grad_attribute(expr: cst.BaseExpression) -> cst.Attribute | None:

@@ -847,14 +847,44 @@ class TimingMagicWithoutSync(Rule):
             ("import torch\nx = torch.randn(64, 64, device='cuda')", "%timeit -n 10 torch.mm(x, x); torch.cuda.synchronize() if torch.cuda.is_available() else None"),
         ),
         Example(("import torch\nx = torch.ones(3).cuda()", "torch.cuda.synchronize()\n%%time\ny = x * 2")),
+        # the `@` operator launches the matmul: only once the tensors are on the GPU
+        Example(
+            ("import torch\na, b = torch.rand(100, 200), torch.rand(200, 300)", "%timeit a @ b",
+             "a, b = a.to('cuda'), b.to('cuda')", "%timeit a @ b"),
+            ("import torch\na, b = torch.rand(100, 200), torch.rand(200, 300)", "%timeit a @ b",
+             "a, b = a.to('cuda'), b.to('cuda')",
+             "%timeit a @ b; torch.cuda.synchronize() if torch.cuda.is_available() else None"),
+        ),
     )
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
         self.modules: dict[int, cst.Module] = {}
+        self.bound: dict[str, list[tuple[int, cst.BaseExpression | None]]] = {}  # module name -> (unit, value)
 
     def visit_Module(self, node: cst.Module) -> None:
         self.modules[self.ctx.unit] = node
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        scope = self.ctx.scope
+        if scope is not self.ctx.module_scope:
+            return
+        for target in node.targets:
+            for name in _target_names(target.target):
+                self.bound.setdefault(name, []).append((self.ctx.unit, scope.assignments[name][-1]))
+
+    def _operates_on_cuda(self, statements: list, unit: int) -> bool:
+        """Timed code with no calls whose operators (`a @ b`) take a tensor the cells before made
+        on the GPU: the operator launches the kernel."""
+        if any(calls_in_order(statement) for statement in statements):
+            return False
+        names = [name for statement in statements for name in _operands(statement)]
+        return any(self._cuda_before(name, unit) for name in names)
+
+    def _cuda_before(self, name: str, unit: int) -> bool:
+        """Whether the value `name` last got in the units up to `unit` is made on or moved to the GPU."""
+        values = [value for at, value in self.bound.get(name, ()) if at <= unit]
+        return bool(values) and type(values[-1]) is cst.Call and self.ctx.made_on_cuda(values[-1], self.ctx.module_scope)
 
     def finish(self) -> None:
         work = CudaWork(self.ctx, _functions(self.ctx))
@@ -882,7 +912,7 @@ class TimingMagicWithoutSync(Rule):
                     block = unit.block_of(magic)
                     statements = cell_statements(module, unit, block) if block is not None else []
                     calls = [c for statement in statements for c in calls_in_order(statement)]
-                    if work.unsynced_work(calls, scope) is None:
+                    if work.unsynced_work(calls, scope) is None and not self._operates_on_cuda(statements, unit_index):
                         continue
                     end_line, end_col = block.tail
                     tail = unit.line(end_line)[:end_col]
@@ -890,7 +920,10 @@ class TimingMagicWithoutSync(Rule):
                     at = Range(end_line, end_col, end_line, end_col)
                 else:
                     statement = parse_snippet(magic.statement)
-                    if statement is None or work.unsynced_work(calls_in_order(statement), scope) is None:
+                    if statement is None or (
+                        work.unsynced_work(calls_in_order(statement), scope) is None
+                        and not self._operates_on_cuda([statement], unit_index)
+                    ):
                         continue
                     at = Range(magic.line, magic.end, magic.line, magic.end)
                     insert = f"; {guarded_sync(alias)}"
@@ -905,4 +938,21 @@ class TimingMagicWithoutSync(Rule):
                 )
 
 
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    """The names an assignment target binds (`a, b = ...` binds both)."""
+    if type(target) is cst.Name:
+        return [target.value]
+    if type(target) in (cst.Tuple, cst.List):
+        return [name for element in target.elements for name in _target_names(element.value)]
+    return []
+
+
+def _operands(node: cst.CSTNode) -> list[str]:
+    """The names that binary operators under `node` take."""
+    found = []
+    if type(node) is cst.BinaryOperation:
+        found += [side.value for side in (node.left, node.right) if type(side) is cst.Name]
+    for child in children(node):
+        found += _operands(child)
+    return found
 
