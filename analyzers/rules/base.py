@@ -11,6 +11,7 @@ pass does not call it for every other call.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 from typing import ClassVar, Union
 
@@ -35,12 +36,24 @@ class Example:
     """An inline example: Python text, or a notebook given as its code cells.
 
     For INVALID examples `fixed` is the text after `--fix` (None: no fix offered)
-    and `count` the number of findings expected.
+    and `count` the number of findings expected. Text written as an indented block (a
+    line break, then indented lines: Fixit's style) is dedented here.
     """
 
     code: str | tuple[str, ...]
     fixed: str | tuple[str, ...] | None = None
     count: int = 1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "code", _dedented(self.code))
+        object.__setattr__(self, "fixed", _dedented(self.fixed))
+
+
+def _dedented(text):
+    """A block written indented in the rule's source, as code; other text as it is."""
+    if isinstance(text, tuple):
+        return tuple(_dedented(cell) for cell in text)
+    return textwrap.dedent(text[1:]) if isinstance(text, str) and text.startswith("\n ") else text
 
 
 @dataclass(frozen=True)

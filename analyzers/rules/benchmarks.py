@@ -222,57 +222,127 @@ class TimingWithoutWarmup(_TimedRegions):
     probe = "timing"
     VALID = (
         Example(
-            "import time, torch\nmodel = torch.compile(model)\nmodel(x)\nstart = time.perf_counter()\nmodel(x)\n"
-            "torch.cuda.synchronize()\nelapsed = time.perf_counter() - start\n"
+            """
+            import time, torch
+            model = torch.compile(model)
+            model(x)
+            start = time.perf_counter()
+            model(x)
+            torch.cuda.synchronize()
+            elapsed = time.perf_counter() - start
+            """,
         ),
         Example(
-            "import time, torch\nx = torch.randn(1024, 1024, device='cuda')\nstart = time.perf_counter()\ny = x @ x\n"
-            "torch.cuda.synchronize()\nelapsed = time.perf_counter() - start\n"
+            """
+            import time, torch
+            x = torch.randn(1024, 1024, device='cuda')
+            start = time.perf_counter()
+            y = x @ x
+            torch.cuda.synchronize()
+            elapsed = time.perf_counter() - start
+            """,
         ),
         Example(
-            "import torch\nimport torch.utils.benchmark as benchmark\nmodel = torch.compile(model)\n"
-            "t = benchmark.Timer(stmt='model(x)', globals={'model': model, 'x': x})\nprint(t.timeit(100))\n"
+            """
+            import torch
+            import torch.utils.benchmark as benchmark
+            model = torch.compile(model)
+            t = benchmark.Timer(stmt='model(x)', globals={'model': model, 'x': x})
+            print(t.timeit(100))
+            """,
         ),
         Example(("import torch\nmodel = torch.compile(model)\nmodel(x)", "%timeit model(x)")),
         # a warm-up generation before the clock starts
         Example(
-            "import time, torch\ndef main(x):\n    model = GPTModel(cfg)\n    model.to('cuda')\n"
-            "    generate(model=model, idx=x)\n    torch.cuda.synchronize()\n    start = time.time()\n"
-            "    generate(model=model, idx=x)\n    torch.cuda.synchronize()\n    print(time.time() - start)\n"
+            """
+            import time, torch
+            def main(x):
+                model = GPTModel(cfg)
+                model.to('cuda')
+                generate(model=model, idx=x)
+                torch.cuda.synchronize()
+                start = time.time()
+                generate(model=model, idx=x)
+                torch.cuda.synchronize()
+                print(time.time() - start)
+            """,
         ),
         # a per-step timer in a training loop: the model was built before the loop
         Example(
-            "import time, torch\ndef main(loader):\n    model = Net().cuda()\n    while True:\n"
-            "        t0 = time.time()\n        logits, loss = model(*next(loader))\n        loss.backward()\n"
-            "        torch.cuda.synchronize()\n        t1 = time.time()\n        print(t1 - t0)\n"
+            """
+            import time, torch
+            def main(loader):
+                model = Net().cuda()
+                while True:
+                    t0 = time.time()
+                    logits, loss = model(*next(loader))
+                    loss.backward()
+                    torch.cuda.synchronize()
+                    t1 = time.time()
+                    print(t1 - t0)
+            """,
         ),
         # a whole training run, not a GPU-synchronized measurement of one step
         Example(
-            "import time, torch\ndef main(loader):\n    model = Net().cuda()\n    start = time.time()\n"
-            "    train(model, loader)\n    print(time.time() - start)\n"
+            """
+            import time, torch
+            def main(loader):
+                model = Net().cuda()
+                start = time.time()
+                train(model, loader)
+                print(time.time() - start)
+            """,
         ),
     )
     INVALID = (
         Example(
-            "import time, torch\nmodel = torch.compile(model)\nstart = time.perf_counter()\nfor _ in range(10):\n"
-            "    model(x)\ntorch.cuda.synchronize()\nelapsed = (time.perf_counter() - start) / 10\n"
+            """
+            import time, torch
+            model = torch.compile(model)
+            start = time.perf_counter()
+            for _ in range(10):
+                model(x)
+            torch.cuda.synchronize()
+            elapsed = (time.perf_counter() - start) / 10
+            """,
         ),
         Example(("import torch\nmodel = torch.compile(Net().cuda())", "%timeit model(x)")),
         Example(("import torch\na = torch.randn(4096, 4096)", "%%time\nb = a.cuda()\nc = b @ b\ntorch.cuda.synchronize()")),
         Example(
-            "import timeit, torch\nfast = torch.compile(f)\nprint(timeit.timeit(lambda: fast(x), number=100))\n"
+            """
+            import timeit, torch
+            fast = torch.compile(f)
+            print(timeit.timeit(lambda: fast(x), number=100))
+            """,
         ),
         # the first generation of a model just built: cuBLAS start-up and lazy kernel loading are timed
         Example(
-            "import time, torch\ndef main(x):\n    model = GPTModel(cfg)\n    model.to('cuda')\n    model.eval()\n"
-            "    torch.cuda.synchronize()\n    start = time.time()\n    ids = generate(model=model, idx=x)\n"
-            "    torch.cuda.synchronize()\n    print(time.time() - start)\n"
+            """
+            import time, torch
+            def main(x):
+                model = GPTModel(cfg)
+                model.to('cuda')
+                model.eval()
+                torch.cuda.synchronize()
+                start = time.time()
+                ids = generate(model=model, idx=x)
+                torch.cuda.synchronize()
+                print(time.time() - start)
+            """,
         ),
         # a fresh model for each batch size, its first forward/backward timed
         Example(
-            "import time, torch\nfor size in sizes:\n    model = GPTModel(cfg).bfloat16().to('cuda')\n"
-            "    torch.cuda.synchronize()\n    start = time.time()\n    loss = model(x).sum()\n    loss.backward()\n"
-            "    torch.cuda.synchronize()\n    elapsed = time.time() - start\n"
+            """
+            import time, torch
+            for size in sizes:
+                model = GPTModel(cfg).bfloat16().to('cuda')
+                torch.cuda.synchronize()
+                start = time.time()
+                loss = model(x).sum()
+                loss.backward()
+                torch.cuda.synchronize()
+                elapsed = time.time() - start
+            """,
         ),
     )
 
@@ -449,8 +519,10 @@ class AllocationInTimedStatement(_TimedRegions):
         Example(("import torch\nx = torch.randn(4096, 4096, device='cuda')", "%timeit torch.mm(x, x)")),
         Example(("import torch", "%timeit torch.zeros(16, 16)")),
         Example(
-            "import torch.utils.benchmark as benchmark\nt = benchmark.Timer(stmt='f(x)', "
-            "setup='x = torch.randn(4096, 4096)', globals={'f': f})\n"
+            """
+            import torch.utils.benchmark as benchmark
+            t = benchmark.Timer(stmt='f(x)', setup='x = torch.randn(4096, 4096)', globals={'f': f})
+            """,
         ),
         Example(("import torch", "%time y = torch.randn(8192, 8192) @ w")),
     )
@@ -458,12 +530,19 @@ class AllocationInTimedStatement(_TimedRegions):
         Example(("import torch", "%timeit torch.mm(torch.randn(4096, 4096, device='cuda'), w)")),
         Example(("import torch\nN = 2048", "%%timeit\nx = torch.empty(N, N, device='cuda')\nf(x)")),
         Example(
-            "import torch\nimport torch.utils.benchmark as benchmark\n"
-            "t = benchmark.Timer(stmt='f(torch.rand(64, 3, 224, 224))', globals={'f': f, 'torch': torch})\n"
+            """
+            import torch
+            import torch.utils.benchmark as benchmark
+            t = benchmark.Timer(stmt='f(torch.rand(64, 3, 224, 224))', globals={'f': f, 'torch': torch})
+            """,
         ),
         Example(
-            "import timeit\nimport torch\nx = torch.randn(2048, 2048)\n"
-            "timeit.timeit(lambda: g(torch.zeros_like(x)), number=50)\n"
+            """
+            import timeit
+            import torch
+            x = torch.randn(2048, 2048)
+            timeit.timeit(lambda: g(torch.zeros_like(x)), number=50)
+            """,
         ),
     )
 

@@ -80,41 +80,84 @@ class CompileInLoop(CompiledModules):
     probe = "compile"
     VALID = (
         Example(
-            "import torch\ncompiled = torch.compile(model)\nfor x, y in loader:\n"
-            "    loss = compiled(x).sum()\n    loss.backward()\n"
+            """
+            import torch
+            compiled = torch.compile(model)
+            for x, y in loader:
+                loss = compiled(x).sum()
+                loss.backward()
+            """,
         ),
         Example(
-            "import torch\ncompiled = {}\nfor name, net in models.items():\n    compiled[name] = torch.compile(net)\n"
+            """
+            import torch
+            compiled = {}
+            for name, net in models.items():
+                compiled[name] = torch.compile(net)
+            """,
         ),
         Example(
-            "import torch\nfor mode in ['default', 'max-autotune']:\n    fast = torch.compile(model, mode=mode)\n"
-            "    for x in batches:\n        fast(x)\n"
+            """
+            import torch
+            for mode in ['default', 'max-autotune']:
+                fast = torch.compile(model, mode=mode)
+                for x in batches:
+                    fast(x)
+            """,
         ),
         Example(
-            "import torch\nfast = torch.compile(model, dynamic=True)\nfor bs in [1, 8, 64]:\n"
-            "    fast(torch.randn(bs, 128, device='cuda'))\n"
+            """
+            import torch
+            fast = torch.compile(model, dynamic=True)
+            for bs in [1, 8, 64]:
+                fast(torch.randn(bs, 128, device='cuda'))
+            """,
         ),
         Example(
-            "import torch\nfast = torch.compile(model, dynamic=False)\nfor bs in [1, 8, 64]:\n"
-            "    fast(torch.randn(bs, 128, device='cuda'))\n"
+            """
+            import torch
+            fast = torch.compile(model, dynamic=False)
+            for bs in [1, 8, 64]:
+                fast(torch.randn(bs, 128, device='cuda'))
+            """,
         ),
     )
     INVALID = (
         Example(
-            "import torch\nfor x, y in loader:\n    compiled = torch.compile(model)\n"
-            "    loss = loss_fn(compiled(x), y)\n    loss.backward()\n    optimizer.step()\n"
+            """
+            import torch
+            for x, y in loader:
+                compiled = torch.compile(model)
+                loss = loss_fn(compiled(x), y)
+                loss.backward()
+                optimizer.step()
+            """,
         ),
         Example(
-            "import torch\nfrom torch import nn\nclass Block(nn.Module):\n    def forward(self, x):\n"
-            "        return torch.compile(self.mlp)(x)\n"
+            """
+            import torch
+            from torch import nn
+            class Block(nn.Module):
+                def forward(self, x):
+                    return torch.compile(self.mlp)(x)
+            """,
         ),
         Example(
-            "import torch\nfast = torch.compile(model)\nfor seq_len in (128, 256, 512):\n"
-            "    tokens = torch.randint(0, 50257, (8, seq_len), device='cuda')\n    fast(tokens)\n"
+            """
+            import torch
+            fast = torch.compile(model)
+            for seq_len in (128, 256, 512):
+                tokens = torch.randint(0, 50257, (8, seq_len), device='cuda')
+                fast(tokens)
+            """,
         ),
         Example(
-            "import torch\nfast = torch.compile(model, dynamic=False)\nfor n in range(1, 33):\n"
-            "    fast(x[:, :n])\n"
+            """
+            import torch
+            fast = torch.compile(model, dynamic=False)
+            for n in range(1, 33):
+                fast(x[:, :n])
+            """,
         ),
     )
 
@@ -338,30 +381,87 @@ class CompiledStateDict(CompiledModules):
     summary = "state_dict() of a torch.compile wrapper saved: every key gets an `_orig_mod.` prefix"
     triggers = ("state_dict",)
     VALID = (
-        Example("import torch\nmodel = torch.compile(model)\ntorch.save(model._orig_mod.state_dict(), 'ckpt.pt')\n"),
-        Example("import torch\nmodel.compile()\ntorch.save(model.state_dict(), 'ckpt.pt')\n"),
         Example(
-            "import torch\nmodel = torch.compile(model)\nmodel = model._orig_mod\ntorch.save(model.state_dict(), 'ckpt.pt')\n"
+            """
+            import torch
+            model = torch.compile(model)
+            torch.save(model._orig_mod.state_dict(), 'ckpt.pt')
+            """,
         ),
-        Example("import torch\nfast = torch.compile(model)\nsd = fast.state_dict()\nprint(len(sd))\n"),
+        Example(
+            """
+            import torch
+            model.compile()
+            torch.save(model.state_dict(), 'ckpt.pt')
+            """,
+        ),
+        Example(
+            """
+            import torch
+            model = torch.compile(model)
+            model = model._orig_mod
+            torch.save(model.state_dict(), 'ckpt.pt')
+            """,
+        ),
+        Example(
+            """
+            import torch
+            fast = torch.compile(model)
+            sd = fast.state_dict()
+            print(len(sd))
+            """,
+        ),
     )
     INVALID = (
         Example(
-            "import torch\nmodel = torch.compile(model)\nfor epoch in range(3):\n    train(model)\n"
-            "    torch.save(model.state_dict(), f'ckpt{epoch}.pt')\n",
-            "import torch\nmodel = torch.compile(model)\nfor epoch in range(3):\n    train(model)\n"
-            "    torch.save(model._orig_mod.state_dict(), f'ckpt{epoch}.pt')\n",
+            """
+            import torch
+            model = torch.compile(model)
+            for epoch in range(3):
+                train(model)
+                torch.save(model.state_dict(), f'ckpt{epoch}.pt')
+            """,
+            """
+            import torch
+            model = torch.compile(model)
+            for epoch in range(3):
+                train(model)
+                torch.save(model._orig_mod.state_dict(), f'ckpt{epoch}.pt')
+            """,
         ),
         Example(
-            "import torch\ndef main(args):\n    model = Net()\n    if args.compile:\n        model = torch.compile(model)\n"
-            "    checkpoint = {'model': model.state_dict(), 'epoch': 3}\n    torch.save(checkpoint, 'last.pt')\n",
-            "import torch\ndef main(args):\n    model = Net()\n    if args.compile:\n        model = torch.compile(model)\n"
-            "    checkpoint = {'model': getattr(model, \"_orig_mod\", model).state_dict(), 'epoch': 3}\n"
-            "    torch.save(checkpoint, 'last.pt')\n",
+            """
+            import torch
+            def main(args):
+                model = Net()
+                if args.compile:
+                    model = torch.compile(model)
+                checkpoint = {'model': model.state_dict(), 'epoch': 3}
+                torch.save(checkpoint, 'last.pt')
+            """,
+            """
+            import torch
+            def main(args):
+                model = Net()
+                if args.compile:
+                    model = torch.compile(model)
+                checkpoint = {'model': getattr(model, "_orig_mod", model).state_dict(), 'epoch': 3}
+                torch.save(checkpoint, 'last.pt')
+            """,
         ),
         Example(
-            "import torch\nnet = Net().cuda()\nfast_net = torch.compile(net)\ntorch.save(fast_net.state_dict(), 'net.pt')\n",
-            "import torch\nnet = Net().cuda()\nfast_net = torch.compile(net)\ntorch.save(net.state_dict(), 'net.pt')\n",
+            """
+            import torch
+            net = Net().cuda()
+            fast_net = torch.compile(net)
+            torch.save(fast_net.state_dict(), 'net.pt')
+            """,
+            """
+            import torch
+            net = Net().cuda()
+            fast_net = torch.compile(net)
+            torch.save(net.state_dict(), 'net.pt')
+            """,
         ),
     )
 

@@ -1146,238 +1146,459 @@ class SynchronousDataLoader(_LoaderRule):
     probe = "dataloader"
     options = {"num-workers": 4}
     VALID = (
-        Example("from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=64, num_workers=4)\n"),
-        Example("from torch.utils.data import DataLoader\ndef make(ds, workers):\n    return DataLoader(ds, num_workers=workers)\n"),
-        Example("from torch.utils.data import DataLoader\ndef make(ds, **kw):\n    return DataLoader(ds, **kw)\n"),
         Example(
-            "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
-            "x = torch.randn(64, 3, device='cuda')\nloader = DataLoader(TensorDataset(x, x.cuda()))\n"
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, batch_size=64, num_workers=4)
+            """,
         ),
-        Example("from my_lib import DataLoader\nloader = DataLoader(ds)\n"),
         Example(
-            "import argparse\nfrom torch.utils.data import DataLoader\np = argparse.ArgumentParser()\n"
-            "p.add_argument('--workers', type=int, default=8)\nargs = p.parse_args()\n"
-            "loader = DataLoader(ds, num_workers=args.workers)\n"
+            """
+            from torch.utils.data import DataLoader
+            def make(ds, workers):
+                return DataLoader(ds, num_workers=workers)
+            """,
+        ),
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            def make(ds, **kw):
+                return DataLoader(ds, **kw)
+            """,
+        ),
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader, TensorDataset
+            x = torch.randn(64, 3, device='cuda')
+            loader = DataLoader(TensorDataset(x, x.cuda()))
+            """,
+        ),
+        Example(
+            """
+            from my_lib import DataLoader
+            loader = DataLoader(ds)
+            """,
+        ),
+        Example(
+            """
+            import argparse
+            from torch.utils.data import DataLoader
+            p = argparse.ArgumentParser()
+            p.add_argument('--workers', type=int, default=8)
+            args = p.parse_args()
+            loader = DataLoader(ds, num_workers=args.workers)
+            """,
         ),
         # in-memory tensors: indexing them is cheap, workers would only add copies between processes
         Example(
-            "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
-            "x, y = torch.randn(1000, 16), torch.randint(0, 2, (1000,))\n"
-            "loader = DataLoader(TensorDataset(x, y), batch_size=64, shuffle=True)\n"
+            """
+            import torch
+            from torch.utils.data import DataLoader, TensorDataset
+            x, y = torch.randn(1000, 16), torch.randint(0, 2, (1000,))
+            loader = DataLoader(TensorDataset(x, y), batch_size=64, shuffle=True)
+            """,
         ),
-        Example("from torch.utils.data import DataLoader\nloader = DataLoader(range(1000), batch_size=10)\n"),
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(range(1000), batch_size=10)
+            """,
+        ),
         # a pre-tokenized dataset: __getitem__ only indexes lists built in __init__
         Example(
-            "import torch\nfrom torch.utils.data import DataLoader, Dataset\n\n"
-            "class GPTDataset(Dataset):\n"
-            "    def __init__(self, txt, tokenizer, max_length):\n"
-            "        ids = tokenizer.encode(txt)\n"
-            "        self.input_ids, self.target_ids = [], []\n"
-            "        for i in range(0, len(ids) - max_length, max_length):\n"
-            "            self.input_ids.append(torch.tensor(ids[i:i + max_length]))\n"
-            "            self.target_ids.append(torch.tensor(ids[i + 1:i + max_length + 1]))\n\n"
-            "    def __len__(self):\n        return len(self.input_ids)\n\n"
-            "    def __getitem__(self, idx):\n        return self.input_ids[idx], self.target_ids[idx]\n\n"
-            "loader = DataLoader(GPTDataset(text, tokenizer, 256), batch_size=8, shuffle=True)\n"
+            """
+            import torch
+            from torch.utils.data import DataLoader, Dataset
+
+            class GPTDataset(Dataset):
+                def __init__(self, txt, tokenizer, max_length):
+                    ids = tokenizer.encode(txt)
+                    self.input_ids, self.target_ids = [], []
+                    for i in range(0, len(ids) - max_length, max_length):
+                        self.input_ids.append(torch.tensor(ids[i:i + max_length]))
+                        self.target_ids.append(torch.tensor(ids[i + 1:i + max_length + 1]))
+
+                def __len__(self):
+                    return len(self.input_ids)
+
+                def __getitem__(self, idx):
+                    return self.input_ids[idx], self.target_ids[idx]
+
+            loader = DataLoader(GPTDataset(text, tokenizer, 256), batch_size=8, shuffle=True)
+            """,
         ),
         # a class indexing the tensors it is given, and given tensors
         Example(
-            "import torch\nfrom torch.utils.data import DataLoader, Dataset\n"
-            "class Pairs(Dataset):\n    def __init__(self, x, y):\n        self.x, self.y = x, y\n"
-            "    def __getitem__(self, i):\n        return self.x[i], self.y[i]\n"
-            "loader = DataLoader(Pairs(torch.randn(100, 2), torch.zeros(100)), batch_size=10)\n"
+            """
+            import torch
+            from torch.utils.data import DataLoader, Dataset
+            class Pairs(Dataset):
+                def __init__(self, x, y):
+                    self.x, self.y = x, y
+                def __getitem__(self, i):
+                    return self.x[i], self.y[i]
+            loader = DataLoader(Pairs(torch.randn(100, 2), torch.zeros(100)), batch_size=10)
+            """,
         ),
         # a Hugging Face table read 32 rows a batch
         Example(
-            "from datasets import load_dataset\nfrom torch.utils.data import DataLoader\n"
-            "ds = load_dataset('imdb', split='train')\nds = ds.map(tokenize, batched=True)\nds.set_format('torch')\n"
-            "loader = DataLoader(ds, batch_size=32, shuffle=True)\n"
+            """
+            from datasets import load_dataset
+            from torch.utils.data import DataLoader
+            ds = load_dataset('imdb', split='train')
+            ds = ds.map(tokenize, batched=True)
+            ds.set_format('torch')
+            loader = DataLoader(ds, batch_size=32, shuffle=True)
+            """,
         ),
         # the collate_fn moves batches to the GPU: workers could not
         Example(
-            "from functools import partial\nimport torch\nfrom torch.utils.data import DataLoader\n"
-            "def collate(batch, device='cpu'):\n    return torch.stack(batch).to(device)\n"
-            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
-            "loader = DataLoader(ds, batch_size=8, collate_fn=partial(collate, device=device))\n"
+            """
+            from functools import partial
+            import torch
+            from torch.utils.data import DataLoader
+            def collate(batch, device='cpu'):
+                return torch.stack(batch).to(device)
+            device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+            loader = DataLoader(ds, batch_size=8, collate_fn=partial(collate, device=device))
+            """,
         ),
         # __getitem__ computes on the GPU: workers could not
         Example(
-            "import torch, torchaudio\n"
-            "class Speech(torch.utils.data.Dataset):\n"
-            "    def __init__(self, device='cuda'):\n"
-            "        self.dataset = torchaudio.datasets.LIBRISPEECH('.', url='test-clean')\n"
-            "        self.device = device\n"
-            "    def __getitem__(self, item):\n"
-            "        audio, rate, text, *_ = self.dataset[item]\n        return audio.to(self.device), text\n"
-            "loader = torch.utils.data.DataLoader(Speech(), batch_size=16)\n"
+            """
+            import torch, torchaudio
+            class Speech(torch.utils.data.Dataset):
+                def __init__(self, device='cuda'):
+                    self.dataset = torchaudio.datasets.LIBRISPEECH('.', url='test-clean')
+                    self.device = device
+                def __getitem__(self, item):
+                    audio, rate, text, *_ = self.dataset[item]
+                    return audio.to(self.device), text
+            loader = torch.utils.data.DataLoader(Speech(), batch_size=16)
+            """,
         ),
         # one batch only: nothing to overlap
         Example(
-            "from torch.utils.data import DataLoader\nfrom torchvision.datasets import MNIST\n"
-            "loader = DataLoader(MNIST('.', transform=to_tensor), batch_size=256)\n"
-            "images, labels = next(iter(loader))\n"
+            """
+            from torch.utils.data import DataLoader
+            from torchvision.datasets import MNIST
+            loader = DataLoader(MNIST('.', transform=to_tensor), batch_size=256)
+            images, labels = next(iter(loader))
+            """,
         ),
         Example(
-            "from torch.utils.data import DataLoader\n"
-            "def peek(ds):\n    loader = DataLoader(ds, batch_size=4)\n"
-            "    for batch in loader:\n        print(batch.shape)\n        break\n"
+            """
+            from torch.utils.data import DataLoader
+            def peek(ds):
+                loader = DataLoader(ds, batch_size=4)
+                for batch in loader:
+                    print(batch.shape)
+                    break
+            """,
         ),
         # a **kwargs chosen by a condition perf-lint cannot decide: not known
         Example(
-            "import torch\nfrom torch.utils.data import DataLoader\n"
-            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
-            "kwargs = {'num_workers': 4} if device.type == 'cuda' else {}\n"
-            "loader = DataLoader(ds, batch_size=32, **kwargs)\n"
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+            kwargs = {'num_workers': 4} if device.type == 'cuda' else {}
+            loader = DataLoader(ds, batch_size=32, **kwargs)
+            """,
         ),
         # Lightning calls test_dataloader() from trainer.test() only, which this script never calls
         Example(
-            "import lightning as L\nfrom torch.utils.data import DataLoader\n"
-            "class Data(L.LightningDataModule):\n"
-            "    def train_dataloader(self):\n        return DataLoader(self.train, batch_size=32, num_workers=4)\n"
-            "    def test_dataloader(self):\n        return DataLoader(self.test, batch_size=32)\n"
-            "L.Trainer().fit(model, Data())\n"
+            """
+            import lightning as L
+            from torch.utils.data import DataLoader
+            class Data(L.LightningDataModule):
+                def train_dataloader(self):
+                    return DataLoader(self.train, batch_size=32, num_workers=4)
+                def test_dataloader(self):
+                    return DataLoader(self.test, batch_size=32)
+            L.Trainer().fit(model, Data())
+            """,
         ),
     )
     INVALID = (
         Example(
-            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=64)\n",
-            "from torch.utils.data import DataLoader\n"
-            "loader = DataLoader(ds, batch_size=64, num_workers=4, persistent_workers=True)\n",
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, batch_size=64)
+            """,
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, batch_size=64, num_workers=4, persistent_workers=True)
+            """,
         ),
         Example(
-            "import torch as T\nloader = T.utils.data.DataLoader(ds, num_workers=0)\n",
-            "import torch as T\nloader = T.utils.data.DataLoader(ds, num_workers=4, persistent_workers=True)\n",
+            """
+            import torch as T
+            loader = T.utils.data.DataLoader(ds, num_workers=0)
+            """,
+            """
+            import torch as T
+            loader = T.utils.data.DataLoader(ds, num_workers=4, persistent_workers=True)
+            """,
         ),
         Example(
-            "from torch.utils.data import DataLoader as DL\nloader = DL(\n    ds,\n    batch_size=8,  # small\n)\n",
-            "from torch.utils.data import DataLoader as DL\nloader = DL(\n    ds,\n    batch_size=8,  # small\n"
-            "    num_workers=4,\n    persistent_workers=True,\n)\n",
+            """
+            from torch.utils.data import DataLoader as DL
+            loader = DL(
+                ds,
+                batch_size=8,  # small
+            )
+            """,
+            """
+            from torch.utils.data import DataLoader as DL
+            loader = DL(
+                ds,
+                batch_size=8,  # small
+                num_workers=4,
+                persistent_workers=True,
+            )
+            """,
         ),
-        Example("from torch.utils.data import DataLoader\nWORKERS = 0\nloader = DataLoader(ds, num_workers=WORKERS)\n"),
-        Example("from torch.utils.data import DataLoader\nkw = dict(batch_size=4, num_workers=0)\nloader = DataLoader(ds, **kw)\n"),
         Example(
-            "import argparse\nfrom torch.utils import data\np = argparse.ArgumentParser()\n"
-            "p.add_argument('--num-workers', type=int, default=0)\nargs = p.parse_args()\n"
-            "loader = data.DataLoader(ds, num_workers=args.num_workers)\n"
+            """
+            from torch.utils.data import DataLoader
+            WORKERS = 0
+            loader = DataLoader(ds, num_workers=WORKERS)
+            """,
+        ),
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            kw = dict(batch_size=4, num_workers=0)
+            loader = DataLoader(ds, **kw)
+            """,
+        ),
+        Example(
+            """
+            import argparse
+            from torch.utils import data
+            p = argparse.ArgumentParser()
+            p.add_argument('--num-workers', type=int, default=0)
+            args = p.parse_args()
+            loader = data.DataLoader(ds, num_workers=args.num_workers)
+            """,
         ),
         # a torch.device never equals a str: the **kwargs is always the empty one
         Example(
-            "import torch\nfrom torch.utils.data import DataLoader\n"
-            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
-            "kwargs = {'num_workers': 4} if device == 'cuda' else {}\n"
-            "loader = DataLoader(ds, batch_size=32, **kwargs)\n",
-            "import torch\nfrom torch.utils.data import DataLoader\n"
-            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
-            "kwargs = {'num_workers': 4} if device == 'cuda' else {}\n"
-            "loader = DataLoader(ds, batch_size=32, **kwargs, num_workers=4, persistent_workers=True)\n",
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+            kwargs = {'num_workers': 4} if device == 'cuda' else {}
+            loader = DataLoader(ds, batch_size=32, **kwargs)
+            """,
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+            kwargs = {'num_workers': 4} if device == 'cuda' else {}
+            loader = DataLoader(ds, batch_size=32, **kwargs, num_workers=4, persistent_workers=True)
+            """,
         ),
         # torchvision's MNIST makes a PIL image of every item and runs the transform on it
         Example(
-            "from torch.utils.data import DataLoader\nfrom torchvision import datasets, transforms\n"
-            "train = datasets.MNIST('data', train=True, transform=transforms.ToTensor())\n"
-            "loader = DataLoader(train, batch_size=64, shuffle=True)\n",
-            "from torch.utils.data import DataLoader\nfrom torchvision import datasets, transforms\n"
-            "train = datasets.MNIST('data', train=True, transform=transforms.ToTensor())\n"
-            "loader = DataLoader(train, batch_size=64, shuffle=True, num_workers=4, persistent_workers=True)\n",
+            """
+            from torch.utils.data import DataLoader
+            from torchvision import datasets, transforms
+            train = datasets.MNIST('data', train=True, transform=transforms.ToTensor())
+            loader = DataLoader(train, batch_size=64, shuffle=True)
+            """,
+            """
+            from torch.utils.data import DataLoader
+            from torchvision import datasets, transforms
+            train = datasets.MNIST('data', train=True, transform=transforms.ToTensor())
+            loader = DataLoader(train, batch_size=64, shuffle=True, num_workers=4, persistent_workers=True)
+            """,
         ),
         # a class of the file that opens and transforms an image per item (through a method)
         Example(
-            "from PIL import Image\nfrom torch.utils.data import DataLoader, Dataset\n"
-            "class Images(Dataset):\n    def __init__(self, paths, transform):\n"
-            "        self.paths, self.transform = paths, transform\n"
-            "    def __getitem__(self, i):\n        return self.transform(self.load(self.paths[i]))\n"
-            "    def load(self, path):\n        return Image.open(path).convert('RGB')\n"
-            "loader = DataLoader(Images(paths, tf), batch_size=32, num_workers=0)\n",
-            "from PIL import Image\nfrom torch.utils.data import DataLoader, Dataset\n"
-            "class Images(Dataset):\n    def __init__(self, paths, transform):\n"
-            "        self.paths, self.transform = paths, transform\n"
-            "    def __getitem__(self, i):\n        return self.transform(self.load(self.paths[i]))\n"
-            "    def load(self, path):\n        return Image.open(path).convert('RGB')\n"
-            "loader = DataLoader(Images(paths, tf), batch_size=32, num_workers=4, persistent_workers=True)\n",
+            """
+            from PIL import Image
+            from torch.utils.data import DataLoader, Dataset
+            class Images(Dataset):
+                def __init__(self, paths, transform):
+                    self.paths, self.transform = paths, transform
+                def __getitem__(self, i):
+                    return self.transform(self.load(self.paths[i]))
+                def load(self, path):
+                    return Image.open(path).convert('RGB')
+            loader = DataLoader(Images(paths, tf), batch_size=32, num_workers=0)
+            """,
+            """
+            from PIL import Image
+            from torch.utils.data import DataLoader, Dataset
+            class Images(Dataset):
+                def __init__(self, paths, transform):
+                    self.paths, self.transform = paths, transform
+                def __getitem__(self, i):
+                    return self.transform(self.load(self.paths[i]))
+                def load(self, path):
+                    return Image.open(path).convert('RGB')
+            loader = DataLoader(Images(paths, tf), batch_size=32, num_workers=4, persistent_workers=True)
+            """,
         ),
         # tokenization per item
         Example(
-            "import torch\n"
-            "class Texts(torch.utils.data.Dataset):\n    def __init__(self, texts, tokenizer):\n"
-            "        self.texts, self.tokenizer = texts, tokenizer\n"
-            "    def __getitem__(self, i):\n        return self.tokenizer(self.texts[i], truncation=True)\n"
-            "train_ds = Texts(texts, tokenizer)\nloader = torch.utils.data.DataLoader(train_ds, batch_size=16)\n",
-            "import torch\n"
-            "class Texts(torch.utils.data.Dataset):\n    def __init__(self, texts, tokenizer):\n"
-            "        self.texts, self.tokenizer = texts, tokenizer\n"
-            "    def __getitem__(self, i):\n        return self.tokenizer(self.texts[i], truncation=True)\n"
-            "train_ds = Texts(texts, tokenizer)\n"
-            "loader = torch.utils.data.DataLoader(train_ds, batch_size=16, num_workers=4, persistent_workers=True)\n",
+            """
+            import torch
+            class Texts(torch.utils.data.Dataset):
+                def __init__(self, texts, tokenizer):
+                    self.texts, self.tokenizer = texts, tokenizer
+                def __getitem__(self, i):
+                    return self.tokenizer(self.texts[i], truncation=True)
+            train_ds = Texts(texts, tokenizer)
+            loader = torch.utils.data.DataLoader(train_ds, batch_size=16)
+            """,
+            """
+            import torch
+            class Texts(torch.utils.data.Dataset):
+                def __init__(self, texts, tokenizer):
+                    self.texts, self.tokenizer = texts, tokenizer
+                def __getitem__(self, i):
+                    return self.tokenizer(self.texts[i], truncation=True)
+            train_ds = Texts(texts, tokenizer)
+            loader = torch.utils.data.DataLoader(train_ds, batch_size=16, num_workers=4, persistent_workers=True)
+            """,
         ),
         # a split of an ImageFolder (through random_split and a wrapper class that indexes it)
         Example(
-            "import torch\nfrom torch.utils.data import DataLoader, Dataset, random_split\n"
-            "from torchvision.datasets import ImageFolder\n"
-            "class Indexed(Dataset):\n    def __init__(self, base):\n        self.base = base\n"
-            "    def __getitem__(self, i):\n        return self.base[i], i\n"
-            "train, val = random_split(ImageFolder('images', transform=tf), [0.9, 0.1])\n"
-            "loader = DataLoader(Indexed(train), batch_size=64)\n"
-            "for epoch in range(10):\n    for (x, y), i in loader:\n        step(x, y)\n",
-            "import torch\nfrom torch.utils.data import DataLoader, Dataset, random_split\n"
-            "from torchvision.datasets import ImageFolder\n"
-            "class Indexed(Dataset):\n    def __init__(self, base):\n        self.base = base\n"
-            "    def __getitem__(self, i):\n        return self.base[i], i\n"
-            "train, val = random_split(ImageFolder('images', transform=tf), [0.9, 0.1])\n"
-            "loader = DataLoader(Indexed(train), batch_size=64, num_workers=4, persistent_workers=True)\n"
-            "for epoch in range(10):\n    for (x, y), i in loader:\n        step(x, y)\n",
+            """
+            import torch
+            from torch.utils.data import DataLoader, Dataset, random_split
+            from torchvision.datasets import ImageFolder
+            class Indexed(Dataset):
+                def __init__(self, base):
+                    self.base = base
+                def __getitem__(self, i):
+                    return self.base[i], i
+            train, val = random_split(ImageFolder('images', transform=tf), [0.9, 0.1])
+            loader = DataLoader(Indexed(train), batch_size=64)
+            for epoch in range(10):
+                for (x, y), i in loader:
+                    step(x, y)
+            """,
+            """
+            import torch
+            from torch.utils.data import DataLoader, Dataset, random_split
+            from torchvision.datasets import ImageFolder
+            class Indexed(Dataset):
+                def __init__(self, base):
+                    self.base = base
+                def __getitem__(self, i):
+                    return self.base[i], i
+            train, val = random_split(ImageFolder('images', transform=tf), [0.9, 0.1])
+            loader = DataLoader(Indexed(train), batch_size=64, num_workers=4, persistent_workers=True)
+            for epoch in range(10):
+                for (x, y), i in loader:
+                    step(x, y)
+            """,
         ),
         # a Hugging Face table read 512 rows a batch, and one that transforms every row it reads
         Example(
-            "from datasets import load_dataset\nfrom torch.utils.data import DataLoader\n"
-            "train, test = load_dataset('imdb', split=['train', 'test'])\ntrain = train.with_format('torch')\n"
-            "loader = DataLoader(train, batch_size=512, shuffle=True)\n",
-            "from datasets import load_dataset\nfrom torch.utils.data import DataLoader\n"
-            "train, test = load_dataset('imdb', split=['train', 'test'])\ntrain = train.with_format('torch')\n"
-            "loader = DataLoader(train, batch_size=512, shuffle=True, num_workers=4, persistent_workers=True)\n",
+            """
+            from datasets import load_dataset
+            from torch.utils.data import DataLoader
+            train, test = load_dataset('imdb', split=['train', 'test'])
+            train = train.with_format('torch')
+            loader = DataLoader(train, batch_size=512, shuffle=True)
+            """,
+            """
+            from datasets import load_dataset
+            from torch.utils.data import DataLoader
+            train, test = load_dataset('imdb', split=['train', 'test'])
+            train = train.with_format('torch')
+            loader = DataLoader(train, batch_size=512, shuffle=True, num_workers=4, persistent_workers=True)
+            """,
         ),
         Example(
-            "from datasets import load_dataset\nfrom torch.utils.data import DataLoader\n"
-            "dataset = load_dataset('imagefolder', data_dir='images')\n"
-            "train = dataset['train'].with_transform(preprocess)\nloader = DataLoader(train, batch_size=8)\n",
-            "from datasets import load_dataset\nfrom torch.utils.data import DataLoader\n"
-            "dataset = load_dataset('imagefolder', data_dir='images')\n"
-            "train = dataset['train'].with_transform(preprocess)\n"
-            "loader = DataLoader(train, batch_size=8, num_workers=4, persistent_workers=True)\n",
+            """
+            from datasets import load_dataset
+            from torch.utils.data import DataLoader
+            dataset = load_dataset('imagefolder', data_dir='images')
+            train = dataset['train'].with_transform(preprocess)
+            loader = DataLoader(train, batch_size=8)
+            """,
+            """
+            from datasets import load_dataset
+            from torch.utils.data import DataLoader
+            dataset = load_dataset('imagefolder', data_dir='images')
+            train = dataset['train'].with_transform(preprocess)
+            loader = DataLoader(train, batch_size=8, num_workers=4, persistent_workers=True)
+            """,
         ),
         # a next(iter(...)) peek does not make the loop over the same loader a single batch
         Example(
-            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8)\n"
-            "first = next(iter(loader))\nfor batch in loader:\n    step(batch)\n",
-            "from torch.utils.data import DataLoader\n"
-            "loader = DataLoader(ds, batch_size=8, num_workers=4, persistent_workers=True)\n"
-            "first = next(iter(loader))\nfor batch in loader:\n    step(batch)\n",
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, batch_size=8)
+            first = next(iter(loader))
+            for batch in loader:
+                step(batch)
+            """,
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, batch_size=8, num_workers=4, persistent_workers=True)
+            first = next(iter(loader))
+            for batch in loader:
+                step(batch)
+            """,
         ),
         # the test hook of a script that tests
         Example(
-            "import lightning as L\nfrom torch.utils.data import DataLoader\n"
-            "class Data(L.LightningDataModule):\n"
-            "    def test_dataloader(self):\n        return DataLoader(self.test, batch_size=32)\n"
-            "trainer = L.Trainer()\ntrainer.fit(model, Data())\ntrainer.test(model, Data())\n",
-            "import lightning as L\nfrom torch.utils.data import DataLoader\n"
-            "class Data(L.LightningDataModule):\n"
-            "    def test_dataloader(self):\n"
-            "        return DataLoader(self.test, batch_size=32, num_workers=4, persistent_workers=True)\n"
-            "trainer = L.Trainer()\ntrainer.fit(model, Data())\ntrainer.test(model, Data())\n",
+            """
+            import lightning as L
+            from torch.utils.data import DataLoader
+            class Data(L.LightningDataModule):
+                def test_dataloader(self):
+                    return DataLoader(self.test, batch_size=32)
+            trainer = L.Trainer()
+            trainer.fit(model, Data())
+            trainer.test(model, Data())
+            """,
+            """
+            import lightning as L
+            from torch.utils.data import DataLoader
+            class Data(L.LightningDataModule):
+                def test_dataloader(self):
+                    return DataLoader(self.test, batch_size=32, num_workers=4, persistent_workers=True)
+            trainer = L.Trainer()
+            trainer.fit(model, Data())
+            trainer.test(model, Data())
+            """,
         ),
         # notebook: the dataset class in one cell, the loader in another
         Example(
             (
-                "%load_ext autoreload\nimport cv2\nimport torch\n"
-                "class Frames(torch.utils.data.Dataset):\n"
-                "    def __getitem__(self, i):\n        return torch.from_numpy(cv2.imread(self.files[i]))\n",
-                "loader = torch.utils.data.DataLoader(Frames(), batch_size=4)\n",
+                """
+                %load_ext autoreload
+                import cv2
+                import torch
+                class Frames(torch.utils.data.Dataset):
+                    def __getitem__(self, i):
+                        return torch.from_numpy(cv2.imread(self.files[i]))
+                """,
+                """
+                loader = torch.utils.data.DataLoader(Frames(), batch_size=4)
+                """,
             ),
             (
-                "%load_ext autoreload\nimport cv2\nimport torch\n"
-                "class Frames(torch.utils.data.Dataset):\n"
-                "    def __getitem__(self, i):\n        return torch.from_numpy(cv2.imread(self.files[i]))\n",
-                "loader = torch.utils.data.DataLoader(Frames(), batch_size=4, num_workers=4,"
-                " persistent_workers=True)\n",
+                """
+                %load_ext autoreload
+                import cv2
+                import torch
+                class Frames(torch.utils.data.Dataset):
+                    def __getitem__(self, i):
+                        return torch.from_numpy(cv2.imread(self.files[i]))
+                """,
+                """
+                loader = torch.utils.data.DataLoader(Frames(), batch_size=4, num_workers=4, persistent_workers=True)
+                """,
             ),
         ),
     )
@@ -1512,123 +1733,235 @@ class PinnedMemoryMissing(_LoaderRule):
     probe = "dataloader"
     VALID = (
         Example(
-            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4, pin_memory=True)\n"
-            "for x, y in loader:\n    x = x.cuda()\n"
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=4, pin_memory=True)
+            for x, y in loader:
+                x = x.cuda()
+            """,
         ),
         Example(
-            "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4)\n"
-            "for x, y in loader:\n    x = x.to('cpu')\n"
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=4)
+            for x, y in loader:
+                x = x.to('cpu')
+            """,
         ),
         Example(
-            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=2)\n"
-            "for x, y in loader:\n    out = model(x.to(torch.float16))\n"
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=2)
+            for x, y in loader:
+                out = model(x.to(torch.float16))
+            """,
         ),
         Example(
-            "from torch.utils.data import DataLoader\ndef make(ds, **kw):\n    return DataLoader(ds, num_workers=2, **kw)\n"
-            "loader = make(ds)\nfor x in loader:\n    x.cuda()\n"
+            """
+            from torch.utils.data import DataLoader
+            def make(ds, **kw):
+                return DataLoader(ds, num_workers=2, **kw)
+            loader = make(ds)
+            for x in loader:
+                x.cuda()
+            """,
         ),
         # a toy dataset written out in the source
         Example(
-            "import torch\nfrom torch.utils.data import DataLoader, Dataset\n"
-            "class Toy(Dataset):\n    def __init__(self, x, y):\n        self.x, self.y = x, y\n"
-            "    def __getitem__(self, i):\n        return self.x[i], self.y[i]\n"
-            "x_test = torch.tensor([[-0.8, 2.8], [2.6, -1.6]])\ny_test = torch.tensor([0, 1])\n"
-            "loader = DataLoader(Toy(x_test, y_test), batch_size=2)\n"
-            "for x, y in loader:\n    x, y = x.cuda(), y.cuda()\n"
+            """
+            import torch
+            from torch.utils.data import DataLoader, Dataset
+            class Toy(Dataset):
+                def __init__(self, x, y):
+                    self.x, self.y = x, y
+                def __getitem__(self, i):
+                    return self.x[i], self.y[i]
+            x_test = torch.tensor([[-0.8, 2.8], [2.6, -1.6]])
+            y_test = torch.tensor([0, 1])
+            loader = DataLoader(Toy(x_test, y_test), batch_size=2)
+            for x, y in loader:
+                x, y = x.cuda(), y.cuda()
+            """,
         ),
         # the collate_fn puts batches on the GPU already
         Example(
-            "from functools import partial\nimport torch\nfrom torch.utils.data import DataLoader\n"
-            "def collate(batch, device):\n    return torch.stack(batch).to(device)\n"
-            "device = torch.device('cuda')\n"
-            "loader = DataLoader(ds, batch_size=8, num_workers=0, collate_fn=partial(collate, device=device))\n"
-            "for x in loader:\n    x = x.to(device)\n"
+            """
+            from functools import partial
+            import torch
+            from torch.utils.data import DataLoader
+            def collate(batch, device):
+                return torch.stack(batch).to(device)
+            device = torch.device('cuda')
+            loader = DataLoader(ds, batch_size=8, num_workers=0, collate_fn=partial(collate, device=device))
+            for x in loader:
+                x = x.to(device)
+            """,
         ),
     )
     INVALID = (
         # Lightning copies the batches of a module's training and validation loaders
         Example(
-            "import lightning as L\nfrom torch.utils.data import DataLoader\nfrom torchvision.datasets import MNIST\n"
-            "class Data(L.LightningDataModule):\n"
-            "    def train_dataloader(self):\n        return DataLoader(MNIST('.'), batch_size=128, num_workers=4)\n"
-            "    def test_dataloader(self):\n        return DataLoader(MNIST('.', train=False), batch_size=128)\n",
-            "import lightning as L\nfrom torch.utils.data import DataLoader\nfrom torchvision.datasets import MNIST\n"
-            "class Data(L.LightningDataModule):\n"
-            "    def train_dataloader(self):\n"
-            "        return DataLoader(MNIST('.'), batch_size=128, num_workers=4, pin_memory=True)\n"
-            "    def test_dataloader(self):\n        return DataLoader(MNIST('.', train=False), batch_size=128)\n",
+            """
+            import lightning as L
+            from torch.utils.data import DataLoader
+            from torchvision.datasets import MNIST
+            class Data(L.LightningDataModule):
+                def train_dataloader(self):
+                    return DataLoader(MNIST('.'), batch_size=128, num_workers=4)
+                def test_dataloader(self):
+                    return DataLoader(MNIST('.', train=False), batch_size=128)
+            """,
+            """
+            import lightning as L
+            from torch.utils.data import DataLoader
+            from torchvision.datasets import MNIST
+            class Data(L.LightningDataModule):
+                def train_dataloader(self):
+                    return DataLoader(MNIST('.'), batch_size=128, num_workers=4, pin_memory=True)
+                def test_dataloader(self):
+                    return DataLoader(MNIST('.', train=False), batch_size=128)
+            """,
         ),
         # Accelerate's prepared loader copies each batch to the accelerator's device
         Example(
-            "from accelerate import Accelerator\nfrom torch.utils.data import DataLoader\n"
-            "accelerator = Accelerator()\nloader = DataLoader(images, batch_size=32, num_workers=4)\n"
-            "model, optimizer, loader = accelerator.prepare(model, optimizer, loader)\n",
-            "from accelerate import Accelerator\nfrom torch.utils.data import DataLoader\n"
-            "accelerator = Accelerator()\nloader = DataLoader(images, batch_size=32, num_workers=4, pin_memory=True)\n"
-            "model, optimizer, loader = accelerator.prepare(model, optimizer, loader)\n",
+            """
+            from accelerate import Accelerator
+            from torch.utils.data import DataLoader
+            accelerator = Accelerator()
+            loader = DataLoader(images, batch_size=32, num_workers=4)
+            model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+            """,
+            """
+            from accelerate import Accelerator
+            from torch.utils.data import DataLoader
+            accelerator = Accelerator()
+            loader = DataLoader(images, batch_size=32, num_workers=4, pin_memory=True)
+            model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+            """,
         ),
         Example(
-            "import torch\nfrom torch.utils.data import DataLoader\n"
-            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
-            "loader = DataLoader(ds, batch_size=64, num_workers=4)\n"
-            "for i, (x, y) in enumerate(loader):\n    x, y = x.to(device), y.to(device)\n",
-            "import torch\nfrom torch.utils.data import DataLoader\n"
-            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
-            "loader = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True)\n"
-            "for i, (x, y) in enumerate(loader):\n    x, y = x.to(device), y.to(device)\n",
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+            loader = DataLoader(ds, batch_size=64, num_workers=4)
+            for i, (x, y) in enumerate(loader):
+                x, y = x.to(device), y.to(device)
+            """,
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+            loader = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True)
+            for i, (x, y) in enumerate(loader):
+                x, y = x.to(device), y.to(device)
+            """,
         ),
         # an ignite process function nested in the function that makes the Engine
         Example(
-            "import torch\nfrom ignite.engine import Engine\nfrom torch.utils.data import DataLoader\n"
-            "def fit(model, device):\n    loader = DataLoader(ds, batch_size=64, num_workers=4)\n"
-            "    def step(engine, batch):\n        x, y = batch\n        return model(x.to(device), y)\n"
-            "    trainer = Engine(step)\n    trainer.run(loader, max_epochs=5)\n"
-            "fit(model, torch.device('cuda'))\n",
-            "import torch\nfrom ignite.engine import Engine\nfrom torch.utils.data import DataLoader\n"
-            "def fit(model, device):\n    loader = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True)\n"
-            "    def step(engine, batch):\n        x, y = batch\n        return model(x.to(device), y)\n"
-            "    trainer = Engine(step)\n    trainer.run(loader, max_epochs=5)\n"
-            "fit(model, torch.device('cuda'))\n",
+            """
+            import torch
+            from ignite.engine import Engine
+            from torch.utils.data import DataLoader
+            def fit(model, device):
+                loader = DataLoader(ds, batch_size=64, num_workers=4)
+                def step(engine, batch):
+                    x, y = batch
+                    return model(x.to(device), y)
+                trainer = Engine(step)
+                trainer.run(loader, max_epochs=5)
+            fit(model, torch.device('cuda'))
+            """,
+            """
+            import torch
+            from ignite.engine import Engine
+            from torch.utils.data import DataLoader
+            def fit(model, device):
+                loader = DataLoader(ds, batch_size=64, num_workers=4, pin_memory=True)
+                def step(engine, batch):
+                    x, y = batch
+                    return model(x.to(device), y)
+                trainer = Engine(step)
+                trainer.run(loader, max_epochs=5)
+            fit(model, torch.device('cuda'))
+            """,
         ),
         # a loader wrapped in an iterator class that restarts it; the batch moved a part at a time
         Example(
-            "import torch\nfrom torch.utils.data import DataLoader\n"
-            "class Forever:\n    def __init__(self, loader):\n        self.loader, self.it = loader, iter(loader)\n"
-            "    def __iter__(self):\n        return self\n"
-            "    def __next__(self):\n        return next(self.it)\n"
-            "def make(ds):\n    return Forever(DataLoader(ds, batch_size=16, num_workers=2))\n"
-            "device = torch.device('cuda')\n"
-            "for step, batch in enumerate(make(ds)):\n"
-            "    for key, value in batch.items():\n        batch[key] = value.to(device)\n",
-            "import torch\nfrom torch.utils.data import DataLoader\n"
-            "class Forever:\n    def __init__(self, loader):\n        self.loader, self.it = loader, iter(loader)\n"
-            "    def __iter__(self):\n        return self\n"
-            "    def __next__(self):\n        return next(self.it)\n"
-            "def make(ds):\n    return Forever(DataLoader(ds, batch_size=16, num_workers=2, pin_memory=True))\n"
-            "device = torch.device('cuda')\n"
-            "for step, batch in enumerate(make(ds)):\n"
-            "    for key, value in batch.items():\n        batch[key] = value.to(device)\n",
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            class Forever:
+                def __init__(self, loader):
+                    self.loader, self.it = loader, iter(loader)
+                def __iter__(self):
+                    return self
+                def __next__(self):
+                    return next(self.it)
+            def make(ds):
+                return Forever(DataLoader(ds, batch_size=16, num_workers=2))
+            device = torch.device('cuda')
+            for step, batch in enumerate(make(ds)):
+                for key, value in batch.items():
+                    batch[key] = value.to(device)
+            """,
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            class Forever:
+                def __init__(self, loader):
+                    self.loader, self.it = loader, iter(loader)
+                def __iter__(self):
+                    return self
+                def __next__(self):
+                    return next(self.it)
+            def make(ds):
+                return Forever(DataLoader(ds, batch_size=16, num_workers=2, pin_memory=True))
+            device = torch.device('cuda')
+            for step, batch in enumerate(make(ds)):
+                for key, value in batch.items():
+                    batch[key] = value.to(device)
+            """,
         ),
         # a new Trainer a cell: the name is assigned again by the same class
         Example(
-            "import lightning as L\nfrom torch.utils.data import DataLoader\n"
-            "loader = DataLoader(images, batch_size=64, num_workers=4)\n"
-            "trainer = L.Trainer(max_epochs=1)\ntrainer.fit(model, loader)\n"
-            "trainer = L.Trainer(max_epochs=3)\ntrainer.fit(model, loader)\n",
-            "import lightning as L\nfrom torch.utils.data import DataLoader\n"
-            "loader = DataLoader(images, batch_size=64, num_workers=4, pin_memory=True)\n"
-            "trainer = L.Trainer(max_epochs=1)\ntrainer.fit(model, loader)\n"
-            "trainer = L.Trainer(max_epochs=3)\ntrainer.fit(model, loader)\n",
+            """
+            import lightning as L
+            from torch.utils.data import DataLoader
+            loader = DataLoader(images, batch_size=64, num_workers=4)
+            trainer = L.Trainer(max_epochs=1)
+            trainer.fit(model, loader)
+            trainer = L.Trainer(max_epochs=3)
+            trainer.fit(model, loader)
+            """,
+            """
+            import lightning as L
+            from torch.utils.data import DataLoader
+            loader = DataLoader(images, batch_size=64, num_workers=4, pin_memory=True)
+            trainer = L.Trainer(max_epochs=1)
+            trainer.fit(model, loader)
+            trainer = L.Trainer(max_epochs=3)
+            trainer.fit(model, loader)
+            """,
         ),
         Example(
-            "from torch.utils.data import DataLoader\n"
-            "def train(model, train_loader):\n    for batch in train_loader:\n"
-            "        inputs = batch['x']\n        model(inputs.cuda())\n"
-            "train(model, DataLoader(ds, num_workers=4, pin_memory=False))\n",
-            "from torch.utils.data import DataLoader\n"
-            "def train(model, train_loader):\n    for batch in train_loader:\n"
-            "        inputs = batch['x']\n        model(inputs.cuda())\n"
-            "train(model, DataLoader(ds, num_workers=4, pin_memory=True))\n",
+            """
+            from torch.utils.data import DataLoader
+            def train(model, train_loader):
+                for batch in train_loader:
+                    inputs = batch['x']
+                    model(inputs.cuda())
+            train(model, DataLoader(ds, num_workers=4, pin_memory=False))
+            """,
+            """
+            from torch.utils.data import DataLoader
+            def train(model, train_loader):
+                for batch in train_loader:
+                    inputs = batch['x']
+                    model(inputs.cuda())
+            train(model, DataLoader(ds, num_workers=4, pin_memory=True))
+            """,
         ),
     )
 
@@ -1697,21 +2030,45 @@ class NonBlockingWithoutPinnedMemory(_LoaderRule):
     probe = "dataloader"
     VALID = (
         Example(
-            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4, pin_memory=True)\n"
-            "for x, y in loader:\n    x = x.cuda(non_blocking=True)\n"
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=4, pin_memory=True)
+            for x, y in loader:
+                x = x.cuda(non_blocking=True)
+            """,
         ),
-        Example("def step(x):\n    return x.cuda(non_blocking=True)\nimport torch\n"),
         Example(
-            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4, pin_memory=args.pin)\n"
-            "for x, y in loader:\n    x = x.cuda(non_blocking=True)\n"
+            """
+            def step(x):
+                return x.cuda(non_blocking=True)
+            import torch
+            """,
+        ),
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=4, pin_memory=args.pin)
+            for x, y in loader:
+                x = x.cuda(non_blocking=True)
+            """,
         ),
     )
     INVALID = (
         Example(
-            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4)\n"
-            "for x, y in loader:\n    x = x.cuda(non_blocking=True)\n    y = y.cuda(non_blocking=True)\n",
-            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4, pin_memory=True)\n"
-            "for x, y in loader:\n    x = x.cuda(non_blocking=True)\n    y = y.cuda(non_blocking=True)\n",
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=4)
+            for x, y in loader:
+                x = x.cuda(non_blocking=True)
+                y = y.cuda(non_blocking=True)
+            """,
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=4, pin_memory=True)
+            for x, y in loader:
+                x = x.cuda(non_blocking=True)
+                y = y.cuda(non_blocking=True)
+            """,
             count=2,
         ),
     )

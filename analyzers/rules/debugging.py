@@ -73,38 +73,105 @@ class DebugModeLeftOn(Nesting):
     triggers = ("anomaly", "emit_nvtx", "CUDA_LAUNCH_BLOCKING", "gradcheck")
     probe = "syncs"
     VALID = (
-        Example("import torch\ntorch.autograd.set_detect_anomaly(args.debug)\n"),
-        Example("import torch\nif args.debug:\n    torch.autograd.set_detect_anomaly(True)\n"),
-        Example("import os\nimport torch\nos.environ['CUDA_LAUNCH_BLOCKING'] = '0'\n"),
         Example(
-            "import torch\nfrom torch.autograd import gradcheck\ndef test_op():\n"
-            "    assert gradcheck(op, (x,))\n"
+            """
+            import torch
+            torch.autograd.set_detect_anomaly(args.debug)
+            """,
         ),
-        Example("import torch\nwith torch.autograd.profiler.emit_nvtx(enabled=False):\n    train()\n"),
+        Example(
+            """
+            import torch
+            if args.debug:
+                torch.autograd.set_detect_anomaly(True)
+            """,
+        ),
+        Example(
+            """
+            import os
+            import torch
+            os.environ['CUDA_LAUNCH_BLOCKING'] = '0'
+            """,
+        ),
+        Example(
+            """
+            import torch
+            from torch.autograd import gradcheck
+            def test_op():
+                assert gradcheck(op, (x,))
+            """,
+        ),
+        Example(
+            """
+            import torch
+            with torch.autograd.profiler.emit_nvtx(enabled=False):
+                train()
+            """,
+        ),
     )
     INVALID = (
         Example(
-            "import torch\ntorch.autograd.set_detect_anomaly(True)\n",
-            "import torch\ntorch.autograd.set_detect_anomaly(False)\n",
+            """
+            import torch
+            torch.autograd.set_detect_anomaly(True)
+            """,
+            """
+            import torch
+            torch.autograd.set_detect_anomaly(False)
+            """,
         ),
         Example(
-            "import torch\nfor x in loader:\n    with torch.autograd.detect_anomaly():\n        model(x).sum().backward()\n",
-            "import torch\nfor x in loader:\n    with torch.autograd.set_detect_anomaly(False):\n        model(x).sum().backward()\n",
+            """
+            import torch
+            for x in loader:
+                with torch.autograd.detect_anomaly():
+                    model(x).sum().backward()
+            """,
+            """
+            import torch
+            for x in loader:
+                with torch.autograd.set_detect_anomaly(False):
+                    model(x).sum().backward()
+            """,
         ),
         Example(
-            "import os\nimport torch\nif __name__ == '__main__':\n    os.environ['CUDA_LAUNCH_BLOCKING'] = '1'\n"
-            "    os.environ.setdefault(\"CUDA_LAUNCH_BLOCKING\", \"1\")\n",
-            "import os\nimport torch\nif __name__ == '__main__':\n    os.environ['CUDA_LAUNCH_BLOCKING'] = '0'\n"
-            "    os.environ.setdefault(\"CUDA_LAUNCH_BLOCKING\", \"0\")\n",
+            """
+            import os
+            import torch
+            if __name__ == '__main__':
+                os.environ['CUDA_LAUNCH_BLOCKING'] = '1'
+                os.environ.setdefault("CUDA_LAUNCH_BLOCKING", "1")
+            """,
+            """
+            import os
+            import torch
+            if __name__ == '__main__':
+                os.environ['CUDA_LAUNCH_BLOCKING'] = '0'
+                os.environ.setdefault("CUDA_LAUNCH_BLOCKING", "0")
+            """,
             count=2,
         ),
         Example(
-            "import torch\nwith torch.autograd.profiler.emit_nvtx():\n    train()\n",
-            "import torch\nwith torch.autograd.profiler.emit_nvtx(enabled=False):\n    train()\n",
+            """
+            import torch
+            with torch.autograd.profiler.emit_nvtx():
+                train()
+            """,
+            """
+            import torch
+            with torch.autograd.profiler.emit_nvtx(enabled=False):
+                train()
+            """,
         ),
         Example(
-            "import torch\nfrom torch.autograd import gradcheck\nfor x in loader:\n"
-            "    assert gradcheck(layer, (x.double().requires_grad_(),))\n    layer(x).sum().backward()\n    opt.step()\n"
+            """
+            import torch
+            from torch.autograd import gradcheck
+            for x in loader:
+                assert gradcheck(layer, (x.double().requires_grad_(),))
+                layer(x).sum().backward()
+                opt.step()
+            """,
         ),
         Example(("import torch", "%env CUDA_LAUNCH_BLOCKING=1\nmodel(x)")),
     )

@@ -69,156 +69,354 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset({"cuda", "to", "type_as"}))
     probe = "syncs"
     VALID = (
-        Example("import torch\nfor x in loader:\n    mask = torch.ones(8, 8, device='cuda')\n"),
-        Example("import torch\nmask = torch.ones(8, 8).cuda()\nfor x in loader:\n    y = x * mask\n"),
-        Example("import torch\nfor x in loader:\n    mask = torch.ones(8, 8).to(torch.float16)\n"),
-        Example("import torch\nfor x in loader:\n    mask = torch.ones(8, 8).to(device)\n"),
+        Example(
+            """
+            import torch
+            for x in loader:
+                mask = torch.ones(8, 8, device='cuda')
+            """,
+        ),
+        Example(
+            """
+            import torch
+            mask = torch.ones(8, 8).cuda()
+            for x in loader:
+                y = x * mask
+            """,
+        ),
+        Example(
+            """
+            import torch
+            for x in loader:
+                mask = torch.ones(8, 8).to(torch.float16)
+            """,
+        ),
+        Example(
+            """
+            import torch
+            for x in loader:
+                mask = torch.ones(8, 8).to(device)
+            """,
+        ),
         # an ONNX export wrapper: its forward is traced once
         Example(
-            "import torch\nfrom torch import nn\nclass SamOnnxModel(nn.Module):\n"
-            "    def forward(self, x):\n        return x * torch.tensor([1.0]).to(x.device)\n"
+            """
+            import torch
+            from torch import nn
+            class SamOnnxModel(nn.Module):
+                def forward(self, x):
+                    return x * torch.tensor([1.0]).to(x.device)
+            """,
         ),
         # a CPU tensor made once, moved in the loop: the move is the user's choice of where to keep it
-        Example("import torch\nx = torch.randn(8)\nfor step in range(10):\n    y = x.cuda() * 2\n"),
         Example(
-            "import torch\ndef sample(steps):\n    x = torch.randn(8)\n"
-            "    for step in range(steps):\n        y = x.cuda() * 2\n"
+            """
+            import torch
+            x = torch.randn(8)
+            for step in range(10):
+                y = x.cuda() * 2
+            """,
+        ),
+        Example(
+            """
+            import torch
+            def sample(steps):
+                x = torch.randn(8)
+                for step in range(steps):
+                    y = x.cuda() * 2
+            """,
         ),
         # a list of host numbers: copied however the tensor is made
         Example(
-            "import torch\nfrom ignite.engine import Engine\ndevice = torch.device('cuda')\n"
-            "def test_step(engine, batch):\n    x, labels = batch\n    picked = []\n"
-            "    for i in range(len(labels)):\n        picked.append(int(labels[i]))\n"
-            "    picked = torch.tensor(picked).to(device)\n"
-            "evaluator = Engine(test_step)\n"
+            """
+            import torch
+            from ignite.engine import Engine
+            device = torch.device('cuda')
+            def test_step(engine, batch):
+                x, labels = batch
+                picked = []
+                for i in range(len(labels)):
+                    picked.append(int(labels[i]))
+                picked = torch.tensor(picked).to(device)
+            evaluator = Engine(test_step)
+            """,
         ),
         # the batch's own captions: data, copied however it is made
         Example(
-            "import torch\ndef main(tokenizer, text_encoder, loader, accelerator):\n"
-            "    def tokenize(captions):\n        inputs = tokenizer(captions, padding='max_length', return_tensors='pt')\n"
-            "        return inputs.input_ids\n    for batch in loader:\n"
-            "        states = text_encoder(tokenize(batch['text']).to(accelerator.device))[0]\n"
+            """
+            import torch
+            def main(tokenizer, text_encoder, loader, accelerator):
+                def tokenize(captions):
+                    inputs = tokenizer(captions, padding='max_length', return_tensors='pt')
+                    return inputs.input_ids
+                for batch in loader:
+                    states = text_encoder(tokenize(batch['text']).to(accelerator.device))[0]
+            """,
         ),
         # both on the CPU: no copy
         Example(
-            "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
-            "        table = torch.zeros(10)\n        return x + table[torch.arange(3)].sum().item()\n"
+            """
+            import torch
+            from torch import nn
+            class Net(nn.Module):
+                def forward(self, x):
+                    table = torch.zeros(10)
+                    return x + table[torch.arange(3)].sum().item()
+            """,
         ),
         # a loop in code that never uses a GPU
-        Example("import torch\nfor x in loader:\n    y = x[torch.arange(x.shape[0]), 0]\n"),
         Example(
-            "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
-            "        return x[torch.arange(x.shape[0], device=x.device), 0]\n"
+            """
+            import torch
+            for x in loader:
+                y = x[torch.arange(x.shape[0]), 0]
+            """,
+        ),
+        Example(
+            """
+            import torch
+            from torch import nn
+            class Net(nn.Module):
+                def forward(self, x):
+                    return x[torch.arange(x.shape[0], device=x.device), 0]
+            """,
         ),
         # host data (an environment's observation) reaches the GPU by a copy however it is made
         Example(
-            "import torch\nimport lightning as L\nclass Agent:\n    def act(self, net):\n"
-            "        state = torch.tensor([self.state])\n        return net(state.cuda())\n"
-            "class DQN(L.LightningModule):\n    def training_step(self, batch):\n        self.agent.act(self.net)\n"
+            """
+            import torch
+            import lightning as L
+            class Agent:
+                def act(self, net):
+                    state = torch.tensor([self.state])
+                    return net(state.cuda())
+            class DQN(L.LightningModule):
+                def training_step(self, batch):
+                    self.agent.act(self.net)
+            """,
         ),
     )
     INVALID = (
         Example(
-            "import torch\nfor step in range(1000):\n    noise = torch.zeros(64, 128).cuda()\n",
-            "import torch\nfor step in range(1000):\n    noise = torch.zeros(64, 128, device=\"cuda\")\n",
+            """
+            import torch
+            for step in range(1000):
+                noise = torch.zeros(64, 128).cuda()
+            """,
+            """
+            import torch
+            for step in range(1000):
+                noise = torch.zeros(64, 128, device="cuda")
+            """,
         ),
         Example(
-            "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
-            "        pos = torch.arange(x.size(1)).to(x.device, non_blocking=True)\n        return x + pos\n",
-            "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    def forward(self, x):\n"
-            "        pos = torch.arange(x.size(1), device=x.device)\n        return x + pos\n",
+            """
+            import torch
+            from torch import nn
+            class Net(nn.Module):
+                def forward(self, x):
+                    pos = torch.arange(x.size(1)).to(x.device, non_blocking=True)
+                    return x + pos
+            """,
+            """
+            import torch
+            from torch import nn
+            class Net(nn.Module):
+                def forward(self, x):
+                    pos = torch.arange(x.size(1), device=x.device)
+                    return x + pos
+            """,
         ),
-        Example("import torch\nfor x in loader:\n    eps = torch.randn(x.shape).cuda()\n"),
+        Example(
+            """
+            import torch
+            for x in loader:
+                eps = torch.randn(x.shape).cuda()
+            """,
+        ),
         # made on the CPU, then cast to another tensor's type and device (Lightning's idiom)
         Example(
-            "import torch\nimport lightning as L\nclass GAN(L.LightningModule):\n"
-            "    def training_step(self, batch):\n        imgs, _ = batch\n"
-            "        fake = torch.zeros(imgs.size(0), 1).type_as(imgs)\n",
-            "import torch\nimport lightning as L\nclass GAN(L.LightningModule):\n"
-            "    def training_step(self, batch):\n        imgs, _ = batch\n"
-            "        fake = torch.zeros(imgs.size(0), 1, device=imgs.device).type_as(imgs)\n",
+            """
+            import torch
+            import lightning as L
+            class GAN(L.LightningModule):
+                def training_step(self, batch):
+                    imgs, _ = batch
+                    fake = torch.zeros(imgs.size(0), 1).type_as(imgs)
+            """,
+            """
+            import torch
+            import lightning as L
+            class GAN(L.LightningModule):
+                def training_step(self, batch):
+                    imgs, _ = batch
+                    fake = torch.zeros(imgs.size(0), 1, device=imgs.device).type_as(imgs)
+            """,
         ),
         Example(
-            "import torch\nimport lightning as L\nclass GAN(L.LightningModule):\n"
-            "    def training_step(self, batch):\n        imgs, _ = batch\n"
-            "        valid = torch.ones(imgs.size(0), 1)\n        valid = valid.type_as(imgs)\n"
+            """
+            import torch
+            import lightning as L
+            class GAN(L.LightningModule):
+                def training_step(self, batch):
+                    imgs, _ = batch
+                    valid = torch.ones(imgs.size(0), 1)
+                    valid = valid.type_as(imgs)
+            """,
         ),
         # made again for each use, each time cast to the batch's device
         Example(
-            "import torch\nimport lightning as L\nclass GAN(L.LightningModule):\n"
-            "    def training_step(self, batch):\n        imgs, _ = batch\n"
-            "        valid = torch.ones(imgs.size(0), 1)\n        valid = valid.type_as(imgs)\n"
-            "        real = self.d(imgs) - valid\n"
-            "        valid = torch.ones(imgs.size(0), 1)\n        valid = valid.type_as(imgs)\n",
+            """
+            import torch
+            import lightning as L
+            class GAN(L.LightningModule):
+                def training_step(self, batch):
+                    imgs, _ = batch
+                    valid = torch.ones(imgs.size(0), 1)
+                    valid = valid.type_as(imgs)
+                    real = self.d(imgs) - valid
+                    valid = torch.ones(imgs.size(0), 1)
+                    valid = valid.type_as(imgs)
+            """,
             count=2,
         ),
         # an ignite Engine's process function runs on every batch
         Example(
-            "import torch\nfrom ignite.engine import Engine\ndevice = torch.device('cuda')\n"
-            "def test_step(engine, batch):\n    x, y = batch\n"
-            "    ones, y = torch.ones(len(y)).to(device), y.to(device)\n    return ones\n"
-            "evaluator = Engine(test_step)\n",
-            "import torch\nfrom ignite.engine import Engine\ndevice = torch.device('cuda')\n"
-            "def test_step(engine, batch):\n    x, y = batch\n"
-            "    ones, y = torch.ones(len(y), device=device), y.to(device)\n    return ones\n"
-            "evaluator = Engine(test_step)\n",
+            """
+            import torch
+            from ignite.engine import Engine
+            device = torch.device('cuda')
+            def test_step(engine, batch):
+                x, y = batch
+                ones, y = torch.ones(len(y)).to(device), y.to(device)
+                return ones
+            evaluator = Engine(test_step)
+            """,
+            """
+            import torch
+            from ignite.engine import Engine
+            device = torch.device('cuda')
+            def test_step(engine, batch):
+                x, y = batch
+                ones, y = torch.ones(len(y), device=device), y.to(device)
+                return ones
+            evaluator = Engine(test_step)
+            """,
         ),
         # in a helper of a helper of forward
         Example(
-            "import torch\nfrom torch import nn\n"
-            "def radius_graph(pos):\n    return torch.ones(pos.size(1)).long().to(pos.device)\n"
-            "def extend_graph(pos):\n    return radius_graph(pos)\n"
-            "class GNN(nn.Module):\n    def _forward(self, pos):\n        return extend_graph(pos)\n"
-            "    def forward(self, pos):\n        return self._forward(pos)\n",
-            "import torch\nfrom torch import nn\n"
-            "def radius_graph(pos):\n    return torch.ones(pos.size(1), device=pos.device).long()\n"
-            "def extend_graph(pos):\n    return radius_graph(pos)\n"
-            "class GNN(nn.Module):\n    def _forward(self, pos):\n        return extend_graph(pos)\n"
-            "    def forward(self, pos):\n        return self._forward(pos)\n",
+            """
+            import torch
+            from torch import nn
+            def radius_graph(pos):
+                return torch.ones(pos.size(1)).long().to(pos.device)
+            def extend_graph(pos):
+                return radius_graph(pos)
+            class GNN(nn.Module):
+                def _forward(self, pos):
+                    return extend_graph(pos)
+                def forward(self, pos):
+                    return self._forward(pos)
+            """,
+            """
+            import torch
+            from torch import nn
+            def radius_graph(pos):
+                return torch.ones(pos.size(1), device=pos.device).long()
+            def extend_graph(pos):
+                return radius_graph(pos)
+            class GNN(nn.Module):
+                def _forward(self, pos):
+                    return extend_graph(pos)
+                def forward(self, pos):
+                    return self._forward(pos)
+            """,
         ),
         # a CPU index into a GPU tensor: copied to the device at each forward
         Example(
-            "import torch\nfrom torch import nn\nclass CLIP(nn.Module):\n    def encode_text(self, text):\n"
-            "        x = self.transformer(self.embed(text))\n"
-            "        return x[torch.arange(x.shape[0]), text.argmax(dim=-1)] @ self.proj\n"
-            "    def forward(self, image, text):\n        return self.encode_text(text)\n"
+            """
+            import torch
+            from torch import nn
+            class CLIP(nn.Module):
+                def encode_text(self, text):
+                    x = self.transformer(self.embed(text))
+                    return x[torch.arange(x.shape[0]), text.argmax(dim=-1)] @ self.proj
+                def forward(self, image, text):
+                    return self.encode_text(text)
+            """,
         ),
         # through arithmetic, in a helper of a helper of forward: both coordinate tensors
         Example(
-            "import torch\nfrom torch import nn\ndef get_rel_pos(q_size, k_size, rel_pos):\n"
-            "    q_coords = torch.arange(q_size)[:, None] * max(k_size / q_size, 1.0)\n"
-            "    k_coords = torch.arange(k_size)[None, :] * max(q_size / k_size, 1.0)\n"
-            "    relative = (q_coords - k_coords) + (k_size - 1)\n    return rel_pos[relative.long()]\n"
-            "def add_rel_pos(attn, q, rel_pos):\n    return attn + get_rel_pos(q.size(1), q.size(1), rel_pos)\n"
-            "class Attention(nn.Module):\n    def forward(self, x):\n        return add_rel_pos(x, x, self.rel_pos)\n",
+            """
+            import torch
+            from torch import nn
+            def get_rel_pos(q_size, k_size, rel_pos):
+                q_coords = torch.arange(q_size)[:, None] * max(k_size / q_size, 1.0)
+                k_coords = torch.arange(k_size)[None, :] * max(q_size / k_size, 1.0)
+                relative = (q_coords - k_coords) + (k_size - 1)
+                return rel_pos[relative.long()]
+            def add_rel_pos(attn, q, rel_pos):
+                return attn + get_rel_pos(q.size(1), q.size(1), rel_pos)
+            class Attention(nn.Module):
+                def forward(self, x):
+                    return add_rel_pos(x, x, self.rel_pos)
+            """,
             count=2,
         ),
         # a mask made every step of a CUDA training loop, indexing the embedding matrix
         Example(
-            "import torch\ndef train(model, loader, vocab, new_id):\n    model.cuda()\n    for batch in loader:\n"
-            "        keep = torch.ones((vocab,), dtype=torch.bool)\n        keep[new_id] = False\n"
-            "        with torch.no_grad():\n            model.weight[keep] = model.original[keep]\n"
+            """
+            import torch
+            def train(model, loader, vocab, new_id):
+                model.cuda()
+                for batch in loader:
+                    keep = torch.ones((vocab,), dtype=torch.bool)
+                    keep[new_id] = False
+                    with torch.no_grad():
+                        model.weight[keep] = model.original[keep]
+            """,
         ),
         # a list of elements of a GPU tensor made into a CPU tensor and moved back, every batch
         Example(
-            "import torch\nfrom ignite.engine import Engine\ndevice = torch.device('cuda')\n"
-            "def test_step(engine, batch):\n    x, labels = batch\n    labels = labels.to(device)\n    picked = []\n"
-            "    for i in range(len(labels)):\n        label = labels[i]\n        picked.append(label)\n"
-            "    picked = torch.tensor(picked)\n    x, picked = x.to(device), picked.to(device)\n"
-            "evaluator = Engine(test_step)\n"
+            """
+            import torch
+            from ignite.engine import Engine
+            device = torch.device('cuda')
+            def test_step(engine, batch):
+                x, labels = batch
+                labels = labels.to(device)
+                picked = []
+                for i in range(len(labels)):
+                    label = labels[i]
+                    picked.append(label)
+                picked = torch.tensor(picked)
+                x, picked = x.to(device), picked.to(device)
+            evaluator = Engine(test_step)
+            """,
         ),
         # a constant prompt tokenized and copied every step
         Example(
-            "import torch\ndef main(tokenizer, text_encoder, loader, accelerator):\n"
-            "    def tokenize(captions):\n        inputs = tokenizer(captions, padding='max_length', return_tensors='pt')\n"
-            "        return inputs.input_ids\n    for batch in loader:\n"
-            "        null = text_encoder(tokenize(['']).to(accelerator.device))[0]\n"
+            """
+            import torch
+            def main(tokenizer, text_encoder, loader, accelerator):
+                def tokenize(captions):
+                    inputs = tokenizer(captions, padding='max_length', return_tensors='pt')
+                    return inputs.input_ids
+                for batch in loader:
+                    null = text_encoder(tokenize(['']).to(accelerator.device))[0]
+            """,
         ),
         # in a helper that forward calls
         Example(
-            "import torch\nfrom torch import nn\nclass MoCo(nn.Module):\n"
-            "    def _shuffle(self, x):\n        return x[torch.randperm(x.shape[0]).cuda()]\n"
-            "    def forward(self, x):\n        return self._shuffle(x)\n"
+            """
+            import torch
+            from torch import nn
+            class MoCo(nn.Module):
+                def _shuffle(self, x):
+                    return x[torch.randperm(x.shape[0]).cuda()]
+                def forward(self, x):
+                    return self._shuffle(x)
+            """,
         ),
     )
 

@@ -47,49 +47,98 @@ class CompileBeforeDDP(Rule):
     probe = "compile-ddp"
     VALID = (
         Example(
-            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
-            "model = DDP(model, device_ids=[0])\nmodel = torch.compile(model)\n"
+            """
+            import torch
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            model = DDP(model, device_ids=[0])
+            model = torch.compile(model)
+            """,
         ),
         Example(
-            "import copy, torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
-            "ema = torch.compile(copy.deepcopy(model))\nmodel = DDP(model)\n"
+            """
+            import copy, torch
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            ema = torch.compile(copy.deepcopy(model))
+            model = DDP(model)
+            """,
         ),
         Example(
-            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
-            "model = torch.compile(model)\nmodel = Net()\nmodel = DDP(model)\n"
+            """
+            import torch
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            model = torch.compile(model)
+            model = Net()
+            model = DDP(model)
+            """,
         ),
     )
     INVALID = (
         Example(
-            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
-            "model = torch.compile(model, mode='max-autotune')\nmodel = DDP(model, device_ids=[rank])  # wrap\n",
-            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
-            "model = DDP(model, device_ids=[rank])  # wrap\nmodel = torch.compile(model, mode='max-autotune')\n",
+            """
+            import torch
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            model = torch.compile(model, mode='max-autotune')
+            model = DDP(model, device_ids=[rank])  # wrap
+            """,
+            """
+            import torch
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            model = DDP(model, device_ids=[rank])  # wrap
+            model = torch.compile(model, mode='max-autotune')
+            """,
         ),
         Example(
-            "import torch\nimport torch.nn.parallel\n"
-            "ddp = torch.nn.parallel.DistributedDataParallel(torch.compile(net), device_ids=[0])\n",
-            "import torch\nimport torch.nn.parallel\n"
-            "ddp = torch.compile(torch.nn.parallel.DistributedDataParallel(net, device_ids=[0]))\n",
+            """
+            import torch
+            import torch.nn.parallel
+            ddp = torch.nn.parallel.DistributedDataParallel(torch.compile(net), device_ids=[0])
+            """,
+            """
+            import torch
+            import torch.nn.parallel
+            ddp = torch.compile(torch.nn.parallel.DistributedDataParallel(net, device_ids=[0]))
+            """,
         ),
         Example(
-            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
-            "def setup(model, args):\n    if args.compile:\n        model = torch.compile(model)\n"
-            "    model = DDP(model)\n    return model\n",
-            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
-            "def setup(model, args):\n    model = DDP(model)\n    if args.compile:\n        model = torch.compile(model)\n"
-            "    return model\n",
+            """
+            import torch
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            def setup(model, args):
+                if args.compile:
+                    model = torch.compile(model)
+                model = DDP(model)
+                return model
+            """,
+            """
+            import torch
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            def setup(model, args):
+                model = DDP(model)
+                if args.compile:
+                    model = torch.compile(model)
+                return model
+            """,
         ),
         Example(
-            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
-            "net.compile()\nwrapped = DDP(net)\n"
+            """
+            import torch
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            net.compile()
+            wrapped = DDP(net)
+            """,
         ),
         # `.to()` on the compiled module returns the same compiled module
         Example(
-            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
-            "def main(rank):\n    model = GPTModel()\n    model = torch.compile(model)\n"
-            "    model = model.to(rank)\n    model = model.to(torch.bfloat16)\n"
-            "    model = DDP(model, device_ids=[rank])\n"
+            """
+            import torch
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            def main(rank):
+                model = GPTModel()
+                model = torch.compile(model)
+                model = model.to(rank)
+                model = model.to(torch.bfloat16)
+                model = DDP(model, device_ids=[rank])
+            """,
         ),
     )
 

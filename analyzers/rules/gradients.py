@@ -87,118 +87,311 @@ class EvaluationWithGradients(Nesting):
     probe = "memory"
     VALID = (
         Example(
-            "import torch\ndef validate(model, loader):\n    model.eval()\n    with torch.no_grad():\n"
-            "        for x, y in loader:\n            model(x)\n"
+            """
+            import torch
+            def validate(model, loader):
+                model.eval()
+                with torch.no_grad():
+                    for x, y in loader:
+                        model(x)
+            """,
         ),
-        Example("import torch\n@torch.inference_mode()\ndef evaluate(model, loader):\n    for x in loader:\n        model(x)\n"),
         Example(
-            "import torch\ndef attack(model, loader):\n    model.eval()\n    for x, y in loader:\n"
-            "        x.requires_grad_(True)\n        model(x).sum().backward()\n"
+            """
+            import torch
+            @torch.inference_mode()
+            def evaluate(model, loader):
+                for x in loader:
+                    model(x)
+            """,
         ),
         Example(
-            "import torch\ndef evaluate(model, loader):\n    for x in loader:\n        model(x)\n"
-            "with torch.no_grad():\n    evaluate(model, val_loader)\n"
+            """
+            import torch
+            def attack(model, loader):
+                model.eval()
+                for x, y in loader:
+                    x.requires_grad_(True)
+                    model(x).sum().backward()
+            """,
         ),
-        Example("import torch\nmodel.train()\nfor x in loader:\n    model(x).sum().backward()\n"),
+        Example(
+            """
+            import torch
+            def evaluate(model, loader):
+                for x in loader:
+                    model(x)
+            with torch.no_grad():
+                evaluate(model, val_loader)
+            """,
+        ),
+        Example(
+            """
+            import torch
+            model.train()
+            for x in loader:
+                model(x).sum().backward()
+            """,
+        ),
         # no_grad opened inside the loop, around the model call
         Example(
-            "import torch\ndef test_model(net, loader):\n    net.eval()\n    for x, y in loader:\n"
-            "        x = x.to(device)\n        with torch.no_grad():\n            preds = net(x).argmax(-1)\n"
-            "        correct += (preds == y).sum()\n"
+            """
+            import torch
+            def test_model(net, loader):
+                net.eval()
+                for x, y in loader:
+                    x = x.to(device)
+                    with torch.no_grad():
+                        preds = net(x).argmax(-1)
+                    correct += (preds == y).sum()
+            """,
         ),
         Example(
-            "import torch\nmodel.eval()\nfor x in loader:\n    with torch.inference_mode():\n"
-            "        out = model(x)\n    show(out)\n"
+            """
+            import torch
+            model.eval()
+            for x in loader:
+                with torch.inference_mode():
+                    out = model(x)
+                show(out)
+            """,
         ),
         # evaluation nested in a training function
         Example(
-            "import torch\ndef main(model, train_loader, eval_loader):\n    def evaluation(model, loader):\n"
-            "        model.eval()\n        for batch in loader:\n            with torch.no_grad():\n"
-            "                outputs = model(**batch)\n            losses += outputs.loss.float()\n"
-            "    for batch in train_loader:\n        model(**batch).loss.backward()\n"
-            "    evaluation(model, eval_loader)\n"
+            """
+            import torch
+            def main(model, train_loader, eval_loader):
+                def evaluation(model, loader):
+                    model.eval()
+                    for batch in loader:
+                        with torch.no_grad():
+                            outputs = model(**batch)
+                        losses += outputs.loss.float()
+                for batch in train_loader:
+                    model(**batch).loss.backward()
+                evaluation(model, eval_loader)
+            """,
         ),
         # decorators that wrap no_grad: an alias, one named for it, one of the source applying it
         Example(
-            "import torch\nno_grad = torch.no_grad\n@no_grad()\ndef evaluate(model, loader):\n"
-            "    for x in loader:\n        model(x)\n"
+            """
+            import torch
+            no_grad = torch.no_grad
+            @no_grad()
+            def evaluate(model, loader):
+                for x in loader:
+                    model(x)
+            """,
         ),
-        Example("import torch\nimport utils\n@utils.no_grad\ndef validate(model, loader):\n    for x in loader:\n        model(x)\n"),
         Example(
-            "import torch, functools\ndef without_grad(fn):\n    @functools.wraps(fn)\n    def wrapper(*a, **k):\n"
-            "        with torch.no_grad():\n            return fn(*a, **k)\n    return wrapper\n"
-            "@without_grad\ndef evaluate(model, loader):\n    for x in loader:\n        model(x)\n"
+            """
+            import torch
+            import utils
+            @utils.no_grad
+            def validate(model, loader):
+                for x in loader:
+                    model(x)
+            """,
         ),
         Example(
-            "import torch\nfrom contextlib import contextmanager\n@contextmanager\ndef evaluating(model):\n"
-            "    model.eval()\n    with torch.no_grad():\n        yield\n    model.train()\n"
-            "def evaluate(model, loader):\n    with evaluating(model):\n        for x in loader:\n            model(x)\n"
+            """
+            import torch, functools
+            def without_grad(fn):
+                @functools.wraps(fn)
+                def wrapper(*a, **k):
+                    with torch.no_grad():
+                        return fn(*a, **k)
+                return wrapper
+            @without_grad
+            def evaluate(model, loader):
+                for x in loader:
+                    model(x)
+            """,
+        ),
+        Example(
+            """
+            import torch
+            from contextlib import contextmanager
+            @contextmanager
+            def evaluating(model):
+                model.eval()
+                with torch.no_grad():
+                    yield
+                model.train()
+            def evaluate(model, loader):
+                with evaluating(model):
+                    for x in loader:
+                        model(x)
+            """,
         ),
         # called from a function decorated with no_grad
         Example(
-            "import torch\ndef validation_loss(loader, model):\n    for x, y in loader:\n        loss(model(x), y)\n"
-            "@torch.no_grad()\ndef evaluate_model(model, loader):\n    model.eval()\n    return validation_loss(loader, model)\n"
+            """
+            import torch
+            def validation_loss(loader, model):
+                for x, y in loader:
+                    loss(model(x), y)
+            @torch.no_grad()
+            def evaluate_model(model, loader):
+                model.eval()
+                return validation_loss(loader, model)
+            """,
         ),
         # the author picks the mode per phase
         Example(
-            "import torch\ndef train_or_validate(model, loader, train):\n    model.train(train)\n    for x, y in loader:\n"
-            "        with torch.set_grad_enabled(train):\n            out = model(x)\n"
+            """
+            import torch
+            def train_or_validate(model, loader, train):
+                model.train(train)
+                for x, y in loader:
+                    with torch.set_grad_enabled(train):
+                        out = model(x)
+            """,
         ),
         # a frozen trunk: no parameter of the module requires gradients
         Example(
-            "import torch\nbackbone = load_backbone()\nbackbone.requires_grad_(False)\nbackbone.eval()\n"
-            "for x, y in loader:\n    feats = backbone(x)\n    store(feats, y)\n"
+            """
+            import torch
+            backbone = load_backbone()
+            backbone.requires_grad_(False)
+            backbone.eval()
+            for x, y in loader:
+                feats = backbone(x)
+                store(feats, y)
+            """,
         ),
         Example(
-            "import torch\nfor p in encoder.parameters():\n    p.requires_grad = False\n"
-            "def evaluate(encoder, loader):\n    encoder.eval()\n    for x in loader:\n        encoder(x)\n"
+            """
+            import torch
+            for p in encoder.parameters():
+                p.requires_grad = False
+            def evaluate(encoder, loader):
+                encoder.eval()
+                for x in loader:
+                    encoder(x)
+            """,
         ),
         Example(
-            "import torch\nclass Probe:\n    def __init__(self, model):\n"
-            "        self.model = model.eval().requires_grad_(False)\n    def predict(self, loader):\n"
-            "        for x in loader:\n            yield self.model(x)\n"
+            """
+            import torch
+            class Probe:
+                def __init__(self, model):
+                    self.model = model.eval().requires_grad_(False)
+                def predict(self, loader):
+                    for x in loader:
+                        yield self.model(x)
+            """,
         ),
     )
     INVALID = (
         Example(
-            "import torch\ndef validate(model, loader, device):\n    model.eval()\n    correct = 0\n"
-            "    for x, y in loader:\n        out = model(x.to(device))\n        correct += (out.argmax(1) == y).sum()\n"
-            "    return correct\n",
-            "import torch\n@torch.no_grad()\ndef validate(model, loader, device):\n    model.eval()\n    correct = 0\n"
-            "    for x, y in loader:\n        out = model(x.to(device))\n        correct += (out.argmax(1) == y).sum()\n"
-            "    return correct\n",
+            """
+            import torch
+            def validate(model, loader, device):
+                model.eval()
+                correct = 0
+                for x, y in loader:
+                    out = model(x.to(device))
+                    correct += (out.argmax(1) == y).sum()
+                return correct
+            """,
+            """
+            import torch
+            @torch.no_grad()
+            def validate(model, loader, device):
+                model.eval()
+                correct = 0
+                for x, y in loader:
+                    out = model(x.to(device))
+                    correct += (out.argmax(1) == y).sum()
+                return correct
+            """,
         ),
-        Example("import torch\nnet.eval()\nfor images, labels in test_loader:\n    outputs = net(images)\n"),
+        Example(
+            """
+            import torch
+            net.eval()
+            for images, labels in test_loader:
+                outputs = net(images)
+            """,
+        ),
         # no_grad in the loop, but the model also runs outside it
         Example(
-            "import torch\nmodel.eval()\nfor x in loader:\n    with torch.no_grad():\n        ref = model(x)\n"
-            "    out = model(x.flip(-1))\n"
+            """
+            import torch
+            model.eval()
+            for x in loader:
+                with torch.no_grad():
+                    ref = model(x)
+                out = model(x.flip(-1))
+            """,
         ),
         # evaluation nested in a training function, without no_grad
         Example(
-            "import torch\ndef main(model, train_loader, eval_loader):\n    def evaluation(model, loader):\n"
-            "        model.eval()\n        for batch in loader:\n            outputs = model(**batch)\n"
-            "    for batch in train_loader:\n        model(**batch).loss.backward()\n"
-            "    evaluation(model, eval_loader)\n",
-            "import torch\ndef main(model, train_loader, eval_loader):\n    @torch.no_grad()\n    def evaluation(model, loader):\n"
-            "        model.eval()\n        for batch in loader:\n            outputs = model(**batch)\n"
-            "    for batch in train_loader:\n        model(**batch).loss.backward()\n"
-            "    evaluation(model, eval_loader)\n",
+            """
+            import torch
+            def main(model, train_loader, eval_loader):
+                def evaluation(model, loader):
+                    model.eval()
+                    for batch in loader:
+                        outputs = model(**batch)
+                for batch in train_loader:
+                    model(**batch).loss.backward()
+                evaluation(model, eval_loader)
+            """,
+            """
+            import torch
+            def main(model, train_loader, eval_loader):
+                @torch.no_grad()
+                def evaluation(model, loader):
+                    model.eval()
+                    for batch in loader:
+                        outputs = model(**batch)
+                for batch in train_loader:
+                    model(**batch).loss.backward()
+                evaluation(model, eval_loader)
+            """,
         ),
         # a decorator of the source that does not turn gradients off
         Example(
-            "import torch, time\ndef timed(fn):\n    def wrapper(*a):\n        start = time.time()\n"
-            "        return fn(*a)\n    return wrapper\n@timed\ndef evaluate(model, loader):\n"
-            "    for x in loader:\n        model(x)\n",
-            "import torch, time\ndef timed(fn):\n    def wrapper(*a):\n        start = time.time()\n"
-            "        return fn(*a)\n    return wrapper\n@timed\n@torch.no_grad()\ndef evaluate(model, loader):\n"
-            "    for x in loader:\n        model(x)\n",
+            """
+            import torch, time
+            def timed(fn):
+                def wrapper(*a):
+                    start = time.time()
+                    return fn(*a)
+                return wrapper
+            @timed
+            def evaluate(model, loader):
+                for x in loader:
+                    model(x)
+            """,
+            """
+            import torch, time
+            def timed(fn):
+                def wrapper(*a):
+                    start = time.time()
+                    return fn(*a)
+                return wrapper
+            @timed
+            @torch.no_grad()
+            def evaluate(model, loader):
+                for x in loader:
+                    model(x)
+            """,
         ),
         # the trunk is frozen but some of its layers are trained again
         Example(
-            "import torch\nfor p in model.parameters():\n    p.requires_grad = False\n"
-            "for p in model.head.parameters():\n    p.requires_grad = True\nmodel.eval()\n"
-            "for x in loader:\n    out = model(x)\n"
+            """
+            import torch
+            for p in model.parameters():
+                p.requires_grad = False
+            for p in model.head.parameters():
+                p.requires_grad = True
+            model.eval()
+            for x in loader:
+                out = model(x)
+            """,
         ),
     )
 
@@ -555,60 +748,147 @@ class GradientsZeroedInPlace(Nesting):
     calls = CallNames(frozenset({"zero_grad"}), suffix="_")
     probe = "memory"
     VALID = (
-        Example("import torch\noptimizer.zero_grad()\n"),
-        Example("import torch\noptimizer.zero_grad(set_to_none=True)\n"),
         Example(
-            "import torch\noptimizer.zero_grad(set_to_none=False)\nfor p in model.parameters():\n"
-            "    p.grad.add_(torch.randn_like(p) * 1e-3)\n"
+            """
+            import torch
+            optimizer.zero_grad()
+            """,
         ),
-        Example("import torch\nx.zero_()\nbuffer.data.zero_()\n"),
         Example(
-            "import argparse, torch\nparser = argparse.ArgumentParser()\n"
-            "parser.add_argument('--grads-to-none', type=bool, default=True)\n"
-            "def main(args):\n    optimizer.zero_grad(set_to_none=args.grads_to_none)\n"
+            """
+            import torch
+            optimizer.zero_grad(set_to_none=True)
+            """,
+        ),
+        Example(
+            """
+            import torch
+            optimizer.zero_grad(set_to_none=False)
+            for p in model.parameters():
+                p.grad.add_(torch.randn_like(p) * 1e-3)
+            """,
+        ),
+        Example(
+            """
+            import torch
+            x.zero_()
+            buffer.data.zero_()
+            """,
+        ),
+        Example(
+            """
+            import argparse, torch
+            parser = argparse.ArgumentParser()
+            parser.add_argument('--grads-to-none', type=bool, default=True)
+            def main(args):
+                optimizer.zero_grad(set_to_none=args.grads_to_none)
+            """,
         ),
         # the input tensor never requires grad: its .grad stays None and the zeroing never runs
         Example(
-            "import torch\ndef forward_backward(func, x):\n    if x.grad is not None:\n        x.grad.zero_()\n"
-            "    func(x).sum().backward()\ndef bench(func, *inputs, repeats=10):\n"
-            "    for _ in range(repeats):\n        forward_backward(func, *inputs)\n"
-            "x = torch.randn(8, 64, device='cuda')\nbench(mha, x)\n"
+            """
+            import torch
+            def forward_backward(func, x):
+                if x.grad is not None:
+                    x.grad.zero_()
+                func(x).sum().backward()
+            def bench(func, *inputs, repeats=10):
+                for _ in range(repeats):
+                    forward_backward(func, *inputs)
+            x = torch.randn(8, 64, device='cuda')
+            bench(mha, x)
+            """,
         ),
     )
     INVALID = (
         # a store_true flag: gradients are zeroed in place unless it is given
         Example(
-            "import argparse, torch\n"
-            "def main(args):\n    for x in loader:\n        optimizer.zero_grad(set_to_none=args.set_grads_to_none)\n"
-            "parser = argparse.ArgumentParser()\nparser.add_argument('--set_grads_to_none', action='store_true')\n"
-            "main(parser.parse_args())\n"
+            """
+            import argparse, torch
+            def main(args):
+                for x in loader:
+                    optimizer.zero_grad(set_to_none=args.set_grads_to_none)
+            parser = argparse.ArgumentParser()
+            parser.add_argument('--set_grads_to_none', action='store_true')
+            main(parser.parse_args())
+            """,
         ),
         Example(
-            "import torch\nfor x, y in loader:\n    optimizer.zero_grad(set_to_none=False)\n    model(x).sum().backward()\n",
-            "import torch\nfor x, y in loader:\n    optimizer.zero_grad(set_to_none=True)\n    model(x).sum().backward()\n",
+            """
+            import torch
+            for x, y in loader:
+                optimizer.zero_grad(set_to_none=False)
+                model(x).sum().backward()
+            """,
+            """
+            import torch
+            for x, y in loader:
+                optimizer.zero_grad(set_to_none=True)
+                model(x).sum().backward()
+            """,
         ),
         Example(
-            "import torch\nfor p in model.parameters():\n    if p.grad is not None:\n        p.grad.detach_()\n"
-            "        p.grad.data.zero_()\n",
-            "import torch\nfor p in model.parameters():\n    if p.grad is not None:\n        p.grad.detach_()\n"
-            "        p.grad = None\n",
+            """
+            import torch
+            for p in model.parameters():
+                if p.grad is not None:
+                    p.grad.detach_()
+                    p.grad.data.zero_()
+            """,
+            """
+            import torch
+            for p in model.parameters():
+                if p.grad is not None:
+                    p.grad.detach_()
+                    p.grad = None
+            """,
         ),
         # a tensor made to require grad: its .grad is a buffer zeroed at each call
         Example(
-            "import torch\ndef forward_backward(func, x):\n    if x.grad is not None:\n        x.grad.zero_()\n"
-            "    func(x).sum().backward()\ndef bench(func, *inputs, repeats=10):\n"
-            "    for _ in range(repeats):\n        forward_backward(func, *inputs)\n"
-            "x = torch.randn(8, 64, device='cuda', requires_grad=True)\nbench(mha, x)\n",
-            "import torch\ndef forward_backward(func, x):\n    if x.grad is not None:\n        x.grad = None\n"
-            "    func(x).sum().backward()\ndef bench(func, *inputs, repeats=10):\n"
-            "    for _ in range(repeats):\n        forward_backward(func, *inputs)\n"
-            "x = torch.randn(8, 64, device='cuda', requires_grad=True)\nbench(mha, x)\n",
+            """
+            import torch
+            def forward_backward(func, x):
+                if x.grad is not None:
+                    x.grad.zero_()
+                func(x).sum().backward()
+            def bench(func, *inputs, repeats=10):
+                for _ in range(repeats):
+                    forward_backward(func, *inputs)
+            x = torch.randn(8, 64, device='cuda', requires_grad=True)
+            bench(mha, x)
+            """,
+            """
+            import torch
+            def forward_backward(func, x):
+                if x.grad is not None:
+                    x.grad = None
+                func(x).sum().backward()
+            def bench(func, *inputs, repeats=10):
+                for _ in range(repeats):
+                    forward_backward(func, *inputs)
+            x = torch.randn(8, 64, device='cuda', requires_grad=True)
+            bench(mha, x)
+            """,
         ),
         Example(
-            "import torch\ndef step(func, x):\n    x.grad.zero_()\n    func(x).sum().backward()\n"
-            "x = torch.randn(8, 64)\nx.requires_grad_()\nstep(mha, x)\n",
-            "import torch\ndef step(func, x):\n    x.grad = None\n    func(x).sum().backward()\n"
-            "x = torch.randn(8, 64)\nx.requires_grad_()\nstep(mha, x)\n",
+            """
+            import torch
+            def step(func, x):
+                x.grad.zero_()
+                func(x).sum().backward()
+            x = torch.randn(8, 64)
+            x.requires_grad_()
+            step(mha, x)
+            """,
+            """
+            import torch
+            def step(func, x):
+                x.grad = None
+                func(x).sum().backward()
+            x = torch.randn(8, 64)
+            x.requires_grad_()
+            step(mha, x)
+            """,
         ),
     )
 

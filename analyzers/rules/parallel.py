@@ -47,18 +47,43 @@ class DataParallelTraining(Rule):
     triggers = ("DataParallel",)
     VALID = (
         Example(
-            "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
-            "model = DDP(model.cuda(rank), device_ids=[rank])\n"
+            """
+            import torch
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            model = DDP(model.cuda(rank), device_ids=[rank])
+            """,
         ),
-        Example("import torch\nif isinstance(model, torch.nn.DataParallel):\n    model = model.module\n"),
-        Example("import torch\nfrom mylib import DataParallel\nmodel = DataParallel(model)\n"),
+        Example(
+            """
+            import torch
+            if isinstance(model, torch.nn.DataParallel):
+                model = model.module
+            """,
+        ),
+        Example(
+            """
+            import torch
+            from mylib import DataParallel
+            model = DataParallel(model)
+            """,
+        ),
     )
     INVALID = (
         Example(
-            "import torch\nfrom torch import nn\nif torch.cuda.device_count() > 1:\n    model = nn.DataParallel(model)\n"
-            "model.to('cuda')\n"
+            """
+            import torch
+            from torch import nn
+            if torch.cuda.device_count() > 1:
+                model = nn.DataParallel(model)
+            model.to('cuda')
+            """,
         ),
-        Example("import torch\nnet = torch.nn.parallel.DataParallel(net, device_ids=[0, 1]).cuda()\n"),
+        Example(
+            """
+            import torch
+            net = torch.nn.parallel.DataParallel(net, device_ids=[0, 1]).cuda()
+            """,
+        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:

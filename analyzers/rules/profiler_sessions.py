@@ -122,21 +122,57 @@ class ProfileWithoutSchedule(_Sessions):
     triggers = ("profile",)
     VALID = (
         Example(
-            "import torch\nwith torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=1, active=3)) as prof:\n"
-            "    for batch in loader:\n        step(batch)\n        prof.step()\n"
+            """
+            import torch
+            with torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=1, active=3)) as prof:
+                for batch in loader:
+                    step(batch)
+                    prof.step()
+            """,
         ),
-        Example("import torch\nwith torch.profiler.profile() as prof:\n    model(x)\n"),
-        Example("import torch\nwith torch.profiler.profile() as prof:\n    for _ in range(5):\n        model(x)\n"),
+        Example(
+            """
+            import torch
+            with torch.profiler.profile() as prof:
+                model(x)
+            """,
+        ),
+        Example(
+            """
+            import torch
+            with torch.profiler.profile() as prof:
+                for _ in range(5):
+                    model(x)
+            """,
+        ),
     )
     INVALID = (
-        Example("import torch\nwith torch.profiler.profile(record_shapes=True) as prof:\n    for batch in loader:\n        step(batch)\n"),
         Example(
-            "from torch.profiler import profile, schedule\nsched = schedule(wait=1, warmup=1, active=2)\n"
-            "with profile(schedule=sched) as p:\n    for i in range(100):\n        step(i)\n"
+            """
+            import torch
+            with torch.profiler.profile(record_shapes=True) as prof:
+                for batch in loader:
+                    step(batch)
+            """,
         ),
         Example(
-            "import torch\ndef train(loader):\n    for batch in loader:\n        step(batch)\n"
-            "with torch.autograd.profiler.profile(use_cuda=True) as prof:\n    train(loader)\n"
+            """
+            from torch.profiler import profile, schedule
+            sched = schedule(wait=1, warmup=1, active=2)
+            with profile(schedule=sched) as p:
+                for i in range(100):
+                    step(i)
+            """,
+        ),
+        Example(
+            """
+            import torch
+            def train(loader):
+                for batch in loader:
+                    step(batch)
+            with torch.autograd.profiler.profile(use_cuda=True) as prof:
+                train(loader)
+            """,
         ),
     )
 
@@ -228,16 +264,38 @@ class ProfilerRecordingOptions(_Sessions):
     default_enabled = False
     VALID = (
         Example(
-            "import torch\nwith torch.profiler.profile(with_stack=True, schedule=torch.profiler.schedule(wait=1, warmup=1, active=2)) as p:\n"
-            "    for batch in loader:\n        step(batch)\n        p.step()\n"
+            """
+            import torch
+            with torch.profiler.profile(with_stack=True, schedule=torch.profiler.schedule(wait=1, warmup=1, active=2)) as p:
+                for batch in loader:
+                    step(batch)
+                    p.step()
+            """,
         ),
-        Example("import torch\nwith torch.profiler.profile(with_stack=True) as p:\n    model(x)\n"),
-        Example("import torch\nwith torch.profiler.profile(with_stack=False) as p:\n    for batch in loader:\n        step(batch)\n"),
+        Example(
+            """
+            import torch
+            with torch.profiler.profile(with_stack=True) as p:
+                model(x)
+            """,
+        ),
+        Example(
+            """
+            import torch
+            with torch.profiler.profile(with_stack=False) as p:
+                for batch in loader:
+                    step(batch)
+            """,
+        ),
     )
     INVALID = (
         Example(
-            "import torch\nwith torch.profiler.profile(with_stack=True, profile_memory=True, record_shapes=False) as p:\n"
-            "    for batch in loader:\n        step(batch)\n",
+            """
+            import torch
+            with torch.profiler.profile(with_stack=True, profile_memory=True, record_shapes=False) as p:
+                for batch in loader:
+                    step(batch)
+            """,
             count=2,
         ),
     )
@@ -299,25 +357,54 @@ class CompileInProfilerWindow(CompiledModules):
     triggers = ("profile",)
     VALID = (
         Example(
-            "import torch\nmodel = torch.compile(model)\nmodel(x)\nwith torch.profiler.profile() as prof:\n"
-            "    for _ in range(3):\n        model(x)\n"
+            """
+            import torch
+            model = torch.compile(model)
+            model(x)
+            with torch.profiler.profile() as prof:
+                for _ in range(3):
+                    model(x)
+            """,
         ),
         Example(
-            "import torch\nfrom torch.profiler import profile, schedule\nmodel = torch.compile(model)\n"
-            "with profile(schedule=schedule(wait=1, warmup=1, active=3)) as prof:\n"
-            "    for x in batches:\n        model(x)\n        prof.step()\n"
+            """
+            import torch
+            from torch.profiler import profile, schedule
+            model = torch.compile(model)
+            with profile(schedule=schedule(wait=1, warmup=1, active=3)) as prof:
+                for x in batches:
+                    model(x)
+                    prof.step()
+            """,
         ),
-        Example("import torch\nwith torch.profiler.profile() as prof:\n    model(x)\n"),
+        Example(
+            """
+            import torch
+            with torch.profiler.profile() as prof:
+                model(x)
+            """,
+        ),
     )
     INVALID = (
         Example(
-            "import torch\nmodel = torch.compile(model)\nwith torch.profiler.profile() as prof:\n"
-            "    for _ in range(3):\n        model(x)\n"
+            """
+            import torch
+            model = torch.compile(model)
+            with torch.profiler.profile() as prof:
+                for _ in range(3):
+                    model(x)
+            """,
         ),
         Example(
-            "import torch\nfrom torch.profiler import profile, schedule\n"
-            "with profile(schedule=schedule(wait=0, warmup=0, active=3)) as prof:\n"
-            "    net.compile()\n    for x in batches:\n        net(x)\n        prof.step()\n"
+            """
+            import torch
+            from torch.profiler import profile, schedule
+            with profile(schedule=schedule(wait=0, warmup=0, active=3)) as prof:
+                net.compile()
+                for x in batches:
+                    net(x)
+                    prof.step()
+            """,
         ),
     )
 

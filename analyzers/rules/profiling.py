@@ -46,29 +46,62 @@ class CudnnBenchmarkUnderProfiler(Rule):
     summary = "cudnn.benchmark = True in code that profiles: profiles are not reproducible"
     probe = "cudnn"
     VALID = (
-        Example("import torch\ntorch.backends.cudnn.benchmark = True\ntrain()\n"),
         Example(
-            "import torch\ntorch.backends.cudnn.benchmark = False\n"
-            "with torch.profiler.profile() as prof:\n    train()\n"
+            """
+            import torch
+            torch.backends.cudnn.benchmark = True
+            train()
+            """,
         ),
-        Example("import torch\nbenchmark = True\nwith torch.profiler.profile() as prof:\n    train()\n"),
         Example(
-            "import torch\ntorch.backends.cudnn.benchmark = True\nwith torch.profiler.profile() as prof:\n"
-            "    torch.backends.cudnn.benchmark = False\n    train()\n"
+            """
+            import torch
+            torch.backends.cudnn.benchmark = False
+            with torch.profiler.profile() as prof:
+                train()
+            """,
+        ),
+        Example(
+            """
+            import torch
+            benchmark = True
+            with torch.profiler.profile() as prof:
+                train()
+            """,
+        ),
+        Example(
+            """
+            import torch
+            torch.backends.cudnn.benchmark = True
+            with torch.profiler.profile() as prof:
+                torch.backends.cudnn.benchmark = False
+                train()
+            """,
         ),
     )
     INVALID = (
         Example(
-            "import torch\ntorch.backends.cudnn.benchmark = True\n"
-            "with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:\n"
-            "    train_step()\n",
-            "import torch\ntorch.backends.cudnn.benchmark = True\n"
-            "with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:\n"
-            "    torch.backends.cudnn.benchmark = False\n    train_step()\n",
+            """
+            import torch
+            torch.backends.cudnn.benchmark = True
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+                train_step()
+            """,
+            """
+            import torch
+            torch.backends.cudnn.benchmark = True
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+                torch.backends.cudnn.benchmark = False
+                train_step()
+            """,
         ),
         Example(
-            "from torch.backends import cudnn\nimport torch.utils.benchmark as benchmark\ncudnn.benchmark = True\n"
-            "t = benchmark.Timer(stmt='f(x)', globals={'f': f, 'x': x})\n"
+            """
+            from torch.backends import cudnn
+            import torch.utils.benchmark as benchmark
+            cudnn.benchmark = True
+            t = benchmark.Timer(stmt='f(x)', globals={'f': f, 'x': x})
+            """,
         ),
         Example(  # each setting is turned off in the session that follows it
             "import torch\ntorch.backends.cudnn.benchmark = True\nwith torch.profiler.profile() as prof:\n    a()\n"

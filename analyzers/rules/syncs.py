@@ -105,38 +105,88 @@ class HostSyncEveryStep(Nesting):
     probe = "syncs"
     VALID = (
         Example(
-            "import torch\nmodel = Net().cuda()\nfor step, (x, y) in enumerate(loader):\n"
-            "    loss = model(x.cuda(), y.cuda())\n    loss.backward()\n    opt.step()\n"
-            "    if step % 100 == 0:\n        print(loss.item())\n"
+            """
+            import torch
+            model = Net().cuda()
+            for step, (x, y) in enumerate(loader):
+                loss = model(x.cuda(), y.cuda())
+                loss.backward()
+                opt.step()
+                if step % 100 == 0:
+                    print(loss.item())
+            """,
         ),
         Example(
-            "import torch\nmodel = Net()\nfor x, y in loader:\n    loss = model(x, y)\n    loss.backward()\n"
-            "    opt.step()\n    total += loss.item()\n"
+            """
+            import torch
+            model = Net()
+            for x, y in loader:
+                loss = model(x, y)
+                loss.backward()
+                opt.step()
+                total += loss.item()
+            """,
         ),
         Example(
-            "import torch\nmodel = Net().cuda()\nfor epoch in range(10):\n    for x, y in loader:\n"
-            "        loss = model(x.cuda(), y.cuda())\n        loss.backward()\n        opt.step()\n"
-            "    print(f'epoch {epoch}: {loss.item():.3f}')\n"
+            """
+            import torch
+            model = Net().cuda()
+            for epoch in range(10):
+                for x, y in loader:
+                    loss = model(x.cuda(), y.cuda())
+                    loss.backward()
+                    opt.step()
+                print(f'epoch {epoch}: {loss.item():.3f}')
+            """,
         ),
         Example(
-            "import torch\nmodel = Net().cuda()\nfor x in loader:\n    preds.append(model(x.cuda()).cpu())\n"
+            """
+            import torch
+            model = Net().cuda()
+            for x in loader:
+                preds.append(model(x.cuda()).cpu())
+            """,
         ),
     )
     INVALID = (
         Example(
-            "import torch\nmodel = Net().cuda()\nfor x, y in loader:\n    loss = criterion(model(x.cuda()), y.cuda())\n"
-            "    optimizer.zero_grad()\n    loss.backward()\n    optimizer.step()\n    running_loss += loss.item()\n"
+            """
+            import torch
+            model = Net().cuda()
+            for x, y in loader:
+                loss = criterion(model(x.cuda()), y.cuda())
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                running_loss += loss.item()
+            """,
         ),
         Example(
-            "import torch\ndevice = 'cuda'\n"
-            "def train_step(model, batch):\n    loss = model(batch.to(device))\n    loss.backward()\n"
-            "    if torch.isnan(loss):\n        raise RuntimeError('nan')\n    return float(loss)\n"
-            "for batch in loader:\n    train_step(model, batch)\n",
+            """
+            import torch
+            device = 'cuda'
+            def train_step(model, batch):
+                loss = model(batch.to(device))
+                loss.backward()
+                if torch.isnan(loss):
+                    raise RuntimeError('nan')
+                return float(loss)
+            for batch in loader:
+                train_step(model, batch)
+            """,
             count=2,
         ),
         Example(
-            "import torch\nmodel = Net().cuda()\nfor x, y in loader:\n    loss = model(x, y)\n    loss.backward()\n"
-            "    opt.step()\n    print(f'loss {loss}')\n    acc = (model.pred == y).float().mean().cpu().numpy()\n",
+            """
+            import torch
+            model = Net().cuda()
+            for x, y in loader:
+                loss = model(x, y)
+                loss.backward()
+                opt.step()
+                print(f'loss {loss}')
+                acc = (model.pred == y).float().mean().cpu().numpy()
+            """,
             count=2,
         ),
     )

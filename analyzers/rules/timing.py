@@ -587,108 +587,261 @@ class UnsynchronizedTiming(Rule):
     probe = "timing"
     VALID = (
         Example(
-            "import time, torch\nx = torch.randn(8, 8).cuda()\nstart = time.time()\ny = x @ x\n"
-            "torch.cuda.synchronize()\nprint(time.time() - start)\n"
+            """
+            import time, torch
+            x = torch.randn(8, 8).cuda()
+            start = time.time()
+            y = x @ x
+            torch.cuda.synchronize()
+            print(time.time() - start)
+            """,
         ),
         Example(
-            "import time, torch\nx = torch.randn(8, 8, device='cuda')\nt0 = time.perf_counter()\n"
-            "loss = (x @ x).sum()\nvalue = loss.item()\nt1 = time.perf_counter()\nprint(t1 - t0)\n"
+            """
+            import time, torch
+            x = torch.randn(8, 8, device='cuda')
+            t0 = time.perf_counter()
+            loss = (x @ x).sum()
+            value = loss.item()
+            t1 = time.perf_counter()
+            print(t1 - t0)
+            """,
         ),
-        Example("import time, torch\nx = torch.randn(8, 8)\nstart = time.time()\ny = x @ x\nprint(time.time() - start)\n"),
         Example(
-            "import time, torch\ndevice = 'cuda'\nstart = time.time()\nrows = load_csv('data.csv')\n"
-            "print(time.time() - start)\n"
+            """
+            import time, torch
+            x = torch.randn(8, 8)
+            start = time.time()
+            y = x @ x
+            print(time.time() - start)
+            """,
+        ),
+        Example(
+            """
+            import time, torch
+            device = 'cuda'
+            start = time.time()
+            rows = load_csv('data.csv')
+            print(time.time() - start)
+            """,
         ),
         # CPU work in code that uses CUDA elsewhere: the timed values are host tensors
         Example(
-            "import time, torch\ndevice = torch.device('cuda') if torch.cuda.is_available() else torch.device('cpu')\n"
-            "x = torch.zeros(2, 3).to(device)\nx = torch.randn(5000, 5000)\nstart = time.time()\n"
-            "_ = torch.matmul(x, x)\nend = time.time()\nprint(end - start)\n"
+            """
+            import time, torch
+            device = torch.device('cuda') if torch.cuda.is_available() else torch.device('cpu')
+            x = torch.zeros(2, 3).to(device)
+            x = torch.randn(5000, 5000)
+            start = time.time()
+            _ = torch.matmul(x, x)
+            end = time.time()
+            print(end - start)
+            """,
         ),
         Example(
-            "import time, torch\nprobe = torch.ones(1).cuda()\nnet = SmallNet()\nstart = time.perf_counter()\n"
-            "out = net(torch.randn(4, 3))\nprint(time.perf_counter() - start)\n"
+            """
+            import time, torch
+            probe = torch.ones(1).cuda()
+            net = SmallNet()
+            start = time.perf_counter()
+            out = net(torch.randn(4, 3))
+            print(time.perf_counter() - start)
+            """,
         ),
         # the interval ends after a sync on the result: a blocking copy to the host, float()
         Example(
-            "import time, torch\nx = torch.randn(8, 8, device='cuda')\nt0 = time.perf_counter()\n"
-            "y = torch.mm(x, x).to('cpu')\nt1 = time.perf_counter()\nprint(t1 - t0)\n"
+            """
+            import time, torch
+            x = torch.randn(8, 8, device='cuda')
+            t0 = time.perf_counter()
+            y = torch.mm(x, x).to('cpu')
+            t1 = time.perf_counter()
+            print(t1 - t0)
+            """,
         ),
         Example(
-            "import time, torch\nmodel = Net().cuda()\nt0 = time.time()\nloss = model(batch).sum()\n"
-            "value = float(loss)\nprint(time.time() - t0)\n"
+            """
+            import time, torch
+            model = Net().cuda()
+            t0 = time.time()
+            loss = model(batch).sum()
+            value = float(loss)
+            print(time.time() - t0)
+            """,
         ),
         # a function of the source that synchronizes after its work (its helpers followed)
         Example(
-            "import time, torch\ndef accuracy(model, loader):\n    correct = 0\n    for x, y in loader:\n"
-            "        correct += (model(x.cuda()).argmax(1) == y.cuda()).sum().item()\n    return correct\n"
-            "def train(model, loader, opt):\n    for x, y in loader:\n        model(x.cuda()).sum().backward()\n"
-            "        opt.step()\n    return accuracy(model, loader)\n"
-            "model = Net().cuda()\nstart = time.time()\nacc = train(model, loader, opt)\nprint(time.time() - start)\n"
+            """
+            import time, torch
+            def accuracy(model, loader):
+                correct = 0
+                for x, y in loader:
+                    correct += (model(x.cuda()).argmax(1) == y.cuda()).sum().item()
+                return correct
+            def train(model, loader, opt):
+                for x, y in loader:
+                    model(x.cuda()).sum().backward()
+                    opt.step()
+                return accuracy(model, loader)
+            model = Net().cuda()
+            start = time.time()
+            acc = train(model, loader, opt)
+            print(time.time() - start)
+            """,
         ),
         # a loop that synchronizes on every pass (a blocking copy of a new host tensor) leaves one pass queued
         Example(
-            "import time, torch\ndef generate(model, idx, steps):\n    for _ in range(steps):\n"
-            "        logits = model(idx)[:, -1]\n"
-            "        logits = torch.where(logits < 0, torch.tensor(0.0).to(logits.device), logits)\n"
-            "        idx = torch.cat((idx, logits.argmax(-1, keepdim=True)), dim=1)\n    return idx\n"
-            "model = GPT().cuda()\nstart = time.time()\nout = generate(model, ids.cuda(), 50)\n"
-            "print(time.time() - start)\n"
+            """
+            import time, torch
+            def generate(model, idx, steps):
+                for _ in range(steps):
+                    logits = model(idx)[:, -1]
+                    logits = torch.where(logits < 0, torch.tensor(0.0).to(logits.device), logits)
+                    idx = torch.cat((idx, logits.argmax(-1, keepdim=True)), dim=1)
+                return idx
+            model = GPT().cuda()
+            start = time.time()
+            out = generate(model, ids.cuda(), 50)
+            print(time.time() - start)
+            """,
         ),
     )
     INVALID = (
         Example(
-            "import time\nimport torch\nx = torch.randn(64, 64).cuda()\nstart = time.perf_counter()\n"
-            "y = torch.mm(x, x)\nelapsed = time.perf_counter() - start\n",
-            "import time\nimport torch\nx = torch.randn(64, 64).cuda()\ntorch.cuda.synchronize() if torch.cuda.is_available() else None\n"
-            "start = time.perf_counter()\ny = torch.mm(x, x)\ntorch.cuda.synchronize() if torch.cuda.is_available() else None\n"
-            "elapsed = time.perf_counter() - start\n",
+            """
+            import time
+            import torch
+            x = torch.randn(64, 64).cuda()
+            start = time.perf_counter()
+            y = torch.mm(x, x)
+            elapsed = time.perf_counter() - start
+            """,
+            """
+            import time
+            import torch
+            x = torch.randn(64, 64).cuda()
+            torch.cuda.synchronize() if torch.cuda.is_available() else None
+            start = time.perf_counter()
+            y = torch.mm(x, x)
+            torch.cuda.synchronize() if torch.cuda.is_available() else None
+            elapsed = time.perf_counter() - start
+            """,
         ),
         Example(
-            "from time import time\nimport torch as T\nmodel = Net().cuda()\n"
-            "for batch in loader:\n    t0 = time()\n    out = model(batch)\n    out.sum().backward()\n"
-            "    t1 = time()\n    print(t1 - t0)\n",
-            "from time import time\nimport torch as T\nmodel = Net().cuda()\n"
-            "for batch in loader:\n    t0 = time()\n    out = model(batch)\n    out.sum().backward()\n"
-            "    T.cuda.synchronize() if T.cuda.is_available() else None\n    t1 = time()\n    print(t1 - t0)\n",
+            """
+            from time import time
+            import torch as T
+            model = Net().cuda()
+            for batch in loader:
+                t0 = time()
+                out = model(batch)
+                out.sum().backward()
+                t1 = time()
+                print(t1 - t0)
+            """,
+            """
+            from time import time
+            import torch as T
+            model = Net().cuda()
+            for batch in loader:
+                t0 = time()
+                out = model(batch)
+                out.sum().backward()
+                T.cuda.synchronize() if T.cuda.is_available() else None
+                t1 = time()
+                print(t1 - t0)
+            """,
         ),
         # the @ operator is tensor work
         Example(
-            "import time, torch\na = torch.randn(1024, 1024, device='cuda')\nt0 = time.perf_counter()\n"
-            "c = a @ a\nt1 = time.perf_counter()\nprint(t1 - t0)\n",
-            "import time, torch\na = torch.randn(1024, 1024, device='cuda')\ntorch.cuda.synchronize() if torch.cuda.is_available() else None\n"
-            "t0 = time.perf_counter()\nc = a @ a\ntorch.cuda.synchronize() if torch.cuda.is_available() else None\n"
-            "t1 = time.perf_counter()\n"
-            "print(t1 - t0)\n",
+            """
+            import time, torch
+            a = torch.randn(1024, 1024, device='cuda')
+            t0 = time.perf_counter()
+            c = a @ a
+            t1 = time.perf_counter()
+            print(t1 - t0)
+            """,
+            """
+            import time, torch
+            a = torch.randn(1024, 1024, device='cuda')
+            torch.cuda.synchronize() if torch.cuda.is_available() else None
+            t0 = time.perf_counter()
+            c = a @ a
+            torch.cuda.synchronize() if torch.cuda.is_available() else None
+            t1 = time.perf_counter()
+            print(t1 - t0)
+            """,
         ),
         # a function of the source that leaves its work queued
         Example(
-            "import time, torch\ndef train_epoch(model, loader, opt):\n    for x, y in loader:\n"
-            "        model(x.cuda()).sum().backward()\n        opt.step()\n"
-            "start = time.time()\ntrain_epoch(model, loader, opt)\nelapsed = time.time() - start\n",
-            "import time, torch\ndef train_epoch(model, loader, opt):\n    for x, y in loader:\n"
-            "        model(x.cuda()).sum().backward()\n        opt.step()\n"
-            "start = time.time()\ntrain_epoch(model, loader, opt)\ntorch.cuda.synchronize() if torch.cuda.is_available() else None\n"
-            "elapsed = time.time() - start\n",
+            """
+            import time, torch
+            def train_epoch(model, loader, opt):
+                for x, y in loader:
+                    model(x.cuda()).sum().backward()
+                    opt.step()
+            start = time.time()
+            train_epoch(model, loader, opt)
+            elapsed = time.time() - start
+            """,
+            """
+            import time, torch
+            def train_epoch(model, loader, opt):
+                for x, y in loader:
+                    model(x.cuda()).sum().backward()
+                    opt.step()
+            start = time.time()
+            train_epoch(model, loader, opt)
+            torch.cuda.synchronize() if torch.cuda.is_available() else None
+            elapsed = time.time() - start
+            """,
         ),
         # CUDA values reach the timed code through a parameter
         Example(
-            "import time, torch\ndef bench(model, x):\n    t0 = time.perf_counter()\n    y = model(x)\n"
-            "    return time.perf_counter() - t0\nbench(Net().cuda(), batch)\n",
-            "import time, torch\ndef bench(model, x):\n    t0 = time.perf_counter()\n    y = model(x)\n"
-            "    torch.cuda.synchronize() if torch.cuda.is_available() else None\n"
-            "    return time.perf_counter() - t0\nbench(Net().cuda(), batch)\n",
+            """
+            import time, torch
+            def bench(model, x):
+                t0 = time.perf_counter()
+                y = model(x)
+                return time.perf_counter() - t0
+            bench(Net().cuda(), batch)
+            """,
+            """
+            import time, torch
+            def bench(model, x):
+                t0 = time.perf_counter()
+                y = model(x)
+                torch.cuda.synchronize() if torch.cuda.is_available() else None
+                return time.perf_counter() - t0
+            bench(Net().cuda(), batch)
+            """,
         ),
         # DeepSpeed's accelerator is the GPU
         Example(
-            "import time, torch\nfrom deepspeed import get_accelerator\n"
-            "device = torch.device(get_accelerator().device_name())\nfor batch in loader:\n    start = time.time()\n"
-            "    loss = model(batch.to(device)).loss\n    model.backward(loss)\n    end = time.time()\n"
-            "    print(end - start)\n",
-            "import time, torch\nfrom deepspeed import get_accelerator\n"
-            "device = torch.device(get_accelerator().device_name())\nfor batch in loader:\n    start = time.time()\n"
-            "    loss = model(batch.to(device)).loss\n    model.backward(loss)\n    torch.cuda.synchronize() if torch.cuda.is_available() else None\n"
-            "    end = time.time()\n    print(end - start)\n",
+            """
+            import time, torch
+            from deepspeed import get_accelerator
+            device = torch.device(get_accelerator().device_name())
+            for batch in loader:
+                start = time.time()
+                loss = model(batch.to(device)).loss
+                model.backward(loss)
+                end = time.time()
+                print(end - start)
+            """,
+            """
+            import time, torch
+            from deepspeed import get_accelerator
+            device = torch.device(get_accelerator().device_name())
+            for batch in loader:
+                start = time.time()
+                loss = model(batch.to(device)).loss
+                model.backward(loss)
+                torch.cuda.synchronize() if torch.cuda.is_available() else None
+                end = time.time()
+                print(end - start)
+            """,
         ),
     )
 

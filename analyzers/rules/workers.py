@@ -65,106 +65,210 @@ class NonPersistentWorkers(_LoaderRule):
     probe = "dataloader"
     VALID = (
         Example(
-            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4, persistent_workers=True)\n"
-            "for epoch in range(10):\n    for x, y in loader:\n        step(x, y)\n"
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=4, persistent_workers=True)
+            for epoch in range(10):
+                for x, y in loader:
+                    step(x, y)
+            """,
         ),
-        Example("from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4)\nfor x, y in loader:\n    step(x, y)\n"),
         Example(
-            "from torch.utils.data import DataLoader\nfor epoch in range(10):\n"
-            "    loader = DataLoader(make_ds(epoch), num_workers=4)\n    for x, y in loader:\n        step(x, y)\n"
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=4)
+            for x, y in loader:
+                step(x, y)
+            """,
         ),
         Example(
-            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=4)\n"
-            "for epoch in range(10):\n    ds.set_epoch(epoch)\n    for x, y in loader:\n        step(x, y)\n"
+            """
+            from torch.utils.data import DataLoader
+            for epoch in range(10):
+                loader = DataLoader(make_ds(epoch), num_workers=4)
+                for x, y in loader:
+                    step(x, y)
+            """,
+        ),
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=4)
+            for epoch in range(10):
+                ds.set_epoch(epoch)
+                for x, y in loader:
+                    step(x, y)
+            """,
         ),
         # a loader made by the function an epoch loop calls (through another): a new one each time
         Example(
-            "from torch.utils.data import DataLoader\n"
-            "def run_eval(loader):\n    for batch in loader:\n        model(batch)\n"
-            "def validate(ds):\n    run_eval(DataLoader(ds, num_workers=4))\n"
-            "for epoch in range(10):\n    validate(val_ds)\n"
+            """
+            from torch.utils.data import DataLoader
+            def run_eval(loader):
+                for batch in loader:
+                    model(batch)
+            def validate(ds):
+                run_eval(DataLoader(ds, num_workers=4))
+            for epoch in range(10):
+                validate(val_ds)
+            """,
         ),
         Example(
-            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=args.workers)\n"
-            "for epoch in range(10):\n    for x, y in loader:\n        step(x, y)\n"
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=args.workers)
+            for epoch in range(10):
+                for x, y in loader:
+                    step(x, y)
+            """,
         ),
     )
     INVALID = (
         # workers its callers give a factory; iterated by a function that a function of the epoch loop calls
         Example(
-            "from torch.utils.data import DataLoader\n"
-            "def make(ds, workers=0):\n    return DataLoader(ds, batch_size=8, num_workers=workers)\n"
-            "def run_eval(loader):\n    for batch in loader:\n        model(batch)\n"
-            "def validate(loader):\n    run_eval(loader)\n"
-            "val_loader = make(val_ds, workers=4)\n"
-            "for epoch in range(10):\n    validate(val_loader)\n",
-            "from torch.utils.data import DataLoader\n"
-            "def make(ds, workers=0):\n    return DataLoader(ds, batch_size=8, num_workers=workers, persistent_workers=workers > 0)\n"
-            "def run_eval(loader):\n    for batch in loader:\n        model(batch)\n"
-            "def validate(loader):\n    run_eval(loader)\n"
-            "val_loader = make(val_ds, workers=4)\n"
-            "for epoch in range(10):\n    validate(val_loader)\n",
+            """
+            from torch.utils.data import DataLoader
+            def make(ds, workers=0):
+                return DataLoader(ds, batch_size=8, num_workers=workers)
+            def run_eval(loader):
+                for batch in loader:
+                    model(batch)
+            def validate(loader):
+                run_eval(loader)
+            val_loader = make(val_ds, workers=4)
+            for epoch in range(10):
+                validate(val_loader)
+            """,
+            """
+            from torch.utils.data import DataLoader
+            def make(ds, workers=0):
+                return DataLoader(ds, batch_size=8, num_workers=workers, persistent_workers=workers > 0)
+            def run_eval(loader):
+                for batch in loader:
+                    model(batch)
+            def validate(loader):
+                run_eval(loader)
+            val_loader = make(val_ds, workers=4)
+            for epoch in range(10):
+                validate(val_loader)
+            """,
         ),
         # half the cores, the default of a DataModule's __init__ parameter
         Example(
-            "import os\nimport lightning as L\nfrom torch.utils.data import DataLoader\n"
-            "WORKERS = int(os.cpu_count() / 2)\n"
-            "class Data(L.LightningDataModule):\n"
-            "    def __init__(self, num_workers: int = WORKERS):\n        super().__init__()\n"
-            "        self.num_workers = num_workers\n"
-            "    def train_dataloader(self):\n        return DataLoader(self.train, batch_size=32, num_workers=self.num_workers)\n"
-            "L.Trainer(max_epochs=5).fit(model, Data())\n",
-            "import os\nimport lightning as L\nfrom torch.utils.data import DataLoader\n"
-            "WORKERS = int(os.cpu_count() / 2)\n"
-            "class Data(L.LightningDataModule):\n"
-            "    def __init__(self, num_workers: int = WORKERS):\n        super().__init__()\n"
-            "        self.num_workers = num_workers\n"
-            "    def train_dataloader(self):\n"
-            "        return DataLoader(self.train, batch_size=32, num_workers=self.num_workers, "
-            "persistent_workers=self.num_workers > 0)\n"
-            "L.Trainer(max_epochs=5).fit(model, Data())\n",
+            """
+            import os
+            import lightning as L
+            from torch.utils.data import DataLoader
+            WORKERS = int(os.cpu_count() / 2)
+            class Data(L.LightningDataModule):
+                def __init__(self, num_workers: int = WORKERS):
+                    super().__init__()
+                    self.num_workers = num_workers
+                def train_dataloader(self):
+                    return DataLoader(self.train, batch_size=32, num_workers=self.num_workers)
+            L.Trainer(max_epochs=5).fit(model, Data())
+            """,
+            """
+            import os
+            import lightning as L
+            from torch.utils.data import DataLoader
+            WORKERS = int(os.cpu_count() / 2)
+            class Data(L.LightningDataModule):
+                def __init__(self, num_workers: int = WORKERS):
+                    super().__init__()
+                    self.num_workers = num_workers
+                def train_dataloader(self):
+                    return DataLoader(self.train, batch_size=32, num_workers=self.num_workers, persistent_workers=self.num_workers > 0)
+            L.Trainer(max_epochs=5).fit(model, Data())
+            """,
         ),
         # an ignite handler registered with add_event_handler runs the evaluator every epoch
         Example(
-            "from ignite.engine import Engine, Events\nfrom torch.utils.data import DataLoader\n"
-            "test_loader = DataLoader(test_ds, batch_size=64, num_workers=8)\n"
-            "trainer = Engine(train_step)\nevaluator = Engine(eval_step)\n"
-            "def run_evaluation(engine):\n    evaluator.run(test_loader)\n"
-            "trainer.add_event_handler(Events.EPOCH_COMPLETED, run_evaluation)\n"
-            "trainer.run(train_loader, max_epochs=10)\n",
-            "from ignite.engine import Engine, Events\nfrom torch.utils.data import DataLoader\n"
-            "test_loader = DataLoader(test_ds, batch_size=64, num_workers=8, persistent_workers=True)\n"
-            "trainer = Engine(train_step)\nevaluator = Engine(eval_step)\n"
-            "def run_evaluation(engine):\n    evaluator.run(test_loader)\n"
-            "trainer.add_event_handler(Events.EPOCH_COMPLETED, run_evaluation)\n"
-            "trainer.run(train_loader, max_epochs=10)\n",
+            """
+            from ignite.engine import Engine, Events
+            from torch.utils.data import DataLoader
+            test_loader = DataLoader(test_ds, batch_size=64, num_workers=8)
+            trainer = Engine(train_step)
+            evaluator = Engine(eval_step)
+            def run_evaluation(engine):
+                evaluator.run(test_loader)
+            trainer.add_event_handler(Events.EPOCH_COMPLETED, run_evaluation)
+            trainer.run(train_loader, max_epochs=10)
+            """,
+            """
+            from ignite.engine import Engine, Events
+            from torch.utils.data import DataLoader
+            test_loader = DataLoader(test_ds, batch_size=64, num_workers=8, persistent_workers=True)
+            trainer = Engine(train_step)
+            evaluator = Engine(eval_step)
+            def run_evaluation(engine):
+                evaluator.run(test_loader)
+            trainer.add_event_handler(Events.EPOCH_COMPLETED, run_evaluation)
+            trainer.run(train_loader, max_epochs=10)
+            """,
         ),
         # as many workers as cores: some on any machine
         Example(
-            "import os\nfrom torch.utils.data import DataLoader\nWORKERS = os.cpu_count()\n"
-            "loader = DataLoader(ds, num_workers=WORKERS)\nfor epoch in range(10):\n    for x in loader:\n        step(x)\n",
-            "import os\nfrom torch.utils.data import DataLoader\nWORKERS = os.cpu_count()\n"
-            "loader = DataLoader(ds, num_workers=WORKERS, persistent_workers=WORKERS > 0)\nfor epoch in range(10):\n"
-            "    for x in loader:\n        step(x)\n",
+            """
+            import os
+            from torch.utils.data import DataLoader
+            WORKERS = os.cpu_count()
+            loader = DataLoader(ds, num_workers=WORKERS)
+            for epoch in range(10):
+                for x in loader:
+                    step(x)
+            """,
+            """
+            import os
+            from torch.utils.data import DataLoader
+            WORKERS = os.cpu_count()
+            loader = DataLoader(ds, num_workers=WORKERS, persistent_workers=WORKERS > 0)
+            for epoch in range(10):
+                for x in loader:
+                    step(x)
+            """,
         ),
         Example(
-            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=64, num_workers=8)\n"
-            "for epoch in range(10):\n    for x, y in loader:\n        step(x, y)\n",
-            "from torch.utils.data import DataLoader\n"
-            "loader = DataLoader(ds, batch_size=64, num_workers=8, persistent_workers=True)\n"
-            "for epoch in range(10):\n    for x, y in loader:\n        step(x, y)\n",
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, batch_size=64, num_workers=8)
+            for epoch in range(10):
+                for x, y in loader:
+                    step(x, y)
+            """,
+            """
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, batch_size=64, num_workers=8, persistent_workers=True)
+            for epoch in range(10):
+                for x, y in loader:
+                    step(x, y)
+            """,
         ),
         Example(
-            "from torch.utils.data import DataLoader\nWORKERS = 4\n"
-            "def train_one_epoch(model, loader):\n    for batch in loader:\n        model(batch)\n"
-            "train_loader = DataLoader(ds, num_workers=WORKERS, persistent_workers=False)\n"
-            "sampler = train_loader.sampler\n"
-            "for epoch in range(3):\n    sampler.set_epoch(epoch)\n    train_one_epoch(model, train_loader)\n",
-            "from torch.utils.data import DataLoader\nWORKERS = 4\n"
-            "def train_one_epoch(model, loader):\n    for batch in loader:\n        model(batch)\n"
-            "train_loader = DataLoader(ds, num_workers=WORKERS, persistent_workers=WORKERS > 0)\n"
-            "sampler = train_loader.sampler\n"
-            "for epoch in range(3):\n    sampler.set_epoch(epoch)\n    train_one_epoch(model, train_loader)\n",
+            """
+            from torch.utils.data import DataLoader
+            WORKERS = 4
+            def train_one_epoch(model, loader):
+                for batch in loader:
+                    model(batch)
+            train_loader = DataLoader(ds, num_workers=WORKERS, persistent_workers=False)
+            sampler = train_loader.sampler
+            for epoch in range(3):
+                sampler.set_epoch(epoch)
+                train_one_epoch(model, train_loader)
+            """,
+            """
+            from torch.utils.data import DataLoader
+            WORKERS = 4
+            def train_one_epoch(model, loader):
+                for batch in loader:
+                    model(batch)
+            train_loader = DataLoader(ds, num_workers=WORKERS, persistent_workers=WORKERS > 0)
+            sampler = train_loader.sampler
+            for epoch in range(3):
+                sampler.set_epoch(epoch)
+                train_one_epoch(model, train_loader)
+            """,
         ),
     )
 
