@@ -639,9 +639,11 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
 
 
 def trains(found: tuple | None, depth: int = 0) -> bool:
-    """Whether the function `found` runs a training step: calls `backward()`, an
+    """Whether a call of the function `found` is a training step: it calls `backward()`, an
     optimizer's (or scaler's, or engine's) `step()`, directly or through the functions and
-    methods of the project it calls."""
+    methods of the project it calls, outside its own loops (a function that loops over the
+    batches itself is an epoch: the loop calling it runs once per epoch, not per step, as
+    the source's own loops are judged)."""
     if found is None or depth > _MAX_CALLS:
         return False
     function = found[0]
@@ -649,10 +651,9 @@ def trains(found: tuple | None, depth: int = 0) -> bool:
     key = (trains, depth)
     if key not in memo:
         memo[key] = False  # (a recursion trains only if another path does)
-        memo[key] = any(_steps(node) for node in body_nodes(function) if type(node) is ast.Call) or any(
-            trains(_callee(node.func, found[1], found[2], found[3]), depth + 1)
-            for node in body_nodes(function) if type(node) is ast.Call and not _steps(node)
-        )
+        calls = [node for node in body_nodes(function, loops=False) if type(node) is ast.Call]
+        memo[key] = any(map(_steps, calls)) or any(
+            trains(_callee(node.func, found[1], found[2], found[3]), depth + 1) for node in calls if not _steps(node))
     return memo[key]
 
 
@@ -847,10 +848,11 @@ def _root(expr) -> str | None:
             return None
 
 
-def body_nodes(function, lambdas: bool = False):
+def body_nodes(function, lambdas: bool = False, loops: bool = True):
     """The nodes of a function's body, without those of the functions and classes it defines
-    (nor, unless `lambdas`, of its lambdas)."""
-    skipped = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) + (() if lambdas else (ast.Lambda,))
+    (nor, unless `lambdas`, of its lambdas; nor, without `loops`, of its loops)."""
+    skipped = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) + (() if lambdas else (ast.Lambda,)) + (
+        () if loops else (ast.For, ast.AsyncFor, ast.While))
     stack = list(ast.iter_child_nodes(function))
     while stack:
         node = stack.pop()

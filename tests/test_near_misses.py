@@ -374,3 +374,29 @@ def test_timing_a_gpu_matmul_operator_hits():
         c = a @ a
         dt = time.perf_counter() - t0
     """).count("TPL201") == 1
+
+
+def test_reads_once_per_epoch_after_a_step_function_that_loops_itself_are_silent():
+    """`train_step(..., loss_fn=..., optimizer=...)` is passed a loss function and an optimizer,
+    but it is a function of the source that loops over the batches itself: the loop calling it
+    is an epoch loop (a read there is once per epoch), not a step. Once its body steps without
+    a loop of its own, the same read is per step."""
+    epoch = """
+        import torch
+        device = "cuda"
+        def train_step(model, dataloader, loss_fn, optimizer):
+            total = 0
+            for x, y in dataloader:
+                loss = loss_fn(model(x.to(device)), y.to(device))
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                total = total + loss.detach()
+            return total / len(dataloader)
+        for epoch in range(5):
+            train_loss = train_step(model=model, dataloader=dl, loss_fn=loss_fn, optimizer=optimizer)
+            history.append(train_loss.item())
+    """
+    assert "TPL203" not in codes(epoch)
+    step = epoch.replace("for x, y in dataloader:", "if True:").replace("for epoch in range(5):", "for batch in dl:")
+    assert "TPL203" in codes(step)

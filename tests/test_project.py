@@ -476,6 +476,45 @@ def test_a_loop_that_trains_through_a_method_of_another_file(tmp_path):
     assert finding.message.startswith("`loss.item()` copies a value to the host on every training step")
 
 
+def test_a_loop_calling_a_function_that_loops_over_the_batches_runs_per_epoch(tmp_path):
+    """A function of another file whose training step is in its own loop over the batches is
+    an epoch: a read in the loop that calls it happens once per epoch (as the source's own
+    loops are judged); one whose step is not in a loop is a step, so the read is per step."""
+    engine = """
+        def train_epoch(model, loader, optimizer):
+            total = 0
+            for x, y in loader:
+                loss = model(x.cuda()).sum()
+                loss.backward()
+                optimizer.step()
+                total = total + loss.detach()
+            return total / len(loader)
+
+        def train_step(model, batch, optimizer):
+            loss = model(batch.cuda()).sum()
+            loss.backward()
+            optimizer.step()
+            return loss
+    """
+    per_epoch = """
+        import torch
+        from engine import train_epoch
+        model = model.cuda()
+        for epoch in range(10):
+            mean = train_epoch(model, loader, optimizer)
+            history.append(mean.item())
+    """
+    path = project(tmp_path, per_epoch)
+    (tmp_path / "engine.py").write_text(textwrap.dedent(engine))
+    assert tpl203(path) == []
+    per_step = per_epoch.replace("from engine import train_epoch", "from engine import train_step").replace(
+        "for epoch in range(10):\n            mean = train_epoch(model, loader, optimizer)",
+        "for batch in loader:\n            mean = train_step(model, batch, optimizer)")
+    (tmp_path / "train.py").write_text(textwrap.dedent(per_step))
+    [finding] = tpl203(path)
+    assert finding.message.startswith("`mean.item()` copies a value to the host on every training step")
+
+
 def test_a_timed_span_that_syncs_in_a_function_of_another_file(tmp_path):
     train = """
         import time, torch
