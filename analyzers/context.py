@@ -239,6 +239,48 @@ def literal(expr: cst.BaseExpression):
     return UNKNOWN
 
 
+def names_in(root: cst.CSTNode) -> set[str]:
+    """Every name under `root` (`root` itself included)."""
+    found: set[str] = set()
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            found.add(node.value)
+
+    root.visit(Names())
+    return found
+
+
+def call_result_name(statement: cst.SimpleStatementLine) -> str | None:
+    """The name the statement's first part binds to a call's result (`start = time.time()`)."""
+    small = statement.body[0] if statement.body else None
+    if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name:
+        if type(small.value) is cst.Call:
+            return small.targets[0].target.value
+    return None
+
+
+def subtracts(statements: list[cst.CSTNode], name: str) -> bool:
+    """Whether any of the statements computes `... - name` (the interval is used)."""
+    return any(name in _subtracted(statement) for statement in statements)
+
+
+def _subtracted(statement: cst.CSTNode) -> frozenset[str]:
+    """The names `n` of the `... - n` the statement computes (remembered)."""
+
+    def names() -> frozenset[str]:
+        found, stack = set(), [statement]
+        while stack:
+            node = stack.pop()
+            if (type(node) is cst.BinaryOperation and type(node.operator) is cst.Subtract
+                    and type(node.right) is cst.Name):
+                found.add(node.right.value)
+            stack.extend(children(node))
+        return frozenset(found)
+
+    return remembered(_subtracted, statement, names)
+
+
 class Context:
     """Facts about one source, filled during the rule pass by the handlers in
     `visit_handlers`/`leave_handlers` (node kind -> method), called before the rules'
