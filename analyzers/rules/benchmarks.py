@@ -9,10 +9,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..context import (
-    MODULE_CHAIN, Scope, Site, UNKNOWN, argument, call_name, call_result_name, code, keyword, literal, short_code,
-    subtracts,
-)
+from ..context import MODULE_CHAIN, Scope, Site
+from ..nodes import UNKNOWN, argument, call_name, call_result_name, code, keyword, literal, short_code, subtracts
 from ..parse import parse_snippet
 from ..source import Block, Magic
 from .base import CallNames, Example

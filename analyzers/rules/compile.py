@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..context import DEF, Frame, IF, LOOP, Site, call_name, code, dotted, names_in
+from ..context import DEF, Frame, IF, LOOP, Site
+from ..nodes import call_name, code, dotted, names_in
 from .base import Example, FixPlan, Replace
 from .distributed import COMPILE
 from .edits import names_in_target, root_name

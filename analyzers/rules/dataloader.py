@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import (
-    Site, UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, positional, remembered, short_code,
+from ..context import Site
+from ..nodes import (
+    UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, positional, remembered, short_code,
 )
 from ..datasets import (
     CHEAP, EXPENSIVE, HF_METHODS, HF_TRANSFORMS, ON_DEVICE, ROWS, ROWS_BATCH, TENSOR_DATASET, UNKNOWN_DATASET, WRAPPERS,

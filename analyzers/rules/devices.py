@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import (
-    Site, UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, short_code, star_kwargs,
-)
+from ..context import Site
+from ..nodes import UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, short_code, star_kwargs
 from .base import CallNames, Example, FixPlan, Replace
 from .edits import with_keywords
 from .tracking import Nesting, TrainingSteps

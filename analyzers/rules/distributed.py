@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import MODULE_CHAIN, Scope, Site, argument, call_name, dotted, names_in
+from ..context import MODULE_CHAIN, Scope, Site
+from ..nodes import argument, call_name, dotted, names_in
 from .base import Example, FixPlan, MoveLinesBefore, Replace, Rule
 
 DDP = {

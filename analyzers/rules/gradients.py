@@ -6,9 +6,8 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from ..context import (
-    MODULE_CHAIN, Frame, Site, WITH, argument, call_name, children, code, dotted, keyword, literal, remembered,
-)
+from ..context import MODULE_CHAIN, Frame, Site, WITH
+from ..nodes import argument, call_name, children, code, dotted, keyword, literal, remembered
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
 from .edits import replace_argument
 from .timing import torch_alias

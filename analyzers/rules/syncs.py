@@ -6,10 +6,8 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from ..context import (
-    EXCEPT, Frame, IF, LOOP, Scope, Site, argument, call_name, dotted, keyword, literal, names_in, positional,
-    short_code,
-)
+from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
+from ..nodes import argument, call_name, dotted, keyword, literal, names_in, positional, short_code
 from ..findings import Related
 from ..project import Use, attribute_module, host_reads, maybe_project_call, used_arguments, used_by_all_fitting
 from .base import Example

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import (
-    _CUDA_STRING, Context, Scope, Site, argument, call_name, call_result_name, children, dotted, keyword, literal,
-    remembered, short_code, subtracts,
+from ..context import _CUDA_STRING, Context, Scope, Site
+from ..nodes import (
+    argument, call_name, call_result_name, children, dotted, keyword, literal, remembered, short_code, subtracts,
 )
 from ..findings import Edit, Range
 from ..parse import parse_snippet

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import Site, argument, code, dotted, keyword
+from ..context import Site
+from ..nodes import argument, code, dotted, keyword
 from ..findings import Related
 from ..project import iterated, used_arguments
 from .base import Example, FixPlan, Replace
