@@ -10,15 +10,15 @@ the parse). Values are resolved on demand; anything not provably constant is
 
 from __future__ import annotations
 
-import dataclasses
 import re
-import threading
 from collections import defaultdict
 from typing import NamedTuple
 
 import libcst as cst
 
-UNKNOWN = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN", "__bool__": lambda self: False})()
+from .nodes import UNKNOWN, argument, call_name, dotted, keyword, literal, remembered, star_kwargs
+from .nodes import children, use_memos  # noqa: F401  (still imported from here by engine.py and parse.py)
+
 _CUDA_STRING = re.compile(r"""^[rRbBuU]?(['"])(cuda(:\d+)?|nccl)\1$""")  # a device, or the GPU-only backend
 _GPU_APIS = ("torch.cuda.", "torch.accelerator.", "deepspeed.")  # training on an accelerator
 _GPU_ENGINES = {"accelerate.Accelerator"}
@@ -28,83 +28,6 @@ _GPU_QUERIES = {  # asking whether there is a GPU is no sign the code uses one
 }
 _MAX_DEPTH = 12
 _MUTATORS = {"update", "setdefault", "pop", "popitem", "clear", "__setitem__"}
-
-
-# Fields that hold only whitespace, punctuation or operators: no rule looks at them as nodes.
-_SKIPPED_FIELDS = (
-    "whitespace", "lpar", "rpar", "leading_lines", "lines_after_decorators", "header", "footer", "comma",
-    "semicolon", "equal", "colon", "dot", "trailing_whitespace", "lbrace", "rbrace", "lbracket", "rbracket",
-    "newline", "operator", "indent", "star", "asynchronous", "first_line", "empty_lines", "last_line",
-)
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
-_IS_NODE: dict[type, bool] = {}  # isinstance(x, CSTNode) by type: CSTNode is an ABC, slow to test
-# Concrete node classes have no subclasses, so the analyzers test `type(x) is C`
-# (an isinstance test that fails goes through ABCMeta.__instancecheck__).
-
-
-def children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """The node's children that can matter to a rule, in field order (source order for
-    everything but a function's parameters): whitespace and punctuation are left out.
-    Several times cheaper than libcst's `children`, which visits the node to find them."""
-    fields = _CHILD_FIELDS.get(type(node))
-    if fields is None:
-        fields = tuple(f.name for f in dataclasses.fields(node) if not f.name.startswith(_SKIPPED_FIELDS))
-        _CHILD_FIELDS[type(node)] = fields
-    found = []
-    for name in fields:
-        value = getattr(node, name)
-        kind = type(value)
-        if kind is tuple or kind is list:
-            found.extend(v for v in value if _is_node(type(v)))
-        elif _is_node(kind):
-            found.append(value)
-    return found
-
-
-def _is_node(kind: type) -> bool:
-    found = _IS_NODE.get(kind)
-    if found is None:
-        found = _IS_NODE[kind] = issubclass(kind, cst.CSTNode)
-    return found
-
-
-_ANALYSIS = threading.local()  # the memos of the analysis running in this thread
-
-
-def use_memos(memos: dict) -> None:
-    """Where `remembered` keeps results for the analysis about to run in this thread:
-    the document's (kept across its analyses, whose unchanged statements are the same
-    nodes) or a fresh dict."""
-    _ANALYSIS.memos = memos
-
-
-def remembered(owner, node: cst.CSTNode, compute, *extra):
-    """`compute()`, the result of `owner` (a function of the immutable `node` and the
-    hashable `extra` only), computed once per document: kept with its parse cache, so
-    the statements an edit left alone are not computed again. Keyed by `id` (libcst's
-    node hash is a Python method), with the node kept alive next to its result."""
-    memos = getattr(_ANALYSIS, "memos", None)
-    if memos is None:
-        memos = _ANALYSIS.memos = {}
-    memo = memos.get(owner)
-    if memo is None:
-        memo = memos[owner] = {}
-    key = (id(node), *extra) if extra else id(node)
-    found = memo.get(key)
-    if found is None or found[0] is not node:
-        found = memo[key] = (node, compute())
-    return found[1]
-
-
-def code(node: cst.CSTNode) -> str:
-    """The node's source text (remembered: rendering is slow)."""
-    return remembered(code, node, lambda: cst.Module([]).code_for_node(node))
-
-
-def short_code(node: cst.CSTNode, limit: int = 40) -> str:
-    """The node's source text for a message, cut at `limit` characters."""
-    text = code(node)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 IF, WITH, LOOP, EXCEPT, DEF = "if", "with", "loop", "except", "def"
@@ -165,78 +88,7 @@ class Site:
         self.node, self.unit, self.scope, self.loops = node, unit, scope, loops
 
 
-def dotted(expr: cst.BaseExpression) -> str | None:
-    """`a.b.c` for a Name/Attribute chain, else None."""
-    if type(expr) is cst.Name:
-        return expr.value
-    parts = []
-    while type(expr) is cst.Attribute:
-        parts.append(expr.attr.value)
-        expr = expr.value
-    if type(expr) is cst.Name:
-        parts.append(expr.value)
-        return ".".join(reversed(parts))
-    return None
-
-
-def call_name(call: cst.Call) -> str | None:
-    """The last name of a call's callee: `loss.item()` -> "item", `f()` -> "f"."""
-    func = call.func
-    if type(func) is cst.Attribute:
-        return func.attr.value
-    if type(func) is cst.Name:
-        return func.value
-    return None
-
-
-def keyword(call: cst.Call, name: str) -> cst.Arg | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg
-    return None
-
-
-def star_kwargs(call: cst.Call) -> list[cst.Arg]:
-    return [arg for arg in call.args if arg.star == "**"]
-
-
-def positional(call: cst.Call, index: int) -> cst.Arg | None:
-    plain = [arg for arg in call.args if arg.keyword is None and arg.star == ""]
-    return plain[index] if index < len(plain) else None
-
-
-def argument(call: cst.Call, index: int, name: str) -> cst.BaseExpression | None:
-    """The expression passed as parameter `name` (keyword, or positional `index`)."""
-    arg = keyword(call, name) or (positional(call, index) if index >= 0 else None)
-    return None if arg is None else arg.value
-
-
-_CONSTANTS = {"True": True, "False": False, "None": None}
 MODULE_CHAIN = {"eval", "train", "to", "cuda", "cpu", "half", "float", "bfloat16", "requires_grad_"}  # return the module
-
-
-def literal(expr: cst.BaseExpression):
-    """The value of a literal expression, or UNKNOWN."""
-    kind = type(expr)
-    if kind is cst.Name:
-        return _CONSTANTS.get(expr.value, UNKNOWN)
-    if kind is cst.Integer:
-        try:
-            return int(expr.value.replace("_", ""), 0)
-        except ValueError:
-            return UNKNOWN
-    if kind is cst.Float:
-        try:
-            return float(expr.value.replace("_", ""))
-        except ValueError:
-            return UNKNOWN
-    if kind is cst.SimpleString or kind is cst.ConcatenatedString:
-        value = remembered(literal, expr, lambda: expr.evaluated_value)  # ast.literal_eval: slow
-        return value if isinstance(value, str) else UNKNOWN
-    if kind is cst.UnaryOperation and type(expr.operator) is cst.Minus:
-        value = literal(expr.expression)
-        return -value if isinstance(value, (int, float)) and not isinstance(value, bool) else UNKNOWN
-    return UNKNOWN
 
 
 class Context:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .context import code, dotted, remembered
+from .nodes import code, dotted, remembered
 
 MAX_FILE = 1_000_000  # bytes: a larger module is not read
 _MAX_HOPS = 2  # re-exports followed (`from .data import X` in a package's __init__)

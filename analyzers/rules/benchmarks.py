@@ -9,16 +9,16 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..context import MODULE_CHAIN, Scope, Site, UNKNOWN, argument, call_name, code, keyword, literal, short_code
+from ..context import MODULE_CHAIN, Scope, Site
+from ..nodes import UNKNOWN, argument, call_name, call_result_name, code, keyword, literal, short_code, subtracts
 from ..parse import parse_snippet
 from ..source import Block, Magic
 from .base import CallNames, Example
 from .cells import cell_statements
-from .dataloader import _DEVICE_LIKE
-from .timing import _MODEL_NAMES, CLOCKS, TIMING_MAGIC_TRIGGERS, _assigned_name, _subtracts, calls_in_order
+from .timing import TIMING_MAGIC_TRIGGERS, calls_in_order
 from .tracking import CompiledModules, all_calls
+from .vocabulary import CLOCK_NAMES, CLOCKS, DEVICE_LIKE, MODEL_WORDS, SIZED_FACTORIES
 
-_CLOCK_NAMES = {name.rsplit(".", 1)[-1] for name in CLOCKS}
 TIMEIT = {"timeit.timeit", "timeit.repeat", "timeit.Timer"}
 BENCHMARK_TIMER = ("torch.utils.benchmark.Timer", "torch.utils.benchmark.utils.timer.Timer")
 _TIMERS = {"timeit", "repeat", "Timer"}
@@ -38,10 +38,7 @@ _QUIET_CUDA = (
     "torch.cuda.max_memory", "torch.cuda.memory",
 )
 _TORCH_MAY_TOUCH = ("torch.load", "torch.jit.load", "torch.hub.", "torch.distributed.", "torch.nn.parallel.")
-_FACTORIES = {
-    "randn", "rand", "zeros", "ones", "empty", "full", "randint", "arange", "linspace", "eye",
-    "randn_like", "rand_like", "zeros_like", "ones_like", "empty_like", "full_like", "randint_like",
-}
+_FACTORIES = SIZED_FACTORIES | {"arange", "linspace", "eye"} | {f"{name}_like" for name in SIZED_FACTORIES}
 
 
 @dataclass
@@ -62,7 +59,7 @@ class _TimedRegions(CompiledModules):
     """Collects timed regions: clock intervals, %time/%timeit/%%time/%%timeit and timers.
     Times are pass order: a call's place in `ctx.call_order`."""
 
-    calls = CallNames(frozenset({*_CLOCK_NAMES, *_TIMERS, "compile"}))
+    calls = CallNames(frozenset({*CLOCK_NAMES, *_TIMERS, "compile"}))
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
@@ -100,7 +97,7 @@ class _TimedRegions(CompiledModules):
     def visit_Call(self, node: cst.Call) -> None:
         self.track_call(node)
         name = call_name(node)
-        if name in _CLOCK_NAMES and self.statement is not None and self.ctx.qualname(node.func) in CLOCKS:
+        if name in CLOCK_NAMES and self.statement is not None and self.ctx.qualname(node.func) in CLOCKS:
             block = self.ctx.blocks[-1]
             if block not in self.blocks:
                 self.blocks[block] = (self.ctx.site(block), [])
@@ -130,8 +127,8 @@ class _TimedRegions(CompiledModules):
             body = list(block.body)
             index = {id(statement): i for i, statement in enumerate(body)}
             for start, end in zip(reads, reads[1:]):
-                name = _assigned_name(start)
-                if name is None or not _subtracts(body[index[id(end)]:], name):
+                name = call_result_name(start)
+                if name is None or not subtracts(body[index[id(end)]:], name):
                     continue
                 calls = [c for s in body[index[id(start)] + 1 : index[id(end)]] for c in calls_in_order(s)]
                 first = calls_in_order(start)
@@ -408,7 +405,7 @@ class TimingWithoutWarmup(_TimedRegions):
         """Where in pass order (before `before`) a model-named variable of `scope` was last
         assigned an instance of a class (`GPTModel(cfg).to(device)`), inside all of `loops` (the
         region's: a model built before a timed loop is cold on the first iteration only)."""
-        if not any(part in name.lower() for part in _MODEL_NAMES) or scope.owner_of(name) is not scope:
+        if not any(part in name.lower() for part in MODEL_WORDS) or scope.owner_of(name) is not scope:
             return None
         places = []
         for value in scope.assignments[name]:
@@ -455,7 +452,7 @@ class TimingWithoutWarmup(_TimedRegions):
         device = device or (keyword(call, "device").value if keyword(call, "device") else None)
         if device is not None:
             cuda = self.ctx.is_cuda_device(device, scope)
-            if cuda is True or (cuda is UNKNOWN and _DEVICE_LIKE.search(code(device))):
+            if cuda is True or (cuda is UNKNOWN and DEVICE_LIKE.search(code(device))):
                 return True
         if not proven and depth < 2 and type(call.func) is cst.Name:
             name = call.func.value

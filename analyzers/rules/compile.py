@@ -6,17 +6,17 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..context import DEF, Frame, IF, LOOP, Site, call_name, code, dotted
+from ..context import DEF, Frame, IF, LOOP, Site
+from ..nodes import call_name, code, dotted, names_in
 from .base import Example, FixPlan, Replace
-from .distributed import COMPILE, _names as names_in
+from .distributed import COMPILE
 from .edits import names_in_target, root_name
 from .tracking import Compiled, CompiledModules, TrainingSteps, calls_outside_loops, iterations
+from .vocabulary import PER_CALL_METHODS, SIZED_FACTORIES
 
-_FACTORIES = {
-    "torch.randn", "torch.rand", "torch.randint", "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.arange",
-}
+_FACTORIES = {f"torch.{name}" for name in SIZED_FACTORIES | {"arange"}}
 _RESHAPES = {"view", "reshape", "expand", "repeat", "narrow"}
-_PER_CALL = {"forward", "__call__", "training_step", "validation_step"}
+_PER_CALL = PER_CALL_METHODS | {"validation_step"}  # a validation step's shapes recompile alike
 _RECOMPILE_LIMIT = 8
 
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
-from ..context import (
-    Site, UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, positional, remembered, short_code,
+from ..context import Site
+from ..nodes import (
+    UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, positional, remembered, short_code,
 )
 from ..datasets import (
     CHEAP, EXPENSIVE, HF_METHODS, HF_TRANSFORMS, ON_DEVICE, ROWS, ROWS_BATCH, TENSOR_DATASET, UNKNOWN_DATASET, WRAPPERS,
@@ -18,17 +17,17 @@ from ..project import SourceNamespace, argparse_defaults, device_moves, maybe_pr
 from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
 from .tracking import TrainingSteps
+from .vocabulary import (
+    COLLATE_FN, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
+)
 
 DATALOADER = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
 ITERABLE_DATASET = {"torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"}
-_NUM_WORKERS, _COLLATE_FN, _PIN_MEMORY = 5, 6, 7  # positions in DataLoader's signature
 _LITERAL_TENSORS = {"torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.as_tensor",
                     "numpy.array", "numpy.asarray"}
 _COST_BUDGET = 200  # expressions followed to find one loader's dataset (names reassigned again and again)
 _ONE_BATCH_HOOKS = {"test_dataloader": "test", "predict_dataloader": "predict"}  # Lightning hook -> Trainer method
 _ITER_WRAPPERS = {"enumerate", "tqdm", "iter", "zip", "track", "progress_bar"}
-_DEVICE_LIKE = re.compile(r"(device|dev|gpu|cuda|rank)", re.IGNORECASE)
-_DTYPE_LIKE = re.compile(r"dtype|float|half|bfloat|int\d|long|double", re.IGNORECASE)
 
 
 _DEVICE_VARIABLE = "device variable"  # a move to a device we cannot resolve, named like one
@@ -53,15 +52,13 @@ class _Transfer:
         self.said, self.related, self.framework = said, related, framework
 
 
-# Lightning: the Trainer methods given loaders and a module's loader hooks; the first ones of
-# each run every epoch (TPL104), all of them copy batches to the device (TPL102)
-_FIT_METHODS = {"fit", "validate"}
-_RUN_METHODS = _FIT_METHODS | {"test", "predict"}
-_EVERY_EPOCH = {"train_dataloader", "val_dataloader"}
+# Lightning: the Trainer methods given loaders; FIT_METHODS and EVERY_EPOCH_HOOKS run every
+# epoch (TPL104), all of them copy batches to the device (TPL102)
+_RUN_METHODS = FIT_METHODS | {"test", "predict"}
 _SUPERVISED = {"create_supervised_trainer", "create_supervised_evaluator"}  # ignite
 
 
-class _LoaderRule(Rule):
+class LoaderRule(Rule):
     """Collects DataLoader calls, the loops over them and the batches they move to a device.
 
     The first loader rule created for a source collects; the others (TPL101-104 share the
@@ -74,7 +71,7 @@ class _LoaderRule(Rule):
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
-        first = ctx.shared.setdefault(_LoaderRule, self)
+        first = ctx.shared.setdefault(LoaderRule, self)
         self.visits = first is self
         self.loaders: dict[cst.Call, Site] = first.loaders if first is not self else {}
         self.loops: dict[cst.For, tuple[Site, set[str]]] = first.loops if first is not self else {}
@@ -162,7 +159,7 @@ class _LoaderRule(Rule):
             cuda = self.ctx.is_cuda_device(device, site.scope)
             if cuda is UNKNOWN:
                 text = dotted(device) or ""
-                if _DTYPE_LIKE.search(text.rsplit(".", 1)[-1]) or not _DEVICE_LIKE.search(text):
+                if DTYPE_LIKE.search(text.rsplit(".", 1)[-1]) or not DEVICE_LIKE.search(text):
                     return None
                 cuda = _DEVICE_VARIABLE
         blocking = keyword(call, "non_blocking")
@@ -415,7 +412,7 @@ class _LoaderRule(Rule):
         ctx = self.ctx
         on_cpu = any(self._value_is(site, "accelerator", "cpu") for site in ctx.calls.get("Trainer", ()))
         run = {name for name in _RUN_METHODS if any(self._lightning(site) for site in ctx.calls.get(name, ()))}
-        hooks = _EVERY_EPOCH | {f"{name}_dataloader" for name in run & {"test", "predict"}}  # (used when run)
+        hooks = EVERY_EPOCH_HOOKS | {f"{name}_dataloader" for name in run & {"test", "predict"}}  # (used when run)
         for call, site in self.loaders.items():
             if not on_cpu and self._lightning_hook(site) in hooks:
                 found.setdefault(id(call), _Transfer("Lightning's Trainer copies its batches to the GPU when it trains on one"))
@@ -494,7 +491,7 @@ class _LoaderRule(Rule):
         cuda = self.ctx.is_cuda_device(device, scope)
         if cuda is not UNKNOWN:
             return cuda is True
-        return bool(_DEVICE_LIKE.search(dotted(device) or "")) and self.ctx.cuda_evidence is not None
+        return bool(DEVICE_LIKE.search(dotted(device) or "")) and self.ctx.cuda_evidence is not None
 
     def keyword_fix(self, site: Site, values: dict[str, str], title: str) -> FixPlan:
         return FixPlan(title, (Replace(site, with_keywords(site.node, values)),))
@@ -724,7 +721,7 @@ class _LoaderRule(Rule):
         return self.known[key]
 
     def _collate_moves(self, site: Site) -> str | None:
-        passed = self.ctx.call_argument(site.node, _COLLATE_FN, "collate_fn", site.scope)
+        passed = self.ctx.call_argument(site.node, COLLATE_FN, "collate_fn", site.scope)
         if passed is None or passed is UNKNOWN:
             return None
         expr, scope = passed
@@ -866,7 +863,7 @@ class _LoaderRule(Rule):
 
 
 _CORES = {"os.cpu_count", "multiprocessing.cpu_count"}
-_FACTORIES = {f"torch.{name}" for name in ("rand", "randn", "randint", "zeros", "ones", "empty", "full")}
+_FACTORIES = {f"torch.{name}" for name in SIZED_FACTORIES}
 _TORCH_IO = {"torch.load", "torch.from_file"}
 _PLAIN_BUILTINS = {"super", "len", "range", "int", "float", "list", "tuple", "min", "max", "abs", "round"}
 # a dataset of fewer numbers than this (256 KB of float32) is a toy: pinning its batches buys nothing
@@ -982,7 +979,7 @@ def _device_move_in(function: cst.FunctionDef) -> str | None:
                     return code(node)
             elif device is not None:
                 last = (dotted(device) or "").rsplit(".", 1)[-1]
-                if last and not _DTYPE_LIKE.search(last) and _DEVICE_LIKE.search(last):
+                if last and not DTYPE_LIKE.search(last) and DEVICE_LIKE.search(last):
                     return code(node)
         if type(node) not in (cst.FunctionDef, cst.ClassDef):
             stack.extend(reversed(children(node)))
@@ -1077,7 +1074,7 @@ def _breaks_after_one(loop: cst.For) -> bool:
     return True
 
 
-class SynchronousDataLoader(_LoaderRule):
+class SynchronousDataLoader(LoaderRule):
     """
     ## What it does
     Finds a `torch.utils.data.DataLoader` whose `num_workers` is omitted or resolves to
@@ -1606,7 +1603,7 @@ class SynchronousDataLoader(_LoaderRule):
     def finish(self) -> None:
         workers = self.opts["num-workers"]
         for call, site in self.loaders.items():
-            value = self.setting(site, _NUM_WORKERS, "num_workers")
+            value = self.setting(site, NUM_WORKERS, "num_workers")
             if value is UNKNOWN or (value is not None and value != 0):
                 continue
             dataset = self._dataset(site)
@@ -1620,7 +1617,7 @@ class SynchronousDataLoader(_LoaderRule):
                 continue  # a few Arrow rows per step: small next to the step
             if self.collate_moves(site) is not None or self.loads_one_batch(site):
                 continue  # workers could not move batches to the GPU; one batch: nothing to overlap
-            passed_expr = self.ctx.call_argument(call, _NUM_WORKERS, "num_workers", site.scope)
+            passed_expr = self.ctx.call_argument(call, NUM_WORKERS, "num_workers", site.scope)
             if value is None:
                 where = "is not set"
             elif type(passed_expr[0]) is cst.Integer:
@@ -1628,7 +1625,7 @@ class SynchronousDataLoader(_LoaderRule):
             else:
                 where = f"`{code(passed_expr[0])}` resolves to 0"
             fix = None
-            passed = keyword(call, "num_workers") or positional(call, _NUM_WORKERS)
+            passed = keyword(call, "num_workers") or positional(call, NUM_WORKERS)
             extra = {} if keyword(call, "persistent_workers") else {"persistent_workers": "True"}
             title = f"Set num_workers={workers}" + (", persistent_workers=True" if extra else "")
             if passed is None and passed_expr is None:
@@ -1689,7 +1686,7 @@ class SynchronousDataLoader(_LoaderRule):
         )
 
 
-class PinnedMemoryMissing(_LoaderRule):
+class PinnedMemoryMissing(LoaderRule):
     """
     ## What it does
     Finds a DataLoader without `pin_memory=True` whose batches go to the GPU: moved by
@@ -1972,14 +1969,14 @@ class PinnedMemoryMissing(_LoaderRule):
             transfer = None if cuda else self.transfers().get(id(call))
             if not cuda and (transfer is None or transfer.framework and self.dataset_cost(site).kind == CHEAP):
                 continue  # (items held in memory, moved by a framework: prompts, small batches, little to gain)
-            pinned = self.setting(site, _PIN_MEMORY, "pin_memory")
+            pinned = self.setting(site, PIN_MEMORY, "pin_memory")
             if pinned is UNKNOWN or pinned is True:
                 continue
             if self.toy_data(site) or self.collate_moves(site) is not None:
                 continue  # a few rows written in the source; batches already on the GPU cannot be pinned
             fix = None
-            passed = keyword(call, "pin_memory") or positional(call, _PIN_MEMORY)
-            if passed is None and self.ctx.call_argument(call, _PIN_MEMORY, "pin_memory", site.scope) is None:
+            passed = keyword(call, "pin_memory") or positional(call, PIN_MEMORY)
+            if passed is None and self.ctx.call_argument(call, PIN_MEMORY, "pin_memory", site.scope) is None:
                 fix = self.keyword_fix(site, {"pin_memory": "True"}, "Set pin_memory=True")
             elif passed is not None and type(passed.value) is cst.Name:
                 fix = FixPlan("Set pin_memory=True", (Replace(site, replace_argument(call, passed, "True")),))
@@ -2001,7 +1998,7 @@ class PinnedMemoryMissing(_LoaderRule):
                 )
 
 
-class NonBlockingWithoutPinnedMemory(_LoaderRule):
+class NonBlockingWithoutPinnedMemory(LoaderRule):
     """
     ## What it does
     Finds `.to(..., non_blocking=True)` / `.cuda(non_blocking=True)` on batches from a
@@ -2078,11 +2075,11 @@ class NonBlockingWithoutPinnedMemory(_LoaderRule):
             if not move.non_blocking:
                 continue
             loaders = self.loaders_of(move.loop)
-            unpinned = [s for s in loaders if self.setting(s, _PIN_MEMORY, "pin_memory") in (None, False)]
+            unpinned = [s for s in loaders if self.setting(s, PIN_MEMORY, "pin_memory") in (None, False)]
             if not loaders or len(unpinned) != len(loaders):
                 continue
             fix = None
-            if all(keyword(s.node, "pin_memory") is None and positional(s.node, _PIN_MEMORY) is None for s in unpinned):
+            if all(keyword(s.node, "pin_memory") is None and positional(s.node, PIN_MEMORY) is None for s in unpinned):
                 steps = tuple(Replace(s, with_keywords(s.node, {"pin_memory": "True"})) for s in unpinned)
                 fix = FixPlan("Set pin_memory=True on the DataLoader", steps)
             self.report(

@@ -6,7 +6,8 @@ import re
 
 import libcst as cst
 
-from ..context import IF, Site, argument, call_name, dotted, keyword, literal
+from ..context import IF, Site
+from ..nodes import argument, call_name, dotted, keyword, literal
 from ..findings import Range
 from .base import Example, FixPlan, Replace
 from .edits import replace_argument, with_keywords

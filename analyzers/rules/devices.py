@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import (
-    Site, UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, short_code, star_kwargs,
-)
+from ..context import Site
+from ..nodes import UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, short_code, star_kwargs
 from .base import CallNames, Example, FixPlan, Replace
-from .dataloader import _DEVICE_LIKE, _DTYPE_LIKE
 from .edits import with_keywords
 from .tracking import Nesting, TrainingSteps
+from .vocabulary import CONSTANT_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, PER_CALL_METHODS, RANDOM_FACTORIES
 
-_DETERMINISTIC = {"zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "tensor", "as_tensor"}
-_RANDOM = {"randn", "rand", "randint", "randperm", "normal", "bernoulli"}
+_DETERMINISTIC = CONSTANT_FACTORIES | {"arange", "linspace", "logspace", "eye", "tensor", "as_tensor"}
+_RANDOM = RANDOM_FACTORIES | {"randperm", "normal", "bernoulli"}
 _FACTORIES = _DETERMINISTIC | _RANDOM
-_PER_CALL = {"forward", "__call__", "training_step"}
 _CALL_DEPTH = 3  # calls between a forward and the function that runs in it
 _SAME_DATA = {
     "unsqueeze", "squeeze", "view", "reshape", "expand", "repeat", "flatten", "t", "float", "half", "bfloat16",
@@ -655,7 +653,7 @@ class CpuTensorMovedEachStep(Nesting):
         """How often a framework runs `function`: every forward call or training step."""
         if TrainingSteps.of(self.ctx).run_every_step(function):
             return "every training step" if function.name.value == "training_step" else "every engine iteration"
-        return "every forward call" if function.name.value in _PER_CALL else None
+        return "every forward call" if function.name.value in PER_CALL_METHODS else None
 
     def _device(self, device: cst.BaseExpression, site: Site) -> bool:
         """Provably CUDA, or a device variable in code that uses CUDA."""
@@ -666,7 +664,7 @@ class CpuTensorMovedEachStep(Nesting):
         last = text.rsplit(".", 1)[-1]
         if last == "device" and "." in text:
             return True  # another tensor's device: a copy whenever that tensor is on the GPU
-        return bool(text) and not _DTYPE_LIKE.search(last) and bool(_DEVICE_LIKE.search(text)) and (
+        return bool(text) and not DTYPE_LIKE.search(last) and bool(DEVICE_LIKE.search(text)) and (
             self.ctx.cuda_evidence is not None
         )
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import MODULE_CHAIN, Scope, Site, argument, call_name, dotted
+from ..context import MODULE_CHAIN, Scope, Site
+from ..nodes import argument, call_name, dotted, names_in
 from .base import Example, FixPlan, MoveLinesBefore, Replace, Rule
 
 DDP = {
@@ -205,7 +206,7 @@ class CompileBeforeDDP(Rule):
         container = next((i for i, s in enumerate(body[:position or 0]) if _contains(s, compile_site.node)), None)
         if position is None or container is None:
             return None
-        used = _names(statement) - {name}
+        used = names_in(statement) - {name}
         if any(_assigns(s, used) for s in body[container:position]):
             return None
         block_site = Site(body[container], site.unit, site.scope)
@@ -235,24 +236,13 @@ def _contains(root: cst.CSTNode, node: cst.CSTNode) -> bool:
     return any(_contains(child, node) for child in root.children)
 
 
-def _names(root: cst.CSTNode) -> set[str]:
-    found: set[str] = set()
-
-    class Names(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            found.add(node.value)
-
-    root.visit(Names())
-    return found
-
-
 def _assigns(root: cst.CSTNode, names: set[str]) -> bool:
     hit = False
 
     class Targets(cst.CSTVisitor):
         def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
             nonlocal hit
-            hit = hit or bool(_names(node.target) & names)
+            hit = hit or bool(names_in(node.target) & names)
 
     root.visit(Targets())
     return hit

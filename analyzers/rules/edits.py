@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import remembered
+from ..nodes import remembered
 
 
 def with_keywords(call: cst.Call, values: dict[str, str]) -> cst.Call:
@@ -62,7 +62,7 @@ def replace_argument(call: cst.Call, target: cst.Arg, code: str) -> cst.Call:
 
 def root_name(expr: cst.BaseExpression) -> str | None:
     """The variable an expression starts from: `batch["x"].y` -> "batch"."""
-    while True:  # `type(x) is C`: see perf_lint.analyzers.context
+    while True:  # `type(x) is C`: see perf_lint.analyzers.nodes
         kind = type(expr)
         if kind is cst.Name:
             return expr.value

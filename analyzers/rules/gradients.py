@@ -6,13 +6,13 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from ..context import (
-    MODULE_CHAIN, Frame, Site, WITH, argument, call_name, children, code, dotted, keyword, literal, remembered,
-)
+from ..context import MODULE_CHAIN, Frame, Site, WITH
+from ..nodes import argument, call_name, children, code, dotted, keyword, literal, remembered
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
 from .edits import replace_argument
-from .timing import _MODEL_NAMES, torch_alias
+from .timing import torch_alias
 from .tracking import Nesting
+from .vocabulary import MODEL_WORDS, SIZED_FACTORIES
 
 NO_GRAD = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
            "torch.autograd.grad_mode.inference_mode"}
@@ -619,10 +619,10 @@ class EvaluationWithGradients(Nesting):
             last in self.ctx.functions or last in self.ctx.imports or self.ctx.assigned(last, scope) is None
         ):
             return False  # a function, not a variable holding a module
-        return any(word in last.lower() for word in _MODEL_NAMES)
+        return any(word in last.lower() for word in MODEL_WORDS)
 
 
-_FACTORIES = {"zeros", "ones", "empty", "full", "arange", "tensor", "randn", "rand", "randint", "normal"}
+_FACTORIES = SIZED_FACTORIES | {"arange", "tensor", "normal"}
 _CALLER_DEPTH = 3  # calls followed back from a parameter to the tensors passed
 _NO_GRAD_WORDS = ("no_grad", "nograd", "inference_mode")
 

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ..context import Scope, Site, UNKNOWN, call_name, code, dotted, keyword
+from ..context import Scope, Site
+from ..nodes import UNKNOWN, call_name, code, dotted, keyword
 from .base import Example
 from .tracking import CompiledModules, Nesting, TrainingSteps, iterations
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import Site, code, literal
+from ..context import Site
+from ..nodes import code, literal
 from .base import Example, FixPlan, InsertLineBefore, Rule
 
 CUDNN_BENCHMARK = "torch.backends.cudnn.benchmark"

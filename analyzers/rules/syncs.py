@@ -6,25 +6,20 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from ..context import (
-    EXCEPT, Frame, IF, LOOP, Scope, Site, argument, call_name, dotted, keyword, literal, positional, short_code,
-)
+from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
+from ..nodes import argument, call_name, dotted, keyword, literal, names_in, positional, short_code
 from ..findings import Related
 from ..project import Use, attribute_module, host_reads, maybe_project_call, used_arguments, used_by_all_fitting
 from .base import Example
-from .distributed import _names as names_in
 from .edits import root_name
 from .tracking import Nesting, TrainingSteps
+from .vocabulary import CLOCKS, HOST_COPY_METHODS, MODEL_NAMES, NOT_TENSOR_OPS, TENSOR_NAMESPACES
 
-_SYNC_METHODS = {"item", "cpu", "numpy", "tolist"}
 _CONVERSIONS = {"float", "int", "bool"}
 _TRUTH_FUNCTIONS = {"torch.isnan", "torch.isinf", "torch.isfinite", "torch.any", "torch.all", "torch.equal", "torch.allclose"}
 _TRUTH_METHODS = {"any", "all"}
-_TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.special.", "torch.fft.")
-_NOT_TENSOR = {
-    "numel", "device", "save", "load", "compile", "no_grad", "enable_grad", "inference_mode", "manual_seed", "seed",
-    "initial_seed", "typename", "equal", "allclose", "autocast", "dtype", "finfo", "iinfo", "use_deterministic_algorithms",
-}
+_TENSOR_PREFIXES = tuple(f"{namespace}." for namespace in TENSOR_NAMESPACES)
+_NOT_TENSOR = NOT_TENSOR_OPS | {"equal", "allclose", "autocast"}  # and those returning a bool or a context
 _TENSOR_METHODS = {
     "sum", "mean", "max", "min", "norm", "detach", "clone", "float", "half", "double", "abs", "sqrt", "pow", "exp",
     "log", "squeeze", "unsqueeze", "view", "reshape", "argmax", "argmin", "softmax", "std", "var", "prod", "cuda",
@@ -33,10 +28,9 @@ _TENSOR_METHODS = {
 _HOST_LOGGERS = {"wandb.log"}  # library calls that convert the tensors they are given on the host
 _HOST_LOGGER_NAMES = {name.rpartition(".")[2] for name in _HOST_LOGGERS}
 _INTERVAL_WORDS = ("step", "iter", "idx", "epoch", "batch")
-_CLOCKS = {"time.time", "time.perf_counter", "time.monotonic", "time.process_time", "timeit.default_timer",
-           "time.perf_counter_ns", "time.time_ns"}
+# A loop timed on CPU time is timed too; TPL203 has not followed monotonic_ns.
+_CLOCKS = (CLOCKS | {"time.process_time"}) - {"time.monotonic_ns"}
 _CLOCK_NAMES = {name.rpartition(".")[2] for name in _CLOCKS} | {"elapsed_time"}
-_MODELS = ("model", "net", "network", "model_engine")
 _MAX_DEPTH = 10
 
 
@@ -455,7 +449,7 @@ class HostSyncEveryStep(Nesting):
             return found is not None and found[0] is not expr and self._tensor(found[0], found[1], depth + 1)
         if type(expr) is cst.Call:
             qualified = self.ctx.qualname(expr.func) or ""
-            if qualified.startswith(_TENSOR_NAMESPACES):
+            if qualified.startswith(_TENSOR_PREFIXES):
                 return True
             head, _, function = qualified.partition(".")
             if head == "torch" and function and "." not in function:
@@ -508,7 +502,7 @@ def _loss_call(call: cst.Call) -> bool:
 
 def _model_call(callee: str) -> bool:
     """`model(x)`, `self.net(x)`, `ddp_model(x)`: a module's forward returns tensors."""
-    return callee in _MODELS or (callee.endswith("_model") and not callee.startswith(_MAKERS))
+    return callee in MODEL_NAMES or (callee.endswith("_model") and not callee.startswith(_MAKERS))
 
 
 _MAKERS = ("build", "create", "get", "load", "make", "init", "setup", "prepare", "wrap")
@@ -519,7 +513,7 @@ def _host_copy(call: cst.Call) -> bool:
     if type(call.func) is not cst.Attribute:
         return False
     name = call.func.attr.value
-    if name in _SYNC_METHODS:
+    if name in HOST_COPY_METHODS:
         return not call.args
     return name == "to" and literal(argument(call, 0, "device") or cst.Name("None")) == "cpu"
 

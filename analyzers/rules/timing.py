@@ -4,29 +4,28 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import (
-    _CUDA_STRING, Context, Scope, Site, argument, call_name, children, dotted, keyword, literal, remembered, short_code,
+from ..context import _CUDA_STRING, Context, Scope, Site
+from ..nodes import (
+    argument, call_name, call_result_name, children, dotted, keyword, literal, remembered, short_code, subtracts,
 )
 from ..findings import Edit, Range
 from ..parse import parse_snippet
 from ..project import host_reads, maybe_project_call, used_arguments
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Rule
 from .cells import cell_statements
+from .vocabulary import (
+    CLOCK_NAMES, CLOCKS, MODEL_WORDS, NOT_TENSOR_OPS, SIZED_FACTORIES, SYNC_METHODS, TENSOR_NAMESPACES,
+)
 
-CLOCKS = {
-    "time.time", "time.perf_counter", "time.monotonic", "time.time_ns", "time.perf_counter_ns",
-    "time.monotonic_ns", "timeit.default_timer",
-}
 TIMING_MAGICS = {"time", "timeit"}
 # Where a text may hold them: IPython's form, or jupyterlab-lsp's rewritten `..._MAGIC("time` ones.
 TIMING_MAGIC_TRIGGERS = ("%time", 'MAGIC("time', 'magic("time')
 # Namespaces whose public functions run tensor ops (and so queue CUDA kernels on CUDA tensors).
-_WORK_NAMESPACES = ("torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special")
-_NOT_WORK = {
-    "device", "manual_seed", "no_grad", "inference_mode", "enable_grad", "set_grad_enabled", "save", "load",
-    "is_tensor", "compile", "dtype", "finfo", "iinfo", "Size", "is_grad_enabled", "set_num_threads",
-    "get_num_threads", "use_deterministic_algorithms", "set_default_dtype", "get_default_dtype", "set_printoptions",
-    "set_float32_matmul_precision", "seed", "initial_seed", "is_floating_point", "numel", "typename",
+_WORK_NAMESPACES = ("torch", *TENSOR_NAMESPACES)
+# Their functions that queue no kernel: those that return no tensor, and settings and queries.
+_NOT_WORK = NOT_TENSOR_OPS | {
+    "set_grad_enabled", "is_tensor", "Size", "is_grad_enabled", "set_num_threads", "get_num_threads",
+    "set_default_dtype", "get_default_dtype", "set_printoptions", "set_float32_matmul_precision", "is_floating_point",
 }
 _COLLECTIVES = {
     "torch.distributed.all_reduce", "torch.distributed.all_gather", "torch.distributed.broadcast",
@@ -34,8 +33,6 @@ _COLLECTIVES = {
     "torch.distributed.all_gather_into_tensor", "torch.distributed.reduce_scatter_tensor",
 }
 _TENSOR_WORK_METHODS = {"backward", "cuda", "mm", "matmul", "bmm", "addmm", "forward", "all_reduce"}
-_SYNC_METHODS = {"synchronize", "item", "cpu", "tolist", "numpy", "elapsed_time"}
-_MODEL_NAMES = ("model", "net", "module", "encoder", "decoder")
 
 
 def guarded_sync(alias: str) -> str:
@@ -86,7 +83,7 @@ class CudaWork:
         if qualified == "torch.cuda.synchronize":
             return True
         name = call_name(call)
-        if name == "synchronize" or (type(call.func) is cst.Attribute and name in _SYNC_METHODS):
+        if name == "synchronize" or (type(call.func) is cst.Attribute and name in SYNC_METHODS):
             return True
         if type(call.func) is cst.Name and name in ("print", "float") and call.args:
             return any(type(a.value) in (cst.Name, cst.Attribute, cst.Subscript) for a in call.args)
@@ -113,7 +110,7 @@ class CudaWork:
             made_qualified = self.ctx.qualname(made.func) or ""
             if call_name(made) in ("cuda", "to") or made_qualified.startswith("torch."):
                 return True
-        if any(part in name.lower() for part in _MODEL_NAMES):
+        if any(part in name.lower() for part in MODEL_WORDS):
             return True
         return depth < 1 and self._function_does_work(name, depth)
 
@@ -149,10 +146,9 @@ _ACCELERATORS = {
 # torch.cuda queries that say nothing about where the values live.
 _CUDA_QUERIES = {"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_initialized"}
 # torch functions that make a tensor in host memory unless given a device.
-_HOST_FACTORIES = {
+_HOST_FACTORIES = SIZED_FACTORIES | {
     "tensor", "as_tensor", "from_numpy", "Tensor", "LongTensor", "FloatTensor", "IntTensor", "BoolTensor",
-    "DoubleTensor", "HalfTensor", "ByteTensor", "zeros", "ones", "empty", "full", "arange", "linspace", "rand",
-    "randn", "randint", "randperm", "eye",
+    "DoubleTensor", "HalfTensor", "ByteTensor", "arange", "linspace", "randperm", "eye",
 }
 SYNC, WORK = "sync", "work"
 _LOOP_END = object()  # marks where a loop's events end (its start is the loop node itself)
@@ -581,7 +577,7 @@ class UnsynchronizedTiming(Rule):
 
     code = "TPL201"
     triggers = ("perf_counter", "time(", "monotonic", "default_timer", "time_ns")
-    calls = CallNames(frozenset(name.rpartition(".")[2] for name in CLOCKS))
+    calls = CallNames(frozenset(CLOCK_NAMES))
     name = "unsynchronized-timing"
     summary = "Wall-clock interval around CUDA work without torch.cuda.synchronize()"
     probe = "timing"
@@ -881,8 +877,8 @@ class UnsynchronizedTiming(Rule):
             body = list(block.body)
             index = {id(statement): i for i, statement in enumerate(body)}
             for start, end in zip(reads, reads[1:]):
-                start_name = _assigned_name(start)
-                if start_name is None or not _subtracts(body[index[id(end)]:], start_name):
+                start_name = call_result_name(start)
+                if start_name is None or not subtracts(body[index[id(end)]:], start_name):
                     continue
                 between = body[index[id(start)] + 1 : index[id(end)]]
                 timed = [e for statement in between for e in events_in_order(statement)]
@@ -909,35 +905,6 @@ class UnsynchronizedTiming(Rule):
                     "torch.cuda.Event(enable_timing=True)).",
                     fix,
                 )
-
-
-def _assigned_name(statement: cst.SimpleStatementLine) -> str | None:
-    small = statement.body[0] if statement.body else None
-    if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name:
-        if type(small.value) is cst.Call:
-            return small.targets[0].target.value
-    return None
-
-
-def _subtracts(statements: list[cst.CSTNode], name: str) -> bool:
-    """Whether any of the statements computes `... - name` (the interval is used)."""
-    return any(name in _subtracted(statement) for statement in statements)
-
-
-def _subtracted(statement: cst.CSTNode) -> frozenset[str]:
-    """The names `n` of the `... - n` the statement computes (remembered)."""
-
-    def names() -> frozenset[str]:
-        found, stack = set(), [statement]
-        while stack:
-            node = stack.pop()
-            if (type(node) is cst.BinaryOperation and type(node.operator) is cst.Subtract
-                    and type(node.right) is cst.Name):
-                found.add(node.right.value)
-            stack.extend(children(node))
-        return frozenset(found)
-
-    return remembered(_subtracted, statement, names)
 
 
 def _calls_before_clock(statement: cst.CSTNode, ctx: Context) -> list[cst.Call]:

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..context import Context, Frame, Scope, Site, call_name, dotted, keyword, positional
+from ..context import Context, Frame, Scope, Site
+from ..nodes import call_name, dotted, keyword, positional
 from ..project import call_target, maybe_project_call
 from ..project import trains as project_trains
 from .edits import root_name

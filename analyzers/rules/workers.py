@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import Site, argument, code, dotted, keyword
+from ..context import Site
+from ..nodes import argument, code, dotted, keyword
 from ..findings import Related
 from ..project import iterated, used_arguments
 from .base import Example, FixPlan, Replace
-from .dataloader import _EVERY_EPOCH, _FIT_METHODS, _NUM_WORKERS, _LoaderRule
+from .dataloader import LoaderRule
 from .edits import names_in_target, replace_argument, root_name
+from .vocabulary import EVERY_EPOCH_HOOKS, FIT_METHODS, NUM_WORKERS
 
 
-class NonPersistentWorkers(_LoaderRule):
+class NonPersistentWorkers(LoaderRule):
     """
     ## What it does
     Finds a DataLoader with `num_workers > 0` (a value perf-lint can prove) and without
@@ -277,7 +279,7 @@ class NonPersistentWorkers(_LoaderRule):
         for loader, repeats, how, related in self._repeated():
             if id(loader.node) in reported or loader.loops:
                 continue
-            workers = self.setting(loader, _NUM_WORKERS, "num_workers")
+            workers = self.setting(loader, NUM_WORKERS, "num_workers")
             if isinstance(workers, bool) or not isinstance(workers, (int, str)) or (type(workers) is int and workers <= 0):
                 continue
             if self.setting(loader, -1, "persistent_workers") not in (None, False):
@@ -347,9 +349,9 @@ class NonPersistentWorkers(_LoaderRule):
             return
         lightning = " (by Lightning's Trainer)"
         for loader in self.loaders.values():
-            if self._lightning_hook(loader) in _EVERY_EPOCH:
+            if self._lightning_hook(loader) in EVERY_EPOCH_HOOKS:
                 yield loader, [], lightning, ()
-        for name in _FIT_METHODS:
+        for name in FIT_METHODS:
             for site in ctx.calls.get(name, ()):
                 if self._lightning(site):
                     for arg in site.node.args:
@@ -426,9 +428,9 @@ class NonPersistentWorkers(_LoaderRule):
         """persistent_workers=True when num_workers is a literal; `<expr> > 0` when it is a
         value the command line can change (0 workers with persistent_workers=True raises)."""
         call = loader.node
-        workers = argument(call, _NUM_WORKERS, "num_workers")
+        workers = argument(call, NUM_WORKERS, "num_workers")
         if workers is None:
-            passed_workers = self.ctx.call_argument(call, _NUM_WORKERS, "num_workers", loader.scope)
+            passed_workers = self.ctx.call_argument(call, NUM_WORKERS, "num_workers", loader.scope)
             if passed_workers is None or not isinstance(passed_workers, tuple) or type(passed_workers[0]) is not cst.Integer:
                 return None  # from a **mapping whose expression cannot be written here
             value = "True"

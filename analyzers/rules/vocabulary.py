@@ -1,0 +1,56 @@
+"""The torch and training-framework names several rule files share (TorchFix's common.py is the model).
+
+One set per meaning. Where a rule needs a different set, it says so next to its own addition
+(`_PER_CALL = PER_CALL_METHODS | {...}`) rather than keeping a diverging copy.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Clocks a program reads to time an interval of wall time.
+CLOCKS = {
+    "time.time", "time.perf_counter", "time.monotonic", "time.time_ns", "time.perf_counter_ns",
+    "time.monotonic_ns", "timeit.default_timer",
+}
+# The names the calls of CLOCKS end with (`perf_counter` of `time.perf_counter()`).
+CLOCK_NAMES = {name.rpartition(".")[2] for name in CLOCKS}
+
+# Tensor methods that copy a value to the host, and so wait for the GPU to finish its queued work.
+HOST_COPY_METHODS = {"item", "cpu", "numpy", "tolist"}
+# Methods that wait for the GPU: the host copies, a stream's or event's synchronize, an event's elapsed time.
+SYNC_METHODS = HOST_COPY_METHODS | {"synchronize", "elapsed_time"}
+
+# torch factories that fill a new tensor of the size they are given with one value.
+CONSTANT_FACTORIES = {"zeros", "ones", "empty", "full"}
+# torch factories that fill a new tensor of the size they are given with random values.
+RANDOM_FACTORIES = {"rand", "randn", "randint"}
+# torch factories of a new tensor from a size alone: what every rule counts as a factory.
+SIZED_FACTORIES = CONSTANT_FACTORIES | RANDOM_FACTORIES
+
+# torch namespaces other than `torch` itself whose public functions run tensor ops.
+TENSOR_NAMESPACES = ("torch.nn.functional", "torch.linalg", "torch.fft", "torch.special")
+# Functions of `torch` that neither run tensor ops nor return a tensor.
+NOT_TENSOR_OPS = {
+    "device", "save", "load", "compile", "no_grad", "enable_grad", "inference_mode", "manual_seed", "seed",
+    "initial_seed", "typename", "dtype", "finfo", "iinfo", "use_deterministic_algorithms", "numel",
+}
+
+# Methods a framework calls once per batch.
+PER_CALL_METHODS = {"forward", "__call__", "training_step"}
+
+# Words that a name holding a module (or a function running one) contains: `model`, `self.encoder`.
+MODEL_WORDS = ("model", "net", "module", "encoder", "decoder")
+# Whole names that hold a module in training scripts: `model(x)`, `net(x)`.
+MODEL_NAMES = ("model", "net", "network", "model_engine")
+
+# A name that holds a device (`device`, `args.gpu`, `local_rank`).
+DEVICE_LIKE = re.compile(r"(device|dev|gpu|cuda|rank)", re.IGNORECASE)
+# A name that holds a dtype (`dtype`, `torch.float16`): a `.to(x)` with it moves no tensor to a device.
+DTYPE_LIKE = re.compile(r"dtype|float|half|bfloat|int\d|long|double", re.IGNORECASE)
+
+# Positions of DataLoader's parameters in its signature.
+NUM_WORKERS, COLLATE_FN, PIN_MEMORY = 5, 6, 7
+# Lightning: the Trainer methods that run the fit loop, and a module's loader hooks they call every epoch.
+FIT_METHODS = {"fit", "validate"}
+EVERY_EPOCH_HOOKS = {"train_dataloader", "val_dataloader"}
