@@ -67,6 +67,17 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset({"cuda", "to", "type_as"}))
     probe = "syncs"
     VALID = (
+        # a CPU index into a CPU tensor of the program's values: nothing is copied
+        Example(
+            """
+            import torch
+            def negatives(y):
+                for i, label in enumerate(y):
+                    allowed = [k for k in range(10) if k != label]
+                    y[i] = torch.tensor(allowed)[torch.randint(len(allowed), size=(1,))]
+                return y.cuda()
+            """,
+        ),
         Example(
             """
             import torch
@@ -457,8 +468,14 @@ class CpuTensorMovedEachStep(Nesting):
     def visit_Subscript(self, node: cst.Subscript) -> None:
         indices = [e.slice.value for e in node.slice if type(e.slice) is cst.Index]
         made = [factory for index in indices for factory in self._cpu_made(index)]
-        if made and not self._cpu_made(node.value):
+        if made and not self._cpu_made(node.value) and not self._host_tensor(node.value):
             self.indexings.append((self.ctx.site(node), made, self.function()))
+
+    def _host_tensor(self, expr: cst.BaseExpression) -> bool:
+        """`torch.tensor(values)` without a device: a CPU tensor of the program's data, which a
+        CPU index indexes in place (nothing is copied)."""
+        return type(expr) is cst.Call and _from_host_data(expr) and keyword(expr, "device") is None and (
+            self.ctx.qualname(expr.func) or "").startswith("torch.")
 
     def _cpu_made(self, expr: cst.BaseExpression, depth: int = 0) -> list[cst.Call]:
         """The torch factory calls without a device whose tensors `expr` computes with (through
