@@ -657,6 +657,13 @@ def trains(found: tuple | None, depth: int = 0) -> bool:
     return memo[key]
 
 
+def steps_in_loops(found: tuple | None) -> bool:
+    """Whether the function `found` runs training steps in a loop of its own, so a call of it
+    is an epoch (not a step: see `trains`)."""
+    return found is not None and not trains(found) and any(
+        type(node) is ast.Call and _steps(node) for node in body_nodes(found[0]))
+
+
 def _steps(call: ast.Call) -> bool:
     func = call.func
     if type(func) is not ast.Attribute:

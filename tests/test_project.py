@@ -645,3 +645,33 @@ def test_workers_from_a_parser_a_function_of_another_file_builds(tmp_path):
     assert "its 16 worker processes" in finding.message and finding.fix is not None
     (tmp_path / "options.py").write_text(textwrap.dedent(options.replace("default=16", "default=0")))
     assert findings_of(path, "TPL104") == []
+
+
+def test_a_tensor_made_once_per_epoch_around_a_function_of_another_file_that_loops(tmp_path):
+    """TPL501: the loop calls a function of another module that runs the training steps in a
+    loop of its own, so what it makes runs once per epoch; around a per-step function, every step."""
+    engine = """
+        def train_epoch(model, loader, optimizer):
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                optimizer.step()
+
+        def train_step(model, x, optimizer):
+            model(x.cuda()).sum().backward()
+            optimizer.step()
+    """
+    train = """
+        import torch
+        from engine import train_epoch
+        for epoch in range(10):
+            train_epoch(model, loader, optimizer)
+            noise = torch.randn(64, 20).cuda()
+            save(model(noise))
+    """
+    path = project(tmp_path, train)
+    (tmp_path / "engine.py").write_text(textwrap.dedent(engine))
+    assert findings_of(path, "TPL501") == []
+    (tmp_path / "train.py").write_text(textwrap.dedent(train.replace("train_epoch", "train_step").replace(
+        "for epoch in range(10):\n            train_step(model, loader, optimizer)",
+        "for x in loader:\n            train_step(model, x, optimizer)")))
+    assert len(findings_of(path, "TPL501")) == 1

@@ -67,6 +67,21 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset({"cuda", "to", "type_as"}))
     probe = "syncs"
     VALID = (
+        # once per epoch: the loop calls a function that loops over the training steps itself
+        Example(
+            """
+            import torch
+            def train(epoch):
+                for x, y in loader:
+                    loss = model(x.cuda()).sum()
+                    loss.backward()
+                    optimizer.step()
+            for epoch in range(10):
+                train(epoch)
+                sample = torch.randn(64, 20).cuda()
+                save(model.decode(sample), epoch)
+            """,
+        ),
         # a CPU index into a CPU tensor of the program's values: nothing is copied
         Example(
             """
@@ -645,7 +660,7 @@ class CpuTensorMovedEachStep(Nesting):
         """How often the code at `site` runs: in a loop, in a forward (or a training step), or in a
         function of the source that one of those calls (through up to three calls); None otherwise."""
         if site.loops:
-            return "on every iteration"
+            return None if TrainingSteps.of(self.ctx).per_epoch(site.loops[-1]) else "on every iteration"
         if function is None:
             return None
         cls = self.ctx.class_of.get(id(function))

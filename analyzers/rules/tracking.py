@@ -9,7 +9,7 @@ import libcst as cst
 
 from ..context import Context, Frame, Scope, Site
 from ..nodes import call_name, dotted, keyword, positional
-from ..project import call_target, maybe_project_call
+from ..project import call_target, maybe_project_call, steps_in_loops
 from ..project import trains as project_trains
 from .edits import root_name
 from .base import Rule
@@ -138,6 +138,7 @@ class TrainingSteps:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self._direct: set[int] = set()  # ids of loops and functions that step directly
+        self._epochs: set[int] = set()  # ids of functions that step in a loop of their own
         self._callees: dict[int, set[str]] = {}  # loop or function id -> names of functions it calls
         self.engines: set[str] = set()  # functions a framework runs on every iteration
         self._forwards: dict[int, set[str]] = {}  # class id -> the methods its forward runs
@@ -175,12 +176,14 @@ class TrainingSteps:
         if owner is None:
             return
         call = site.node
-        if name == "backward":
-            self._direct.add(id(owner))
-        elif name == "step" and type(call.func) is cst.Attribute:
+        steps = name == "backward"
+        if name == "step" and type(call.func) is cst.Attribute:
             receiver = (dotted(call.func.value) or "").rsplit(".", 1)[-1].lower()
-            if "opt" in receiver or (receiver == "scaler" and call.args):
-                self._direct.add(id(owner))
+            steps = "opt" in receiver or (receiver == "scaler" and bool(call.args))
+        if steps:
+            self._direct.add(id(owner))
+            if site.loops and site.scope.node is not None:
+                self._epochs.add(id(site.scope.node))
         elif type(call.func) is cst.Name or dotted(call.func.value) == "self":
             self._callees.setdefault(id(owner), set()).add(name)
 
@@ -223,6 +226,19 @@ class TrainingSteps:
             if defs and self.trains(defs[-1][0], depth + 1):
                 return True
         return depth == 0 and self._trains_elsewhere(node)
+
+    def per_epoch(self, loop: cst.CSTNode) -> bool:
+        """Whether `loop` runs no training step itself but calls a function (of the source or
+        of another module) that loops over training steps: it runs once per epoch."""
+        if self.trains(loop):
+            return False
+        for name in self._callees.get(id(loop), ()):
+            defs = self.ctx.functions.get(name)
+            if defs and id(defs[-1][0]) in self._epochs:
+                return True
+        self._trains_elsewhere(loop)  # (collects the loop's calls of other modules)
+        return any(steps_in_loops(call_target(self.ctx, site.node.func, site.scope))
+                   for site in (self._elsewhere or {}).get(id(loop), ()))
 
     def _trains_elsewhere(self, node: cst.CSTNode) -> bool:
         """Whether a call right in the loop or function runs a training step in a function or
