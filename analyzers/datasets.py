@@ -452,7 +452,10 @@ class _Body:
 
 
 def _str_encode(call: ast.Call) -> bool:
-    """`text.encode("utf-8")`, `"...".encode()`: a string to bytes, not a tokenizer."""
+    """`text.encode("utf-8")`, `"...".encode()`: a string to bytes, not a tokenizer (a bare
+    `encode(...)` is not a method of a string)."""
+    if type(call.func) is not ast.Attribute:
+        return False
     receiver = call.func.value
     if type(receiver) is ast.Constant and isinstance(receiver.value, str):
         return True
