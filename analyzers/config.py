@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import sys
 from dataclasses import dataclass, field, replace
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python 3.10
+else:
     import tomli as tomllib
 
 _LIST_KEYS = {"select", "ignore", "extend-select", "exclude", "extend-exclude"}
@@ -184,7 +185,7 @@ def parse_config(table: dict, path: str | None = None) -> Config:
                 expected = type(rule.options[option])
                 if not isinstance(option_value, expected) or isinstance(option_value, bool) is not (expected is bool):
                     raise ConfigError(f"{where}.{key}: '{option}' must be {expected.__name__}, got {option_value!r}")
-                if expected is int and option_value < 1:  # the int options are counts
+                if expected is int and isinstance(option_value, int) and option_value < 1:  # the int options are counts
                     raise ConfigError(f"{where}.{key}: '{option}' must be a positive integer, got {option_value!r}")
             options.append((key.upper(), tuple(value.items())))
         elif key not in _KEYS:

@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import overload
 
 from .project import Namespace, Place, body_nodes, parameters
 
@@ -39,6 +41,7 @@ _RANK = {CHEAP: 0, ROWS: 1, UNKNOWN_COST: 2, EXPENSIVE: 3, ON_DEVICE: 4}  # whic
 # which only adds up with large batches (ROWS_BATCH rows: milliseconds per step).
 ROWS_BATCH = 256
 _MAX_DEPTH = 4  # methods and functions followed from __getitem__
+_Definition = tuple[ast.FunctionDef | ast.AsyncFunctionDef, Namespace, Place]  # as a namespace's `function` finds it
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,11 @@ class Cost:
 UNKNOWN_DATASET = Cost(UNKNOWN_COST)
 
 
-def combine(costs, empty: Cost | None = UNKNOWN_DATASET) -> Cost | None:
+@overload
+def combine(costs: Iterable[Cost | None], empty: Cost = ...) -> Cost: ...
+@overload
+def combine(costs: Iterable[Cost | None], empty: None) -> Cost | None: ...
+def combine(costs: Iterable[Cost | None], empty: Cost | None = UNKNOWN_DATASET) -> Cost | None:
     """The cost of a dataset that may be any of `costs` (None entries: ignored): the worst;
     `empty` when there is none."""
     found = None
@@ -208,8 +215,8 @@ def _dotted(node: ast.expr) -> str | None:
 
 def _self_attr(node: ast.expr) -> str | None:
     """`self.x` (or `self.x.y...`, `self.x[i]`): "x"."""
-    while type(node) in (ast.Attribute, ast.Subscript, ast.Call):
-        inner = node.func if type(node) is ast.Call else node.value
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        inner = node.func if isinstance(node, ast.Call) else node.value
         if type(node) is ast.Attribute and type(inner) is ast.Name and inner.id == "self":
             return node.attr
         node = inner
@@ -310,11 +317,12 @@ def _self_assignments(function) -> list[tuple[ast.Attribute, ast.expr]]:
     return found
 
 
-def _members(cls: ast.ClassDef, namespace: Namespace, place: Place, depth: int):
+def _members(cls: ast.ClassDef, namespace: Namespace, place: Place,
+             depth: int) -> tuple[dict[str, _Definition], dict[str, str], list[str]]:
     """The class's methods (with those inherited from classes of the same project), the
     attributes that hold an on-disk store (attribute -> what reading it does) and the
     qualified names of its library base classes."""
-    methods: dict[str, tuple] = {}
+    methods: dict[str, _Definition] = {}
     stores: dict[str, str] = {}
     libraries: list[str] = []
     for base in cls.bases:
@@ -332,7 +340,7 @@ def _members(cls: ast.ClassDef, namespace: Namespace, place: Place, depth: int):
             if qualified is not None:
                 libraries.append(qualified)
     for node in cls.body:
-        if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             methods[node.name] = (node, namespace, place)
     for _ in range(2):  # a store made from another one (`self.imgs = self.h5["images"]`)
         for node, _, _ in methods.values():
@@ -387,10 +395,13 @@ class _Body:
         return found
 
     def subscript(self, node: ast.Subscript, place: Place) -> Cost | None:
-        attr = _self_attr(node.value) if type(node.value) is ast.Attribute else None
-        if attr is not None and attr in self.stores and type(node.value.value) is ast.Name:
+        held = node.value
+        if type(held) is not ast.Attribute or type(held.value) is not ast.Name:
+            return None
+        attr = _self_attr(held)
+        if attr is not None and attr in self.stores:
             return Cost(EXPENSIVE, f"{self.stores[attr]} per item", place(node.lineno), _short(node))
-        if attr is not None and attr in self.arguments and type(node.value.value) is ast.Name:
+        if attr is not None and attr in self.arguments:
             name, index = self.arguments[attr]
             self.indexed[name] = index  # a tensor or list is cheap to index, another dataset is not
         return None
@@ -452,8 +463,12 @@ class _Body:
 
 
 def _str_encode(call: ast.Call) -> bool:
-    """`text.encode("utf-8")`, `"...".encode()`: a string to bytes, not a tokenizer."""
-    receiver = call.func.value
+    """`text.encode("utf-8")`, `"...".encode()`: a string to bytes, not a tokenizer (a bare
+    `encode(...)` is not a method of a string)."""
+    func = call.func
+    if type(func) is not ast.Attribute:
+        return False
+    receiver = func.value
     if type(receiver) is ast.Constant and isinstance(receiver.value, str):
         return True
     given = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "encoding"), None)
@@ -464,7 +479,7 @@ def _str_encode(call: ast.Call) -> bool:
 _IN_MEMORY = Cost(CHEAP, "its items are a list held in memory")
 
 
-def returned_cost(found: tuple | None, index: int | None = None, depth: int = 0) -> Cost:
+def returned_cost(found: _Definition | None, index: int | None = None, depth: int = 0) -> Cost:
     """The per-item cost of the dataset a function of the project (as a namespace's
     `function` finds it) returns, or of element `index` of the tuple it returns; followed
     through the names the function assigns, torch's dataset wrappers (and the lists of
@@ -487,16 +502,15 @@ class _Returned:
 
     def cost(self, expr: ast.expr, index: int | None, seen: frozenset) -> Cost | None:
         """None: a name met again while resolving it (the other assignments decide)."""
-        kind = type(expr)
-        if kind is ast.Tuple and index is not None:
+        if type(expr) is ast.Tuple and index is not None:
             return self.cost(expr.elts[index], None, seen) if index < len(expr.elts) else UNKNOWN_DATASET
-        if kind is ast.Name:
+        if type(expr) is ast.Name:
             return self._name(expr.id, index, seen)
-        if kind is ast.Call:
+        if type(expr) is ast.Call:
             return self._call(expr, index, seen)
-        if kind is ast.Subscript and index is None:
+        if type(expr) is ast.Subscript and index is None:
             return self.cost(expr.value, None, seen)
-        if kind in (ast.List, ast.ListComp) and index is None:
+        if type(expr) in (ast.List, ast.ListComp) and index is None:
             return _IN_MEMORY
         return UNKNOWN_DATASET
 
@@ -514,7 +528,7 @@ class _Returned:
         """(value, None) for `name = value`, (value, i) for `..., name, ... = value` (element i);
         only the last, when each is a statement of the function's own body (straight-line
         code: `ds = load(); ds = Subset(ds, idx); return ds`)."""
-        found = []
+        found: list[tuple[ast.stmt, ast.expr, int | None]] = []
         for node in self.nodes:
             targets = node.targets if type(node) is ast.Assign else [node.target] if type(node) in (ast.AnnAssign, ast.For) else []
             for target in targets:
@@ -573,7 +587,7 @@ class _Returned:
     def _datasets(self, expr: ast.expr) -> list[ast.expr]:
         """The datasets a wrapper is given: one, a list written out, or a list the function
         builds with `append`."""
-        if type(expr) in (ast.List, ast.Tuple):
+        if isinstance(expr, (ast.List, ast.Tuple)):
             return list(expr.elts)
         if type(expr) is ast.Name and [v for v, _ in self._assigned(expr.id)] and all(
                 type(v) is ast.List and not v.elts for v, _ in self._assigned(expr.id)):

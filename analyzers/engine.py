@@ -39,7 +39,8 @@ class _Pass:
         self.call_rules: dict[bool, list] = {False: [], True: []}  # leaving -> [(rule.calls, handler)]
         self.for_call: dict[tuple, tuple] = {}  # (leaving, name, imported as) -> the call's handlers
         for rule in (rule for rule in rules if rule.visits):
-            for attr in _handler_names(type(rule)):
+            rule_class: type = type(rule)  # `type`: mypy finds type[Rule] unhashable (python/mypy#11470)
+            for attr in _handler_names(rule_class):
                 if attr in ("visit_Call", "leave_Call"):
                     self.call_rules[attr == "leave_Call"].append((rule.calls, getattr(rule, attr)))
                 elif attr.startswith("visit_"):
@@ -48,7 +49,7 @@ class _Pass:
                     leavers[attr[6:]].append(getattr(rule, attr))
         specs = {leaving: tuple(calls for calls, _ in pairs) for leaving, pairs in self.call_rules.items()}
         self.specs = {leaving: _SPECS.setdefault(spec, spec) for leaving, spec in specs.items()}
-        self.handlers: list[tuple] = [()] * len(_EVENTS)
+        self.handlers: list[tuple | None] = [()] * len(_EVENTS)  # None: the call events
         for kind in {*visitors, *leavers, *ctx.visit_handlers, *ctx.leave_handlers} - {"Call"}:
             first = ctx.visit_handlers.get(kind)
             last = ctx.leave_handlers.get(kind)
@@ -68,7 +69,7 @@ class _Pass:
     def run(self, parsed: Parsed) -> None:
         handlers = self.handlers
         module = parsed.module
-        for handle in handlers[_event("Module", False)]:
+        for handle in handlers[_event("Module", False)] or ():
             handle(module)
         call_handlers = self._call_handlers
         for chunk in parsed.chunks:
@@ -82,7 +83,7 @@ class _Pass:
                     found = call_handlers(node, event)
                 for handle in found:
                     handle(node)
-        for handle in handlers[_event("Module", True)]:
+        for handle in handlers[_event("Module", True)] or ():
             handle(module)
 
     def _call_handlers(self, call: cst.Call, event: int) -> tuple:
@@ -91,6 +92,7 @@ class _Pass:
         imported name: what `ctx.qualname` resolves it to at this point of the pass)."""
         leaving = event == _LEAVE_CALL
         func = call.func
+        key: tuple[bool, str | None, str | None]
         if type(func) is cst.Attribute:
             key = (leaving, func.attr.value, None)
         elif type(func) is cst.Name:
@@ -350,7 +352,7 @@ class _Positions:
         owner = parsed.owners.get(key)
         index = self.indexes[unit].get(id(owner))
         if index is None:  # an id noted for a chunk gone since (a chunk of this parse keeps its nodes alive)
-            index = next(i for i, chunk in enumerate(parsed.chunks) if key in chunk.nodes)
+            index = next(i for i, chunk in enumerate(parsed.chunks) if chunk.nodes is not None and key in chunk.nodes)
         chunk = parsed.chunks[index]
         offset = parsed.starts[index]
         if chunk.offset != offset:  # the chunk moved: its ranges in the unit are made again
@@ -398,8 +400,9 @@ def _locate(source: Source, parsed: dict[int, Parsed], reports: list[Report], kn
             fix = None
             if plan is not None:
                 edits = [_edits(source, modules, step, position, newline) for step in plan.steps]
-                if all(e is not None for e in edits):
-                    fix = Fix(plan.title, tuple(e for group in edits for e in group))
+                groups = [group for group in edits if group is not None]
+                if len(groups) == len(edits):
+                    fix = Fix(plan.title, tuple(e for group in groups for e in group))
             finding = Finding(report.rule.code, report.message, report.severity, source.units[unit_index].cell,
                               rng, fix, report.rule.probe, report.related, report.extra)
         if key is not None:

@@ -74,6 +74,7 @@ def _no_worse(code: str, before: str | None) -> bool:
 def _with_texts(source: Source, texts: dict) -> Source:
     """A new Source with some units' texts replaced."""
     if source.kind == "notebook":
+        assert source.notebook is not None  # a notebook's Source keeps its JSON
         # a copy of what changes only: the rest (outputs, metadata nested any depth) is shared
         notebook = {**source.notebook, "cells": list(source.notebook["cells"])}
         for cell_index, text in texts.items():
@@ -93,12 +94,18 @@ def _compatible(findings: list[Finding]) -> list[Finding]:
     taken: list[Edit] = []
     chosen = []
     for finding in findings:
-        edits = finding.fix.edits
+        edits = _edits(finding)
         if any(_overlap(a, b) for a in edits for b in taken):
             continue
         chosen.append(finding)
         taken.extend(edits)
     return chosen
+
+
+def _edits(finding: Finding) -> tuple[Edit, ...]:
+    """The edits of a finding's fix (only findings with one are fixed)."""
+    assert finding.fix is not None
+    return finding.fix.edits
 
 
 def _overlap(a: Edit, b: Edit) -> bool:
@@ -115,7 +122,7 @@ def _overlap(a: Edit, b: Edit) -> bool:
 def _apply(source: Source, findings: list[Finding]) -> Source:
     by_cell: dict = {}
     for finding in findings:
-        for edit in finding.fix.edits:
+        for edit in _edits(finding):
             by_cell.setdefault(edit.cell, []).append(edit)
     texts = {cell: apply_edits(source.unit(cell).text, edits) for cell, edits in by_cell.items()}
     return _with_texts(source, texts)

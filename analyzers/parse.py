@@ -22,6 +22,7 @@ import re
 import threading
 import tokenize
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -97,8 +98,8 @@ class Split:
     lines: list[str]
     starts: list[int]
     config: cst.PartialParserConfig
-    chunks: list = field(default_factory=list)
-    previous: list = field(default_factory=list)
+    chunks: list[Chunk | None] = field(default_factory=list)
+    previous: list[Chunk | None] = field(default_factory=list)
     kept: dict = field(default_factory=dict)
     skipped: dict = field(default_factory=dict)
     nesting: list = field(default_factory=list)  # chunk index -> its (work, depth), see `_nesting`
@@ -119,14 +120,16 @@ def _starts(code: str, offset: int) -> tuple[list[int], list[tuple[int, int]]]:
         return [], []
     starts, groups = [offset], [[body[0]]]
     for before, statement in zip(body, body[1:]):
-        if before.end_lineno <= _first_line(statement):
-            starts.append(offset + before.end_lineno)
+        end = before.end_lineno
+        assert end is not None  # ast.parse sets every statement's end
+        if end <= _first_line(statement):
+            starts.append(offset + end)
             groups.append([])
         groups[-1].append(statement)
     return starts, [_nesting(group) for group in groups]
 
 
-def _nesting(statements: list[ast.AST]) -> tuple[int, int]:
+def _nesting(statements: Sequence[ast.AST]) -> tuple[int, int]:
     """(work, depth): how deep expressions nest in `statements` (counted from the statement
     that holds them), and the work past FREE_DEPTH that costs libcst's parser: the sum, over
     expressions nested deeper, of how much deeper. Its parser copies what it has read of
@@ -262,7 +265,7 @@ def patched(donor: Chunk, text: str) -> Chunk | None:
     spans = donor.spans
     leaf, token = None, -1
     for node, (first, last) in spans.spans.items():  # the one token of a leaf is its value
-        if type(node) in _LEAVES and spans.offsets[first] <= start and end <= spans.offsets[last]:
+        if isinstance(node, _LEAVES) and spans.offsets[first] <= start and end <= spans.offsets[last]:
             token = next((i for i in range(first, last) if spans.tokens[i] == node.value), -1)
             if token >= 0 and spans.offsets[token] <= start and end <= spans.offsets[token + 1]:
                 leaf = node
@@ -277,7 +280,7 @@ def patched(donor: Chunk, text: str) -> Chunk | None:
         alone = cst.parse_expression(value)
     except (cst.ParserSyntaxError, ValueError, RecursionError):
         return None
-    if type(alone) is not type(leaf) or alone.value != value:  # one token, nothing around it
+    if not isinstance(alone, _LEAVES) or type(alone) is not type(leaf) or alone.value != value:  # one token, nothing around it
         return None
     path = _path(donor.module, leaf)
     if path is None:
@@ -295,7 +298,7 @@ def patched(donor: Chunk, text: str) -> Chunk | None:
     swap = {id(old): new for old, new in renamed.items()}
     events = {wanted: [swap.get(id(item), item) for item in recorded] for wanted, recorded in donor.events.items()}
     nodes = None if donor.nodes is None else frozenset(id(swap[i]) if i in swap else i for i in donor.nodes)
-    return Chunk(node, text, nodes, events, made)
+    return Chunk(cst.ensure_type(node, cst.Module), text, nodes, events, made)
 
 
 def _path(root: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode] | None:
@@ -378,6 +381,7 @@ class ParseCache:
             if found is None:
                 found = Chunk(cst.parse_module(text, config), text)
             else:  # the donor's nodes now belong to this chunk: it is never handed out again
+                assert donor is not None  # `found` was patched from it
                 self._drop(donor)
                 if found.nodes is not None:
                     self.owners.update(dict.fromkeys(found.nodes, found))
@@ -392,8 +396,8 @@ class ParseCache:
     def _drop(self, chunk: Chunk) -> None:
         """Take a cached chunk out (the token patch gave its nodes to a new chunk)."""
         key = self._keys.get(id(chunk))
-        pool = self.chunks.get(key, [])
-        if chunk in pool:
+        pool = self.chunks.get(key, []) if key is not None else []
+        if key is not None and chunk in pool:
             pool.remove(chunk)
             if not pool:
                 del self.chunks[key]
@@ -480,10 +484,10 @@ def default_indent(lines: list[str]) -> str:
     return "    "
 
 
-def _chunks(unit: Split, cache: ParseCache) -> list[Chunk]:
+def _chunks(unit: Split, cache: ParseCache) -> list[Chunk | None]:
     bounds = [*unit.starts, len(unit.lines)]
     donors = unit.previous if len(unit.previous) == len(unit.starts) else [None] * len(unit.starts)
-    chunks = []
+    chunks: list[Chunk | None] = []
     for index, (begin, end, donor) in enumerate(zip(bounds, bounds[1:], donors)):
         kept = unit.kept.get(index)
         if index in unit.skipped:
@@ -513,7 +517,7 @@ def split(code: str, cache: ParseCache, slot: object = None) -> Split:
             raise LongLine(*next(iter(long.items())))
     previous = cache.splits.pop(slot, None)
     resplit = _resplit(previous, lines) if previous is not None and not previous.skipped else None
-    skipped = {}
+    skipped: dict[int, str] = {}
     try:
         starts, nesting = _starts(code, 0) if resplit is None else resplit[:2]
     except (RecursionError, MemoryError):  # too deep for `ast` as a whole: statement by statement
@@ -528,10 +532,12 @@ def split(code: str, cache: ParseCache, slot: object = None) -> Split:
         skipped.setdefault(index, why)
     first_break = LINE_BREAK.search(code)  # libcst's default newline: the first one
     indent, newline = default_indent(lines), first_break.group() if first_break else "\n"
-    same = previous is not None and (previous.config.default_indent, previous.config.default_newline) == (indent, newline)
-    config = previous.config if same else cst.PartialParserConfig(default_indent=indent, default_newline=newline)
-    kept = _unchanged(previous, lines, starts, *resplit[2:]) if same and resplit is not None else {}
-    made = Split(lines, starts, config, previous=previous.chunks if same else [], kept=kept, skipped=skipped,
+    same = previous if previous is not None and (  # the previous split, if its indent and newline are these
+        previous.config.default_indent, previous.config.default_newline) == (indent, newline) else None
+    config = same.config if same is not None else cst.PartialParserConfig(
+        default_indent=indent, default_newline=newline)
+    kept = _unchanged(same, lines, starts, *resplit[2:]) if same is not None and resplit is not None else {}
+    made = Split(lines, starts, config, previous=same.chunks if same is not None else [], kept=kept, skipped=skipped,
                  nesting=nesting)
     cache.splits[slot] = made
     return made
@@ -559,15 +565,17 @@ def parse(unit: Split, cache: ParseCache, shallow: bool = False) -> Parsed:
     unit.chunks = chunks
     starts = unit.starts
     if unit.skipped:
-        chunks = [chunk for index, chunk in enumerate(chunks) if index not in unit.skipped]
         starts = [start for index, start in enumerate(starts) if index not in unit.skipped]
-    body = [statement for chunk in chunks for statement in chunk.module.body]
+    read = [chunk for index, chunk in enumerate(chunks) if chunk is not None and index not in unit.skipped]
+    body = [statement for chunk in read for statement in chunk.module.body]
+    indent, newline = unit.config.default_indent, unit.config.default_newline
+    assert isinstance(indent, str) and isinstance(newline, str)  # `split` sets both
     module = cst.Module(
         body=body,
-        header=chunks[0].module.header if chunks else (),
-        footer=chunks[-1].module.footer if chunks else (),
-        default_indent=unit.config.default_indent,
-        default_newline=unit.config.default_newline,
-        has_trailing_newline=chunks[-1].module.has_trailing_newline if chunks else True,
+        header=read[0].module.header if read else (),
+        footer=read[-1].module.footer if read else (),
+        default_indent=indent,
+        default_newline=newline,
+        has_trailing_newline=read[-1].module.has_trailing_newline if read else True,
     )
-    return Parsed(module, chunks, starts, cache.owners)
+    return Parsed(module, read, starts, cache.owners)

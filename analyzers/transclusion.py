@@ -49,7 +49,7 @@ def virtual_unit(text: str, lines: list[str]) -> Unit | None:
             continue
         original = _original_line(line) if "get_ipython()" in line else None
         magic = _classify(original, index) if original is not None else None
-        if magic is not None:
+        if original is not None and magic is not None:
             magics.append(dataclasses.replace(magic, text_end=len(line) - 2))  # before the closing `")`
             code[index] = mask_line(original, magic)
         index += 1
@@ -97,6 +97,7 @@ def _called(lines: list[str], start: int, match: re.Match) -> tuple[Block, list[
     body[-1] = body[-1][:-4]  # the closing `""")`
     block = Block(start, last + 1, (last, len(lines[last]) - 4), shifted=True)
     magic = _classify(f"%%{match['name']}{_unescape(match['args'])}", start)
+    assert magic is not None  # a line starting `%%` is a magic
     if match["name"] not in RUNS_CELL:  # the cell is the magic's text (a file, a script), not Python
         return block, ["pass", *[""] * (last - start)], [magic]
     masked = mask_ipython(_cell_text(match, body))

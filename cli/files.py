@@ -67,7 +67,7 @@ def _walk(top: str, config_for: Callable[[str], Config], errors: list, filter_ex
     def unreadable(exc: OSError) -> None:
         errors.append((display_path(exc.filename), f"cannot list directory: {exc.strerror}"))
 
-    files = []
+    files: list[str] = []
     for folder, dirs, names in os.walk(top, onerror=unreadable):
         # what `folder` holds follows `folder`'s configuration
         excluded = config_for(folder).excluded if filter_excluded else _never

@@ -178,7 +178,7 @@ def check_file(path: str, config: Config, mode: str, cache_folder: str | None = 
         return FileResult(error=f"cannot read: {exc.strerror}")
     store = Cache(cache_folder) if cache_folder and mode == "check" else None
     key = store.key(path, data, config) if store else None
-    if store:
+    if store and key is not None:
         cached = store.get(key)
         if cached is not None:
             return FileResult(cached[0], reads=cached[1])
@@ -186,7 +186,7 @@ def check_file(path: str, config: Config, mode: str, cache_folder: str | None = 
         source = read_source(path, data)
         with recording() as consulted:
             findings = analyze(source, config)
-        if store:
+        if store and key is not None:
             store.put(key, findings, consulted)
         fixing = mode != "check" and any(f.fix for f in findings)
         result = fix_source(source, config) if fixing else None
@@ -195,7 +195,7 @@ def check_file(path: str, config: Config, mode: str, cache_folder: str | None = 
         return FileResult(error=str(exc))
     except Exception as exc:  # a bug of ours must not stop the other files
         return FileResult(error=f"internal error, please report it: {type(exc).__name__}: {exc}")
-    if remaining is None or all(a.text == b.text for a, b in zip(source.units, result.source.units)):
+    if result is None or remaining is None or all(a.text == b.text for a, b in zip(source.units, result.source.units)):
         return FileResult(findings, reads=consulted)  # no text changed: nothing to write (not even a notebook's JSON)
     try:
         new = render(result.source)
@@ -290,7 +290,7 @@ def check(args: argparse.Namespace) -> int:
     if failed:
         return EXIT_ERROR
     status = EXIT_OK if args.exit_zero else status
-    if run_key is not None:
+    if cache_folder and run_key is not None:
         runcache.store(cache_folder, run_key, out, summary, status, consulted)
     return status
 

@@ -16,9 +16,9 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Any, Callable
 
-from perf_lint.analyzers import ConfigError, Finding, SourceError, analyze, fixed_text, load_config
+from perf_lint.analyzers import ConfigError, Finding, Source, SourceError, analyze, fixed_text, load_config
 from perf_lint.analyzers import notebook_source, python_source, read_source
 from perf_lint.analyzers.config import KEEP_TRACES
 from perf_lint.analyzers.findings import cell_label
@@ -58,7 +58,7 @@ class Variant:
 @dataclass
 class Plan:
     path: str
-    source: object
+    source: Source
     segments: list[Segment]
     findings: list[Finding]  # measured together
     skipped: list[Finding]  # at the target, but needing another probe
@@ -88,6 +88,7 @@ def run_profile(request: ProfileRequest, cancel: threading.Event | None = None,
         result.failure, result.error = "internal", "perf-lint could not prepare the run:\n" + traceback.format_exc()
         return result
     result.python = plan.python
+    assert plan.target is not None  # `prepare` picks one, measurable or not
     result.target = plan.target.description
     result.measure = plan.measure_text
     result.findings = [finding_dict(f) for f in plan.findings]
@@ -156,7 +157,7 @@ def locate(request: ProfileRequest, source, segments: list[Segment]) -> tuple[in
         matching = [c for c in segments if c.cell == request.cell]
         if not matching:
             if notebook:
-                cells = ", ".join(str(c.cell + 1) for c in segments) or "none"
+                cells = ", ".join(str(c.cell + 1) for c in segments if c.cell is not None) or "none"
                 raise SetupError("request", f"{cell_label(request.cell)} is not a code cell of the notebook (code cells: {cells})")
             if not source.percent_cells:
                 raise SetupError("request", "the file has no `# %%` cells; give a line instead")
@@ -237,7 +238,7 @@ def prepare(request: ProfileRequest) -> Plan:
         measure = program.measure(target, descend=probe.steps != "epochs")
     last = max(target.last_segment, measure.segment)
     program = Program(segments[: last + 1], parsed[: last + 1])
-    build = dict(program=program, measure=measure, clocks=probe.metric in ("interval", "warmup") and magic is None,
+    build: dict[str, Any] = dict(program=program, measure=measure, clocks=probe.metric in ("interval", "warmup") and magic is None,
                  magic_line=places[id(primary)][1] if magic is not None else None, cap_inner=probe.steps == "epochs")
     plan.target, plan.measure_text = target, program.describe(measure)
     plan.distributed = probe.distributed or any(_DISTRIBUTED.search(c.code) for c in program.segments)
@@ -267,6 +268,7 @@ def prepare(request: ProfileRequest) -> Plan:
 def add_candidates(plan: Plan, source, build: dict) -> None:
     """Variants B1, B2, ...: the swept finding's fix with each candidate count."""
     swept = plan.sweep
+    assert swept is not None  # the plan sweeps
     others = [f.code for f in plan.findings if f is not swept.finding and f.fix is not None]
     if others:
         plan.notes.append(f"the sweep varies the fix of {swept.finding.code}; the fixes of "
@@ -452,16 +454,20 @@ def measurement(request: ProfileRequest, plan: Plan) -> dict:
     """How the child measures: epoch steps run whole up to a budget (a share of the timeout),
     the warm-up waits for compilation unless compilations are what is counted, and fewer
     (cut) epochs go under the profiler."""
-    epochs = plan.probe.steps == "epochs"
+    probe = plan.probe
+    assert probe is not None  # a plan that runs has its probe
+    epochs = probe.steps == "epochs"
     active = request.schedule[2]
     return {"epochs": epochs, "epoch_budget_s": request.timeout_s / (3 * sum(request.schedule)),
-            "settle_compile": plan.probe.metric != "compiles", "profile_steps": min(active, 2) if epochs else active}
+            "settle_compile": probe.metric != "compiles", "profile_steps": min(active, 2) if epochs else active}
 
 
 def execute(request: ProfileRequest, plan: Plan, run_dir: str, cancel, say, result: ProfileResult,
             runner=None) -> list[dict]:
     """The runs, interleaved A B A B ...; stops at the first failure, timeout or cancel. `runner`
     (remote.RayRunner) runs each child as a Ray task instead of a local process."""
+    probe = plan.probe
+    assert probe is not None  # a plan that runs has its probe
     programs = os.path.join(run_dir, "programs")
     for variant in plan.variants:
         for segment in variant.segments:
@@ -493,12 +499,12 @@ def execute(request: ProfileRequest, plan: Plan, run_dir: str, cancel, say, resu
             "result": os.path.join(programs, f"{worker}.result.json"),
             "file": plan.path if plan.source.kind == "python" else None, "argv": [plan.path],
             "path0": cwd, "distributed": plan.distributed, "segments": variant.segments,
-            "all_reads": plan.probe.metric == "warmup", "profile_memory": plan.probe.profile_memory,
+            "all_reads": probe.metric == "warmup", "profile_memory": probe.profile_memory,
             **measurement(request, plan),
         }
         outcome = start(plan.python, job, os.path.join(programs, f"{worker}.job.json"),
                         os.path.join(programs, f"{worker}.log"), cwd, env, request.timeout_s, cancel)
-        run = {"variant": variant.name, "repeat": repeat, "worker": worker, "status": outcome.status,
+        run: dict[str, Any] = {"variant": variant.name, "repeat": repeat, "worker": worker, "status": outcome.status,
                "returncode": outcome.returncode, "pgid": outcome.pgid, "log": os.path.join(programs, f"{worker}.log"),
                "result": outcome.result or {}}
         runs.append(run)
@@ -522,6 +528,7 @@ def execute(request: ProfileRequest, plan: Plan, run_dir: str, cancel, say, resu
                             f"{outcome.returncode}{', killed: out of memory?' if outcome.returncode == -9 else ''})"
                             + (f"\n{outcome.log_tail.strip()}" if outcome.log_tail.strip() else ""))
             break
+        assert outcome.result is not None  # "done": the child wrote its result
         error = outcome.result.get("error")
         if error:
             describe_error(result, plan, variant, error)

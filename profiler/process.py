@@ -108,7 +108,8 @@ def stack_of(log: str) -> list[tuple[str, int, str]]:
     start = log.rfind("Fatal Python error: Aborted")
     if start < 0:
         return []
-    threads, frames = [], None
+    threads: list[list[tuple[str, int, str]]] = []
+    frames: list[tuple[str, int, str]] | None = None
     for line in log[start:].splitlines():
         if line.endswith("(most recent call first):"):
             frames = []

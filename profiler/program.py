@@ -9,10 +9,11 @@ is a function, whose callers usually come later). Lines here are 0-based within 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from perf_lint.analyzers import Source
 from perf_lint.analyzers.findings import cell_label
@@ -100,7 +101,7 @@ class Tree:
     """A segment's libcst tree with positions, its loops and functions in source order."""
 
     module: cst.Module
-    positions: object
+    positions: Mapping[cst.CSTNode, CodeRange]
     loops: list = field(default_factory=list)
     nodes: list = field(default_factory=list)  # loops and function definitions
     defs: dict = field(default_factory=dict)  # name -> module-level FunctionDef
@@ -308,10 +309,13 @@ class Program:
     def measure(self, target: Target, descend: bool = True) -> Measure:
         """Steps for a target: the training loop in it (`descend`: not the epoch loop)."""
         tree = self.parsed[target.segment]
+        found: tuple[int, object] | None
         if target.kind == "loop":
+            assert target.line is not None  # a loop's target has its line
             loop = tree.loop_at(target.line)
             found = self.descend(target.segment, loop, 0) if descend else (target.segment, loop)
         elif target.kind == "function":
+            assert target.line is not None  # a function's target has its line
             node = tree.def_at(target.line)
             found = self.choose(target.segment, _body(node), descend=descend)
             if found is None:
@@ -346,8 +350,10 @@ class Program:
         if measure.region is not None:
             first, last = (segment.user_line(line) for line in measure.region)
             return f"repeated runs of the timed lines {first}-{last}{scope}"
-        if measure.how == "loop":
-            return f"iterations of the loop at line {segment.user_line(measure.line)}{scope}"
-        if measure.how == "repeat-function":
-            return f"repeated calls of the function at line {segment.user_line(measure.line)}{scope}"
+        if measure.how in ("loop", "repeat-function"):
+            assert measure.line is not None  # a loop or a function is measured at its line
+            line = segment.user_line(measure.line)
+            if measure.how == "loop":
+                return f"iterations of the loop at line {line}{scope}"
+            return f"repeated calls of the function at line {line}{scope}"
         return f"repeated runs of {segment.label}"

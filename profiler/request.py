@@ -40,7 +40,8 @@ class ProfileRequest:
     keep_traces: int | None = None
 
     @property
-    def schedule(self) -> tuple[int, int, int]:
+    def schedule(self) -> tuple[int, ...]:
+        """The steps as given, or the default (`problems` says when they are not three)."""
         return tuple(self.steps) if self.steps is not None else DEFAULT_STEPS
 
     def problems(self) -> list[str]:

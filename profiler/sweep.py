@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import Any
 
 import libcst as cst
 
@@ -90,9 +91,10 @@ def with_value(fix: Fix, setting: str, value: int) -> Fix:
 def plan(findings: list[Finding], cpus: int) -> Sweep | None:
     """The sweep of the first finding whose fix writes a count, or None."""
     for finding in findings:
-        setting = setting_of(finding.fix)
-        if setting is not None:
-            candidates = tuple(Candidate(f"B{i}", setting, value, with_value(finding.fix, setting, value))
+        fix = finding.fix
+        setting = setting_of(fix)
+        if fix is not None and setting is not None:
+            candidates = tuple(Candidate(f"B{i}", setting, value, with_value(fix, setting, value))
                                for i, value in enumerate(counts(cpus), 1))
             return Sweep(finding, setting, candidates)
     return None
@@ -106,7 +108,7 @@ def judged(result, sweep: Sweep, by_variant: dict) -> dict:
         times, name, what = first_batches, "start-up speed-up (A / B time to an epoch's first batch)", "first batch"
     else:
         times, name, what = (lambda run: samples(run, result.on_gpu)), SPEEDUP, "step"
-    rows = []
+    rows: list[dict[str, Any]] = []  # JSON: the report's table
     for candidate in sweep.candidates:
         runs = by_variant.get(candidate.variant, [])
         judgement = compare([times(r) for r in a], [times(r) for r in runs], name)
@@ -141,6 +143,6 @@ def winning_fix(finding: Finding, winner: dict) -> Fix | None:
     sweep varied (the code it rewrites unchanged)."""
     if (finding.code, finding.cell, finding.range.start_line + 1) != (winner["code"], winner["cell"], winner["line"]):
         return None
-    if _texts(finding.fix) != winner["fix"]:
+    if finding.fix is None or _texts(finding.fix) != winner["fix"]:
         return None
     return with_value(finding.fix, winner["setting"], winner["value"])

@@ -113,6 +113,8 @@ async def resolve(server, action: types.CodeAction) -> types.CodeAction:
     if not _current(server, state):
         server.log(f"perf-lint: '{action.title}' is not available: the document is closed or still changing")
         return action
+    assert state is not None and state.analysis is not None and isinstance(uri, str)  # `_current` found them
+    analysis = state.analysis
     kind = data.get("action")
     if kind in ("fix", "suppress", "winner"):
         entry = next((e for e in state.shown.get(uri, []) if e.finding.code == data.get("code")
@@ -122,12 +124,12 @@ async def resolve(server, action: types.CodeAction) -> types.CodeAction:
             server.log(f"perf-lint: '{action.title}' no longer applies: the code changed; ask for the action again")
             return action
         if kind == "suppress":
-            edits = _suppress_edits(state.analysis, entry.finding, uri)
-        else:
-            finding = entry.finding if kind == "fix" else replace(entry.finding, fix=measured[1])
-            edits = _fix_edits(state.analysis, finding)
+            edits = _suppress_edits(analysis, entry.finding, uri)
+        else:  # "fix", or "winner" with what was measured
+            finding = entry.finding if measured is None else replace(entry.finding, fix=measured[1])
+            edits = _fix_edits(analysis, finding)
     elif kind in ("fixAll", "notebookFixAll"):
-        edits = await _fix_all_edits(server, state.analysis, uri if kind == "fixAll" else None)
+        edits = await _fix_all_edits(server, analysis, uri if kind == "fixAll" else None)
     else:
         return action
     if edits is None:
@@ -149,8 +151,10 @@ def _unit_uri(analysis: Analysis, cell: int | None) -> str | None:
 
 
 def _fix_edits(analysis: Analysis, finding: Finding) -> dict[str, list[Edit]] | None:
+    assert analysis.source is not None  # a current analysis (see `_current`)
     if not parses(fixed_text(analysis.source, [finding])):
         return None
+    assert finding.fix is not None  # a fix action's finding has one
     edits: dict[str, list[Edit]] = {}
     for edit in finding.fix.edits:
         uri = _unit_uri(analysis, edit.cell)
@@ -161,6 +165,7 @@ def _fix_edits(analysis: Analysis, finding: Finding) -> dict[str, list[Edit]] | 
 
 
 def _suppress_edits(analysis: Analysis, finding: Finding, uri: str) -> dict[str, list[Edit]] | None:
+    assert analysis.source is not None  # a current analysis (see `_current`)
     unit = analysis.source.unit(finding.cell)
     edit = suppression_edit(unit, finding, analysis.source)
     return None if edit is None else {uri: [edit]}
@@ -197,8 +202,8 @@ def suppression_edit(unit: Unit, finding: Finding, source: Source) -> Edit | Non
             new_source = python_source(text, source.path)
             new_unit = new_source.units[0]
         shifted = replace(finding, range=Range(r.start_line + moved, r.start_col, r.end_line + moved, r.end_col))
-        line = edit.range.start_line
-        if ((_parses(new_unit.code) or not parsed) and line in _noqa_comment_lines(new_unit.code)
+        edited = edit.range.start_line
+        if ((_parses(new_unit.code) or not parsed) and edited in _noqa_comment_lines(new_unit.code)
                 and suppressed(new_source, shifted)):
             return edit
     return None
@@ -226,6 +231,7 @@ def _noqa_comment_lines(code: str) -> set[int]:
 
 async def _fix_all_edits(server, analysis: Analysis, only_uri: str | None) -> dict[str, list[Edit]] | None:
     """Edits that apply every fix (in one unit, or in the whole target)."""
+    assert analysis.source is not None  # a current analysis (see `_current`)
     result = await asyncio.to_thread(fix_source, analysis.source, analysis.resolved.config)
     if result.rejected:
         codes = ", ".join(sorted({f.code for f in result.rejected}))
@@ -293,6 +299,7 @@ async def fix_all_command(server, uri: str) -> dict:
     state = await server.diagnostics.current(target, timeout=10.0) if target else None
     if not _current(server, state):
         return {"applied": False, "reason": f"{uri} is not an open Python document or notebook, or is still changing"}
+    assert state is not None and state.analysis is not None  # `_current` found them
     edits = await _fix_all_edits(server, state.analysis, None)
     if not edits:
         return {"applied": False, "reason": "nothing to fix"}

@@ -19,6 +19,7 @@ import itertools
 import logging
 import os
 import pathlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
@@ -203,7 +204,7 @@ class Diagnostics:
         self.states[target] = TargetState(target)
         self._request(self.states[target], self.server.documents.revision(target))
 
-    def changed(self, target: str, changes: dict[str, list[Change]], closed_units: list[str] = ()) -> None:
+    def changed(self, target: str, changes: dict[str, list[Change]], closed_units: Sequence[str] = ()) -> None:
         state = self.states.get(target)
         if state is None:
             return
@@ -441,17 +442,20 @@ class Diagnostics:
     def _kept(analysis: Analysis, uri: str, entries: list[Entry]) -> list[Entry]:
         """Entries of earlier analyses that still apply: not suppressed by a new `# noqa`, nor
         disabled by the settings this analysis used."""
-        cell, path, config = analysis.snapshot.unit(uri).cell, analysis.snapshot.path, analysis.resolved.config
+        unit, source = analysis.snapshot.unit(uri), analysis.source
+        assert unit is not None and source is not None  # a unit of the snapshot; analyzed, since one is broken
+        cell, path, config = unit.cell, analysis.snapshot.path, analysis.resolved.config
         return [e for e in entries if config.enabled(e.finding.code, path)
-                and not suppressed(analysis.source, replace(e.finding, cell=cell))]
+                and not suppressed(source, replace(e.finding, cell=cell))]
 
     def _publish(self, state: TargetState) -> None:
         """Recompute the diagnostics of every unit; push those that changed (push clients)."""
         documents = self.server.documents
         encoding = documents.encoding
-        resolved = state.analysis.resolved if state.analysis else None
-        show_syntax = (resolved is not None and resolved.editor.show_syntax_errors
-                       and resolved.config.enabled("TPL000", state.analysis.snapshot.path))
+        analysis = state.analysis
+        resolved = analysis.resolved if analysis else None
+        show_syntax = (analysis is not None and resolved is not None and resolved.editor.show_syntax_errors
+                       and resolved.config.enabled("TPL000", analysis.snapshot.path))
         current = set(documents.unit_uris(state.target))
         converted: dict = {}
         for uri in current:

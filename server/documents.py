@@ -122,11 +122,11 @@ class TextDoc:
         self._lines = None
         # A "\r" and a "\n" that meet at the edge of the edit become one line break: widen the
         # change over them so that it describes how the lines moved.
-        end = a + len(edit.text)
+        stop = a + len(edit.text)  # the end of the inserted text
         if 0 < a and self.text[a - 1: a + 1] == "\r\n" and edit.start[1] == 0:
             previous = starts[edit.start[0]] - starts[edit.start[0] - 1] - 1
             edit = Change((edit.start[0] - 1, previous), edit.end, "\r" + edit.text)
-        if end < len(self.text) and self.text[end - 1: end + 1] == "\r\n" and old[b: b + 1] == "\n":
+        if stop < len(self.text) and self.text[stop - 1: stop + 1] == "\r\n" and old[b: b + 1] == "\n":
             edit = Change(edit.start, (edit.end[0] + 1, 0), edit.text + "\n")
         return edit
 
@@ -185,7 +185,7 @@ class Snapshot:
         if self.kind == "python":
             return python_source(self.units[0].text, self.path, lines=self.units[0].lines)
         texts = {unit.cell: unit.text for unit in self.units}
-        cells = [
+        cells: list[dict[str, object]] = [
             {"cell_type": "code", "source": texts.get(index, ""), "metadata": {}, "outputs": [],
              "execution_count": None}
             if kind == types.NotebookCellKind.Code and index in texts
@@ -251,9 +251,9 @@ class Documents:
                             (Unit(doc.uri, doc.text, doc.version, None, doc.lines),))
         units = []
         for index, (kind, uri) in enumerate(notebook.cells):
-            doc = self.texts.get(uri)
-            if kind == types.NotebookCellKind.Code and doc is not None:
-                units.append(Unit(uri, doc.text, doc.version, index))
+            cell = self.texts.get(uri)
+            if kind == types.NotebookCellKind.Code and cell is not None:
+                units.append(Unit(uri, cell.text, cell.version, index))
         return Snapshot(target, self.revision(target), uri_path(target), "notebook", tuple(units),
                         tuple(kind for kind, _ in notebook.cells))
 

@@ -66,8 +66,8 @@ def hover(server, params: types.HoverParams) -> types.Hover | None:
             start, end = match.start("codes") + code.start(), match.start("codes") + code.end()
             if start <= col <= end:
                 found.setdefault(code.group().upper(), ((line, start, line, end), None))
-    rules = [(rule_by_code(code), message) for code, (_, message) in found.items()]
-    rules = [(rule, message) for rule, message in rules if rule is not None]
+    named = [(rule_by_code(code), message) for code, (_, message) in found.items()]
+    rules = [(rule, message) for rule, message in named if rule is not None]
     if not rules:
         return None
     sl, sc, el, ec = found[rules[0][0].code][0]

@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 from cattrs import ClassValidationError, transform_error
 from lsprotocol import types
@@ -108,6 +109,8 @@ class _Protocol(SplicedReports):
     `$/cancelRequest` also reaching handlers that pygls runs behind a builtin (commands),
     each diagnostic turned into JSON once (pygls_private.py), and what finished analyses
     left freed once a message is out, while the client reads it (`Diagnostics.sent`)."""
+
+    _server: PerfLintServer  # pygls' attribute: the server made with protocol_cls=_Protocol
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -328,6 +331,8 @@ async def _read_messages(reader: _LoopReader, protocol: "_Protocol", stop_event:
 
 
 class PerfLintServer(LanguageServer):
+    protocol: _Protocol  # made from protocol_cls
+
     def __init__(self) -> None:
         super().__init__(
             "perf-lint",
@@ -344,7 +349,7 @@ class PerfLintServer(LanguageServer):
         self.settings = Settings(self._config_problem)
         self.diagnostics = Diagnostics(self)
         self.stop_event = threading.Event()  # set on shutdown: the reader stops
-        self.on_stop = None  # called as soon as the client is gone, before anything waits on work in flight
+        self.on_stop: Callable[[], None] | None = None  # called as soon as the client is gone, before anything waits on work in flight
         self._ready = asyncio.Event()
         self._errors: set[str] = set()
 

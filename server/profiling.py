@@ -60,6 +60,7 @@ def profile_command(server, uri: str, code: str | None = None, line: int | None 
     `cell` of a `.py`, or the code around `line` (0-based) of a `.py`; with `sweep`, the
     fix's count is swept."""
     notebook_cell = server.documents.cell_index(uri)
+    where: dict[str, int] | None
     if notebook_cell is not None:
         where = {"cell": notebook_cell}
     elif cell is not None:

@@ -67,6 +67,7 @@ class SplicedReports(LanguageServerProtocol):
         if body is None:
             super()._send_data(data)
             return
+        assert self.writer is not None  # `spliced` is None without one
         header = f"Content-Length: {len(body)}\r\nContent-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
         try:  # as pygls writes: a broken pipe ends the session, other errors are reported
             written = self.writer.write((header + body).encode(self.CHARSET))

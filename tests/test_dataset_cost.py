@@ -176,6 +176,22 @@ def test_tuple_unpacking_from_a_function_and_from_random_split():
     assert findings(code) == []  # `self.encode` is the class's own method, not a tokenizer
 
 
+def test_a_bare_encode_call_is_not_read_as_a_string_method():
+    code = """
+        from torch.utils.data import DataLoader, Dataset
+        from textlib import encode
+        class Lines(Dataset):
+            def __init__(self, lines):
+                self.lines = lines
+            def __getitem__(self, i):
+                return encode(self.lines[i])
+        loader = DataLoader(Lines(lines), batch_size=32)
+    """
+    found = [f for f in analyze(python_source(textwrap.dedent(code), "t.py")) if f.code in ("TPL000", "TPL101")]
+    assert [f.code for f in found] == ["TPL101"]  # judged by its name, as `tok.encode(...)` is
+    assert "tokenizes each item (`encode(self.lines[i])`)" in found[0].message
+
+
 def test_one_batch_rule_sees_the_variable_not_the_name():
     code = """
         from torch.utils.data import DataLoader

@@ -1,0 +1,1 @@
+../../perf_lint/__main__.py
