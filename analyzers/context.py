@@ -17,7 +17,6 @@ from typing import NamedTuple
 import libcst as cst
 
 from .nodes import UNKNOWN, argument, call_name, dotted, keyword, literal, remembered, star_kwargs
-from .nodes import children, use_memos  # noqa: F401  (still imported from here by engine.py and parse.py)
 
 _CUDA_STRING = re.compile(r"""^[rRbBuU]?(['"])(cuda(:\d+)?|nccl)\1$""")  # a device, or the GPU-only backend
 _GPU_APIS = ("torch.cuda.", "torch.accelerator.", "deepspeed.")  # training on an accelerator

@@ -10,7 +10,8 @@ from collections import defaultdict
 import libcst as cst
 
 from .config import Config
-from .context import Context, children, remembered, use_memos
+from .context import Context
+from .nodes import children, remembered, use_memos
 from .findings import Edit, Finding, Fix, Range
 from .rules import enabled_rules
 from .rules.base import InsertLineBefore, MoveLinesBefore, Replace, Report, Rule

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .context import children
+from .nodes import children
 from .source import LINE_BREAK, common_ends
 from .spans import Spans
 
@@ -335,7 +335,7 @@ class ParseCache:
         self.size = size
         self.chunks: OrderedDict[tuple, list[Chunk]] = OrderedDict()
         self.splits: dict[object, Split] = {}
-        self.memos: dict = {}  # perf_lint.analyzers.context.remembered's, for this document
+        self.memos: dict = {}  # perf_lint.analyzers.nodes.remembered's, for this document
         self.places: dict = {}  # unit index -> (its last text, where each rule trigger first occurs)
         self.located: dict = {}  # the last analysis's findings, by what made them (see engine._locate)
         self.spent: tuple = ()  # what the last analysis built and needs no more, until drop_spent()
