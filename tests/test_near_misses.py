@@ -400,3 +400,31 @@ def test_reads_once_per_epoch_after_a_step_function_that_loops_itself_are_silent
     assert "TPL203" not in codes(epoch)
     step = epoch.replace("for x, y in dataloader:", "if True:").replace("for epoch in range(5):", "for batch in dl:")
     assert "TPL203" in codes(step)
+
+
+def test_a_notebook_loader_that_loads_one_batch_at_most_is_silent():
+    """A loader shown at the end of a cell, peeked at with next(iter()) or never iterated
+    loads no epoch: TPL101 stays silent; once a loop iterates it, it is reported."""
+    made = (
+        "from torch.utils.data import DataLoader\n"
+        "from torchvision import datasets\n"
+        "train_dl = DataLoader(datasets.ImageFolder('train'), batch_size=32)\n"
+        "test_dl = DataLoader(datasets.ImageFolder('test'), batch_size=32)\n"
+        "train_dl, test_dl\n"
+    )
+    peek = "img, label = next(iter(train_dl))\nprint(len(test_dl))\n"
+    assert [code for code, _ in notebook_codes(made, peek) if code == "TPL101"] == []
+    loop = "for x, y in train_dl:\n    step(x, y)\n"
+    assert notebook_codes(made, peek, loop).count(("TPL101", 0)) == 1
+
+
+def test_a_loader_a_function_makes_and_never_loads_from_is_silent():
+    code = """
+        from torch.utils.data import DataLoader
+        from torchvision import datasets
+        def show():
+            loader = DataLoader(datasets.ImageFolder("train"), batch_size=32)
+            print(len(loader))
+    """
+    assert "TPL101" not in codes(code)
+    assert "TPL101" in codes(code.replace("print(len(loader))", "for x, y in loader:\n                step(x, y)"))

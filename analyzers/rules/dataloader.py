@@ -745,10 +745,12 @@ class LoaderRule(Rule):
         return None
 
     def loads_one_batch(self, site: Site) -> bool:
-        """Whether the loader is used for one batch only, so that no epoch of loading is
-        there to speed up: each use of its name is a `next(iter(loader))` or a loop that
-        breaks after its first batch; or it is made by a Lightning `test_dataloader`
-        (`predict_dataloader`) hook of a script that trains (`.fit(...)`) and never tests."""
+        """Whether the loader loads one batch at most, so that no epoch of loading is there to
+        speed up: each use of its name is a `next(iter(loader))`, a loop that breaks after its
+        first batch, or one that loads nothing (`len(loader)`, the name shown by a notebook),
+        and a loader no statement loads from is a local name or a notebook's; or it is made by
+        a Lightning `test_dataloader` (`predict_dataloader`) hook of a script that trains
+        (`.fit(...)`) and never tests."""
         function = site.scope.node
         if function is not None and function.name.value in _ONE_BATCH_HOOKS:
             return bool(self.ctx.calls.get("fit")) and not self.ctx.calls.get(_ONE_BATCH_HOOKS[function.name.value])
@@ -763,7 +765,8 @@ class LoaderRule(Rule):
             if other:
                 return False
             single += one
-        return single > 0
+        # never loaded at all: a local name, or a notebook's (no other module imports either)
+        return single > 0 or function is not None or any(unit.cell is not None for unit in self.ctx.units)
 
     def toy_data(self, site: Site) -> bool:
         """Whether the loader's dataset is a toy: data written out in the source
@@ -1015,6 +1018,8 @@ def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int]:
         if kind is cst.Call and _next_iter(node, name):
             single += 1
             continue
+        if _loads_nothing(node, name):
+            continue
         if kind is cst.For and _iterated(node.iter) == name:
             if _breaks_after_one(node):
                 single += 1
@@ -1033,6 +1038,18 @@ def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int]:
         else:
             stack.extend(children(node))
     return single, other
+
+
+def _loads_nothing(node: cst.CSTNode, name: str) -> bool:
+    """`len(name)`, or a statement that only shows names (`train_loader, test_loader` at the end
+    of a notebook cell): uses that load no batch."""
+    if type(node) is cst.Call:
+        return (type(node.func) is cst.Name and node.func.value == "len" and len(node.args) == 1
+                and type(node.args[0].value) is cst.Name and node.args[0].value.value == name)
+    if type(node) is not cst.Expr:
+        return False
+    shown = node.value.elements if type(node.value) is cst.Tuple else [node.value]
+    return all(type(getattr(item, "value", item)) is cst.Name for item in shown)
 
 
 def _param_names(params: cst.Parameters) -> set[str]:
