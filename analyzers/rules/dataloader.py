@@ -746,10 +746,9 @@ class LoaderRule(Rule):
 
     def loads_one_batch(self, site: Site) -> bool:
         """Whether the loader loads one batch at most, so that no epoch of loading is there to
-        speed up: each use of its name is a `next(iter(loader))`, a loop that breaks after its
-        first batch, or one that loads nothing (`len(loader)`, the name shown by a notebook),
-        and a loader no statement loads from is a local name or a notebook's; or it is made by
-        a Lightning `test_dataloader` (`predict_dataloader`) hook of a script that trains
+        speed up: each use of its name (one at least) is a `next(iter(loader))`, a loop that
+        breaks after its first batch, or one that loads nothing (`len(loader)`, the name shown
+        by a notebook cell); or it is made by a Lightning `test_dataloader` (`predict_dataloader`) hook of a script that trains
         (`.fit(...)`) and never tests."""
         function = site.scope.node
         if function is not None and function.name.value in _ONE_BATCH_HOOKS:
@@ -765,8 +764,7 @@ class LoaderRule(Rule):
             if other:
                 return False
             single += one
-        # never loaded at all: a local name, or a notebook's (no other module imports either)
-        return single > 0 or function is not None or any(unit.cell is not None for unit in self.ctx.units)
+        return single > 0
 
     def toy_data(self, site: Site) -> bool:
         """Whether the loader's dataset is a toy: data written out in the source
@@ -1003,8 +1001,9 @@ def _returned(function: cst.FunctionDef) -> list[cst.BaseExpression]:
 
 
 def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int]:
-    """How `statement` uses the loader bound to `name`: (uses that take one batch: a
-    `next(iter(name))`, a loop over it that breaks at the end of its first pass; other uses).
+    """How `statement` uses the loader bound to `name`: (uses that take one batch at most: a
+    `next(iter(name))`, a loop over it that breaks at the end of its first pass, `len(name)`,
+    a statement showing it; other uses).
     A function or lambda with a parameter of that name is another variable."""
     single = other = 0
     stack = [statement]
@@ -1019,6 +1018,7 @@ def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int]:
             single += 1
             continue
         if _loads_nothing(node, name):
+            single += 1
             continue
         if kind is cst.For and _iterated(node.iter) == name:
             if _breaks_after_one(node):
@@ -1600,6 +1600,10 @@ class SynchronousDataLoader(LoaderRule):
                 """
                 loader = torch.utils.data.DataLoader(Frames(), batch_size=4)
                 """,
+                """
+                for frames in loader:
+                    model(frames)
+                """,
             ),
             (
                 """
@@ -1612,6 +1616,10 @@ class SynchronousDataLoader(LoaderRule):
                 """,
                 """
                 loader = torch.utils.data.DataLoader(Frames(), batch_size=4, num_workers=4, persistent_workers=True)
+                """,
+                """
+                for frames in loader:
+                    model(frames)
                 """,
             ),
         ),
