@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import functools
+from typing import cast
 
 import libcst as cst
 
@@ -34,5 +35,5 @@ def _starts(code: str) -> tuple[int, ...]:
         first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))]) - 1
         if first > last_end:
             starts.append(first)
-        last_end = max(last_end, node.end_lineno - 1)
+        last_end = max(last_end, cast(int, node.end_lineno) - 1)  # ast.parse sets it
     return tuple(starts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import libcst as cst
 
@@ -203,7 +204,7 @@ class CompileInLoop(CompiledModules):
                 return None
             inner = [i for i, f in enumerate(call.frames) if f.kind == LOOP and f.node is loop]
             guards = [f for f in call.frames[inner[-1] + 1 :] if f.kind == IF] if inner else []
-            if any(names_in(f.node.test) & (variant | own) for f in guards):
+            if any(names_in(cast(cst.If, f.node).test) & (variant | own) for f in guards):  # IF frames hold an If
                 return None
             return "on every iteration of this training loop"
         function = call.function
@@ -216,7 +217,7 @@ class CompileInLoop(CompiledModules):
             return f"every time `{name}` is called from the training loop"
         return None
 
-    def _calls_result(self, loop: cst.CSTNode, call: _CompileCall, own: set[str]) -> bool:
+    def _calls_result(self, loop: cst.For | cst.While, call: _CompileCall, own: set[str]) -> bool:
         """Whether the loop body (not its inner loops) calls what this compile returns."""
         for inner in calls_outside_loops(loop.body):
             if inner.func is call.site.node:
@@ -263,7 +264,7 @@ class CompileInLoop(CompiledModules):
         targets = {n: loop for loop in site.loops if type(loop) is cst.For for n in names_in_target(loop.target)}
         if not targets:
             return None
-        for arg in site.node.args:
+        for arg in cast(cst.Call, site.node).args:  # a call of the compiled name
             name = self._shape_name(arg.value, site, set(targets), 0)
             if name is not None:
                 return name, targets[name]
@@ -293,7 +294,7 @@ class CompileInLoop(CompiledModules):
         return None
 
 
-def _loop_variant(loops: tuple, loop: cst.CSTNode, statement) -> set[str]:
+def _loop_variant(loops: tuple, loop: cst.For | cst.While, statement) -> set[str]:
     """Names that change from one iteration to the next: loop targets and names assigned in
     the loop body, except by `statement` itself."""
     names = {n for outer in loops if type(outer) is cst.For for n in names_in_target(outer.target)}
@@ -324,7 +325,7 @@ def _loop_variant(loops: tuple, loop: cst.CSTNode, statement) -> set[str]:
     return names
 
 
-def _breaks(loop: cst.CSTNode) -> bool:
+def _breaks(loop: cst.For | cst.While) -> bool:
     """Whether the loop body (not an inner loop) can `break` out of it."""
     found = False
 
@@ -508,7 +509,7 @@ class CompiledStateDict(CompiledModules):
         for site, record, frames, holder, in_save in self.candidates:
             if not (in_save or (holder is not None and holder in self.saved_names)):
                 continue
-            receiver = site.node.func.value
+            receiver = cast(cst.Attribute, cast(cst.Call, site.node).func).value  # `x.state_dict()` (visit_Call)
             original = self._original(record, site)
             if original is not None:
                 new = original

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from ..context import Site
@@ -101,8 +103,9 @@ class LoaderRule(Rule):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            if type(target.target) in (cst.Tuple, cst.List):  # `train, val = random_split(ds, ...)`
-                for index, element in enumerate(target.target.elements):
+            unpacked = target.target
+            if type(unpacked) is cst.Tuple or type(unpacked) is cst.List:  # `train, val = random_split(ds, ...)`
+                for index, element in enumerate(unpacked.elements):
                     key = dotted(element.value) if type(element) is cst.Element else None
                     if key is not None:
                         self.unpacked.setdefault(key, []).append((node.value, index, self.ctx.scope))
@@ -148,7 +151,7 @@ class LoaderRule(Rule):
 
     def _resolve_move(self, pending: tuple[Site, cst.For, str]) -> _Move | None:
         site, loop, name = pending
-        call = site.node
+        call = cast(cst.Call, site.node)  # a .to()/.cuda() call (visit_Call)
         if name == "cuda":
             device = argument(call, 0, "device")
             cuda = True if device is None else self.ctx.is_cuda_device(device, site.scope)
@@ -178,7 +181,7 @@ class LoaderRule(Rule):
         iterable = loop.iter
         candidates = [iterable]
         while candidates and type(candidates[0]) is cst.Call and call_name(candidates[0]) in _ITER_WRAPPERS:
-            call = candidates.pop(0)
+            call = cast(cst.Call, candidates.pop(0))  # tested above
             candidates[:0] = [arg.value for arg in call.args if arg.keyword is None and arg.star == ""][:1] if call_name(call) != "zip" else [arg.value for arg in call.args]
         found: list[Site] = []
         for expr in candidates:
@@ -234,10 +237,11 @@ class LoaderRule(Rule):
         return self.known[key]
 
     def _setting(self, site: Site, index: int, name: str):
-        passed = self.ctx.call_argument(site.node, index, name, site.scope)
+        passed = self.ctx.call_argument(cast(cst.Call, site.node), index, name, site.scope)  # a loader call
         if passed is None or passed is UNKNOWN:
             return passed
-        value = self._resolved(*passed, 0)
+        expr, scope = passed
+        value = self._resolved(expr, scope, 0)
         return UNKNOWN if value is None and name != "pin_memory" else value
 
     def _resolved(self, expr: cst.BaseExpression, scope, depth: int):
@@ -258,7 +262,8 @@ class LoaderRule(Rule):
                 return inner  # `int(args.workers)`
         found = self._assigned_once(expr, scope)
         if found is not None:
-            return self._resolved(*found, depth + 1)
+            assigned, where = found
+            return self._resolved(assigned, where, depth + 1)
         if type(expr) is cst.Name and scope.node is not None and scope.assignments.get(expr.value) == [None]:
             given = self._parameter_values(scope, expr.value)
             values = {repr(v): v for v in (self._resolved(e, s, depth + 1) for e, s in given or ())}
@@ -270,10 +275,11 @@ class LoaderRule(Rule):
         of `ctx.origin`, which stops short of a value that ends in a parameter."""
         if type(expr) is cst.Name and expr.value not in self.ctx.imports:
             owner = scope.owner_of(expr.value)
-            values = owner.assignments[expr.value] if owner is not None else ()
+            values = owner.assignments[expr.value] if owner is not None else []
             return (values[0], owner) if len(values) == 1 and values[0] is not None else None
-        values = self.ctx.attributes.get(dotted(expr), ()) if type(expr) is cst.Attribute else ()
-        return values[0] if len(values) == 1 and values[0][0] is not None else None
+        key = dotted(expr) if type(expr) is cst.Attribute else None
+        assigned = self.ctx.attributes.get(key, []) if key is not None else []
+        return assigned[0] if len(assigned) == 1 and assigned[0][0] is not None else None
 
     def _parameter_values(self, scope, param: str) -> list | None:
         """What each call of the function (a class's, for `__init__`) gives its parameter
@@ -284,12 +290,12 @@ class LoaderRule(Rule):
             return None
         cls = self.ctx.class_of.get(id(function))
         init = function.name.value == "__init__" and cls is not None
-        callee = cls.name.value if init else function.name.value
+        callee = cls.name.value if init and cls is not None else function.name.value
         default = next((p.default for p in _all_params(function.params) if p.name.value == param), None)
         index = scope.params.index(param)
         found = []
         for call_site in self.ctx.calls.get(callee, []):
-            call = call_site.node
+            call = cast(cst.Call, call_site.node)  # ctx.calls holds call sites
             method = init or (type(call.func) is cst.Attribute and scope.params[:1] in (["self"], ["cls"]))
             passed = self.ctx.call_argument(call, index - method, param, call_site.scope)
             if passed is UNKNOWN or (passed is None and default is None):
@@ -363,7 +369,7 @@ class LoaderRule(Rule):
         another of the project moves the batch to the GPU."""
         for sites in list(self.ctx.calls.values()):
             for site in sites:
-                call = site.node
+                call = cast(cst.Call, site.node)  # ctx.calls holds call sites
                 if not call.args:
                     continue
                 given = self._batches_given(site) or self._loaders_given(site)
@@ -388,17 +394,18 @@ class LoaderRule(Rule):
         if loop is None:
             return {}
         names = self.loops[loop][1]
-        batches = [arg.value for arg in site.node.args if root_name(arg.value) in names]
+        batches = [arg.value for arg in cast(cst.Call, site.node).args if root_name(arg.value) in names]  # a call
         loaders = self.loaders_of(loop) if batches else []
         return {id(value): loaders for value in batches} if loaders else {}
 
     def _loaders_given(self, site: Site) -> dict[int, list[Site]]:
         """Argument (by id) -> the loaders it is, for the arguments of a call that are loaders
         (of a call that may reach a function of the project)."""
-        if not self.loaders or not maybe_project_call(self.ctx, site.node.func):
+        call = cast(cst.Call, site.node)  # a call site (_called_moves)
+        if not self.loaders or not maybe_project_call(self.ctx, call.func):
             return {}
         given = {}
-        for arg in site.node.args:
+        for arg in call.args:
             if type(arg.value) in (cst.Name, cst.Attribute):
                 loaders = self._resolve_loader(arg.value, site.scope, 0)
                 if loaders:
@@ -427,8 +434,9 @@ class LoaderRule(Rule):
         engines = TrainingSteps.of(ctx).engines
         namespace = SourceNamespace.of(ctx)
         for site in ctx.calls.get("run", ()):
-            made = site.node.func.value if type(site.node.func) is cst.Attribute else None
-            origin = ctx.origin(made, site.scope) if made is not None else None
+            func = cast(cst.Call, site.node).func  # ctx.calls holds call sites
+            receiver = func.value if type(func) is cst.Attribute else None
+            origin = ctx.origin(receiver, site.scope) if receiver is not None else None
             if origin is None or type(origin[0]) is not cst.Call:
                 continue
             maker = origin[0]
@@ -452,9 +460,9 @@ class LoaderRule(Rule):
     def _lightning_hook(self, loader: Site) -> str | None:
         """The Lightning hook (`train_dataloader`, ...: a method of a Lightning module or
         DataModule) a loader is made in, or None."""
-        function = loader.scope.node
+        function = cast("cst.FunctionDef | None", loader.scope.node)  # a scope's node is its function
         cls = self.ctx.class_of.get(id(function)) if function is not None else None
-        if cls is None or not any("Lightning" in (dotted(base.value) or "") for base in cls.bases):
+        if function is None or cls is None or not any("Lightning" in (dotted(base.value) or "") for base in cls.bases):
             return None
         return function.name.value
 
@@ -466,7 +474,7 @@ class LoaderRule(Rule):
     def _made_by(self, site: Site) -> str:
         """The qualified name of what made the receiver of a method call (`trainer.fit`: `pl.Trainer`),
         also when the name is assigned again, each time by the same callable (a new Trainer a cell)."""
-        func = site.node.func
+        func = cast(cst.Call, site.node).func  # a method call's site
         receiver = func.value if type(func) is cst.Attribute else None
         if type(receiver) is cst.Name and receiver.value not in self.ctx.imports:
             values = self.ctx.assigned(receiver.value, site.scope) or [None]
@@ -478,13 +486,14 @@ class LoaderRule(Rule):
 
     def _passed(self, site: Site, found: dict, said: str, first_only: bool = False) -> None:
         """Every loader passed to the call at `site` (only its first argument: `first_only`)."""
-        args = site.node.args[:1] if first_only else site.node.args
+        call = cast(cst.Call, site.node)  # ctx.calls holds call sites
+        args = call.args[:1] if first_only else call.args
         for arg in args:
             for loader in self._resolve_loader(arg.value, site.scope, 0):
                 found.setdefault(id(loader.node), _Transfer(said))
 
     def _value_is(self, site: Site, name: str, value) -> bool:
-        passed = keyword(site.node, name)
+        passed = keyword(cast(cst.Call, site.node), name)  # ctx.calls holds call sites
         return passed is not None and self.ctx.value(passed.value, site.scope) == value
 
     def _cuda_device(self, device: cst.BaseExpression, scope) -> bool:
@@ -494,7 +503,7 @@ class LoaderRule(Rule):
         return bool(DEVICE_LIKE.search(dotted(device) or "")) and self.ctx.cuda_evidence is not None
 
     def keyword_fix(self, site: Site, values: dict[str, str], title: str) -> FixPlan:
-        return FixPlan(title, (Replace(site, with_keywords(site.node, values)),))
+        return FixPlan(title, (Replace(site, with_keywords(cast(cst.Call, site.node), values)),))  # a loader call
 
     # -- what the loader loads --------------------------------------------------------------
     def dataset_cost(self, site: Site) -> Cost:
@@ -502,7 +511,7 @@ class LoaderRule(Rule):
         remembered for the analysis, by every loader rule."""
         key = ("cost", id(site.node))
         if key not in self.known:
-            dataset = argument(site.node, 0, "dataset")
+            dataset = argument(cast(cst.Call, site.node), 0, "dataset")  # a loader call
             self.budget = _COST_BUDGET
             found = None if dataset is None else self._cost(dataset, site.scope, 0, frozenset())
             self.known[key] = found or UNKNOWN_DATASET
@@ -514,19 +523,18 @@ class LoaderRule(Rule):
     def _cost(self, expr: cst.BaseExpression, scope, depth: int, seen: frozenset) -> Cost | None:
         """The cost of the dataset `expr` evaluates to; None for a name met again while
         resolving it (`ds = ds.map(...)`: the other assignments decide)."""
-        kind = type(expr)
         self.budget -= 1
         if depth > 8 or self.budget < 0:
             return UNKNOWN_DATASET
-        if kind in (cst.List, cst.Tuple, cst.ListComp):
+        if type(expr) in (cst.List, cst.Tuple, cst.ListComp):
             return Cost(CHEAP, "its items are a list held in memory")
-        if kind is cst.Subscript:  # a split of a DatasetDict, an element of a list of datasets
+        if type(expr) is cst.Subscript:  # a split of a DatasetDict, an element of a list of datasets
             return self._cost(expr.value, scope, depth + 1, seen)
-        if kind is cst.Call:
+        if type(expr) is cst.Call:
             return self._call_cost(expr, scope, depth, seen)
-        if kind is not cst.Name and kind is not cst.Attribute:
+        if type(expr) is not cst.Name and type(expr) is not cst.Attribute:
             return UNKNOWN_DATASET
-        if kind is cst.Name and expr.value == "None":
+        if type(expr) is cst.Name and expr.value == "None":
             return None  # (`ds = None` then `ds = MyDataset(...)`: no data to load)
         key = (dotted(expr), id(scope))
         if key[0] is None:
@@ -536,7 +544,7 @@ class LoaderRule(Rule):
         seen = seen | {key}
         values = self._values(expr, scope)
         if values is None:
-            if kind is cst.Name and scope.node is not None and expr.value in scope.params:
+            if type(expr) is cst.Name and scope.node is not None and expr.value in scope.params:
                 callers = self._caller_arguments(scope, expr.value)
                 return combine(self._cost(v, s, depth + 1, seen) for v, s in callers) if callers else UNKNOWN_DATASET
             return UNKNOWN_DATASET
@@ -554,14 +562,16 @@ class LoaderRule(Rule):
         """Every value assigned to a name or attribute: (value, None, its scope), or (value,
         index, scope) for an element of a tuple unpacked from it (`a, b = split(ds)`); None if
         one is unknown (a parameter, a loop variable)."""
-        key = dotted(expr)
         if type(expr) is cst.Name:
             if expr.value in self.ctx.imports:
                 return None
             owner = scope.owner_of(expr.value)
             values = [] if owner is None else [(v, owner) for v in owner.assignments[expr.value]]
-            unpacked = [u for u in self.unpacked.get(key, ()) if u[2] is owner]
+            unpacked = [u for u in self.unpacked.get(expr.value, ()) if u[2] is owner]
         else:
+            key = dotted(expr)
+            if key is None:
+                return None  # (nothing is assigned to it by name)
             values = self.ctx.attributes.get(key, [])
             unpacked = self.unpacked.get(key, [])
         if not values:
@@ -573,7 +583,7 @@ class LoaderRule(Rule):
 
     def _unpacked_cost(self, value: cst.BaseExpression, index: int, scope, depth: int, seen: frozenset) -> Cost | None:
         """The cost of element `index` of the tuple `value` evaluates to."""
-        if type(value) in (cst.Tuple, cst.List):
+        if type(value) is cst.Tuple or type(value) is cst.List:
             elements = value.elements
             if index >= len(elements):
                 return UNKNOWN_DATASET
@@ -610,11 +620,12 @@ class LoaderRule(Rule):
         index = scope.params.index(param)
         name = scope.node.name.value
         for call_site in self.ctx.calls.get(name, []):
-            call = call_site.node
+            call = cast(cst.Call, call_site.node)  # ctx.calls holds call sites
             offset = 1 if type(call.func) is cst.Attribute and scope.params[:1] in (["self"], ["cls"]) else 0
             yield argument(call, index - offset, param), call_site.scope
         for call_site in self.registrations(name):
-            given = [arg.value for arg in call_site.node.args[2:] if arg.keyword is None and arg.star == ""]
+            registration = cast(cst.Call, call_site.node)  # ctx.calls holds call sites
+            given = [arg.value for arg in registration.args[2:] if arg.keyword is None and arg.star == ""]
             yield (given[index - 1] if 0 < index <= len(given) else None), call_site.scope
 
     def registrations(self, name: str) -> list[Site]:
@@ -622,14 +633,14 @@ class LoaderRule(Rule):
         function `name` as an event handler."""
         return [
             site for site in self.ctx.calls.get("add_event_handler", ())
-            if type(handler := argument(site.node, 1, "handler")) is cst.Name and handler.value == name
+            if type(handler := argument(cast(cst.Call, site.node), 1, "handler")) is cst.Name and handler.value == name
             and self._made_by(site).startswith("ignite.")
         ]
 
     def _transformed_on_access(self, name: str) -> Cost | None:
         """`ds.set_transform(fn)`: a Hugging Face dataset that runs `fn` on every row it reads."""
         for call_site in self.ctx.calls.get("set_transform", []):
-            func = call_site.node.func
+            func = cast(cst.Call, call_site.node).func  # ctx.calls holds call sites
             if type(func) is cst.Attribute and dotted(func.value) == name:
                 said = "`set_transform` runs a function on every item it reads"
                 return Cost(EXPENSIVE, said, "", code(call_site.node))
@@ -651,7 +662,7 @@ class LoaderRule(Rule):
                 inner = argument(call, 0, "datasets" if last in ("ConcatDataset", "ChainDataset") else "dataset")
                 if inner is None:
                     return UNKNOWN_DATASET
-                if type(inner) in (cst.List, cst.Tuple):
+                if type(inner) is cst.List or type(inner) is cst.Tuple:
                     return combine(self._cost(e.value, scope, depth + 1, seen) for e in inner.elements)
                 return self._cost(inner, scope, depth + 1, seen)
             if qualified.startswith(("torch.", "numpy.")) and not qualified.startswith("torch.utils."):
@@ -673,8 +684,8 @@ class LoaderRule(Rule):
                 return cost
             # it indexes what it was passed: a tensor or a list is cheap, another dataset may not be
             passed = [argument(call, index, param) for param, index in cost.passed]
-            inner = combine((self._cost(arg, scope, depth + 1, seen) for arg in passed if arg is not None), empty=None)
-            return cost if inner is None or inner.kind == CHEAP else inner
+            items = combine((self._cost(arg, scope, depth + 1, seen) for arg in passed if arg is not None), empty=None)
+            return cost if items is None or items.kind == CHEAP else items
         if type(func) is cst.Name and func.value in self.ctx.functions:  # a function of the source that makes it
             returned = [
                 (value, self.ctx.scopes[id(function)])
@@ -699,7 +710,7 @@ class LoaderRule(Rule):
     def batch_size(self, site: Site) -> int | None:
         """The loader's batch size when perf-lint can prove it (passed through a parameter:
         the smallest its callers pass), else None."""
-        passed = self.ctx.call_argument(site.node, 1, "batch_size", site.scope)
+        passed = self.ctx.call_argument(cast(cst.Call, site.node), 1, "batch_size", site.scope)  # a loader call
         if passed is None:
             return 1
         if passed is UNKNOWN:
@@ -721,7 +732,7 @@ class LoaderRule(Rule):
         return self.known[key]
 
     def _collate_moves(self, site: Site) -> str | None:
-        passed = self.ctx.call_argument(site.node, COLLATE_FN, "collate_fn", site.scope)
+        passed = self.ctx.call_argument(cast(cst.Call, site.node), COLLATE_FN, "collate_fn", site.scope)  # a loader call
         if passed is None or passed is UNKNOWN:
             return None
         expr, scope = passed
@@ -748,9 +759,9 @@ class LoaderRule(Rule):
         """Whether the loader loads one batch at most, so that no epoch of loading is there to
         speed up: each use of its name (one at least) is a `next(iter(loader))`, a loop that
         breaks after its first batch, or one that loads nothing (`len(loader)`, the name shown
-        by a notebook cell); or it is made by a Lightning `test_dataloader` (`predict_dataloader`) hook of a script that trains
-        (`.fit(...)`) and never tests."""
-        function = site.scope.node
+        by a notebook cell); or it is made by a Lightning `test_dataloader`
+        (`predict_dataloader`) hook of a script that trains (`.fit(...)`) and never tests."""
+        function = cast("cst.FunctionDef | None", site.scope.node)  # a scope's node is its function
         if function is not None and function.name.value in _ONE_BATCH_HOOKS:
             return bool(self.ctx.calls.get("fit")) and not self.ctx.calls.get(_ONE_BATCH_HOOKS[function.name.value])
         assigned = site.scope.assignments.items()
@@ -771,7 +782,7 @@ class LoaderRule(Rule):
         (`ToyDataset(torch.tensor([[...], ...]), ...)`), or a class of the source that makes
         fewer than _TOY_NUMBERS numbers itself from sizes its constructor is given as literals
         (`XORDataset(size=1000)` making `torch.randint(0, 2, size=(self.size, 2))`)."""
-        dataset = argument(site.node, 0, "dataset")
+        dataset = argument(cast(cst.Call, site.node), 0, "dataset")  # a loader call
         found = None if dataset is None else self.ctx.origin(dataset, site.scope)
         if found is None or type(found[0]) is not cst.Call:
             return False
@@ -786,15 +797,19 @@ class LoaderRule(Rule):
         literal arguments, another generated tensor's `.shape`); None when it calls anything
         else that could bring data (a function, an I/O call) or a size is not known."""
         cls = self.ctx.classes.get(call.func.value) if type(call.func) is cst.Name else None
-        methods = [s for s in (cls.body.body if cls is not None and type(cls.body) is cst.IndentedBlock else ())
-                   if type(s) is cst.FunctionDef]
+        if cls is None:
+            return None
+        methods = [s for s in (cls.body.body if type(cls.body) is cst.IndentedBlock else ()) if type(s) is cst.FunctionDef]
         init = next((m for m in methods if m.name.value == "__init__"), None)
-        found = self._namespace().klass(cls.name.value) if init is not None else None
+        if init is None:
+            return None
+        found = self._namespace().klass(cls.name.value)
         cost = self._class_cost(found, False) if found is not None else None
         if cost is None or cost.kind != CHEAP or cost.passed:
             return None  # (not only indexing what it holds, or holding what it is given)
         sizes = self._literal_arguments(call, init)
-        total, shapes = 0, {}
+        total = 0
+        shapes: dict[str, int] = {}
         for method in methods:
             if method.name.value in ("__getitem__", "__len__"):
                 continue
@@ -857,7 +872,7 @@ class LoaderRule(Rule):
             if self.ctx.qualname(tensor.func) not in _LITERAL_TENSORS or not tensor.args:
                 return None
             data = tensor.args[0].value
-            if type(data) not in (cst.List, cst.Tuple) or not _literal_data(data):
+            if not (type(data) is cst.List or type(data) is cst.Tuple) or not _literal_data(data):
                 return None
             rows.append(len(data.elements))
         return max(rows)
@@ -874,7 +889,7 @@ _TOY_NUMBERS = 1 << 16
 def _calls_in(function: cst.FunctionDef, assignments: bool = False):
     """The calls (and, with `assignments`, the assignments) of a function's body, not of the
     functions and classes it defines."""
-    stack = [function.body]
+    stack: list[cst.CSTNode] = [function.body]
     while stack:  # (in the order of the source: a tensor is made before its `.shape` is read)
         node = stack.pop()
         if type(node) is cst.Call or (assignments and type(node) is cst.Assign):
@@ -906,12 +921,13 @@ def _numbers(call: cst.Call, sizes: dict[str, int], shapes: dict[str, int]) -> i
         dims = positional_args[:1]
     else:
         dims = positional_args
-    if len(dims) == 1 and type(dims[0]) in (cst.Tuple, cst.List):
-        dims = [element.value for element in dims[0].elements]
+    sequence = dims[0] if len(dims) == 1 else None
+    if type(sequence) is cst.Tuple or type(sequence) is cst.List:
+        dims = [element.value for element in sequence.elements]
     count = 1
     for dim in dims:
-        if type(dim) is cst.Attribute and dim.attr.value == "shape" and dotted(dim.value) in shapes:
-            count *= shapes[dotted(dim.value)]
+        if type(dim) is cst.Attribute and dim.attr.value == "shape" and (held := dotted(dim.value) or "") in shapes:
+            count *= shapes[held]
             continue
         value = literal(dim)
         value = sizes.get(dotted(dim) or "") if value is UNKNOWN else value
@@ -925,8 +941,7 @@ def _per_core(ctx, expr: cst.BaseExpression) -> bool:
     """`os.cpu_count()` (or `multiprocessing.cpu_count()`), alone or divided by, or bounded
     with, a positive number (`int(os.cpu_count() / 2)`, `min(8, os.cpu_count())`): worker
     processes on a machine with cores to train on a GPU."""
-    kind = type(expr)
-    if kind is cst.Call:
+    if type(expr) is cst.Call:
         if not expr.args:
             return ctx.qualname(expr.func) in _CORES
         name = expr.func.value if type(expr.func) is cst.Name else None
@@ -936,7 +951,7 @@ def _per_core(ctx, expr: cst.BaseExpression) -> bool:
         if name in ("min", "max"):
             return any(_per_core(ctx, a) for a in args) and all(_per_core(ctx, a) or _positive(a) for a in args)
         return False
-    if kind is cst.BinaryOperation and type(expr.operator) in (cst.Divide, cst.FloorDivide):
+    if type(expr) is cst.BinaryOperation and type(expr.operator) in (cst.Divide, cst.FloorDivide):
         return _per_core(ctx, expr.left) and _positive(expr.right)
     return False
 
@@ -959,7 +974,7 @@ def _all_params(params: cst.Parameters):
 
 def _literal_data(node: cst.BaseExpression, depth: int = 0) -> bool:
     """A list or tuple of numbers or constants (nested): data written out in the source."""
-    if type(node) in (cst.List, cst.Tuple):
+    if type(node) is cst.List or type(node) is cst.Tuple:
         return depth < 4 and all(type(e) is cst.Element and _literal_data(e.value, depth + 1) for e in node.elements)
     value = literal(node)
     return value is not UNKNOWN and not isinstance(value, str)
@@ -967,7 +982,7 @@ def _literal_data(node: cst.BaseExpression, depth: int = 0) -> bool:
 
 def _device_move_in(function: cst.FunctionDef) -> str | None:
     """The code of the first `.cuda()`/`.to(<device>)` in a function's body, or None."""
-    stack = [function.body]
+    stack: list[cst.CSTNode] = [function.body]
     while stack:
         node = stack.pop()
         if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("to", "cuda"):
@@ -989,7 +1004,8 @@ def _device_move_in(function: cst.FunctionDef) -> str | None:
 
 def _returned(function: cst.FunctionDef) -> list[cst.BaseExpression]:
     """The values a function's `return` statements give (not those of functions it defines)."""
-    found, stack = [], [function.body]
+    found: list[cst.BaseExpression] = []
+    stack: list[cst.CSTNode] = [function.body]
     while stack:
         node = stack.pop()
         if type(node) is cst.Return:
@@ -1006,34 +1022,33 @@ def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int]:
     a statement showing it; other uses).
     A function or lambda with a parameter of that name is another variable."""
     single = other = 0
-    stack = [statement]
+    stack: list[cst.CSTNode] = [statement]
     while stack:
         node = stack.pop()
-        kind = type(node)
-        if kind is cst.Name:
+        if type(node) is cst.Name:
             if node.value == name:
                 other += 1
             continue
-        if kind is cst.Call and _next_iter(node, name):
+        if type(node) is cst.Call and _next_iter(node, name):
             single += 1
             continue
         if _loads_nothing(node, name):
             single += 1
             continue
-        if kind is cst.For and _iterated(node.iter) == name:
+        if type(node) is cst.For and _iterated(node.iter) == name:
             if _breaks_after_one(node):
                 single += 1
                 stack.extend((node.body, *([node.orelse] if node.orelse else [])))
             else:
                 other += 1
             continue
-        if kind in (cst.FunctionDef, cst.Lambda) and name in _param_names(node.params):
+        if (type(node) is cst.FunctionDef or type(node) is cst.Lambda) and name in _param_names(node.params):
             continue
-        if kind is cst.AssignTarget and type(node.target) is cst.Name and node.target.value == name:
+        if type(node) is cst.AssignTarget and type(node.target) is cst.Name and node.target.value == name:
             continue  # (its binding)
-        if kind is cst.Attribute:
+        if type(node) is cst.Attribute:
             stack.append(node.value)  # not `.attr`: a name of its own
-        elif kind is cst.Arg:
+        elif type(node) is cst.Arg:
             stack.append(node.value)  # not the keyword
         else:
             stack.extend(children(node))
@@ -1081,7 +1096,7 @@ def _breaks_after_one(loop: cst.For) -> bool:
     body = loop.body.body if type(loop.body) is cst.IndentedBlock else ()
     if not body or type(body[-1]) is not cst.SimpleStatementLine or type(body[-1].body[-1]) is not cst.Break:
         return False
-    stack = list(body)
+    stack: list[cst.CSTNode] = list(body)
     while stack:
         node = stack.pop()
         if type(node) is cst.Continue:
@@ -1673,7 +1688,7 @@ class SynchronousDataLoader(LoaderRule):
 
     def _dataset(self, site: Site):
         """The loader's dataset: (expression, scope) where it was made, or None."""
-        dataset = argument(site.node, 0, "dataset")
+        dataset = argument(cast(cst.Call, site.node), 0, "dataset")  # a loader call
         return None if dataset is None else self.ctx.origin(dataset, site.scope)
 
     def _gpu_tensor_dataset(self, found) -> bool:
@@ -1698,8 +1713,8 @@ class SynchronousDataLoader(LoaderRule):
         if name == "to":
             device = argument(expr, 0, "device")
             return device is not None and self.ctx.is_cuda_device(device, scope) is True
-        device = keyword(expr, "device")
-        return device is not None and self.ctx.is_cuda_device(device.value, scope) is True
+        passed = keyword(expr, "device")
+        return passed is not None and self.ctx.is_cuda_device(passed.value, scope) is True
 
     def _iterable_dataset(self, found) -> bool:
         if found is None or type(found[0]) is not cst.Call or type(found[0].func) is not cst.Name:
@@ -2104,8 +2119,9 @@ class NonBlockingWithoutPinnedMemory(LoaderRule):
             if not loaders or len(unpinned) != len(loaders):
                 continue
             fix = None
-            if all(keyword(s.node, "pin_memory") is None and positional(s.node, PIN_MEMORY) is None for s in unpinned):
-                steps = tuple(Replace(s, with_keywords(s.node, {"pin_memory": "True"})) for s in unpinned)
+            calls = [(s, cast(cst.Call, s.node)) for s in unpinned]  # loader calls
+            if all(keyword(call, "pin_memory") is None and positional(call, PIN_MEMORY) is None for _, call in calls):
+                steps = tuple(Replace(s, with_keywords(call, {"pin_memory": "True"})) for s, call in calls)
                 fix = FixPlan("Set pin_memory=True on the DataLoader", steps)
             self.report(
                 move.site,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import cast
 
 import libcst as cst
 
@@ -187,7 +188,10 @@ class DebugModeLeftOn(Nesting):
         function = self.function()
         if function is not None and any(word in function.name.value.lower() for word in _DEBUG_WORDS):
             return True
-        return any(frame.kind == IF and not _main_guard(frame.node.test) for frame in self.local_frames())
+        return any(
+            frame.kind == IF and not _main_guard(cast(cst.If, frame.node).test)  # IF frames hold an If
+            for frame in self.local_frames()
+        )
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         self.with_items.add(id(node.item))
@@ -286,7 +290,8 @@ class DebugModeLeftOn(Nesting):
                 match = _ENV_MAGIC.match(magic.text) if magic.name == "env" else None
                 if match and _on(match.group("value")):
                     whole = Range(magic.line, 0, magic.line, len(magic.text))
-                    self._blocking(Site(None, index, self.ctx.module_scope), None, at=(index, whole))
+                    no_node = cast(cst.CSTNode, None)  # a magic line has no node (Site.node does not admit None)
+                    self._blocking(Site(no_node, index, self.ctx.module_scope), None, at=(index, whole))
 
 
 def _main_guard(test: cst.BaseExpression) -> bool:

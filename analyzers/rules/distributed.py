@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from ..context import MODULE_CHAIN, Scope, Site
@@ -158,7 +160,8 @@ class CompileBeforeDDP(Rule):
             key = self._key(self.ctx.scope, target.target.value)
             value = node.value
             if type(value) is cst.Call and self.ctx.qualname(value.func) == COMPILE:
-                self.compiled[key] = (self.ctx.site(self.ctx.statement), value)
+                statement = cast(cst.SimpleStatementLine, self.ctx.statement)  # an Assign is in one
+                self.compiled[key] = (self.ctx.site(statement), value)
             elif key in self.compiled and _same_module(value, target.target.value):
                 self.compiled[key] = (self.compiled[key][0], None)  # (no fix: DDP must come after the move)
             else:
@@ -201,7 +204,7 @@ class CompileBeforeDDP(Rule):
         inner = compile_call.args[0].value if compile_call.args else None
         if not (type(target) is cst.Name and target.value == name and type(inner) is cst.Name and inner.value == name):
             return None
-        body = list(self.ctx.blocks[-1].body)
+        body = list(cast(cst.Module | cst.IndentedBlock, self.ctx.blocks[-1]).body)  # the statement's block
         position = next((i for i, s in enumerate(body) if s is statement), None)
         container = next((i for i, s in enumerate(body[:position or 0]) if _contains(s, compile_site.node)), None)
         if position is None or container is None:

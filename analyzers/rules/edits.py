@@ -33,7 +33,11 @@ def _with_keywords(call: cst.Call, values: dict[str, str]) -> cst.Call:
     final_comma = args[-1].comma if args else cst.MaybeSentinel.DEFAULT
     if args:
         last_ws = final_comma.whitespace_after if type(final_comma) is cst.Comma else None
-        if type(last_ws) is cst.ParenthesizedWhitespace and type(separator) is cst.ParenthesizedWhitespace:
+        if (
+            type(final_comma) is cst.Comma
+            and type(last_ws) is cst.ParenthesizedWhitespace
+            and type(separator) is cst.ParenthesizedWhitespace
+        ):
             # `x=1,  # note` + newline + closing indent: keep the comment on x's line,
             # give the new last argument the closing indent.
             args[-1] = args[-1].with_changes(comma=final_comma.with_changes(
@@ -63,12 +67,11 @@ def replace_argument(call: cst.Call, target: cst.Arg, code: str) -> cst.Call:
 def root_name(expr: cst.BaseExpression) -> str | None:
     """The variable an expression starts from: `batch["x"].y` -> "batch"."""
     while True:  # `type(x) is C`: see perf_lint.analyzers.nodes
-        kind = type(expr)
-        if kind is cst.Name:
+        if type(expr) is cst.Name:
             return expr.value
-        if kind is cst.Attribute or kind is cst.Subscript:
+        if type(expr) is cst.Attribute or type(expr) is cst.Subscript:
             expr = expr.value
-        elif kind is cst.Call and type(expr.func) is cst.Attribute:
+        elif type(expr) is cst.Call and type(expr.func) is cst.Attribute:
             expr = expr.func.value
         else:
             return None
@@ -77,7 +80,7 @@ def root_name(expr: cst.BaseExpression) -> str | None:
 def names_in_target(target: cst.BaseExpression) -> list[str]:
     if type(target) is cst.Name:
         return [target.value]
-    if type(target) in (cst.Tuple, cst.List):
+    if type(target) is cst.Tuple or type(target) is cst.List:
         return [name for element in target.elements for name in names_in_target(element.value)]
     if type(target) is cst.StarredElement:
         return names_in_target(target.value)

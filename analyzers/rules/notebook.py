@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import cast
+
+import libcst as cst
+
 from ..context import Site
 from ..findings import Range
 from .base import Example, Rule
@@ -59,7 +63,7 @@ class MisplacedCellMagic(Rule):
                 if magic.name in TIMING_MAGICS:
                     continue  # TPL202's
                 self.report(
-                    Site(None, index, self.ctx.module_scope),
+                    Site(cast(cst.CSTNode, None), index, self.ctx.module_scope),  # a magic line has no node
                     f"%%{magic.name} is not on the first line of its cell, so IPython reads it as an unknown line "
                     "magic and refuses the whole cell (UsageError): nothing in it runs. Move it to the first line "
                     "of its own cell.",

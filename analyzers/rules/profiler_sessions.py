@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import libcst as cst
 
@@ -29,7 +30,7 @@ class Session:
 
     @property
     def call(self) -> cst.Call:
-        return self.site.node
+        return cast(cst.Call, self.site.node)  # visit_With makes the site of a call
 
 
 class _Sessions(Nesting):
@@ -217,9 +218,8 @@ class ProfileWithoutSchedule(_Sessions):
                 found = found or node.value == handle
 
         session.block.body.visit(Uses())
-        stepped_elsewhere = any(
-            type(s.node.func) is cst.Attribute and code(s.node.func.value) == handle for s in self.ctx.calls.get("step", [])
-        )
+        steps = [cast(cst.Call, s.node) for s in self.ctx.calls.get("step", [])]  # ctx.calls holds call sites
+        stepped_elsewhere = any(type(s.func) is cst.Attribute and code(s.func.value) == handle for s in steps)
         return found or stepped_elsewhere
 
 

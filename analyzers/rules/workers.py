@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from ..context import Site
@@ -377,7 +379,7 @@ class NonPersistentWorkers(LoaderRule):
             return False
         return bool(function.decorators) or bool(self.registrations(function.name.value))
 
-    def _repeating_loops(self, loop: cst.For, site: Site) -> list[tuple[cst.CSTNode, frozenset]]:
+    def _repeating_loops(self, loop: cst.For, site: Site) -> list[tuple[cst.For | cst.While, frozenset]]:
         """The loops that run `loop` again and again, each with the functions it runs it
         through: its enclosing loops, or the loops around calls of the function holding it,
         or of a function calling that one (`validate` in an epoch loop calling the
@@ -386,22 +388,25 @@ class NonPersistentWorkers(LoaderRule):
         if site.loops:
             bound = {name for outer in site.loops if type(outer) is cst.For for name in names_in_target(outer.target)}
             return [] if iterated in bound else [(outer, frozenset()) for outer in site.loops]
-        return self._loops_around_calls(site.scope.node, frozenset())
+        return self._loops_around_calls(cast("cst.FunctionDef | None", site.scope.node), frozenset())  # its function
 
-    def _loops_around_calls(self, function: cst.FunctionDef | None, called: frozenset) -> list[tuple[cst.CSTNode, frozenset]]:
+    def _loops_around_calls(
+        self, function: cst.FunctionDef | None, called: frozenset
+    ) -> list[tuple[cst.For | cst.While, frozenset]]:
         """The innermost loop around each call of `function`, through up to two callers that
         call it outside a loop, with the functions passed through."""
         if function is None or function in called or len(called) > 2:
             return []
         called = called | {function}
-        found = []
+        found: list[tuple[cst.For | cst.While, frozenset]] = []
         for call in self.ctx.calls.get(function.name.value, []):
-            found.extend([(call.loops[-1], called)] if call.loops else self._loops_around_calls(call.scope.node, called))
+            caller = cast("cst.FunctionDef | None", call.scope.node)  # a scope's node is its function
+            found.extend([(call.loops[-1], called)] if call.loops else self._loops_around_calls(caller, called))
         return found
 
-    def _changes_dataset(self, loop: cst.CSTNode, loader: Site) -> bool:
+    def _changes_dataset(self, loop: cst.For | cst.While, loader: Site) -> bool:
         """Whether `loop` calls a method of, or assigns into, the loader's dataset."""
-        dataset = argument(loader.node, 0, "dataset")
+        dataset = argument(cast(cst.Call, loader.node), 0, "dataset")  # a DataLoader(...) call
         names = {root_name(dataset)} if dataset is not None else set()
         names.discard(None)
         hit = False
@@ -418,7 +423,8 @@ class NonPersistentWorkers(LoaderRule):
 
             def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
                 nonlocal hit
-                if type(node.target) in (cst.Attribute, cst.Subscript) and touches(node.target.value):
+                target = node.target
+                if (type(target) is cst.Attribute or type(target) is cst.Subscript) and touches(target.value):
                     hit = True
 
         loop.body.visit(Finder())
@@ -427,7 +433,7 @@ class NonPersistentWorkers(LoaderRule):
     def _fix(self, loader: Site) -> FixPlan | None:
         """persistent_workers=True when num_workers is a literal; `<expr> > 0` when it is a
         value the command line can change (0 workers with persistent_workers=True raises)."""
-        call = loader.node
+        call = cast(cst.Call, loader.node)  # a DataLoader(...) call
         workers = argument(call, NUM_WORKERS, "num_workers")
         if workers is None:
             passed_workers = self.ctx.call_argument(call, NUM_WORKERS, "num_workers", loader.scope)
