@@ -87,6 +87,13 @@ class Site:
         self.node, self.unit, self.scope, self.loops = node, unit, scope, loops
 
 
+class CallSite(Site):
+    """The site of a call (`Context.calls`)."""
+
+    __slots__ = ()
+    node: cst.Call
+
+
 MODULE_CHAIN = {"eval", "train", "to", "cuda", "cpu", "half", "float", "bfloat16", "requires_grad_"}  # return the module
 
 
@@ -107,7 +114,7 @@ class Context:
         self.loops: tuple[cst.CSTNode, ...] = ()  # enclosing loops in the current function (a tuple: sites share it)
         self._loop_bodies: dict[int, cst.CSTNode] = {}  # id(loop body) -> loop (ids: a node's hash is a Python method)
         self.functions: dict[str, list[tuple[cst.FunctionDef, Scope]]] = defaultdict(list)
-        self.calls: dict[str, list[Site]] = defaultdict(list)  # callee's last name -> its calls
+        self.calls: dict[str, list[CallSite]] = defaultdict(list)  # callee's last name -> its calls
         self.call_order: list[tuple[cst.Call, Scope]] = []  # every call, in pass order
         self.attributes: dict[str, list[tuple[cst.BaseExpression | None, Scope]]] = defaultdict(list)
         self.by_name: dict[str, list[tuple[cst.BaseExpression | None, Scope]]] = defaultdict(list)
@@ -344,7 +351,7 @@ class Context:
         func = node.func
         name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
         if name is not None:
-            self.calls[name].append(Site(node, self.unit, scope, self.loops))
+            self.calls[name].append(CallSite(node, self.unit, scope, self.loops))
         if name == "add_argument":
             self._add_argument(node)
         elif name in _MUTATORS and type(func) is cst.Attribute:
