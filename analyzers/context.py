@@ -128,7 +128,7 @@ class Context:
         self.star_imports: list[tuple[int, str | None]] = []  # (level, module) of each `from module import *`
         self._outer_loops: list[tuple[cst.CSTNode, ...]] = []
         self.mutated: set[str] = set()  # names of dicts changed after creation (`.update()`, `d[k] = v`)
-        self.blocks: list[cst.CSTNode] = []  # enclosing statement blocks: Module, IndentedBlock
+        self.blocks: list[cst.Module | cst.IndentedBlock] = []  # enclosing statement blocks
         self.statement: cst.SimpleStatementLine | None = None  # the simple statement being visited
         self.frames: list[Frame] = []  # compound statements around the node being visited, outermost first
         self._frame_bodies: dict[int, Frame] = {}  # id(body) -> the frame it opens
@@ -287,7 +287,7 @@ class Context:
     def _except_handler(self, node: cst.ExceptHandler) -> None:
         self._frame_bodies[id(node.body)] = Frame(EXCEPT, node)
 
-    def _enter_block(self, node: cst.CSTNode) -> None:
+    def _enter_block(self, node: cst.Module | cst.IndentedBlock) -> None:
         self.blocks.append(node)
 
     def _leave_statement_block(self, node: cst.CSTNode) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Sequence
 
 import libcst as cst
 
@@ -185,7 +186,7 @@ def call_result_name(statement: cst.SimpleStatementLine) -> str | None:
     return None
 
 
-def subtracts(statements: list[cst.CSTNode], name: str) -> bool:
+def subtracts(statements: Sequence[cst.CSTNode], name: str) -> bool:
     """Whether any of the statements computes `... - name` (the interval is used)."""
     return any(name in _subtracted(statement) for statement in statements)
 
