@@ -175,6 +175,9 @@ class Context:
     def site(self, node: cst.CSTNode) -> Site:
         return Site(node, self.unit, self.scope, self.loops)
 
+    def call_site(self, node: cst.Call) -> CallSite:
+        return CallSite(node, self.unit, self.scope, self.loops)
+
     def local_frames(self) -> tuple[Frame, ...]:
         """The frames inside the current function (or module), outermost first (one tuple
         until the frames change: rules ask at every candidate)."""
