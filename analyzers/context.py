@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import libcst as cst
 
@@ -45,7 +45,7 @@ class Scope:
 
     __slots__ = ("node", "parent", "assignments", "params")
 
-    def __init__(self, node: cst.CSTNode | None, parent: Scope | None) -> None:
+    def __init__(self, node: cst.FunctionDef | None, parent: Scope | None) -> None:
         self.node, self.parent = node, parent
         self.assignments: dict[str, list] = defaultdict(list)
         self.params: list[str] = []
@@ -70,7 +70,7 @@ def _paired(target: cst.Tuple | cst.List, value: cst.BaseExpression | None) -> l
     """The value each element of `a, b = x, y` gets (None for each when the value is not a
     tuple or list of as many plain elements)."""
     elements = target.elements
-    if type(value) in (cst.Tuple, cst.List) and len(value.elements) == len(elements) and not any(
+    if (type(value) is cst.Tuple or type(value) is cst.List) and len(value.elements) == len(elements) and not any(
         type(e) is cst.StarredElement for e in (*elements, *value.elements)
     ):
         return [e.value for e in value.elements]
@@ -85,6 +85,13 @@ class Site:
 
     def __init__(self, node: cst.CSTNode, unit: int, scope: Scope, loops: tuple = ()) -> None:
         self.node, self.unit, self.scope, self.loops = node, unit, scope, loops
+
+
+class CallSite(Site):
+    """The site of a call (`Context.calls`)."""
+
+    __slots__ = ()
+    node: cst.Call
 
 
 MODULE_CHAIN = {"eval", "train", "to", "cuda", "cpu", "half", "float", "bfloat16", "requires_grad_"}  # return the module
@@ -107,9 +114,9 @@ class Context:
         self.loops: tuple[cst.CSTNode, ...] = ()  # enclosing loops in the current function (a tuple: sites share it)
         self._loop_bodies: dict[int, cst.CSTNode] = {}  # id(loop body) -> loop (ids: a node's hash is a Python method)
         self.functions: dict[str, list[tuple[cst.FunctionDef, Scope]]] = defaultdict(list)
-        self.calls: dict[str, list[Site]] = defaultdict(list)  # callee's last name -> its calls
+        self.calls: dict[str, list[CallSite]] = defaultdict(list)  # callee's last name -> its calls
         self.call_order: list[tuple[cst.Call, Scope]] = []  # every call, in pass order
-        self.attributes: dict[str, list[tuple[cst.BaseExpression, Scope]]] = defaultdict(list)
+        self.attributes: dict[str, list[tuple[cst.BaseExpression | None, Scope]]] = defaultdict(list)
         self.by_name: dict[str, list[tuple[cst.BaseExpression | None, Scope]]] = defaultdict(list)
         self.argparse: dict[str, list] = defaultdict(list)
         self.args_functions: set[str] = set()
@@ -121,7 +128,7 @@ class Context:
         self.star_imports: list[tuple[int, str | None]] = []  # (level, module) of each `from module import *`
         self._outer_loops: list[tuple[cst.CSTNode, ...]] = []
         self.mutated: set[str] = set()  # names of dicts changed after creation (`.update()`, `d[k] = v`)
-        self.blocks: list[cst.CSTNode] = []  # enclosing statement blocks: Module, IndentedBlock
+        self.blocks: list[cst.Module | cst.IndentedBlock] = []  # enclosing statement blocks
         self.statement: cst.SimpleStatementLine | None = None  # the simple statement being visited
         self.frames: list[Frame] = []  # compound statements around the node being visited, outermost first
         self._frame_bodies: dict[int, Frame] = {}  # id(body) -> the frame it opens
@@ -168,6 +175,9 @@ class Context:
     def site(self, node: cst.CSTNode) -> Site:
         return Site(node, self.unit, self.scope, self.loops)
 
+    def call_site(self, node: cst.Call) -> CallSite:
+        return CallSite(node, self.unit, self.scope, self.loops)
+
     def local_frames(self) -> tuple[Frame, ...]:
         """The frames inside the current function (or module), outermost first (one tuple
         until the frames change: rules ask at every candidate)."""
@@ -183,7 +193,7 @@ class Context:
         """The function whose body holds the current node."""
         for frame in reversed(self.frames):
             if frame.kind == DEF:
-                return frame.node
+                return cast(cst.FunctionDef, frame.node)  # a DEF frame is made for a function only
         return None
 
     def _import(self, node: cst.Import) -> None:
@@ -198,12 +208,13 @@ class Context:
                 self.imports[first] = first
 
     def _import_from(self, node: cst.ImportFrom) -> None:
-        if type(node.names) is cst.ImportStar:  # `from utils import *`: names the project model may find there
+        aliases = node.names
+        if isinstance(aliases, cst.ImportStar):  # `from utils import *`: names the project model may find there
             self.star_imports.append((len(node.relative), dotted(node.module) if node.module is not None else None))
             return
         if node.relative:  # `from .data import Dataset`
             module = dotted(node.module) if node.module is not None else None
-            for alias in node.names:
+            for alias in aliases:
                 name = dotted(alias.name)
                 if name is not None:
                     local = alias.asname.name.value if alias.asname and type(alias.asname.name) is cst.Name else name
@@ -214,7 +225,7 @@ class Context:
         module = dotted(node.module)
         if module is None:
             return
-        for alias in node.names:
+        for alias in aliases:
             name = dotted(alias.name)
             if name is None:
                 continue
@@ -225,7 +236,7 @@ class Context:
         if type(target) is cst.Name:
             self.scope.assignments[target.value].append(value)
             self.by_name[target.value].append((value, self.scope))
-        elif type(target) in (cst.Tuple, cst.List):
+        elif type(target) is cst.Tuple or type(target) is cst.List:
             values = _paired(target, value)
             for element, element_value in zip(target.elements, values):
                 self._bind(element.value, element_value)
@@ -243,8 +254,9 @@ class Context:
     def _assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             value = node.value
-            if type(target.target) in (cst.Tuple, cst.List) and self._is_parse_args(value):
-                first = target.target.elements[0].value if target.target.elements else None
+            unpacked = target.target
+            if (type(unpacked) is cst.Tuple or type(unpacked) is cst.List) and self._is_parse_args(value):
+                first = unpacked.elements[0].value if unpacked.elements else None
                 if first is not None:
                     self._bind(first, value)
                     continue
@@ -278,7 +290,7 @@ class Context:
     def _except_handler(self, node: cst.ExceptHandler) -> None:
         self._frame_bodies[id(node.body)] = Frame(EXCEPT, node)
 
-    def _enter_block(self, node: cst.CSTNode) -> None:
+    def _enter_block(self, node: cst.Module | cst.IndentedBlock) -> None:
         self.blocks.append(node)
 
     def _leave_statement_block(self, node: cst.CSTNode) -> None:
@@ -340,18 +352,17 @@ class Context:
         scope = self.scope
         self.call_order.append((node, scope))
         func = node.func
-        kind = type(func)
-        name = func.attr.value if kind is cst.Attribute else func.value if kind is cst.Name else None
+        name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
         if name is not None:
-            self.calls[name].append(Site(node, self.unit, scope, self.loops))
+            self.calls[name].append(CallSite(node, self.unit, scope, self.loops))
         if name == "add_argument":
             self._add_argument(node)
-        elif name in _MUTATORS and kind is cst.Attribute:
+        elif name in _MUTATORS and type(func) is cst.Attribute:
             key = dotted(func.value)
             if key is not None:
                 self.mutated.add(key)
         if self.cuda_evidence is None:
-            if name == "cuda" and kind is cst.Attribute:
+            if name == "cuda" and type(func) is cst.Attribute:
                 self.cuda_evidence = node
             else:
                 qualified = self.qualname(node.func)
@@ -442,11 +453,15 @@ class Context:
                     return None
                 expr, scope = values[0], owner
                 continue
-            if type(expr) is cst.Attribute and dotted(expr) in self.attributes:
-                values = self.attributes[dotted(expr)]
-                if len(values) != 1 or values[0][0] is None:
+            key = dotted(expr) if type(expr) is cst.Attribute else None
+            if key is not None and key in self.attributes:
+                attribute_values = self.attributes[key]
+                if len(attribute_values) != 1:
                     return None
-                expr, scope = values[0]
+                value, scope = attribute_values[0]
+                if value is None:
+                    return None
+                expr = value
                 continue
             return expr, scope
         return None
@@ -497,7 +512,7 @@ class Context:
         if type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "dict":
             if any(arg.keyword is None for arg in expr.args):
                 return UNKNOWN
-            return {arg.keyword.value: arg.value for arg in expr.args}, scope
+            return {arg.keyword.value: arg.value for arg in expr.args if arg.keyword is not None}, scope
         return UNKNOWN
 
     def truth(self, expr: cst.BaseExpression, scope: Scope):

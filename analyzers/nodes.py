@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Sequence
 
 import libcst as cst
 
@@ -34,7 +35,7 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     if fields is None:
         fields = tuple(f.name for f in dataclasses.fields(node) if not f.name.startswith(_SKIPPED_FIELDS))
         _CHILD_FIELDS[type(node)] = fields
-    found = []
+    found: list[cst.CSTNode] = []
     for name in fields:
         value = getattr(node, name)
         kind = type(value)
@@ -70,10 +71,10 @@ def remembered(owner, node: cst.CSTNode, compute, *extra):
     memos = getattr(_ANALYSIS, "memos", None)
     if memos is None:
         memos = _ANALYSIS.memos = {}
-    memo = memos.get(owner)
+    memo: dict[object, tuple[cst.CSTNode, object]] | None = memos.get(owner)
     if memo is None:
         memo = memos[owner] = {}
-    key = (id(node), *extra) if extra else id(node)
+    key: object = (id(node), *extra) if extra else id(node)
     found = memo.get(key)
     if found is None or found[0] is not node:
         found = memo[key] = (node, compute())
@@ -142,23 +143,23 @@ _CONSTANTS = {"True": True, "False": False, "None": None}
 
 def literal(expr: cst.BaseExpression):
     """The value of a literal expression, or UNKNOWN."""
-    kind = type(expr)
-    if kind is cst.Name:
+    if type(expr) is cst.Name:
         return _CONSTANTS.get(expr.value, UNKNOWN)
-    if kind is cst.Integer:
+    if type(expr) is cst.Integer:
         try:
             return int(expr.value.replace("_", ""), 0)
         except ValueError:
             return UNKNOWN
-    if kind is cst.Float:
+    if type(expr) is cst.Float:
         try:
             return float(expr.value.replace("_", ""))
         except ValueError:
             return UNKNOWN
-    if kind is cst.SimpleString or kind is cst.ConcatenatedString:
-        value = remembered(literal, expr, lambda: expr.evaluated_value)  # ast.literal_eval: slow
+    if type(expr) is cst.SimpleString or type(expr) is cst.ConcatenatedString:
+        string = expr
+        value = remembered(literal, string, lambda: string.evaluated_value)  # ast.literal_eval: slow
         return value if isinstance(value, str) else UNKNOWN
-    if kind is cst.UnaryOperation and type(expr.operator) is cst.Minus:
+    if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
         value = literal(expr.expression)
         return -value if isinstance(value, (int, float)) and not isinstance(value, bool) else UNKNOWN
     return UNKNOWN
@@ -185,7 +186,7 @@ def call_result_name(statement: cst.SimpleStatementLine) -> str | None:
     return None
 
 
-def subtracts(statements: list[cst.CSTNode], name: str) -> bool:
+def subtracts(statements: Sequence[cst.CSTNode], name: str) -> bool:
     """Whether any of the statements computes `... - name` (the interval is used)."""
     return any(name in _subtracted(statement) for statement in statements)
 

@@ -84,8 +84,13 @@ class Namespace:
     def klass(self, name: str) -> tuple[ast.ClassDef, "Namespace", "Place"] | None:
         raise NotImplementedError
 
-    def function(self, name: str) -> tuple[ast.FunctionDef, "Namespace", "Place"] | None:
+    def function(self, name: str) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, "Namespace", "Place"] | None:
         raise NotImplementedError
+
+
+# What `method` and `_callee` find: (definition, its namespace, the `Place` naming its lines,
+# its class or None for a function).
+Definition = tuple[ast.stmt, "Namespace", "Place", ast.ClassDef | None]
 
 
 @dataclass(frozen=True)
@@ -106,14 +111,14 @@ class FileNamespace(Namespace):
     def __init__(self, path: str, tree: ast.Module, label: str, root: str) -> None:
         self.path, self.directory, self.label, self.root = path, os.path.dirname(path), label, root
         self.classes: dict[str, ast.ClassDef] = {}
-        self.functions: dict[str, ast.FunctionDef] = {}
+        self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         self.imports: dict[str, str] = {}
         self.relative: dict[str, tuple[int, str | None, str]] = {}
         self.stars: list[tuple[int, str | None]] = []  # `from module import *`: (level, module)
         for node in tree.body:
             if type(node) is ast.ClassDef:
                 self.classes[node.name] = node
-            elif type(node) in (ast.FunctionDef, ast.AsyncFunctionDef):
+            elif type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef:
                 self.functions[node.name] = node
             elif type(node) is ast.Import:
                 for alias in node.names:
@@ -367,6 +372,7 @@ def maybe_project_call(ctx, func) -> bool:
     """Whether a call of the analyzed source (its libcst `func`) may call a function or
     method of the project: not a builtin, a tensor or container method, or a library's
     function, and, for a bare name, one the source defines or imports."""
+    head: str | None
     if type(func) is cst.Name:
         name = head = func.value
     elif type(func) is cst.Attribute:
@@ -445,7 +451,9 @@ def fitting_methods(ctx, call, scope) -> list[tuple]:
     for namespace, classes in _class_namespaces(ctx):
         for name in classes:
             cls = namespace.klass(name)
-            target = None if cls is None else method(cls[0], func.attr.value, *cls[1:])
+            if cls is None:
+                continue
+            target = method(cls[0], func.attr.value, *cls[1:])
             if target is not None and target[3] is cls[0] and _accepts(call, parameters(target[0])):
                 found.append(target)
     return found
@@ -580,18 +588,18 @@ def _device_move(call: ast.Call):
     return func.value if _DEVICE_WORDS.search(text.rsplit(".", 1)[-1]) else None
 
 
-def host_reads(found: tuple | None) -> dict[str, Use]:
+def host_reads(found: Definition | None) -> dict[str, Use]:
     """{parameter: Use} of the parameters the function `found` = (definition, namespace,
     place, class or None), as `Namespace.function`/`method` give it, reads on the host."""
     return _uses(found, _host_read, 0)
 
 
-def device_moves(found: tuple | None) -> dict[str, Use]:
+def device_moves(found: Definition | None) -> dict[str, Use]:
     """{parameter: Use} of the parameters the function `found` moves to a device."""
     return _uses(found, _device_move, 0)
 
 
-def _uses(found: tuple | None, matcher, depth: int) -> dict[str, Use]:
+def _uses(found: Definition | None, matcher, depth: int) -> dict[str, Use]:
     if found is None or depth > _MAX_CALLS:
         return {}
     function = found[0]
@@ -618,7 +626,7 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
                 if root in names:
                     names.update(t for target in targets for t in _names(target))
     found: dict[str, Use] = {}
-    owner = {name: param for param, names in derived.items() for name in names}
+    owner: dict[str | None, str] = {name: param for param, names in derived.items() for name in names}
     for node in sorted((n for n in body_nodes(function) if type(n) is ast.Call), key=lambda n: (n.lineno, n.col_offset)):
         value = matcher(node)
         if value is not None:
@@ -627,8 +635,8 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
                 found[param] = Use(ast.unparse(node), place(node.lineno), place.path, node.lineno, _name(function, cls))
             continue
         callee = _callee(node.func, namespace, place, cls)
-        inner = _uses(callee, matcher, depth + 1) if callee is not None else None
-        if not inner:
+        inner = _uses(callee, matcher, depth + 1)
+        if callee is None or not inner:
             continue
         for param_name, argument in bind(node, parameters(callee[0]), method=callee[3] is not None and bound(node.func)):
             param = owner.get(_root(argument))
@@ -638,7 +646,7 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
     return found
 
 
-def trains(found: tuple | None, depth: int = 0) -> bool:
+def trains(found: Definition | None, depth: int = 0) -> bool:
     """Whether a call of the function `found` is a training step: it calls `backward()`, an
     optimizer's (or scaler's, or engine's) `step()`, directly or through the functions and
     methods of the project it calls, outside its own loops (a function that loops over the
@@ -657,7 +665,7 @@ def trains(found: tuple | None, depth: int = 0) -> bool:
     return memo[key]
 
 
-def steps_in_loops(found: tuple | None) -> bool:
+def steps_in_loops(found: Definition | None) -> bool:
     """Whether the function `found` runs training steps in a loop of its own, so a call of it
     is an epoch (not a step: see `trains`)."""
     return found is not None and not trains(found) and any(
@@ -674,7 +682,7 @@ def _steps(call: ast.Call) -> bool:
     return func.attr == "step" and any(word in receiver for word in ("opt", "scaler", "engine"))
 
 
-def iterated(found: tuple | None) -> dict[str, int]:
+def iterated(found: Definition | None) -> dict[str, int]:
     """{parameter: line} of the parameters the function `found` loops over (`for b in
     loader`, `enumerate(loader)`, `tqdm(loader)`, `logger.log_every(loader, ...)`)."""
     if found is None:
@@ -697,7 +705,7 @@ def iterated(found: tuple | None) -> dict[str, int]:
     return memo[iterated]
 
 
-def argparse_defaults(found: tuple | None) -> dict[str, list]:
+def argparse_defaults(found: Definition | None) -> dict[str, list]:
     """{dest: [default, ...]} of the `add_argument` calls of a function of the project that
     builds an argparse parser (a constant default; None for one it does not give or that is
     not a constant)."""
@@ -774,7 +782,7 @@ def bound(func) -> bool:
     return hasattr(func, "attr")
 
 
-def _callee(func, namespace: Namespace, place: Place, cls):
+def _callee(func, namespace: Namespace, place: Place, cls) -> Definition | None:
     """(definition, namespace, place, class) of what an ast call calls, when it is a
     function or method of the project."""
     if type(func) is ast.Name:
@@ -788,11 +796,11 @@ def _callee(func, namespace: Namespace, place: Place, cls):
     return None
 
 
-def method(cls: ast.ClassDef, name: str, namespace: Namespace, place: Place):
+def method(cls: ast.ClassDef, name: str, namespace: Namespace, place: Place) -> Definition | None:
     """(definition, namespace, place, class) of method `name` of `cls` (bases of the same
     module followed once)."""
     for node in cls.body:
-        if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) and node.name == name:
+        if (type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef) and node.name == name:
             return node, namespace, place, cls
     for base in cls.bases:
         if type(base) is ast.Name and base.id != cls.name:
@@ -800,7 +808,7 @@ def method(cls: ast.ClassDef, name: str, namespace: Namespace, place: Place):
             if found is not None and found[0] is not cls:
                 inner = found[0]
                 for node in inner.body:
-                    if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) and node.name == name:
+                    if (type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef) and node.name == name:
                         return node, found[1], found[2], inner
     return None
 

@@ -128,7 +128,7 @@ class Rule:
     # a source with none of any enabled rule's triggers is not even parsed. Empty: always run.
     triggers: ClassVar[tuple[str, ...]] = ()
     # The calls visit_Call/leave_Call are about; None: every call. An instance may widen it.
-    calls: ClassVar[CallNames | None] = None
+    calls: CallNames | None = None
     VALID: ClassVar[tuple[Example, ...]] = ()
     INVALID: ClassVar[tuple[Example, ...]] = ()
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
+from typing import cast
 
 import libcst as cst
 
@@ -16,7 +17,7 @@ from ..source import Block, Magic
 from .base import CallNames, Example
 from .cells import cell_statements
 from .timing import TIMING_MAGIC_TRIGGERS, calls_in_order
-from .tracking import CompiledModules, all_calls
+from .tracking import Compiled, CompiledModules, all_calls
 from .vocabulary import CLOCK_NAMES, CLOCKS, DEVICE_LIKE, MODEL_WORDS, SIZED_FACTORIES
 
 TIMEIT = {"timeit.timeit", "timeit.repeat", "timeit.Timer"}
@@ -50,7 +51,7 @@ class Region:
     start: int  # pass sequence number of the region's start, when `opened_by` is None
     repeated: bool  # timeit-style: the statement runs many times
     warms_up: bool = False  # the timer runs the statement before measuring (torch.utils.benchmark)
-    parsed: cst.CSTNode | None = None  # a statement given as a string, parsed
+    parsed: cst.Module | None = None  # a statement given as a string, parsed
     loops: tuple = field(default=())
     opened_by: cst.Call | None = None  # the call whose place in pass order is the region's start
 
@@ -64,7 +65,7 @@ class _TimedRegions(CompiledModules):
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
         self._sequence: dict[int, int] | None = None
-        self.blocks: dict[cst.CSTNode, tuple[Site, list[cst.SimpleStatementLine]]] = {}
+        self.blocks: dict[cst.Module | cst.IndentedBlock, tuple[Site, list[cst.SimpleStatementLine]]] = {}
         self.magic_lines: list[tuple[Site, Magic]] = []
         self.cells: dict[int, tuple[cst.Module, list[tuple[Magic, Block]]]] = {}
         self.timers: list[tuple[Site, int]] = []
@@ -135,11 +136,12 @@ class _TimedRegions(CompiledModules):
                 found.append(Region(Site(end, site.unit, site.scope), calls, 0, False, loops=site.loops,
                                     opened_by=first[-1] if first else None))
         for site, magic in self.magic_lines:
-            calls = [c for small in site.node.body[1:] for c in calls_in_order(small)]
+            line = cast(cst.SimpleStatementLine, site.node)  # a magic's site is its masked line
+            calls = [c for small in line.body[1:] for c in calls_in_order(small)]
             found.append(Region(site, calls, 0, magic.name == "timeit", opened_by=calls[0] if calls else None))
         for unit, (module, timed) in self.cells.items():
-            for magic, block in timed:
-                statements = cell_statements(module, self.ctx.units[unit], block)
+            for magic, cell in timed:
+                statements = cell_statements(module, self.ctx.units[unit], cell)
                 calls = [c for statement in statements for c in calls_in_order(statement)]
                 found.append(Region(Site(module, unit, self.ctx.module_scope), calls, 0, magic.name == "timeit",
                                     opened_by=calls[0] if calls else None))
@@ -148,7 +150,7 @@ class _TimedRegions(CompiledModules):
         return found
 
     def _timer(self, site: Site, begin: int) -> list[Region]:
-        call = site.node
+        call = cast(cst.Call, site.node)  # a timer's site is its call
         qualified = self.ctx.qualname(call.func) or ""
         statement = argument(call, 0, "stmt")
         if statement is None:
@@ -418,7 +420,7 @@ class TimingWithoutWarmup(_TimedRegions):
         return max(places, default=None)
 
     @functools.cached_property  # worked out only when a timed region needs it
-    def _first_calls(self) -> dict[int, tuple[Site, object]]:
+    def _first_calls(self) -> dict[int, tuple[Site, Compiled]]:
         """id(call) -> (site, record) for the first call of each compiled module in its own scope."""
         out = {}
         for record in self.history:
@@ -449,7 +451,7 @@ class TimingWithoutWarmup(_TimedRegions):
         if name == "cuda" and type(call.func) is cst.Attribute:
             return True
         device = argument(call, 0, "device") if name == "to" and type(call.func) is cst.Attribute else None
-        device = device or (keyword(call, "device").value if keyword(call, "device") else None)
+        device = device or (named.value if (named := keyword(call, "device")) else None)
         if device is not None:
             cuda = self.ctx.is_cuda_device(device, scope)
             if cuda is True or (cuda is UNKNOWN and DEVICE_LIKE.search(code(device))):
@@ -583,10 +585,11 @@ class AllocationInTimedStatement(_TimedRegions):
             value = self.ctx.value(steps, scope) if steps is not None else UNKNOWN
             return value if isinstance(value, int) and not isinstance(value, bool) else None
         if name == "eye":
-            dims = [argument(call, 0, "n"), argument(call, 1, "m")]
-            sizes = [self.ctx.value(d, scope) for d in dims if d is not None]
+            sides = [argument(call, 0, "n"), argument(call, 1, "m")]
+            sizes = [self.ctx.value(d, scope) for d in sides if d is not None]
             return _product(sizes + ([sizes[0]] if len(sizes) == 1 else []))
         size = keyword(call, "size")
+        dims: list[cst.BaseExpression]
         if size is not None:
             dims = [size.value]
         elif name in ("full", "randint"):
@@ -594,7 +597,7 @@ class AllocationInTimedStatement(_TimedRegions):
             dims = tuples[:1]
         else:
             dims = [a.value for a in call.args if a.keyword is None and a.star == ""]
-        if len(dims) == 1 and type(dims[0]) in (cst.Tuple, cst.List):
+        if len(dims) == 1 and (type(dims[0]) is cst.Tuple or type(dims[0]) is cst.List):
             dims = [e.value for e in dims[0].elements]
         return _product([self.ctx.value(d, scope) for d in dims]) if dims else None
 

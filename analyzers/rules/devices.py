@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
-from ..context import Site
+from ..context import CallSite, Site
 from ..nodes import UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, short_code, star_kwargs
 from .base import CallNames, Example, FixPlan, Replace
 from .edits import with_keywords
@@ -447,11 +449,11 @@ class CpuTensorMovedEachStep(Nesting):
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
         # (move, factory, device or the tensor of type_as, enclosing function)
-        self.moves: list[tuple[Site, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
+        self.moves: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         # (subscript, the CPU-made factory calls its index computes with, enclosing function)
         self.indexings: list[tuple[Site, list[cst.Call], cst.FunctionDef | None]] = []
-        self.constants: list[tuple[Site, cst.BaseExpression | None]] = []  # moves of `make_ids([""])`
-        self.gathers: list[tuple[Site, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
+        self.constants: list[tuple[CallSite, cst.BaseExpression | None]] = []  # moves of `make_ids([""])`
+        self.gathers: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
@@ -460,7 +462,7 @@ class CpuTensorMovedEachStep(Nesting):
         if self.ctx.loops and self._constant_cpu_call(node.func.value):
             device = argument(node, 0, "device")
             if name == "cuda" or device is not None:
-                self.constants.append((self.ctx.site(node), device))
+                self.constants.append((self.ctx.call_site(node), device))
             return
         made = _factory_below(node.func.value)
         if made is None and type(node.func.value) is cst.Name:
@@ -468,7 +470,7 @@ class CpuTensorMovedEachStep(Nesting):
         if made is not None and _from_host_data(made) and self._gpu_elements(made):
             device = argument(node, 0, "device")
             if name == "cuda" or device is not None:
-                self.gathers.append((self.ctx.site(node), made, device, self.function()))
+                self.gathers.append((self.ctx.call_site(node), made, device, self.function()))
             return
         if made is None or keyword(made, "device") is not None or _from_host_data(made):
             return  # (made on a device: `.type_as` only casts; host data is copied either way)
@@ -478,7 +480,7 @@ class CpuTensorMovedEachStep(Nesting):
         device = argument(node, 0, "device" if name != "type_as" else "other")
         if name != "cuda" and device is None:
             return
-        self.moves.append((self.ctx.site(node), made, device, self.function()))
+        self.moves.append((self.ctx.call_site(node), made, device, self.function()))
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         indices = [e.slice.value for e in node.slice if type(e.slice) is cst.Index]
@@ -495,19 +497,18 @@ class CpuTensorMovedEachStep(Nesting):
     def _cpu_made(self, expr: cst.BaseExpression, depth: int = 0) -> list[cst.Call]:
         """The torch factory calls without a device whose tensors `expr` computes with (through
         casts, reshapes, slices, arithmetic and names assigned in the current function)."""
-        kind = type(expr)
-        if kind is cst.Call:
+        if type(expr) is cst.Call:
             if type(expr.func) is cst.Attribute and call_name(expr) in _SAME_DATA:
                 return self._cpu_made(expr.func.value, depth)
             return [expr] if self._on_cpu(expr) else []
-        if kind is cst.Subscript:
+        if type(expr) is cst.Subscript:
             return self._cpu_made(expr.value, depth)
-        if kind is cst.BinaryOperation:
+        if type(expr) is cst.BinaryOperation:
             return self._cpu_made(expr.left, depth) + self._cpu_made(expr.right, depth)
-        if kind is cst.UnaryOperation:
+        if type(expr) is cst.UnaryOperation:
             return self._cpu_made(expr.expression, depth)
         scope = self.ctx.scope
-        if kind is cst.Name and depth < _CALL_DEPTH and scope.node is not None and scope.assignments.get(expr.value):
+        if type(expr) is cst.Name and depth < _CALL_DEPTH and scope.node is not None and scope.assignments.get(expr.value):
             value = scope.assignments[expr.value][-1]  # the latest met in the pass
             return [] if value is None else self._cpu_made(value, depth + 1)
         return []
@@ -535,7 +536,7 @@ class CpuTensorMovedEachStep(Nesting):
         returned = [node.value for node in _returns(function.body)]
         return bool(returned) and all(value is not None and self._cpu_tensor(value, scope) for value in returned)
 
-    def _cpu_tensor(self, value: cst.BaseExpression, scope) -> bool:
+    def _cpu_tensor(self, value: cst.BaseExpression | None, scope) -> bool:
         """A torch factory call without device, or a `return_tensors="pt"` call's output (or an
         attribute of it), directly or through a name assigned once in `scope`."""
         if type(value) is cst.Attribute:
@@ -556,7 +557,8 @@ class CpuTensorMovedEachStep(Nesting):
             return False
         appended = [
             site.node.args[0].value for site in self.ctx.calls.get("append", ())
-            if site.scope is scope and site.node.args and dotted(site.node.func.value) == data.value
+            if site.scope is scope and site.node.args and type(site.node.func) is cst.Attribute
+            and dotted(site.node.func.value) == data.value
         ]
         return bool(appended) and all(self._gpu_element(value, scope) for value in appended)
 
@@ -582,10 +584,9 @@ class CpuTensorMovedEachStep(Nesting):
         for site, device in self.constants:
             if device is not None and not self._device(device, site):
                 continue
-            made = short_code(site.node.func.value)
             self.report(
                 site,
-                f"`{made}` builds the same CPU tensor on every iteration (its arguments are constants) and it "
+                f"`{short_code(_receiver(site.node))}` builds the same CPU tensor on every iteration (its arguments are constants) and it "
                 "is copied to the GPU each time: a blocking copy from pageable memory per step. Build it once "
                 "before the loop and move it to the device there.",
             )
@@ -609,7 +610,7 @@ class CpuTensorMovedEachStep(Nesting):
                 continue
             factory = call_name(made)
             fix = self._fix(site, made, device) if factory in _DETERMINISTIC else None
-            how = f"`.type_as({code(device)})`" if moved_as else "copied to the GPU"
+            how = f"`.type_as({code(device)})`" if moved_as and device is not None else "copied to the GPU"
             self.report(
                 site,
                 f"torch.{factory}(...) is created on the CPU and then {how} {where}: an allocation, "
@@ -625,7 +626,7 @@ class CpuTensorMovedEachStep(Nesting):
             where = self._every_call(site, function)
             if where is None or (site.loops and self.ctx.cuda_evidence is None):
                 continue  # (a loop in code that may never use a GPU)
-            indexed = short_code(site.node.value)
+            indexed = short_code(cast(cst.Subscript, site.node).value)  # an indexing's site is its subscript
             for factory in made:
                 if id(factory) in reported:
                     continue
@@ -654,7 +655,9 @@ class CpuTensorMovedEachStep(Nesting):
 
     def _loops_around(self, call: cst.Call) -> tuple | None:
         """The loops around a call met earlier in the pass."""
-        return next((site.loops for site in self.ctx.calls[call_name(call)] if site.node is call), None)
+        name = call_name(call)
+        sites = self.ctx.calls[name] if name is not None else []  # (a factory: named)
+        return next((site.loops for site in sites if site.node is call), None)
 
     def _every_call(self, site: Site, function) -> str | None:
         """How often the code at `site` runs: in a loop, in a forward (or a training step), or in a
@@ -671,8 +674,8 @@ class CpuTensorMovedEachStep(Nesting):
             return f"on {own}"
         names, seen = [function.name.value], {function.name.value}
         for _ in range(_CALL_DEPTH):
-            callers = [call.scope.node for name in names for call in self.ctx.calls.get(name, ())]
-            callers = [caller for caller in callers if caller is not None and caller.name.value not in seen]
+            called_from = [call.scope.node for name in names for call in self.ctx.calls.get(name, ())]
+            callers = [caller for caller in called_from if caller is not None and caller.name.value not in seen]
             for caller in callers:
                 how = self._per_call(caller)
                 if how is not None:
@@ -700,8 +703,9 @@ class CpuTensorMovedEachStep(Nesting):
             self.ctx.cuda_evidence is not None
         )
 
-    def _fix(self, site: Site, made: cst.Call, device) -> FixPlan | None:
-        if keyword(made, "device") is not None or star_kwargs(made) or not _below(made, site.node):
+    def _fix(self, site: CallSite, made: cst.Call, device) -> FixPlan | None:
+        receiver = _receiver(site.node)
+        if keyword(made, "device") is not None or star_kwargs(made) or not _below(made, receiver):
             return None  # (made in another statement: no fix here)
         if call_name(site.node) == "type_as":  # made on the other tensor's device, cast there
             created = with_keywords(made, {"device": f"{code(device)}.device"})
@@ -713,14 +717,18 @@ class CpuTensorMovedEachStep(Nesting):
         if others:  # a dtype or copy= as well: not only a move
             return None
         created = with_keywords(made, {"device": '"cuda"' if device is None else code(device)})
-        receiver = site.node.func.value
         new = created if receiver is made else receiver.deep_replace(made, created)
         return FixPlan("Create the tensor on the device", (Replace(site, new),))
 
 
-def _below(made: cst.Call, move: cst.Call) -> bool:
+def _receiver(move: cst.Call) -> cst.BaseExpression:
+    """What a move (`x.to(device)`, `.cuda()`, `.type_as(t)`: a method, visit_Call) is called on."""
+    return cst.ensure_type(move.func, cst.Attribute).value
+
+
+def _below(made: cst.Call, receiver: cst.BaseExpression) -> bool:
     """Whether the factory call is part of the move's receiver chain."""
-    expr = move.func.value
+    expr = receiver
     while type(expr) is cst.Call and type(expr.func) is cst.Attribute:
         if expr is made:
             return True
@@ -749,7 +757,7 @@ def _from_host_data(made: cst.Call) -> bool:
 
 def _names_read(node: cst.CSTNode) -> list[cst.BaseExpression]:
     """The names and attributes whose values `node` reads (not the functions it calls)."""
-    if type(node) in (cst.Name, cst.Attribute):
+    if type(node) is cst.Name or type(node) is cst.Attribute:
         return [node]
     parts = [arg.value for arg in node.args] if type(node) is cst.Call else children(node)
     return [name for part in parts for name in _names_read(part)]
@@ -757,7 +765,7 @@ def _names_read(node: cst.CSTNode) -> list[cst.BaseExpression]:
 
 def _constant(expr: cst.BaseExpression) -> bool:
     """A literal, or a list or tuple of literals (`[""]`)."""
-    if type(expr) in (cst.List, cst.Tuple):
+    if type(expr) is cst.List or type(expr) is cst.Tuple:
         return all(type(e) is cst.Element and _constant(e.value) for e in expr.elements)
     return literal(expr) is not UNKNOWN
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import libcst as cst
 
@@ -28,6 +28,10 @@ class _Loop(NamedTuple):  # a tuple: one per loop of every analysis (a frozen da
     frames: tuple[Frame, ...]
     function: cst.FunctionDef | None
     order: int
+
+    @property
+    def node(self) -> cst.For:
+        return cast(cst.For, self.site.node)  # visit_For makes a _Loop for a `for` only
 
 
 def _evaluation_name(name: str) -> bool:
@@ -398,7 +402,8 @@ class EvaluationWithGradients(Nesting):
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
         self.loops: list[_Loop] = []
-        self.modes: list[tuple[Site, bool, int]] = []  # model.eval() / model.train(): (site, eval?, order)
+        # model.eval() / model.train(): (site, receiver, eval?, order)
+        self.modes: list[tuple[Site, cst.BaseExpression, bool, int]] = []
         self.no_grad_withs: dict[int, cst.With] = {}
         self.pending_withs: list[tuple[cst.With, Site]] = []  # `with f(...)`: f may be a no_grad helper of the file
         self.grad_disabled: set[int] = set()  # scopes that call torch.set_grad_enabled(False)
@@ -456,7 +461,7 @@ class EvaluationWithGradients(Nesting):
         if type(node.func) is cst.Attribute and name in ("eval", "train"):
             train = name == "train" and (not node.args or literal(node.args[0].value) is not False)
             self.count += 1
-            self.modes.append((self.ctx.site(node), not train, self.count))
+            self.modes.append((self.ctx.site(node), node.func.value, not train, self.count))
         elif name == "requires_grad_" and type(node.func) is cst.Attribute:
             flag = argument(node, 0, "requires_grad")
             self._requires_grad(node.func.value, flag is None or literal(flag) is not False, node)
@@ -513,11 +518,11 @@ class EvaluationWithGradients(Nesting):
             self._no_grad_helpers[id(helper)] = False  # a recursive helper is not one
             found = False
             for node in _withs_and_calls(helper.body):
-                if type(node) is cst.With:
-                    found = id(node) in self.no_grad_withs
-                else:
+                if type(node) is cst.Call:
                     callee = node.func.func if type(node.func) is cst.Call else node.func  # torch.no_grad()(fn)
                     found = self._qualified(callee) in NO_GRAD
+                else:
+                    found = id(node) in self.no_grad_withs
                 if found:
                     break
             self._no_grad_helpers[id(helper)] = found
@@ -544,10 +549,10 @@ class EvaluationWithGradients(Nesting):
             named = function is not None and _evaluation_name(function.name.value)
             if evaluated is None and not named:
                 continue
-            body = function.body if function is not None else loop.site.node.body
+            body = function.body if function is not None else loop.node.body
             if _uses_gradients(body, self.ctx):
                 continue
-            call = self._model_call(loop.site.node, evaluated, loop.site.scope)
+            call = self._model_call(loop.node, evaluated, loop.site.scope)
             if call is None:
                 continue
             fix = None
@@ -556,7 +561,8 @@ class EvaluationWithGradients(Nesting):
                 if alias is not None:
                     decorator = InsertLineBefore(Site(function, loop.site.unit, loop.site.scope), f"@{alias}.no_grad()")
                     fix = FixPlan("Decorate the function with @torch.no_grad()", (decorator,))
-            why = f"after `{evaluated}.eval()`" if evaluated else f"in `{function.name.value}`"
+            # (no module evaluated: the function is named for evaluation)
+            why = f"after `{evaluated}.eval()`" if evaluated or function is None else f"in `{function.name.value}`"
             self.report(
                 Site(call, loop.site.unit, loop.site.scope),
                 f"This evaluation loop ({why}) runs the model with autograd on: every activation is kept for a "
@@ -587,9 +593,9 @@ class EvaluationWithGradients(Nesting):
         """The receiver of the last `.eval()`/`.train(False)` before the loop in its scope,
         unless a `.train()` came after it."""
         last = None
-        for site, evaluation, order in self.modes:
+        for site, receiver, evaluation, order in self.modes:
             if order < loop.order and site.scope is loop.site.scope:
-                last = site.node.func.value if evaluation else None
+                last = receiver if evaluation else None
         return dotted(last) if last is not None else None
 
     def _model_call(self, loop: cst.For, evaluated: str | None, scope) -> cst.Call | None:
@@ -651,7 +657,7 @@ def _parameters_owner(receiver: cst.BaseExpression, loops: tuple) -> str | None:
         if type(loop) is not cst.For or type(loop.iter) is not cst.Call or type(loop.iter.func) is not cst.Attribute:
             continue
         method = loop.iter.func.attr.value
-        target = loop.target
+        target: cst.BaseExpression = loop.target
         if method == "named_parameters" and type(target) is cst.Tuple and len(target.elements) == 2:
             target = target.elements[1].value
         elif method != "parameters":
@@ -664,30 +670,31 @@ def _parameters_owner(receiver: cst.BaseExpression, loops: tuple) -> str | None:
 def _calls_outside(body: cst.CSTNode, withs: dict[int, cst.With]) -> list[cst.Call]:
     """The calls under `body` in visiting order, leaving out the bodies of the `with`s in
     `withs` and of nested functions and classes (they run elsewhere)."""
-    found, stack = [], [body]
+    found: list[cst.Call] = []
+    stack = [body]
     while stack:
         node = stack.pop()
-        kind = type(node)
-        if kind is cst.With and id(node) in withs:
+        if type(node) is cst.With and id(node) in withs:
             stack.extend(reversed([item for item in node.items]))  # its items run with gradients
             continue
-        if kind is cst.FunctionDef or kind is cst.ClassDef:
+        if type(node) is cst.FunctionDef or type(node) is cst.ClassDef:
             continue
-        if kind is cst.Call:
+        if type(node) is cst.Call:
             found.append(node)
         stack.extend(reversed(children(node)))
     return found
 
 
-def _withs_and_calls(body: cst.CSTNode) -> list[cst.CSTNode]:
+def _withs_and_calls(body: cst.CSTNode) -> list[cst.With | cst.Call]:
     """The `with` statements and calls under `body`, nested functions included (a decorator's
     wrapper), remembered."""
 
-    def collect() -> tuple[cst.CSTNode, ...]:
-        found, stack = [], [body]
+    def collect() -> tuple[cst.With | cst.Call, ...]:
+        found: list[cst.With | cst.Call] = []
+        stack = [body]
         while stack:
             node = stack.pop()
-            if type(node) in (cst.With, cst.Call):
+            if type(node) is cst.With or type(node) is cst.Call:
                 found.append(node)
             stack.extend(children(node))
         return tuple(found)
@@ -699,11 +706,12 @@ def _called_in(body: cst.CSTNode) -> frozenset[str]:
     """The names called in `body`, but not in the bodies of the functions it defines."""
 
     def names() -> frozenset[str]:
-        found, stack = set(), [body]
+        found: set[str] = set()
+        stack = [body]
         while stack:
             node = stack.pop()
-            if type(node) is cst.Call and call_name(node) is not None:
-                found.add(call_name(node))
+            if type(node) is cst.Call and (name := call_name(node)) is not None:
+                found.add(name)
             stack.extend(child for child in children(node) if not (type(node) is cst.FunctionDef and child is node.body))
         return frozenset(found)
 
@@ -968,11 +976,12 @@ class GradientsZeroedInPlace(Nesting):
         """`x.grad.zero_()` where every tensor `x` can hold (followed through the callers that pass
         it, `*args` included) is made by a torch factory without requires_grad: its `.grad` is
         always None, so the zeroing never runs."""
-        grad = _grad_attribute(site.node.func.value) if type(site.node.func) is cst.Attribute else None
+        func = cast(cst.Call, site.node).func  # every candidate is a call's site
+        grad = _grad_attribute(func.value) if type(func) is cst.Attribute else None
         if grad is None or type(grad.value) is not cst.Name:
             return False
         values = self._values_of(grad.value.value, site.scope, 0)
-        return bool(values) and all(self._made_without_grad(value, scope) for value, scope in values)
+        return values is not None and bool(values) and all(self._made_without_grad(value, scope) for value, scope in values)
 
     def _values_of(self, name: str, scope, depth: int) -> list | None:
         """(expression, scope) for every value `name` may hold in `scope`, a parameter followed
@@ -1005,7 +1014,7 @@ class GradientsZeroedInPlace(Nesting):
     def _made_to_require_grad(self, name: str) -> bool:
         """`x.requires_grad_()` or `x.requires_grad = ...` anywhere in the source."""
         return f"{name}.requires_grad" in self.ctx.attributes or any(
-            dotted(site.node.func.value) == name for site in self.ctx.calls.get("requires_grad_", ())
+            type(site.node.func) is cst.Attribute and dotted(site.node.func.value) == name for site in self.ctx.calls.get("requires_grad_", ())
         )
 
     def _passed(self, scope, param: str, index: int | None = None):
@@ -1014,7 +1023,8 @@ class GradientsZeroedInPlace(Nesting):
         when not known."""
         position = _positional(scope.node).index(param) if index is None else index
         for call_site in self.ctx.calls.get(scope.node.name.value, []):
-            found, at = None, 0
+            found: cst.BaseExpression | _Starred | None = None
+            at = 0
             for arg in call_site.node.args:
                 if arg.keyword is not None:
                     if arg.keyword.value == param:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import libcst as cst
 
@@ -39,6 +39,16 @@ class _Candidate(NamedTuple):  # a tuple: one per candidate of every analysis (a
     kind: str  # "method", "conversion", "print", "test", "synchronize", "logger" or "call"
     frames: tuple[Frame, ...]
     key: int  # statement (or node) identity: one finding per statement
+
+
+def _call(candidate: _Candidate) -> cst.Call:
+    """The call a candidate other than a "test" (an `if`) is."""
+    return cast(cst.Call, candidate.site.node)
+
+
+def _method(candidate: _Candidate) -> cst.Attribute:
+    """The method a "method" candidate calls (`visit_Call` adds one for an attribute only)."""
+    return cst.ensure_type(_call(candidate).func, cst.Attribute)
 
 
 class HostSyncEveryStep(Nesting):
@@ -277,7 +287,7 @@ class HostSyncEveryStep(Nesting):
             return True
         if frame.kind != IF:
             return False
-        test = frame.node.test
+        test = cast(cst.If, frame.node).test  # an IF frame is made for an `if` only
         if type(test) is not cst.Name and self._truth_sync(test, site.scope):
             return True  # reported itself; its body runs when something went wrong (not `if acc:`: when nonzero)
         if self.ctx.value(test, site.scope) is False:
@@ -320,22 +330,22 @@ class HostSyncEveryStep(Nesting):
                 "the CPU cannot run ahead to launch the next step, so the GPU idles. Remove it, or synchronize "
                 "only where you read a clock or a value."
             )
-        if candidate.kind == "method":
-            text = short_code(node)
-            what = f"`{text if not text.endswith('...') else '...' + short_code(node.func.attr) + '()'}` copies a value to the host"
-        elif candidate.kind == "conversion":
-            if not self._tensor(node.args[0].value, scope, 0):
-                return None
-            what = f"`{short_code(node)}` converts a CUDA tensor to a Python number"
-        elif candidate.kind == "print":
-            if not any(self._printed_tensor(arg.value, scope) for arg in node.args):
-                return None
-            what = f"`{short_code(node)}` formats a CUDA tensor"
-        else:
+        if type(node) is cst.If:  # a "test" candidate (every other one is a call)
             if not self._truth_sync(node.test, scope):
                 return None
             what = f"`if {short_code(node.test)}:` turns a CUDA tensor into a Python bool"
             advice = "Check it every N steps, or keep the decision on the GPU (`torch.where`, masking)."
+        elif candidate.kind == "method":
+            text = short_code(node)
+            what = f"`{text if not text.endswith('...') else '...' + short_code(_method(candidate).attr) + '()'}` copies a value to the host"
+        elif candidate.kind == "conversion":
+            if not self._tensor(_call(candidate).args[0].value, scope, 0):
+                return None
+            what = f"`{short_code(node)}` converts a CUDA tensor to a Python number"
+        else:  # "print"
+            if not any(self._printed_tensor(arg.value, scope) for arg in _call(candidate).args):
+                return None
+            what = f"`{short_code(node)}` formats a CUDA tensor"
         return (
             f"{what} on every training step, which waits for the GPU to finish all queued work: the "
             f"CPU cannot run ahead to launch the next step, so the GPU idles. {advice}"
@@ -354,7 +364,7 @@ class HostSyncEveryStep(Nesting):
 
     def _passed_to_host_read(self, candidate: _Candidate, advice: str) -> tuple | None:
         """A call passing a CUDA tensor to a function of the project that reads it on the host."""
-        node, scope = candidate.site.node, candidate.site.scope
+        node, scope = _call(candidate), candidate.site.scope
         callee, used = used_arguments(self.ctx, node, scope, host_reads)
         reads = [(value, [read]) for value, read in used] if callee is not None else used_by_all_fitting(
             self.ctx, node, scope, host_reads)
@@ -365,7 +375,7 @@ class HostSyncEveryStep(Nesting):
             where = f", {read.where}" if read.where else ""
             callees = ", ".join(f"`{use.via.split(' -> ')[0]}`" for use in found)
             reader = f"{callees}, which reads" if len(found) == 1 else (
-                f"`{node.func.attr.value}`: every method of the project it can call ({callees}) reads")
+                f"`{cst.ensure_type(node.func, cst.Attribute).attr.value}`: every method of the project it can call ({callees}) reads")
             message = (
                 f"`{short_code(node)}` passes a CUDA tensor to {reader} it on the host (`{read.code}`{where}) on every "
                 f"training step: the CPU waits for the GPU to finish all queued work, so the GPU idles. {advice}"
@@ -378,7 +388,7 @@ class HostSyncEveryStep(Nesting):
 
     def _logged_tensor(self, candidate: _Candidate, advice: str) -> str | None:
         """`wandb.log({"acc": acc})` (or through a logger's `self._wandb = wandb`) of a CUDA tensor."""
-        node, scope = candidate.site.node, candidate.site.scope
+        node, scope = _call(candidate), candidate.site.scope
         func = node.func
         qualified = self.ctx.qualname(func)
         if qualified is None and type(func) is cst.Attribute:
@@ -443,7 +453,7 @@ class HostSyncEveryStep(Nesting):
                 return True
             found = self.ctx.origin(expr, scope)
             values = owner.assignments[expr.value] if owner is not None else ()
-            if found is None and values and all(v is not None for v in values):  # `acc = (p == y).mean()` or None
+            if found is None and owner is not None and values and all(v is not None for v in values):  # `acc = (p == y).mean()` or None
                 real = [v for v in values if not (type(v) is cst.Name and v.value == "None")]
                 return bool(real) and all(self._tensor(v, owner, depth + 1) for v in real)
             return found is not None and found[0] is not expr and self._tensor(found[0], found[1], depth + 1)
@@ -520,8 +530,12 @@ def _host_copy(call: cst.Call) -> bool:
 
 def _host_copy_below(expr: cst.BaseExpression) -> bool:
     """Whether a receiver chain (`x.cpu().numpy()` below `.numpy()`) already copies to the host."""
-    while type(expr) in (cst.Call, cst.Attribute, cst.Subscript):
-        if type(expr) is cst.Call and _host_copy(expr):
-            return True
-        expr = expr.func if type(expr) is cst.Call else expr.value
-    return False
+    while True:
+        if type(expr) is cst.Call:
+            if _host_copy(expr):
+                return True
+            expr = expr.func
+        elif type(expr) is cst.Attribute or type(expr) is cst.Subscript:
+            expr = expr.value
+        else:
+            return False

@@ -92,10 +92,10 @@ class CudaWork:
     def is_work(self, call: cst.Call, scope: Scope, depth: int = 0) -> bool:
         qualified = self.ctx.qualname(call.func)
         if qualified is not None:
-            namespace, _, name = qualified.rpartition(".")
+            namespace, _, last = qualified.rpartition(".")
             if qualified in _COLLECTIVES:
                 return True
-            return namespace in _WORK_NAMESPACES and not name.startswith("_") and name not in _NOT_WORK
+            return namespace in _WORK_NAMESPACES and not last.startswith("_") and last not in _NOT_WORK
         name = call_name(call)
         if type(call.func) is cst.Attribute:
             if name == "step":  # optimizer.step() launches kernels; prof.step(), scheduler.step() do not
@@ -110,9 +110,10 @@ class CudaWork:
             made_qualified = self.ctx.qualname(made.func) or ""
             if call_name(made) in ("cuda", "to") or made_qualified.startswith("torch."):
                 return True
-        if any(part in name.lower() for part in MODEL_WORDS):
+        called = call.func.value  # (`name`, for a bare name)
+        if any(part in called.lower() for part in MODEL_WORDS):
             return True
-        return depth < 1 and self._function_does_work(name, depth)
+        return depth < 1 and self._function_does_work(called, depth)
 
     def _function_does_work(self, name: str, depth: int) -> bool:
         if name not in self._function_work:
@@ -199,7 +200,8 @@ class TimedWork:
     def pending(self, events, scope: Scope, depth: int = 0):
         """The last work event with no synchronization after it, if any. A loop whose body
         synchronizes leaves at most one pass of work queued: it ends synchronized."""
-        pending, syncs, loops = None, 0, []
+        pending, syncs = None, 0
+        loops: list[int] = []  # the synchronizations before each loop being passed
         for event in events:
             if event is _LOOP_END:
                 if loops and syncs > loops.pop():
@@ -326,38 +328,37 @@ class CudaValues:
     def _walk(self, node: cst.CSTNode, scope: Scope, reaching, depth: int) -> bool:
         if depth > self._DEPTH:
             return False
-        stack = [node]
+        stack: list[cst.CSTNode] = [node]
         while stack:
             current = stack.pop()
-            kind = type(current)
-            if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            if type(current) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
                 continue
-            if kind is cst.Call:
+            if type(current) is cst.Call:
                 if self._call(current, scope, depth):
                     return True
                 stack.append(current.func)
                 stack.extend(arg.value for arg in current.args)
-            elif kind is cst.Attribute:
+            elif type(current) is cst.Attribute:
                 key = dotted(current)
                 if key is not None and self._attribute(key, depth):
                     return True
                 stack.append(current.value)
-            elif kind is cst.Name:
+            elif type(current) is cst.Name:
                 if self._name(current.value, scope, reaching, depth):
                     return True
-            elif kind is cst.SimpleString:
+            elif type(current) is cst.SimpleString:
                 if _CUDA_STRING.match(current.value):
                     return True
-            elif kind is cst.Assign or kind is cst.NamedExpr:
+            elif type(current) is cst.Assign or type(current) is cst.NamedExpr:
                 stack.append(current.value)
-            elif kind is cst.AnnAssign:
+            elif type(current) is cst.AnnAssign:
                 if current.value is not None:
                     stack.append(current.value)
-            elif kind is cst.For:
+            elif type(current) is cst.For:
                 stack.extend((current.iter, current.body))
-            elif kind is cst.WithItem:
+            elif type(current) is cst.WithItem:
                 stack.append(current.item)
-            elif kind is cst.Arg:
+            elif type(current) is cst.Arg:
                 stack.append(current.value)
             else:
                 stack.extend(children(current))
@@ -390,12 +391,12 @@ class CudaValues:
             found = reaching(name)
             if found is not None:  # the assignment the statements above end with
                 value, owner = found
-                key = (id(value), id(owner))
-                result = self._reached.get(key)
+                reached = (id(value), id(owner))
+                result = self._reached.get(reached)
                 if result is None:
-                    self._reached[key] = False
+                    self._reached[reached] = False
                     result = self._walk(value, owner, None, depth + 1) or self._moved_name(name, owner)
-                    self._reached[key] = result
+                    self._reached[reached] = result
                 return result
         if name in self.ctx.imports:
             return False
@@ -488,23 +489,23 @@ def _bound_names(node: cst.CSTNode, found: dict) -> None:
     stack = [node]
     while stack:
         current = stack.pop()
-        kind = type(current)
-        if kind in (cst.FunctionDef, cst.ClassDef):
+        if type(current) is cst.FunctionDef or type(current) is cst.ClassDef:
             found[current.name.value] = None
             continue
-        if kind is cst.AssignTarget or kind is cst.AugAssign or kind is cst.AnnAssign or kind is cst.For:
-            targets = [current.target]
+        if (type(current) is cst.AssignTarget or type(current) is cst.AugAssign or type(current) is cst.AnnAssign
+                or type(current) is cst.For):
+            targets: list[cst.BaseExpression] = [current.target]
             while targets:
                 target = targets.pop()
                 if type(target) is cst.Name:
                     found[target.value] = None
-                elif type(target) in (cst.Tuple, cst.List):
+                elif type(target) is cst.Tuple or type(target) is cst.List:
                     targets.extend(e.value for e in target.elements)
                 elif type(target) is cst.StarredElement:
                     targets.append(target.value)
-        elif kind is cst.NamedExpr and type(current.target) is cst.Name:
+        elif type(current) is cst.NamedExpr and type(current.target) is cst.Name:
             found[current.target.value] = None
-        elif kind is cst.AsName and type(current.name) is cst.Name:
+        elif type(current) is cst.AsName and type(current.name) is cst.Name:
             found[current.name.value] = None
         stack.extend(children(current))
 
@@ -843,7 +844,7 @@ class UnsynchronizedTiming(Rule):
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
-        self.blocks: dict[cst.CSTNode, tuple[Site, list[cst.CSTNode]]] = {}
+        self.blocks: dict[cst.Module | cst.IndentedBlock, tuple[Site, list[cst.SimpleStatementLine]]] = {}
         self.moves: list[tuple[cst.BaseExpression, cst.Call, Scope]] = []  # `model.to(device)` statements
 
     def visit_Expr(self, node: cst.Expr) -> None:
@@ -871,6 +872,7 @@ class UnsynchronizedTiming(Rule):
         values: CudaValues | None = None
         before_work: TimedWork | None = None
         alias = torch_alias(self.ctx)
+        sync = guarded_sync(alias) if alias else ""  # (no fix without the alias)
         for block, (site, reads) in self.blocks.items():
             if len(reads) < 2:
                 continue
@@ -891,11 +893,11 @@ class UnsynchronizedTiming(Rule):
                 if not values.read_by([*between, *before_clock], site.scope, _reaching(body, index[id(start)], site.scope)):
                     continue  # nothing timed is known to be on the GPU: CPU work, or unknown
                 before = [e for statement in body[: index[id(start)]] for e in events_in_order(statement)]
-                steps = [InsertLineBefore(Site(end, site.unit, site.scope), guarded_sync(alias))]
+                steps = [InsertLineBefore(Site(end, site.unit, site.scope), sync)]
                 if before_work is None:  # a synchronize before the start read is cheap: only copies it as needed
                     before_work = TimedWork(self.ctx, functions, copies_sync=False)
                 if before_work.pending(before, site.scope)[0] is not None:
-                    steps.insert(0, InsertLineBefore(Site(start, site.unit, site.scope), guarded_sync(alias)))
+                    steps.insert(0, InsertLineBefore(Site(start, site.unit, site.scope), sync))
                 fix = FixPlan("Synchronize CUDA before reading the clock", tuple(steps)) if alias else None
                 self.report(
                     Site(end, site.unit, site.scope),
@@ -1009,6 +1011,7 @@ class TimingMagicWithoutSync(Rule):
     def finish(self) -> None:
         work = CudaWork(self.ctx, _functions(self.ctx))
         alias = torch_alias(self.ctx)
+        sync = guarded_sync(alias) if alias else ""  # (no fix without the alias)
         scope = self.ctx.module_scope
         for unit_index, module in self.modules.items():
             unit = self.ctx.units[unit_index]
@@ -1036,7 +1039,7 @@ class TimingMagicWithoutSync(Rule):
                         continue
                     end_line, end_col = block.tail
                     tail = unit.line(end_line)[:end_col]
-                    insert = f"{guarded_sync(alias)}\n" if tail == "" else f"\n{guarded_sync(alias)}\n"
+                    insert = f"{sync}\n" if tail == "" else f"\n{sync}\n"
                     at = Range(end_line, end_col, end_line, end_col)
                 else:
                     statement = parse_snippet(magic.statement)
@@ -1046,7 +1049,7 @@ class TimingMagicWithoutSync(Rule):
                     ):
                         continue
                     at = Range(magic.line, magic.end, magic.line, magic.end)
-                    insert = f"; {guarded_sync(alias)}"
+                    insert = f"; {sync}"
                 fix = FixPlan("Synchronize CUDA at the end of the timed code", (Edit(unit.cell, at, insert),)) if alias else None
                 self.report(
                     site,
@@ -1062,7 +1065,7 @@ def _target_names(target: cst.BaseExpression) -> list[str]:
     """The names an assignment target binds (`a, b = ...` binds both)."""
     if type(target) is cst.Name:
         return [target.value]
-    if type(target) in (cst.Tuple, cst.List):
+    if type(target) is cst.Tuple or type(target) is cst.List:
         return [name for element in target.elements for name in _target_names(element.value)]
     return []
 

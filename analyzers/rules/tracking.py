@@ -4,10 +4,11 @@ node (ifs, withs, loops, function bodies) and the names bound to compiled module
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import libcst as cst
 
-from ..context import Context, Frame, Scope, Site
+from ..context import CallSite, Context, Frame, Scope, Site
 from ..nodes import call_name, dotted, keyword, positional
 from ..project import call_target, maybe_project_call, steps_in_loops
 from ..project import trains as project_trains
@@ -49,12 +50,12 @@ class Compiled:
 
     @property
     def call(self) -> cst.Call:
-        return self.site.node
+        return cast(cst.Call, self.site.node)  # the site of the compile call
 
     @property
     def argument(self) -> cst.BaseExpression | None:
         if self.in_place:
-            return self.call.func.value
+            return cst.ensure_type(self.call.func, cst.Attribute).value  # `x.compile()`
         return self.call.args[0].value if self.call.args and self.call.args[0].keyword is None else None
 
     def option(self, name: str) -> cst.Arg | None:
@@ -86,14 +87,17 @@ class CompiledModules(Nesting):
         return None if key is None else self.compiled.get(key)
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-        compiling = type(value) is cst.Call and call_name(value) == "compile" and self.ctx.qualname(value.func) == COMPILE
-        if not compiling and not self.compiled:
+        compiling = (
+            value if type(value) is cst.Call and call_name(value) == "compile" and self.ctx.qualname(value.func) == COMPILE
+            else None
+        )
+        if compiling is None and not self.compiled:
             return  # no compiled module to forget (most assignments of most files)
         key = self.key(target)
         if key is None:
             return
-        if compiling:
-            record = Compiled(self.ctx.site(value), dotted(target) or "", self.local_frames())
+        if compiling is not None:
+            record = Compiled(self.ctx.site(compiling), dotted(target) or "", self.local_frames())
             self.compiled[key] = record
             self.history.append(record)
         else:
@@ -123,10 +127,10 @@ class CompiledModules(Nesting):
             return None
         if type(func) is cst.Attribute and func.attr.value == "forward":
             func = func.value
-        record = self.compiled_as(func)
-        if record is not None:
-            record.calls.append(self.ctx.site(node))
-        return record
+        called = self.compiled_as(func)
+        if called is not None:
+            called.calls.append(self.ctx.site(node))
+        return called
 
 
 class TrainingSteps:
@@ -142,7 +146,7 @@ class TrainingSteps:
         self._callees: dict[int, set[str]] = {}  # loop or function id -> names of functions it calls
         self.engines: set[str] = set()  # functions a framework runs on every iteration
         self._forwards: dict[int, set[str]] = {}  # class id -> the methods its forward runs
-        self._elsewhere: dict[int, list[Site]] | None = None  # loop or function id -> calls of other names
+        self._elsewhere: dict[int, list[CallSite]] | None = None  # loop or function id -> calls of other names
         self._elsewhere_known: dict[int, bool] = {}  # loop or function id -> whether it trains through them
         for name, sites in ctx.calls.items():
             if name == "backward" or name == "step" or name in ctx.functions:
@@ -170,7 +174,7 @@ class TrainingSteps:
             found = ctx.shared[cls] = cls(ctx)
         return found
 
-    def _note(self, name: str, site: Site) -> None:
+    def _note(self, name: str, site: CallSite) -> None:
         """Record a call for the innermost loop or function around it."""
         owner = site.loops[-1] if site.loops else site.scope.node
         if owner is None:
@@ -184,7 +188,7 @@ class TrainingSteps:
             self._direct.add(id(owner))
             if site.loops and site.scope.node is not None:
                 self._epochs.add(id(site.scope.node))
-        elif type(call.func) is cst.Name or dotted(call.func.value) == "self":
+        elif type(call.func) is cst.Name or type(call.func) is cst.Attribute and dotted(call.func.value) == "self":
             self._callees.setdefault(id(owner), set()).add(name)
 
     def run_every_step(self, function: cst.FunctionDef) -> bool:
@@ -298,7 +302,7 @@ def calls_outside_loops(body: cst.CSTNode) -> list[cst.Call]:
 def iterations(loop: cst.For, ctx: Context, scope: Scope) -> int | None:
     """How many times a `for` loop runs, when it iterates a literal sequence or a constant range()."""
     iterable = loop.iter
-    if type(iterable) in (cst.List, cst.Tuple, cst.Set):
+    if type(iterable) is cst.List or type(iterable) is cst.Tuple or type(iterable) is cst.Set:
         return len(iterable.elements)
     if type(iterable) is cst.Call and type(iterable.func) is cst.Name and iterable.func.value == "range":
         values = [ctx.value(arg.value, scope) for arg in iterable.args]
