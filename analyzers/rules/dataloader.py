@@ -6,7 +6,7 @@ from typing import cast
 
 import libcst as cst
 
-from ..context import Site
+from ..context import CallSite, Site
 from ..nodes import (
     UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, positional, remembered, short_code,
 )
@@ -620,20 +620,20 @@ class LoaderRule(Rule):
         index = scope.params.index(param)
         name = scope.node.name.value
         for call_site in self.ctx.calls.get(name, []):
-            call = cast(cst.Call, call_site.node)  # ctx.calls holds call sites
+            call = call_site.node
             offset = 1 if type(call.func) is cst.Attribute and scope.params[:1] in (["self"], ["cls"]) else 0
             yield argument(call, index - offset, param), call_site.scope
         for call_site in self.registrations(name):
-            registration = cast(cst.Call, call_site.node)  # ctx.calls holds call sites
+            registration = call_site.node
             given = [arg.value for arg in registration.args[2:] if arg.keyword is None and arg.star == ""]
             yield (given[index - 1] if 0 < index <= len(given) else None), call_site.scope
 
-    def registrations(self, name: str) -> list[Site]:
+    def registrations(self, name: str) -> list[CallSite]:
         """The ignite `engine.add_event_handler(event, name, ...)` calls that register the
         function `name` as an event handler."""
         return [
             site for site in self.ctx.calls.get("add_event_handler", ())
-            if type(handler := argument(cast(cst.Call, site.node), 1, "handler")) is cst.Name and handler.value == name
+            if type(handler := argument(site.node, 1, "handler")) is cst.Name and handler.value == name
             and self._made_by(site).startswith("ignite.")
         ]
 
