@@ -447,15 +447,24 @@ def fitting_methods(ctx, call, scope) -> list[tuple]:
     func = call.func
     if type(func) is not cst.Attribute or not _unknown_parameter(func.value, scope):
         return []
-    found = []
-    for namespace, classes in _class_namespaces(ctx):
-        for name in classes:
-            cls = namespace.klass(name)
-            if cls is None:
-                continue
-            target = method(cls[0], func.attr.value, *cls[1:])
-            if target is not None and target[3] is cls[0] and _accepts(call, parameters(target[0])):
-                found.append(target)
+    return [target for target in _methods_named(ctx, func.attr.value) if _accepts(call, parameters(target[0]))]
+
+
+def _methods_named(ctx, name: str) -> list[Definition]:
+    """The methods `name` that classes of the source and of the project modules it imports
+    define themselves (found once per analysis and name)."""
+    memo = ctx.shared.setdefault(_methods_named, {})
+    found = memo.get(name)
+    if found is None:
+        found = memo[name] = list[Definition]()
+        for namespace, classes in _class_namespaces(ctx):
+            for class_name in classes:
+                cls = namespace.klass(class_name)
+                if cls is None:
+                    continue
+                target = method(cls[0], name, *cls[1:])
+                if target is not None and target[3] is cls[0]:
+                    found.append(target)
     return found
 
 

@@ -295,7 +295,7 @@ class LoaderRule(Rule):
         index = scope.params.index(param)
         found = []
         for call_site in self.ctx.calls.get(callee, []):
-            call = cast(cst.Call, call_site.node)  # ctx.calls holds call sites
+            call = call_site.node
             method = init or (type(call.func) is cst.Attribute and scope.params[:1] in (["self"], ["cls"]))
             passed = self.ctx.call_argument(call, index - method, param, call_site.scope)
             if passed is UNKNOWN or (passed is None and default is None):
@@ -369,7 +369,7 @@ class LoaderRule(Rule):
         another of the project moves the batch to the GPU."""
         for sites in list(self.ctx.calls.values()):
             for site in sites:
-                call = cast(cst.Call, site.node)  # ctx.calls holds call sites
+                call = site.node
                 if not call.args:
                     continue
                 given = self._batches_given(site) or self._loaders_given(site)
@@ -434,7 +434,7 @@ class LoaderRule(Rule):
         engines = TrainingSteps.of(ctx).engines
         namespace = SourceNamespace.of(ctx)
         for site in ctx.calls.get("run", ()):
-            func = cast(cst.Call, site.node).func  # ctx.calls holds call sites
+            func = site.node.func
             receiver = func.value if type(func) is cst.Attribute else None
             origin = ctx.origin(receiver, site.scope) if receiver is not None else None
             if origin is None or type(origin[0]) is not cst.Call:
@@ -460,7 +460,7 @@ class LoaderRule(Rule):
     def _lightning_hook(self, loader: Site) -> str | None:
         """The Lightning hook (`train_dataloader`, ...: a method of a Lightning module or
         DataModule) a loader is made in, or None."""
-        function = cast("cst.FunctionDef | None", loader.scope.node)  # a scope's node is its function
+        function = loader.scope.node
         cls = self.ctx.class_of.get(id(function)) if function is not None else None
         if function is None or cls is None or not any("Lightning" in (dotted(base.value) or "") for base in cls.bases):
             return None
@@ -640,7 +640,7 @@ class LoaderRule(Rule):
     def _transformed_on_access(self, name: str) -> Cost | None:
         """`ds.set_transform(fn)`: a Hugging Face dataset that runs `fn` on every row it reads."""
         for call_site in self.ctx.calls.get("set_transform", []):
-            func = cast(cst.Call, call_site.node).func  # ctx.calls holds call sites
+            func = call_site.node.func
             if type(func) is cst.Attribute and dotted(func.value) == name:
                 said = "`set_transform` runs a function on every item it reads"
                 return Cost(EXPENSIVE, said, "", code(call_site.node))
@@ -761,7 +761,7 @@ class LoaderRule(Rule):
         breaks after its first batch, or one that loads nothing (`len(loader)`, the name shown
         by a notebook cell); or it is made by a Lightning `test_dataloader`
         (`predict_dataloader`) hook of a script that trains (`.fit(...)`) and never tests."""
-        function = cast("cst.FunctionDef | None", site.scope.node)  # a scope's node is its function
+        function = site.scope.node
         if function is not None and function.name.value in _ONE_BATCH_HOOKS:
             return bool(self.ctx.calls.get("fit")) and not self.ctx.calls.get(_ONE_BATCH_HOOKS[function.name.value])
         assigned = site.scope.assignments.items()

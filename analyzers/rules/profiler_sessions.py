@@ -218,7 +218,7 @@ class ProfileWithoutSchedule(_Sessions):
                 found = found or node.value == handle
 
         session.block.body.visit(Uses())
-        steps = [cast(cst.Call, s.node) for s in self.ctx.calls.get("step", [])]  # ctx.calls holds call sites
+        steps = [s.node for s in self.ctx.calls.get("step", [])]
         stepped_elsewhere = any(type(s.func) is cst.Attribute and code(s.func.value) == handle for s in steps)
         return found or stepped_elsewhere
 

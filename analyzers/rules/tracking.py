@@ -146,6 +146,7 @@ class TrainingSteps:
         self._callees: dict[int, set[str]] = {}  # loop or function id -> names of functions it calls
         self.engines: set[str] = set()  # functions a framework runs on every iteration
         self._forwards: dict[int, set[str]] = {}  # class id -> the methods its forward runs
+        self._by_class: dict[int, dict[str, set[str]]] | None = None  # see _self_calls
         self._elsewhere: dict[int, list[CallSite]] | None = None  # loop or function id -> calls of other names
         self._elsewhere_known: dict[int, bool] = {}  # loop or function id -> whether it trains through them
         for name, sites in ctx.calls.items():
@@ -209,15 +210,24 @@ class TrainingSteps:
         """The names of `forward` and of the methods of `cls` it calls on `self`, two calls deep."""
         found = self._forwards.get(id(cls))
         if found is None:
+            calls = self._self_calls().get(id(cls), {})
             found = self._forwards[id(cls)] = {"forward"}
             for _ in range(2):
-                found |= {
-                    name for name, sites in self.ctx.calls.items() for site in sites
-                    if site.scope.node is not None and site.scope.node.name.value in found
-                    and self.ctx.class_of.get(id(site.scope.node)) is cls
-                    and type(site.node.func) is cst.Attribute and dotted(site.node.func.value) == "self"
-                }
+                found |= {name for caller in found for name in calls.get(caller, ())}
         return found
+
+    def _self_calls(self) -> dict[int, dict[str, set[str]]]:
+        """Class id -> method name -> the names it calls on `self` (one pass over the calls)."""
+        if self._by_class is None:
+            self._by_class = {}
+            for name, sites in self.ctx.calls.items():
+                for site in sites:
+                    function = site.scope.node
+                    cls = self.ctx.class_of.get(id(function)) if function is not None else None
+                    if function is not None and cls is not None and type(site.node.func) is cst.Attribute \
+                            and dotted(site.node.func.value) == "self":
+                        self._by_class.setdefault(id(cls), {}).setdefault(function.name.value, set()).add(name)
+        return self._by_class
 
     def trains(self, node: cst.CSTNode, depth: int = 0) -> bool:
         """`node`: a loop or a function definition."""

@@ -388,7 +388,7 @@ class NonPersistentWorkers(LoaderRule):
         if site.loops:
             bound = {name for outer in site.loops if type(outer) is cst.For for name in names_in_target(outer.target)}
             return [] if iterated in bound else [(outer, frozenset()) for outer in site.loops]
-        return self._loops_around_calls(cast("cst.FunctionDef | None", site.scope.node), frozenset())  # its function
+        return self._loops_around_calls(site.scope.node, frozenset())  # its function
 
     def _loops_around_calls(
         self, function: cst.FunctionDef | None, called: frozenset
@@ -400,7 +400,7 @@ class NonPersistentWorkers(LoaderRule):
         called = called | {function}
         found: list[tuple[cst.For | cst.While, frozenset]] = []
         for call in self.ctx.calls.get(function.name.value, []):
-            caller = cast("cst.FunctionDef | None", call.scope.node)  # a scope's node is its function
+            caller = call.scope.node
             found.extend([(call.loops[-1], called)] if call.loops else self._loops_around_calls(caller, called))
         return found
 
