@@ -675,3 +675,28 @@ def test_a_tensor_made_once_per_epoch_around_a_function_of_another_file_that_loo
         "for epoch in range(10):\n            train_step(model, loader, optimizer)",
         "for x in loader:\n            train_step(model, x, optimizer)")))
     assert len(findings_of(path, "TPL501")) == 1
+
+
+def test_data_parallel_in_a_script_that_trains_through_another_file(tmp_path):
+    """TPL304 leaves a script that only evaluates alone, but not one that trains through a
+    function of another module (and evaluates too)."""
+    engine = """
+        def train_one_epoch(model, loader, optimizer):
+            for x, y in loader:
+                model(x.cuda()).sum().backward()
+                optimizer.step()
+    """
+    train = """
+        import torch
+        from engine import train_one_epoch
+        model = torch.nn.DataParallel(model).cuda()
+        train_one_epoch(model, loader, optimizer)
+        model.eval()
+        with torch.no_grad():
+            evaluate(model)
+    """
+    path = project(tmp_path, train)
+    (tmp_path / "engine.py").write_text(textwrap.dedent(engine))
+    assert len(findings_of(path, "TPL304")) == 1
+    (tmp_path / "train.py").write_text(textwrap.dedent(train.replace("train_one_epoch(model, loader, optimizer)\n", "")))
+    assert findings_of(path, "TPL304") == []

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ..context import Site
 from ..nodes import call_name
 from .base import Example, Rule
+from .gradients import NO_GRAD
+from .tracking import TrainingSteps
 
 DATA_PARALLEL = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel"}
 
@@ -39,6 +42,11 @@ class DataParallelTraining(Rule):
     ```
     and a `DistributedSampler` for the training DataLoader. There is no automatic fix:
     the script has to be launched once per GPU.
+
+    A script that only evaluates (it calls `.eval()` or opens `torch.no_grad()` /
+    `inference_mode()`, and trains nothing: no `backward()`, optimizer step or framework
+    training loop, here or in a function of another module it calls) is left alone: with
+    no gradients there is nothing for DistributedDataParallel to overlap.
     """
 
     code = "TPL304"
@@ -46,6 +54,19 @@ class DataParallelTraining(Rule):
     summary = "nn.DataParallel for multi-GPU training (use DistributedDataParallel)"
     triggers = ("DataParallel",)
     VALID = (
+        # a script that only evaluates: no gradients for DistributedDataParallel to overlap
+        Example(
+            """
+            import torch
+            model = create_model(args.model).cuda()
+            if args.num_gpu > 1:
+                model = torch.nn.DataParallel(model, device_ids=list(range(args.num_gpu)))
+            model.eval()
+            with torch.no_grad():
+                for x, y in loader:
+                    correct += (model(x.cuda()).argmax(1) == y.cuda()).sum()
+            """,
+        ),
         Example(
             """
             import torch
@@ -69,6 +90,20 @@ class DataParallelTraining(Rule):
         ),
     )
     INVALID = (
+        # trains, then evaluates
+        Example(
+            """
+            import torch
+            model = torch.nn.DataParallel(model).cuda()
+            for x, y in loader:
+                loss = criterion(model(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+            model.eval()
+            with torch.no_grad():
+                evaluate(model)
+            """,
+        ),
         Example(
             """
             import torch
@@ -86,12 +121,29 @@ class DataParallelTraining(Rule):
         ),
     )
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.sites: list[Site] = []
+
     def visit_Call(self, node: cst.Call) -> None:
         if call_name(node) == "DataParallel" and self.ctx.qualname(node.func) in DATA_PARALLEL:
+            self.sites.append(self.ctx.site(node))
+
+    def finish(self) -> None:
+        if not self.sites or self._evaluates_only():
+            return
+        for site in self.sites:
             self.report(
-                self.ctx.site(node),
+                site,
                 "nn.DataParallel drives every GPU from one process: each step scatters the batch, replicates "
                 "the parameters and gathers outputs through GPU 0, under the GIL, without overlapping gradient "
                 "communication with backward. Use DistributedDataParallel (one process per GPU, launched "
                 "with torchrun), which PyTorch recommends even on one machine.",
             )
+
+    def _evaluates_only(self) -> bool:
+        """Whether the source evaluates a model and trains nothing."""
+        evaluates = bool(self.ctx.calls.get("eval")) or any(
+            self.ctx.qualname(site.node.func) in NO_GRAD
+            for name in ("no_grad", "inference_mode") for site in self.ctx.calls.get(name, ()))
+        return evaluates and not TrainingSteps.of(self.ctx).anywhere()

@@ -254,6 +254,18 @@ class TrainingSteps:
         return any(steps_in_loops(call_target(self.ctx, site.node.func, site.scope))
                    for site in (self._elsewhere or {}).get(id(loop), ()))
 
+    def anywhere(self) -> bool:
+        """Whether the source trains at all: a training step in a loop or function of its own,
+        in a function of another module it calls, or a framework's loop (ignite's Engine,
+        Lightning's `fit`)."""
+        if self._direct or self.engines or self.ctx.calls.get("fit"):
+            return True
+        return any(
+            project_trains(call_target(self.ctx, site.node.func, site.scope))
+            for name, sites in self.ctx.calls.items() if name not in self.ctx.functions
+            for site in sites if maybe_project_call(self.ctx, site.node.func)
+        )
+
     def _trains_elsewhere(self, node: cst.CSTNode) -> bool:
         """Whether a call right in the loop or function runs a training step in a function or
         method of another module (`trainer.train_rlhf(batch)`, `train_step(model, batch)`)."""
