@@ -204,7 +204,7 @@ class CompileBeforeDDP(Rule):
         inner = compile_call.args[0].value if compile_call.args else None
         if not (type(target) is cst.Name and target.value == name and type(inner) is cst.Name and inner.value == name):
             return None
-        body = list(cast(cst.Module | cst.IndentedBlock, self.ctx.blocks[-1]).body)  # the statement's block
+        body = list(self.ctx.blocks[-1].body)  # the statement's block
         position = next((i for i, s in enumerate(body) if s is statement), None)
         container = next((i for i, s in enumerate(body[:position or 0]) if _contains(s, compile_site.node)), None)
         if position is None or container is None:

@@ -260,11 +260,10 @@ class TrainingSteps:
         Lightning's `fit`)."""
         if self._direct or self.engines or self.ctx.calls.get("fit"):
             return True
-        return any(
-            project_trains(call_target(self.ctx, site.node.func, site.scope))
-            for name, sites in self.ctx.calls.items() if name not in self.ctx.functions
-            for site in sites if maybe_project_call(self.ctx, site.node.func)
-        )
+        targets = (call_target(self.ctx, site.node.func, site.scope)
+                   for name, sites in self.ctx.calls.items() if name not in self.ctx.functions
+                   for site in sites if maybe_project_call(self.ctx, site.node.func))
+        return any(project_trains(target) or steps_in_loops(target) for target in targets)
 
     def _trains_elsewhere(self, node: cst.CSTNode) -> bool:
         """Whether a call right in the loop or function runs a training step in a function or
