@@ -111,6 +111,7 @@ class Context:
         self.scope = self.module_scope
         self.scopes: dict[int, Scope] = {}  # id(function) -> its scope
         self.unit = 0
+        self.line = 0  # the first line (in the unit) of the top-level statement being visited
         self.loops: tuple[cst.CSTNode, ...] = ()  # enclosing loops in the current function (a tuple: sites share it)
         self._loop_bodies: dict[int, cst.CSTNode] = {}  # id(loop body) -> loop (ids: a node's hash is a Python method)
         self.functions: dict[str, list[tuple[cst.FunctionDef, Scope]]] = defaultdict(list)

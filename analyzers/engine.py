@@ -73,7 +73,9 @@ class _Pass:
         for handle in handlers[_event("Module", False)] or ():
             handle(module)
         call_handlers = self._call_handlers
-        for chunk in parsed.chunks:
+        ctx = self.ctx
+        for start, chunk in zip(parsed.starts, parsed.chunks):
+            ctx.line = start
             events = chunk.events.get(self.wanted)
             if events is None:
                 events = chunk.events[self.wanted] = _record(chunk, self.wanted, parsed.owners)

@@ -982,7 +982,8 @@ class TimingMagicWithoutSync(Rule):
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
         self.modules: dict[int, cst.Module] = {}
-        self.bound: dict[str, list[tuple[int, cst.BaseExpression | None]]] = {}  # module name -> (unit, value)
+        # module name -> ((unit, line of its top-level statement), value)
+        self.bound: dict[str, list[tuple[tuple[int, int], cst.BaseExpression | None]]] = {}
 
     def visit_Module(self, node: cst.Module) -> None:
         self.modules[self.ctx.unit] = node
@@ -993,19 +994,21 @@ class TimingMagicWithoutSync(Rule):
             return
         for target in node.targets:
             for name in _target_names(target.target):
-                self.bound.setdefault(name, []).append((self.ctx.unit, scope.assignments[name][-1]))
+                self.bound.setdefault(name, []).append(((self.ctx.unit, self.ctx.line), scope.assignments[name][-1]))
 
-    def _operates_on_cuda(self, statements: list, unit: int) -> bool:
-        """Timed code with no calls whose operators (`a @ b`) take a tensor the cells before made
+    def _operates_on_cuda(self, statements: list, unit: int, line: int) -> bool:
+        """Timed code with no calls whose operators (`a @ b`) take a tensor the code before made
         on the GPU: the operator launches the kernel."""
         if any(calls_in_order(statement) for statement in statements):
             return False
         names = [name for statement in statements for name in _operands(statement)]
-        return any(self._cuda_before(name, unit) for name in names)
+        return any(self._cuda_before(name, (unit, line)) for name in names)
 
-    def _cuda_before(self, name: str, unit: int) -> bool:
-        """Whether the value `name` last got in the units up to `unit` is made on or moved to the GPU."""
-        values = [value for at, value in self.bound.get(name, ()) if at <= unit]
+    def _cuda_before(self, name: str, where: tuple[int, int]) -> bool:
+        """Whether the value `name` last got before `where` (unit, line) is made on or moved to
+        the GPU (in a notebook: the cells before and the lines before in the cell; in one
+        document, as jupyterlab-lsp makes of a notebook: the statements before)."""
+        values = [value for at, value in self.bound.get(name, ()) if at <= where]
         return bool(values) and type(values[-1]) is cst.Call and self.ctx.made_on_cuda(values[-1], self.ctx.module_scope)
 
     def finish(self) -> None:
@@ -1035,7 +1038,7 @@ class TimingMagicWithoutSync(Rule):
                     block = unit.block_of(magic)
                     statements = cell_statements(module, unit, block) if block is not None else []
                     calls = [c for statement in statements for c in calls_in_order(statement)]
-                    if work.unsynced_work(calls, scope) is None and not self._operates_on_cuda(statements, unit_index):
+                    if work.unsynced_work(calls, scope) is None and not self._operates_on_cuda(statements, unit_index, magic.line):
                         continue
                     end_line, end_col = block.tail
                     tail = unit.line(end_line)[:end_col]
@@ -1045,7 +1048,7 @@ class TimingMagicWithoutSync(Rule):
                     statement = parse_snippet(magic.statement)
                     if statement is None or (
                         work.unsynced_work(calls_in_order(statement), scope) is None
-                        and not self._operates_on_cuda([statement], unit_index)
+                        and not self._operates_on_cuda([statement], unit_index, magic.line)
                     ):
                         continue
                     at = Range(magic.line, magic.end, magic.line, magic.end)
