@@ -434,9 +434,17 @@ async function main() {
       const facts = engineFacts(file, "TPL102");
       await openFile(page, "train.py");
       await goTo(page, facts.line + 1, facts.column + 1);
-      await page.keyboard.press("Control+.");
       const action = page.locator(".action-widget .monaco-list-row", { hasText: facts.title }).first();
-      await action.waitFor({ state: "visible", timeout: 30_000 });
+      for (let attempt = 1; ; attempt++) { // a Ctrl+. before the editor has the line's actions opens no menu
+        await page.keyboard.press("Control+.");
+        try {
+          await action.waitFor({ state: "visible", timeout: 15_000 });
+          break;
+        } catch (error) {
+          if (attempt === 3) throw error;
+          await page.keyboard.press("Escape");
+        }
+      }
       await noErrorToasts(page);
       await shoot(page, "2-quick-fix");
       await action.click();
