@@ -10,21 +10,14 @@ the parse). Values are resolved on demand; anything not provably constant is
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from typing import NamedTuple, cast
 
 import libcst as cst
 
 from .nodes import UNKNOWN, argument, call_name, dotted, keyword, literal, remembered, star_kwargs
+from .vocabulary import CUDA_STRING, GPU_APIS, GPU_ENGINES, GPU_QUERIES
 
-_CUDA_STRING = re.compile(r"""^[rRbBuU]?(['"])(cuda(:\d+)?|nccl)\1$""")  # a device, or the GPU-only backend
-_GPU_APIS = ("torch.cuda.", "torch.accelerator.", "deepspeed.")  # training on an accelerator
-_GPU_ENGINES = {"accelerate.Accelerator"}
-_GPU_QUERIES = {  # asking whether there is a GPU is no sign the code uses one
-    f"torch.{backend}.{query}" for backend in ("cuda", "accelerator")
-    for query in ("is_available", "device_count", "get_device_name", "get_device_properties", "get_device_capability")
-}
 _MAX_DEPTH = 12
 _MUTATORS = {"update", "setdefault", "pop", "popitem", "clear", "__setitem__"}
 
@@ -121,7 +114,8 @@ class Context:
         self.by_name: dict[str, list[tuple[cst.BaseExpression | None, Scope]]] = defaultdict(list)
         self.argparse: dict[str, list] = defaultdict(list)
         self.args_functions: set[str] = set()
-        self.cuda_evidence: cst.CSTNode | None = None
+        self.cuda_evidence: cst.CSTNode | None = None  # where the code says it runs on a GPU
+        self.gpu_importer: str | None = None  # or where a module importing it does ("train.py:12")
         self.assume_device = "auto"  # where the user says the code runs (Config.assume_device)
         self.classes: dict[str, cst.ClassDef] = {}  # every class defined, by name (the last one)
         self.class_of: dict[int, cst.ClassDef] = {}  # id(method) -> its class
@@ -368,7 +362,7 @@ class Context:
             else:
                 qualified = self.qualname(node.func)
                 if qualified is not None and (
-                    qualified.startswith(_GPU_APIS) and qualified not in _GPU_QUERIES or qualified in _GPU_ENGINES
+                    qualified.startswith(GPU_APIS) and qualified not in GPU_QUERIES or qualified in GPU_ENGINES
                 ):
                     self.cuda_evidence = node
 
@@ -379,7 +373,7 @@ class Context:
                 self.class_of[id(statement)] = node
 
     def _string(self, node: cst.SimpleString) -> None:
-        if self.cuda_evidence is None and _CUDA_STRING.match(node.value):
+        if self.cuda_evidence is None and CUDA_STRING.match(node.value):
             self.cuda_evidence = node
 
     def _return(self, node: cst.Return) -> None:

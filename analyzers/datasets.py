@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import overload
 
 from .project import Namespace, Place, body_nodes, parameters
+from .vocabulary import DEVICE_LIKE, DTYPE_LIKE
 
 CHEAP, ROWS, UNKNOWN_COST, EXPENSIVE, ON_DEVICE = "cheap", "rows", "unknown", "expensive", "on-device"
 _RANK = {CHEAP: 0, ROWS: 1, UNKNOWN_COST: 2, EXPENSIVE: 3, ON_DEVICE: 4}  # which of several wins
@@ -162,9 +163,6 @@ _DATA_METHODS = {  # methods whose names say they read, decode or process data
     **dict.fromkeys(("decode", "imdecode"), "decodes data per item"),
     **dict.fromkeys(("convert", "resize", "crop", "thumbnail", "rotate"), "processes an image per item"),
 }
-# `.to(x)`: a move to a device when `x` is named like one (the loader rules' test, on ast nodes)
-_DEVICE_LIKE = re.compile(r"(device|dev|gpu|cuda|rank)", re.IGNORECASE)
-_DTYPE_LIKE = re.compile(r"dtype|float|half|bfloat|int\d|long|double|bool", re.IGNORECASE)
 _CHEAP_BUILTINS = {
     "len", "int", "float", "str", "bool", "list", "tuple", "dict", "set", "frozenset", "range", "min", "max", "abs",
     "sum", "zip", "enumerate", "isinstance", "round", "sorted", "reversed", "any", "all", "getattr", "hasattr",
@@ -253,7 +251,7 @@ def _device_move(call: ast.Call) -> bool | None:
     if type(target) is ast.Constant and isinstance(target.value, str):
         return target.value.startswith("cuda")
     text = (_dotted(target) or "").rsplit(".", 1)[-1]
-    return bool(text) and not _DTYPE_LIKE.search(text) and bool(_DEVICE_LIKE.search(text))
+    return bool(text) and not DTYPE_LIKE.search(text) and bool(DEVICE_LIKE.search(text))
 
 
 # -- the cost of a class ---------------------------------------------------------------

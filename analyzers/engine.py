@@ -13,6 +13,7 @@ from .config import Config
 from .context import Context
 from .nodes import children, remembered, use_memos
 from .findings import Edit, Finding, Fix, Range
+from .importers import gpu_importer
 from .rules import enabled_rules
 from .rules.base import InsertLineBefore, MoveLinesBefore, Replace, Report, Rule
 from .parse import MAX_LINE, Chunk, LongLine, Parsed, ParseCache, Split, parse, split
@@ -308,6 +309,10 @@ def _analyze(source: Source, config: Config, cache: ParseCache, shallow: bool = 
         ctx.assume_device = config.assume_device
         if config.assume_device != "auto":  # the user says where the code runs
             ctx.cuda_evidence = parsed[min(parsed)].module if config.assume_device == "cuda" else None
+        elif ctx.cuda_evidence is None and source.path and any(q.split(".")[0] == "torch" for q in ctx.imports.values()):
+            ctx.gpu_importer = gpu_importer(source.path)  # a module that runs this one on a GPU
+            if ctx.gpu_importer is not None:
+                ctx.cuda_evidence = parsed[min(parsed)].module
         for rule in rules:
             rule.finish()
         reports = [r for rule in rules for r in rule.reports if r.site.unit in parsed or r.range_override]

@@ -53,7 +53,8 @@ def recording():
         _READS.reset(token)
 
 
-def _note(path: str, info: os.stat_result) -> None:
+def note(path: str, info: os.stat_result) -> None:
+    """Tell the `recording` in force that the analysis depends on `path` as it is now."""
     reads = _READS.get()
     if reads is not None:
         reads[os.path.normpath(os.path.abspath(path))] = (info.st_size, info.st_mtime_ns)
@@ -110,6 +111,7 @@ class FileNamespace(Namespace):
 
     def __init__(self, path: str, tree: ast.Module, label: str, root: str) -> None:
         self.path, self.directory, self.label, self.root = path, os.path.dirname(path), label, root
+        self.tree = tree
         self.classes: dict[str, ast.ClassDef] = {}
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         self.imports: dict[str, str] = {}
@@ -227,7 +229,7 @@ def local_module(directory: str, module: str | None, level: int, root: str) -> F
             info = os.stat(candidate)
         except OSError:
             continue
-        _note(candidate, info)
+        note(candidate, info)
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE:
             return None  # (a FIFO or device never read)
         key = (os.path.abspath(candidate), info.st_mtime_ns, info.st_size, root)

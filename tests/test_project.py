@@ -700,3 +700,66 @@ def test_data_parallel_in_a_script_that_trains_through_another_file(tmp_path):
     assert len(findings_of(path, "TPL304")) == 1
     (tmp_path / "train.py").write_text(textwrap.dedent(train.replace("train_one_epoch(model, loader, optimizer)\n", "")))
     assert findings_of(path, "TPL304") == []
+
+
+ENGINE = """
+    import torch
+
+    def train_step(model, loader, loss_fn, optimizer, device):
+        model.train()
+        total = 0
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            loss = loss_fn(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total += loss.item()
+        return total
+"""
+
+DRIVER = """
+    import torch
+    from engine import train_step
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    train_step(model, loader, loss_fn, optimizer, device)
+"""
+
+
+def engine_project(tmp_path, driver: str = DRIVER, name: str = "train.py") -> str:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / name).write_text(textwrap.dedent(driver))
+    path = tmp_path / "engine.py"
+    path.write_text(textwrap.dedent(ENGINE))
+    return str(path)
+
+
+def test_a_module_that_never_names_a_device_runs_where_its_importers_put_it(tmp_path):
+    """engine.py takes `device` as a parameter; train.py, which imports it, uses the GPU."""
+    assert len(tpl203(engine_project(tmp_path))) == 1
+    (tmp_path / "train.py").write_text(textwrap.dedent(DRIVER.replace('"cuda" if torch.cuda.is_available() else ', "")))
+    assert tpl203(str(tmp_path / "engine.py")) == []  # the only importer runs it on the CPU
+    (tmp_path / "other.py").write_text("import torch\nx = torch.zeros(3).cuda()\n")
+    assert tpl203(str(tmp_path / "engine.py")) == []  # a GPU module that does not import it says nothing
+
+
+def test_a_notebook_importing_a_module_of_the_project_runs_it_on_the_gpu(tmp_path):
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": source}
+             for source in ["%matplotlib inline\nimport torch", "import engine\ndevice = torch.device('cuda')"]]
+    notebook = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    path = engine_project(tmp_path, notebook, "course.ipynb")
+    assert len(tpl203(path)) == 1
+
+
+def test_the_cache_notices_an_importer_that_changes_or_appears(tmp_path):
+    engine_project(tmp_path, DRIVER.replace('"cuda" if torch.cuda.is_available() else ', ""))
+    assert json.loads(run_check(tmp_path, "engine.py", "--select", "TPL203", "--format", "json").stdout) == []
+    (tmp_path / "train.py").write_text(textwrap.dedent(DRIVER))
+    [finding] = json.loads(run_check(tmp_path, "engine.py", "--select", "TPL203", "--format", "json").stdout)
+    assert finding["line"] == 13
+    (tmp_path / "train.py").unlink()
+    assert json.loads(run_check(tmp_path, "engine.py", "--select", "TPL203", "--format", "json").stdout) == []
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "launch.py").write_text("import torch\nimport engine\nengine.train_step(m, l, f, o, 'cuda:0')\n")
+    assert len(json.loads(run_check(tmp_path, "engine.py", "--select", "TPL203", "--format", "json").stdout)) == 1

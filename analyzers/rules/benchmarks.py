@@ -18,7 +18,7 @@ from .base import CallNames, Example
 from .cells import cell_statements
 from .timing import TIMING_MAGIC_TRIGGERS, calls_in_order
 from .tracking import Compiled, CompiledModules, all_calls
-from .vocabulary import CLOCK_NAMES, CLOCKS, DEVICE_LIKE, MODEL_WORDS, SIZED_FACTORIES
+from ..vocabulary import CLOCK_NAMES, CLOCKS, DEVICE_LIKE, MODEL_WORDS, SIZED_FACTORIES
 
 TIMEIT = {"timeit.timeit", "timeit.repeat", "timeit.Timer"}
 BENCHMARK_TIMER = ("torch.utils.benchmark.Timer", "torch.utils.benchmark.utils.timer.Timer")

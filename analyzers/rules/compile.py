@@ -13,7 +13,7 @@ from .base import Example, FixPlan, Replace
 from .distributed import COMPILE
 from .edits import names_in_target, root_name
 from .tracking import Compiled, CompiledModules, TrainingSteps, calls_outside_loops, iterations
-from .vocabulary import PER_CALL_METHODS, SIZED_FACTORIES
+from ..vocabulary import PER_CALL_METHODS, SIZED_FACTORIES
 
 _FACTORIES = {f"torch.{name}" for name in SIZED_FACTORIES | {"arange"}}
 _RESHAPES = {"view", "reshape", "expand", "repeat", "narrow"}

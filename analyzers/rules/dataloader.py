@@ -19,7 +19,7 @@ from ..project import SourceNamespace, argparse_defaults, device_moves, maybe_pr
 from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
 from .tracking import TrainingSteps
-from .vocabulary import (
+from ..vocabulary import (
     COLLATE_FN, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
 )
 

@@ -11,7 +11,7 @@ from ..nodes import UNKNOWN, argument, call_name, children, code, dotted, keywor
 from .base import CallNames, Example, FixPlan, Replace
 from .edits import with_keywords
 from .tracking import Nesting, TrainingSteps
-from .vocabulary import CONSTANT_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, PER_CALL_METHODS, RANDOM_FACTORIES
+from ..vocabulary import CONSTANT_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, PER_CALL_METHODS, RANDOM_FACTORIES
 
 _DETERMINISTIC = CONSTANT_FACTORIES | {"arange", "linspace", "logspace", "eye", "tensor", "as_tensor"}
 _RANDOM = RANDOM_FACTORIES | {"randperm", "normal", "bernoulli"}

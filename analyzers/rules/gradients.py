@@ -12,7 +12,7 @@ from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
 from .edits import replace_argument
 from .timing import torch_alias
 from .tracking import Nesting
-from .vocabulary import MODEL_WORDS, SIZED_FACTORIES
+from ..vocabulary import MODEL_WORDS, SIZED_FACTORIES
 
 NO_GRAD = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
            "torch.autograd.grad_mode.inference_mode"}

@@ -13,7 +13,7 @@ from ..project import Use, attribute_module, host_reads, maybe_project_call, use
 from .base import Example
 from .edits import root_name
 from .tracking import Nesting, TrainingSteps
-from .vocabulary import CLOCKS, HOST_COPY_METHODS, MODEL_NAMES, NOT_TENSOR_OPS, TENSOR_NAMESPACES
+from ..vocabulary import CLOCKS, HOST_COPY_METHODS, MODEL_NAMES, NOT_TENSOR_OPS, TENSOR_NAMESPACES
 
 _CONVERSIONS = {"float", "int", "bool"}
 _TRUTH_FUNCTIONS = {"torch.isnan", "torch.isinf", "torch.isfinite", "torch.any", "torch.all", "torch.equal", "torch.allclose"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ..context import _CUDA_STRING, Context, Scope, Site
+from ..context import Context, Scope, Site
 from ..nodes import (
     argument, call_name, call_result_name, children, dotted, keyword, literal, remembered, short_code, subtracts,
 )
@@ -13,8 +13,8 @@ from ..parse import parse_snippet
 from ..project import host_reads, maybe_project_call, used_arguments
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Rule
 from .cells import cell_statements
-from .vocabulary import (
-    CLOCK_NAMES, CLOCKS, MODEL_WORDS, NOT_TENSOR_OPS, SIZED_FACTORIES, SYNC_METHODS, TENSOR_NAMESPACES,
+from ..vocabulary import (
+    CLOCK_NAMES, CLOCKS, CUDA_STRING, MODEL_WORDS, NOT_TENSOR_OPS, SIZED_FACTORIES, SYNC_METHODS, TENSOR_NAMESPACES,
 )
 
 TIMING_MAGICS = {"time", "timeit"}
@@ -347,7 +347,7 @@ class CudaValues:
                 if self._name(current.value, scope, reaching, depth):
                     return True
             elif type(current) is cst.SimpleString:
-                if _CUDA_STRING.match(current.value):
+                if CUDA_STRING.match(current.value):
                     return True
             elif type(current) is cst.Assign or type(current) is cst.NamedExpr:
                 stack.append(current.value)

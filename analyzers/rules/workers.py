@@ -13,7 +13,7 @@ from ..project import iterated, used_arguments
 from .base import Example, FixPlan, Replace
 from .dataloader import LoaderRule
 from .edits import names_in_target, replace_argument, root_name
-from .vocabulary import EVERY_EPOCH_HOOKS, FIT_METHODS, NUM_WORKERS
+from ..vocabulary import EVERY_EPOCH_HOOKS, FIT_METHODS, NUM_WORKERS
 
 
 class NonPersistentWorkers(LoaderRule):

@@ -1,4 +1,4 @@
-"""The torch and training-framework names several rule files share (TorchFix's common.py is the model).
+"""The torch and training-framework names the analyzers share (TorchFix's common.py is the model).
 
 One set per meaning. Where a rule needs a different set, it says so next to its own addition
 (`_PER_CALL = PER_CALL_METHODS | {...}`) rather than keeping a diverging copy.
@@ -47,10 +47,21 @@ MODEL_NAMES = ("model", "net", "network", "model_engine")
 # A name that holds a device (`device`, `args.gpu`, `local_rank`).
 DEVICE_LIKE = re.compile(r"(device|dev|gpu|cuda|rank)", re.IGNORECASE)
 # A name that holds a dtype (`dtype`, `torch.float16`): a `.to(x)` with it moves no tensor to a device.
-DTYPE_LIKE = re.compile(r"dtype|float|half|bfloat|int\d|long|double", re.IGNORECASE)
+DTYPE_LIKE = re.compile(r"dtype|float|half|bfloat|int\d|long|double|bool", re.IGNORECASE)
 
 # Positions of DataLoader's parameters in its signature.
 NUM_WORKERS, COLLATE_FN, PIN_MEMORY = 5, 6, 7
 # Lightning: the Trainer methods that run the fit loop, and a module's loader hooks they call every epoch.
 FIT_METHODS = {"fit", "validate"}
 EVERY_EPOCH_HOOKS = {"train_dataloader", "val_dataloader"}
+
+# Signs that code runs on a GPU: a device string (or the GPU-only backend), the accelerator
+# APIs and engines. Asking whether there is a GPU is no such sign.
+CUDA_DEVICE = re.compile(r"cuda(:\d+)?|nccl")
+CUDA_STRING = re.compile(rf"""^[rRbBuU]?(['"])({CUDA_DEVICE.pattern})\1$""")  # the same, as a string literal's code
+GPU_APIS = ("torch.cuda.", "torch.accelerator.", "deepspeed.")
+GPU_ENGINES = {"accelerate.Accelerator"}
+GPU_QUERIES = {
+    f"torch.{backend}.{query}" for backend in ("cuda", "accelerator")
+    for query in ("is_available", "device_count", "get_device_name", "get_device_properties", "get_device_capability")
+}
