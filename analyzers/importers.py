@@ -5,11 +5,12 @@ A module such as `engine.py` with `def train_step(model, batch, device)` never s
 its tensors live; `train.py`, which imports it and sets `device = "cuda"`, does. `gpu_importer`
 finds such an importer, so the rules treat the module like code that says "cuda" itself.
 
-The project (the folder `project_root` finds) is listed once per call, at most `MAX_FILES`
-files; each file is read once per size and modification time. A cache learns of the answer's
-inputs through `project.note`: the importers found, and every folder listed, so that a file
-added, removed or renamed is noticed (a file edited in place to start importing the module is
-not, until the module or its importers change).
+The project (the folder `project_root` finds, at most `MAX_FILES` modules) is listed at most
+once per `LISTING_LIFE` seconds; each file is read once per size and modification time, and
+the importers a listing names are looked at as they are now. A cache learns of the answer's
+inputs through `project.note`: the importers, and every folder listed, so that a module added,
+removed or renamed is noticed (one edited in place to start importing the module is not,
+until the module or its importers change).
 """
 
 from __future__ import annotations
@@ -19,38 +20,56 @@ import os
 import re
 import stat
 import threading
-from collections import OrderedDict
+import time
+from collections import OrderedDict, defaultdict
+from typing import NamedTuple
 
 from .project import MAX_FILE, FileNamespace, local_module, note, project_root
 from .source import SourceError, notebook_source
 from .vocabulary import CUDA_DEVICE, GPU_APIS, GPU_ENGINES, GPU_QUERIES
 
 MAX_FILES = 5000  # a larger project is listed up to this many modules
+LISTING_LIFE = 5.0  # seconds a project's listing is reused (a run, a burst of edits) before it is made again
 _SKIPPED_FOLDERS = {"__pycache__", "node_modules", "site-packages", "venv", "env", "build", "dist"}
 _GPU_HINT = re.compile(rb"cuda|nccl|accelerat|deepspeed")  # a file without any of these never uses a GPU
 _IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+)?import[ \t]+([^\n#;]+)", re.MULTILINE)
 _WORD = re.compile(rb"\w+")
 
-_SEEN: OrderedDict[tuple, tuple[frozenset, FileNamespace | None]] = OrderedDict()
-_SEEN_LOCK = threading.Lock()
-_SEEN_SIZE = 8192
+
+class _Listing(NamedTuple):
+    """A project's folders (path, stat) and, by each word of their import statements, the
+    modules that may use a GPU, as listed at `made` (time.monotonic)."""
+
+    made: float
+    folders: list[tuple[str, os.stat_result]]
+    importers: dict[bytes, list[str]]
+
+
+_LOCK = threading.Lock()
+_LISTINGS: OrderedDict[str, _Listing] = OrderedDict()  # project root -> its listing
+_WORDS: OrderedDict[tuple, tuple[frozenset, bool]] = OrderedDict()  # (path, size, mtime) -> import words, GPU hint
+_MODULES: OrderedDict[tuple, FileNamespace | None] = OrderedDict()  # (path, size, mtime, root) -> module
 
 
 def gpu_importer(path: str) -> str | None:
     """Where a module of the project that imports the module at `path` uses a GPU
-    ("train.py:12"), or None."""
+    ("train.py:12", a notebook by its name), or None."""
     path = os.path.normpath(os.path.abspath(path))
     directory = os.path.dirname(path)
     stem = os.path.splitext(os.path.basename(path))[0]
     name = os.path.basename(directory) if stem == "__init__" else stem
     root = project_root(directory)
-    for candidate, info in _modules(root):
-        if candidate == path:
+    listing = _listing(root)
+    for folder, info in listing.folders:
+        note(folder, info)  # a module added, removed or renamed there may change the answer
+    for candidate in listing.importers.get(name.encode(), ()):
+        try:
+            info = os.stat(candidate)  # (as it is now: the listing may be a few seconds old)
+        except OSError:
             continue
-        words, module = _seen(candidate, info, root)
-        if name.encode() not in words:
-            continue
-        note(candidate, info)  # an importer: a change to it may change the answer
+        note(candidate, info)
+        words, hint = _words(candidate, info)
+        module = _module(candidate, info, root) if hint and name.encode() in words and candidate != path else None
         if module is None or not _imports(module, path):
             continue
         line = _gpu_line(module)
@@ -59,15 +78,35 @@ def gpu_importer(path: str) -> str | None:
     return None
 
 
-def _modules(root: str):
-    """(path, stat) of the project's `.py` and `.ipynb` files, each folder noted."""
+def _listing(root: str) -> _Listing:
+    now = time.monotonic()
+    with _LOCK:
+        listing = _LISTINGS.get(root)
+    if listing is not None and now - listing.made < LISTING_LIFE:
+        return listing
+    folders: list[tuple[str, os.stat_result]] = []
+    importers: dict[bytes, list[str]] = defaultdict(list)
+    for module, info in _modules(root, folders):
+        words, hint = _words(module, info)
+        for word in words if hint else ():
+            importers[word].append(module)
+    listing = _Listing(now, folders, dict(importers))
+    with _LOCK:
+        _LISTINGS[root] = listing
+        while len(_LISTINGS) > 16:
+            _LISTINGS.popitem(last=False)
+    return listing
+
+
+def _modules(root: str, folders: list):
+    """(path, stat) of the project's `.py` and `.ipynb` files; its folders go to `folders`."""
     count = 0
-    for folder, folders, files in os.walk(root):
+    for folder, subfolders, files in os.walk(root):
         try:
-            note(folder, os.stat(folder))
+            folders.append((folder, os.stat(folder)))
         except OSError:
             continue
-        folders[:] = sorted(f for f in folders if not f.startswith(".") and f not in _SKIPPED_FOLDERS)
+        subfolders[:] = sorted(f for f in subfolders if not f.startswith(".") and f not in _SKIPPED_FOLDERS)
         for file in sorted(files):
             if not file.endswith((".py", ".ipynb")):
                 continue
@@ -83,57 +122,58 @@ def _modules(root: str):
                     return
 
 
-def _seen(path: str, info: os.stat_result, root: str) -> tuple[frozenset, FileNamespace | None]:
-    """The words of a file's import statements, and the file read as a module when it
-    may use a GPU (None otherwise, or when it cannot be read)."""
-    key = (path, info.st_size, info.st_mtime_ns, root)
-    with _SEEN_LOCK:
-        found = _SEEN.get(key)
-    if found is not None:
-        return found
-    words: frozenset = frozenset()
-    module = None
+def _words(path: str, info: os.stat_result) -> tuple[frozenset, bool]:
+    """The words of a file's import statements, and whether it may use a GPU."""
+    key = (path, info.st_size, info.st_mtime_ns)
+    with _LOCK:
+        found = _WORDS.get(key)
+    if found is None:
+        code = b"\n".join(_parts(path))
+        found = frozenset(word for match in _IMPORT.finditer(code) for part in match.groups() if part
+                          for word in _WORD.findall(part)), _GPU_HINT.search(code) is not None
+        with _LOCK:
+            _WORDS[key] = found
+            while len(_WORDS) > 4 * MAX_FILES:
+                _WORDS.popitem(last=False)
+    return found
+
+
+def _parts(path: str) -> list[bytes]:
+    """A `.py` file's bytes, or a notebook's code cells (IPython syntax masked); none when
+    it cannot be read."""
     try:
         with open(path, "rb") as handle:
             data = handle.read()
-        units = _cells(data, path) if path.endswith(".ipynb") else None
-        code = data if units is None else "\n".join(unit.code for unit in units).encode()
-        words = frozenset(word for match in _IMPORT.finditer(code) for part in match.groups() if part
-                          for word in _WORD.findall(part))
-        if words and _GPU_HINT.search(code):
-            module = _module(path, code, units, root)
     except OSError:
-        pass
-    with _SEEN_LOCK:
-        _SEEN[key] = words, module
-        while len(_SEEN) > _SEEN_SIZE:
-            _SEEN.popitem(last=False)
-    return words, module
-
-
-def _cells(data: bytes, path: str) -> list:
-    """A notebook's code cells (IPython syntax masked); none when it cannot be read."""
+        return []
+    if not path.endswith(".ipynb"):
+        return [data]
     try:
-        return list(notebook_source(data.decode("utf-8-sig"), path).units)
+        units = notebook_source(data.decode("utf-8-sig"), path).units
     except (SourceError, UnicodeDecodeError):
         return []
+    return [unit.code.encode() for unit in units]
 
 
-def _module(path: str, code: bytes, units: list | None, root: str) -> FileNamespace | None:
-    """A `.py` file, or a notebook's `units` (each cell that parses), as a module."""
+def _module(path: str, info: os.stat_result, root: str) -> FileNamespace | None:
+    """The file at `path` read as a module (a notebook: each code cell that parses)."""
+    key = (path, info.st_size, info.st_mtime_ns, root)
+    with _LOCK:
+        if key in _MODULES:
+            return _MODULES[key]
     label = os.path.relpath(path, root).replace(os.sep, "/")
-    try:
-        if units is None:
-            return FileNamespace(path, ast.parse(code), label, root)
-        body: list[ast.stmt] = []
-        for unit in units:
-            try:
-                body.extend(ast.parse(unit.code).body)
-            except (SyntaxError, ValueError):
-                continue
-        return FileNamespace(path, ast.Module(body=body, type_ignores=[]), label, root)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    body: list[ast.stmt] = []
+    for cell in _parts(path):
+        try:
+            body.extend(ast.parse(cell).body)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    module = FileNamespace(path, ast.Module(body=body, type_ignores=[]), label, root) if body else None
+    with _LOCK:
+        _MODULES[key] = module
+        while len(_MODULES) > 256:
+            _MODULES.popitem(last=False)
+    return module
 
 
 def _imports(module: FileNamespace, path: str) -> bool:
