@@ -16,7 +16,8 @@ from .findings import Edit, Finding, Fix, Range
 from .importers import gpu_importer
 from .rules import enabled_rules
 from .rules.base import InsertLineBefore, MoveLinesBefore, Replace, Report, Rule
-from .parse import MAX_LINE, Chunk, LongLine, Parsed, ParseCache, Split, parse, split
+from .document import DocumentState
+from .parse import MAX_LINE, Chunk, LongLine, Parsed, Split, parse, split
 from .spans import Spans
 from .source import Source, common_ends, dominant_newline, split_lines
 
@@ -187,11 +188,14 @@ def _finding_tpl000(unit, line: int, col: int, message: str) -> Finding:
     return Finding("TPL000", message, "error", unit.cell, Range(line, col, line, len(text) if col < len(text) else col))
 
 
-def split_unit(unit, index: int, cache: ParseCache) -> Split | Finding:
-    """The unit cut into chunks, or its TPL000: Python's own parser rejects it (position
-    and message are Python's) or it is too unusual to analyze."""
+def split_unit(unit, index: int, state: DocumentState) -> Split | Finding:
+    """The unit cut into chunks (kept in `state` for its next version), or its TPL000:
+    Python's own parser rejects it (position and message are Python's) or it is too
+    unusual to analyze."""
     try:
-        return split(unit.code, cache, index)
+        previous = state.splits.pop(index, None)  # (none kept for a version that does not split)
+        made = state.splits[index] = split(unit.code, previous)
+        return made
     except LongLine as err:
         return _finding_tpl000(
             unit, err.line, 0, f"Not checked: line of {err.length:,} characters (perf-lint analyzes lines up to {MAX_LINE:,})"
@@ -221,14 +225,14 @@ def _skipped(unit, unit_split: Split) -> list[Finding]:
     return findings
 
 
-def analyze(source: Source, config: Config | None = None, cache: ParseCache | None = None) -> list[Finding]:
+def analyze(source: Source, config: Config | None = None, state: DocumentState | None = None) -> list[Finding]:
     """All findings for a source, sorted, with suppressions applied. Never raises: an
-    internal failure is reported as one TPL000 finding. `cache` keeps the parsed chunks
-    of an earlier version of the same source (the editor's) for reuse."""
+    internal failure is reported as one TPL000 finding. `state` is what the analyses of
+    earlier versions of the same source (the editor's) kept for reuse."""
     config = config or Config()
-    if cache is not None and not cache.lock.acquire(blocking=False):
-        cache = None  # another analysis is using it: parse afresh rather than wait
-    work = cache or ParseCache()
+    if state is not None and not state.lock.acquire(blocking=False):
+        state = None  # another analysis is using it: start afresh rather than wait
+    work = state or DocumentState()
     try:
         try:
             return _analyze(source, config, work)
@@ -248,9 +252,9 @@ def analyze(source: Source, config: Config | None = None, cache: ParseCache | No
             )
         ]
     finally:
-        use_memos({})  # the document's memos stay with its cache, not with this thread
-        if cache is not None:
-            cache.lock.release()
+        use_memos({})  # the document's memos stay with its state, not with this thread
+        if state is not None:
+            state.lock.release()
 
 
 def _out_of_stack(exc: BaseException | None) -> bool:
@@ -261,10 +265,10 @@ def _out_of_stack(exc: BaseException | None) -> bool:
     return exc is not None
 
 
-def _analyze(source: Source, config: Config, cache: ParseCache, shallow: bool = False) -> list[Finding]:
-    cache.shallow = shallow = cache.shallow or shallow  # once deep statements were met, for the document's life
-    cache.begin()
-    use_memos(cache.memos)
+def _analyze(source: Source, config: Config, state: DocumentState, shallow: bool = False) -> list[Finding]:
+    state.shallow = shallow = state.shallow or shallow  # once deep statements were met, for the document's life
+    state.begin()
+    use_memos(state.memos)
     findings: list[Finding] = []
     splits: dict[int, Split] = {}
     size = sum(len(unit.code) for unit in source.units)
@@ -277,21 +281,21 @@ def _analyze(source: Source, config: Config, cache: ParseCache, shallow: bool = 
     for index, unit in enumerate(source.units):
         if not unit.code.strip():
             continue
-        result = split_unit(unit, index, cache)
+        result = split_unit(unit, index, state)
         if isinstance(result, Split):
             splits[index] = result
         elif config.enabled("TPL000", source.path):
             findings.append(result)
     enabled = enabled_rules(config, source.path)
     triggers = {t for cls in enabled for t in cls.triggers}
-    places = [_places(source.units[i].text, triggers, cache.places, i) for i in splits]
+    places = [_places(source.units[i].text, triggers, state.places, i) for i in splits]
     present = {t: any(found[t] >= 0 for found in places) for t in triggers}
     rules_classes = [cls for cls in enabled if not cls.triggers or any(present[t] for t in cls.triggers)]
     parsed: dict[int, Parsed] = {}
     if rules_classes:  # else libcst never parses the source
         for index, unit_split in splits.items():
             try:
-                parsed[index] = parse(unit_split, cache, shallow)
+                parsed[index] = parse(unit_split, state.chunks, shallow)
             except Exception as exc:  # Python accepted it; libcst did not (new syntax, say)
                 findings.append(_finding_tpl000(source.units[index], 0, 0, f"perf-lint's parser cannot read this file: {exc}"))
     for index, unit_split in splits.items():
@@ -316,11 +320,11 @@ def _analyze(source: Source, config: Config, cache: ParseCache, shallow: bool = 
         for rule in rules:
             rule.finish()
         reports = [r for rule in rules for r in rule.reports if r.site.unit in parsed or r.range_override]
-        findings.extend(_locate(source, parsed, reports, cache.located))
+        findings.extend(_locate(source, parsed, reports, state.located))
         ctx.close()
         for rule in rules:
             rule.reports = []  # a report refers to its rule
-        cache.spent = (ctx, rules, reports)  # freed by the caller (ParseCache.drop_spent) or the next analysis
+        state.spent = (ctx, rules, reports)  # freed by the caller (DocumentState.drop_spent) or the next analysis
     findings = [f for f in findings if not suppressed(source, f)]
     return sorted(set(findings), key=Finding.sort_key)
 

@@ -197,7 +197,7 @@ def _imports(module: FileNamespace, path: str) -> bool:
 def _gpu_line(module: FileNamespace) -> int | None:
     """The first line where `module` puts work on a GPU (the context's test of "CUDA
     evidence", on ast nodes), or None."""
-    return min((node.lineno for node in ast.walk(module.tree) if _on_gpu(node, module)), default=None)
+    return min((node.lineno for node in ast.walk(module.tree) if isinstance(node, (ast.Call, ast.Constant)) and _on_gpu(node, module)), default=None)
 
 
 def _on_gpu(node: ast.AST, module: FileNamespace) -> bool:

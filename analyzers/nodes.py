@@ -65,7 +65,7 @@ def use_memos(memos: dict) -> None:
 
 def remembered(owner, node: cst.CSTNode, compute, *extra):
     """`compute()`, the result of `owner` (a function of the immutable `node` and the
-    hashable `extra` only), computed once per document: kept with its parse cache, so
+    hashable `extra` only), computed once per document: kept in its DocumentState, so
     the statements an edit left alone are not computed again. Keyed by `id` (libcst's
     node hash is a Python method), with the node kept alive next to its result."""
     memos = getattr(_ANALYSIS, "memos", None)

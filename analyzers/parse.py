@@ -19,7 +19,6 @@ import bisect
 import dataclasses
 import keyword
 import re
-import threading
 import tokenize
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -84,7 +83,7 @@ class Parsed:
     module: cst.Module
     chunks: list[Chunk]
     starts: list[int]
-    owners: dict  # node id -> its chunk (the cache's), noted as chunks are first walked
+    owners: dict  # node id -> its chunk (the ChunkPool's), noted as chunks are first walked
 
 
 @dataclass
@@ -325,39 +324,23 @@ def _replaced(parent: cst.CSTNode, old: cst.CSTNode, new: cst.CSTNode) -> cst.CS
     raise ValueError(f"{type(old).__name__} is not a child of {type(parent).__name__}")
 
 
-class ParseCache:
-    """Chunks by text and each unit's last split, shared by the analyses of one document,
-    one at a time (`lock`). Within an analysis a chunk is handed out once, so two equal
-    statements are still two nodes (rules key facts by node identity)."""
+class ChunkPool:
+    """A document's parsed chunks, by text, kept across its versions (see DocumentState).
+    Within an analysis a chunk is handed out once, so two equal statements are still two
+    nodes (rules key facts by node identity)."""
 
     def __init__(self, size: int = 4096) -> None:
-        self.lock = threading.Lock()
         self.size = size
         self.chunks: OrderedDict[tuple, list[Chunk]] = OrderedDict()
-        self.splits: dict[object, Split] = {}
-        self.memos: dict = {}  # perf_lint.analyzers.nodes.remembered's, for this document
-        self.places: dict = {}  # unit index -> (its last text, where each rule trigger first occurs)
-        self.located: dict = {}  # the last analysis's findings, by what made them (see engine._locate)
-        self.spent: tuple = ()  # what the last analysis built and needs no more, until drop_spent()
-        self.shallow = False  # an analysis ran out of stack: statements deeper than MAX_DEPTH are left out
         self.owners: dict[int, Chunk] = {}  # node id -> chunk, for the chunks walked (see Parsed)
         self._keys: dict[int, tuple] = {}  # id of a cached chunk -> its pool's key
         self._taken: set[int] = set()
         self._free: dict[tuple, list[Chunk]] = {}  # pool key -> its chunks to hand out in this analysis, last first
 
     def begin(self) -> None:
-        """A new analysis: every cached chunk may be handed out again (and memos of nodes
-        long gone are dropped once they outgrow the chunks)."""
+        """A new analysis: every cached chunk may be handed out again."""
         self._taken.clear()
         self._free.clear()
-        if sum(map(len, self.memos.values())) > 20 * self.size:
-            self.memos.clear()
-
-    def drop_spent(self) -> None:
-        """Free what the last analysis left (its context, rules and reports: a few ms of
-        reference counting on a large file) when it suits the caller, such as a server once
-        its answer is written, instead of at the end of the analysis."""
-        self.spent = ()
 
     def chunk(self, text: str, config: cst.PartialParserConfig, donor: Chunk | None = None) -> Chunk:
         """A chunk of `text` not handed out yet in this analysis: cached, else made from
@@ -484,7 +467,7 @@ def default_indent(lines: list[str]) -> str:
     return "    "
 
 
-def _chunks(unit: Split, cache: ParseCache) -> list[Chunk | None]:
+def _chunks(unit: Split, pool: ChunkPool) -> list[Chunk | None]:
     bounds = [*unit.starts, len(unit.lines)]
     donors = unit.previous if len(unit.previous) == len(unit.starts) else [None] * len(unit.starts)
     chunks: list[Chunk | None] = []
@@ -492,19 +475,19 @@ def _chunks(unit: Split, cache: ParseCache) -> list[Chunk | None]:
         kept = unit.kept.get(index)
         if index in unit.skipped:
             chunks.append(None)
-        elif kept is not None and cache.reuse(kept):
+        elif kept is not None and pool.reuse(kept):
             chunks.append(kept)  # its text is unchanged: no need to join and look it up
         else:
             try:
-                chunks.append(cache.chunk("".join(unit.lines[begin:end]), unit.config, donor))
+                chunks.append(pool.chunk("".join(unit.lines[begin:end]), unit.config, donor))
             except cst.ParserSyntaxError as err:  # Python accepts it, libcst does not (too deep, say)
                 unit.skipped[index] = f"perf-lint's parser cannot read this statement ({err.message})"
                 chunks.append(None)
     return chunks
 
 
-def split(code: str, cache: ParseCache, slot: object = None) -> Split:
-    """Vet and cut a unit (`slot` names it across versions, to re-split only what an edit
+def split(code: str, previous: Split | None = None) -> Split:
+    """Vet and cut a unit (`previous`: its last split, to re-split only what an edit
     touched). Raises what `ast.parse` raises (SyntaxError...) when Python rejects the unit,
     and LongLine when it has too much in lines over MAX_LINE. A statement with such a line,
     too deep for `ast`, or too slow for libcst (`_too_costly`) is noted in `skipped`."""
@@ -515,7 +498,6 @@ def split(code: str, cache: ParseCache, slot: object = None) -> Split:
         long = {index: length for index, length in enumerate(lengths) if length > MAX_LINE}
         if sum(long.values()) > 100 * MAX_LINE:
             raise LongLine(*next(iter(long.items())))
-    previous = cache.splits.pop(slot, None)
     resplit = _resplit(previous, lines) if previous is not None and not previous.skipped else None
     skipped: dict[int, str] = {}
     try:
@@ -539,19 +521,18 @@ def split(code: str, cache: ParseCache, slot: object = None) -> Split:
     kept = _unchanged(same, lines, starts, *resplit[2:]) if same is not None and resplit is not None else {}
     made = Split(lines, starts, config, previous=same.chunks if same is not None else [], kept=kept, skipped=skipped,
                  nesting=nesting)
-    cache.splits[slot] = made
     return made
 
 
-def parse(unit: Split, cache: ParseCache, shallow: bool = False) -> Parsed:
-    """The unit's chunks parsed by libcst (from the cache where their text is there) and
+def parse(unit: Split, pool: ChunkPool, shallow: bool = False) -> Parsed:
+    """The unit's chunks parsed by libcst (from `pool` where their text is there) and
     its module, without the chunks in `unit.skipped`: those too deep for `ast`, those
     libcst cannot read and, when `shallow`, those nested deeper than MAX_DEPTH."""
     vetted = bool(unit.skipped)  # statements `split` left out: the unit cannot be parsed whole
-    chunks = _chunks(unit, cache)
+    chunks = _chunks(unit, pool)
     if unit.skipped and not vetted and len(unit.starts) > 1:  # a split `ast` misjudged? the unit whole
         starts, skipped, unit.starts, unit.kept, unit.skipped = unit.starts, unit.skipped, [0], {}, {}
-        whole = _chunks(unit, cache)
+        whole = _chunks(unit, pool)
         if unit.skipped:  # it does not read either: the statements libcst reads
             unit.starts, unit.skipped = starts, skipped
         else:
@@ -578,4 +559,4 @@ def parse(unit: Split, cache: ParseCache, shallow: bool = False) -> Parsed:
         default_newline=newline,
         has_trailing_newline=read[-1].module.has_trailing_newline if read else True,
     )
-    return Parsed(module, read, starts, cache.owners)
+    return Parsed(module, read, starts, pool.owners)

@@ -28,7 +28,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from perf_lint.analyzers import Finding, Range, Source, analyze
-from perf_lint.analyzers.parse import ParseCache
+from perf_lint.analyzers.document import DocumentState
 from perf_lint.analyzers.engine import suppressed
 from perf_lint.analyzers.project import recording
 
@@ -139,21 +139,21 @@ class Analysis:
     reads: dict = field(default_factory=dict)  # other files of the project it read: {path: (size, mtime_ns)}
 
 
-def run_analysis(snapshot: Snapshot, resolved: Resolved, cache: ParseCache) -> Analysis:
+def run_analysis(snapshot: Snapshot, resolved: Resolved, kept: DocumentState) -> Analysis:
     """Analyze a snapshot (runs in a worker thread), reusing the statements of the
-    target's previous versions that `cache` holds."""
+    target's previous versions that `kept` holds."""
     with memory.ANALYSES_RUNNING:
-        return _run_analysis(snapshot, resolved, cache)
+        return _run_analysis(snapshot, resolved, kept)
 
 
-def _run_analysis(snapshot: Snapshot, resolved: Resolved, cache: ParseCache) -> Analysis:
+def _run_analysis(snapshot: Snapshot, resolved: Resolved, kept: DocumentState) -> Analysis:
     findings: dict[str, list[Finding]] = {unit.uri: [] for unit in snapshot.units}
     broken: dict[str, Finding] = {}
     if resolved.excluded:
         return Analysis(snapshot, None, resolved, findings, broken)
     source = snapshot.source()
     with recording() as reads:
-        found = analyze(source, resolved.engine, cache)
+        found = analyze(source, resolved.engine, kept)
     for finding in found:
         unit = snapshot.unit_for_cell(finding.cell)
         if unit is None:
@@ -182,7 +182,7 @@ class TargetState:
     items: dict[str, list[types.Diagnostic]] = field(default_factory=dict)
     result_ids: dict[str, str] = field(default_factory=dict)
     pushed: dict[str, tuple] = field(default_factory=dict)  # unit URI -> (version, result id) last pushed, or verdicts
-    parse_cache: ParseCache = field(default_factory=ParseCache)  # used by one analysis at a time
+    kept: DocumentState = field(default_factory=DocumentState)  # what its analyses keep between versions
     converted: dict = field(default_factory=dict)  # (finding, note, encoding, its lines) -> Diagnostic
 
 
@@ -197,7 +197,7 @@ class Diagnostics:
         self.notes: dict[tuple[str, str], tuple[tuple[int, int] | None, str]] = {}  # profiling verdicts
         self._failures: set[str] = set()
         self._ids = itertools.count(1)
-        self._spent: list[ParseCache] = []  # caches whose last analysis is not freed yet (see sent)
+        self._spent: list[DocumentState] = []  # states whose last analysis is not freed yet (see sent)
 
     # -- events ----------------------------------------------------------------------------
     def opened(self, target: str) -> None:
@@ -371,8 +371,8 @@ class Diagnostics:
                     path = os.path.join(self.server.protocol.workspace.root_path or os.getcwd(), os.path.basename(path))
                 try:
                     resolved = self.server.settings.resolve(path, state.target)
-                    analysis = await self.workers.run(state, run_analysis, snapshot, resolved, state.parse_cache)
-                    self._spent.append(state.parse_cache)
+                    analysis = await self.workers.run(state, run_analysis, snapshot, resolved, state.kept)
+                    self._spent.append(state.kept)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # an engine bug: say so once, keep what is shown
@@ -393,7 +393,7 @@ class Diagnostics:
             state.task = None
 
     def sent(self) -> None:
-        """A message went out: now free what finished analyses left (`ParseCache.spent`),
+        """A message went out: now free what finished analyses left (`DocumentState.spent`),
         while the client reads it, rather than before the answer."""
         while self._spent:
             self._spent.pop().drop_spent()

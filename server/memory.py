@@ -4,7 +4,7 @@ Three parts, each measured against editor latency (README, Performance): automat
 collections made rare (`configure`), the cyclic collector paused while analyses run and
 what they leave frozen (`ANALYSES_RUNNING`), and full collections run once the server is
 idle (`IdleCollector`). What a finished analysis no longer needs is freed once its answer
-is written (`Diagnostics.sent`, `ParseCache.drop_spent`).
+is written (`Diagnostics.sent`, `DocumentState.drop_spent`).
 """
 
 from __future__ import annotations

@@ -136,14 +136,14 @@ def test_check_reports_each_deep_statement_and_every_other_finding(tmp_path):
     assert all(message.startswith(DEEP[name][1]) for message, name in zip(messages, names, strict=True))
 
 
-def test_edits_of_a_deep_file_with_a_parse_cache_keep_its_findings():
+def test_edits_of_a_deep_file_with_a_document_state_keep_their_findings():
     script = """
 from perf_lint.analyzers import analyze, python_source
-from perf_lint.analyzers.parse import ParseCache
+from perf_lint.analyzers.document import DocumentState
 import sys
-cache, text = ParseCache(), sys.stdin.read()
+state, text = DocumentState(), sys.stdin.read()
 for edited in (text, text.replace("    1 +", "    12 +", 1), text + "# typed\\n", text.replace("ds)", "ds2)")):
-    print([(f.code, f.range.start_line) for f in analyze(python_source(edited), cache=cache)])
+    print([(f.code, f.range.start_line) for f in analyze(python_source(edited), state=state)])
 """
     text = SAMPLE + DEEP["finding inside an operator chain too slow to parse"][0] + LAST  # a keystroke in, above, below it
     result = bounded([sys.executable, "-c", script], input=text)
@@ -181,11 +181,11 @@ print(json.dumps([work, FILE_NESTING_WORK, [(f.code, f.range.start_line, f.messa
 def test_an_edit_that_makes_a_statement_too_slow_to_parse_and_back():
     script = """
 from perf_lint.analyzers import analyze, python_source
-from perf_lint.analyzers.parse import ParseCache
+from perf_lint.analyzers.document import DocumentState
 import sys
-cache, text, deep = ParseCache(), sys.stdin.read(), sys.argv[1]
+state, text, deep = DocumentState(), sys.stdin.read(), sys.argv[1]
 for edited in (text, text.replace("ds2", deep), text):  # an edit re-splits only the statement it touched
-    print([(f.code, f.range.start_line) for f in analyze(python_source(edited), cache=cache)])
+    print([(f.code, f.range.start_line) for f in analyze(python_source(edited), state=state)])
 """
     text = SAMPLE + "y = DataLoader(ds2)\n" + LAST
     result = bounded([sys.executable, "-c", script, _trailers(1200)], input=text)

@@ -21,7 +21,8 @@ import libcst as cst
 
 from perf_lint.analyzers import ALL_RULES, analyze, notebook_source, python_source
 from perf_lint.analyzers.engine import _record
-from perf_lint.analyzers.parse import Chunk, ParseCache, lines_of, parse, patched, split
+from perf_lint.analyzers.document import DocumentState
+from perf_lint.analyzers.parse import Chunk, ChunkPool, lines_of, parse, patched, split
 from perf_lint.analyzers.spans import Spans
 
 from .fuzzing import SEEDS
@@ -66,9 +67,9 @@ def mutate(text: str, rng: random.Random) -> str:
 
 
 def same_as_fresh(source_of, versions: list[str], size: int = 4096) -> None:
-    cache = ParseCache(size)
+    state = DocumentState(ChunkPool(size))
     for text in versions:
-        incremental = analyze(source_of(text), cache=cache)
+        incremental = analyze(source_of(text), state=state)
         assert incremental == analyze(source_of(text)), text
 
 
@@ -83,9 +84,9 @@ def test_random_edit_sessions_match_fresh_analyses(seed):
 
 
 @pytest.mark.parametrize("size", [1, 3])
-def test_edit_sessions_with_a_small_cache_match_fresh_analyses(size):
+def test_edit_sessions_with_a_small_chunk_pool_match_fresh_analyses(size):
     """Chunks evicted between versions (an unchanged chunk of the previous version may be
-    gone from the cache) are parsed again, and nothing else changes."""
+    gone from the pool) are parsed again, and nothing else changes."""
     rng = random.Random(size)
     versions = [TRAIN]
     for _ in range(25):
@@ -109,9 +110,9 @@ def test_rule_examples_edited_match_fresh_analyses(data):
             versions.append(list(cells))
         notebook = lambda cells: notebook_source({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
             {"cell_type": "code", "metadata": {}, "source": c, "outputs": [], "execution_count": None} for c in cells]})
-        cache = ParseCache()
+        state = DocumentState()
         for version in versions:
-            assert analyze(notebook(version), cache=cache) == analyze(notebook(version))
+            assert analyze(notebook(version), state=state) == analyze(notebook(version))
         return
     versions = [example.code]
     for _ in range(6):
@@ -133,24 +134,24 @@ def test_trigger_words_typed_and_deleted_match_fresh_analyses(rule):
     everywhere = [text.replace(trigger, trigger[:k]) for k in range(len(trigger), -1, -1)]
     versions = [*cut, *reversed(cut), *everywhere, *reversed(everywhere), "", text]
     same_as_fresh(lambda t: python_source(t, "example.py"), versions)
-    cache = ParseCache()
+    state = DocumentState()
     for version in versions:  # where each trigger first occurs, as kept for the next analysis
-        analyze(python_source(version, "example.py"), cache=cache)
-        searched, places = cache.places[0]  # (a version that does not parse is not searched)
+        analyze(python_source(version, "example.py"), state=state)
+        searched, places = state.places[0]  # (a version that does not parse is not searched)
         assert places == {t: searched.find(t) for t in places}
 
 
 def test_an_edit_parses_only_the_statement_it_touched():
-    cache = ParseCache()
-    analyze(python_source(TRAIN, "train.py"), cache=cache)
-    before = set(map(id, (chunk for pool in cache.chunks.values() for chunk in pool)))
+    state = DocumentState()
+    analyze(python_source(TRAIN, "train.py"), state=state)
+    before = set(map(id, (chunk for pool in state.chunks.chunks.values() for chunk in pool)))
     line = next(i for i, text in enumerate(TRAIN.splitlines()) if "num_workers" in text or "DataLoader(" in text)
     lines = TRAIN.splitlines(keepends=True)
     lines[line] = lines[line].replace("batch_size=", "batch_size= ", 1)
     edited = "".join(lines)
     assert edited != TRAIN
-    findings = analyze(python_source(edited, "train.py"), cache=cache)
-    after = {id(chunk) for pool in cache.chunks.values() for chunk in pool}
+    findings = analyze(python_source(edited, "train.py"), state=state)
+    after = {id(chunk) for pool in state.chunks.chunks.values() for chunk in pool}
     assert len(after - before) == 1  # one chunk parsed anew, every other one reused
     assert findings == analyze(python_source(edited, "train.py"))
 
@@ -174,8 +175,8 @@ def test_keystrokes_in_tokens_give_the_tree_and_findings_of_a_fresh_parse(seed):
     parse.patched); the tree must equal a fresh parse's, and the findings a fresh analysis'."""
     rng = random.Random(seed)
     text = rng.choice([TRAIN, *SEEDS])
-    cache = ParseCache()
-    analyze(python_source(text, "t.py"), cache=cache)
+    state = DocumentState()
+    analyze(python_source(text, "t.py"), state=state)
     for _ in range(20):
         edited = _token_edit(text, rng)
         try:
@@ -184,11 +185,10 @@ def test_keystrokes_in_tokens_give_the_tree_and_findings_of_a_fresh_parse(seed):
                 ast.parse(edited)
         except (SyntaxError, ValueError):
             continue  # the editor's broken versions are covered above
-        incremental = analyze(python_source(edited, "t.py"), cache=cache)
+        incremental = analyze(python_source(edited, "t.py"), state=state)
         assert incremental == analyze(python_source(edited, "t.py")), edited
-        parsed = parse(split(edited, cache, 0), cache)
-        fresh = ParseCache()
-        assert parsed.module.deep_equals(parse(split(edited, fresh, 0), fresh).module), edited
+        parsed = parse(split(edited, state.splits.get(0)), state.chunks)
+        assert parsed.module.deep_equals(parse(split(edited), ChunkPool()).module), edited
         for chunk in parsed.chunks:  # the traversals it inherited are those of its own tree
             for wanted, events in chunk.events.items():
                 walked = Chunk(chunk.module, chunk.text)
@@ -227,36 +227,36 @@ def test_other_edits_are_parsed(old, new):
 def test_a_keystroke_in_a_number_keeps_the_rest_of_its_statement():
     """The statements of a function an edit left alone are the same nodes as before (a
     parse would make new ones), so what was computed about them is reused."""
-    cache = ParseCache()
-    analyze(python_source(TRAIN, "train.py"), cache=cache)
-    before = {id(s): s for pool in cache.chunks.values() for chunk in pool for s in _statements(chunk.module)}
+    state = DocumentState()
+    analyze(python_source(TRAIN, "train.py"), state=state)
+    before = {id(s): s for pool in state.chunks.chunks.values() for chunk in pool for s in _statements(chunk.module)}
     edited = TRAIN.replace("lr=0.1)", "lr=0.2)", 1)
     assert edited != TRAIN
-    findings = analyze(python_source(edited, "train.py"), cache=cache)
+    findings = analyze(python_source(edited, "train.py"), state=state)
     assert findings == analyze(python_source(edited, "train.py"))
-    changed = next(chunk for pool in cache.chunks.values() for chunk in pool if "lr=0.2)" in chunk.text)
+    changed = next(chunk for pool in state.chunks.chunks.values() for chunk in pool if "lr=0.2)" in chunk.text)
     statements = _statements(changed.module)
     kept = [s for s in statements if id(s) in before and before[id(s)] is s]
     assert kept and len(kept) < len(statements)  # the edited statement (and its parents) are new
-    assert not any("lr=0.1)" in chunk.text for pool in cache.chunks.values() for chunk in pool)
+    assert not any("lr=0.1)" in chunk.text for pool in state.chunks.chunks.values() for chunk in pool)
 
 
 def test_findings_an_edit_did_not_touch_are_the_same_objects():
     """A finding made of the same parts as one of the last analysis (same rule, message,
     range and fix) is handed out again; one the edit moved or changed is made afresh."""
-    cache = ParseCache()
+    state = DocumentState()
     text = TRAIN + "\nloader2 = DataLoader(ds, batch_size=8)\n"
-    first = analyze(python_source(text, "train.py"), cache=cache)
+    first = analyze(python_source(text, "train.py"), state=state)
     last = max(first, key=lambda f: f.range.start_line)
     assert last.code == "TPL101" and last.fix is not None and len(first) > 3
     edited = text.replace("batch_size=8)", "batch_size=9)")
-    second = analyze(python_source(edited, "train.py"), cache=cache)
+    second = analyze(python_source(edited, "train.py"), state=state)
     assert second == analyze(python_source(edited, "train.py"))
     kept = [f for f in second if any(f is g for g in first)]
     assert len(kept) == len(first) - 1  # all but the edited loader's
     assert "batch_size=9" in max(second, key=lambda f: f.range.start_line).fix.edits[0].text
     moved = "# a comment line\n" + edited
-    third = analyze(python_source(moved, "train.py"), cache=cache)
+    third = analyze(python_source(moved, "train.py"), state=state)
     assert third == analyze(python_source(moved, "train.py"))
     assert not any(f is g for f in third for g in second)  # every range moved down a line
     assert third == [replace(f, range=shifted(f.range), fix=shifted_fix(f.fix)) for f in second]
@@ -273,19 +273,19 @@ def shifted_fix(fix):
 def test_what_an_analysis_leaves_is_freed_when_its_caller_says():
     """The context and rules of a document's analysis live until `drop_spent` (a server
     frees them once its answer is out) or the document's next analysis, not longer."""
-    cache = ParseCache()
-    analyze(python_source(TRAIN, "train.py"), cache=cache)
-    context, rules, reports = cache.spent
+    state = DocumentState()
+    analyze(python_source(TRAIN, "train.py"), state=state)
+    context, rules, reports = state.spent
     assert rules and reports
     first = weakref.ref(context)
     del context, rules, reports
     assert first() is not None
-    cache.drop_spent()
-    assert first() is None and cache.spent == ()
-    analyze(python_source(TRAIN, "train.py"), cache=cache)
-    second = weakref.ref(cache.spent[0])
-    analyze(python_source(TRAIN + "\n", "train.py"), cache=cache)
-    assert second() is None and cache.spent
+    state.drop_spent()
+    assert first() is None and state.spent == ()
+    analyze(python_source(TRAIN, "train.py"), state=state)
+    second = weakref.ref(state.spent[0])
+    analyze(python_source(TRAIN + "\n", "train.py"), state=state)
+    assert second() is None and state.spent
 
 
 def test_findings_hash_once_and_travel_without_their_hash():
@@ -312,17 +312,17 @@ def _statements(module) -> list:
 def test_duplicate_statements_stay_distinct_nodes():
     text = "import time, torch\nmodel = torch.compile(model)\nmodel(x)\nstart = time.perf_counter()\nmodel(x)\n" \
            "torch.cuda.synchronize()\nelapsed = time.perf_counter() - start\n"
-    cache = ParseCache()
-    for _ in range(3):  # the equal `model(x)` lines come from the cache as two chunks
-        assert analyze(python_source(text, "t.py"), cache=cache) == analyze(python_source(text, "t.py")) == []
+    state = DocumentState()
+    for _ in range(3):  # the equal `model(x)` lines come from the state as two chunks
+        assert analyze(python_source(text, "t.py"), state=state) == analyze(python_source(text, "t.py")) == []
 
 
-def test_a_cache_in_use_is_not_shared():
-    cache = ParseCache()
-    with cache.lock:  # another thread's analysis holds it: this one parses afresh
-        findings = analyze(python_source(TRAIN, "train.py"), cache=cache)
+def test_a_document_state_in_use_is_not_shared():
+    state = DocumentState()
+    with state.lock:  # another thread's analysis holds it: this one parses afresh
+        findings = analyze(python_source(TRAIN, "train.py"), state=state)
     assert findings == analyze(python_source(TRAIN, "train.py"))
-    assert not cache.chunks
+    assert not state.chunks.chunks
 
 
 @timed(120)
