@@ -34,6 +34,9 @@ _CLOCK_NAMES = {name.rpartition(".")[2] for name in _CLOCKS} | {"elapsed_time"}
 _MAX_DEPTH = 10
 
 
+_RPC = "torch.distributed.rpc"
+
+
 class _Candidate(NamedTuple):  # a tuple: one per candidate of every analysis (a frozen dataclass is slow to make)
     site: Site
     kind: str  # "method", "conversion", "print", "test", "synchronize", "logger" or "call"
@@ -77,7 +80,9 @@ class HostSyncEveryStep(Nesting):
     Silent when the read is guarded by a step interval (`if step % log_every == 0:`,
     `if i == 0:`), inside an `except` handler, outside a loop, in an epoch loop that
     only contains the training loop, and in code with no sign of CUDA (asking
-    `torch.cuda.is_available()` is no sign of using it).
+    `torch.cuda.is_available()` is no sign of using it). `.cpu()` and `.to("cpu")` are
+    silent in a module that uses `torch.distributed.rpc`: RPC sends CPU tensors (unless
+    device maps are set), so there the copy is the transfer the design needs.
 
     ## Example
     ```python
@@ -149,6 +154,17 @@ class HostSyncEveryStep(Nesting):
             model = Net().cuda()
             for x in loader:
                 preds.append(model(x.cuda()).cpu())
+            """,
+        ),
+        Example(
+            """
+            import torch
+            import torch.distributed.rpc as rpc
+            m = ps_rref.rpc_sync().get_model().cuda()
+            for inputs, labels in batches:
+                loss_fn(m(inputs.cuda()), labels.cuda()).backward()
+                grads = [p.grad for p in m.cpu().parameters()]
+                m = rpc.rpc_sync(owner, update_and_fetch_model, args=(ps_rref, grads)).cuda()
             """,
         ),
     )
@@ -336,6 +352,8 @@ class HostSyncEveryStep(Nesting):
             what = f"`if {short_code(node.test)}:` turns a CUDA tensor into a Python bool"
             advice = "Check it every N steps, or keep the decision on the GPU (`torch.where`, masking)."
         elif candidate.kind == "method":
+            if _method(candidate).attr.value in ("cpu", "to") and self._rpc():
+                return None
             text = short_code(node)
             what = f"`{text if not text.endswith('...') else '...' + short_code(_method(candidate).attr) + '()'}` copies a value to the host"
         elif candidate.kind == "conversion":
@@ -350,6 +368,10 @@ class HostSyncEveryStep(Nesting):
             f"{what} on every training step, which waits for the GPU to finish all queued work: the "
             f"CPU cannot run ahead to launch the next step, so the GPU idles. {advice}"
         )
+
+    def _rpc(self) -> bool:
+        """Whether the module uses `torch.distributed.rpc` (which sends CPU tensors)."""
+        return any(q == _RPC or q.startswith(_RPC + ".") for q in self.ctx.imports.values())
 
     def _timed(self, site: Site) -> bool:
         """Whether the loop (or step function) around `site` reads a clock: a synchronize
