@@ -78,6 +78,12 @@ def gpu_importer(path: str) -> str | None:
     return None
 
 
+def forget() -> None:
+    """List the projects again at their next use (a server told of files created or deleted)."""
+    with _LOCK:
+        _LISTINGS.clear()
+
+
 def _listing(root: str) -> _Listing:
     now = time.monotonic()
     with _LOCK:

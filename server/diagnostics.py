@@ -28,6 +28,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from perf_lint.analyzers import Finding, Range, Source, analyze
+from perf_lint.analyzers import importers
 from perf_lint.analyzers.document import DocumentState
 from perf_lint.analyzers.engine import suppressed
 from perf_lint.analyzers.project import recording
@@ -256,8 +257,11 @@ class Diagnostics:
 
     def files_changed(self, paths: set[str]) -> None:
         """Analyze again the open targets whose last analysis read one of `paths` (files of
-        the project saved or changed on disk: a module they import)."""
+        the project saved, created or deleted: a module they import, or one that may import
+        them from a folder they listed)."""
         paths = {os.path.normpath(os.path.abspath(path)) for path in paths if path}
+        importers.forget()
+        paths |= {os.path.dirname(path) for path in paths}
         stale = [state for state in self.states.values()
                  if state.analysis is not None and not paths.isdisjoint(state.analysis.reads)]
         for state in stale:

@@ -763,3 +763,27 @@ def test_the_cache_notices_an_importer_that_changes_or_appears(tmp_path):
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "launch.py").write_text("import torch\nimport engine\nengine.train_step(m, l, f, o, 'cuda:0')\n")
     assert len(json.loads(run_check(tmp_path, "engine.py", "--select", "TPL203", "--format", "json").stdout)) == 1
+
+
+@timed(120)
+async def test_a_driver_created_beside_an_open_module_updates_its_findings(tmp_path):
+    """engine.py is open; a train.py that imports it and uses the GPU appears (and goes): the
+    editor's findings follow, as `perf-lint check` would give them."""
+    from lsprotocol import types
+
+    def created_or_deleted(kind):
+        client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=(tmp_path / "train.py").as_uri(), type=kind)]))
+
+    path = engine_project(tmp_path)
+    (tmp_path / "train.py").unlink()
+    async with session(VSCODE, tmp_path) as client:
+        uri = open_py(client, tmp_path / "engine.py", textwrap.dedent(ENGINE))
+        assert [d.code for d in await diagnostics(client, VSCODE, uri, 1)] == []
+        (tmp_path / "train.py").write_text(textwrap.dedent(DRIVER))
+        created_or_deleted(types.FileChangeType.Created)
+        await diagnostics(client, VSCODE, uri, None, lambda found: [d.code for d in found] == ["TPL203"])
+        assert len(tpl203(path)) == 1
+        (tmp_path / "train.py").unlink()
+        created_or_deleted(types.FileChangeType.Deleted)
+        await diagnostics(client, VSCODE, uri, None, lambda found: not found)
