@@ -657,6 +657,37 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
     return found
 
 
+_SYNC_CALLS = {"torch.save", "torch.cuda.synchronize"}  # wait for the device: save its tensors, wait for it
+
+
+def syncs(found: Definition | None, depth: int = 0) -> Use | None:
+    """Where the function `found` (or one it calls, through the project) waits for the
+    device: reads a value on the host (`loss.item()`), saves tensors (`torch.save`) or
+    synchronizes; None when it does not, as far as the project shows."""
+    if found is None or depth > _MAX_CALLS:
+        return None
+    function, namespace, place, cls = found
+    memo = function.__dict__.setdefault("_perf_lint_memo", {})
+    key = ("syncs", depth)
+    if key not in memo:
+        memo[key] = None  # (a recursion adds nothing)
+        memo[key] = _first_sync(function, namespace, place, cls, depth)
+    return memo[key]
+
+
+def _first_sync(function, namespace: Namespace, place: Place, cls, depth: int) -> Use | None:
+    calls = sorted((n for n in body_nodes(function) if type(n) is ast.Call), key=lambda n: (n.lineno, n.col_offset))
+    for node in calls:
+        name = ast.unparse(node.func) if type(node.func) in (ast.Name, ast.Attribute) else ""
+        if _host_read(node) is not None or namespace.qualname(name) in _SYNC_CALLS:
+            return Use(ast.unparse(node), place(node.lineno), place.path, node.lineno, _name(function, cls))
+    for node in calls:
+        inner = syncs(_callee(node.func, namespace, place, cls), depth + 1)
+        if inner is not None:
+            return Use(inner.code, inner.where, inner.path, inner.line, f"{_name(function, cls)} -> {inner.via}")
+    return None
+
+
 def trains(found: Definition | None, depth: int = 0) -> bool:
     """Whether a call of the function `found` is a training step: it calls `backward()`, an
     optimizer's (or scaler's, or engine's) `step()`, directly or through the functions and

@@ -787,3 +787,21 @@ async def test_a_driver_created_beside_an_open_module_updates_its_findings(tmp_p
         (tmp_path / "train.py").unlink()
         created_or_deleted(types.FileChangeType.Deleted)
         await diagnostics(client, VSCODE, uri, None, lambda found: not found)
+
+
+def test_a_timed_cell_that_trains_through_a_module_reading_values_on_the_host(tmp_path):
+    """%%time over `engine.train_step(...)`, which reads `loss.item()` every step: the time
+    includes the work (TPL202 silent); over a helper that never waits for the device, not."""
+    from perf_lint.analyzers import notebook_source
+
+    engine_project(tmp_path)
+    (tmp_path / "helpers.py").write_text("def shape_of(out):\n    return tuple(out.shape)\n")
+    cells = ["import torch\nimport engine, helpers\ndevice = 'cuda'\nmodel = Net().to(device)",
+             "%%time\nout = model(x.to(device))\nengine.train_step(model, loader, loss_fn, optimizer, device)",
+             "%%time\nout = model(x.to(device))\nhelpers.shape_of(out)"]
+    notebook = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c}
+                          for c in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "course.ipynb"
+    path.write_text(json.dumps(notebook))
+    found = [f for f in analyze(notebook_source(path.read_text(), str(path))) if f.code == "TPL202"]
+    assert [f.cell for f in found] == [2]

@@ -10,7 +10,7 @@ from ..nodes import (
 )
 from ..findings import Edit, Range
 from ..parse import parse_snippet
-from ..project import host_reads, maybe_project_call, used_arguments
+from ..project import call_target, host_reads, maybe_project_call, syncs, used_arguments
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Rule
 from .cells import cell_statements
 from ..vocabulary import (
@@ -18,6 +18,8 @@ from ..vocabulary import (
 )
 
 TIMING_MAGICS = {"time", "timeit"}
+# torch's factories of new tensors: on the host unless given a device
+_HOST_FACTORIES = SIZED_FACTORIES | {"tensor", "as_tensor", "arange", "linspace", "eye", "from_numpy"}
 # Where a text may hold them: IPython's form, or jupyterlab-lsp's rewritten `..._MAGIC("time` ones.
 TIMING_MAGIC_TRIGGERS = ("%time", 'MAGIC("time', 'magic("time')
 # Namespaces whose public functions run tensor ops (and so queue CUDA kernels on CUDA tensors).
@@ -86,8 +88,8 @@ class CudaWork:
         if name == "synchronize" or (type(call.func) is cst.Attribute and name in SYNC_METHODS):
             return True
         if type(call.func) is cst.Name and name in ("print", "float") and call.args:
-            return any(type(a.value) in (cst.Name, cst.Attribute, cst.Subscript) for a in call.args)
-        return False
+            return any(type(a.value) in _VALUES or _formats_a_value(a.value) for a in call.args)
+        return qualified == "torch.save"  # (copies the tensors it saves to the host)
 
     def is_work(self, call: cst.Call, scope: Scope, depth: int = 0) -> bool:
         qualified = self.ctx.qualname(call.func)
@@ -123,16 +125,6 @@ class CudaWork:
                 scope = self.ctx.scopes.get(id(function), self.ctx.module_scope)
                 self._function_work[name] = any(self.is_work(c, scope, depth + 1) for c in calls_in_order(function.body))
         return self._function_work[name]
-
-    def unsynced_work(self, calls: list[cst.Call], scope: Scope) -> cst.Call | None:
-        """The last call launching work with no synchronization after it, if any."""
-        pending = None
-        for call in calls:
-            if self.is_sync(call):
-                pending = None
-            elif self.is_work(call, scope):
-                pending = call
-        return pending
 
 
 def _functions(ctx: Context) -> dict[str, cst.FunctionDef]:
@@ -224,9 +216,15 @@ class TimedWork:
         function = self._function(event)
         if function is not None:
             return self._summary(function, depth)
-        if self.is_sync(event, scope) or self._reads_on_host(event, scope):
+        if self.is_sync(event, scope) or self._reads_on_host(event, scope) or self._waits(event, scope):
             return SYNC
         return WORK if self.calls.is_work(event, scope, 1) else None
+
+    def _waits(self, call: cst.Call, scope: Scope) -> bool:
+        """A function or method of another module of the project that waits for the device
+        (`engine.train(...)` reading `loss.item()` every step, `save_model(...)` calling
+        `torch.save`)."""
+        return maybe_project_call(self.ctx, call.func) and syncs(call_target(self.ctx, call.func, scope)) is not None
 
     def _reads_on_host(self, call: cst.Call, scope: Scope) -> bool:
         """A function or method of the project that reads an argument of this call on the host
@@ -923,7 +921,13 @@ class TimingMagicWithoutSync(Rule):
     ## What it does
     In notebooks, finds `%%time`, `%time`, `%%timeit` and `%timeit` over CUDA work with no
     synchronization at the end of the timed code, and `%%time`/`%%timeit` that is not
-    the first line of its cell (IPython refuses such a cell: severity error).
+    the first line of its cell (IPython refuses such a cell: severity error). Timed code
+    whose every name holds a tensor a torch factory made on the host before it
+    (`tensor = torch.tensor([1, 2, 3])` ... `%%time torch.matmul(tensor, tensor)`) does no
+    CUDA work, however much the notebook uses the GPU elsewhere; timed code that ends
+    waiting for the device (formatting a tensor, `torch.save`, a function of the project
+    that reads a value on the host, as `engine.train(...)` reading `loss.item()` every
+    step) measures the work.
 
     ## Why is this bad?
     The magics read the wall clock: without `torch.cuda.synchronize()` they report the
@@ -954,6 +958,13 @@ class TimingMagicWithoutSync(Rule):
     VALID = (
         Example(("import torch\nx = torch.randn(8, 8, device='cuda')", "%%time\ny = x @ x\ntorch.cuda.synchronize()")),
         Example(("import torch\nx = torch.randn(8, 8)", "%%time\ny = x @ x")),
+        Example(("import torch\ntensor = torch.tensor([1, 2, 3])", "%%time\ntorch.matmul(tensor, tensor)",
+                 "device = 'cuda'\nmodel = Net().to(device)")),
+        # the timed code ends reading its results: formatting a tensor, saving the weights
+        Example(("import torch\nx = torch.ones(3).cuda()",
+                 "%%time\nfor i in range(3):\n    total = (x * i).sum()\n    print(f'{i}: {total:.3f}')")),
+        Example(("import torch\nmodel = Net().cuda()",
+                 "%%time\nfor x in batches:\n    model(x.cuda()).sum().backward()\ntorch.save(model.state_dict(), 'm.pt')")),
         Example(("import torch\nx = torch.ones(3).cuda()", "%timeit x.sum().item()")),
         Example(("import torch\nx = torch.ones(3).cuda()", "%%time\nprint('hello')")),
         Example(("import torch\nx = torch.ones(3).cuda()", "%%capture\n%%time\ny = x.sum().item()")),
@@ -1004,6 +1015,31 @@ class TimingMagicWithoutSync(Rule):
         names = [name for statement in statements for name in _operands(statement)]
         return any(self._cuda_before(name, (unit, line)) for name in names)
 
+    def _leaves_work(self, work: TimedWork, statements: list, unit: int, line: int) -> bool:
+        """Whether the timed code leaves CUDA work queued when the magic reads the clock."""
+        if self._on_the_host(statements, unit, line):
+            return False
+        events = [event for statement in statements for event in events_in_order(statement)]
+        if not any(type(event) is cst.Call for event in events):
+            return self._operates_on_cuda(statements, unit, line)
+        pending, _ = work.pending(events, self.ctx.module_scope)
+        return type(pending) is cst.Call or (pending is not None and self._operates_on_cuda([pending], unit, line))
+
+    def _on_the_host(self, statements: list, unit: int, line: int) -> bool:
+        """Timed code that names nothing but torch and tensors a torch factory made on the
+        host before it (`torch.tensor([1, 2, 3])`, not moved since): no CUDA work."""
+        names = {name for statement in statements for name in _names(statement)} - {torch_alias(self.ctx)}
+        names -= {name for statement in statements for name in _assigned(statement)}
+        return bool(names) and all(self._host_tensor(name, (unit, line)) for name in names)
+
+    def _host_tensor(self, name: str, where: tuple[int, int]) -> bool:
+        values = [value for at, value in self.bound.get(name, ()) if at <= where]
+        if not values or type(values[-1]) is not cst.Call:
+            return False
+        made = values[-1]
+        namespace, _, factory = (self.ctx.qualname(made.func) or "").rpartition(".")
+        return namespace == "torch" and factory in _HOST_FACTORIES and not self.ctx.made_on_cuda(made, self.ctx.module_scope)
+
     def _cuda_before(self, name: str, where: tuple[int, int]) -> bool:
         """Whether the value `name` last got before `where` (unit, line) is made on or moved to
         the GPU (in a notebook: the cells before and the lines before in the cell; in one
@@ -1012,7 +1048,7 @@ class TimingMagicWithoutSync(Rule):
         return bool(values) and type(values[-1]) is cst.Call and self.ctx.made_on_cuda(values[-1], self.ctx.module_scope)
 
     def finish(self) -> None:
-        work = CudaWork(self.ctx, _functions(self.ctx))
+        work = TimedWork(self.ctx, _functions(self.ctx))
         alias = torch_alias(self.ctx)
         sync = guarded_sync(alias) if alias else ""  # (no fix without the alias)
         scope = self.ctx.module_scope
@@ -1037,8 +1073,7 @@ class TimingMagicWithoutSync(Rule):
                 if magic.is_cell_magic:
                     block = unit.block_of(magic)
                     statements = cell_statements(module, unit, block) if block is not None else []
-                    calls = [c for statement in statements for c in calls_in_order(statement)]
-                    if work.unsynced_work(calls, scope) is None and not self._operates_on_cuda(statements, unit_index, magic.line):
+                    if not self._leaves_work(work, statements, unit_index, magic.line):
                         continue
                     end_line, end_col = block.tail
                     tail = unit.line(end_line)[:end_col]
@@ -1046,10 +1081,7 @@ class TimingMagicWithoutSync(Rule):
                     at = Range(end_line, end_col, end_line, end_col)
                 else:
                     statement = parse_snippet(magic.statement)
-                    if statement is None or (
-                        work.unsynced_work(calls_in_order(statement), scope) is None
-                        and not self._operates_on_cuda([statement], unit_index, magic.line)
-                    ):
+                    if statement is None or not self._leaves_work(work, [statement], unit_index, magic.line):
                         continue
                     at = Range(magic.line, magic.end, magic.line, magic.end)
                     insert = f"; {sync}"
@@ -1071,6 +1103,32 @@ def _target_names(target: cst.BaseExpression) -> list[str]:
     if type(target) is cst.Tuple or type(target) is cst.List:
         return [name for element in target.elements for name in _target_names(element.value)]
     return []
+
+
+def _assigned(statement: cst.CSTNode) -> list[str]:
+    """The names a simple statement's `=` assignments bind (`y = a @ b`: y)."""
+    if type(statement) is not cst.SimpleStatementLine:
+        return []
+    return [name for small in statement.body if type(small) is cst.Assign
+            for target in small.targets for name in _target_names(target.target)]
+
+
+_VALUES = (cst.Name, cst.Attribute, cst.Subscript)
+
+
+def _formats_a_value(expr: cst.BaseExpression) -> bool:
+    """An f-string formatting a variable (`f"loss {loss:.3f}"`): a tensor's is read on the host."""
+    return type(expr) is cst.FormattedString and any(
+        type(part) is cst.FormattedStringExpression and type(part.expression) in _VALUES for part in expr.parts)
+
+
+def _names(node: cst.CSTNode) -> list[str]:
+    """The names `node` reads (not attributes: `torch` of `torch.matmul`, not `matmul`)."""
+    if type(node) is cst.Name:
+        return [node.value]
+    if type(node) is cst.Attribute:
+        return _names(node.value)
+    return [name for child in children(node) for name in _names(child)]
 
 
 def _operands(node: cst.CSTNode) -> list[str]:
