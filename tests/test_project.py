@@ -805,3 +805,22 @@ def test_a_timed_cell_that_trains_through_a_module_reading_values_on_the_host(tm
     path.write_text(json.dumps(notebook))
     found = [f for f in analyze(notebook_source(path.read_text(), str(path))) if f.code == "TPL202"]
     assert [f.cell for f in found] == [2]
+
+
+def test_a_loop_calling_a_step_function_of_another_module_that_loops_itself_runs_per_epoch(tmp_path):
+    """`train_step(model, loader, loss_fn, optimizer, device)` is passed a loss and an optimizer,
+    but engine.py's train_step loops over the batches: the caller's loop is an epoch loop."""
+    driver = """
+        import torch
+        from engine import train_step
+
+        device = "cuda"
+        for epoch in range(5):
+            total = train_step(model, loader, loss_fn, optimizer, device)
+            writer.add_graph(model, torch.randn(32, 3, 224, 224).to(device))
+            print(total.item())
+    """
+    engine_project(tmp_path, driver)
+    assert findings_of(str(tmp_path / "train.py"), "TPL501") == findings_of(str(tmp_path / "train.py"), "TPL203") == []
+    (tmp_path / "engine.py").write_text("def train_step(model, batch, loss_fn, optimizer, device):\n    return model(batch)\n")
+    assert len(findings_of(str(tmp_path / "train.py"), "TPL501")) == 1  # now a step: every iteration

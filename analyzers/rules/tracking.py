@@ -160,11 +160,12 @@ class TrainingSteps:
                         ctx.qualname(site.node.func) or "").startswith("ignite."):
                         self.engines.add(first.value.value)
             for site in sites:  # `loss_scaler(loss, optimizer)`, `amp_step(optimizer, loss)`: a step
-                # (a function of the source is judged by its body: `train_step(loss_fn=..., optimizer=...)`
-                # looping over the batches itself is an epoch)
+                # (a function of the source or the project is judged by its body:
+                # `train_step(loss_fn=..., optimizer=...)` looping over the batches itself is an epoch)
                 if name not in ctx.functions and len(site.node.args) >= 2 and _steps_with(site.node):
                     owner = site.loops[-1] if site.loops else site.scope.node
-                    if owner is not None:
+                    if owner is not None and not (maybe_project_call(ctx, site.node.func) and steps_in_loops(
+                            call_target(ctx, site.node.func, site.scope))):
                         self._direct.add(id(owner))
 
     @classmethod
