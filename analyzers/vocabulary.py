@@ -49,6 +49,9 @@ DEVICE_LIKE = re.compile(r"(device|dev|gpu|cuda|rank)", re.IGNORECASE)
 # A name that holds a dtype (`dtype`, `torch.float16`): a `.to(x)` with it moves no tensor to a device.
 DTYPE_LIKE = re.compile(r"dtype|float|half|bfloat|int\d|long|double|bool", re.IGNORECASE)
 
+# A loop of at most this many iterations (`for i in range(5):`) runs too few times for its cost to matter.
+SHORT_LOOP = 10
+
 # Positions of DataLoader's parameters in its signature.
 NUM_WORKERS, COLLATE_FN, PIN_MEMORY = 5, 6, 7
 # Lightning: the Trainer methods that run the fit loop, and a module's loader hooks they call every epoch.

@@ -11,8 +11,8 @@ from ..nodes import argument, call_name, children, code, dotted, keyword, litera
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
 from .edits import replace_argument
 from .timing import torch_alias
-from .tracking import Nesting
-from ..vocabulary import MODEL_WORDS, SIZED_FACTORIES
+from .tracking import Nesting, iterations
+from ..vocabulary import MODEL_WORDS, SHORT_LOOP, SIZED_FACTORIES
 
 NO_GRAD = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
            "torch.autograd.grad_mode.inference_mode"}
@@ -57,6 +57,8 @@ class EvaluationWithGradients(Nesting):
     a decorator or context manager named for them (`@utils.no_grad`), a decorator or
     `@contextmanager` of the same source that applies them, and
     `torch.set_grad_enabled(flag)` with anything but `True` (the author choosing the mode).
+    A loop of a few iterations (`for i in range(5):`, a handful of predictions to show)
+    is left alone.
 
     ## Why is this bad?
     `model.eval()` only switches dropout and batch norm to inference behaviour; autograd
@@ -98,6 +100,16 @@ class EvaluationWithGradients(Nesting):
                 with torch.no_grad():
                     for x, y in loader:
                         model(x)
+            """,
+        ),
+        Example(
+            """
+            import torch
+            model.eval()
+            num_to_plot = 5
+            for i in range(num_to_plot):
+                img, label = test_data[i]
+                print(label, model(img.unsqueeze(0).cuda()).argmax(1).item())
             """,
         ),
         Example(
@@ -543,6 +555,9 @@ class EvaluationWithGradients(Nesting):
                 continue
             if any(f.kind == WITH and id(f.node) in self.no_grad_withs for f in loop.frames):
                 continue
+            count = iterations(loop.node, self.ctx, loop.site.scope) if type(loop.node) is cst.For else None
+            if count is not None and count <= SHORT_LOOP:
+                continue  # a few predictions to show
             if function is not None and (self._decorated(function) or function.name.value in called_without_grad):
                 continue
             evaluated = self._evaluated_module(loop)

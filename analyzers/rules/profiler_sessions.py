@@ -11,12 +11,12 @@ from ..context import Scope, Site
 from ..nodes import UNKNOWN, call_name, code, dotted, keyword
 from .base import Example
 from .tracking import CompiledModules, Nesting, TrainingSteps, iterations
+from ..vocabulary import SHORT_LOOP
 
 PROFILE = {"torch.profiler.profile", "torch.profiler.profiler.profile"}
 LEGACY_PROFILE = {"torch.autograd.profiler.profile", "torch.autograd.profiler_legacy.profile"}
 SCHEDULE = {"torch.profiler.schedule", "torch.profiler.profiler.schedule"}
 _RECORDING = ("record_shapes", "profile_memory", "with_stack")
-_SHORT_LOOP = 10  # iterations a profile without schedule may cover
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class _Sessions(Nesting):
             if type(node) is cst.For:
                 count = iterations(node, self.ctx, scope)
                 over_range = type(node.iter) is cst.Call and dotted(node.iter.func) == "range"
-                if count is not None and count > _SHORT_LOOP:
+                if count is not None and count > SHORT_LOOP:
                     return node
                 if count is None and (not over_range or TrainingSteps.of(self.ctx).trains(node)):
                     return node
