@@ -660,32 +660,56 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
 _SYNC_CALLS = {"torch.save", "torch.cuda.synchronize"}  # wait for the device: save its tensors, wait for it
 
 
-def syncs(found: Definition | None, depth: int = 0) -> Use | None:
+def syncs(found: Definition | None) -> Use | None:
     """Where the function `found` (or one it calls, through the project) waits for the
     device: reads a value on the host (`loss.item()`), saves tensors (`torch.save`) or
     synchronizes; None when it does not, as far as the project shows."""
+    return _first_use(found, "syncs", 0)
+
+
+def reads_every_call(found: Definition | None) -> Use | None:
+    """Where the function `found` (or one it calls) reads a value on the host each time it
+    runs: not under an interval guard (`if step % 100 == 0:`) or in an `except` handler."""
+    return _first_use(found, "reads", 0)
+
+
+def _first_use(found: Definition | None, kind: str, depth: int) -> Use | None:
     if found is None or depth > _MAX_CALLS:
         return None
     function, namespace, place, cls = found
     memo = function.__dict__.setdefault("_perf_lint_memo", {})
-    key = ("syncs", depth)
+    key = (kind, depth)
     if key not in memo:
         memo[key] = None  # (a recursion adds nothing)
-        memo[key] = _first_sync(function, namespace, place, cls, depth)
+        memo[key] = _first(function, namespace, place, cls, kind, depth)
     return memo[key]
 
 
-def _first_sync(function, namespace: Namespace, place: Place, cls, depth: int) -> Use | None:
-    calls = sorted((n for n in body_nodes(function) if type(n) is ast.Call), key=lambda n: (n.lineno, n.col_offset))
+def _first(function, namespace: Namespace, place: Place, cls, kind: str, depth: int) -> Use | None:
+    skipped = _guarded(function) if kind == "reads" else set()
+    calls = sorted((n for n in body_nodes(function) if type(n) is ast.Call and id(n) not in skipped),
+                   key=lambda n: (n.lineno, n.col_offset))
     for node in calls:
         name = ast.unparse(node.func) if type(node.func) in (ast.Name, ast.Attribute) else ""
-        if _host_read(node) is not None or namespace.qualname(name) in _SYNC_CALLS:
+        if _host_read(node) is not None or kind == "syncs" and namespace.qualname(name) in _SYNC_CALLS:
             return Use(ast.unparse(node), place(node.lineno), place.path, node.lineno, _name(function, cls))
     for node in calls:
-        inner = syncs(_callee(node.func, namespace, place, cls), depth + 1)
+        inner = _first_use(_callee(node.func, namespace, place, cls), kind, depth + 1)
         if inner is not None:
             return Use(inner.code, inner.where, inner.path, inner.line, f"{_name(function, cls)} -> {inner.via}")
     return None
+
+
+def _guarded(function) -> set[int]:
+    """Ids of the nodes of a function that do not run every time: under an `if` testing an
+    interval (`step % 100 == 0`), in an `except` handler."""
+    found: set[int] = set()
+    for node in body_nodes(function):
+        if type(node) is ast.If and any(type(n) is ast.BinOp and type(n.op) is ast.Mod for n in ast.walk(node.test)):
+            found.update(id(n) for statement in node.body for n in ast.walk(statement))
+        elif type(node) is ast.ExceptHandler:
+            found.update(id(n) for n in ast.walk(node))
+    return found
 
 
 def trains(found: Definition | None, depth: int = 0) -> bool:

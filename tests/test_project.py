@@ -824,3 +824,36 @@ def test_a_loop_calling_a_step_function_of_another_module_that_loops_itself_runs
     assert findings_of(str(tmp_path / "train.py"), "TPL501") == findings_of(str(tmp_path / "train.py"), "TPL203") == []
     (tmp_path / "engine.py").write_text("def train_step(model, batch, loss_fn, optimizer, device):\n    return model(batch)\n")
     assert len(findings_of(str(tmp_path / "train.py"), "TPL501")) == 1  # now a step: every iteration
+
+
+def test_a_step_function_of_another_module_that_reads_a_value_on_the_host(tmp_path):
+    """engine.py's `train_step(model, batch)` returns `loss.item()`; train.py calls it for every
+    batch: the finding is at the call, naming the read (and silent when the read is guarded or
+    when the function loops over the batches itself, once per epoch)."""
+    step = """
+        import torch
+
+        def train_step(model, batch, optimizer, step):
+            loss = model(batch).mean()
+            loss.backward()
+            optimizer.step()
+            if step % 100 == 0:
+                print(loss.item())
+            return loss.item()
+    """
+    driver = """
+        import torch
+        from engine import train_step
+
+        device = "cuda"
+        for step, batch in enumerate(loader):
+            train_step(model, batch.to(device), optimizer, step)
+    """
+    engine_project(tmp_path, driver)
+    (tmp_path / "engine.py").write_text(textwrap.dedent(step))
+    [finding] = findings_of(str(tmp_path / "train.py"), "TPL203")
+    assert finding.message.startswith("`train_step(model, batch.to(device), o...` reads a value on the host on every "
+                                      "training step (`loss.item()` in `train_step`, engine.py:10)")
+    assert [(r.path, r.line) for r in finding.related] == [(str(tmp_path / "engine.py"), 9)]
+    (tmp_path / "engine.py").write_text(textwrap.dedent(step.replace("    return loss.item()", "    return loss")))
+    assert findings_of(str(tmp_path / "train.py"), "TPL203") == []  # only every 100 steps

@@ -9,7 +9,11 @@ import libcst as cst
 from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
 from ..nodes import argument, call_name, dotted, keyword, literal, names_in, positional, short_code
 from ..findings import Related
-from ..project import Use, attribute_module, host_reads, maybe_project_call, used_arguments, used_by_all_fitting
+from ..project import (
+    Use, attribute_module, call_target, host_reads, maybe_project_call, reads_every_call, steps_in_loops, used_arguments,
+    used_by_all_fitting,
+)
+from ..project import trains as project_trains
 from .base import Example
 from .edits import root_name
 from .tracking import Nesting, TrainingSteps
@@ -66,7 +70,9 @@ class HostSyncEveryStep(Nesting):
     function or method of the project (this file or a module it imports) that reads it on
     the host (`MetricLogger.update(loss=loss)` calling `.item()`: the finding names that
     line; on a logger passed in as a parameter, when every method of the project the call
-    fits reads it), or to `wandb.log`. Also in a training-step function (one that calls
+    fits reads it), or to `wandb.log`; a call of a training-step function of another module
+    (`train_step(model, batch)` in engine.py) that reads a value on the host each time it
+    runs (`return loss.item()`), named at the call. Also in a training-step function (one that calls
     `backward()`) called from a loop, an ignite `Engine`'s process function, a
     LightningModule's `training_step`, and a module's `forward` (and the methods it calls
     on `self`): `lengths.tolist()` there syncs on every step the module trains.
@@ -406,7 +412,25 @@ class HostSyncEveryStep(Nesting):
                 Related(use.path, use.line - 1, f"`{use.code}` reads the value on the host ({use.via})") for use in found if use.path
             )
             return message, related
-        return None
+        return self._step_reading(candidate, advice)
+
+    def _step_reading(self, candidate: _Candidate, advice: str) -> tuple | None:
+        """A training-step function of another module (it calls `backward()` or steps an
+        optimizer, with no loop over the batches of its own) that reads a value on the host
+        each time it runs: `return loss.item()` in engine.py's `train_step(model, batch)`."""
+        node = _call(candidate)
+        found = call_target(self.ctx, node.func, candidate.site.scope)
+        if found is None or not found[2].label or not project_trains(found) or steps_in_loops(found):
+            return None
+        read = reads_every_call(found)
+        if read is None:
+            return None
+        message = (
+            f"`{short_code(node)}` reads a value on the host on every training step (`{read.code}` in "
+            f"`{read.via.split(' -> ')[-1]}`, {read.where}): the CPU waits for the GPU to finish all queued work, "
+            f"so the GPU idles. {advice}"
+        )
+        return message, (Related(read.path, read.line - 1, f"`{read.code}` reads the value on the host ({read.via})"),)
 
     def _logged_tensor(self, candidate: _Candidate, advice: str) -> str | None:
         """`wandb.log({"acc": acc})` (or through a logger's `self._wandb = wandb`) of a CUDA tensor."""
