@@ -8,9 +8,10 @@ finds such an importer, so the rules treat the module like code that says "cuda"
 The project (the folder `project_root` finds, at most `MAX_FILES` modules) is listed at most
 once per `LISTING_LIFE` seconds; each file is read once per size and modification time, and
 the importers a listing names are looked at as they are now. A cache learns of the answer's
-inputs through `project.note`: the importers, and every folder listed, so that a module added,
-removed or renamed is noticed (one edited in place to start importing the module is not,
-until the module or its importers change).
+inputs through `project.note`: the importers, and the folders where a new one is likeliest
+(the project's root, the module's folder, the importers' folders), so that a module added,
+removed or renamed there is noticed; one added elsewhere, or edited in place to start
+importing the module, is not, until the module or its importers change.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import time
 from collections import OrderedDict, defaultdict
 from typing import NamedTuple
 
-from .project import MAX_FILE, FileNamespace, local_module, note, project_root
+from .project import MAX_FILE, FileNamespace, module_file, note, project_root
 from .source import SourceError, notebook_source
 from .vocabulary import CUDA_DEVICE, GPU_APIS, GPU_ENGINES, GPU_QUERIES
 
@@ -32,7 +33,8 @@ MAX_FILES = 5000  # a larger project is listed up to this many modules
 LISTING_LIFE = 5.0  # seconds a project's listing is reused (a run, a burst of edits) before it is made again
 _SKIPPED_FOLDERS = {"__pycache__", "node_modules", "site-packages", "venv", "env", "build", "dist"}
 _GPU_HINT = re.compile(rb"cuda|nccl|accelerat|deepspeed")  # a file without any of these never uses a GPU
-_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+)?import[ \t]+([^\n#;]+)", re.MULTILINE)
+# `import a.b as c, d` / `from .e import f, g as h` / `from . import (i,\n j)`: (from what, what)
+_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+)?import[ \t]+(\([^)]*\)|[^\n#;]+)", re.MULTILINE)
 _WORD = re.compile(rb"\w+")
 
 
@@ -45,10 +47,59 @@ class _Listing(NamedTuple):
     importers: dict[bytes, list[str]]
 
 
+class _Module:
+    """What is known of one version of a module, each answered once: the words of its
+    import statements, whether it may use a GPU (its text names one), the files of the
+    project it imports, and a line where it puts work on a GPU."""
+
+    def __init__(self, path: str, code: bytes) -> None:
+        self.path = path
+        self.hint = _GPU_HINT.search(code) is not None
+        self.imported = [(match.group(1) or b"", match.group(2)) for match in _IMPORT.finditer(code)]
+        self.words = frozenset(word for source, names in self.imported for part in (source, names)
+                               for word in _WORD.findall(part))
+        self._files: frozenset[str] | None = None
+        self._line: int | None | bool = False  # False: not looked for yet
+
+    def files(self) -> frozenset[str]:
+        """The files of the project it imports: `import a.b` a/b; `from .c import d` c, or the
+        submodule c/d (read from its text: an import in a string may count too)."""
+        if self._files is None:
+            directory, found = os.path.dirname(self.path), set()
+            for source, names in self.imported:
+                level = len(source) - len(source.lstrip(b"."))
+                base = source[level:].decode()
+                for name in names.strip(b"()").split(b","):
+                    name = name.split()[0].decode() if name.split() else ""
+                    if not name or name == "*":
+                        continue
+                    dotted = f"{base}.{name}" if source and base else name
+                    for module in ([base] if base else []) + [dotted]:
+                        file = module_file(directory, module, level)
+                        if file is not None:
+                            found.add(os.path.normpath(os.path.abspath(file[0])))
+            self._files = frozenset(found)
+        return self._files
+
+    def gpu_line(self) -> int | None:
+        """A line where it puts work on a GPU (the context's test of "CUDA evidence", on ast
+        nodes), or None; its code is parsed for this only."""
+        if self._line is False:
+            body: list[ast.stmt] = []
+            for part in _parts(self.path):
+                try:
+                    body.extend(ast.parse(part).body)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    continue
+            module = FileNamespace(self.path, ast.Module(body=body, type_ignores=[]), "", "")
+            self._line = next((node.lineno for node in ast.walk(module.tree)
+                               if isinstance(node, (ast.Call, ast.Constant)) and _on_gpu(node, module)), None)
+        return self._line if self._line is not False else None
+
+
 _LOCK = threading.Lock()
 _LISTINGS: OrderedDict[str, _Listing] = OrderedDict()  # project root -> its listing
-_WORDS: OrderedDict[tuple, tuple[frozenset, bool]] = OrderedDict()  # (path, size, mtime) -> import words, GPU hint
-_MODULES: OrderedDict[tuple, FileNamespace | None] = OrderedDict()  # (path, size, mtime, root) -> module
+_MODULES: OrderedDict[tuple, _Module] = OrderedDict()  # (path, size, mtime) -> what is known of it
 
 
 def gpu_importer(path: str) -> str | None:
@@ -60,21 +111,24 @@ def gpu_importer(path: str) -> str | None:
     name = os.path.basename(directory) if stem == "__init__" else stem
     root = project_root(directory)
     listing = _listing(root)
+    candidates = listing.importers.get(name.encode(), ())
+    watched = {root, directory, *map(os.path.dirname, candidates)}
     for folder, info in listing.folders:
-        note(folder, info)  # a module added, removed or renamed there may change the answer
-    for candidate in listing.importers.get(name.encode(), ()):
+        if folder in watched:
+            note(folder, info)  # a module added, removed or renamed there may change the answer
+    for candidate in candidates:
         try:
             info = os.stat(candidate)  # (as it is now: the listing may be a few seconds old)
         except OSError:
             continue
         note(candidate, info)
-        words, hint = _words(candidate, info)
-        module = _module(candidate, info, root) if hint and name.encode() in words and candidate != path else None
-        if module is None or not _imports(module, path):
+        module = _module(candidate, info)
+        if not module.hint or name.encode() not in module.words or candidate == path or path not in module.files():
             continue
-        line = _gpu_line(module)
+        line = module.gpu_line()
         if line is not None:  # (a notebook's lines run on across its cells: named by its file alone)
-            return module.label if candidate.endswith(".ipynb") else f"{module.label}:{line}"
+            label = os.path.relpath(candidate, root).replace(os.sep, "/")
+            return label if candidate.endswith(".ipynb") else f"{label}:{line}"
     return None
 
 
@@ -92,10 +146,10 @@ def _listing(root: str) -> _Listing:
         return listing
     folders: list[tuple[str, os.stat_result]] = []
     importers: dict[bytes, list[str]] = defaultdict(list)
-    for module, info in _modules(root, folders):
-        words, hint = _words(module, info)
-        for word in words if hint else ():
-            importers[word].append(module)
+    for path, info in _files(root, folders):
+        module = _module(path, info)
+        for word in module.words if module.hint else ():
+            importers[word].append(path)
     listing = _Listing(now, folders, dict(importers))
     with _LOCK:
         _LISTINGS[root] = listing
@@ -104,7 +158,7 @@ def _listing(root: str) -> _Listing:
     return listing
 
 
-def _modules(root: str, folders: list):
+def _files(root: str, folders: list):
     """(path, stat) of the project's `.py` and `.ipynb` files; its folders go to `folders`."""
     count = 0
     for folder, subfolders, files in os.walk(root):
@@ -128,19 +182,17 @@ def _modules(root: str, folders: list):
                     return
 
 
-def _words(path: str, info: os.stat_result) -> tuple[frozenset, bool]:
-    """The words of a file's import statements, and whether it may use a GPU."""
+def _module(path: str, info: os.stat_result) -> _Module:
+    """What is known of the file at `path` as it is (read once per size and modification time)."""
     key = (path, info.st_size, info.st_mtime_ns)
     with _LOCK:
-        found = _WORDS.get(key)
+        found = _MODULES.get(key)
     if found is None:
-        code = b"\n".join(_parts(path))
-        found = frozenset(word for match in _IMPORT.finditer(code) for part in match.groups() if part
-                          for word in _WORD.findall(part)), _GPU_HINT.search(code) is not None
+        found = _Module(path, b"\n".join(_parts(path)))
         with _LOCK:
-            _WORDS[key] = found
-            while len(_WORDS) > 4 * MAX_FILES:
-                _WORDS.popitem(last=False)
+            _MODULES[key] = found
+            while len(_MODULES) > 2 * MAX_FILES:
+                _MODULES.popitem(last=False)
     return found
 
 
@@ -159,51 +211,6 @@ def _parts(path: str) -> list[bytes]:
     except (SourceError, UnicodeDecodeError):
         return []
     return [unit.code.encode() for unit in units]
-
-
-def _module(path: str, info: os.stat_result, root: str) -> FileNamespace | None:
-    """The file at `path` read as a module (a notebook: each code cell that parses)."""
-    key = (path, info.st_size, info.st_mtime_ns, root)
-    with _LOCK:
-        if key in _MODULES:
-            return _MODULES[key]
-    label = os.path.relpath(path, root).replace(os.sep, "/")
-    body: list[ast.stmt] = []
-    for cell in _parts(path):
-        try:
-            body.extend(ast.parse(cell).body)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-    module = FileNamespace(path, ast.Module(body=body, type_ignores=[]), label, root) if body else None
-    with _LOCK:
-        _MODULES[key] = module
-        while len(_MODULES) > 256:
-            _MODULES.popitem(last=False)
-    return module
-
-
-def _imports(module: FileNamespace, path: str) -> bool:
-    """Whether `module` imports the module at `path` (anywhere in its code)."""
-    for node in ast.walk(module.tree):
-        if type(node) is ast.Import:
-            names = [(alias.name, 0) for alias in node.names]
-        elif type(node) is ast.ImportFrom:
-            base = node.module or ""
-            names = [(base, node.level)] * bool(base) + [
-                (f"{base}.{alias.name}" if base else alias.name, node.level) for alias in node.names]
-        else:
-            continue
-        for dotted, level in names:
-            found = local_module(module.directory, dotted, level, module.root)
-            if found is not None and os.path.normpath(found.path) == path:
-                return True
-    return False
-
-
-def _gpu_line(module: FileNamespace) -> int | None:
-    """The first line where `module` puts work on a GPU (the context's test of "CUDA
-    evidence", on ast nodes), or None."""
-    return min((node.lineno for node in ast.walk(module.tree) if isinstance(node, (ast.Call, ast.Constant)) and _on_gpu(node, module)), default=None)
 
 
 def _on_gpu(node: ast.AST, module: FileNamespace) -> bool:

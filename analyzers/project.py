@@ -208,9 +208,39 @@ def imported(directory: str, root: str, name: str, relative: dict, imports: dict
 
 def local_module(directory: str, module: str | None, level: int, root: str) -> FileNamespace | None:
     """The module `from <level dots><module> import ...` names, when it is a file of the
-    project (level 0: `module.py` in `directory`, else in the project's root; level n:
-    n-1 folders up), parsed once per path and modification time; None when there is no
-    such file. Its places are named relative to `root`, the analyzed file's folder."""
+    project (see `module_file`), parsed once per path and modification time; None when
+    there is no such file. Its places are named relative to `root`, the analyzed file's folder."""
+    found = module_file(directory, module, level)
+    if found is None:
+        return None
+    candidate, info = found
+    note(candidate, info)
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE:
+        return None  # (a FIFO or device never read)
+    key = (os.path.abspath(candidate), info.st_mtime_ns, info.st_size, root)
+    with _FILES_LOCK:
+        if key in _FILES:
+            _FILES.move_to_end(key)
+            return _FILES[key]
+    namespace = None
+    try:
+        with open(candidate, "rb") as handle:
+            tree = ast.parse(handle.read())
+        label = os.path.relpath(candidate, root).replace(os.sep, "/")
+        namespace = FileNamespace(candidate, tree, label, root)
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        namespace = None
+    with _FILES_LOCK:
+        _FILES[key] = namespace
+        while len(_FILES) > _FILES_SIZE:
+            _FILES.popitem(last=False)
+    return namespace
+
+
+def module_file(directory: str, module: str | None, level: int) -> tuple[str, os.stat_result] | None:
+    """(path, stat) of the file `from <level dots><module> import ...` in `directory` names,
+    resolved like Python (level 0: `module.py` or `module/__init__.py` in `directory`, else
+    in the project's root; level n: n-1 folders up); None when there is none."""
     if not module and level == 0:
         return None
     bases = [directory]
@@ -226,32 +256,10 @@ def local_module(directory: str, module: str | None, level: int, root: str) -> F
         for path in (stem + ".py", os.path.join(stem, "__init__.py"))
     ):
         try:
-            info = os.stat(candidate)
+            return candidate, os.stat(candidate)
         except OSError:
             continue
-        note(candidate, info)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE:
-            return None  # (a FIFO or device never read)
-        key = (os.path.abspath(candidate), info.st_mtime_ns, info.st_size, root)
-        with _FILES_LOCK:
-            if key in _FILES:
-                _FILES.move_to_end(key)
-                return _FILES[key]
-        found = None
-        try:
-            with open(candidate, "rb") as handle:
-                tree = ast.parse(handle.read())
-            label = os.path.relpath(candidate, root).replace(os.sep, "/")
-            found = FileNamespace(candidate, tree, label, root)
-        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-            found = None
-        with _FILES_LOCK:
-            _FILES[key] = found
-            while len(_FILES) > _FILES_SIZE:
-                _FILES.popitem(last=False)
-        return found
     return None
-
 
 
 def parse_definition(text: str) -> ast.stmt | None:
