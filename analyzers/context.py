@@ -10,16 +10,20 @@ the parse). Values are resolved on demand; anything not provably constant is
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import NamedTuple, cast
 
 import libcst as cst
 
-from .nodes import UNKNOWN, argument, call_name, dotted, keyword, literal, remembered, star_kwargs
+from .nodes import UNKNOWN, argument, call_name, code, dotted, keyword, literal, remembered, star_kwargs
 from .vocabulary import CUDA_STRING, GPU_APIS, GPU_ENGINES, GPU_QUERIES
 
 _MAX_DEPTH = 12
-_MUTATORS = {"update", "setdefault", "pop", "popitem", "clear", "__setitem__"}
+_MUTATORS = {"setdefault", "pop", "popitem", "clear", "__setitem__"}  # (`update` is followed: see kwargs)
+# A run-time condition that asks for a GPU (`use_cuda`, `torch.cuda.is_available()`), or for the CPU
+_GPU_WORDS = re.compile(r"cuda|accel|gpu", re.IGNORECASE)
+_CPU_WORDS = re.compile(r"no_cuda|no_accel|no_gpu|cpu", re.IGNORECASE)
 
 
 IF, WITH, LOOP, EXCEPT, DEF = "if", "with", "loop", "except", "def"
@@ -122,7 +126,9 @@ class Context:
         self.relative_imports: dict[str, tuple[int, str | None, str]] = {}  # name -> (level, module, name there)
         self.star_imports: list[tuple[int, str | None]] = []  # (level, module) of each `from module import *`
         self._outer_loops: list[tuple[cst.CSTNode, ...]] = []
-        self.mutated: set[str] = set()  # names of dicts changed after creation (`.update()`, `d[k] = v`)
+        self.mutated: set[str] = set()  # names of dicts changed after creation (`d[k] = v`, `.pop(k)`)
+        # name -> its `.update(...)` calls: (call, scope, whether under an `if`)
+        self.updated: dict[str, list[tuple[cst.Call, Scope, bool]]] = defaultdict(list)
         self.blocks: list[cst.Module | cst.IndentedBlock] = []  # enclosing statement blocks
         self.statement: cst.SimpleStatementLine | None = None  # the simple statement being visited
         self.frames: list[Frame] = []  # compound statements around the node being visited, outermost first
@@ -352,9 +358,11 @@ class Context:
             self.calls[name].append(CallSite(node, self.unit, scope, self.loops))
         if name == "add_argument":
             self._add_argument(node)
-        elif name in _MUTATORS and type(func) is cst.Attribute:
+        elif (name in _MUTATORS or name == "update") and type(func) is cst.Attribute:
             key = dotted(func.value)
-            if key is not None:
+            if key is not None and name == "update":
+                self.updated[key].append((node, scope, any(frame.kind == IF for frame in self.local_frames())))
+            elif key is not None:
                 self.mutated.add(key)
         if self.cuda_evidence is None:
             if name == "cuda" and type(func) is cst.Attribute:
@@ -482,18 +490,37 @@ class Context:
                 return self.value(found[0], found[1], depth + 1)
         return UNKNOWN
 
-    def kwargs(self, expr: cst.BaseExpression, scope: Scope):
-        """A `**expr` mapping: {key: expression} when `expr` is a literal dict or `dict(...)`
-        that nothing changes afterwards."""
-        if dotted(expr) in self.mutated:
+    def kwargs(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0, certain: bool = False):
+        """A `**expr` mapping: ({key: expression}, its scope) when `expr` is a literal dict or
+        `dict(...)` that nothing but `.update(...)` with such mappings changes afterwards (the
+        updates merged, in order: those under `if use_accel:` too, as on a GPU). Of
+        `a if cond else b`, the branch `cond` picks, or when it is decided at run time, the
+        one a GPU run takes (`{...} if use_cuda else {}`). `certain`: only what holds on every
+        run (as a fix that adds a keyword beside the mapping needs), else UNKNOWN."""
+        name = dotted(expr)
+        if name in self.mutated or depth > _MAX_DEPTH:
             return UNKNOWN
         found = self.origin(expr, scope) if type(expr) in (cst.Name, cst.Attribute) else (expr, scope)
         if found is None:
             return UNKNOWN
-        expr, scope = found
+        result = self._mapping(found[0], found[1], depth, certain)
+        for update, where, conditional in self.updated.get(name or "", ()) if result is not UNKNOWN else ():
+            if where is not found[1] or conditional and certain:
+                return UNKNOWN  # (changed in another function, or on some runs only)
+            added = [self.kwargs(arg.value, where, depth + 1, certain) if arg.keyword is None
+                     else ({arg.keyword.value: arg.value}, where) for arg in update.args]
+            if UNKNOWN in added or any(arg.star for arg in update.args):
+                return UNKNOWN
+            result = {**result[0], **{key: value for mapping, _ in added for key, value in mapping.items()}}, result[1]
+        return result
+
+    def _mapping(self, expr: cst.BaseExpression, scope: Scope, depth: int, certain: bool):
         if type(expr) is cst.IfExp:  # `{"num_workers": 4} if device == "cuda" else {}`
             chosen = self.truth(expr.test, scope)
-            return UNKNOWN if chosen is UNKNOWN else self.kwargs(expr.body if chosen else expr.orelse, scope)
+            if chosen is UNKNOWN and certain:
+                return UNKNOWN
+            branch = self._gpu_branch(expr) if chosen is UNKNOWN else expr.body if chosen else expr.orelse
+            return UNKNOWN if branch is None else self.kwargs(branch, scope, depth + 1, certain)
         if type(expr) is cst.Dict:
             result = {}
             for element in expr.elements:
@@ -509,6 +536,21 @@ class Context:
                 return UNKNOWN
             return {arg.keyword.value: arg.value for arg in expr.args if arg.keyword is not None}, scope
         return UNKNOWN
+
+    @staticmethod
+    def _gpu_branch(expr: cst.IfExp) -> cst.BaseExpression | None:
+        """The branch of `a if cond else b` a GPU run takes: `a` when `cond` asks for a GPU
+        (`use_cuda`, `torch.cuda.is_available()`), `b` when it asks for the CPU (`not use_cuda`,
+        `args.no_cuda`, `device == "cpu"`); None when it says neither."""
+        test, flipped = expr.test, False
+        while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+            test, flipped = test.expression, not flipped
+        text = code(test)
+        if _CPU_WORDS.search(text):
+            flipped = not flipped
+        elif not _GPU_WORDS.search(text):
+            return None
+        return expr.orelse if flipped else expr.body
 
     def truth(self, expr: cst.BaseExpression, scope: Scope):
         """Whether a condition holds whatever the command line says: a literal, or `==`/`!=`

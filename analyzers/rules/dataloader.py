@@ -9,6 +9,7 @@ import libcst as cst
 from ..context import CallSite, Site
 from ..nodes import (
     UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, positional, remembered, short_code,
+    star_kwargs,
 )
 from ..datasets import (
     CHEAP, EXPENSIVE, HF_METHODS, HF_TRANSFORMS, ON_DEVICE, ROWS, ROWS_BATCH, TENSOR_DATASET, UNKNOWN_DATASET, WRAPPERS,
@@ -502,8 +503,15 @@ class LoaderRule(Rule):
             return cuda is True
         return bool(DEVICE_LIKE.search(dotted(device) or "")) and self.ctx.cuda_evidence is not None
 
-    def keyword_fix(self, site: Site, values: dict[str, str], title: str) -> FixPlan:
-        return FixPlan(title, (Replace(site, with_keywords(cast(cst.Call, site.node), values)),))  # a loader call
+    def keyword_fix(self, site: Site, values: dict[str, str], title: str) -> FixPlan | None:
+        """Add `values` as keywords to the loader call; None when a `**mapping` it is passed
+        may hold one of them on some run (the call would then raise TypeError there)."""
+        call = cast(cst.Call, site.node)  # a loader call
+        for star in star_kwargs(call):
+            mapping = self.ctx.kwargs(star.value, site.scope, certain=True)
+            if mapping is UNKNOWN or not mapping[0].keys().isdisjoint(values):
+                return None
+        return FixPlan(title, (Replace(site, with_keywords(call, values)),))
 
     # -- what the loader loads --------------------------------------------------------------
     def dataset_cost(self, site: Site) -> Cost:

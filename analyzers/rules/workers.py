@@ -77,6 +77,19 @@ class NonPersistentWorkers(LoaderRule):
                     step(x, y)
             """,
         ),
+        # the settings a GPU run takes: merged by `.update()` under `if use_accel:`
+        Example(
+            """
+            import torch
+            train_kwargs = {'batch_size': 64}
+            if use_accel:
+                train_kwargs.update({'num_workers': 1, 'persistent_workers': True, 'pin_memory': True})
+            loader = torch.utils.data.DataLoader(ds, **train_kwargs)
+            for epoch in range(10):
+                for x, y in loader:
+                    step(x, y)
+            """,
+        ),
         Example(
             """
             from torch.utils.data import DataLoader
@@ -128,6 +141,30 @@ class NonPersistentWorkers(LoaderRule):
         ),
     )
     INVALID = (
+        # on a GPU, one worker re-spawned every epoch; no fix: on the CPU, `**kwargs` is empty and
+        # persistent_workers=True without workers raises
+        Example(
+            """
+            import torch
+            kwargs = {'num_workers': 1, 'pin_memory': True} if use_cuda else {}
+            loader = torch.utils.data.DataLoader(ds, batch_size=64, **kwargs)
+            for epoch in range(10):
+                for x, y in loader:
+                    step(x, y)
+            """,
+        ),
+        Example(
+            """
+            import torch
+            train_kwargs = {'batch_size': 64}
+            if use_accel:
+                train_kwargs.update({'num_workers': 1, 'pin_memory': True})
+            loader = torch.utils.data.DataLoader(ds, **train_kwargs)
+            for epoch in range(10):
+                for x, y in loader:
+                    step(x, y)
+            """,
+        ),
         # workers its callers give a factory; iterated by a function that a function of the epoch loop calls
         Example(
             """
@@ -292,7 +329,8 @@ class NonPersistentWorkers(LoaderRule):
             self.report(
                 loader,
                 f"This DataLoader is iterated once per epoch{how} without persistent_workers=True, so its "
-                f"{workers} worker processes are shut down and started again every epoch ({self._start(loader)}, "
+                f"{'worker process is' if workers == 1 else f'{workers} worker processes are'} shut down and started "
+                f"again every epoch ({self._start(loader)}, "
                 "and the prefetch queue refilled) while the GPU waits: set persistent_workers=True.",
                 self._fix(loader),
                 related=related,
