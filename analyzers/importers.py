@@ -7,7 +7,8 @@ finds such an importer, so the rules treat the module like code that says "cuda"
 
 The project (the folder `project_root` finds, at most `MAX_FILES` modules) is listed at most
 once per `LISTING_LIFE` seconds; each file is read once per size and modification time, and
-the importers a listing names are looked at as they are now. A cache learns of the answer's
+the importers a listing names are looked at as they are now, the first `MAX_IMPORTERS` of
+them only (a module that many import is a library's, driven from anywhere). A cache learns of the answer's
 inputs through `project.note`: the importers, and the folders where a new one is likeliest
 (the project's root, the module's folder, the importers' folders), so that a module added,
 removed or renamed there is noticed; one added elsewhere, or edited in place to start
@@ -33,6 +34,12 @@ MAX_FILES = 5000  # a larger project is listed up to this many modules
 LISTING_LIFE = 5.0  # seconds a project's listing is reused (a run, a burst of edits) before it is made again
 _SKIPPED_FOLDERS = {"__pycache__", "node_modules", "site-packages", "venv", "env", "build", "dist"}
 _GPU_HINT = re.compile(rb"cuda|nccl|accelerat|deepspeed")  # a file without any of these never uses a GPU
+# what a GPU line looks like in text (confirmed on the parsed module): `.cuda(`, "cuda:0", "nccl",
+# torch.cuda.* but the queries, torch.accelerator.*, deepspeed.*, Accelerator(
+_GPU_TEXT = re.compile(
+    rb"""\.cuda\(|['"](?:cuda(?::\d+)?|nccl)['"]|cuda\.(?!is_available|device_count|get_device_)\w"""
+    rb"""|accelerator\.(?!is_available|device_count)\w|deepspeed\.|Accelerator\(""")
+MAX_IMPORTERS = 32  # importers of one module parsed for their GPU line (a library module has hundreds)
 # `import a.b as c, d` / `from .e import f, g as h` / `from . import (i,\n j)`: (from what, what)
 _IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+)?import[ \t]+(\([^)]*\)|[^\n#;]+)", re.MULTILINE)
 _WORD = re.compile(rb"\w+")
@@ -55,6 +62,7 @@ class _Module:
     def __init__(self, path: str, code: bytes) -> None:
         self.path = path
         self.hint = _GPU_HINT.search(code) is not None
+        self._gpu_text = _GPU_TEXT.search(code) is not None
         self.imported = [(match.group(1) or b"", match.group(2)) for match in _IMPORT.finditer(code)]
         self.words = frozenset(word for source, names in self.imported for part in (source, names)
                                for word in _WORD.findall(part))
@@ -84,6 +92,8 @@ class _Module:
     def gpu_line(self) -> int | None:
         """A line where it puts work on a GPU (the context's test of "CUDA evidence", on ast
         nodes), or None; its code is parsed for this only."""
+        if self._line is False and not self._gpu_text:
+            self._line = None  # (nothing in its text looks like GPU work: not parsed)
         if self._line is False:
             body: list[ast.stmt] = []
             for part in _parts(self.path):
@@ -116,6 +126,7 @@ def gpu_importer(path: str) -> str | None:
     for folder, info in listing.folders:
         if folder in watched:
             note(folder, info)  # a module added, removed or renamed there may change the answer
+    parsed = 0
     for candidate in candidates:
         try:
             info = os.stat(candidate)  # (as it is now: the listing may be a few seconds old)
@@ -125,6 +136,9 @@ def gpu_importer(path: str) -> str | None:
         module = _module(candidate, info)
         if not module.hint or name.encode() not in module.words or candidate == path or path not in module.files():
             continue
+        parsed += 1
+        if parsed > MAX_IMPORTERS:
+            break
         line = module.gpu_line()
         if line is not None:  # (a notebook's lines run on across its cells: named by its file alone)
             label = os.path.relpath(candidate, root).replace(os.sep, "/")
