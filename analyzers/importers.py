@@ -5,14 +5,15 @@ A module such as `engine.py` with `def train_step(model, batch, device)` never s
 its tensors live; `train.py`, which imports it and sets `device = "cuda"`, does. `gpu_importer`
 finds such an importer, so the rules treat the module like code that says "cuda" itself.
 
-The project (the folder `project_root` finds, at most `MAX_FILES` modules) is listed at most
-once per `LISTING_LIFE` seconds; each file is read once per size and modification time, and
-the importers a listing names are looked at as they are now, the first `MAX_IMPORTERS` of
-them only (a module that many import is a library's, driven from anywhere). A cache learns of the answer's
-inputs through `project.note`: the importers, and the folders where a new one is likeliest
-(the project's root, the module's folder, the importers' folders), so that a module added,
-removed or renamed there is noticed; one added elsewhere, or edited in place to start
-importing the module, is not, until the module or its importers change.
+The project (the folder `project_root` finds; at most `MAX_FILES` modules in `MAX_FOLDERS`
+folders, the first in sorted order) is listed at most once per `LISTING_LIFE` seconds. Each
+file is read once per size and modification time, and the importers a listing names are
+looked at as they are now, the first `MAX_IMPORTERS` of them only (a module that many import
+is a library's, driven from anywhere). A cache learns of the answer's inputs through
+`project.note`: the importers, and the folders where a new one is likeliest (the project's
+root, the module's folder, the importers' folders), so that a module added, removed or
+renamed there is noticed; one added elsewhere, or edited in place to start importing the
+module, is not, until the module or its importers change.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from .source import SourceError, notebook_source
 from .vocabulary import CUDA_DEVICE, GPU_APIS, GPU_ENGINES, GPU_QUERIES
 
 MAX_FILES = 5000  # a larger project is listed up to this many modules
+MAX_FOLDERS = 2000  # and this many folders (a home folder without a project marker can hold millions)
 LISTING_LIFE = 5.0  # seconds a project's listing is reused (a run, a burst of edits) before it is made again
 _SKIPPED_FOLDERS = {"__pycache__", "node_modules", "site-packages", "venv", "env", "build", "dist"}
 _GPU_HINT = re.compile(rb"cuda|nccl|accelerat|deepspeed")  # a file without any of these never uses a GPU
@@ -176,6 +178,8 @@ def _files(root: str, folders: list):
     """(path, stat) of the project's `.py` and `.ipynb` files; its folders go to `folders`."""
     count = 0
     for folder, subfolders, files in os.walk(root):
+        if len(folders) >= MAX_FOLDERS:
+            return
         try:
             folders.append((folder, os.stat(folder)))
         except OSError:

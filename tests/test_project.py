@@ -857,3 +857,20 @@ def test_a_step_function_of_another_module_that_reads_a_value_on_the_host(tmp_pa
     assert [(r.path, r.line) for r in finding.related] == [(str(tmp_path / "engine.py"), 9)]
     (tmp_path / "engine.py").write_text(textwrap.dedent(step.replace("    return loss.item()", "    return loss")))
     assert findings_of(str(tmp_path / "train.py"), "TPL203") == []  # only every 100 steps
+
+
+def test_the_importer_search_lists_a_bounded_number_of_folders(tmp_path, monkeypatch):
+    """The project's folder may be a home folder (a file outside any project is listed from its
+    own): the walk stops after MAX_FOLDERS folders, the first in sorted order."""
+    from perf_lint.analyzers import importers
+
+    engine_project(tmp_path)
+    (tmp_path / "train.py").unlink()
+    for index in range(6):
+        (tmp_path / f"d{index}").mkdir()
+    (tmp_path / "d5" / "run.py").write_text("import torch\nimport engine\nx = torch.ones(1).cuda()\n")
+    importers.forget()
+    assert importers.gpu_importer(str(tmp_path / "engine.py")) == "d5/run.py:3"
+    monkeypatch.setattr(importers, "MAX_FOLDERS", 5)  # the root and d0-d3: d5 is not reached
+    importers.forget()
+    assert importers.gpu_importer(str(tmp_path / "engine.py")) is None
