@@ -17,7 +17,7 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from .nodes import UNKNOWN, argument, call_name, code, dotted, keyword, literal, remembered, star_kwargs
-from .vocabulary import CUDA_STRING, GPU_APIS, GPU_ENGINES, GPU_QUERIES
+from .vocabulary import CUDA_STRING, gpu_api
 
 _MAX_DEPTH = 12
 _MUTATORS = {"setdefault", "pop", "popitem", "clear", "__setitem__"}  # (`update` is followed: see kwargs)
@@ -358,20 +358,20 @@ class Context:
             self.calls[name].append(CallSite(node, self.unit, scope, self.loops))
         if name == "add_argument":
             self._add_argument(node)
-        elif (name in _MUTATORS or name == "update") and type(func) is cst.Attribute:
+        elif name == "update" and type(func) is cst.Attribute:
             key = dotted(func.value)
-            if key is not None and name == "update":
+            if key is not None:
                 self.updated[key].append((node, scope, any(frame.kind == IF for frame in self.local_frames())))
-            elif key is not None:
+        elif name in _MUTATORS and type(func) is cst.Attribute:
+            key = dotted(func.value)
+            if key is not None:
                 self.mutated.add(key)
         if self.cuda_evidence is None:
             if name == "cuda" and type(func) is cst.Attribute:
                 self.cuda_evidence = node
             else:
                 qualified = self.qualname(node.func)
-                if qualified is not None and (
-                    qualified.startswith(GPU_APIS) and qualified not in GPU_QUERIES or qualified in GPU_ENGINES
-                ):
+                if qualified is not None and gpu_api(qualified):
                     self.cuda_evidence = node
 
     def _class(self, node: cst.ClassDef) -> None:

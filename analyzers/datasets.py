@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import overload
 
-from .project import Namespace, Place, body_nodes, parameters
+from .project import Namespace, Place, ast_dotted, body_nodes, parameters
 from .vocabulary import DEVICE_LIKE, DTYPE_LIKE
 
 CHEAP, ROWS, UNKNOWN_COST, EXPENSIVE, ON_DEVICE = "cheap", "rows", "unknown", "expensive", "on-device"
@@ -200,17 +200,6 @@ _CHEAP_METHODS = {
 }
 
 
-def _dotted(node: ast.expr) -> str | None:
-    parts = []
-    while type(node) is ast.Attribute:
-        parts.append(node.attr)
-        node = node.value
-    if type(node) is ast.Name:
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
-
 def _self_attr(node: ast.expr) -> str | None:
     """`self.x` (or `self.x.y...`, `self.x[i]`): "x"."""
     while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
@@ -230,7 +219,7 @@ def _short(node: ast.AST, limit: int = 40) -> str:
     if len(text) <= limit:
         return text
     inner = node.func if type(node) is ast.Call else node.value if type(node) is ast.Subscript else None
-    name = _dotted(inner) if inner is not None else None
+    name = ast_dotted(inner) if inner is not None else None
     if name is not None and len(name) <= limit:
         return f"{name}(...)" if type(node) is ast.Call else f"{name}[...]"
     return text[: limit - 3] + "..."
@@ -250,7 +239,7 @@ def _device_move(call: ast.Call) -> bool | None:
         return False
     if type(target) is ast.Constant and isinstance(target.value, str):
         return target.value.startswith("cuda")
-    text = (_dotted(target) or "").rsplit(".", 1)[-1]
+    text = (ast_dotted(target) or "").rsplit(".", 1)[-1]
     return bool(text) and not DTYPE_LIKE.search(text) and bool(DEVICE_LIKE.search(text))
 
 
@@ -310,7 +299,7 @@ def _self_assignments(function) -> list[tuple[ast.Attribute, ast.expr]]:
             pairs = [(target, value)]
             if type(target) is ast.Tuple and type(value) is ast.Tuple and len(target.elts) == len(value.elts):
                 pairs = list(zip(target.elts, value.elts))
-            found += [(t, v) for t, v in pairs if type(t) is ast.Attribute and _dotted(t.value) == "self"]
+            found += [(t, v) for t, v in pairs if type(t) is ast.Attribute and ast_dotted(t.value) == "self"]
         function.__dict__["_perf_lint_self_assignments"] = found
     return found
 
@@ -324,7 +313,7 @@ def _members(cls: ast.ClassDef, namespace: Namespace, place: Place,
     stores: dict[str, str] = {}
     libraries: list[str] = []
     for base in cls.bases:
-        name = _dotted(base)
+        name = ast_dotted(base)
         if name is None:
             continue
         local = namespace.klass(name) if "." not in name else None
@@ -352,7 +341,7 @@ def _members(cls: ast.ClassDef, namespace: Namespace, place: Place,
 def _store(value: ast.expr, namespace: Namespace, stores: dict[str, str]) -> str | None:
     """What indexing an attribute assigned `value` does, when it is an on-disk store."""
     if type(value) is ast.Call:
-        name = _dotted(value.func)
+        name = ast_dotted(value.func)
         qualified = namespace.qualname(name) if name else None
         if qualified in STORE_CALLS:
             if qualified == "numpy.load":
@@ -411,7 +400,7 @@ class _Body:
         moved = _device_move(node)
         if moved is not None:
             return Cost(ON_DEVICE, "moves each item to the GPU", where, snippet) if moved else None
-        name = _dotted(func)
+        name = ast_dotted(func)
         last = func.attr if type(func) is ast.Attribute else name
         if type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == "self":
             if func.attr in self.methods:
@@ -419,7 +408,7 @@ class _Body:
                 return self.function(method[0], method[1], method[2], depth + 1)
             if func.attr in self.stores:
                 return Cost(EXPENSIVE, f"{self.stores[func.attr]} per item", where, snippet)
-        if type(func) is ast.Attribute and type(func.value) is ast.Call and _dotted(func.value.func) == "super":
+        if type(func) is ast.Attribute and type(func.value) is ast.Call and ast_dotted(func.value.func) == "super":
             for qualified in self.libraries:
                 cost = library_cost(qualified, self.has_transform)
                 if cost is not None:
@@ -547,12 +536,12 @@ class _Returned:
         ]
 
     def _call(self, call: ast.Call, index: int | None, seen: frozenset) -> Cost | None:
-        name = _dotted(call.func)
+        name = ast_dotted(call.func)
         qualified = (self.namespace.qualname(name) if name else None) or ""
         has_transform = any(k.arg and "transform" in k.arg and not _none(k.value) for k in call.keywords)
         if qualified == "torch.load" and call.args and index is None:
             saved = [node.args[0] for node in self.nodes if type(node) is ast.Call and len(node.args) >= 2
-                     and self.namespace.qualname(_dotted(node.func) or "") == "torch.save"
+                     and self.namespace.qualname(ast_dotted(node.func) or "") == "torch.save"
                      and ast.dump(node.args[1]) == ast.dump(call.args[0])]
             return combine((self.cost(value, None, seen) for value in saved), empty=UNKNOWN_DATASET)
         known = library_cost(qualified, has_transform) if qualified else None

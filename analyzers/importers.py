@@ -27,9 +27,9 @@ import time
 from collections import OrderedDict, defaultdict
 from typing import NamedTuple
 
-from .project import MAX_FILE, FileNamespace, module_file, note, project_root
+from .project import MAX_FILE, FileNamespace, ast_dotted, module_file, note, project_root
 from .source import SourceError, notebook_source
-from .vocabulary import CUDA_DEVICE, GPU_APIS, GPU_ENGINES, GPU_QUERIES
+from .vocabulary import CUDA_DEVICE, gpu_api
 
 MAX_FILES = 5000  # a larger project is listed up to this many modules
 MAX_FOLDERS = 2000  # and this many folders (a home folder without a project marker can hold millions)
@@ -69,7 +69,8 @@ class _Module:
         self.words = frozenset(word for source, names in self.imported for part in (source, names)
                                for word in _WORD.findall(part))
         self._files: frozenset[str] | None = None
-        self._line: int | None | bool = False  # False: not looked for yet
+        self._looked = not self._gpu_text  # (nothing in its text looks like GPU work: never parsed)
+        self._line: int | None = None
 
     def files(self) -> frozenset[str]:
         """The files of the project it imports: `import a.b` a/b; `from .c import d` c, or the
@@ -94,9 +95,8 @@ class _Module:
     def gpu_line(self) -> int | None:
         """A line where it puts work on a GPU (the context's test of "CUDA evidence", on ast
         nodes), or None; its code is parsed for this only."""
-        if self._line is False and not self._gpu_text:
-            self._line = None  # (nothing in its text looks like GPU work: not parsed)
-        if self._line is False:
+        if not self._looked:
+            self._looked = True
             body: list[ast.stmt] = []
             for part in _parts(self.path):
                 try:
@@ -106,7 +106,7 @@ class _Module:
             module = FileNamespace(self.path, ast.Module(body=body, type_ignores=[]), "", "")
             self._line = next((node.lineno for node in ast.walk(module.tree)
                                if isinstance(node, (ast.Call, ast.Constant)) and _on_gpu(node, module)), None)
-        return self._line if self._line is not False else None
+        return self._line
 
 
 _LOCK = threading.Lock()
@@ -238,16 +238,6 @@ def _on_gpu(node: ast.AST, module: FileNamespace) -> bool:
         return False
     if type(node.func) is ast.Attribute and node.func.attr == "cuda":
         return True
-    name = _dotted(node.func)
+    name = ast_dotted(node.func)
     qualified = module.qualname(name) if name else None
-    return qualified is not None and (
-        qualified.startswith(GPU_APIS) and qualified not in GPU_QUERIES or qualified in GPU_ENGINES)
-
-
-def _dotted(expr: ast.expr) -> str | None:
-    if type(expr) is ast.Name:
-        return expr.id
-    if type(expr) is ast.Attribute:
-        head = _dotted(expr.value)
-        return None if head is None else f"{head}.{expr.attr}"
-    return None
+    return qualified is not None and gpu_api(qualified)

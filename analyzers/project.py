@@ -621,11 +621,8 @@ def device_moves(found: Definition | None) -> dict[str, Use]:
 def _uses(found: Definition | None, matcher, depth: int) -> dict[str, Use]:
     if found is None or depth > _MAX_CALLS:
         return {}
-    function = found[0]
+    memo = _memo(found[0])
     key = (matcher, depth)
-    memo = function.__dict__.get("_perf_lint_memo")
-    if memo is None:
-        memo = function.__dict__["_perf_lint_memo"] = {}
     if key not in memo:
         memo[key] = {}  # (a recursion uses nothing more)
         memo[key] = _summarize(*found, matcher, depth)
@@ -684,13 +681,17 @@ def reads_every_call(found: Definition | None) -> Use | None:
 def _first_use(found: Definition | None, kind: str, depth: int) -> Use | None:
     if found is None or depth > _MAX_CALLS:
         return None
-    function, namespace, place, cls = found
-    memo = function.__dict__.setdefault("_perf_lint_memo", {})
+    memo = _memo(found[0])
     key = (kind, depth)
     if key not in memo:
         memo[key] = None  # (a recursion adds nothing)
-        memo[key] = _first(function, namespace, place, cls, kind, depth)
+        memo[key] = _first(*found, kind, depth)
     return memo[key]
+
+
+def _memo(function: ast.stmt) -> dict:
+    """The summaries of a function read from disk, kept on its node (cached with its module)."""
+    return function.__dict__.setdefault("_perf_lint_memo", {})
 
 
 def _first(function, namespace: Namespace, place: Place, cls, kind: str, depth: int) -> Use | None:
@@ -698,8 +699,7 @@ def _first(function, namespace: Namespace, place: Place, cls, kind: str, depth: 
     calls = sorted((n for n in body_nodes(function) if type(n) is ast.Call and id(n) not in skipped),
                    key=lambda n: (n.lineno, n.col_offset))
     for node in calls:
-        name = ast.unparse(node.func) if type(node.func) in (ast.Name, ast.Attribute) else ""
-        if _host_read(node) is not None or kind == "syncs" and namespace.qualname(name) in _SYNC_CALLS:
+        if _host_read(node) is not None or kind == "syncs" and namespace.qualname(ast_dotted(node.func) or "") in _SYNC_CALLS:
             return Use(ast.unparse(node), place(node.lineno), place.path, node.lineno, _name(function, cls))
     for node in calls:
         inner = _first_use(_callee(node.func, namespace, place, cls), kind, depth + 1)
@@ -884,6 +884,18 @@ def method(cls: ast.ClassDef, name: str, namespace: Namespace, place: Place) -> 
                 for node in inner.body:
                     if (type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef) and node.name == name:
                         return node, found[1], found[2], inner
+    return None
+
+
+def ast_dotted(node: ast.expr) -> str | None:
+    """`a.b.c` of an ast Name or Attribute chain; None for anything else (`f().x`)."""
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    if type(node) is ast.Name:
+        parts.append(node.id)
+        return ".".join(reversed(parts))
     return None
 
 

@@ -68,3 +68,8 @@ GPU_QUERIES = {
     f"torch.{backend}.{query}" for backend in ("cuda", "accelerator")
     for query in ("is_available", "device_count", "get_device_name", "get_device_properties", "get_device_capability")
 }
+
+
+def gpu_api(qualified: str) -> bool:
+    """Whether a call of `qualified` (a dotted name, imports resolved) puts work on a GPU."""
+    return qualified.startswith(GPU_APIS) and qualified not in GPU_QUERIES or qualified in GPU_ENGINES

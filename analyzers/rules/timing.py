@@ -18,8 +18,6 @@ from ..vocabulary import (
 )
 
 TIMING_MAGICS = {"time", "timeit"}
-# torch's factories of new tensors: on the host unless given a device
-_HOST_FACTORIES = SIZED_FACTORIES | {"tensor", "as_tensor", "arange", "linspace", "eye", "from_numpy"}
 # Where a text may hold them: IPython's form, or jupyterlab-lsp's rewritten `..._MAGIC("time` ones.
 TIMING_MAGIC_TRIGGERS = ("%time", 'MAGIC("time', 'magic("time')
 # Namespaces whose public functions run tensor ops (and so queue CUDA kernels on CUDA tensors).
