@@ -18,7 +18,6 @@ class DocumentState:
     memos: dict = field(default_factory=dict)  # perf_lint.analyzers.nodes.remembered's answers for its nodes
     places: dict = field(default_factory=dict)  # unit index -> (its last text, where each rule trigger first occurs)
     located: dict = field(default_factory=dict)  # the last analysis's findings, by what made them (engine._locate)
-    spent: tuple = ()  # what the last analysis built and needs no more, until drop_spent()
     shallow: bool = False  # an analysis ran out of stack: statements deeper than MAX_DEPTH are left out from now on
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -28,9 +27,3 @@ class DocumentState:
         self.chunks.begin()
         if sum(map(len, self.memos.values())) > 20 * self.chunks.size:
             self.memos.clear()
-
-    def drop_spent(self) -> None:
-        """Free what the last analysis left (its context, rules and reports: a few ms of
-        reference counting on a large file) when it suits the caller, such as a server once
-        its answer is written, instead of at the end of the analysis."""
-        self.spent = ()

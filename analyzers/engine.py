@@ -324,7 +324,6 @@ def _analyze(source: Source, config: Config, state: DocumentState, shallow: bool
         ctx.close()
         for rule in rules:
             rule.reports = []  # a report refers to its rule
-        state.spent = (ctx, rules, reports)  # freed by the caller (DocumentState.drop_spent) or the next analysis
     findings = [f for f in findings if not suppressed(source, f)]
     return sorted(set(findings), key=Finding.sort_key)
 

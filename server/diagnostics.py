@@ -198,7 +198,6 @@ class Diagnostics:
         self.notes: dict[tuple[str, str], tuple[tuple[int, int] | None, str]] = {}  # profiling verdicts
         self._failures: set[str] = set()
         self._ids = itertools.count(1)
-        self._spent: list[DocumentState] = []  # states whose last analysis is not freed yet (see sent)
 
     # -- events ----------------------------------------------------------------------------
     def opened(self, target: str) -> None:
@@ -376,7 +375,6 @@ class Diagnostics:
                 try:
                     resolved = self.server.settings.resolve(path, state.target)
                     analysis = await self.workers.run(state, run_analysis, snapshot, resolved, state.kept)
-                    self._spent.append(state.kept)
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # an engine bug: say so once, keep what is shown
@@ -395,12 +393,6 @@ class Diagnostics:
                 self._settle(state, snapshot.revision)
         finally:
             state.task = None
-
-    def sent(self) -> None:
-        """A message went out: now free what finished analyses left (`DocumentState.spent`),
-        while the client reads it, rather than before the answer."""
-        while self._spent:
-            self._spent.pop().drop_spent()
 
     def _settle(self, state: TargetState, revision: int) -> None:
         self.collector.busy()

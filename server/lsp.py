@@ -38,7 +38,7 @@ from pygls.uris import to_fs_path
 
 from perf_lint import __version__
 
-from . import actions, hover, memory, profiling
+from . import actions, hover, profiling
 from .diagnostics import Diagnostics
 from .pygls_private import SplicedReports
 from .documents import Documents
@@ -88,27 +88,10 @@ class ClientFeatures:
         )
 
 
-class _SentWriter:
-    """A writer that tells the server each time a message went out (`Diagnostics.sent`)."""
-
-    def __init__(self, writer, sent) -> None:
-        self.writer, self.sent = writer, sent
-
-    def close(self):
-        return self.writer.close()
-
-    def write(self, data: bytes):
-        try:
-            return self.writer.write(data)
-        finally:
-            self.sent()
-
-
 class _Protocol(SplicedReports):
     """pygls' protocol, with document sync done by our own store (see documents.py),
     `$/cancelRequest` also reaching handlers that pygls runs behind a builtin (commands),
-    each diagnostic turned into JSON once (pygls_private.py), and what finished analyses
-    left freed once a message is out, while the client reads it (`Diagnostics.sent`)."""
+    and each diagnostic turned into JSON once (pygls_private.py)."""
 
     _server: PerfLintServer  # pygls' attribute: the server made with protocol_cls=_Protocol
 
@@ -116,14 +99,6 @@ class _Protocol(SplicedReports):
         super().__init__(*args, **kwargs)
         self._initialize_seen = False
         self.shut_down = False  # a `shutdown` request came
-
-    def set_writer(self, writer, include_headers: bool = True) -> None:
-        super().set_writer(_SentWriter(writer, self._sent), include_headers)
-
-    def _sent(self) -> None:
-        diagnostics = getattr(self._server, "diagnostics", None)
-        if diagnostics is not None:
-            diagnostics.sent()
 
     # -- the protocol's errors: pygls drops these messages unanswered or answers null ----------
     def reply_error(self, msg_id, error: JsonRpcException) -> None:
@@ -581,7 +556,6 @@ def serve(tcp: tuple[str, int] | None = None) -> int:
     """Run the server until the client exits: on stdio, or on `tcp = (host, port)`."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="perf-lint server: %(levelname)s %(message)s")
     logging.getLogger("asyncio").addFilter(_ShutdownCancellations())
-    memory.configure()
     server = create_server()
     if tcp is not None:
         server.start_tcp(*tcp)

@@ -1,10 +1,8 @@
 """The language server's memory policy, in one place.
 
-Three parts, each measured against editor latency (README, Performance): automatic full
-collections made rare (`configure`), the cyclic collector paused while analyses run and
-what they leave frozen (`ANALYSES_RUNNING`), and full collections run once the server is
-idle (`IdleCollector`). What a finished analysis no longer needs is freed once its answer
-is written (`Diagnostics.sent`, `DocumentState.drop_spent`).
+Two parts, each measured against editor latency (docs/performance.md): the cyclic
+collector paused while analyses run and what they leave frozen (`ANALYSES_RUNNING`), and
+full collections run once the server is idle (`IdleCollector`).
 """
 
 from __future__ import annotations
@@ -12,13 +10,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import threading
-
-FULL_COLLECTION_THRESHOLDS = (700, 10, 1000)  # full collections mostly when idle (IdleCollector)
-
-
-def configure() -> None:
-    """Set the collector's thresholds for a server process."""
-    gc.set_threshold(*FULL_COLLECTION_THRESHOLDS)
 
 
 class _Uncollected:
@@ -32,7 +23,7 @@ class _Uncollected:
     the generations at no cost) rather than walked by the next young collections, right
     while the diagnostics are sent (0.5 ms per edit, and every tenth edit an older
     collection of up to 10 ms); `IdleCollector` unfreezes and collects everything once
-    the server is idle. Collection then resumes with the thresholds `configure` set."""
+    the server is idle."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -62,8 +53,8 @@ class IdleCollector:
     included (a few hundred ms with a large file open); run by the allocation counters in
     the middle of an edit, it was most of the p95 latency. Young generations are still
     collected as usual between analyses (not during one, and not what an analysis left:
-    `ANALYSES_RUNNING`); `configure` makes automatic full collections rare and this runs one after each quiet spell, with
-    what analyses froze."""
+    `ANALYSES_RUNNING`), and this runs a full one, with what analyses froze, after each
+    quiet spell."""
 
     def __init__(self, delay_s: float = 2.0) -> None:
         self.delay_s = delay_s

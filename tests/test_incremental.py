@@ -4,13 +4,13 @@ exactly the findings of a fresh analysis, version after version, and really reus
 from __future__ import annotations
 
 import ast
+import gc
 import io
 import json
 import pickle
 import random
 import tokenize
 import warnings
-import weakref
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,8 +21,10 @@ import libcst as cst
 
 from perf_lint.analyzers import ALL_RULES, analyze, notebook_source, python_source
 from perf_lint.analyzers.engine import _record
+from perf_lint.analyzers.context import Context
 from perf_lint.analyzers.document import DocumentState
 from perf_lint.analyzers.parse import Chunk, ChunkPool, lines_of, parse, patched, split
+from perf_lint.analyzers.rules.base import Rule
 from perf_lint.analyzers.spans import Spans
 
 from .fuzzing import SEEDS
@@ -270,22 +272,19 @@ def shifted_fix(fix):
     return fix and replace(fix, edits=tuple(replace(e, range=shifted(e.range)) for e in fix.edits))
 
 
-def test_what_an_analysis_leaves_is_freed_when_its_caller_says():
-    """The context and rules of a document's analysis live until `drop_spent` (a server
-    frees them once its answer is out) or the document's next analysis, not longer."""
+def test_what_an_analysis_builds_is_freed_when_it_returns():
+    """The context and rules of a document's analysis do not outlive it, and are freed by
+    reference counting (a server's analyses run with the cyclic collector paused): only
+    the document's state (chunks, memos, findings) is kept for the next version."""
     state = DocumentState()
-    analyze(python_source(TRAIN, "train.py"), state=state)
-    context, rules, reports = state.spent
-    assert rules and reports
-    first = weakref.ref(context)
-    del context, rules, reports
-    assert first() is not None
-    state.drop_spent()
-    assert first() is None and state.spent == ()
-    analyze(python_source(TRAIN, "train.py"), state=state)
-    second = weakref.ref(state.spent[0])
-    analyze(python_source(TRAIN + "\n", "train.py"), state=state)
-    assert second() is None and state.spent
+    gc.collect()
+    gc.disable()
+    try:
+        assert analyze(python_source(TRAIN, "train.py"), state=state)
+        left = [o for o in gc.get_objects() if isinstance(o, (Context, Rule))]
+    finally:
+        gc.enable()
+    assert left == []
 
 
 def test_findings_hash_once_and_travel_without_their_hash():
