@@ -205,3 +205,25 @@ def _subtracted(statement: cst.CSTNode) -> frozenset[str]:
         return frozenset(found)
 
     return remembered(_subtracted, statement, names)
+
+
+_EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
+
+
+def aborts(branch: cst.If) -> bool:
+    """Whether an `if`'s body ends the program (`raise`, `sys.exit(...)`): it runs at most once."""
+    body = branch.body.body
+    last = body[-1] if body else None
+    if type(last) is not cst.SimpleStatementLine or not last.body:
+        return False
+    small = last.body[-1]
+    if type(small) is cst.Raise:
+        return True
+    return type(small) is cst.Expr and type(small.value) is cst.Call and dotted(small.value.func) in _EXITS
+
+
+def lazy_init(branch: cst.If) -> bool:
+    """`if cache is None:`: a branch that fills a value on its first run only."""
+    test = branch.test
+    return (type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.comparisons[0].operator) is cst.Is
+            and type(test.left) in (cst.Name, cst.Attribute) and literal(test.comparisons[0].comparator) is None)

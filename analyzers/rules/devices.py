@@ -6,8 +6,9 @@ from typing import cast
 
 import libcst as cst
 
-from ..context import CallSite, Site
-from ..nodes import UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, short_code, star_kwargs
+from ..context import IF, CallSite, Site
+from ..nodes import (UNKNOWN, argument, call_name, children, code, dotted, keyword, lazy_init, literal, short_code,
+                     star_kwargs)
 from .base import CallNames, Example, FixPlan, Replace
 from .edits import with_keywords
 from .tracking import Nesting, TrainingSteps
@@ -17,6 +18,7 @@ _DETERMINISTIC = CONSTANT_FACTORIES | {"arange", "linspace", "logspace", "eye", 
 _RANDOM = RANDOM_FACTORIES | {"randperm", "normal", "bernoulli"}
 _FACTORIES = _DETERMINISTIC | _RANDOM
 _CALL_DEPTH = 3  # calls between a forward and the function that runs in it
+_CONTAINER_METHODS = frozenset(name for kind in (dict, list, set, str, bytes) for name in dir(kind))  # `d.update(...)`: not a method of the source
 _SAME_DATA = {
     "unsqueeze", "squeeze", "view", "reshape", "expand", "repeat", "flatten", "t", "float", "half", "bfloat16",
     "double", "long", "int", "bool", "contiguous",
@@ -69,6 +71,40 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset({"cuda", "to", "type_as"}))
     probe = "syncs"
     VALID = (
+        # made once: a buffer filled on the first iteration; state reset once per epoch
+        Example(
+            """
+            import torch
+            features = None
+            for epoch in range(100):
+                hidden = torch.zeros(2, 64, 256).cuda()
+                for x, y in loader:
+                    if features is None:
+                        features = torch.zeros(len(loader.dataset), 128).cuda()
+                    loss = model(x.cuda(), hidden).sum()
+                    loss.backward()
+                    optimizer.step()
+            """
+        ),
+        # a helper called in a loop that does not train (a few k of a kNN evaluation), or every
+        # 200 steps
+        Example(
+            """
+            import torch
+            def knn(features, k):
+                votes = torch.zeros(k, 1000).to(features.device)
+                return votes
+            for k in (10, 20, 100):
+                print(knn(features, k))
+            def sample():
+                return torch.zeros(10, 1).to("cuda")
+            for step, (x, y) in enumerate(loader):
+                model(x.cuda()).sum().backward()
+                optimizer.step()
+                if step % 200 == 0:
+                    sample()
+            """
+        ),
         # once per epoch: the loop calls a function that loops over the training steps itself
         Example(
             """
@@ -223,6 +259,20 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # a function the training loop calls on every step
+        Example(
+            """
+            import torch
+            def real_loss(out):
+                labels = torch.ones(out.size(0))
+                labels = labels.cuda()
+                return criterion(out.squeeze(), labels)
+            for images, _ in loader:
+                loss = real_loss(D(images.cuda()))
+                loss.backward()
+                optimizer.step()
+            """,
+        ),
         Example(
             """
             import torch
@@ -454,6 +504,7 @@ class CpuTensorMovedEachStep(Nesting):
         self.indexings: list[tuple[Site, list[cst.Call], cst.FunctionDef | None]] = []
         self.constants: list[tuple[CallSite, cst.BaseExpression | None]] = []  # moves of `make_ids([""])`
         self.gathers: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
+        self.guarded: dict[int, set[int]] = {}  # id(loop) -> _intervals(loop)
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
@@ -480,6 +531,8 @@ class CpuTensorMovedEachStep(Nesting):
         device = argument(node, 0, "device" if name != "type_as" else "other")
         if name != "cuda" and device is None:
             return
+        if any(frame.kind == IF and lazy_init(cast(cst.If, frame.node)) for frame in self.local_frames()):
+            return  # `if buffer is None: buffer = torch.zeros(n).cuda()`: made once
         self.moves.append((self.ctx.call_site(node), made, device, self.function()))
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
@@ -672,9 +725,15 @@ class CpuTensorMovedEachStep(Nesting):
         own = self._per_call(function)
         if own is not None:
             return f"on {own}"
+        steps = TrainingSteps.of(self.ctx)
         names, seen = [function.name.value], {function.name.value}
         for _ in range(_CALL_DEPTH):
-            called_from = [call.scope.node for name in names for call in self.ctx.calls.get(name, ())]
+            calls = [call for name in names for call in self.ctx.calls.get(name, ())
+                     if type(call.node.func) is cst.Name or name not in _CONTAINER_METHODS]
+            if any(call.loops and steps.trains(call.loops[-1]) and id(call.node) not in self._intervals(call.loops[-1])
+                   for call in calls):
+                return f"in `{function.name.value}`, called on every training step"
+            called_from = [call.scope.node for call in calls]
             callers = [caller for caller in called_from if caller is not None and caller.name.value not in seen]
             for caller in callers:
                 how = self._per_call(caller)
@@ -684,10 +743,27 @@ class CpuTensorMovedEachStep(Nesting):
             seen.update(names)
         return None
 
+    def _intervals(self, loop: cst.CSTNode) -> set[int]:
+        """Ids of the calls in a loop's body under an `if` testing an interval (`step % 200 == 0`)."""
+        found = self.guarded.get(id(loop))
+        if found is None:
+            found = self.guarded[id(loop)] = set()
+            pending = [loop]
+            while pending:
+                node = pending.pop()
+                if type(node) is cst.If and any(type(n) is cst.BinaryOperation and type(n.operator) is cst.Modulo
+                                                 for n in _walk(node.test)):
+                    found.update(id(n) for n in _walk(node.body) if type(n) is cst.Call)
+                pending.extend(children(node))
+        return found
+
     def _per_call(self, function: cst.FunctionDef) -> str | None:
         """How often a framework runs `function`: every forward call or training step."""
-        if TrainingSteps.of(self.ctx).run_every_step(function):
-            return "every training step" if function.name.value == "training_step" else "every engine iteration"
+        steps = TrainingSteps.of(self.ctx)
+        if function.name.value in steps.engines:
+            return "every engine iteration"
+        if steps.run_every_step(function):
+            return "every training step" if function.name.value == "training_step" else "every forward call"
         return "every forward call" if function.name.value in PER_CALL_METHODS else None
 
     def _device(self, device: cst.BaseExpression, site: Site) -> bool:
@@ -753,6 +829,15 @@ def _from_host_data(made: cst.Call) -> bool:
         return False
     return any(literal(name) is UNKNOWN for name in _names_read(made.args[0].value))
 
+
+
+def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """`node` and every node below it."""
+    found, pending = [], [node]
+    while pending:
+        found.append(pending.pop())
+        pending.extend(children(found[-1]))
+    return found
 
 
 def _names_read(node: cst.CSTNode) -> list[cst.BaseExpression]:

@@ -7,7 +7,7 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
-from ..nodes import argument, call_name, dotted, keyword, literal, names_in, positional, short_code
+from ..nodes import aborts, argument, call_name, dotted, keyword, literal, names_in, positional, short_code
 from ..findings import Related
 from ..project import (
     Use, attribute_module, call_target, host_reads, maybe_project_call, reads_every_call, steps_in_loops, used_arguments,
@@ -119,6 +119,21 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # a branch that stops the program runs at most once
+        Example(
+            """
+            import sys
+            import torch
+            model = Net().cuda()
+            for x, y in loader:
+                loss = model(x.cuda(), y.cuda())
+                if x.numel() == 0:
+                    print("Loss is {}, stopping training".format(loss.item()))
+                    sys.exit(1)
+                loss.backward()
+                opt.step()
+            """
+        ),
         Example(
             """
             import torch
@@ -309,7 +324,10 @@ class HostSyncEveryStep(Nesting):
             return True
         if frame.kind != IF:
             return False
-        test = cast(cst.If, frame.node).test  # an IF frame is made for an `if` only
+        branch = cast(cst.If, frame.node)  # an IF frame is made for an `if` only
+        if aborts(branch):
+            return True  # the program stops after it: it runs at most once
+        test = branch.test
         if type(test) is not cst.Name and self._truth_sync(test, site.scope):
             return True  # reported itself; its body runs when something went wrong (not `if acc:`: when nonzero)
         if self.ctx.value(test, site.scope) is False:

@@ -143,6 +143,7 @@ class TrainingSteps:
         self.ctx = ctx
         self._direct: set[int] = set()  # ids of loops and functions that step directly
         self._epochs: set[int] = set()  # ids of functions that step in a loop of their own
+        self._outer: set[int] = set()  # ids of loops around a loop that steps
         self._callees: dict[int, set[str]] = {}  # loop or function id -> names of functions it calls
         self.engines: set[str] = set()  # functions a framework runs on every iteration
         self._forwards: dict[int, set[str]] = {}  # class id -> the methods its forward runs
@@ -188,6 +189,7 @@ class TrainingSteps:
             steps = "opt" in receiver or (receiver == "scaler" and bool(call.args))
         if steps:
             self._direct.add(id(owner))
+            self._outer.update(map(id, site.loops[:-1]))
             if site.loops and site.scope.node is not None:
                 self._epochs.add(id(site.scope.node))
         elif type(call.func) is cst.Name or type(call.func) is cst.Attribute and dotted(call.func.value) == "self":
@@ -243,10 +245,13 @@ class TrainingSteps:
         return depth == 0 and self._trains_elsewhere(node)
 
     def per_epoch(self, loop: cst.CSTNode) -> bool:
-        """Whether `loop` runs no training step itself but calls a function (of the source or
-        of another module) that loops over training steps: it runs once per epoch."""
+        """Whether `loop` runs no training step itself but holds a loop that does, or calls a
+        function (of the source or of another module) that loops over training steps: it runs
+        once per epoch."""
         if self.trains(loop):
             return False
+        if id(loop) in self._outer:
+            return True
         for name in self._callees.get(id(loop), ()):
             defs = self.ctx.functions.get(name)
             if defs and id(defs[-1][0]) in self._epochs:
