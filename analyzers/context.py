@@ -20,6 +20,7 @@ from .nodes import UNKNOWN, argument, call_name, code, dotted, keyword, literal,
 from .vocabulary import CUDA_STRING, gpu_api
 
 _MAX_DEPTH = 12
+_TENSOR_TYPE = re.compile(r"torch\.(cuda\.)?(?:Float|Double|Half|BFloat16|Long|Int|Short|Char|Byte|Bool)Tensor")  # legacy tensor types
 _MUTATORS = {"setdefault", "pop", "popitem", "clear", "__setitem__"}  # (`update` is followed: see kwargs)
 # A run-time condition that asks for a GPU (`use_cuda`, `torch.cuda.is_available()`), or for the CPU
 _GPU_WORDS = re.compile(r"cuda|accel|gpu", re.IGNORECASE)
@@ -601,8 +602,9 @@ class Context:
         return device is not None and self.is_cuda_device(device, scope) is True
 
     def is_cuda_device(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0):
-        """True when `expr` names a CUDA device (or is derived from "cuda"), False when it
-        is provably another device, UNKNOWN otherwise."""
+        """True when `expr` names a CUDA device (or is derived from "cuda"), or a CUDA tensor type
+        (`torch.cuda.FloatTensor`, as `x.type(...)` takes), False when it is provably another
+        device (`torch.FloatTensor`), UNKNOWN otherwise."""
         if depth > _MAX_DEPTH:
             return UNKNOWN
         value = literal(expr)
@@ -635,6 +637,9 @@ class Context:
                 found = self._cuda_names[key] = self._cuda_name(expr.value, owner, depth)
             return found
         if type(expr) is cst.Attribute:
+            tensor_type = _TENSOR_TYPE.fullmatch(self.qualname(expr) or "")
+            if tensor_type is not None:
+                return tensor_type.group(1) is not None
             if type(expr.value) is cst.Name:
                 namespace = self.origin(expr.value, scope)
                 if namespace is not None and self._is_parse_args(namespace[0]):

@@ -223,7 +223,14 @@ def aborts(branch: cst.If) -> bool:
 
 
 def lazy_init(branch: cst.If) -> bool:
-    """`if cache is None:`: a branch that fills a value on its first run only."""
-    test = branch.test
-    return (type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.comparisons[0].operator) is cst.Is
-            and type(test.left) in (cst.Name, cst.Attribute) and literal(test.comparisons[0].comparator) is None)
+    """`if cache is None:` (also `and`-ed with other conditions): a branch that fills a value
+    on its first run only."""
+    tests = [branch.test]
+    while tests:
+        test = tests.pop()
+        if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
+            tests += [test.left, test.right]
+        elif (type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.comparisons[0].operator) is cst.Is
+              and type(test.left) in (cst.Name, cst.Attribute) and literal(test.comparisons[0].comparator) is None):
+            return True
+    return False

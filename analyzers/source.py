@@ -160,6 +160,11 @@ class Unit:
         return len(self.lines)
 
     @property
+    def notebook(self) -> bool:
+        """A notebook's cell, or jupyterlab-lsp's virtual document of a notebook."""
+        return self.cell is not None or self.blocks is not None
+
+    @property
     def cells(self) -> tuple[Block, ...]:
         """The notebook cells of the unit: the unit itself, or `blocks` in a virtual document."""
         if self.blocks is not None:

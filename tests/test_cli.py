@@ -17,17 +17,19 @@ LOADER = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch
 CLEAN = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=64, num_workers=4)\n"
 PINNING = LOADER + "for x, y in loader:\n    x = x.cuda(non_blocking=True)\n"
 BROKEN = "import torch\nx = (\n"
+GPU_CELL = "model = Net().cuda()\n"
 LOCATION = re.compile(r"^(?P<path>[^:]+):(?:cell (?P<cell>\d+):)?(?P<line>\d+):(?P<col>\d+): (?P<code>TPL\d{3}) (?P<msg>.+)$")
 
 
 def notebook(*cells: str) -> str:
-    """nbformat 4 JSON: a markdown cell, then one code cell per text (with an output)."""
+    """nbformat 4 JSON: a markdown cell, then one code cell per text (with an output), and a
+    last cell that uses a GPU (a notebook that never does is a CPU session: no TPL101)."""
     data = [{"cell_type": "markdown", "metadata": {}, "source": "# Title"}]
     data += [
         {"cell_type": "code", "execution_count": 1, "metadata": {"tags": ["t"]},
          "outputs": [{"output_type": "stream", "name": "stdout", "text": ["out\n"]}],
          "source": text.splitlines(keepends=True)}
-        for text in cells
+        for text in (*cells, GPU_CELL)
     ]
     return json.dumps({"cells": data, "metadata": {"kernelspec": {"name": "python3"}}, "nbformat": 4, "nbformat_minor": 5})
 

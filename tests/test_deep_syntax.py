@@ -22,6 +22,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 MEMORY = 2 * 1024**3  # bytes of address space for each analysis process
 TOO_DEEP = "Not checked: statement too deeply nested to analyse (line 3)"
 
+GPU_CELL = "model = Net().cuda()\n"  # a notebook that never uses a GPU is a CPU session: no TPL101
 
 def _plus(n: int, sep: str = " +\n    ") -> str:
     return "(" + sep.join(["1"] * n) + ")"
@@ -95,7 +96,7 @@ def test_analyze_keeps_the_findings_around_a_deep_statement(tmp_path, statement,
 def test_a_deep_notebook_cell_costs_only_itself(tmp_path):
     cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": []}
     cells = [{**cell, "source": SAMPLE}, {**cell, "source": f"x = {_plus(5000)}\n"},
-             {**cell, "source": f"y = (DataLoader(ds) + {_plus(1000)})\n" + LAST}]
+             {**cell, "source": f"y = (DataLoader(ds) + {_plus(1000)})\n" + LAST}, {**cell, "source": GPU_CELL}]
     path = tmp_path / "deep.ipynb"
     path.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells}))
     assert [(code, cell, line) for code, cell, line, _ in analyzed(path)] == [
@@ -116,7 +117,7 @@ def test_code_in_strings_is_bounded_like_statements(tmp_path):
     timed = 'import timeit\nt = timeit.timeit("' + "f(" * 199 + "a" + ")" * 199 + '", number=1)\n'
     path = tmp_path / "strings.ipynb"
     path.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
-                                "cells": [{**cell, "source": SAMPLE + magic + timed}]}))
+                                "cells": [{**cell, "source": SAMPLE + magic + timed}, {**cell, "source": GPU_CELL}]}))
     assert [(code, line) for code, _, line, _ in analyzed(path)] == [("TPL101", 1)]
 
 

@@ -83,7 +83,7 @@ def test_ten_thousand_cells():
 
     cells = [{"cell_type": "code", "source": f"import torch\nx{i} = torch.ones(2)", "metadata": {}, "outputs": []}
              for i in range(10_000)]
-    cells.append({"cell_type": "code", "source": "from torch.utils.data import DataLoader\nDataLoader(ds)"})
+    cells.append({"cell_type": "code", "source": "from torch.utils.data import DataLoader\nDataLoader(ds)\nmodel = Net().cuda()"})
     findings = analyze(read_source("big.ipynb", json.dumps({"cells": cells, "nbformat": 4}).encode()))
     assert [(f.code, f.cell) for f in findings] == [("TPL101", 10_000)]
 

@@ -15,6 +15,7 @@ from tests.lsp_client import (
 BOTH = pytest.mark.parametrize("kind", [VSCODE, NEOVIM])
 IMPORT = "from torch.utils.data import DataLoader\n"
 LOADER = "loader = DataLoader(ds, batch_size=64)\n"
+GPU = "model = Net().cuda()\n"  # a notebook that never uses a GPU is a CPU session: no TPL101
 TIMED = '%%time\nimport torch\nx = torch.randn(10, device="cuda")\ny = x @ x\n'
 
 
@@ -24,7 +25,7 @@ async def test_cells_are_analyzed_together_and_reported_per_cell(tmp_path, kind)
     async with session(kind, tmp_path) as client:
         assert client.init_result.capabilities.notebook_document_sync is not None
         nb = Notebook(client, tmp_path / "train.ipynb",
-                      [(MARKUP, "# Training\n"), (CODE, IMPORT), (CODE, "ds = make_dataset()\n" + LOADER)])
+                      [(MARKUP, "# Training\n"), (CODE, IMPORT), (CODE, "ds = make_dataset()\n" + LOADER), (CODE, GPU)])
         (diag,) = await diagnostics(client, kind, nb.uri_of(2), 1)  # the import in cell 1 resolves it
         assert diag.code == "TPL101" and diag.range.start.line == 1
         assert await diagnostics(client, kind, nb.uri_of(1), 1) == []
@@ -54,7 +55,7 @@ async def test_timing_magic_cell_does_not_break_the_notebook(tmp_path):
 @timed(60)
 async def test_broken_cell_keeps_its_diagnostics_and_others_update(tmp_path):
     async with session(VSCODE, tmp_path) as client:
-        nb = Notebook(client, tmp_path / "train.ipynb", [(CODE, IMPORT + LOADER), (CODE, "other = DataLoader(ds)\n")])
+        nb = Notebook(client, tmp_path / "train.ipynb", [(CODE, IMPORT + LOADER), (CODE, "other = DataLoader(ds)\n"), (CODE, GPU)])
         assert codes(await pushed(client, nb.uri_of(0), 1)) == ["TPL101"]
         assert codes(await pushed(client, nb.uri_of(1), 1)) == ["TPL101"]
         version = nb.set_text(0, "import (\n" + IMPORT + LOADER)
@@ -100,7 +101,7 @@ async def test_code_lenses_on_cells(tmp_path):
         assert [(lens.range.start.line, lens.command.command, list(lens.command.arguments)) for lens in lenses] == [
             (3, "perf-lint.profile", [uri, {"cell": 1}, None]),
         ]
-        nb = Notebook(client, tmp_path / "nb.ipynb", [(MARKUP, "# x"), (CODE, IMPORT + LOADER), (CODE, IMPORT)])
+        nb = Notebook(client, tmp_path / "nb.ipynb", [(MARKUP, "# x"), (CODE, IMPORT + LOADER), (CODE, IMPORT), (CODE, GPU)])
         cell_lenses = await asyncio.wait_for(client.text_document_code_lens_async(
             types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=nb.uri_of(1)))), 30)
         assert [list(lens.command.arguments) for lens in cell_lenses] == [[nb.uri_of(1), {"cell": 1}, None]]

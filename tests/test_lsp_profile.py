@@ -128,7 +128,8 @@ async def test_sweep_winner_is_a_quick_fix_with_its_measured_speed_up(tmp_path):
 async def test_profile_lens_on_a_notebook_cell(tmp_path):
     head, tail = TRAIN.split("model = ")
     async with session(VSCODE, tmp_path, settings=FAST) as client:
-        nb = Notebook(client, tmp_path / "train.ipynb", [(MARKUP, "# Training"), (CODE, head), (CODE, "model = " + tail)])
+        nb = Notebook(client, tmp_path / "train.ipynb", [(MARKUP, "# Training"), (CODE, head), (CODE, "model = " + tail),
+                                                         (CODE, 'device = "cuda" if torch.cuda.is_available() else "cpu"\n')])
         assert codes(await pushed(client, nb.uri_of(2), 1)) == ["TPL101"]
         (lens,) = await asyncio.wait_for(client.text_document_code_lens_async(
             types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=nb.uri_of(2)))), 30)

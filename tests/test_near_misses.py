@@ -412,7 +412,7 @@ def test_a_notebook_loader_that_loads_one_batch_at_most_is_silent():
         "test_dl = DataLoader(datasets.ImageFolder('test'), batch_size=32)\n"
         "train_dl, test_dl\n"
     )
-    peek = "img, label = next(iter(train_dl))\nprint(len(test_dl))\n"
+    peek = "model = Net().cuda()\nimg, label = next(iter(train_dl))\nprint(len(test_dl))\n"  # (a GPU notebook)
     assert [code for code, _ in notebook_codes(made, peek) if code == "TPL101"] == []
     loop = "for x, y in train_dl:\n    step(x, y)\n"
     assert notebook_codes(made, peek, loop).count(("TPL101", 0)) == 1

@@ -70,7 +70,7 @@ class LoaderRule(Rule):
     kept in `known` for every loader rule.
     """
 
-    calls = CallNames(frozenset({"to", "cuda", *(name.rpartition(".")[2] for name in DATALOADER)}))
+    calls = CallNames(frozenset({"to", "cuda", "type", *(name.rpartition(".")[2] for name in DATALOADER)}))
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
@@ -90,7 +90,7 @@ class LoaderRule(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
-        if name == "to" or name == "cuda":
+        if name == "to" or name == "cuda" or name == "type" and len(node.args) == 1:
             self._move(node, name)
         elif self.ctx.qualname(node.func) in DATALOADER:
             self.loaders[node] = self.ctx.site(node)
@@ -156,6 +156,10 @@ class LoaderRule(Rule):
         if name == "cuda":
             device = argument(call, 0, "device")
             cuda = True if device is None else self.ctx.is_cuda_device(device, site.scope)
+        elif name == "type":  # `imgs.type(Tensor)`, `Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`
+            cuda = self.ctx.is_cuda_device(call.args[0].value, site.scope)
+            if cuda is not True:
+                return None
         else:
             device = argument(call, 0, "device")
             if device is None:
@@ -763,11 +767,14 @@ class LoaderRule(Rule):
                 return move
         return None
 
-    def loads_one_batch(self, site: Site) -> bool:
-        """Whether the loader loads one batch at most, so that no epoch of loading is there to
-        speed up: each use of its name (one at least) is a `next(iter(loader))`, a loop that
-        breaks after its first batch, or one that loads nothing (`len(loader)`, the name shown
-        by a notebook cell); or it is made by a Lightning `test_dataloader`
+    def loads_once(self, site: Site) -> bool:
+        """Whether the loader loads one batch, or one pass that does not train, at most, so that
+        no epoch of loading is there to speed up: each use of its name (one at least) is a
+        `next(iter(loader))`, a loop that breaks after its first batch, one that loads nothing
+        (`len(loader)`, the name shown by a notebook cell), or, for a loader of the module of a
+        source that trains, a loop of the module's own statements (not in a loop or function)
+        that does not train (a test pass after training: in a source that only evaluates, that
+        pass is the job); or it is made by a Lightning `test_dataloader`
         (`predict_dataloader`) hook of a script that trains (`.fit(...)`) and never tests."""
         function = site.scope.node
         if function is not None and function.name.value in _ONE_BATCH_HOOKS:
@@ -777,13 +784,25 @@ class LoaderRule(Rule):
         if name is None:
             return False
         statements = function.body.body if function is not None else [s for module in self.modules for s in module.body]
+        steps = TrainingSteps.of(self.ctx)
+        passes = function is None and steps.anywhere()
+        trains = (lambda loop: steps.trains(loop) or steps.per_epoch(loop)) if passes else None
         single = 0
         for statement in statements:
-            one, other = remembered(_loader_uses, statement, lambda: _loader_uses(statement, name), name)
-            if other:
+            one, other, iterators = remembered(_loader_uses, statement, lambda: _loader_uses(statement, name, trains),
+                                               name, passes)
+            if other or not all(map(self._next_once, iterators)):
                 return False
-            single += one
+            single += one + len(iterators)
         return single > 0
+
+    def _next_once(self, iterator: str) -> bool:
+        """Whether `next(iterator)` / `iterator.next()` is called by the module's own statements only,
+        once per iterator assigned to that name (`dataiter = iter(loader)` in several cells)."""
+        calls = [site for site in self.ctx.calls.get("next", ()) if site.node.args and code(site.node.args[0].value) == iterator
+                 or type(site.node.func) is cst.Attribute and code(site.node.func.value) == iterator]
+        made = len(self.ctx.module_scope.assignments.get(iterator, ()))
+        return len(calls) <= made and all(not site.loops and site.scope.node is None for site in calls)
 
     def toy_data(self, site: Site) -> bool:
         """Whether the loader's dataset is a toy: data written out in the source
@@ -1024,15 +1043,23 @@ def _returned(function: cst.FunctionDef) -> list[cst.BaseExpression]:
     return found
 
 
-def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int]:
-    """How `statement` uses the loader bound to `name`: (uses that take one batch at most: a
-    `next(iter(name))`, a loop over it that breaks at the end of its first pass, `len(name)`,
-    a statement showing it; other uses).
+def _loader_uses(statement: cst.CSTNode, name: str, trains=None) -> tuple[int, int, tuple[str, ...]]:
+    """How `statement` uses the loader bound to `name`: (uses that take one batch, or one pass
+    that does not train, at most: a `next(iter(name))`, a loop over it that breaks at the end of
+    its first pass, `len(name)`, `name.dataset`, a statement showing it, and when `statement` is
+    one of the module's own, a loop over it outside any loop or function for which `trains`
+    (given then) is false;
+    other uses; and, then too, the names of iterators `it = iter(name)` made outside any loop
+    or function: one use each, as long as `next` is called on them once only).
     A function or lambda with a parameter of that name is another variable."""
     single = other = 0
+    iterators: list[str] = []
     stack: list[cst.CSTNode] = [statement]
+    repeated: set[int] = set()  # ids of loop bodies and functions: what runs in them may run again
     while stack:
         node = stack.pop()
+        if type(node) in (cst.For, cst.While, cst.FunctionDef, cst.Lambda):
+            repeated.update(id(n) for n in children(node) if type(n) in (cst.IndentedBlock, cst.SimpleStatementSuite))
         if type(node) is cst.Name:
             if node.value == name:
                 other += 1
@@ -1040,11 +1067,18 @@ def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int]:
         if type(node) is cst.Call and _next_iter(node, name):
             single += 1
             continue
+        if trains is not None and type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
+                and _iter_of(node.value, name) and not _inside(node, statement, repeated):
+            iterators.append(node.targets[0].target.value)  # `dataiter = iter(test_loader)`
+            continue
         if _loads_nothing(node, name):
             single += 1
             continue
         if type(node) is cst.For and _iterated(node.iter) == name:
             if _breaks_after_one(node):
+                single += 1
+                stack.extend((node.body, *([node.orelse] if node.orelse else [])))
+            elif trains is not None and not _inside(node, statement, repeated) and not trains(node):
                 single += 1
                 stack.extend((node.body, *([node.orelse] if node.orelse else [])))
             else:
@@ -1060,12 +1094,35 @@ def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int]:
             stack.append(node.value)  # not the keyword
         else:
             stack.extend(children(node))
-    return single, other
+    return single, other, tuple(iterators)
+
+
+def _inside(node: cst.CSTNode, root: cst.CSTNode, bodies: set[int]) -> bool:
+    """Whether `node`, below `root`, sits in one of the blocks whose ids are `bodies`."""
+    stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
+    while stack:
+        current, inside = stack.pop()
+        if current is node:
+            return inside
+        inside = inside or id(current) in bodies
+        stack.extend((child, inside) for child in children(current))
+    return False
+
+
+_SETTINGS_READ = frozenset({"dataset", "batch_size", "sampler", "num_workers", "collate_fn", "drop_last"})
+
+
+def _iter_of(expr: cst.BaseExpression, name: str) -> bool:
+    """`iter(name)`."""
+    return (type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "iter" and len(expr.args) == 1
+            and type(expr.args[0].value) is cst.Name and expr.args[0].value.value == name)
 
 
 def _loads_nothing(node: cst.CSTNode, name: str) -> bool:
-    """`len(name)`, or a statement that only shows names (`train_loader, test_loader` at the end
-    of a notebook cell): uses that load no batch."""
+    """`len(name)`, `name.dataset` (its dataset, batch size, sampler), or a statement that only
+    shows names (`train_loader, test_loader` at the end of a notebook cell): uses that load no batch."""
+    if type(node) is cst.Attribute:
+        return type(node.value) is cst.Name and node.value.value == name and node.attr.value in _SETTINGS_READ
     if type(node) is cst.Call:
         return (type(node.func) is cst.Name and node.func.value == "len" and len(node.args) == 1
                 and type(node.args[0].value) is cst.Name and node.args[0].value.value == name)
@@ -1154,9 +1211,18 @@ class SynchronousDataLoader(LoaderRule):
       Computing an item (random tensors, math over a whole image) is CPU work, not cheap;
     - the dataset's `__getitem__` or the `collate_fn` moves data to the GPU (`.cuda()`,
       `.to(device)`): worker processes cannot do that;
-    - only one batch is taken: every use of the loader is a `next(iter(loader))` or a
-      loop that breaks after its first batch, or it is a Lightning `test_dataloader`
+    - only one batch is taken: every use of the loader is a `next(iter(loader))` (also
+      `it = iter(loader)` then one `next(it)` / `it.next()`), a loop that breaks after its
+      first batch, `len(loader.dataset)`, or it is a Lightning `test_dataloader`
       (`predict_dataloader`) in a script that calls `trainer.fit` but never `trainer.test`;
+    - in a script or notebook that trains, the loader is made by the module's own code and
+      read by one pass that does not train, outside any loop or function (a test pass
+      after training: nothing repeats it). In a source that only evaluates, that pass is
+      the job, and is reported;
+    - in a notebook that never uses a GPU (nor does a framework it uses for the loader):
+      a CPU session, where the worth of workers is rarely the question. A `.py` file that
+      never names a GPU is reported, saying that the training loop waits (the profiler
+      measures the gain on the CPU too);
     - for `IterableDataset` subclasses defined in the file (workers would each replay
       the whole stream unless it shards itself).
 
@@ -1183,6 +1249,45 @@ class SynchronousDataLoader(LoaderRule):
     probe = "dataloader"
     options = {"num-workers": 4}
     VALID = (
+        # a notebook that never uses a GPU: it trains on the CPU as written, no GPU waits
+        Example(
+            (
+                """
+                %matplotlib inline
+                import torch
+                from torchvision import datasets, transforms
+                data = datasets.MNIST("data", download=True, transform=transforms.ToTensor())
+                loader = torch.utils.data.DataLoader(data, batch_size=64, shuffle=True)
+                """,
+                """
+                for epoch in range(5):
+                    for images, labels in loader:
+                        loss = criterion(model(images), labels)
+                        loss.backward()
+                        optimizer.step()
+                """,
+            )
+        ),
+        # a test pass after training (module level, once), a look at one batch, its dataset's size
+        Example(
+            """
+            import torch
+            from torchvision import datasets, transforms
+            train = torch.utils.data.DataLoader(datasets.MNIST("data", transform=transforms.ToTensor()), num_workers=4)
+            test_loader = torch.utils.data.DataLoader(datasets.MNIST("data", train=False, transform=transforms.ToTensor()))
+            model = Net().cuda()
+            for epoch in range(5):
+                for images, labels in train:
+                    model(images.cuda()).sum().backward()
+                    optimizer.step()
+            with torch.no_grad():
+                for images, labels in test_loader:
+                    correct += (model(images.cuda()).argmax(1) == labels.cuda()).sum()
+            print(correct / len(test_loader.dataset))
+            dataiter = iter(test_loader)
+            images, labels = dataiter.next()
+            """
+        ),
         Example(
             """
             from torch.utils.data import DataLoader
@@ -1625,7 +1730,7 @@ class SynchronousDataLoader(LoaderRule):
                 """,
                 """
                 for frames in loader:
-                    model(frames)
+                    model(frames.cuda())
                 """,
             ),
             (
@@ -1642,7 +1747,7 @@ class SynchronousDataLoader(LoaderRule):
                 """,
                 """
                 for frames in loader:
-                    model(frames)
+                    model(frames.cuda())
                 """,
             ),
         ),
@@ -1654,6 +1759,9 @@ class SynchronousDataLoader(LoaderRule):
             value = self.setting(site, NUM_WORKERS, "num_workers")
             if value is UNKNOWN or (value is not None and value != 0):
                 continue
+            gpu = self.feeds_gpu(call)
+            if not gpu and self.ctx.units[0].notebook:
+                continue  # a notebook that never uses a GPU: a CPU session, where workers are rarely worth it
             dataset = self._dataset(site)
             if self._gpu_tensor_dataset(dataset) or self._iterable_dataset(dataset):
                 continue
@@ -1663,7 +1771,7 @@ class SynchronousDataLoader(LoaderRule):
             rows = self.batch_size(site) if cost.kind == ROWS else None
             if cost.kind == ROWS and (rows is None or rows < ROWS_BATCH):
                 continue  # a few Arrow rows per step: small next to the step
-            if self.collate_moves(site) is not None or self.loads_one_batch(site):
+            if self.collate_moves(site) is not None or self.loads_once(site):
                 continue  # workers could not move batches to the GPU; one batch: nothing to overlap
             passed_expr = self.ctx.call_argument(call, NUM_WORKERS, "num_workers", site.scope)
             if value is None:
@@ -1689,10 +1797,20 @@ class SynchronousDataLoader(LoaderRule):
             self.report(
                 site,
                 f"DataLoader loads every batch in the training process (num_workers {where}){why}, so the "
-                f"GPU waits on data: set num_workers={workers} (about the CPU cores per GPU) and "
-                "persistent_workers=True.",
+                f"{'GPU' if gpu else 'training loop'} waits on data: set num_workers={workers} (about the CPU cores "
+                f"{'per GPU' if gpu else 'free'}) and persistent_workers=True.",
                 fix,
             )
+
+    def feeds_gpu(self, call: cst.Call) -> bool:
+        """Whether the loader's batches may reach a GPU: the source names one (or a module
+        importing it does), a framework moves them, or a Lightning Trainer picks the accelerator."""
+        return self.ctx.cuda_evidence is not None or id(call) in self.transfers() or self._gpu_trainer()
+
+    def _gpu_trainer(self) -> bool:
+        """A Lightning Trainer made for whatever accelerator is there (not `accelerator="cpu"`)."""
+        return any((self.ctx.qualname(site.node.func) or "").startswith(("lightning", "pytorch_lightning"))
+                   and not self._value_is(site, "accelerator", "cpu") for site in self.ctx.calls.get("Trainer", ()))
 
     def _dataset(self, site: Site):
         """The loader's dataset: (expression, scope) where it was made, or None."""
@@ -1745,7 +1863,9 @@ class PinnedMemoryMissing(LoaderRule):
     `val_dataloader`, loaders given to `fit`), Accelerate (`accelerator.prepare(loader)`)
     and ignite (`create_supervised_trainer(..., device=...)`, an `Engine` whose process
     function, also one nested in the function that makes it, moves the batch; loaders
-    given to a handler through `add_event_handler(event, handler, loader)`).
+    given to a handler through `add_event_handler(event, handler, loader)`). A move is
+    also `imgs.type(Tensor)` where `Tensor` is a CUDA tensor type
+    (`Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`, as older scripts do).
 
     ## Why is this bad?
     A host-to-device copy from pageable memory is staged through a pinned buffer by the
@@ -1755,6 +1875,7 @@ class PinnedMemoryMissing(LoaderRule):
     data is a few rows written out in the source (`TensorDataset(torch.tensor([[...],
     ...]), ...)`) or fewer than 65,536 numbers a class of the source generates itself
     from literal sizes (`XORDataset(size=1000)`): a toy example, nothing to overlap;
+    when the loader is read by one test pass after training (as TPL101 says);
     and when the `collate_fn` already
     moves each batch to the GPU (a CUDA tensor cannot be pinned).
 
@@ -1845,6 +1966,29 @@ class PinnedMemoryMissing(LoaderRule):
         ),
     )
     INVALID = (
+        # batches moved by `.type()` to a CUDA tensor type, as older scripts do
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            cuda = torch.cuda.is_available()
+            loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=4)
+            Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+            for epoch in range(10):
+                for imgs, _ in loader:
+                    real = imgs.type(Tensor)
+            """,
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            cuda = torch.cuda.is_available()
+            loader = DataLoader(dataset, batch_size=64, shuffle=True, num_workers=4, pin_memory=True)
+            Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+            for epoch in range(10):
+                for imgs, _ in loader:
+                    real = imgs.type(Tensor)
+            """,
+        ),
         # Lightning copies the batches of a module's training and validation loaders
         Example(
             """
@@ -2020,8 +2164,8 @@ class PinnedMemoryMissing(LoaderRule):
             pinned = self.setting(site, PIN_MEMORY, "pin_memory")
             if pinned is UNKNOWN or pinned is True:
                 continue
-            if self.toy_data(site) or self.collate_moves(site) is not None:
-                continue  # a few rows written in the source; batches already on the GPU cannot be pinned
+            if self.toy_data(site) or self.collate_moves(site) is not None or self.loads_once(site):
+                continue  # a few rows written in the source; batches already on the GPU cannot be pinned; one pass
             fix = None
             passed = keyword(call, "pin_memory") or positional(call, PIN_MEMORY)
             if passed is None and self.ctx.call_argument(call, PIN_MEMORY, "pin_memory", site.scope) is None:

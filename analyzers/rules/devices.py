@@ -42,6 +42,15 @@ class CpuTensorMovedEachStep(Nesting):
     device-to-host copy per element (`torch.stack(items)` stays on the GPU). And, in a loop, the
     move of what a function of the source called with constants only returns when that is a CPU
     tensor (`tokenize([""]).to(device)`): the same tensor built and copied at every step.
+    A function the training loop calls on every step counts as the loop (`real_loss(out)`
+    making `torch.ones(n).cuda()`), not under an interval guard (`if step % 200 == 0:`).
+    Older scripts' idiom counts too: `Tensor(np.random.normal(...))` or
+    `torch.randn(...).type(Tensor)` where `Tensor` is a CUDA tensor type
+    (`torch.cuda.FloatTensor if cuda else torch.FloatTensor`).
+
+    Silent for a tensor made under `if buffer is None:` (made once, on the first
+    iteration), in an epoch loop around the loop that trains (once per epoch), or in a
+    helper that a loop which does not train calls.
 
     ## Why is this bad?
     The tensor is allocated and filled on the CPU, then copied from pageable memory to the
@@ -67,10 +76,21 @@ class CpuTensorMovedEachStep(Nesting):
     code = "TPL501"
     name = "cpu-tensor-moved-each-step"
     summary = "torch.zeros(...).cuda() / .to(device) in a loop or forward: create it with device="
-    triggers = (".cuda(", ".to(", ".type_as(", "arange(", "ones(", "zeros(", "randperm(", "randint(")
-    calls = CallNames(frozenset({"cuda", "to", "type_as"}))
+    triggers = (".cuda(", ".to(", ".type_as(", "arange(", "ones(", "zeros(", "randperm(", "randint(", "Tensor(", ".type(")
+    calls = CallNames(frozenset({"cuda", "to", "type_as", "type"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # a CUDA tensor type given sizes allocates on the GPU; a CPU tensor type copies nothing
+        Example(
+            """
+            import numpy as np
+            import torch
+            Tensor = torch.cuda.FloatTensor if torch.cuda.is_available() else torch.FloatTensor
+            for imgs, _ in loader:
+                valid = Tensor(imgs.size(0), 1).fill_(1.0)
+                noise = torch.FloatTensor(np.random.normal(0, 1, (imgs.shape[0], 100)))
+            """
+        ),
         # made once: a buffer filled on the first iteration; state reset once per epoch
         Example(
             """
@@ -79,7 +99,7 @@ class CpuTensorMovedEachStep(Nesting):
             for epoch in range(100):
                 hidden = torch.zeros(2, 64, 256).cuda()
                 for x, y in loader:
-                    if features is None:
+                    if rank == 0 and features is None:
                         features = torch.zeros(len(loader.dataset), 128).cuda()
                     loss = model(x.cuda(), hidden).sum()
                     loss.backward()
@@ -259,6 +279,22 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # data made on the host and copied by a CUDA tensor type, as older scripts do (no fix:
+        # the draw would come from another generator)
+        Example(
+            """
+            import numpy as np
+            import torch
+            cuda = torch.cuda.is_available()
+            Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+            for imgs, _ in loader:
+                z = Tensor(np.random.normal(0, 1, (imgs.shape[0], 100)))
+                style = torch.randn(imgs.shape[0], 8).type(Tensor)
+                loss = G(z, style).mean()
+                loss.backward()
+            """,
+            count=2,
+        ),
         # a function the training loop calls on every step
         Example(
             """
@@ -505,11 +541,18 @@ class CpuTensorMovedEachStep(Nesting):
         self.constants: list[tuple[CallSite, cst.BaseExpression | None]] = []  # moves of `make_ids([""])`
         self.gathers: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         self.guarded: dict[int, set[int]] = {}  # id(loop) -> _intervals(loop)
+        self.host_arrays: list[tuple[CallSite, cst.FunctionDef | None]] = []  # `Tensor(np.ones(...))`, a CUDA type
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
-        if name not in ("cuda", "to", "type_as") or type(node.func) is not cst.Attribute:
+        if name is not None and name.endswith("Tensor"):
+            if node.args and _host_array(node.args[0].value, self.ctx):
+                self.host_arrays.append((self.ctx.call_site(node), self.function()))
             return
+        if name not in ("cuda", "to", "type_as", "type") or type(node.func) is not cst.Attribute:
+            return
+        if name == "type" and len(node.args) != 1:
+            return  # (`.type()`: the type's name; a move is `x.type(torch.cuda.FloatTensor)`)
         if self.ctx.loops and self._constant_cpu_call(node.func.value):
             device = argument(node, 0, "device")
             if name == "cuda" or device is not None:
@@ -528,7 +571,7 @@ class CpuTensorMovedEachStep(Nesting):
         qualified = self.ctx.qualname(made.func) or ""
         if qualified.count(".") != 1 or not qualified.startswith("torch."):
             return
-        device = argument(node, 0, "device" if name != "type_as" else "other")
+        device = argument(node, 0, {"type_as": "other", "type": "dtype"}.get(name, "device"))
         if name != "cuda" and device is None:
             return
         if any(frame.kind == IF and lazy_init(cast(cst.If, frame.node)) for frame in self.local_frames()):
@@ -634,6 +677,19 @@ class CpuTensorMovedEachStep(Nesting):
 
     def finish(self) -> None:
         self._report_indexings()
+        for site, function in self.host_arrays:
+            made = site.node  # a tensor type's call (visit_Call)
+            where = self._every_call(site, function)
+            if where is None or self.ctx.is_cuda_device(made.func, site.scope) is not True:
+                continue
+            data = made.args[0].value
+            shown = f"{code(data.func)}(...)" if type(data) is cst.Call else "[...]"
+            self.report(
+                site,
+                f"`{code(made.func)}({shown})` makes the data on the host and copies it to the GPU "
+                f"(`{code(made.func)}` is a CUDA tensor type) {where}: a blocking copy from pageable memory each "
+                "time. Create it on the device: torch.randn/ones/zeros/randint(..., device=...).",
+            )
         for site, device in self.constants:
             if device is not None and not self._device(device, site):
                 continue
@@ -659,10 +715,13 @@ class CpuTensorMovedEachStep(Nesting):
             if where is None:
                 continue
             moved_as = call_name(site.node) == "type_as"
-            if device is not None and not moved_as and not self._device(device, site):
+            typed = call_name(site.node) == "type"  # `.type(Tensor)`, Tensor a CUDA tensor type
+            if typed and (device is None or self.ctx.is_cuda_device(device, site.scope) is not True):
+                continue
+            if device is not None and not moved_as and not typed and not self._device(device, site):
                 continue
             factory = call_name(made)
-            fix = self._fix(site, made, device) if factory in _DETERMINISTIC else None
+            fix = self._fix(site, made, device) if factory in _DETERMINISTIC and not typed else None
             how = f"`.type_as({code(device)})`" if moved_as and device is not None else "copied to the GPU"
             self.report(
                 site,
@@ -829,6 +888,13 @@ def _from_host_data(made: cst.Call) -> bool:
         return False
     return any(literal(name) is UNKNOWN for name in _names_read(made.args[0].value))
 
+
+
+def _host_array(expr: cst.BaseExpression, ctx) -> bool:
+    """A NumPy array made here (`np.random.normal(...)`, `np.ones(...)`) or a list display: data on the host."""
+    if type(expr) is cst.List:
+        return True
+    return type(expr) is cst.Call and (ctx.qualname(expr.func) or "").startswith("numpy.")
 
 
 def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:

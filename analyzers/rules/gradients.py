@@ -11,7 +11,7 @@ from ..nodes import argument, call_name, children, code, dotted, keyword, litera
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
 from .edits import replace_argument
 from .timing import torch_alias
-from .tracking import Nesting, iterations
+from .tracking import Nesting, TrainingSteps, iterations
 from ..vocabulary import MODEL_WORDS, SHORT_LOOP, SIZED_FACTORIES
 
 NO_GRAD = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
@@ -58,7 +58,8 @@ class EvaluationWithGradients(Nesting):
     `@contextmanager` of the same source that applies them, and
     `torch.set_grad_enabled(flag)` with anything but `True` (the author choosing the mode).
     A loop of a few iterations (`for i in range(5):`, a handful of predictions to show)
-    is left alone.
+    is left alone, and so is, in a script or notebook that trains, a loop of the module's
+    own statements outside any loop or function: a test pass after training, run once.
 
     ## Why is this bad?
     `model.eval()` only switches dropout and batch norm to inference behaviour; autograd
@@ -92,6 +93,20 @@ class EvaluationWithGradients(Nesting):
     calls = CallNames(frozenset({"set_grad_enabled", "eval", "train", "requires_grad_"}))
     probe = "memory"
     VALID = (
+        # a test pass after training, once, at the top of a script
+        Example(
+            """
+            import torch
+            for epoch in range(10):
+                model.train()
+                for x, y in train_loader:
+                    criterion(model(x), y).backward()
+                    optimizer.step()
+            model.eval()
+            for x, y in test_loader:
+                correct += (model(x).argmax(1) == y).sum()
+            """
+        ),
         Example(
             """
             import torch
@@ -300,6 +315,23 @@ class EvaluationWithGradients(Nesting):
         ),
     )
     INVALID = (
+        # validation every N steps inside the function that trains
+        Example(
+            """
+            import torch
+            def train(net, data, val_data, epochs=10):
+                for e in range(epochs):
+                    for step, (x, y) in enumerate(batches(data)):
+                        net.train()
+                        loss = criterion(net(x), y)
+                        loss.backward()
+                        opt.step()
+                        if step % 10 == 0:
+                            net.eval()
+                            for vx, vy in batches(val_data):
+                                val_loss = criterion(net(vx), vy)
+            """,
+        ),
         Example(
             """
             import torch
@@ -558,13 +590,19 @@ class EvaluationWithGradients(Nesting):
             count = iterations(loop.node, self.ctx, loop.site.scope) if type(loop.node) is cst.For else None
             if count is not None and count <= SHORT_LOOP:
                 continue  # a few predictions to show
+            if function is None and not loop.site.loops and TrainingSteps.of(self.ctx).anywhere():
+                continue  # a test pass after training, once: nothing repeats it
             if function is not None and (self._decorated(function) or function.name.value in called_without_grad):
                 continue
             evaluated = self._evaluated_module(loop)
             named = function is not None and _evaluation_name(function.name.value)
             if evaluated is None and not named:
                 continue
-            body = function.body if function is not None else loop.node.body
+            # inside the training loop, after `model.eval()` (validation every N steps), the
+            # loop itself must not use gradients; elsewhere in a function, nowhere in it (a
+            # function that trains and then validates once is judged by its training)
+            inside = evaluated is not None and bool(loop.site.loops)
+            body = loop.node.body if function is None or inside else function.body
             if _uses_gradients(body, self.ctx):
                 continue
             call = self._model_call(loop.node, evaluated, loop.site.scope)
@@ -573,7 +611,7 @@ class EvaluationWithGradients(Nesting):
             fix = None
             if function is not None:
                 reported.add(id(function))  # one finding per function
-                if alias is not None:
+                if alias is not None and not inside:  # (decorating a function that trains would stop it)
                     decorator = InsertLineBefore(Site(function, loop.site.unit, loop.site.scope), f"@{alias}.no_grad()")
                     fix = FixPlan("Decorate the function with @torch.no_grad()", (decorator,))
             # (no module evaluated: the function is named for evaluation)

@@ -84,7 +84,8 @@ class HostSyncEveryStep(Nesting):
     launch kernels. For small and medium models that gap is a large share of the step.
 
     Silent when the read is guarded by a step interval (`if step % log_every == 0:`,
-    `if i == 0:`), inside an `except` handler, outside a loop, in an epoch loop that
+    `if i == 0:`), inside an `except` handler or a branch that ends the program (`raise`,
+    `sys.exit(1)` after a non-finite loss), outside a loop, in an epoch loop that
     only contains the training loop, and in code with no sign of CUDA (asking
     `torch.cuda.is_available()` is no sign of using it). `.cpu()` and `.to("cpu")` are
     silent in a module that uses `torch.distributed.rpc`: RPC sends CPU tensors (unless
