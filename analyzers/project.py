@@ -401,7 +401,8 @@ def maybe_project_call(ctx, func) -> bool:
 def call_target(ctx, func, scope):
     """(definition, namespace, place, class or None) of the function or method of the
     project that a call of the analyzed source (its libcst `func`, in `scope`) calls:
-    `f(...)`, `module.f(...)`, `self.m(...)`, `obj.m(...)` with `obj = Class(...)`."""
+    `f(...)`, `module.f(...)`, `self.m(...)`, `obj.m(...)` with `obj = Class(...)`, and
+    `Class(...).m(...)`."""
     namespace = SourceNamespace.of(ctx)
     if type(func) is cst.Name:
         found = namespace.function(func.value)
@@ -409,6 +410,10 @@ def call_target(ctx, func, scope):
     if type(func) is not cst.Attribute:
         return None
     receiver = dotted(func.value)
+    if receiver is None and type(func.value) is cst.Call:  # `utils.MetricLogger(delimiter=" ").log_every(...)`
+        made = dotted(func.value.func)
+        found = None if made is None else namespace.klass(made)
+        return None if found is None else method(found[0], func.attr.value, *found[1:])
     if receiver is None:
         return None
     if receiver == "self":
@@ -777,6 +782,11 @@ def iterated(found: Definition | None) -> dict[str, int]:
                 loops.setdefault(source.id, getattr(node, "lineno", getattr(node.iter, "lineno", 0)))
         memo[iterated] = loops
     return memo[iterated]
+
+
+def yields(found: Definition) -> bool:
+    """Whether the function `found` is a generator (its own body yields)."""
+    return any(type(node) in (ast.Yield, ast.YieldFrom) for node in body_nodes(found[0]))
 
 
 def argparse_defaults(found: Definition | None) -> dict[str, list]:

@@ -16,7 +16,8 @@ from ..datasets import (
     Cost, class_cost, combine, library_cost, returned_cost,
 )
 from ..findings import Related
-from ..project import SourceNamespace, argparse_defaults, device_moves, maybe_project_call, parameters, used_arguments
+from ..project import (SourceNamespace, argparse_defaults, bind, call_target, device_moves, iterated, maybe_project_call,
+                       parameters, used_arguments, yields)
 from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
 from .tracking import TrainingSteps
@@ -185,13 +186,31 @@ class LoaderRule(Rule):
         site, _ = self.loops[loop]
         iterable = loop.iter
         candidates = [iterable]
-        while candidates and type(candidates[0]) is cst.Call and call_name(candidates[0]) in _ITER_WRAPPERS:
-            call = cast(cst.Call, candidates.pop(0))  # tested above
-            candidates[:0] = [arg.value for arg in call.args if arg.keyword is None and arg.star == ""][:1] if call_name(call) != "zip" else [arg.value for arg in call.args]
+        while candidates and type(candidates[0]) is cst.Call:
+            call = cast(cst.Call, candidates[0])  # tested above
+            if call_name(call) in _ITER_WRAPPERS:
+                candidates[:1] = [arg.value for arg in call.args if arg.keyword is None and arg.star == ""][:1] if call_name(call) != "zip" else [arg.value for arg in call.args]
+                continue
+            passed = self._yielded_from(call, site.scope)  # `metric_logger.log_every(loader, 10)`
+            if passed is None:
+                break
+            candidates[0] = passed
         found: list[Site] = []
         for expr in candidates:
             found.extend(self._resolve_loader(expr, site.scope, 0))
         return list({id(s.node): s for s in found}.values())
+
+    def _yielded_from(self, call: cst.Call, scope) -> cst.BaseExpression | None:
+        """The argument a generator of the project yields the items of (`log_every(iterable,
+        print_freq)`, a method of a logger class of another module), or None."""
+        if not call.args or not maybe_project_call(self.ctx, call.func):
+            return None
+        target = call_target(self.ctx, call.func, scope)
+        loops = iterated(target)
+        if target is None or not loops or not yields(target):
+            return None
+        pairs = bind(call, parameters(target[0]), target[3] is not None)
+        return next((cast(cst.BaseExpression, value) for name, value in pairs if name in loops), None)
 
     def _resolve_loader(self, expr: cst.BaseExpression, scope, depth: int) -> list[Site]:
         if depth > 4:
@@ -1863,7 +1882,9 @@ class PinnedMemoryMissing(LoaderRule):
     `val_dataloader`, loaders given to `fit`), Accelerate (`accelerator.prepare(loader)`)
     and ignite (`create_supervised_trainer(..., device=...)`, an `Engine` whose process
     function, also one nested in the function that makes it, moves the batch; loaders
-    given to a handler through `add_event_handler(event, handler, loader)`). A move is
+    given to a handler through `add_event_handler(event, handler, loader)`). Batches are
+    followed through `enumerate`/`tqdm`/`zip` and through a generator of the project that
+    yields the items of the loader it is given (`metric_logger.log_every(loader, 10)`). A move is
     also `imgs.type(Tensor)` where `Tensor` is a CUDA tensor type
     (`Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`, as older scripts do).
 
@@ -1966,6 +1987,31 @@ class PinnedMemoryMissing(LoaderRule):
         ),
     )
     INVALID = (
+        # batches read through a generator that yields the loader's items (a logger's log_every)
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            class MetricLogger:
+                def log_every(self, iterable, print_freq):
+                    for obj in iterable:
+                        yield obj
+            loader = DataLoader(ds, batch_size=64, num_workers=4, persistent_workers=True)
+            for epoch in range(10):
+                for x, y in MetricLogger().log_every(loader, 10):
+                    x = x.cuda()
+            """,
+            """
+            from torch.utils.data import DataLoader
+            class MetricLogger:
+                def log_every(self, iterable, print_freq):
+                    for obj in iterable:
+                        yield obj
+            loader = DataLoader(ds, batch_size=64, num_workers=4, persistent_workers=True, pin_memory=True)
+            for epoch in range(10):
+                for x, y in MetricLogger().log_every(loader, 10):
+                    x = x.cuda()
+            """,
+        ),
         # batches moved by `.type()` to a CUDA tensor type, as older scripts do
         Example(
             """

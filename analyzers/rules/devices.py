@@ -11,8 +11,8 @@ from ..nodes import (UNKNOWN, argument, call_name, children, code, dotted, keywo
                      star_kwargs)
 from .base import CallNames, Example, FixPlan, Replace
 from .edits import with_keywords
-from .tracking import Nesting, TrainingSteps
-from ..vocabulary import CONSTANT_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, PER_CALL_METHODS, RANDOM_FACTORIES
+from .tracking import Nesting, TrainingSteps, iterations
+from ..vocabulary import CONSTANT_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, PER_CALL_METHODS, RANDOM_FACTORIES, SHORT_LOOP
 
 _DETERMINISTIC = CONSTANT_FACTORIES | {"arange", "linspace", "logspace", "eye", "tensor", "as_tensor"}
 _RANDOM = RANDOM_FACTORIES | {"randperm", "normal", "bernoulli"}
@@ -80,6 +80,16 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset({"cuda", "to", "type_as", "type"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # a loop of a few iterations (ten plots)
+        Example(
+            """
+            import torch
+            device = torch.device("cuda")
+            for i in range(10):
+                W = torch.randn(2, 2).to(device)
+                show_scatterplot(X @ W.t())
+            """
+        ),
         # a CUDA tensor type given sizes allocates on the GPU; a CPU tensor type copies nothing
         Example(
             """
@@ -775,7 +785,11 @@ class CpuTensorMovedEachStep(Nesting):
         """How often the code at `site` runs: in a loop, in a forward (or a training step), or in a
         function of the source that one of those calls (through up to three calls); None otherwise."""
         if site.loops:
-            return None if TrainingSteps.of(self.ctx).per_epoch(site.loops[-1]) else "on every iteration"
+            loop = site.loops[-1]
+            count = iterations(loop, self.ctx, site.scope) if type(loop) is cst.For else None
+            if count is not None and count <= SHORT_LOOP:
+                return None  # a few iterations (ten plots of a 2x2 matrix)
+            return None if TrainingSteps.of(self.ctx).per_epoch(loop) else "on every iteration"
         if function is None:
             return None
         cls = self.ctx.class_of.get(id(function))
