@@ -19,10 +19,11 @@ _RANDOM = RANDOM_FACTORIES | {"randperm", "normal", "bernoulli"}
 _FACTORIES = _DETERMINISTIC | _RANDOM
 _CALL_DEPTH = 3  # calls between a forward and the function that runs in it
 _CONTAINER_METHODS = frozenset(name for kind in (dict, list, set, str, bytes) for name in dir(kind))  # `d.update(...)`: not a method of the source
+_RANDOM_FILLS = frozenset({"random_", "normal_", "uniform_"})  # in-place draws: another generator on the GPU
 _SAME_DATA = {
     "unsqueeze", "squeeze", "view", "reshape", "expand", "repeat", "flatten", "t", "float", "half", "bfloat16",
-    "double", "long", "int", "bool", "contiguous",
-}  # methods between the factory and the move that a tensor on the GPU supports alike
+    "double", "long", "int", "bool", "contiguous", "fill_", "zero_", *_RANDOM_FILLS,
+}  # methods between the factory and the move that a tensor on the GPU supports alike (in-place fills too)
 
 
 class CpuTensorMovedEachStep(Nesting):
@@ -289,6 +290,29 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # in-place fills between the factory and the move (a random fill gets no fix: on the GPU
+        # the draw comes from another generator)
+        Example(
+            """
+            import torch
+            device = torch.device("cuda")
+            for x, y in loader:
+                pad = torch.zeros(4, 8).fill_(1).to(device)
+            """,
+            """
+            import torch
+            device = torch.device("cuda")
+            for x, y in loader:
+                pad = torch.zeros(4, 8, device=device).fill_(1)
+            """,
+        ),
+        Example(
+            """
+            import torch
+            for x, y in loader:
+                z = torch.empty(64).random_(10).cuda()
+            """,
+        ),
         # data made on the host and copied by a CUDA tensor type, as older scripts do (no fix:
         # the draw would come from another generator)
         Example(
@@ -856,6 +880,8 @@ class CpuTensorMovedEachStep(Nesting):
         receiver = _receiver(site.node)
         if keyword(made, "device") is not None or star_kwargs(made) or not _below(made, receiver):
             return None  # (made in another statement: no fix here)
+        if any(call_name(n) in _RANDOM_FILLS for n in _walk(receiver) if type(n) is cst.Call):
+            return None  # `torch.empty(n).random_(k)`: on the GPU the draw comes from another generator
         if call_name(site.node) == "type_as":  # made on the other tensor's device, cast there
             created = with_keywords(made, {"device": f"{code(device)}.device"})
             return FixPlan("Create the tensor on the device", (Replace(site, site.node.deep_replace(made, created)),))

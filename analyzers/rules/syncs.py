@@ -65,7 +65,8 @@ class HostSyncEveryStep(Nesting):
     iteration of a training loop (a loop that calls `backward()` or `optimizer.step()`,
     directly or through a function of the file): `.item()`, `.cpu()`, `.numpy()`,
     `.tolist()`, `.to("cpu")`, `float()`/`int()`/`bool()` of a tensor, `print()` of a
-    tensor, and `if` tests on a tensor (`if loss < best:`, `if torch.isnan(loss):`),
+    tensor, and `if` and `assert` tests on a tensor (`if loss < best:`, `if torch.isnan(loss):`,
+    `assert torch.equal(a, b)` in a `forward`),
     `torch.cuda.synchronize()` in a loop that reads no clock, and a CUDA tensor passed to a
     function or method of the project (this file or a module it imports) that reads it on
     the host (`MetricLogger.update(loss=loss)` calling `.item()`: the finding names that
@@ -196,6 +197,17 @@ class HostSyncEveryStep(Nesting):
             import torch
             model = Net().cuda()
             for x, y in loader:
+                loss = model(x.cuda(), y.cuda())
+                assert torch.isfinite(loss)
+                loss.backward()
+                opt.step()
+            """,
+        ),
+        Example(
+            """
+            import torch
+            model = Net().cuda()
+            for x, y in loader:
                 loss = criterion(model(x.cuda()), y.cuda())
                 optimizer.zero_grad()
                 loss.backward()
@@ -273,6 +285,9 @@ class HostSyncEveryStep(Nesting):
             self._add(node, "call")  # (a function of the project that reads an argument on the host)
 
     def visit_If(self, node: cst.If) -> None:
+        self._add(node, "test")
+
+    def visit_Assert(self, node: cst.Assert) -> None:
         self._add(node, "test")
 
     # -- the end of the pass ------------------------------------------------------------------
@@ -371,11 +386,15 @@ class HostSyncEveryStep(Nesting):
                 "the CPU cannot run ahead to launch the next step, so the GPU idles. Remove it, or synchronize "
                 "only where you read a clock or a value."
             )
-        if type(node) is cst.If:  # a "test" candidate (every other one is a call)
+        if type(node) is cst.If or type(node) is cst.Assert:  # a "test" candidate (every other one is a call)
             if not self._truth_sync(node.test, scope):
                 return None
-            what = f"`if {short_code(node.test)}:` turns a CUDA tensor into a Python bool"
-            advice = "Check it every N steps, or keep the decision on the GPU (`torch.where`, masking)."
+            if type(node) is cst.Assert:
+                what = f"`assert {short_code(node.test)}` turns a CUDA tensor into a Python bool"
+                advice = "Check it every N steps, or only while debugging (`python -O` drops asserts)."
+            else:
+                what = f"`if {short_code(node.test)}:` turns a CUDA tensor into a Python bool"
+                advice = "Check it every N steps, or keep the decision on the GPU (`torch.where`, masking)."
         elif candidate.kind == "method":
             if _method(candidate).attr.value in ("cpu", "to") and self._rpc():
                 return None
