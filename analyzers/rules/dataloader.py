@@ -186,8 +186,7 @@ class LoaderRule(Rule):
         site, _ = self.loops[loop]
         iterable = loop.iter
         candidates = [iterable]
-        while candidates and type(candidates[0]) is cst.Call:
-            call = cast(cst.Call, candidates[0])  # tested above
+        while candidates and type(call := candidates[0]) is cst.Call:
             if call_name(call) in _ITER_WRAPPERS:
                 candidates[:1] = [arg.value for arg in call.args if arg.keyword is None and arg.star == ""][:1] if call_name(call) != "zip" else [arg.value for arg in call.args]
                 continue
