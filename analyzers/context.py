@@ -30,6 +30,12 @@ _CPU_WORDS = re.compile(r"no_cuda|no_accel|no_gpu|cpu", re.IGNORECASE)
 IF, WITH, LOOP, EXCEPT, DEF = "if", "with", "loop", "except", "def"
 
 
+
+def _rebinds(value: cst.BaseExpression | None, name: str) -> bool:
+    """`name.method(...)`: a value made from the name's previous one (`args = args.parse_args()`)."""
+    return (type(value) is cst.Call and type(value.func) is cst.Attribute and type(value.func.value) is cst.Name
+            and value.func.value.value == name)
+
 class Frame(NamedTuple):
     """A compound statement whose body encloses the current node (a tuple: made for every
     compound statement of every analysis, and a frozen dataclass is slow to make)."""
@@ -442,7 +448,8 @@ class Context:
         return None if owner is None else owner.assignments[name]
 
     def origin(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0):
-        """Follow a name through its single assignment to the expression it holds.
+        """Follow a name through its single assignment to the expression it holds (or a
+        rebinding from itself: `args = get_args_parser()` then `args = args.parse_args()`).
 
         Returns (expression, scope), or None when the name is unknown or reassigned.
         """
@@ -453,6 +460,8 @@ class Context:
                 if owner is None:
                     return None
                 values = owner.assignments[expr.value]
+                if len(values) == 2 and _rebinds(values[1], expr.value) and type(values[0]) is cst.Call:
+                    values = values[1:]
                 if len(values) != 1 or values[0] is None:
                     return None
                 expr, scope = values[0], owner

@@ -56,6 +56,20 @@ HITS = {
         from torch.utils.data import DataLoader
         loader = DataLoader(ds, **{"batch_size": 8, "shuffle": True})
     """,
+    "parser rebound to its namespace, passed to main": """
+        import argparse
+        from torch.utils.data import DataLoader
+        def get_args_parser():
+            parser = argparse.ArgumentParser("pre-training", add_help=False)
+            parser.add_argument("--num_workers", default=0, type=int)
+            return parser
+        def main(args):
+            loader = DataLoader(ds, num_workers=args.num_workers)
+        if __name__ == "__main__":
+            args = get_args_parser()
+            args = args.parse_args()
+            main(args)
+    """,
 }
 
 MISSES = {
