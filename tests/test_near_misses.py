@@ -442,3 +442,23 @@ def test_a_loader_a_function_makes_and_never_loads_from_is_silent():
     """
     assert "TPL101" not in codes(code)
     assert "TPL101" in codes(code.replace("print(len(loader))", "for x, y in loader:\n                step(x, y)"))
+
+
+def test_a_script_that_never_names_a_gpu_is_told_its_training_loop_waits():
+    """A `.py` file with no sign of a GPU trains on the CPU as written: the finding stays (workers
+    overlap loading with the CPU's compute, as the profiler measures) but does not claim a GPU."""
+    code = textwrap.dedent("""
+        import torch
+        from torch.utils.data import DataLoader
+        from torchvision import datasets
+        loader = DataLoader(datasets.ImageFolder("train"), batch_size=32)
+        for x, y in loader:
+            loss = model(x).sum()
+            loss.backward()
+            optimizer.step()
+    """)
+    (finding,) = [f for f in analyze(python_source(code, "train.py")) if f.code == "TPL101"]
+    assert "the training loop waits on data" in finding.message and "GPU" not in finding.message
+    (finding,) = [f for f in analyze(python_source(code.replace("model(x)", "model(x.cuda())"), "train.py"))
+                  if f.code == "TPL101"]
+    assert "the GPU waits on data" in finding.message

@@ -1815,8 +1815,9 @@ class SynchronousDataLoader(LoaderRule):
             self.report(
                 site,
                 f"DataLoader loads every batch in the training process (num_workers {where}){why}, so the "
-                f"{'GPU' if gpu else 'training loop'} waits on data: set num_workers={workers} (about the CPU cores "
-                f"{'per GPU' if gpu else 'free'}) and persistent_workers=True.",
+                f"{'GPU' if gpu else 'training loop'} waits on data: set num_workers={workers} "
+                f"({'about the CPU cores per GPU' if gpu else 'about the CPU cores the training leaves free'}) and "
+                "persistent_workers=True.",
                 fix,
             )
 
