@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple, cast
 
 import libcst as cst
@@ -40,6 +41,9 @@ _MAX_DEPTH = 10
 
 _RPC = "torch.distributed.rpc"
 
+_LAYER = re.compile(  # a layer of torch.nn: one tensor out (not containers, parameters, recurrent layers' tuples)
+    r"torch\.nn\.(?!(?:Module|Sequential|ModuleList|ModuleDict|Parameter|ParameterList|ParameterDict|RNN|LSTM|GRU"
+    r"|MultiheadAttention)$)[A-Z]\w*")
 
 class _Candidate(NamedTuple):  # a tuple: one per candidate of every analysis (a frozen dataclass is slow to make)
     site: Site
@@ -192,6 +196,25 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # an assert in a forward, on what a torch.nn layer of the module returns
+        Example(
+            """
+            import torch
+            from torch import nn
+            class Decoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(8, 8)
+                def forward(self, x):
+                    prediction = self.fc(x)
+                    assert (prediction == prediction).all()
+                    return prediction
+            model = Decoder().cuda()
+            for x, y in loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """,
+        ),
         Example(
             """
             import torch
@@ -550,6 +573,8 @@ class HostSyncEveryStep(Nesting):
                 return function[0].islower() and not function.startswith(("is_", "get_", "set_")) and function not in _NOT_TENSOR
             if _loss_call(expr) or _model_call((dotted(expr.func) or "").rsplit(".", 1)[-1].lower()):
                 return True
+            if type(expr.func) is cst.Attribute and self._layer(expr.func):
+                return True
             if type(expr.func) is cst.Attribute and call_name(expr) in _TENSOR_METHODS:
                 return self._tensor(expr.func.value, scope, depth + 1)
             return False
@@ -568,6 +593,15 @@ class HostSyncEveryStep(Nesting):
                 return False
             return expr.attr.value == "loss" or (expr.value.value == "self" and expr.attr.value in self._buffers())
         return False
+
+    def _layer(self, func: cst.Attribute) -> bool:
+        """`self.fc` where every value given to it is a layer of `torch.nn` (`nn.Linear(...)`):
+        calling it makes a tensor."""
+        key = dotted(func)
+        values = self.ctx.attributes.get(key or "", []) if key is not None and key.startswith("self.") else []
+        return bool(values) and all(
+            type(value) is cst.Call and _LAYER.fullmatch(self.ctx.qualname(value.func) or "") is not None
+            for value, _ in values)
 
     def _fed_to_backward(self, name: str, scope: Scope) -> bool:
         """`scores` in `loss = criterion(scores, targets)` then `loss.backward()`: the input
