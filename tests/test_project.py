@@ -815,7 +815,7 @@ def test_a_loop_calling_a_step_function_of_another_module_that_loops_itself_runs
         from engine import train_step
 
         device = "cuda"
-        for epoch in range(5):
+        for epoch in range(num_epochs):
             total = train_step(model, loader, loss_fn, optimizer, device)
             writer.add_graph(model, torch.randn(32, 3, 224, 224).to(device))
             print(total.item())
