@@ -30,11 +30,11 @@ _CPU_WORDS = re.compile(r"no_cuda|no_accel|no_gpu|cpu", re.IGNORECASE)
 IF, WITH, LOOP, EXCEPT, DEF = "if", "with", "loop", "except", "def"
 
 
-
 def _rebinds(value: cst.BaseExpression | None, name: str) -> bool:
     """`name.method(...)`: a value made from the name's previous one (`args = args.parse_args()`)."""
     return (type(value) is cst.Call and type(value.func) is cst.Attribute and type(value.func.value) is cst.Name
             and value.func.value.value == name)
+
 
 class Frame(NamedTuple):
     """A compound statement whose body encloses the current node (a tuple: made for every

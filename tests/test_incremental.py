@@ -9,6 +9,7 @@ import io
 import json
 import pickle
 import random
+import textwrap
 import tokenize
 import warnings
 from dataclasses import replace
@@ -361,3 +362,29 @@ def _edit_lines(client, uri: str, text: str) -> None:
         end_old, end_new = end_old - 1, end_new - 1
     edit(client, uri, (start, 0), (end_old, 0), "".join(new[start:end_new]))
     assert client.texts[uri] == text
+
+
+def test_a_test_pass_becomes_training_when_a_function_it_calls_starts_to_train():
+    """Whether a loader's loop at the top of a module is a one-pass test (TPL101 silent) depends
+    on the functions it calls, defined in other statements: an edit there must be seen even
+    though the loop's statement, and what is remembered of it, did not change."""
+    head = textwrap.dedent('''
+        import torch
+        from torch.utils.data import DataLoader
+        from torchvision import datasets
+        model = Net().cuda()
+        loader = DataLoader(datasets.ImageFolder("train"), batch_size=32)
+        for epoch in range(100):
+            for x, y in other:
+                model(x.cuda()).sum().backward()
+                optimizer.step()
+    ''')
+    evaluates = "def step(x):\n    return model(x.cuda())\n"
+    trains = "def step(x):\n    model(x.cuda()).sum().backward()\n    optimizer.step()\n"
+    tail = "for x, y in loader:\n    step(x)\n"
+    state = DocumentState()
+    for step, expected in ((evaluates, []), (trains, ["TPL101"])):
+        text = head + step + tail
+        kept = [f.code for f in analyze(python_source(text, "train.py"), state=state) if f.code == "TPL101"]
+        fresh = [f.code for f in analyze(python_source(text, "train.py")) if f.code == "TPL101"]
+        assert kept == fresh == expected

@@ -794,6 +794,12 @@ class LoaderRule(Rule):
         that does not train (a test pass after training: in a source that only evaluates, that
         pass is the job); or it is made by a Lightning `test_dataloader`
         (`predict_dataloader`) hook of a script that trains (`.fit(...)`) and never tests."""
+        key = ("once", id(site.node))  # (asked by TPL101 and TPL102)
+        if key not in self.known:
+            self.known[key] = self._loads_once(site)
+        return self.known[key]
+
+    def _loads_once(self, site: Site) -> bool:
         function = site.scope.node
         if function is not None and function.name.value in _ONE_BATCH_HOOKS:
             return bool(self.ctx.calls.get("fit")) and not self.ctx.calls.get(_ONE_BATCH_HOOKS[function.name.value])
@@ -803,15 +809,18 @@ class LoaderRule(Rule):
             return False
         statements = function.body.body if function is not None else [s for module in self.modules for s in module.body]
         steps = TrainingSteps.of(self.ctx)
-        passes = function is None and steps.anywhere()
-        trains = (lambda loop: steps.trains(loop) or steps.per_epoch(loop)) if passes else None
+        once = function is None and steps.anywhere()  # a module's own statement runs once
         single = 0
         for statement in statements:
-            one, other, iterators = remembered(_loader_uses, statement, lambda: _loader_uses(statement, name, trains),
-                                               name, passes)
-            if other or not all(map(self._next_once, iterators)):
+            one, other, passes, iterators = remembered(_loader_uses, statement, lambda: _loader_uses(statement, name), name)
+            if other:
                 return False
-            single += one + len(iterators)
+            if passes or iterators:
+                if not once or any(steps.trains(loop) or steps.per_epoch(loop) for loop in passes):
+                    return False
+                if not all(map(self._next_once, iterators)):
+                    return False
+            single += one + len(passes) + len(iterators)
         return single > 0
 
     def _next_once(self, iterator: str) -> bool:
@@ -1061,23 +1070,20 @@ def _returned(function: cst.FunctionDef) -> list[cst.BaseExpression]:
     return found
 
 
-def _loader_uses(statement: cst.CSTNode, name: str, trains=None) -> tuple[int, int, tuple[str, ...]]:
-    """How `statement` uses the loader bound to `name`: (uses that take one batch, or one pass
-    that does not train, at most: a `next(iter(name))`, a loop over it that breaks at the end of
-    its first pass, `len(name)`, `name.dataset`, a statement showing it, and when `statement` is
-    one of the module's own, a loop over it outside any loop or function for which `trains`
-    (given then) is false;
-    other uses; and, then too, the names of iterators `it = iter(name)` made outside any loop
-    or function: one use each, as long as `next` is called on them once only).
+def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst.For, ...], tuple[str, ...]]:
+    """How `statement` uses the loader bound to `name`: (uses that take one batch at most: a
+    `next(iter(name))`, a loop over it that breaks at the end of its first pass, `len(name)`,
+    `name.dataset`, a statement showing it; other uses; the loops over it outside any loop or
+    function, which run one pass; the names of iterators `it = iter(name)` made outside any
+    loop or function). What the passes and iterators are worth depends on the rest of the
+    source (`LoaderRule.loads_once`): this only reads the statement, and is remembered.
     A function or lambda with a parameter of that name is another variable."""
     single = other = 0
+    passes: list[cst.For] = []
     iterators: list[str] = []
-    stack: list[cst.CSTNode] = [statement]
-    repeated: set[int] = set()  # ids of loop bodies and functions: what runs in them may run again
+    stack: list[tuple[cst.CSTNode, bool]] = [(statement, False)]  # (node, whether it may run again)
     while stack:
-        node = stack.pop()
-        if type(node) in (cst.For, cst.While, cst.FunctionDef, cst.Lambda):
-            repeated.update(id(n) for n in children(node) if type(n) in (cst.IndentedBlock, cst.SimpleStatementSuite))
+        node, again = stack.pop()
         if type(node) is cst.Name:
             if node.value == name:
                 other += 1
@@ -1085,8 +1091,8 @@ def _loader_uses(statement: cst.CSTNode, name: str, trains=None) -> tuple[int, i
         if type(node) is cst.Call and _next_iter(node, name):
             single += 1
             continue
-        if trains is not None and type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
-                and _iter_of(node.value, name) and not _inside(node, statement, repeated):
+        if not again and type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
+                and _iter_of(node.value, name):
             iterators.append(node.targets[0].target.value)  # `dataiter = iter(test_loader)`
             continue
         if _loads_nothing(node, name):
@@ -1095,36 +1101,28 @@ def _loader_uses(statement: cst.CSTNode, name: str, trains=None) -> tuple[int, i
         if type(node) is cst.For and _iterated(node.iter) == name:
             if _breaks_after_one(node):
                 single += 1
-                stack.extend((node.body, *([node.orelse] if node.orelse else [])))
-            elif trains is not None and not _inside(node, statement, repeated) and not trains(node):
-                single += 1
-                stack.extend((node.body, *([node.orelse] if node.orelse else [])))
+            elif not again:
+                passes.append(node)
             else:
                 other += 1
+                continue
+            stack.append((node.body, True))
+            if node.orelse is not None:
+                stack.append((node.orelse, again))
             continue
         if (type(node) is cst.FunctionDef or type(node) is cst.Lambda) and name in _param_names(node.params):
             continue
         if type(node) is cst.AssignTarget and type(node.target) is cst.Name and node.target.value == name:
             continue  # (its binding)
         if type(node) is cst.Attribute:
-            stack.append(node.value)  # not `.attr`: a name of its own
+            stack.append((node.value, again))  # not `.attr`: a name of its own
         elif type(node) is cst.Arg:
-            stack.append(node.value)  # not the keyword
+            stack.append((node.value, again))  # not the keyword
         else:
-            stack.extend(children(node))
-    return single, other, tuple(iterators)
-
-
-def _inside(node: cst.CSTNode, root: cst.CSTNode, bodies: set[int]) -> bool:
-    """Whether `node`, below `root`, sits in one of the blocks whose ids are `bodies`."""
-    stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
-    while stack:
-        current, inside = stack.pop()
-        if current is node:
-            return inside
-        inside = inside or id(current) in bodies
-        stack.extend((child, inside) for child in children(current))
-    return False
+            repeats = type(node) in (cst.For, cst.While, cst.FunctionDef, cst.Lambda)
+            stack.extend((child, again or repeats and type(child) in (cst.IndentedBlock, cst.SimpleStatementSuite))
+                         for child in children(node))
+    return single, other, tuple(passes), tuple(iterators)
 
 
 _SETTINGS_READ = frozenset({"dataset", "batch_size", "sampler", "num_workers", "collate_fn", "drop_last"})

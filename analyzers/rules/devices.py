@@ -844,14 +844,10 @@ class CpuTensorMovedEachStep(Nesting):
         """Ids of the calls in a loop's body under an `if` testing an interval (`step % 200 == 0`)."""
         found = self.guarded.get(id(loop))
         if found is None:
-            found = self.guarded[id(loop)] = set()
-            pending = [loop]
-            while pending:
-                node = pending.pop()
-                if type(node) is cst.If and any(type(n) is cst.BinaryOperation and type(n.operator) is cst.Modulo
-                                                 for n in _walk(node.test)):
-                    found.update(id(n) for n in _walk(node.body) if type(n) is cst.Call)
-                pending.extend(children(node))
+            found = self.guarded[id(loop)] = {
+                id(call) for node in _walk(loop) if type(node) is cst.If
+                and any(type(n) is cst.BinaryOperation and type(n.operator) is cst.Modulo for n in _walk(node.test))
+                for call in _walk(node.body) if type(call) is cst.Call}
         return found
 
     def _per_call(self, function: cst.FunctionDef) -> str | None:

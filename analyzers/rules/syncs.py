@@ -53,7 +53,7 @@ class _Candidate(NamedTuple):  # a tuple: one per candidate of every analysis (a
 
 
 def _call(candidate: _Candidate) -> cst.Call:
-    """The call a candidate other than a "test" (an `if`) is."""
+    """The call a candidate other than a "test" (an `if` or `assert`) is."""
     return cast(cst.Call, candidate.site.node)
 
 
@@ -597,8 +597,8 @@ class HostSyncEveryStep(Nesting):
     def _layer(self, func: cst.Attribute) -> bool:
         """`self.fc` where every value given to it is a layer of `torch.nn` (`nn.Linear(...)`):
         calling it makes a tensor."""
-        key = dotted(func)
-        values = self.ctx.attributes.get(key or "", []) if key is not None and key.startswith("self.") else []
+        key = dotted(func) or ""
+        values = self.ctx.attributes.get(key, []) if key.startswith("self.") else []
         return bool(values) and all(
             type(value) is cst.Call and _LAYER.fullmatch(self.ctx.qualname(value.func) or "") is not None
             for value, _ in values)
