@@ -16,7 +16,7 @@ from typing import NamedTuple, cast
 
 import libcst as cst
 
-from .nodes import UNKNOWN, argument, call_name, code, dotted, keyword, literal, remembered, star_kwargs
+from .nodes import UNKNOWN, argument, call_name, code, dotted, free_names, keyword, literal, remembered, star_kwargs
 from .vocabulary import CUDA_STRING, gpu_api
 
 _MAX_DEPTH = 12
@@ -28,6 +28,7 @@ _CPU_WORDS = re.compile(r"no_cuda|no_accel|no_gpu|cpu", re.IGNORECASE)
 
 
 IF, WITH, LOOP, EXCEPT, DEF = "if", "with", "loop", "except", "def"
+_BUILTINS = frozenset({"True", "False", "None", "min", "max", "len", "int"})
 
 
 def _rebinds(value: cst.BaseExpression | None, name: str) -> bool:
@@ -462,9 +463,10 @@ class Context:
                 values = owner.assignments[expr.value]
                 if len(values) == 2 and _rebinds(values[1], expr.value) and type(values[0]) is cst.Call:
                     values = values[1:]
-                if len(values) != 1 or values[0] is None:
+                one = self.one_value(values)
+                if one is None:
                     return None
-                expr, scope = values[0], owner
+                expr, scope = one, owner
                 continue
             key = dotted(expr) if type(expr) is cst.Attribute else None
             if key is not None and key in self.attributes:
@@ -478,6 +480,17 @@ class Context:
                 continue
             return expr, scope
         return None
+
+    def one_value(self, values: list) -> cst.BaseExpression | None:
+        """The value a name is assigned, when it is assigned one: once, or the same each time
+        (the same code, naming nothing but imports: `NUM_WORKERS = os.cpu_count()` in two
+        notebook cells); None when not."""
+        if not values or any(value is None for value in values):
+            return None
+        if len(values) > 1 and (len({code(value) for value in values}) != 1 or any(
+                name not in self.imports and name not in _BUILTINS for name in free_names(values[0]))):
+            return None
+        return values[0]
 
     def value(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0):
         """The constant value of `expr`: literals, constants, argparse defaults; else UNKNOWN."""

@@ -177,6 +177,22 @@ def names_in(root: cst.CSTNode) -> set[str]:
     return found
 
 
+def free_names(root: cst.CSTNode) -> set[str]:
+    """The names `root` reads (`os` of `os.cpu_count()`, not the attribute `cpu_count`)."""
+    found: set[str] = set()
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            found.add(node.value)
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+    root.visit(Names())
+    return found
+
+
 def call_result_name(statement: cst.SimpleStatementLine) -> str | None:
     """The name the statement's first part binds to a call's result (`start = time.time()`)."""
     small = statement.body[0] if statement.body else None

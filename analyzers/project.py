@@ -642,28 +642,28 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
             targets, value = _binding(node)
             if value is None:
                 continue
-            root = _root(value)
+            roots = _roots(value)
+            if type(node) in (ast.For, ast.comprehension) and type(value) is ast.Call:  # `for x in wrap(p, 10)`
+                roots = roots.union(*map(_roots, value.args))
             for names in derived.values():
-                if root in names:
+                if not names.isdisjoint(roots):
                     names.update(t for target in targets for t in _names(target))
     found: dict[str, Use] = {}
     owner: dict[str | None, str] = {name: param for param, names in derived.items() for name in names}
     for node in sorted((n for n in body_nodes(function) if type(n) is ast.Call), key=lambda n: (n.lineno, n.col_offset)):
         value = matcher(node)
         if value is not None:
-            param = owner.get(_root(value))
-            if param is not None and param not in found:
-                found[param] = Use(ast.unparse(node), place(node.lineno), place.path, node.lineno, _name(function, cls))
+            for param in {owner[root] for root in _roots(value) if root in owner}:
+                found.setdefault(param, Use(ast.unparse(node), place(node.lineno), place.path, node.lineno, _name(function, cls)))
             continue
         callee = _callee(node.func, namespace, place, cls)
         inner = _uses(callee, matcher, depth + 1)
         if callee is None or not inner:
             continue
         for param_name, argument in bind(node, parameters(callee[0]), method=callee[3] is not None and bound(node.func)):
-            param = owner.get(_root(argument))
             use = inner.get(param_name)
-            if param is not None and use is not None and param not in found:
-                found[param] = Use(use.code, use.where, use.path, use.line, f"{_name(function, cls)} -> {use.via}")
+            for param in {owner[root] for root in _roots(argument) if root in owner} if use is not None else ():
+                found.setdefault(param, Use(use.code, use.where, use.path, use.line, f"{_name(function, cls)} -> {use.via}"))
     return found
 
 
@@ -772,16 +772,52 @@ def iterated(found: Definition | None) -> dict[str, int]:
         params = parameters(function)
         names = {*params.names, params.args, params.kwargs} - {None}
         loops: dict[str, int] = {}
+        bound: dict[str, list] = {}  # local names and what they are assigned
+        for node in body_nodes(function):
+            if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+                bound.setdefault(node.targets[0].id, []).append(node.value)
         for node in body_nodes(function):
             if type(node) not in (ast.For, ast.comprehension):
                 continue
             source = node.iter
-            while type(source) is ast.Call and source.args:
-                source = source.args[0]  # enumerate(x), tqdm(x), logger.log_every(x, ...)
+            for _ in range(4):
+                if type(source) is ast.Call and source.args:
+                    source = source.args[0]  # enumerate(x), tqdm(x), logger.log_every(x, ...)
+                elif type(source) is ast.Name and len(bound.get(source.id, ())) == 1 and source.id not in names:
+                    source = bound[source.id][0]  # `progress = tqdm(enumerate(x))`
             if type(source) is ast.Name and source.id in names:
                 loops.setdefault(source.id, getattr(node, "lineno", getattr(node.iter, "lineno", 0)))
         memo[iterated] = loops
     return memo[iterated]
+
+
+def iterated_again(found: Definition | None) -> dict[str, int]:
+    """{parameter: line} of the parameters the function `found` loops over again and again:
+    in a loop inside another of its loops, or by a function of the project it calls in a
+    loop (`train(model, loader, epochs)` calling `train_step(model, loader)` each epoch)."""
+    if found is None:
+        return {}
+    function, namespace, place, cls = found
+    memo = _memo(function)
+    if iterated_again not in memo:
+        names = set(parameters(function).names)
+        again: dict[str, int] = {}
+        for loop in (n for n in body_nodes(function) if type(n) in (ast.For, ast.While)):
+            for node in (n for statement in loop.body for n in ast.walk(statement)):
+                if type(node) is ast.For:
+                    source = node.iter
+                    while type(source) is ast.Call and source.args:
+                        source = source.args[0]  # enumerate(x), tqdm(x)
+                    if type(source) is ast.Name and source.id in names:
+                        again.setdefault(source.id, node.lineno)
+                elif type(node) is ast.Call:
+                    callee = _callee(node.func, namespace, place, cls)
+                    loops = iterated(callee)
+                    for param, argument in bind(node, parameters(callee[0]), callee[3] is not None and bound(node.func)) if loops else ():
+                        if param in loops and type(argument) is ast.Name and argument.id in names:
+                            again.setdefault(argument.id, node.lineno)
+        memo[iterated_again] = again
+    return memo[iterated_again]
 
 
 def yields(found: Definition) -> bool:
@@ -933,30 +969,38 @@ def _names(target) -> list[str]:
     return []
 
 
-def _root(expr) -> str | None:
-    """The name an expression's value is taken from: `p` for `p`, `p[0]`, `p.attr`,
-    `p.items()`, `p.eq(q).sum()`, `enumerate(p)`, `zip(p, q)`'s first; not for sizes
-    (`p.shape[0]`, `p.size(0)`: Python numbers)."""
-    while True:
-        kind = type(expr)
-        if kind is ast.Name:
-            return expr.id
-        if kind is ast.Subscript:
-            expr = expr.value
-        elif kind is ast.Attribute:
-            if expr.attr in _SIZES:
-                return None
-            expr = expr.value
-        elif kind is ast.Call:
-            func = expr.func
-            if type(func) is ast.Attribute and func.attr not in _SIZES and func.attr not in _HOST_METHODS:
-                expr = func.value
-            elif type(func) is ast.Name and func.id in ("enumerate", "zip", "reversed", "list", "tuple") and expr.args:
-                expr = expr.args[0]
-            else:
-                return None
-        else:
-            return None
+def _roots(expr) -> set[str]:
+    """The names an expression's value is taken from: `p` for `p`, `p[0]`, `p.attr`,
+    `p.items()`, `p.eq(q).sum()`, `enumerate(p)`, `tqdm(p)`; `p` and `q` for `zip(p, q)`,
+    `p == q`, `p * q` and `torch.eq(p, q)`; none for sizes (`p.shape[0]`, `p.size(0)`:
+    Python numbers)."""
+    kind = type(expr)
+    if kind is ast.Name:
+        return {expr.id}
+    if kind is ast.Subscript:
+        return _roots(expr.value)
+    if kind is ast.Attribute:
+        return set() if expr.attr in _SIZES else _roots(expr.value)
+    if kind is ast.Compare:
+        return set().union(*map(_roots, (expr.left, *expr.comparators)))
+    if kind is ast.BinOp:
+        return _roots(expr.left) | _roots(expr.right)
+    if kind is ast.UnaryOp:
+        return _roots(expr.operand)
+    if kind is ast.Call:
+        func = expr.func
+        dotted = ast_dotted(func) or ""
+        if dotted.split(".", 1)[0] in _TENSOR_MODULES:  # torch.eq(p, q), F.softmax(p)
+            return set().union(set(), *map(_roots, expr.args))
+        if type(func) is ast.Attribute and func.attr not in _SIZES and func.attr not in _HOST_METHODS:
+            return _roots(func.value)
+        if type(func) is ast.Name and func.id in _WRAPPERS and expr.args:
+            return set().union(*map(_roots, expr.args if func.id == "zip" else expr.args[:1]))
+    return set()
+
+
+_WRAPPERS = {"enumerate", "zip", "reversed", "list", "tuple", "iter", "tqdm", "track"}  # what they give is what they are given
+_TENSOR_MODULES = {"torch", "F"}  # functions of tensors: what they return derives from their arguments
 
 
 def body_nodes(function, lambdas: bool = False, loops: bool = True):

@@ -874,3 +874,98 @@ def test_the_importer_search_lists_a_bounded_number_of_folders(tmp_path, monkeyp
     monkeypatch.setattr(importers, "MAX_FOLDERS", 5)  # the root and d0-d3: d5 is not reached
     importers.forget()
     assert importers.gpu_importer(str(tmp_path / "engine.py")) is None
+
+
+def test_both_loaders_given_to_an_epoch_function_of_another_module(tmp_path):
+    # mrdbourke/pytorch-deep-learning's going_modular: engine.train loops over the epochs and
+    # calls train_step and test_step, each looping over the loader it is given
+    engine = """
+        import torch
+        from tqdm.auto import tqdm
+
+        def train_step(model, dataloader, loss_fn, optimizer, device):
+            model.train()
+            progress = tqdm(enumerate(dataloader))
+            for batch, (X, y) in progress:
+                X, y = X.to(device), y.to(device)
+                loss = loss_fn(model(X), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+
+        def test_step(model, dataloader, loss_fn, device):
+            model.eval()
+            with torch.inference_mode():
+                for batch, (X, y) in enumerate(dataloader):
+                    X, y = X.to(device), y.to(device)
+                    loss_fn(model(X), y)
+
+        def train(model, train_dataloader, test_dataloader, optimizer, loss_fn, epochs, device):
+            for epoch in tqdm(range(epochs)):
+                train_step(model=model, dataloader=train_dataloader, loss_fn=loss_fn, optimizer=optimizer, device=device)
+                test_step(model=model, dataloader=test_dataloader, loss_fn=loss_fn, device=device)
+    """
+    train = """
+        import os
+        import torch
+        import engine
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        NUM_WORKERS = 2 if os.cpu_count() <= 4 else 4
+        train_dl = torch.utils.data.DataLoader(train_data, batch_size=32, shuffle=True, num_workers=NUM_WORKERS)
+        test_dl = torch.utils.data.DataLoader(test_data, batch_size=32, num_workers=NUM_WORKERS)
+        results = engine.train(model=model, train_dataloader=train_dl, test_dataloader=test_dl,
+                               optimizer=optimizer, loss_fn=loss_fn, epochs=5, device=device)
+    """
+    path = project(tmp_path, train)
+    (tmp_path / "engine.py").write_text(textwrap.dedent(engine))
+    pinned = findings_of(path, "TPL102")
+    assert [f.range.start_line for f in pinned] == [6, 7]
+    assert "(`X.to(device)` in `train_step`, engine.py:9)" in pinned[0].message
+    assert "(`X.to(device)` in `test_step`, engine.py:19)" in pinned[1].message
+    persistent = findings_of(path, "TPL104")
+    assert [f.range.start_line for f in persistent] == [6, 7]
+    assert "iterated once per epoch (by `train`, engine.py:24)" in persistent[0].message
+    assert "its `2 if os.cpu_count() <= 4 else 4` worker processes" in persistent[0].message
+    once = train.replace("results = engine.train(", "results = engine.test_step(").replace(
+        "train_dataloader=train_dl, test_dataloader=test_dl,\n", "dataloader=test_dl,\n").replace(
+        "optimizer=optimizer, loss_fn=loss_fn, epochs=5, device=device)", "loss_fn=loss_fn, device=device)")
+    assert findings_of(project(tmp_path, once), "TPL104") == []  # one pass: nothing to keep alive
+
+
+def test_batches_of_a_loader_read_through_a_generator_of_another_module(tmp_path):
+    # facebookresearch/detr: engine.train_one_epoch reads the loader it is given through
+    # util.misc.MetricLogger.log_every, a generator yielding its items
+    (tmp_path / "util").mkdir()
+    (tmp_path / "util" / "__init__.py").write_text("")
+    (tmp_path / "util" / "misc.py").write_text(textwrap.dedent("""
+        class MetricLogger:
+            def log_every(self, iterable, print_freq, header=None):
+                for obj in iterable:
+                    yield obj
+    """))
+    engine = """
+        import util.misc as utils
+
+        def train_one_epoch(model, criterion, data_loader, optimizer, device, epoch):
+            model.train()
+            metric_logger = utils.MetricLogger()
+            for samples, targets in metric_logger.log_every(data_loader, 10, "Epoch"):
+                samples = samples.to(device)
+                loss = criterion(model(samples), targets)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+    """
+    train = """
+        import torch
+        from torch.utils.data import DataLoader
+        from engine import train_one_epoch
+        device = torch.device("cuda")
+        data_loader_train = DataLoader(dataset_train, batch_size=2, num_workers=2)
+        for epoch in range(300):
+            train_one_epoch(model, criterion, data_loader_train, optimizer, device, epoch)
+    """
+    path = project(tmp_path, train)
+    (tmp_path / "engine.py").write_text(textwrap.dedent(engine))
+    [finding] = findings_of(path, "TPL102")
+    assert "(`samples.to(device)` in `train_one_epoch`, engine.py:8)" in finding.message

@@ -221,6 +221,9 @@ class LoaderRule(Rule):
             call = origin[0]
             if call in self.loaders:
                 return [self.loaders[call]]
+            if call_name(call) in _ITER_WRAPPERS:  # `progress = tqdm(enumerate(loader))`
+                return [loader for arg in call.args[:None if call_name(call) == "zip" else 1] if arg.keyword is None
+                        for loader in self._resolve_loader(arg.value, origin[1], depth + 1)]
             if type(call.func) is not cst.Name:
                 return []
             if _iterator_class(self.ctx.classes.get(call.func.value)):  # `InfiniteIterator(loader)`
@@ -283,6 +286,11 @@ class LoaderRule(Rule):
             inner = self._resolved(expr.args[0].value, scope, depth + 1)
             if type(inner) is int:
                 return inner  # `int(args.workers)`
+        if type(expr) is cst.IfExp:  # `2 if os.cpu_count() <= 4 else 4`: known when both agree
+            branches = [self._resolved(branch, scope, depth + 1) for branch in (expr.body, expr.orelse)]
+            if all(type(b) is int and b > 0 for b in branches):
+                return branches[0] if branches[0] == branches[1] else f"`{code(expr)}`"
+            return branches[0] if branches[0] == branches[1] else UNKNOWN
         found = self._assigned_once(expr, scope)
         if found is not None:
             assigned, where = found
@@ -298,8 +306,8 @@ class LoaderRule(Rule):
         of `ctx.origin`, which stops short of a value that ends in a parameter."""
         if type(expr) is cst.Name and expr.value not in self.ctx.imports:
             owner = scope.owner_of(expr.value)
-            values = owner.assignments[expr.value] if owner is not None else []
-            return (values[0], owner) if len(values) == 1 and values[0] is not None else None
+            one = self.ctx.one_value(owner.assignments[expr.value]) if owner is not None else None
+            return None if one is None else (one, owner)
         key = dotted(expr) if type(expr) is cst.Attribute else None
         assigned = self.ctx.attributes.get(key, []) if key is not None else []
         return assigned[0] if len(assigned) == 1 and assigned[0][0] is not None else None
@@ -409,7 +417,6 @@ class LoaderRule(Rule):
                     related = (Related(use.path, use.line - 1, f"`{use.code}` moves the batch to the GPU"),) if use.path else ()
                     for loader in loaders:
                         found.setdefault(id(loader.node), _Transfer(said, related, framework=False))
-                    break
 
     def _batches_given(self, site: Site) -> dict[int, list[Site]]:
         """Argument (by id) -> the loaders it is a batch of, for a call in a loop over loaders."""

@@ -196,6 +196,22 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a metric helper of the notebook reading what a torch function makes of its arguments
+        Example(
+            """
+            import torch
+            def accuracy_fn(y_true, y_pred):
+                correct = torch.eq(y_true, y_pred).sum().item()
+                return correct / len(y_pred) * 100
+            model = Net().cuda()
+            for X, y in loader:
+                X, y = X.cuda(), y.cuda()
+                logits = model(X)
+                acc = accuracy_fn(y_true=y, y_pred=logits.argmax(dim=1))
+                loss_fn(logits, y).backward()
+                optimizer.step()
+            """,
+        ),
         # an assert in a forward, on what a torch.nn layer of the module returns
         Example(
             """

@@ -9,7 +9,7 @@ import libcst as cst
 from ..context import Site
 from ..nodes import argument, code, dotted, keyword
 from ..findings import Related
-from ..project import iterated, used_arguments
+from ..project import iterated, iterated_again, used_arguments
 from .base import Example, FixPlan, Replace
 from .dataloader import LoaderRule
 from .edits import names_in_target, replace_argument, root_name
@@ -311,6 +311,38 @@ class NonPersistentWorkers(LoaderRule):
                 train_one_epoch(model, train_loader)
             """,
         ),
+        # the worker count set alike in two cells; a function looping over the epochs calls one
+        # looping over the loader it is given
+        Example(
+            """
+            import os
+            from torch.utils.data import DataLoader
+            NUM_WORKERS = os.cpu_count()
+            loader = DataLoader(ds, batch_size=32, num_workers=NUM_WORKERS)
+            NUM_WORKERS = os.cpu_count()
+            def train_step(model, dataloader):
+                for batch, (X, y) in enumerate(dataloader):
+                    model(X).sum().backward()
+            def train(model, train_dataloader, epochs=5):
+                for epoch in range(epochs):
+                    train_step(model, dataloader=train_dataloader)
+            results = train(model, train_dataloader=loader)
+            """,
+            """
+            import os
+            from torch.utils.data import DataLoader
+            NUM_WORKERS = os.cpu_count()
+            loader = DataLoader(ds, batch_size=32, num_workers=NUM_WORKERS, persistent_workers=NUM_WORKERS > 0)
+            NUM_WORKERS = os.cpu_count()
+            def train_step(model, dataloader):
+                for batch, (X, y) in enumerate(dataloader):
+                    model(X).sum().backward()
+            def train(model, train_dataloader, epochs=5):
+                for epoch in range(epochs):
+                    train_step(model, dataloader=train_dataloader)
+            results = train(model, train_dataloader=loader)
+            """,
+        ),
     )
 
     def finish(self) -> None:
@@ -365,9 +397,9 @@ class NonPersistentWorkers(LoaderRule):
         another of the project) looping over that parameter."""
         for sites in list(self.ctx.calls.values()):
             for site in sites:
-                if not site.loops or not site.node.args:
+                if not site.node.args:
                     continue
-                callee, used = used_arguments(self.ctx, site.node, site.scope, iterated)
+                callee, used = used_arguments(self.ctx, site.node, site.scope, iterated if site.loops else iterated_again)
                 if not used:
                     continue
                 bound = {n for outer in site.loops if type(outer) is cst.For for n in names_in_target(outer.target)}
@@ -375,7 +407,7 @@ class NonPersistentWorkers(LoaderRule):
                     if root_name(value) in bound:
                         continue  # (an outer loop handing out the loaders)
                     place = callee[2](line)
-                    how = f" (by `{callee[0].name}`{f', {place}' if place else ''}, called in a loop)"
+                    how = f" (by `{callee[0].name}`{f', {place}' if place else ''}{', called in a loop' if site.loops else ''})"
                     related = (Related(callee[2].path, line - 1, f"`{callee[0].name}` iterates the loader"),) if place else ()
                     for loader in self._resolve_loader(value, site.scope, 0):
                         yield loader, list(site.loops), how, related
