@@ -82,7 +82,9 @@ def test_notebook_render_keeps_outputs():
     nb = {
         "cells": [
             {"cell_type": "markdown", "source": ["# title"], "metadata": {}},
-            {"cell_type": "code", "source": ["from torch.utils.data import DataLoader\n", "dl = DataLoader(ds)\n", "model.cuda()"],
+            {"cell_type": "code", "source": [
+                "from torch.utils.data import DataLoader\n", "dl = DataLoader(ds)\n", "model.cuda()\n",
+                "for epoch in range(5):\n", "    for x in dl:\n", "        model(x.cuda()).sum().backward()"],
              "metadata": {"tags": ["x"]}, "outputs": [{"output_type": "stream", "name": "stdout", "text": ["hi\n"]}],
              "execution_count": 3},
         ],

@@ -16,8 +16,9 @@ from ..datasets import (
     Cost, class_cost, combine, library_cost, returned_cost,
 )
 from ..findings import Related
-from ..project import (SourceNamespace, argparse_defaults, bind, call_target, device_moves, iterated, maybe_project_call,
-                       parameters, used_arguments, yields)
+from ..project import (SourceNamespace, argparse_defaults, bind, call_target, device_moves, iterated, iterated_again,
+                       maybe_project_call, parameters, steps_in_loops, used_arguments, yields)
+from ..project import trains as project_trains
 from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
 from .tracking import TrainingSteps
@@ -798,8 +799,9 @@ class LoaderRule(Rule):
         `next(iter(loader))`, a loop that breaks after its first batch, one that loads nothing
         (`len(loader)`, the name shown by a notebook cell), or, for a loader of the module of a
         source that trains, a loop of the module's own statements (not in a loop or function)
-        that does not train (a test pass after training: in a source that only evaluates, that
-        pass is the job); or it is made by a Lightning `test_dataloader`
+        that does not train, or a call of a function of the project that loops over it once and
+        does not train (a test pass after training: in a source that only evaluates, that pass
+        is the job); a loader of a notebook nothing uses; or it is made by a Lightning `test_dataloader`
         (`predict_dataloader`) hook of a script that trains (`.fit(...)`) and never tests."""
         key = ("once", id(site.node))  # (asked by TPL101 and TPL102)
         if key not in self.known:
@@ -819,16 +821,27 @@ class LoaderRule(Rule):
         once = function is None and steps.anywhere()  # a module's own statement runs once
         single = 0
         for statement in statements:
-            one, other, passes, iterators = remembered(_loader_uses, statement, lambda: _loader_uses(statement, name), name)
+            one, other, passes, iterators, calls = remembered(
+                _loader_uses, statement, lambda: _loader_uses(statement, name), name)
             if other:
                 return False
-            if passes or iterators:
+            if passes or iterators or calls:
                 if not once or any(steps.trains(loop) or steps.per_epoch(loop) for loop in passes):
                     return False
-                if not all(map(self._next_once, iterators)):
+                if not all(map(self._next_once, iterators)) or not all(self._one_pass(call, name) for call in calls):
                     return False
-            single += one + len(passes) + len(iterators)
-        return single > 0
+            single += one + len(passes) + len(iterators) + len(calls)
+        return single > 0 or self.ctx.units[0].notebook  # (a notebook's loader nothing uses loads nothing)
+
+    def _one_pass(self, call: cst.Call, name: str) -> bool:
+        """Whether a function of the project `call` gives the loader `name` to loops over it once
+        and does not train (`evaluate(model, test_loader)`, `get_predictions(model, test_loader)`)."""
+        found = call_target(self.ctx, call.func, self.ctx.module_scope)
+        if found is None or project_trains(found) or steps_in_loops(found):
+            return False
+        given = [param for param, value in bind(call, parameters(found[0]), found[3] is not None)
+                 if type(value) is cst.Name and value.value == name]
+        return bool(given) and all(param in iterated(found) and param not in iterated_again(found) for param in given)
 
     def _next_once(self, iterator: str) -> bool:
         """Whether `next(iterator)` / `iterator.next()` is called by the module's own statements only,
@@ -1077,17 +1090,19 @@ def _returned(function: cst.FunctionDef) -> list[cst.BaseExpression]:
     return found
 
 
-def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst.For, ...], tuple[str, ...]]:
+def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst.For, ...], tuple[str, ...], tuple[cst.Call, ...]]:
     """How `statement` uses the loader bound to `name`: (uses that take one batch at most: a
     `next(iter(name))`, a loop over it that breaks at the end of its first pass, `len(name)`,
     `name.dataset`, a statement showing it; other uses; the loops over it outside any loop or
     function, which run one pass; the names of iterators `it = iter(name)` made outside any
-    loop or function). What the passes and iterators are worth depends on the rest of the
+    loop or function; the calls given it outside any loop or function, `evaluate(model,
+    name)`). What the passes, iterators and calls are worth depends on the rest of the
     source (`LoaderRule.loads_once`): this only reads the statement, and is remembered.
     A function or lambda with a parameter of that name is another variable."""
     single = other = 0
     passes: list[cst.For] = []
     iterators: list[str] = []
+    calls: list[cst.Call] = []
     stack: list[tuple[cst.CSTNode, bool]] = [(statement, False)]  # (node, whether it may run again)
     while stack:
         node, again = stack.pop()
@@ -1104,6 +1119,12 @@ def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst
             continue
         if _loads_nothing(node, name):
             single += 1
+            continue
+        if not again and type(node) is cst.Call and any(type(a.value) is cst.Name and a.value.value == name and not a.star
+                                                         for a in node.args):
+            calls.append(node)  # `evaluate(model, test_loader)`
+            stack.extend((a.value, again) for a in node.args if not (type(a.value) is cst.Name and a.value.value == name))
+            stack.append((node.func, again))
             continue
         if type(node) is cst.For and _iterated(node.iter) == name:
             if _breaks_after_one(node):
@@ -1129,7 +1150,7 @@ def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst
             repeats = type(node) in (cst.For, cst.While, cst.FunctionDef, cst.Lambda)
             stack.extend((child, again or repeats and type(child) in (cst.IndentedBlock, cst.SimpleStatementSuite))
                          for child in children(node))
-    return single, other, tuple(passes), tuple(iterators)
+    return single, other, tuple(passes), tuple(iterators), tuple(calls)
 
 
 _SETTINGS_READ = frozenset({"dataset", "batch_size", "sampler", "num_workers", "collate_fn", "drop_last"})
@@ -1239,9 +1260,11 @@ class SynchronousDataLoader(LoaderRule):
       first batch, `len(loader.dataset)`, or it is a Lightning `test_dataloader`
       (`predict_dataloader`) in a script that calls `trainer.fit` but never `trainer.test`;
     - in a script or notebook that trains, the loader is made by the module's own code and
-      read by one pass that does not train, outside any loop or function (a test pass
-      after training: nothing repeats it). In a source that only evaluates, that pass is
-      the job, and is reported;
+      read by one pass that does not train, outside any loop or function, its own or that
+      of a function of the project it is given to (`test_acc = evaluate(model,
+      test_loader)`: a test pass after training, nothing repeats it). In a source that only
+      evaluates, that pass is the job, and is reported; a loader of a notebook that nothing
+      uses loads nothing;
     - in a notebook that never uses a GPU (nor does a framework it uses for the loader):
       a CPU session, where the worth of workers is rarely the question. A `.py` file that
       never names a GPU is reported, saying that the training loop waits (the profiler
@@ -1309,6 +1332,24 @@ class SynchronousDataLoader(LoaderRule):
             print(correct / len(test_loader.dataset))
             dataiter = iter(test_loader)
             images, labels = dataiter.next()
+            """
+        ),
+        # a test pass after training through a function of the project that loops over it once
+        Example(
+            """
+            import torch
+            from torchvision import datasets, transforms
+            train = torch.utils.data.DataLoader(datasets.MNIST("data", transform=transforms.ToTensor()), num_workers=4)
+            test_iterator = torch.utils.data.DataLoader(datasets.MNIST("data", train=False, transform=transforms.ToTensor()))
+            def evaluate(model, iterator):
+                with torch.no_grad():
+                    return sum((model(x.cuda()).argmax(1) == y.cuda()).sum() for x, y in iterator)
+            model = Net().cuda()
+            for epoch in range(5):
+                for images, labels in train:
+                    model(images.cuda()).sum().backward()
+                    optimizer.step()
+            test_acc = evaluate(model, test_iterator)
             """
         ),
         Example(
