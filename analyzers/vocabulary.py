@@ -27,6 +27,8 @@ CONSTANT_FACTORIES = {"zeros", "ones", "empty", "full"}
 RANDOM_FACTORIES = {"rand", "randn", "randint"}
 # torch factories of a new tensor from a size alone: what every rule counts as a factory.
 SIZED_FACTORIES = CONSTANT_FACTORIES | RANDOM_FACTORIES
+# torch factories that make a tensor on the CPU unless given a device (not `torch.round(x)`: where x is).
+HOST_FACTORIES = SIZED_FACTORIES | {"arange", "linspace", "logspace", "eye", "tensor", "as_tensor", "from_numpy", "randperm"}
 
 # torch namespaces other than `torch` itself whose public functions run tensor ops.
 TENSOR_NAMESPACES = ("torch.nn.functional", "torch.linalg", "torch.fft", "torch.special")

@@ -18,7 +18,7 @@ from ..project import trains as project_trains
 from .base import Example
 from .edits import root_name
 from .tracking import Nesting, TrainingSteps
-from ..vocabulary import CLOCKS, HOST_COPY_METHODS, MODEL_NAMES, NOT_TENSOR_OPS, TENSOR_NAMESPACES
+from ..vocabulary import CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, MODEL_NAMES, NOT_TENSOR_OPS, TENSOR_NAMESPACES
 
 _CONVERSIONS = {"float", "int", "bool"}
 _TRUTH_FUNCTIONS = {"torch.isnan", "torch.isinf", "torch.isfinite", "torch.any", "torch.all", "torch.equal", "torch.allclose"}
@@ -203,13 +203,13 @@ class HostSyncEveryStep(Nesting):
             def accuracy_fn(y_true, y_pred):
                 correct = torch.eq(y_true, y_pred).sum().item()
                 return correct / len(y_pred) * 100
-            model = Net().cuda()
-            for X, y in loader:
-                X, y = X.cuda(), y.cuda()
-                logits = model(X)
-                acc = accuracy_fn(y_true=y, y_pred=logits.argmax(dim=1))
-                loss_fn(logits, y).backward()
+            model_0 = Net().cuda()
+            for epoch in range(1000):
+                loss_fn(model_0(X_train), y_train).backward()
                 optimizer.step()
+                with torch.inference_mode():
+                    test_pred = torch.round(torch.sigmoid(model_0(X_test)))
+                    test_acc = accuracy_fn(y_true=y_test, y_pred=test_pred)
             """,
         ),
         # an assert in a forward, on what a torch.nn layer of the module returns
@@ -529,13 +529,13 @@ class HostSyncEveryStep(Nesting):
         )
 
     def _made_on_cpu(self, expr: cst.BaseExpression, scope: Scope) -> bool:
-        """`x` made by `torch.linspace(...)` (any factory) with no device, and not moved."""
+        """`x` made by `torch.linspace(...)` (a factory) with no device, and not moved."""
         found = self.ctx.origin(expr, scope) if type(expr) is cst.Name else (expr, scope)
         if found is None or type(found[0]) is not cst.Call:
             return False
         call = found[0]
-        qualified = self.ctx.qualname(call.func) or ""
-        return qualified.startswith("torch.") and qualified.count(".") == 1 and keyword(call, "device") is None
+        head, _, name = (self.ctx.qualname(call.func) or "").partition(".")
+        return head == "torch" and name in HOST_FACTORIES and keyword(call, "device") is None
 
     def _printed_tensor(self, expr: cst.BaseExpression, scope: Scope) -> bool:
         if type(expr) is cst.ConcatenatedString:
@@ -645,7 +645,8 @@ def _loss_call(call: cst.Call) -> bool:
 
 
 def _model_call(callee: str) -> bool:
-    """`model(x)`, `self.net(x)`, `ddp_model(x)`: a module's forward returns tensors."""
+    """`model(x)`, `self.net(x)`, `ddp_model(x)`, `model_2(x)`: a module's forward returns tensors."""
+    callee = callee.rstrip("0123456789").removesuffix("_")
     return callee in MODEL_NAMES or (callee.endswith("_model") and not callee.startswith(_MAKERS))
 
 
