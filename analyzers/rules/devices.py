@@ -20,6 +20,7 @@ _FACTORIES = _DETERMINISTIC | _RANDOM
 _CALL_DEPTH = 3  # calls between a forward and the function that runs in it
 _CONTAINER_METHODS = frozenset(name for kind in (dict, list, set, str, bytes) for name in dir(kind))  # `d.update(...)`: not a method of the source
 _RANDOM_FILLS = frozenset({"random_", "normal_", "uniform_"})  # in-place draws: another generator on the GPU
+_NUMPY_FILLS = frozenset({"numpy.zeros", "numpy.ones", "numpy.full", "numpy.empty"})
 _SAME_DATA = {
     "unsqueeze", "squeeze", "view", "reshape", "expand", "repeat", "flatten", "t", "float", "half", "bfloat16",
     "double", "long", "int", "bool", "contiguous", "fill_", "zero_", *_RANDOM_FILLS,
@@ -45,7 +46,8 @@ class CpuTensorMovedEachStep(Nesting):
     tensor (`tokenize([""]).to(device)`): the same tensor built and copied at every step.
     A function the training loop calls on every step counts as the loop (`real_loss(out)`
     making `torch.ones(n).cuda()`), not under an interval guard (`if step % 200 == 0:`).
-    Older scripts' idiom counts too: `Tensor(np.random.normal(...))` or
+    Data NumPy draws or fills in the loop (`torch.from_numpy(np.random.uniform(...)).cuda()`)
+    is copied the same way. Older scripts' idiom counts too: `Tensor(np.random.normal(...))` or
     `torch.randn(...).type(Tensor)` where `Tensor` is a CUDA tensor type
     (`torch.cuda.FloatTensor if cuda else torch.FloatTensor`).
 
@@ -329,6 +331,20 @@ class CpuTensorMovedEachStep(Nesting):
             """,
             count=2,
         ),
+        # noise drawn by NumPy each step and wrapped (no fix: the draw would come from another generator)
+        Example(
+            """
+            import numpy as np
+            import torch
+            train_on_gpu = torch.cuda.is_available()
+            for images, _ in loader:
+                z = np.random.uniform(-1, 1, size=(images.size(0), 100))
+                z = torch.from_numpy(z).float()
+                if train_on_gpu:
+                    z = z.cuda()
+                D(G(z)).mean().backward()
+            """,
+        ),
         # a function the training loop calls on every step
         Example(
             """
@@ -576,6 +592,8 @@ class CpuTensorMovedEachStep(Nesting):
         self.gathers: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         self.guarded: dict[int, set[int]] = {}  # id(loop) -> _intervals(loop)
         self.host_arrays: list[tuple[CallSite, cst.FunctionDef | None]] = []  # `Tensor(np.ones(...))`, a CUDA type
+        # (move, the NumPy call drawing the data, device, enclosing function): `torch.from_numpy(np.random...)`
+        self.numpy_moves: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
@@ -595,6 +613,12 @@ class CpuTensorMovedEachStep(Nesting):
         made = _factory_below(node.func.value)
         if made is None and type(node.func.value) is cst.Name:
             made = self._created(node.func.value.value)  # `z = torch.randn(n, d)` ... `z = z.type_as(x)`
+        if made is None and name in ("cuda", "to") and self.ctx.loops:
+            drawn = self._numpy_drawn(node.func.value)  # `z = torch.from_numpy(np.random.uniform(...))`
+            device = argument(node, 0, "device")
+            if drawn is not None and (name == "cuda" or device is not None):
+                self.numpy_moves.append((self.ctx.call_site(node), drawn, device, self.function()))
+            return
         if made is not None and _from_host_data(made) and self._gpu_elements(made):
             device = argument(node, 0, "device")
             if name == "cuda" or device is not None:
@@ -724,6 +748,16 @@ class CpuTensorMovedEachStep(Nesting):
                 f"(`{code(made.func)}` is a CUDA tensor type) {where}: a blocking copy from pageable memory each "
                 "time. Create it on the device: torch.randn/ones/zeros/randint(..., device=...).",
             )
+        for site, drawn, device, function in self.numpy_moves:
+            where = self._every_call(site, function)
+            if where is None or (device is not None and not self._device(device, site)):
+                continue
+            self.report(
+                site,
+                f"`{code(drawn.func)}(...)` makes the data on the host and it is copied to the GPU {where}: a "
+                "blocking copy from pageable memory each time. Create it on the device: "
+                "torch.rand/randn/randint/zeros(..., device=...).",
+            )
         for site, device in self.constants:
             if device is not None and not self._device(device, site):
                 continue
@@ -784,6 +818,35 @@ class CpuTensorMovedEachStep(Nesting):
                     "tensor with it copies the index to the device each time (a blocking copy from pageable "
                     f"memory). Create it on the indexed tensor's device: torch.{name}(..., device={indexed}.device).",
                 )
+
+    def _numpy_drawn(self, expr: cst.BaseExpression) -> cst.Call | None:
+        """The NumPy call (`np.random.uniform(...)`, `np.zeros(...)`) whose array `expr` wraps in
+        a tensor (`torch.from_numpy(z).float()`), made in the current loop iteration (through
+        names assigned in it); None otherwise."""
+        before: dict[str, int] = {}
+        for _ in range(6):
+            while type(expr) is cst.Call and type(expr.func) is cst.Attribute and call_name(expr) in _SAME_DATA:
+                expr = expr.func.value
+            if type(expr) is cst.Call and (self.ctx.qualname(expr.func) or "") in ("torch.from_numpy", "torch.as_tensor",
+                                                                                 "torch.tensor") and expr.args:
+                expr = expr.args[0].value
+            elif type(expr) is cst.Call:
+                qualified = self.ctx.qualname(expr.func) or ""
+                drawn = qualified.startswith("numpy.random.") or qualified in _NUMPY_FILLS
+                return expr if drawn and self._loops_around(expr) == self.ctx.loops else None
+            elif type(expr) is cst.Name and expr.value in self.ctx.scope.assignments:
+                name = expr.value  # its latest value met in the pass before those followed, not a move of it
+                values = self.ctx.scope.assignments[name][:before.get(name)]
+                index = next((i for i in reversed(range(len(values))) if not (
+                    type(v := values[i]) is cst.Call and call_name(v) in ("cuda", "to") and type(v.func) is cst.Attribute
+                    and dotted(v.func.value) == name)), None)
+                if index is None or values[index] is None:
+                    return None
+                before[name] = index  # (`z = torch.from_numpy(z)`: the z before)
+                expr = values[index]
+            else:
+                return None
+        return None
 
     def _created(self, name: str) -> cst.Call | None:
         """The factory call that made `name` last, earlier in the current function and in the same
