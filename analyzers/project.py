@@ -662,7 +662,9 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
             continue
         for param_name, argument in bind(node, parameters(callee[0]), method=callee[3] is not None and bound(node.func)):
             use = inner.get(param_name)
-            for param in {owner[root] for root in _roots(argument) if root in owner} if use is not None else ():
+            if use is None:
+                continue
+            for param in {owner[root] for root in _roots(argument) if root in owner}:
                 found.setdefault(param, Use(use.code, use.where, use.path, use.line, f"{_name(function, cls)} -> {use.via}"))
     return found
 
@@ -751,6 +753,22 @@ def steps_in_loops(found: Definition | None) -> bool:
         type(node) is ast.Call and _steps(node) for node in body_nodes(found[0]))
 
 
+def trains_somewhere(found: Definition | None, depth: int = 0) -> bool:
+    """Whether the function `found` runs training steps at all: itself, in its loops or
+    through the functions of the project it calls (`engine.train` looping over the epochs
+    and calling a `train_step` that loops over the batches)."""
+    if found is None or depth > _MAX_CALLS:
+        return False
+    memo = _memo(found[0])
+    key = (trains_somewhere, depth)
+    if key not in memo:
+        memo[key] = False  # (a recursion trains only if another path does)
+        calls = [node for node in body_nodes(found[0]) if type(node) is ast.Call]
+        memo[key] = any(map(_steps, calls)) or any(
+            trains_somewhere(_callee(node.func, found[1], found[2], found[3]), depth + 1) for node in calls)
+    return memo[key]
+
+
 def _steps(call: ast.Call) -> bool:
     func = call.func
     if type(func) is not ast.Attribute:
@@ -813,7 +831,9 @@ def iterated_again(found: Definition | None) -> dict[str, int]:
                 elif type(node) is ast.Call:
                     callee = _callee(node.func, namespace, place, cls)
                     loops = iterated(callee)
-                    for param, argument in bind(node, parameters(callee[0]), callee[3] is not None and bound(node.func)) if loops else ():
+                    if callee is None or not loops:
+                        continue
+                    for param, argument in bind(node, parameters(callee[0]), callee[3] is not None and bound(node.func)):
                         if param in loops and type(argument) is ast.Name and argument.id in names:
                             again.setdefault(argument.id, node.lineno)
         memo[iterated_again] = again

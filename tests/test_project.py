@@ -969,3 +969,36 @@ def test_batches_of_a_loader_read_through_a_generator_of_another_module(tmp_path
     (tmp_path / "engine.py").write_text(textwrap.dedent(engine))
     [finding] = findings_of(path, "TPL102")
     assert "(`samples.to(device)` in `train_one_epoch`, engine.py:8)" in finding.message
+
+
+def test_a_prediction_pass_after_training_through_an_epoch_function_of_another_module(tmp_path):
+    # the script trains only through engine.train (epochs -> train_step -> batches): its own
+    # loop over a test loader afterwards is one prediction pass, no epoch of loading
+    engine = """
+        def train_step(model, dataloader, loss_fn, optimizer, device):
+            for X, y in dataloader:
+                loss = loss_fn(model(X.to(device)), y.to(device))
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+
+        def train(model, train_dataloader, optimizer, loss_fn, epochs, device):
+            for epoch in range(epochs):
+                train_step(model, train_dataloader, loss_fn, optimizer, device)
+    """
+    train = """
+        import torch
+        from torch.utils.data import DataLoader
+        import engine
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        train_dl = DataLoader(train_data, batch_size=32, shuffle=True, num_workers=2, persistent_workers=True)
+        results = engine.train(model, train_dl, optimizer, loss_fn, epochs=5, device=device)
+        test_dl = DataLoader(test_data, batch_size=1, num_workers=2)
+        preds = []
+        with torch.inference_mode():
+            for X, y in test_dl:
+                preds.append(model(X.to(device)).argmax(1).cpu())
+    """
+    path = project(tmp_path, train)
+    (tmp_path / "engine.py").write_text(textwrap.dedent(engine))
+    assert [f.range.start_line for f in findings_of(path, "TPL102")] == [5]  # the training loader's only

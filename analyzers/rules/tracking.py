@@ -10,7 +10,7 @@ import libcst as cst
 
 from ..context import CallSite, Context, Frame, Scope, Site
 from ..nodes import call_name, dotted, keyword, positional
-from ..project import call_target, maybe_project_call, steps_in_loops
+from ..project import call_target, maybe_project_call, steps_in_loops, trains_somewhere
 from ..project import trains as project_trains
 from .edits import root_name
 from .base import Rule
@@ -269,7 +269,7 @@ class TrainingSteps:
         targets = (call_target(self.ctx, site.node.func, site.scope)
                    for name, sites in self.ctx.calls.items() if name not in self.ctx.functions
                    for site in sites if maybe_project_call(self.ctx, site.node.func))
-        return any(project_trains(target) or steps_in_loops(target) for target in targets)
+        return any(map(trains_somewhere, targets))
 
     def _trains_elsewhere(self, node: cst.CSTNode) -> bool:
         """Whether a call right in the loop or function runs a training step in a function or
