@@ -125,6 +125,21 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # a model trained on the CPU in a notebook that uses CUDA elsewhere: its batches stay there
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            model = Net().cuda()
+            model_cpu = Net().to("cpu")
+            train_dataloader = DataLoader(train_data, batch_size=32)
+            for epoch in range(5):
+                for batch, (X, y) in enumerate(train_dataloader):
+                    X, y = X.to("cpu"), y.to("cpu")
+                    loss_fn(model_cpu(X), y).backward()
+                    optimizer.step()
+            """,
+        ),
         # a branch that stops the program runs at most once
         Example(
             """
@@ -435,7 +450,7 @@ class HostSyncEveryStep(Nesting):
                 what = f"`if {short_code(node.test)}:` turns a CUDA tensor into a Python bool"
                 advice = "Check it every N steps, or keep the decision on the GPU (`torch.where`, masking)."
         elif candidate.kind == "method":
-            if _method(candidate).attr.value in ("cpu", "to") and self._rpc():
+            if _method(candidate).attr.value in ("cpu", "to") and (self._rpc() or self._loader_batch(candidate)):
                 return None
             text = short_code(node)
             what = f"`{text if not text.endswith('...') else '...' + short_code(_method(candidate).attr) + '()'}` copies a value to the host"
@@ -527,6 +542,26 @@ class HostSyncEveryStep(Nesting):
             f"`{short_code(node)}` passes a CUDA tensor to `{qualified}`, which converts it to a Python number on the "
             f"host on every training step: the CPU waits for the GPU to finish all queued work, so the GPU idles. {advice}"
         )
+
+    def _loader_batch(self, candidate: _Candidate) -> bool:
+        """`X.to("cpu")` of a batch a loop takes from a DataLoader, and the loop binds it to
+        nothing else: a CPU tensor, nothing to wait for."""
+        receiver = _method(candidate).value
+        if type(receiver) is not cst.Name:
+            return False
+        name, scope = receiver.value, candidate.site.scope
+        loop = next((loop for loop in reversed(candidate.site.loops)
+                     if type(loop) is cst.For and name in names_in(loop.target)), None)
+        if loop is None or any(not (type(value) is cst.Call and _host_copy(value)
+                               and dotted(cst.ensure_type(value.func, cst.Attribute).value) == name)
+                               for value in _assigned_in(loop.body, name)):
+            return False
+        iterable = loop.iter
+        while type(iterable) is cst.Call and call_name(iterable) in ("enumerate", "tqdm", "iter") and iterable.args:
+            iterable = iterable.args[0].value
+        found = self.ctx.origin(iterable, scope)
+        return found is not None and type(found[0]) is cst.Call and (
+            self.ctx.qualname(found[0].func) or "").endswith(".DataLoader")
 
     def _made_on_cpu(self, expr: cst.BaseExpression, scope: Scope) -> bool:
         """`x` made by `torch.linspace(...)` (a factory) with no device, and not moved."""
@@ -651,6 +686,26 @@ def _model_call(callee: str) -> bool:
 
 
 _MAKERS = ("build", "create", "get", "load", "make", "init", "setup", "prepare", "wrap")
+
+
+def _assigned_in(block: cst.CSTNode, name: str) -> list:
+    """The values `block` assigns to `name` (`X, y = X.to("cpu"), y` gives `X.to("cpu")`;
+    an unpacked value, None)."""
+    found: list[cst.BaseExpression | None] = []
+
+    class Assignments(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                if type(target.target) is cst.Name and target.target.value == name:
+                    found.append(node.value)
+                elif type(target.target) in (cst.Tuple, cst.List) and name in names_in(target.target):
+                    elements = cast(cst.Tuple, target.target).elements
+                    values = node.value.elements if type(node.value) is cst.Tuple else ()
+                    index = next(i for i, e in enumerate(elements) if name in names_in(e.value))
+                    found.append(values[index].value if len(values) == len(elements) else None)
+
+    block.visit(Assignments())
+    return found
 
 
 def _host_copy(call: cst.Call) -> bool:
