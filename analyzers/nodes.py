@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Sequence
+from typing import cast
 
 import libcst as cst
 
@@ -174,6 +175,26 @@ def names_in(root: cst.CSTNode) -> set[str]:
             found.add(node.value)
 
     root.visit(Names())
+    return found
+
+
+def assigned_in(block: cst.CSTNode, name: str) -> list:
+    """The values `block` assigns to `name` (`X, y = X.to("cpu"), y` gives `X.to("cpu")`;
+    an unpacked value, None)."""
+    found: list[cst.BaseExpression | None] = []
+
+    class Assignments(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                if type(target.target) is cst.Name and target.target.value == name:
+                    found.append(node.value)
+                elif type(target.target) in (cst.Tuple, cst.List) and name in names_in(target.target):
+                    elements = cast(cst.Tuple, target.target).elements
+                    values = node.value.elements if type(node.value) is cst.Tuple else ()
+                    index = next(i for i, e in enumerate(elements) if name in names_in(e.value))
+                    found.append(values[index].value if len(values) == len(elements) else None)
+
+    block.visit(Assignments())
     return found
 
 

@@ -7,7 +7,7 @@ from typing import cast
 import libcst as cst
 
 from ..context import IF, CallSite, Site
-from ..nodes import (UNKNOWN, argument, call_name, children, code, dotted, keyword, lazy_init, literal, short_code,
+from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, dotted, keyword, lazy_init, literal, short_code,
                      star_kwargs)
 from .base import CallNames, Example, FixPlan, Replace
 from .edits import with_keywords
@@ -83,6 +83,21 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset({"cuda", "to", "type_as", "type"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # a CPU batch indexed before it is moved (stargan: shuffled target labels)
+        Example(
+            """
+            import torch
+            for i in range(num_iters):
+                x_real, label_org = next(data_iter)
+                rand_idx = torch.randperm(label_org.size(0))
+                label_trg = label_org[rand_idx]
+                label_org = label_org.to(device)
+                label_trg = label_trg.to(device)
+                loss = D(x_real.to(device), label_org, label_trg).mean()
+                loss.backward()
+                optimizer.step()
+            """,
+        ),
         # a loop of a few iterations (ten plots)
         Example(
             """
@@ -639,8 +654,23 @@ class CpuTensorMovedEachStep(Nesting):
     def visit_Subscript(self, node: cst.Subscript) -> None:
         indices = [e.slice.value for e in node.slice if type(e.slice) is cst.Index]
         made = [factory for index in indices for factory in self._cpu_made(index)]
-        if made and not self._cpu_made(node.value) and not self._host_tensor(node.value):
+        if made and not self._cpu_made(node.value) and not self._host_tensor(node.value) and not self._moved_later(node.value):
             self.indexings.append((self.ctx.site(node), made, self.function()))
+
+    def _moved_later(self, expr: cst.BaseExpression) -> bool:
+        """`labels[idx]` before `labels = labels.to(device)` in the loop, with no move of it met
+        before: the tensor is still on the CPU here (where the loader put it)."""
+        if type(expr) is not cst.Name or not self.ctx.loops:
+            return False
+        name = expr.value
+
+        def moves(value) -> bool:
+            return type(value) is cst.Call and call_name(value) in ("to", "cuda") and type(value.func) is cst.Attribute \
+                and dotted(value.func.value) == name
+
+        met = self.ctx.scope.assignments.get(name, ())  # (those met so far in the pass)
+        loop = cast(cst.For, self.ctx.loops[-1])  # (a `for` or `while`: both have a body)
+        return any(map(moves, assigned_in(loop.body, name))) and not any(map(moves, met))
 
     def _host_tensor(self, expr: cst.BaseExpression) -> bool:
         """`torch.tensor(values)` without a device: a CPU tensor of the program's data, which a

@@ -8,7 +8,7 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
-from ..nodes import aborts, argument, call_name, dotted, keyword, literal, names_in, positional, short_code
+from ..nodes import aborts, argument, assigned_in, call_name, dotted, keyword, literal, names_in, positional, short_code
 from ..findings import Related
 from ..project import (
     Use, attribute_module, call_target, host_reads, maybe_project_call, reads_every_call, steps_in_loops, used_arguments,
@@ -554,7 +554,7 @@ class HostSyncEveryStep(Nesting):
                      if type(loop) is cst.For and name in names_in(loop.target)), None)
         if loop is None or any(not (type(value) is cst.Call and _host_copy(value)
                                and dotted(cst.ensure_type(value.func, cst.Attribute).value) == name)
-                               for value in _assigned_in(loop.body, name)):
+                               for value in assigned_in(loop.body, name)):
             return False
         iterable = loop.iter
         while type(iterable) is cst.Call and call_name(iterable) in ("enumerate", "tqdm", "iter") and iterable.args:
@@ -686,26 +686,6 @@ def _model_call(callee: str) -> bool:
 
 
 _MAKERS = ("build", "create", "get", "load", "make", "init", "setup", "prepare", "wrap")
-
-
-def _assigned_in(block: cst.CSTNode, name: str) -> list:
-    """The values `block` assigns to `name` (`X, y = X.to("cpu"), y` gives `X.to("cpu")`;
-    an unpacked value, None)."""
-    found: list[cst.BaseExpression | None] = []
-
-    class Assignments(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for target in node.targets:
-                if type(target.target) is cst.Name and target.target.value == name:
-                    found.append(node.value)
-                elif type(target.target) in (cst.Tuple, cst.List) and name in names_in(target.target):
-                    elements = cast(cst.Tuple, target.target).elements
-                    values = node.value.elements if type(node.value) is cst.Tuple else ()
-                    index = next(i for i, e in enumerate(elements) if name in names_in(e.value))
-                    found.append(values[index].value if len(values) == len(elements) else None)
-
-    block.visit(Assignments())
-    return found
 
 
 def _host_copy(call: cst.Call) -> bool:
