@@ -87,15 +87,17 @@ class CpuTensorMovedEachStep(Nesting):
         Example(
             """
             import torch
-            for i in range(num_iters):
-                x_real, label_org = next(data_iter)
-                rand_idx = torch.randperm(label_org.size(0))
-                label_trg = label_org[rand_idx]
-                label_org = label_org.to(device)
-                label_trg = label_trg.to(device)
-                loss = D(x_real.to(device), label_org, label_trg).mean()
-                loss.backward()
-                optimizer.step()
+            device = torch.device("cuda")
+            def train(data_iter, num_iters):
+                for i in range(num_iters):
+                    x_real, label_org = next(data_iter)
+                    rand_idx = torch.randperm(label_org.size(0))
+                    label_trg = label_org[rand_idx]
+                    label_org = label_org.to(device)
+                    label_trg = label_trg.to(device)
+                    loss = D(x_real.to(device), label_org, label_trg).mean()
+                    loss.backward()
+                    optimizer.step()
             """,
         ),
         # a loop of a few iterations (ten plots)
