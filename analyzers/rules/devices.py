@@ -12,18 +12,26 @@ from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, 
 from .base import CallNames, Example, FixPlan, Replace
 from .edits import with_keywords
 from .tracking import Nesting, TrainingSteps, iterations
-from ..vocabulary import CONSTANT_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, PER_CALL_METHODS, RANDOM_FACTORIES, SHORT_LOOP
+from ..vocabulary import (CONSTANT_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, HOST_COPY_METHODS, PER_CALL_METHODS, RANDOM_FACTORIES,
+                          SHORT_LOOP)
 
 _DETERMINISTIC = CONSTANT_FACTORIES | {"arange", "linspace", "logspace", "eye", "tensor", "as_tensor"}
 _RANDOM = RANDOM_FACTORIES | {"randperm", "normal", "bernoulli"}
-_FACTORIES = _DETERMINISTIC | _RANDOM
+# older code's typed constructors: a CPU tensor of the sizes or the data they are given
+_LEGACY_TYPES = frozenset(f"{kind}Tensor" for kind in ("Float", "Double", "Half", "Long", "Int", "Short", "Char", "Byte", "Bool"))
+_FACTORIES = _DETERMINISTIC | _RANDOM | _LEGACY_TYPES | {"range"}
+# what to make on the device instead, where it is not the same factory with `device=`
+_ON_DEVICE = {"range": "torch.arange(..., device=...)", **{
+    name: "torch.tensor/zeros/arange(..., dtype=..., device=...) (a typed constructor cannot make it there)"
+    for name in _LEGACY_TYPES}}
 _CALL_DEPTH = 3  # calls between a forward and the function that runs in it
 _CONTAINER_METHODS = frozenset(name for kind in (dict, list, set, str, bytes) for name in dir(kind))  # `d.update(...)`: not a method of the source
 _RANDOM_FILLS = frozenset({"random_", "normal_", "uniform_"})  # in-place draws: another generator on the GPU
 _NUMPY_FILLS = frozenset({"numpy.zeros", "numpy.ones", "numpy.full", "numpy.empty"})
 _SAME_DATA = {
     "unsqueeze", "squeeze", "view", "reshape", "expand", "repeat", "flatten", "t", "float", "half", "bfloat16",
-    "double", "long", "int", "bool", "contiguous", "fill_", "zero_", *_RANDOM_FILLS,
+    "double", "long", "int", "bool", "contiguous", "fill_", "zero_", "transpose", "permute", "expand_as", "view_as",
+    "reshape_as", *_RANDOM_FILLS,
 }  # methods between the factory and the move that a tensor on the GPU supports alike (in-place fills too)
 
 
@@ -361,6 +369,23 @@ class CpuTensorMovedEachStep(Nesting):
                     z = z.cuda()
                 D(G(z)).mean().backward()
             """,
+        ),
+        # older code: a Variable around the factory, a typed constructor, a range
+        Example(
+            """
+            import torch
+            from torch.autograd import Variable
+            USE_CUDA = True
+            def train(loader, decoder, n_objects):
+                for x, y in loader:
+                    context = Variable(torch.zeros(1, 64))
+                    if USE_CUDA:
+                        context = context.cuda()
+                    idx = torch.LongTensor(range(n_objects)).cuda()
+                    ids = torch.LongTensor(x.tolist()).cuda()  # (the data: copied however it is made)
+                    decoder(context, idx, ids).sum().backward()
+            """,
+            count=2,
         ),
         # a function the training loop calls on every step
         Example(
@@ -823,12 +848,12 @@ class CpuTensorMovedEachStep(Nesting):
             factory = call_name(made)
             fix = self._fix(site, made, device) if factory in _DETERMINISTIC and not typed else None
             how = f"`.type_as({code(device)})`" if moved_as and device is not None else "copied to the GPU"
+            instead = _ON_DEVICE.get(factory or "", f"torch.{factory}(..., device=...)")
             self.report(
                 site,
                 f"torch.{factory}(...) is created on the CPU and then {how} {where}: an allocation, "
-                "a fill and a blocking copy from pageable memory each time. Create it on the device directly: "
-                f"torch.{factory}(..., device=...)."
-                + ("" if factory in _DETERMINISTIC else " (Random values then come from the CUDA generator.)"),
+                f"a fill and a blocking copy from pageable memory each time. Create it on the device directly: {instead}."
+                + ("" if factory in _DETERMINISTIC or factory in _ON_DEVICE else " (Random values then come from the CUDA generator.)"),
                 fix,
             )
 
@@ -1003,9 +1028,11 @@ def _below(made: cst.Call, receiver: cst.BaseExpression) -> bool:
 
 
 def _factory_below(expr: cst.BaseExpression) -> cst.Call | None:
-    """The torch factory call at the bottom of `torch.arange(n).unsqueeze(0)`-like chains."""
-    while type(expr) is cst.Call and type(expr.func) is cst.Attribute and call_name(expr) in _SAME_DATA:
-        expr = expr.func.value
+    """The torch factory call at the bottom of `torch.arange(n).unsqueeze(0)`-like chains (and
+    of the `Variable(torch.zeros(n))` wrapper older code puts around it)."""
+    while type(expr) is cst.Call and (type(expr.func) is cst.Attribute and call_name(expr) in _SAME_DATA
+                                      or call_name(expr) == "Variable" and len(expr.args) >= 1):
+        expr = expr.func.value if type(expr.func) is cst.Attribute else expr.args[0].value
     if type(expr) is cst.Call and call_name(expr) in _FACTORIES:
         return expr
     return None
@@ -1013,11 +1040,19 @@ def _factory_below(expr: cst.BaseExpression) -> cst.Call | None:
 
 
 def _from_host_data(made: cst.Call) -> bool:
-    """`torch.tensor(state)`: a tensor of values the program holds (not constants), which reach
-    the GPU by a copy however the tensor is made."""
-    if call_name(made) not in ("tensor", "as_tensor") or not made.args:
+    """`torch.tensor(state)`, `torch.LongTensor(ids)`: a tensor of values the program holds (not
+    constants, nor a `range(n)` or sizes: `torch.FloatTensor(n, d)`), which reach the GPU by a
+    copy however the tensor is made."""
+    if call_name(made) not in ("tensor", "as_tensor", *_LEGACY_TYPES) or not made.args:
         return False
-    return any(literal(name) is UNKNOWN for name in _names_read(made.args[0].value))
+    data = made.args[0].value
+    if call_name(made) in _LEGACY_TYPES and (len(made.args) > 1 or type(literal(data)) is int):
+        return False  # sizes (`torch.FloatTensor(n, d)`): a new tensor like torch.empty
+    if type(data) is cst.Call and call_name(data) in ("list", "tuple") and data.args:
+        data = data.args[0].value
+    if type(data) is cst.Call and call_name(data) == "range":
+        return False  # made like torch.arange
+    return any(literal(name) is UNKNOWN for name in _names_read(data))
 
 
 
@@ -1038,10 +1073,15 @@ def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
 
 
 def _names_read(node: cst.CSTNode) -> list[cst.BaseExpression]:
-    """The names and attributes whose values `node` reads (not the functions it calls)."""
+    """The names and attributes whose values `node` reads (not the functions it calls, but
+    what `x.tolist()` reads)."""
     if type(node) is cst.Name or type(node) is cst.Attribute:
         return [node]
-    parts = [arg.value for arg in node.args] if type(node) is cst.Call else children(node)
+    if type(node) is not cst.Call:
+        return [name for part in children(node) for name in _names_read(part)]
+    parts = [arg.value for arg in node.args]
+    if type(node.func) is cst.Attribute and node.func.attr.value in HOST_COPY_METHODS:
+        parts.append(node.func.value)
     return [name for part in parts for name in _names_read(part)]
 
 
