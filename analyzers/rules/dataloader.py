@@ -665,6 +665,24 @@ class LoaderRule(Rule):
             registration = call_site.node
             given = [arg.value for arg in registration.args[2:] if arg.keyword is None and arg.star == ""]
             yield (given[index - 1] if 0 < index <= len(given) else None), call_site.scope
+        for call_site, passed, first in self._started(name):
+            elements = cast(cst.Tuple, passed).elements if type(passed) in (cst.Tuple, cst.List) else ()
+            position = index - first
+            yield (elements[position].value if 0 <= position < len(elements) else None), call_site.scope
+
+    def _started(self, name: str) -> list[tuple[CallSite, cst.BaseExpression | None, int]]:
+        """The calls that start the function `name` in new processes, with the `args` they
+        give it and the first parameter those fill: `torch.multiprocessing.spawn(name,
+        args=(...))` passes the process index first; `multiprocessing.Process(target=name,
+        args=(...))`."""
+        found = []
+        for site in self.ctx.calls.get("spawn", ()):
+            if type(fn := argument(site.node, 0, "fn")) is cst.Name and fn.value == name:
+                found.append((site, argument(site.node, 1, "args"), 1))
+        for site in self.ctx.calls.get("Process", ()):
+            if type(target := argument(site.node, 1, "target")) is cst.Name and target.value == name:
+                found.append((site, argument(site.node, 3, "args"), 0))
+        return found
 
     def registrations(self, name: str) -> list[CallSite]:
         """The ignite `engine.add_event_handler(event, name, ...)` calls that register the

@@ -311,6 +311,39 @@ class NonPersistentWorkers(LoaderRule):
                 train_one_epoch(model, train_loader)
             """,
         ),
+        # the parsed arguments reach the worker through torch.multiprocessing.spawn
+        Example(
+            """
+            import argparse
+            import torch
+            from torch.utils.data import DataLoader
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--workers", default=8, type=int)
+            def main_worker(gpu, args):
+                loader = DataLoader(ds, batch_size=256, num_workers=args.workers)
+                for epoch in range(100):
+                    for x, y in loader:
+                        model(x.cuda(gpu)).sum().backward()
+            def main():
+                args = parser.parse_args()
+                torch.multiprocessing.spawn(main_worker, (args,), 8)
+            """,
+            """
+            import argparse
+            import torch
+            from torch.utils.data import DataLoader
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--workers", default=8, type=int)
+            def main_worker(gpu, args):
+                loader = DataLoader(ds, batch_size=256, num_workers=args.workers, persistent_workers=args.workers > 0)
+                for epoch in range(100):
+                    for x, y in loader:
+                        model(x.cuda(gpu)).sum().backward()
+            def main():
+                args = parser.parse_args()
+                torch.multiprocessing.spawn(main_worker, (args,), 8)
+            """,
+        ),
         # the worker count set alike in two cells; a function looping over the epochs calls one
         # looping over the loader it is given
         Example(
