@@ -10,6 +10,7 @@ the parse). Values are resolved on demand; anything not provably constant is
 
 from __future__ import annotations
 
+import os
 import re
 from collections import defaultdict
 from typing import NamedTuple, cast
@@ -216,10 +217,24 @@ class Context:
                 first = name.split(".")[0]
                 self.imports[first] = first
 
+    def _star_modules(self, level: int, module: str | None) -> None:
+        """The modules a project module imports, for `from utils import *` (`torch` when utils.py
+        has `import torch`): names the source has not bound itself."""
+        if not self.path or self.path.startswith("<"):
+            return
+        from .project import local_module, project_root  # (the project model: only for a star import)
+
+        directory = os.path.dirname(os.path.abspath(self.path))
+        found = local_module(directory, module, level, project_root(directory))
+        for name, qualified in found.imports.items() if found is not None else ():
+            self.imports.setdefault(name, qualified)
+
     def _import_from(self, node: cst.ImportFrom) -> None:
         aliases = node.names
         if isinstance(aliases, cst.ImportStar):  # `from utils import *`: names the project model may find there
-            self.star_imports.append((len(node.relative), dotted(node.module) if node.module is not None else None))
+            level, module = len(node.relative), dotted(node.module) if node.module is not None else None
+            self.star_imports.append((level, module))
+            self._star_modules(level, module)
             return
         if node.relative:  # `from .data import Dataset`
             module = dotted(node.module) if node.module is not None else None

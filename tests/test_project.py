@@ -362,6 +362,24 @@ def test_names_from_a_star_import(tmp_path):
     assert "passes a CUDA tensor to `accuracy`" in finding.message
 
 
+def test_torch_imported_through_a_star_import(tmp_path):
+    # sgrvinod's tutorials: `from utils import *` is the only import of torch in train.py
+    train = """
+        from utils import *
+        loader = torch.utils.data.DataLoader(dataset, batch_size=16, shuffle=True, num_workers=4)
+        model = model.cuda()
+        for epoch in range(100):
+            for lr_imgs, hr_imgs in loader:
+                loss = criterion(model(lr_imgs.to(device)), hr_imgs.to(device))
+                loss.backward()
+                optimizer.step()
+    """
+    path = project(tmp_path, train)
+    assert [f.range.start_line for f in findings_of(path, "TPL104")] == [2]
+    (tmp_path / "utils.py").write_text("import os\n")
+    assert findings_of(path, "TPL104") == []  # (no torch, no DataLoader)
+
+
 def test_what_the_backpropagated_loss_is_computed_from_is_a_tensor(tmp_path):
     train = """
         import torch
