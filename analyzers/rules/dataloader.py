@@ -819,7 +819,7 @@ class LoaderRule(Rule):
         source that trains, a loop of the module's own statements (not in a loop or function)
         that does not train, or a call of a function of the project that loops over it once and
         does not train (a test pass after training: in a source that only evaluates, that pass
-        is the job); a loader of a notebook nothing uses; or it is made by a Lightning `test_dataloader`
+        is the job); or it is made by a Lightning `test_dataloader`
         (`predict_dataloader`) hook of a script that trains (`.fit(...)`) and never tests."""
         key = ("once", id(site.node))  # (asked by TPL101 and TPL102)
         if key not in self.known:
@@ -849,7 +849,7 @@ class LoaderRule(Rule):
                 if not all(map(self._next_once, iterators)) or not all(self._one_pass(call, name) for call in calls):
                     return False
             single += one + len(passes) + len(iterators) + len(calls)
-        return single > 0 or self.ctx.units[0].notebook  # (a notebook's loader nothing uses loads nothing)
+        return single > 0
 
     def _one_pass(self, call: cst.Call, name: str) -> bool:
         """Whether a function of the project `call` gives the loader `name` to loops over it once
@@ -1281,8 +1281,7 @@ class SynchronousDataLoader(LoaderRule):
       read by one pass that does not train, outside any loop or function, its own or that
       of a function of the project it is given to (`test_acc = evaluate(model,
       test_loader)`: a test pass after training, nothing repeats it). In a source that only
-      evaluates, that pass is the job, and is reported; a loader of a notebook that nothing
-      uses loads nothing;
+      evaluates, that pass is the job, and is reported;
     - in a notebook that never uses a GPU (nor does a framework it uses for the loader):
       a CPU session, where the worth of workers is rarely the question. A `.py` file that
       never names a GPU is reported, saying that the training loop waits (the profiler
