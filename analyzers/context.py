@@ -17,7 +17,7 @@ from typing import NamedTuple, cast
 
 import libcst as cst
 
-from .nodes import UNKNOWN, argument, call_name, code, dotted, free_names, keyword, literal, remembered, star_kwargs
+from .nodes import UNKNOWN, argument, call_name, code, dotted, keyword, literal, names_in, remembered, star_kwargs
 from .vocabulary import CUDA_STRING, gpu_api
 
 _MAX_DEPTH = 12
@@ -503,7 +503,7 @@ class Context:
         if not values or any(value is None for value in values):
             return None
         if len(values) > 1 and (len({code(value) for value in values}) != 1 or any(
-                name not in self.imports and name not in _BUILTINS for name in free_names(values[0]))):
+                name not in self.imports and name not in _BUILTINS for name in names_in(values[0], attributes=False))):
             return None
         return values[0]
 

@@ -166,13 +166,19 @@ def literal(expr: cst.BaseExpression):
     return UNKNOWN
 
 
-def names_in(root: cst.CSTNode) -> set[str]:
-    """Every name under `root` (`root` itself included)."""
+def names_in(root: cst.CSTNode, attributes: bool = True) -> set[str]:
+    """Every name under `root` (`root` itself included); without `attributes`, only the names
+    it reads (`os` of `os.cpu_count()`, not the attribute `cpu_count`)."""
     found: set[str] = set()
 
     class Names(cst.CSTVisitor):
         def visit_Name(self, node: cst.Name) -> None:
             found.add(node.value)
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            if not attributes:
+                node.value.visit(self)
+            return attributes
 
     root.visit(Names())
     return found
@@ -195,22 +201,6 @@ def assigned_in(block: cst.CSTNode, name: str) -> list:
                     found.append(values[index].value if len(values) == len(elements) else None)
 
     block.visit(Assignments())
-    return found
-
-
-def free_names(root: cst.CSTNode) -> set[str]:
-    """The names `root` reads (`os` of `os.cpu_count()`, not the attribute `cpu_count`)."""
-    found: set[str] = set()
-
-    class Names(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            found.add(node.value)
-
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)
-            return False
-
-    root.visit(Names())
     return found
 
 
