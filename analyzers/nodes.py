@@ -184,13 +184,22 @@ def names_in(root: cst.CSTNode, attributes: bool = True) -> set[str]:
     return found
 
 
-def assigned_in(block: cst.CSTNode, name: str) -> list:
+def assigned_in(block: cst.CSTNode, name: str, before: cst.CSTNode | None = None) -> list:
     """The values `block` assigns to `name` (`X, y = X.to("cpu"), y` gives `X.to("cpu")`;
-    an unpacked value, None)."""
+    an unpacked value, None); with `before`, only by statements that end before that node is
+    evaluated (not `labels = f(labels.numpy())`, which reads `labels` first)."""
     found: list[cst.BaseExpression | None] = []
+    met = False
 
     class Assignments(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            nonlocal met
+            met = met or node is before
+            return not met and super().on_visit(node)
+
+        def leave_Assign(self, node: cst.Assign) -> None:
+            if met:
+                return
             for target in node.targets:
                 if type(target.target) is cst.Name and target.target.value == name:
                     found.append(node.value)

@@ -138,6 +138,11 @@ class HostSyncEveryStep(Nesting):
                     X, y = X.to("cpu"), y.to("cpu")
                     loss_fn(model_cpu(X), y).backward()
                     optimizer.step()
+            for epoch in range(5):
+                for i, (imgs, labels) in enumerate(train_dataloader):
+                    labels = to_categorical(labels.numpy(), num_columns=10)
+                    loss_fn(model(imgs.cuda()), labels.cuda()).backward()
+                    optimizer.step()
             """,
         ),
         # a branch that stops the program runs at most once
@@ -450,7 +455,7 @@ class HostSyncEveryStep(Nesting):
                 what = f"`if {short_code(node.test)}:` turns a CUDA tensor into a Python bool"
                 advice = "Check it every N steps, or keep the decision on the GPU (`torch.where`, masking)."
         elif candidate.kind == "method":
-            if _method(candidate).attr.value in ("cpu", "to") and (self._rpc() or self._loader_batch(candidate)):
+            if _method(candidate).attr.value in ("cpu", "to") and self._rpc() or self._loader_batch(candidate):
                 return None
             text = short_code(node)
             what = f"`{text if not text.endswith('...') else '...' + short_code(_method(candidate).attr) + '()'}` copies a value to the host"
@@ -544,8 +549,8 @@ class HostSyncEveryStep(Nesting):
         )
 
     def _loader_batch(self, candidate: _Candidate) -> bool:
-        """`X.to("cpu")` of a batch a loop takes from a DataLoader, and the loop binds it to
-        nothing else: a CPU tensor, nothing to wait for."""
+        """`X.to("cpu")`, `labels.numpy()` of a batch a loop takes from a DataLoader, and the loop
+        binds it to nothing else: a CPU tensor, nothing to wait for."""
         receiver = _method(candidate).value
         if type(receiver) is not cst.Name:
             return False
@@ -554,7 +559,7 @@ class HostSyncEveryStep(Nesting):
                      if type(loop) is cst.For and name in names_in(loop.target)), None)
         if loop is None or any(not (type(value) is cst.Call and _host_copy(value)
                                and dotted(cst.ensure_type(value.func, cst.Attribute).value) == name)
-                               for value in assigned_in(loop.body, name)):
+                               for value in assigned_in(loop.body, name, before=candidate.site.node)):
             return False
         iterable = loop.iter
         while type(iterable) is cst.Call and call_name(iterable) in ("enumerate", "tqdm", "iter") and iterable.args:
