@@ -685,6 +685,13 @@ def reads_every_call(found: Definition | None) -> Use | None:
     return _first_use(found, "reads", 0)
 
 
+def copies_every_call(found: Definition | None) -> Use | None:
+    """Where the function `found` (or one it calls) copies a tensor to the host each time it
+    runs (`x.item()`, `.cpu()`, `.numpy()`, `.tolist()`: not `float(x)`, which Python numbers
+    take too), as `reads_every_call` finds them."""
+    return _first_use(found, "copies", 0)
+
+
 def _first_use(found: Definition | None, kind: str, depth: int) -> Use | None:
     if found is None or depth > _MAX_CALLS:
         return None
@@ -702,11 +709,12 @@ def _memo(function: ast.stmt) -> dict:
 
 
 def _first(function, namespace: Namespace, place: Place, cls, kind: str, depth: int) -> Use | None:
-    skipped = _guarded(function) if kind == "reads" else set()
+    skipped = _guarded(function, typed=kind == "copies") if kind != "syncs" else set()
     calls = sorted((n for n in body_nodes(function) if type(n) is ast.Call and id(n) not in skipped),
                    key=lambda n: (n.lineno, n.col_offset))
     for node in calls:
-        if _host_read(node) is not None or kind == "syncs" and namespace.qualname(ast_dotted(node.func) or "") in _SYNC_CALLS:
+        read = _host_read(node) is not None and (kind != "copies" or type(node.func) is ast.Attribute)
+        if read or kind == "syncs" and namespace.qualname(ast_dotted(node.func) or "") in _SYNC_CALLS:
             return Use(ast.unparse(node), place(node.lineno), place.path, node.lineno, _name(function, cls))
     for node in calls:
         inner = _first_use(_callee(node.func, namespace, place, cls), kind, depth + 1)
@@ -715,12 +723,17 @@ def _first(function, namespace: Namespace, place: Place, cls, kind: str, depth: 
     return None
 
 
-def _guarded(function) -> set[int]:
+def _guarded(function, typed: bool = False) -> set[int]:
     """Ids of the nodes of a function that do not run every time: under an `if` testing an
-    interval (`step % 100 == 0`), in an `except` handler."""
+    interval (`step % 100 == 0`), in an `except` handler; with `typed`, also under an `if`
+    testing what a value is (`if isinstance(v, torch.Tensor): v = v.item()`: a read of what
+    the caller passes, judged where it is passed)."""
     found: set[int] = set()
     for node in body_nodes(function):
-        if type(node) is ast.If and any(type(n) is ast.BinOp and type(n.op) is ast.Mod for n in ast.walk(node.test)):
+        if type(node) is ast.If and any(
+                type(n) is ast.BinOp and type(n.op) is ast.Mod
+                or typed and type(n) is ast.Call and type(n.func) is ast.Name and n.func.id == "isinstance"
+                for n in ast.walk(node.test)):
             found.update(id(n) for statement in node.body for n in ast.walk(statement))
         elif type(node) is ast.ExceptHandler:
             found.update(id(n) for n in ast.walk(node))

@@ -1020,3 +1020,24 @@ def test_a_prediction_pass_after_training_through_an_epoch_function_of_another_m
     path = project(tmp_path, train)
     (tmp_path / "engine.py").write_text(textwrap.dedent(engine))
     assert [f.range.start_line for f in findings_of(path, "TPL102")] == [5]  # the training loader's only
+
+
+def test_a_helper_of_another_module_that_copies_a_tensor_it_makes_every_step(tmp_path):
+    # facebookresearch/mae: misc.all_reduce_mean(loss_value) makes a CUDA tensor of the float
+    # it is given and reads it back; MetricLogger.update reads only the tensors it is passed
+    utils = UTILS + """
+    def all_reduce_mean(x):
+        if world_size() > 1:
+            x_reduce = torch.tensor(x).cuda()
+            dist.all_reduce(x_reduce)
+            return x_reduce.item()
+        return x
+    """
+    train = TRAIN.replace("logger.update(loss=loss)", "loss_value = float(loss.detach())\n"
+                          "        logger.update(loss=loss_value)\n        reduced = utils.all_reduce_mean(loss_value)")
+    findings = tpl203(project(tmp_path, train, utils))
+    assert [f.message.split(" ", 1)[0] for f in findings] == ["`float(loss.detach())`", "`utils.all_reduce_mean(loss_value)`"]
+    assert "(`x_reduce.item()` in `all_reduce_mean`, utils.py:" in findings[1].message
+    looping = TRAIN.replace("logger.update(loss=loss)", "utils.evaluate(val_loader)")  # (a pass of its own)
+    evaluate = "\n    def evaluate(loader):\n        for x in loader:\n            print(x.sum().item())\n"
+    assert tpl203(project(tmp_path, looping, utils + evaluate)) == []

@@ -11,8 +11,8 @@ from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
 from ..nodes import aborts, argument, assigned_in, call_name, dotted, keyword, literal, names_in, positional, short_code
 from ..findings import Related
 from ..project import (
-    Use, attribute_module, call_target, host_reads, maybe_project_call, reads_every_call, steps_in_loops, used_arguments,
-    used_by_all_fitting,
+    Use, attribute_module, call_target, copies_every_call, host_reads, iterated, maybe_project_call, reads_every_call,
+    steps_in_loops, used_arguments, used_by_all_fitting,
 )
 from ..project import trains as project_trains
 from .base import Example
@@ -514,12 +514,23 @@ class HostSyncEveryStep(Nesting):
     def _step_reading(self, candidate: _Candidate, advice: str) -> tuple | None:
         """A training-step function of another module (it calls `backward()` or steps an
         optimizer, with no loop over the batches of its own) that reads a value on the host
-        each time it runs: `return loss.item()` in engine.py's `train_step(model, batch)`."""
+        each time it runs: `return loss.item()` in engine.py's `train_step(model, batch)`; or
+        a helper of another module the loop that steps calls, which copies a tensor to the
+        host each time (`misc.all_reduce_mean(loss_value)`: `x_reduce.item()`)."""
         node = _call(candidate)
         found = call_target(self.ctx, node.func, candidate.site.scope)
-        if found is None or not found[2].label or not project_trains(found) or steps_in_loops(found):
+        if found is None or not found[2].label or steps_in_loops(found):
             return None
-        read = reads_every_call(found)
+        if project_trains(found):
+            read = reads_every_call(found)
+        else:  # another helper of the step (`clip_gradients`, `all_reduce_mean`): a tensor it copies itself
+            loops = candidate.site.loops  # (in the loop that steps: not an epoch loop calling `evaluate(loader)`)
+            steps_here = bool(loops) and TrainingSteps.of(self.ctx).steps_here(loops[-1])
+            read = copies_every_call(found) if steps_here and not iterated(found) else None
+            passed = [value for value, use in used_arguments(self.ctx, node, candidate.site.scope, host_reads)[1]
+                      if read is not None and (use.line, use.code) == (read.line, read.code)]
+            if not all(self._python_number(value, candidate.site.scope) for value in passed):
+                return None  # (a read of what it is passed: judged as passed, `_passed_to_host_read`)
         if read is None:
             return None
         message = (
@@ -528,6 +539,17 @@ class HostSyncEveryStep(Nesting):
             f"so the GPU idles. {advice}"
         )
         return message, (Related(read.path, read.line - 1, f"`{read.code}` reads the value on the host ({read.via})"),)
+
+    def _python_number(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        """`loss_value` after `loss_value = loss.item()` (or `float(...)`, a number literal)."""
+        found = self.ctx.origin(expr, scope) if type(expr) is cst.Name else (expr, scope)
+        if found is None:
+            return False
+        value = found[0]
+        if type(value) is cst.Call:
+            return call_name(value) in ("item", "float", "int") and (type(value.func) is cst.Attribute) == (
+                call_name(value) == "item")
+        return type(literal(value)) in (int, float)
 
     def _logged_tensor(self, candidate: _Candidate, advice: str) -> str | None:
         """`wandb.log({"acc": acc})` (or through a logger's `self._wandb = wandb`) of a CUDA tensor."""

@@ -244,6 +244,11 @@ class TrainingSteps:
                 return True
         return depth == 0 and self._trains_elsewhere(node)
 
+    def steps_here(self, loop: cst.CSTNode) -> bool:
+        """Whether the body of `loop` itself runs a training step (`loss.backward()`,
+        `optimizer.step()`), not only through the functions it calls."""
+        return id(loop) in self._direct
+
     def per_epoch(self, loop: cst.CSTNode) -> bool:
         """Whether `loop` runs no training step itself but holds a loop that does, or calls a
         function (of the source or of another module) that loops over training steps: it runs
