@@ -18,10 +18,9 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from .nodes import UNKNOWN, argument, call_name, code, dotted, keyword, literal, names_in, remembered, star_kwargs
-from .vocabulary import CUDA_STRING, gpu_api
+from .vocabulary import CUDA_STRING, LEGACY_TENSOR_TYPES, gpu_api
 
 _MAX_DEPTH = 12
-_TENSOR_TYPE = re.compile(r"torch\.(cuda\.)?(?:Float|Double|Half|BFloat16|Long|Int|Short|Char|Byte|Bool)Tensor")  # legacy tensor types
 _MUTATORS = {"setdefault", "pop", "popitem", "clear", "__setitem__"}  # (`update` is followed: see kwargs)
 # A run-time condition that asks for a GPU (`use_cuda`, `torch.cuda.is_available()`), or for the CPU
 _GPU_WORDS = re.compile(r"cuda|accel|gpu", re.IGNORECASE)
@@ -674,9 +673,9 @@ class Context:
                 found = self._cuda_names[key] = self._cuda_name(expr.value, owner, depth)
             return found
         if type(expr) is cst.Attribute:
-            tensor_type = _TENSOR_TYPE.fullmatch(self.qualname(expr) or "")
-            if tensor_type is not None:
-                return tensor_type.group(1) is not None
+            module, _, name = (self.qualname(expr) or "").rpartition(".")
+            if name in LEGACY_TENSOR_TYPES and module in ("torch", "torch.cuda"):
+                return module == "torch.cuda"
             if type(expr.value) is cst.Name:
                 namespace = self.origin(expr.value, scope)
                 if namespace is not None and self._is_parse_args(namespace[0]):

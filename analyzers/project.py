@@ -810,16 +810,21 @@ def iterated(found: Definition | None) -> dict[str, int]:
         for node in body_nodes(function):
             if type(node) not in (ast.For, ast.comprehension):
                 continue
-            source = node.iter
+            source = _loop_source(node.iter)
             for _ in range(4):
-                if type(source) is ast.Call and source.args:
-                    source = source.args[0]  # enumerate(x), tqdm(x), logger.log_every(x, ...)
-                elif type(source) is ast.Name and len(bound.get(source.id, ())) == 1 and source.id not in names:
-                    source = bound[source.id][0]  # `progress = tqdm(enumerate(x))`
+                if type(source) is ast.Name and len(bound.get(source.id, ())) == 1 and source.id not in names:
+                    source = _loop_source(bound[source.id][0])  # `progress = tqdm(enumerate(x))`
             if type(source) is ast.Name and source.id in names:
                 loops.setdefault(source.id, getattr(node, "lineno", getattr(node.iter, "lineno", 0)))
         memo[iterated] = loops
     return memo[iterated]
+
+
+def _loop_source(source: ast.expr) -> ast.expr:
+    """What a loop's iterable wraps: `x` of `enumerate(x)`, `tqdm(x)`, `logger.log_every(x, ...)`."""
+    while type(source) is ast.Call and source.args:
+        source = source.args[0]
+    return source
 
 
 def iterated_again(found: Definition | None) -> dict[str, int]:
@@ -836,9 +841,7 @@ def iterated_again(found: Definition | None) -> dict[str, int]:
         for loop in (n for n in body_nodes(function) if type(n) in (ast.For, ast.While)):
             for node in (n for statement in loop.body for n in ast.walk(statement)):
                 if type(node) is ast.For:
-                    source = node.iter
-                    while type(source) is ast.Call and source.args:
-                        source = source.args[0]  # enumerate(x), tqdm(x)
+                    source = _loop_source(node.iter)
                     if type(source) is ast.Name and source.id in names:
                         again.setdefault(source.id, node.lineno)
                 elif type(node) is ast.Call:

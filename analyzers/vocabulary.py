@@ -27,8 +27,13 @@ CONSTANT_FACTORIES = {"zeros", "ones", "empty", "full"}
 RANDOM_FACTORIES = {"rand", "randn", "randint"}
 # torch factories of a new tensor from a size alone: what every rule counts as a factory.
 SIZED_FACTORIES = CONSTANT_FACTORIES | RANDOM_FACTORIES
+# torch factories whose values do not depend on a random generator.
+DETERMINISTIC_FACTORIES = CONSTANT_FACTORIES | {"arange", "linspace", "logspace", "eye", "tensor", "as_tensor"}
 # torch factories that make a tensor on the CPU unless given a device (not `torch.round(x)`: where x is).
-HOST_FACTORIES = SIZED_FACTORIES | {"arange", "linspace", "logspace", "eye", "tensor", "as_tensor", "from_numpy", "randperm"}
+HOST_FACTORIES = DETERMINISTIC_FACTORIES | RANDOM_FACTORIES | {"from_numpy", "randperm"}
+# Older code's typed constructors (`torch.FloatTensor(n, d)`, `torch.cuda.LongTensor`).
+LEGACY_TENSOR_TYPES = frozenset(
+    f"{kind}Tensor" for kind in ("Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte", "Bool"))
 
 # torch namespaces other than `torch` itself whose public functions run tensor ops.
 TENSOR_NAMESPACES = ("torch.nn.functional", "torch.linalg", "torch.fft", "torch.special")

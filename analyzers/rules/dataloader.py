@@ -189,7 +189,7 @@ class LoaderRule(Rule):
         candidates = [iterable]
         while candidates and type(call := candidates[0]) is cst.Call:
             if call_name(call) in _ITER_WRAPPERS:
-                candidates[:1] = [arg.value for arg in call.args if arg.keyword is None and arg.star == ""][:1] if call_name(call) != "zip" else [arg.value for arg in call.args]
+                candidates[:1] = _wrapped(call)
                 continue
             passed = self._yielded_from(call, site.scope)  # `metric_logger.log_every(loader, 10)`
             if passed is None:
@@ -223,8 +223,7 @@ class LoaderRule(Rule):
             if call in self.loaders:
                 return [self.loaders[call]]
             if call_name(call) in _ITER_WRAPPERS:  # `progress = tqdm(enumerate(loader))`
-                return [loader for arg in call.args[:None if call_name(call) == "zip" else 1] if arg.keyword is None
-                        for loader in self._resolve_loader(arg.value, origin[1], depth + 1)]
+                return [loader for value in _wrapped(call) for loader in self._resolve_loader(value, origin[1], depth + 1)]
             if type(call.func) is not cst.Name:
                 return []
             if _iterator_class(self.ctx.classes.get(call.func.value)):  # `InfiniteIterator(loader)`
@@ -1174,6 +1173,13 @@ def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst
 _SETTINGS_READ = frozenset({"dataset", "batch_size", "sampler", "num_workers", "collate_fn", "drop_last"})
 
 
+def _wrapped(call: cst.Call) -> list[cst.BaseExpression]:
+    """What an iterator wrapper (`enumerate(loader)`, `tqdm(loader, total=n)`) iterates:
+    its first positional argument, or every argument of `zip`."""
+    given = [arg.value for arg in call.args if arg.keyword is None and arg.star == ""]
+    return given if call_name(call) == "zip" else given[:1]
+
+
 def _iter_of(expr: cst.BaseExpression, name: str) -> bool:
     """`iter(name)`."""
     return (type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "iter" and len(expr.args) == 1
@@ -1204,11 +1210,7 @@ def _next_iter(call: cst.Call, name: str) -> bool:
     """`next(iter(name))`."""
     if type(call.func) is not cst.Name or call.func.value != "next" or not call.args:
         return False
-    inner = call.args[0].value
-    return (
-        type(inner) is cst.Call and type(inner.func) is cst.Name and inner.func.value == "iter"
-        and len(inner.args) == 1 and type(inner.args[0].value) is cst.Name and inner.args[0].value.value == name
-    )
+    return _iter_of(call.args[0].value, name)
 
 
 def _iterated(expr: cst.BaseExpression) -> str | None:

@@ -12,18 +12,15 @@ from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, 
 from .base import CallNames, Example, FixPlan, Replace
 from .edits import with_keywords
 from .tracking import Nesting, TrainingSteps, iterations
-from ..vocabulary import (CONSTANT_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, HOST_COPY_METHODS, PER_CALL_METHODS, RANDOM_FACTORIES,
-                          SHORT_LOOP)
+from ..vocabulary import (DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, HOST_COPY_METHODS, LEGACY_TENSOR_TYPES,
+                          PER_CALL_METHODS, RANDOM_FACTORIES, SHORT_LOOP)
 
-_DETERMINISTIC = CONSTANT_FACTORIES | {"arange", "linspace", "logspace", "eye", "tensor", "as_tensor"}
 _RANDOM = RANDOM_FACTORIES | {"randperm", "normal", "bernoulli"}
-# older code's typed constructors: a CPU tensor of the sizes or the data they are given
-_LEGACY_TYPES = frozenset(f"{kind}Tensor" for kind in ("Float", "Double", "Half", "Long", "Int", "Short", "Char", "Byte", "Bool"))
-_FACTORIES = _DETERMINISTIC | _RANDOM | _LEGACY_TYPES | {"range"}
+_FACTORIES = DETERMINISTIC_FACTORIES | _RANDOM | LEGACY_TENSOR_TYPES | {"range"}
 # what to make on the device instead, where it is not the same factory with `device=`
 _ON_DEVICE = {"range": "torch.arange(..., device=...)", **{
     name: "torch.tensor/zeros/arange(..., dtype=..., device=...) (a typed constructor cannot make it there)"
-    for name in _LEGACY_TYPES}}
+    for name in LEGACY_TENSOR_TYPES}}
 _CALL_DEPTH = 3  # calls between a forward and the function that runs in it
 _CONTAINER_METHODS = frozenset(name for kind in (dict, list, set, str, bytes) for name in dir(kind))  # `d.update(...)`: not a method of the source
 _RANDOM_FILLS = frozenset({"random_", "normal_", "uniform_"})  # in-place draws: another generator on the GPU
@@ -690,14 +687,10 @@ class CpuTensorMovedEachStep(Nesting):
         if type(expr) is not cst.Name or not self.ctx.loops:
             return False
         name = expr.value
-
-        def moves(value) -> bool:
-            return type(value) is cst.Call and call_name(value) in ("to", "cuda") and type(value.func) is cst.Attribute \
-                and dotted(value.func.value) == name
-
         met = self.ctx.scope.assignments.get(name, ())  # (those met so far in the pass)
         loop = cast(cst.For, self.ctx.loops[-1])  # (a `for` or `while`: both have a body)
-        return any(map(moves, assigned_in(loop.body, name))) and not any(map(moves, met))
+        return any(_moves_itself(v, name) for v in assigned_in(loop.body, name)) and not any(
+            _moves_itself(v, name) for v in met)
 
     def _host_tensor(self, expr: cst.BaseExpression) -> bool:
         """`torch.tensor(values)` without a device: a CPU tensor of the program's data, which a
@@ -846,14 +839,14 @@ class CpuTensorMovedEachStep(Nesting):
             if device is not None and not moved_as and not typed and not self._device(device, site):
                 continue
             factory = call_name(made)
-            fix = self._fix(site, made, device) if factory in _DETERMINISTIC and not typed else None
+            fix = self._fix(site, made, device) if factory in DETERMINISTIC_FACTORIES and not typed else None
             how = f"`.type_as({code(device)})`" if moved_as and device is not None else "copied to the GPU"
             instead = _ON_DEVICE.get(factory or "", f"torch.{factory}(..., device=...)")
             self.report(
                 site,
                 f"torch.{factory}(...) is created on the CPU and then {how} {where}: an allocation, "
                 f"a fill and a blocking copy from pageable memory each time. Create it on the device directly: {instead}."
-                + ("" if factory in _DETERMINISTIC or factory in _ON_DEVICE else " (Random values then come from the CUDA generator.)"),
+                + ("" if factory in DETERMINISTIC_FACTORIES or factory in _ON_DEVICE else " (Random values then come from the CUDA generator.)"),
                 fix,
             )
 
@@ -894,9 +887,7 @@ class CpuTensorMovedEachStep(Nesting):
             elif type(expr) is cst.Name and expr.value in self.ctx.scope.assignments:
                 name = expr.value  # its latest value met in the pass before those followed, not a move of it
                 values = self.ctx.scope.assignments[name][:before.get(name)]
-                index = next((i for i in reversed(range(len(values))) if not (
-                    type(v := values[i]) is cst.Call and call_name(v) in ("cuda", "to") and type(v.func) is cst.Attribute
-                    and dotted(v.func.value) == name)), None)
+                index = next((i for i in reversed(range(len(values))) if not _moves_itself(values[i], name)), None)
                 if index is None or values[index] is None:
                     return None
                 before[name] = index  # (`z = torch.from_numpy(z)`: the z before)
@@ -1027,6 +1018,12 @@ def _below(made: cst.Call, receiver: cst.BaseExpression) -> bool:
     return expr is made
 
 
+def _moves_itself(value: cst.BaseExpression | None, name: str) -> bool:
+    """`name.to(device)` / `name.cuda()`: what `name = name.cuda()` assigns."""
+    return type(value) is cst.Call and call_name(value) in ("to", "cuda") and type(value.func) is cst.Attribute \
+        and dotted(value.func.value) == name
+
+
 def _factory_below(expr: cst.BaseExpression) -> cst.Call | None:
     """The torch factory call at the bottom of `torch.arange(n).unsqueeze(0)`-like chains (and
     of the `Variable(torch.zeros(n))` wrapper older code puts around it)."""
@@ -1043,10 +1040,10 @@ def _from_host_data(made: cst.Call) -> bool:
     """`torch.tensor(state)`, `torch.LongTensor(ids)`: a tensor of values the program holds (not
     constants, nor a `range(n)` or sizes: `torch.FloatTensor(n, d)`), which reach the GPU by a
     copy however the tensor is made."""
-    if call_name(made) not in ("tensor", "as_tensor", *_LEGACY_TYPES) or not made.args:
+    if call_name(made) not in ("tensor", "as_tensor", *LEGACY_TENSOR_TYPES) or not made.args:
         return False
     data = made.args[0].value
-    if call_name(made) in _LEGACY_TYPES and (len(made.args) > 1 or type(literal(data)) is int):
+    if call_name(made) in LEGACY_TENSOR_TYPES and (len(made.args) > 1 or type(literal(data)) is int):
         return False  # sizes (`torch.FloatTensor(n, d)`): a new tensor like torch.empty
     if type(data) is cst.Call and call_name(data) in ("list", "tuple") and data.args:
         data = data.args[0].value

@@ -546,10 +546,10 @@ class HostSyncEveryStep(Nesting):
         if found is None:
             return False
         value = found[0]
-        if type(value) is cst.Call:
-            return call_name(value) in ("item", "float", "int") and (type(value.func) is cst.Attribute) == (
-                call_name(value) == "item")
-        return type(literal(value)) in (int, float)
+        if type(value) is not cst.Call:
+            return type(literal(value)) in (int, float)
+        func = value.func
+        return type(func) is cst.Attribute and func.attr.value == "item" or type(func) is cst.Name and func.value in ("float", "int")
 
     def _logged_tensor(self, candidate: _Candidate, advice: str) -> str | None:
         """`wandb.log({"acc": acc})` (or through a logger's `self._wandb = wandb`) of a CUDA tensor."""
