@@ -11,7 +11,7 @@ from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
 from ..nodes import aborts, argument, assigned_in, call_name, dotted, keyword, literal, names_in, positional, short_code
 from ..findings import Related
 from ..project import (
-    Use, attribute_module, call_target, copies_every_call, host_reads, iterated, maybe_project_call, reads_every_call,
+    Definition, Use, attribute_module, copies_every_call, host_reads, iterated, maybe_project_call, reads_every_call,
     steps_in_loops, used_arguments, used_by_all_fitting,
 )
 from ..project import trains as project_trains
@@ -509,16 +509,16 @@ class HostSyncEveryStep(Nesting):
                 Related(use.path, use.line - 1, f"`{use.code}` reads the value on the host ({use.via})") for use in found if use.path
             )
             return message, related
-        return self._step_reading(candidate, advice)
+        return self._step_reading(candidate, advice, callee, used)
 
-    def _step_reading(self, candidate: _Candidate, advice: str) -> tuple | None:
+    def _step_reading(self, candidate: _Candidate, advice: str, found: Definition | None, passed: list[tuple]) -> tuple | None:
         """A training-step function of another module (it calls `backward()` or steps an
         optimizer, with no loop over the batches of its own) that reads a value on the host
         each time it runs: `return loss.item()` in engine.py's `train_step(model, batch)`; or
         a helper of another module the loop that steps calls, which copies a tensor to the
-        host each time (`misc.all_reduce_mean(loss_value)`: `x_reduce.item()`)."""
+        host each time (`misc.all_reduce_mean(loss_value)`: `x_reduce.item()`). `found`: the
+        call's target; `passed`: (argument, read) of the arguments it reads on the host."""
         node = _call(candidate)
-        found = call_target(self.ctx, node.func, candidate.site.scope)
         if found is None or not found[2].label or steps_in_loops(found):
             return None
         if project_trains(found):
@@ -527,9 +527,8 @@ class HostSyncEveryStep(Nesting):
             loops = candidate.site.loops  # (in the loop that steps: not an epoch loop calling `evaluate(loader)`)
             steps_here = bool(loops) and TrainingSteps.of(self.ctx).steps_here(loops[-1])
             read = copies_every_call(found) if steps_here and not iterated(found) else None
-            passed = [value for value, use in used_arguments(self.ctx, node, candidate.site.scope, host_reads)[1]
-                      if read is not None and (use.line, use.code) == (read.line, read.code)]
-            if not all(self._python_number(value, candidate.site.scope) for value in passed):
+            if read is not None and not all(self._python_number(value, candidate.site.scope) for value, use in passed
+                                            if (use.line, use.code) == (read.line, read.code)):
                 return None  # (a read of what it is passed: judged as passed, `_passed_to_host_read`)
         if read is None:
             return None
