@@ -150,6 +150,7 @@ class TrainingSteps:
         self._by_class: dict[int, dict[str, set[str]]] | None = None  # see _self_calls
         self._elsewhere: dict[int, list[CallSite]] | None = None  # loop or function id -> calls of other names
         self._elsewhere_known: dict[int, bool] = {}  # loop or function id -> whether it trains through them
+        self._anywhere: bool | None = None  # see anywhere
         for name, sites in ctx.calls.items():
             if name == "backward" or name == "step" or name in ctx.functions:
                 for site in sites:
@@ -268,13 +269,14 @@ class TrainingSteps:
     def anywhere(self) -> bool:
         """Whether the source trains at all: a training step in a loop or function of its own,
         in a function of another module it calls, or a framework's loop (ignite's Engine,
-        Lightning's `fit`)."""
-        if self._direct or self.engines or self.ctx.calls.get("fit"):
-            return True
-        targets = (call_target(self.ctx, site.node.func, site.scope)
-                   for name, sites in self.ctx.calls.items() if name not in self.ctx.functions
-                   for site in sites if maybe_project_call(self.ctx, site.node.func))
-        return any(map(trains_somewhere, targets))
+        Lightning's `fit`). Asked once per loader and loop: answered once."""
+        if self._anywhere is None:
+            targets = (call_target(self.ctx, site.node.func, site.scope)
+                       for name, sites in self.ctx.calls.items() if name not in self.ctx.functions
+                       for site in sites if maybe_project_call(self.ctx, site.node.func))
+            self._anywhere = bool(self._direct or self.engines or self.ctx.calls.get("fit")) or any(
+                map(trains_somewhere, targets))
+        return self._anywhere
 
     def _trains_elsewhere(self, node: cst.CSTNode) -> bool:
         """Whether a call right in the loop or function runs a training step in a function or
