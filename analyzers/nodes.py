@@ -13,6 +13,8 @@ from typing import cast
 
 import libcst as cst
 
+from .vocabulary import ITER_WRAPPERS
+
 # What a value is when it is not provably constant: false, and never equal to a value.
 UNKNOWN = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN", "__bool__": lambda self: False})()
 
@@ -115,6 +117,13 @@ def call_name(call: cst.Call) -> str | None:
     if type(func) is cst.Name:
         return func.value
     return None
+
+
+def iteration_source(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """What a loop's iterable takes its items from: `loader` of `enumerate(tqdm(loader))`."""
+    while type(expr) is cst.Call and call_name(expr) in ITER_WRAPPERS - {"zip"} and expr.args:
+        expr = expr.args[0].value
+    return expr
 
 
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:

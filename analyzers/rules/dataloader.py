@@ -8,8 +8,8 @@ import libcst as cst
 
 from ..context import CallSite, Site
 from ..nodes import (
-    UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, positional, remembered, short_code,
-    star_kwargs,
+    UNKNOWN, argument, call_name, children, code, dotted, iteration_source, keyword, literal, positional, remembered,
+    short_code, star_kwargs,
 )
 from ..datasets import (
     CHEAP, EXPENSIVE, HF_METHODS, HF_TRANSFORMS, ON_DEVICE, ROWS, ROWS_BATCH, TENSOR_DATASET, UNKNOWN_DATASET, WRAPPERS,
@@ -17,13 +17,12 @@ from ..datasets import (
 )
 from ..findings import Related
 from ..project import (SourceNamespace, argparse_defaults, bind, call_target, device_moves, iterated, iterated_again,
-                       maybe_project_call, parameters, steps_in_loops, used_arguments, yields)
-from ..project import trains as project_trains
+                       maybe_project_call, parameters, trains_somewhere, used_arguments, yields)
 from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
 from .tracking import TrainingSteps
 from ..vocabulary import (
-    COLLATE_FN, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
+    COLLATE_FN, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
 )
 
 DATALOADER = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
@@ -32,7 +31,6 @@ _LITERAL_TENSORS = {"torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.
                     "numpy.array", "numpy.asarray"}
 _COST_BUDGET = 200  # expressions followed to find one loader's dataset (names reassigned again and again)
 _ONE_BATCH_HOOKS = {"test_dataloader": "test", "predict_dataloader": "predict"}  # Lightning hook -> Trainer method
-_ITER_WRAPPERS = {"enumerate", "tqdm", "iter", "zip", "track", "progress_bar"}
 
 
 _DEVICE_VARIABLE = "device variable"  # a move to a device we cannot resolve, named like one
@@ -188,7 +186,7 @@ class LoaderRule(Rule):
         iterable = loop.iter
         candidates = [iterable]
         while candidates and type(call := candidates[0]) is cst.Call:
-            if call_name(call) in _ITER_WRAPPERS:
+            if call_name(call) in ITER_WRAPPERS:
                 candidates[:1] = _wrapped(call)
                 continue
             passed = self._yielded_from(call, site.scope)  # `metric_logger.log_every(loader, 10)`
@@ -222,7 +220,7 @@ class LoaderRule(Rule):
             call = origin[0]
             if call in self.loaders:
                 return [self.loaders[call]]
-            if call_name(call) in _ITER_WRAPPERS:  # `progress = tqdm(enumerate(loader))`
+            if call_name(call) in ITER_WRAPPERS:  # `progress = tqdm(enumerate(loader))`
                 return [loader for value in _wrapped(call) for loader in self._resolve_loader(value, origin[1], depth + 1)]
             if type(call.func) is not cst.Name:
                 return []
@@ -854,7 +852,7 @@ class LoaderRule(Rule):
         """Whether a function of the project `call` gives the loader `name` to loops over it once
         and does not train (`evaluate(model, test_loader)`, `get_predictions(model, test_loader)`)."""
         found = call_target(self.ctx, call.func, self.ctx.module_scope)
-        if found is None or project_trains(found) or steps_in_loops(found):
+        if found is None or trains_somewhere(found):
             return False
         given = [param for param, value in bind(call, parameters(found[0]), found[3] is not None)
                  if type(value) is cst.Name and value.value == name]
@@ -1215,9 +1213,8 @@ def _next_iter(call: cst.Call, name: str) -> bool:
 
 def _iterated(expr: cst.BaseExpression) -> str | None:
     """The name a `for` loop iterates over, through `enumerate`/`tqdm`/`iter`."""
-    while type(expr) is cst.Call and call_name(expr) in _ITER_WRAPPERS - {"zip"} and expr.args:
-        expr = expr.args[0].value
-    return expr.value if type(expr) is cst.Name else None
+    source = iteration_source(expr)
+    return source.value if type(source) is cst.Name else None
 
 
 def _breaks_after_one(loop: cst.For) -> bool:

@@ -8,7 +8,8 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
-from ..nodes import aborts, argument, assigned_in, call_name, dotted, keyword, literal, names_in, positional, short_code
+from ..nodes import (aborts, argument, assigned_in, call_name, dotted, iteration_source, keyword, literal, names_in, positional,
+                     short_code)
 from ..findings import Related
 from ..project import (
     Definition, Use, attribute_module, copies_every_call, host_reads, iterated, maybe_project_call, reads_every_call,
@@ -582,10 +583,7 @@ class HostSyncEveryStep(Nesting):
                                and dotted(cst.ensure_type(value.func, cst.Attribute).value) == name)
                                for value in assigned_in(loop.body, name, before=candidate.site.node)):
             return False
-        iterable = loop.iter
-        while type(iterable) is cst.Call and call_name(iterable) in ("enumerate", "tqdm", "iter") and iterable.args:
-            iterable = iterable.args[0].value
-        found = self.ctx.origin(iterable, scope)
+        found = self.ctx.origin(iteration_source(loop.iter), scope)
         return found is not None and type(found[0]) is cst.Call and (
             self.ctx.qualname(found[0].func) or "").endswith(".DataLoader")
 
