@@ -58,6 +58,7 @@ class Cost:
     # a cheap class whose items come from what its constructor is passed: the (parameter
     # name, position) of each such argument, whose own cost the caller must add
     passed: tuple[tuple[str, int], ...] = ()
+    in_memory: bool = False  # items converted from arrays held in memory (torchvision's MNIST): no file read
 
     def worse(self, other: "Cost | None") -> "Cost":
         if other is None:
@@ -112,7 +113,7 @@ def library_cost(qualified: str, has_transform: bool) -> Cost | None:
     if head.startswith("torchvision.datasets"):
         if last in _PIL_IN_MEMORY:
             what = "and applies its `transform`" if has_transform else ""
-            return Cost(EXPENSIVE, f"torchvision's {last} makes a PIL image of every item {what}".rstrip())
+            return Cost(EXPENSIVE, f"torchvision's {last} makes a PIL image of every item {what}".rstrip(), in_memory=True)
         return Cost(EXPENSIVE, f"torchvision's {last} reads and decodes an image file per item")
     if head.startswith("torchaudio.datasets"):
         return Cost(EXPENSIVE, f"torchaudio's {last} loads an audio file per item")

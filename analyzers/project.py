@@ -861,6 +861,22 @@ def yields(found: Definition) -> bool:
     return any(type(node) in (ast.Yield, ast.YieldFrom) for node in body_nodes(found[0]))
 
 
+def returned_parameter(found: Definition | None) -> str | None:
+    """The parameter the function `found` gives back itself on some path, when no path gives
+    back nothing or a constant: `input_dict` of `reduce_dict(input_dict)`, which returns it
+    on one process and a reduced copy on several. What it returns is what it is given."""
+    if found is None:
+        return None
+    memo = _memo(found[0])
+    if returned_parameter not in memo:
+        names = set(parameters(found[0]).names)
+        values = [node.value for node in body_nodes(found[0]) if type(node) is ast.Return]
+        given = [value.id for value in values if type(value) is ast.Name and value.id in names]
+        constant = any(value is None or type(value) is ast.Constant for value in values)
+        memo[returned_parameter] = given[0] if len(set(given)) == 1 and not constant else None
+    return memo[returned_parameter]
+
+
 def argparse_defaults(found: Definition | None) -> dict[str, list]:
     """{dest: [default, ...]} of the `add_argument` calls of a function of the project that
     builds an argparse parser (a constant default; None for one it does not give or that is
@@ -909,6 +925,9 @@ def bind(call, params: Parameters, method: bool) -> list[tuple[str, object]]:
         keyword = _keyword(arg)
         star = _star(arg)
         value = arg.value if hasattr(arg, "keyword") else arg  # libcst Arg, ast expr
+        if star == "**":  # the values of `**d` are the callee's keyword arguments
+            pairs.append((params.kwargs or "", value))
+            continue
         if star:
             break  # past a *x, positions are not known
         if keyword is not None:
@@ -918,9 +937,9 @@ def bind(call, params: Parameters, method: bool) -> list[tuple[str, object]]:
             index += 1
         elif params.args:
             pairs.append((params.args, value))
-    for keyword in getattr(call, "keywords", ()):  # ast
-        if keyword.arg is not None:
-            pairs.append((keyword.arg if keyword.arg in params.names else params.kwargs or "", keyword.value))
+    for keyword in getattr(call, "keywords", ()):  # ast; `**d` has no name
+        name = params.kwargs if keyword.arg is None else keyword.arg if keyword.arg in params.names else params.kwargs
+        pairs.append((name or "", keyword.value))
     return [(name, value) for name, value in pairs if name]
 
 
@@ -929,8 +948,9 @@ def _keyword(arg) -> str | None:
     return None if keyword is None else keyword.value
 
 
-def _star(arg) -> bool:
-    return bool(getattr(arg, "star", "")) or type(arg) is ast.Starred
+def _star(arg) -> str:
+    """"*" or "**" for a starred argument (libcst; ast's `*x`), "" for another."""
+    return "*" if type(arg) is ast.Starred else getattr(arg, "star", "")
 
 
 def bound(func) -> bool:

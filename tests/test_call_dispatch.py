@@ -58,7 +58,7 @@ def test_in_place_gradient_update_found_by_suffix():
         for x in loader:
             for p in model.parameters():
                 p.grad.zero_()
-            loss = model(x)
+            loss = model(x.cuda())
             loss.backward()
             opt.step()
         """

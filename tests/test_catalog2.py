@@ -940,7 +940,7 @@ def test_tpl502(name):
 TPL503 = {
     "positional set_to_none": ("""
         import torch
-        model.zero_grad(False)
+        model.cuda().zero_grad(False)
     """, 1),
     "dp-sgd adds noise in place": ("""
         import torch

@@ -444,6 +444,28 @@ def test_a_loader_a_function_makes_and_never_loads_from_is_silent():
     assert "TPL101" in codes(code.replace("print(len(loader))", "for x, y in loader:\n                step(x, y)"))
 
 
+def test_worker_restarts_in_a_script_that_never_names_a_gpu_are_told_as_the_training_loop_s_wait():
+    """TPL104 on the CPU: over image files the finding stays and names the training loop; over
+    MNIST's arrays, whose workers load little, it goes (next to a CPU epoch a restart is small)."""
+    code = textwrap.dedent("""
+        import torch
+        from torch.utils.data import DataLoader
+        from torchvision import datasets
+        loader = DataLoader(datasets.ImageFolder("train"), batch_size=32, num_workers=4)
+        for epoch in range(10):
+            for x, y in loader:
+                model(x).sum().backward()
+                optimizer.step()
+    """)
+    (finding,) = [f for f in analyze(python_source(code, "train.py")) if f.code == "TPL104"]
+    assert "the training loop waits" in finding.message and "GPU" not in finding.message
+    mnist = code.replace('datasets.ImageFolder("train")', 'datasets.MNIST("data")')
+    assert [f for f in analyze(python_source(mnist, "train.py")) if f.code == "TPL104"] == []
+    (finding,) = [f for f in analyze(python_source(mnist.replace("model(x)", "model(x.cuda())"), "train.py"))
+                  if f.code == "TPL104"]
+    assert "the GPU waits" in finding.message
+
+
 def test_a_script_that_never_names_a_gpu_is_told_its_training_loop_waits():
     """A `.py` file with no sign of a GPU trains on the CPU as written: the finding stays (workers
     overlap loading with the CPU's compute, as the profiler measures) but does not claim a GPU."""

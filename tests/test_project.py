@@ -76,6 +76,30 @@ def test_a_method_of_another_file_reading_a_cuda_tensor_every_step(tmp_path):
     assert "`v.item()`" in related.message
 
 
+def test_a_dict_of_losses_spread_into_the_logger_and_one_a_helper_gives_back(tmp_path):
+    """detr's and torchvision's references: `logger.update(**losses)` with a dict of CUDA losses
+    made from the criterion's (through `reduce_dict`, which gives back what it is passed on one
+    process), and one of them taken out by key."""
+    utils = UTILS + """
+    def reduce_dict(input_dict):
+        if world_size() < 2:
+            return input_dict
+        values = torch.stack(list(input_dict.values()))
+        return dict(zip(input_dict, values))
+"""
+    train = TRAIN.replace("        logger.update(loss=loss)\n", textwrap.indent(textwrap.dedent("""
+        reduced = utils.reduce_dict(criterion(out, y))
+        scaled = {k: v * weights[k] for k, v in reduced.items() if k in weights}
+        logger.update(lr=lr, **scaled)
+        logger.update(error=reduced["class_error"])
+    """), "        "))
+    spread, taken = tpl203(project(tmp_path, train, utils))
+    assert "passes the CUDA tensors of `**scaled` to `MetricLogger.update`" in spread.message
+    assert taken.message.startswith("`logger.update(error=reduced[") and "passes a CUDA tensor to" in taken.message
+    plain = train.replace("**scaled", "scale=2")
+    assert len(tpl203(project(tmp_path, plain, utils))) == 1  # (floats and strings are not read on the device)
+
+
 def test_a_function_of_another_file_imported_by_name(tmp_path):
     train = TRAIN.replace("import utils\n", "import utils\n    from utils import accuracy\n").replace(
         "logger.update(loss=loss)", "acc = accuracy(out, y)")

@@ -520,6 +520,16 @@ class LoaderRule(Rule):
             for loader in self._resolve_loader(arg.value, site.scope, 0):
                 found.setdefault(id(loader.node), _Transfer(said))
 
+    def feeds_gpu(self, call: cst.Call) -> bool:
+        """Whether the loader's batches may reach a GPU: the source names one (or a module
+        importing it does), a framework moves them, or a Lightning Trainer picks the accelerator."""
+        return self.ctx.cuda_evidence is not None or id(call) in self.transfers() or self._gpu_trainer()
+
+    def _gpu_trainer(self) -> bool:
+        """A Lightning Trainer made for whatever accelerator is there (not `accelerator="cpu"`)."""
+        return any((self.ctx.qualname(site.node.func) or "").startswith(("lightning", "pytorch_lightning"))
+                   and not self._value_is(site, "accelerator", "cpu") for site in self.ctx.calls.get("Trainer", ()))
+
     def _value_is(self, site: Site, name: str, value) -> bool:
         passed = keyword(cast(cst.Call, site.node), name)  # ctx.calls holds call sites
         return passed is not None and self.ctx.value(passed.value, site.scope) == value
@@ -1284,7 +1294,9 @@ class SynchronousDataLoader(LoaderRule):
     - in a notebook that never uses a GPU (nor does a framework it uses for the loader):
       a CPU session, where the worth of workers is rarely the question. A `.py` file that
       never names a GPU is reported, saying that the training loop waits (the profiler
-      measures the gain on the CPU too);
+      measures the gain on the CPU too), unless its dataset is one of torchvision's held
+      in memory (MNIST, CIFAR10, ...): on the CPU, making an image of an item is small next
+      to the step, and workers would take the step's cores;
     - for `IterableDataset` subclasses defined in the file (workers would each replay
       the whole stream unless it shards itself).
 
@@ -1311,6 +1323,18 @@ class SynchronousDataLoader(LoaderRule):
     probe = "dataloader"
     options = {"num-workers": 4}
     VALID = (
+        # a script that never uses a GPU, over MNIST's arrays: on the CPU, making an image of an
+        # item is small next to the step, and workers would take the step's cores
+        Example(
+            """
+            import torch
+            from torchvision import datasets, transforms
+            data = datasets.MNIST("data", download=True, transform=transforms.ToTensor())
+            loader = torch.utils.data.DataLoader(data, batch_size=64, shuffle=True)
+            for x, y in loader:
+                model(x).sum().backward()
+            """
+        ),
         # a notebook that never uses a GPU: it trains on the CPU as written, no GPU waits
         Example(
             (
@@ -1623,19 +1647,22 @@ class SynchronousDataLoader(LoaderRule):
             loader = DataLoader(ds, batch_size=32, **kwargs, num_workers=4, persistent_workers=True)
             """,
         ),
-        # torchvision's MNIST makes a PIL image of every item and runs the transform on it
+        # torchvision's MNIST makes a PIL image of every item and runs the transform on it, which
+        # a GPU's step is short enough to wait on
         Example(
             """
             from torch.utils.data import DataLoader
             from torchvision import datasets, transforms
             train = datasets.MNIST('data', train=True, transform=transforms.ToTensor())
             loader = DataLoader(train, batch_size=64, shuffle=True)
+            model.cuda()
             """,
             """
             from torch.utils.data import DataLoader
             from torchvision import datasets, transforms
             train = datasets.MNIST('data', train=True, transform=transforms.ToTensor())
             loader = DataLoader(train, batch_size=64, shuffle=True, num_workers=4, persistent_workers=True)
+            model.cuda()
             """,
         ),
         # a class of the file that opens and transforms an image per item (through a method)
@@ -1848,6 +1875,8 @@ class SynchronousDataLoader(LoaderRule):
             cost = self.dataset_cost(site)
             if cost.kind in (CHEAP, ON_DEVICE):
                 continue  # indexing memory: workers would add IPC; moves to the GPU: workers cannot
+            if cost.in_memory and not gpu:
+                continue  # MNIST's arrays made images: small next to a step on the CPU, where workers take its cores
             rows = self.batch_size(site) if cost.kind == ROWS else None
             if cost.kind == ROWS and (rows is None or rows < ROWS_BATCH):
                 continue  # a few Arrow rows per step: small next to the step
@@ -1882,16 +1911,6 @@ class SynchronousDataLoader(LoaderRule):
                 "persistent_workers=True.",
                 fix,
             )
-
-    def feeds_gpu(self, call: cst.Call) -> bool:
-        """Whether the loader's batches may reach a GPU: the source names one (or a module
-        importing it does), a framework moves them, or a Lightning Trainer picks the accelerator."""
-        return self.ctx.cuda_evidence is not None or id(call) in self.transfers() or self._gpu_trainer()
-
-    def _gpu_trainer(self) -> bool:
-        """A Lightning Trainer made for whatever accelerator is there (not `accelerator="cpu"`)."""
-        return any((self.ctx.qualname(site.node.func) or "").startswith(("lightning", "pytorch_lightning"))
-                   and not self._value_is(site, "accelerator", "cpu") for site in self.ctx.calls.get("Trainer", ()))
 
     def _dataset(self, site: Site):
         """The loader's dataset: (expression, scope) where it was made, or None."""

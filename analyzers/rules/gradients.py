@@ -777,8 +777,9 @@ class GradientsZeroedInPlace(Nesting):
     Finds `zero_grad(set_to_none=False)` and gradients zeroed by hand
     (`p.grad.zero_()`, `p.grad.data.zero_()`). Silent when the file updates gradients in
     place (`p.grad += ...`, `p.grad.add_(...)`, `p.grad[mask] = 0`), which needs them to
-    exist as tensors, and in a function that also frees them (`p.grad = None`: a
-    `zero_grad` implementation offering both).
+    exist as tensors, in a function that also frees them (`p.grad = None`: a
+    `zero_grad` implementation offering both), and in code that never uses a GPU (a memset
+    of the gradients is small next to a step on the CPU).
 
     ## Why is this bad?
     Zeroing keeps every gradient buffer allocated between steps and launches a memset
@@ -809,6 +810,18 @@ class GradientsZeroedInPlace(Nesting):
     calls = CallNames(frozenset({"zero_grad"}), suffix="_")
     probe = "memory"
     VALID = (
+        # code that never uses a GPU: zeroing two small buffers on the CPU is small next to a step
+        Example(
+            """
+            import torch
+            w = torch.randn(3, requires_grad=True)
+            for x, y in data:
+                ((x @ w - y) ** 2).sum().backward()
+                with torch.no_grad():
+                    w -= 0.1 * w.grad
+                w.grad.zero_()
+            """
+        ),
         Example(
             """
             import torch
@@ -867,6 +880,7 @@ class GradientsZeroedInPlace(Nesting):
             """
             import argparse, torch
             def main(args):
+                model.cuda()
                 for x in loader:
                     optimizer.zero_grad(set_to_none=args.set_grads_to_none)
             parser = argparse.ArgumentParser()
@@ -879,18 +893,19 @@ class GradientsZeroedInPlace(Nesting):
             import torch
             for x, y in loader:
                 optimizer.zero_grad(set_to_none=False)
-                model(x).sum().backward()
+                model(x.cuda()).sum().backward()
             """,
             """
             import torch
             for x, y in loader:
                 optimizer.zero_grad(set_to_none=True)
-                model(x).sum().backward()
+                model(x.cuda()).sum().backward()
             """,
         ),
         Example(
             """
             import torch
+            model.cuda()
             for p in model.parameters():
                 if p.grad is not None:
                     p.grad.detach_()
@@ -898,6 +913,7 @@ class GradientsZeroedInPlace(Nesting):
             """,
             """
             import torch
+            model.cuda()
             for p in model.parameters():
                 if p.grad is not None:
                     p.grad.detach_()
@@ -937,7 +953,7 @@ class GradientsZeroedInPlace(Nesting):
             def step(func, x):
                 x.grad.zero_()
                 func(x).sum().backward()
-            x = torch.randn(8, 64)
+            x = torch.randn(8, 64, device="cuda")
             x.requires_grad_()
             step(mha, x)
             """,
@@ -946,7 +962,7 @@ class GradientsZeroedInPlace(Nesting):
             def step(func, x):
                 x.grad = None
                 func(x).sum().backward()
-            x = torch.randn(8, 64)
+            x = torch.randn(8, 64, device="cuda")
             x.requires_grad_()
             step(mha, x)
             """,
@@ -1007,8 +1023,8 @@ class GradientsZeroedInPlace(Nesting):
             self.freeing_scopes.add(id(self.ctx.scope))
 
     def finish(self) -> None:
-        if self.in_place_updates:
-            return
+        if self.in_place_updates or self.ctx.cuda_evidence is None:
+            return  # (on the CPU, zeroing the gradients is small next to a step)
         for site, dest in self.flagged:
             if self._off_by_default(dest):
                 what = f"`{code(site.node)}` keeps and zeroes every gradient buffer unless --{dest} is given (off by default)"

@@ -12,8 +12,9 @@ from ..nodes import (aborts, argument, assigned_in, call_name, dotted, iteration
                      short_code)
 from ..findings import Related
 from ..project import (
-    Definition, Use, attribute_module, copies_every_call, host_reads, iterated, maybe_project_call, reads_every_call,
-    steps_in_loops, used_arguments, used_by_all_fitting,
+    Definition, Use, attribute_module, bind, bound, call_target, copies_every_call, host_reads, iterated,
+    maybe_project_call, parameters, reads_every_call, returned_parameter, steps_in_loops, used_arguments,
+    used_by_all_fitting,
 )
 from ..project import trains as project_trains
 from .base import Example
@@ -502,8 +503,10 @@ class HostSyncEveryStep(Nesting):
             callees = ", ".join(f"`{use.via.split(' -> ')[0]}`" for use in found)
             reader = f"{callees}, which reads" if len(found) == 1 else (
                 f"`{cst.ensure_type(node.func, cst.Attribute).attr.value}`: every method of the project it can call ({callees}) reads")
+            spread = any(arg.value is value and arg.star == "**" for arg in node.args)  # `**loss_dict`
+            passed = f"the CUDA tensors of `**{short_code(value)}`" if spread else "a CUDA tensor"
             message = (
-                f"`{short_code(node)}` passes a CUDA tensor to {reader} it on the host (`{read.code}`{where}) on every "
+                f"`{short_code(node)}` passes {passed} to {reader} it on the host (`{read.code}`{where}) on every "
                 f"training step: the CPU waits for the GPU to finish all queued work, so the GPU idles. {advice}"
             )
             related = tuple(
@@ -652,7 +655,10 @@ class HostSyncEveryStep(Nesting):
                 return True
             if type(expr.func) is cst.Attribute and call_name(expr) in _TENSOR_METHODS:
                 return self._tensor(expr.func.value, scope, depth + 1)
-            return False
+            return self._passed_back(expr, scope, depth)
+        if type(expr) is cst.DictComp:  # `{k: v * w[k] for k, v in losses.items()}`
+            over = _comprehended_values(expr.for_in)
+            return over is not None and over[0] in names_in(expr.value) and self._tensor(over[1], scope, depth + 1)
         if type(expr) is cst.BinaryOperation:
             return self._tensor(expr.left, scope, depth + 1) or self._tensor(expr.right, scope, depth + 1)
         if type(expr) is cst.Comparison:  # `pred == y`: a tensor of booleans
@@ -668,6 +674,19 @@ class HostSyncEveryStep(Nesting):
                 return False
             return expr.attr.value == "loss" or (expr.value.value == "self" and expr.attr.value in self._buffers())
         return False
+
+    def _passed_back(self, call: cst.Call, scope: Scope, depth: int) -> bool:
+        """A call of a function of the project that gives back the tensor it is passed
+        (`utils.reduce_dict(loss_dict)`)."""
+        if not maybe_project_call(self.ctx, call.func):
+            return False
+        found = call_target(self.ctx, call.func, scope)
+        param = returned_parameter(found)
+        if found is None or param is None:
+            return False
+        method = found[3] is not None and bound(call.func)
+        return any(name == param and self._tensor(cast(cst.BaseExpression, value), scope, depth + 1)
+                   for name, value in bind(call, parameters(found[0]), method))
 
     def _layer(self, func: cst.Attribute) -> bool:
         """`self.fc` where every value given to it is a layer of `torch.nn` (`nn.Linear(...)`):
@@ -733,3 +752,18 @@ def _host_copy_below(expr: cst.BaseExpression) -> bool:
             expr = expr.value
         else:
             return False
+
+
+def _comprehended_values(for_in: cst.CompFor) -> tuple[str, cst.BaseExpression] | None:
+    """(name, dict) for a comprehension over a dict's values: `v` and `d` of
+    `for k, v in d.items()` and of `for v in d.values()`."""
+    it, target = for_in.iter, for_in.target
+    if type(it) is not cst.Call or type(it.func) is not cst.Attribute or it.args:
+        return None
+    if it.func.attr.value == "values" and type(target) is cst.Name:
+        return target.value, it.func.value
+    if it.func.attr.value == "items" and type(target) is cst.Tuple and len(target.elements) == 2:
+        value = target.elements[1].value
+        return (value.value, it.func.value) if type(value) is cst.Name else None
+    return None
+

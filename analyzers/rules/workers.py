@@ -11,6 +11,7 @@ from ..nodes import argument, code, dotted, keyword
 from ..findings import Related
 from ..project import iterated, iterated_again, used_arguments
 from .base import Example, FixPlan, Replace
+from ..datasets import CHEAP
 from .dataloader import LoaderRule
 from .edits import names_in_target, replace_argument, root_name
 from ..vocabulary import EVERY_EPOCH_HOOKS, FIT_METHODS, NUM_WORKERS
@@ -43,7 +44,10 @@ class NonPersistentWorkers(LoaderRule):
     when the loader is created inside the loop or a function it calls (a new loader each
     time), and when the
     epoch loop changes the dataset (`dataset.set_epoch(epoch)`, `loader.dataset.x = ...`):
-    persistent workers keep their own copy and would not see the change.
+    persistent workers keep their own copy and would not see the change. In code that never
+    uses a GPU the finding says that the training loop waits, and is silent for a dataset
+    that loads little (tensors in memory, torchvision's MNIST or CIFAR10): a restart is small
+    next to an epoch of steps on the CPU.
 
     ## Example
     ```python
@@ -68,6 +72,18 @@ class NonPersistentWorkers(LoaderRule):
     triggers = ("DataLoader",)
     probe = "dataloader"
     VALID = (
+        # a script that never uses a GPU, over tensors in memory: its workers start quickly next
+        # to an epoch of steps on the CPU
+        Example(
+            """
+            import torch
+            data = torch.utils.data.TensorDataset(torch.randn(1000, 8), torch.randn(1000))
+            loader = torch.utils.data.DataLoader(data, batch_size=32, num_workers=2)
+            for epoch in range(10):
+                for x, y in loader:
+                    model(x).sum().backward()
+            """
+        ),
         Example(
             """
             from torch.utils.data import DataLoader
@@ -390,13 +406,18 @@ class NonPersistentWorkers(LoaderRule):
                 continue
             if any(self._changes_dataset(outer, loader) for outer in repeats):
                 continue
+            gpu = self.feeds_gpu(cast(cst.Call, loader.node))
+            cost = None if gpu else self.dataset_cost(loader)
+            if cost is not None and (cost.kind == CHEAP or cost.in_memory):
+                continue  # on the CPU, restarting workers that load little is small next to an epoch's steps
             reported.add(id(loader.node))
             self.report(
                 loader,
                 f"This DataLoader is iterated once per epoch{how} without persistent_workers=True, so its "
                 f"{'worker process is' if workers == 1 else f'{workers} worker processes are'} shut down and started "
                 f"again every epoch ({self._start(loader)}, "
-                "and the prefetch queue refilled) while the GPU waits: set persistent_workers=True.",
+                f"and the prefetch queue refilled) while the {'GPU' if gpu else 'training loop'} waits: "
+                "set persistent_workers=True.",
                 self._fix(loader),
                 related=related,
             )
