@@ -4,6 +4,8 @@ it, and whether one of them puts work on a GPU.
 A module such as `engine.py` with `def train_step(model, batch, device)` never says where
 its tensors live; `train.py`, which imports it and sets `device = "cuda"`, does. `gpu_importer`
 finds such an importer, so the rules treat the module like code that says "cuda" itself.
+`gpu_callee` looks the other way: a notebook whose `device = utils.try_gpu()` calls a
+function of the project that picks the GPU.
 
 The project (the folder `project_root` finds; at most `MAX_FILES` modules in `MAX_FOLDERS`
 folders, the first in sorted order) is listed at most once per `LISTING_LIFE` seconds. Each
@@ -27,7 +29,8 @@ import time
 from collections import OrderedDict, defaultdict
 from typing import NamedTuple
 
-from .project import MAX_FILE, FileNamespace, ast_dotted, module_file, note, project_root
+from .project import (MAX_FILE, FileNamespace, ast_dotted, body_nodes, call_target, maybe_project_call, module_file,
+                      note, project_root)
 from .source import SourceError, notebook_source
 from .vocabulary import CUDA_DEVICE, gpu_api
 
@@ -41,6 +44,7 @@ _GPU_HINT = re.compile(rb"cuda|nccl|accelerat|deepspeed")  # a file without any 
 _GPU_TEXT = re.compile(
     rb"""\.cuda\(|['"](?:cuda(?::\d+)?|nccl)['"]|cuda\.(?!is_available|device_count|get_device_)\w"""
     rb"""|accelerator\.(?!is_available|device_count)\w|deepspeed\.|Accelerator\(""")
+MAX_CALLEES = 64  # functions of other modules a source calls, looked at for a GPU line
 MAX_IMPORTERS = 32  # importers of one module parsed for their GPU line (a library module has hundreds)
 # `import a.b as c, d` / `from .e import f, g as h` / `from . import (i,\n j)`: (from what, what)
 _IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+)?import[ \t]+(\([^)]*\)|[^\n#;]+)", re.MULTILINE)
@@ -145,6 +149,27 @@ def gpu_importer(path: str) -> str | None:
         if line is not None:  # (a notebook's lines run on across its cells: named by its file alone)
             label = os.path.relpath(candidate, root).replace(os.sep, "/")
             return label if candidate.endswith(".ipynb") else f"{label}:{line}"
+    return None
+
+
+def gpu_callee(ctx) -> str | None:
+    """Where a function of another module of the project that the analyzed source calls puts
+    work on a GPU itself (`device = d2l.try_gpu()`, which returns `torch.device("cuda:0")` when
+    there is one: "d2l/utils.py:31"), or None. `ctx`: the source's context, after the pass."""
+    seen: set[int] = set()
+    for call, scope in ctx.call_order:
+        if not maybe_project_call(ctx, call.func):
+            continue
+        found = call_target(ctx, call.func, scope)
+        if found is None or not found[2].label or id(found[0]) in seen or not isinstance(found[1], FileNamespace):
+            continue
+        seen.add(id(found[0]))
+        if len(seen) > MAX_CALLEES:
+            break
+        line = next((node.lineno for node in body_nodes(found[0])
+                     if isinstance(node, (ast.Call, ast.Constant)) and _on_gpu(node, found[1])), None)
+        if line is not None:
+            return found[2](line)
     return None
 
 

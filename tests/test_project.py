@@ -100,6 +100,21 @@ def test_a_dict_of_losses_spread_into_the_logger_and_one_a_helper_gives_back(tmp
     assert len(tpl203(project(tmp_path, plain, utils))) == 1  # (floats and strings are not read on the device)
 
 
+def test_a_device_picked_by_a_function_of_another_file(tmp_path):
+    """d2l's notebooks: `device = utils.try_gpu()`, and nothing else in the file names CUDA;
+    the function it calls does, so the loop's per-step `.item()` is on a GPU."""
+    utils = UTILS + """
+    def try_gpu():
+        return torch.device("cuda:0") if torch.cuda.is_available() else torch.device("cpu")
+"""
+    train = TRAIN.replace('torch.device("cuda")', "utils.try_gpu()").replace(
+        "logger.update(loss=loss)", "total += loss.item()")
+    [finding] = tpl203(project(tmp_path, train, utils))
+    assert "`loss.item()` copies a value to the host on every training step" in finding.message
+    on_cpu = utils.replace('torch.device("cuda:0") if torch.cuda.is_available() else ', "")
+    assert tpl203(project(tmp_path, train, on_cpu)) == []
+
+
 def test_a_function_of_another_file_imported_by_name(tmp_path):
     train = TRAIN.replace("import utils\n", "import utils\n    from utils import accuracy\n").replace(
         "logger.update(loss=loss)", "acc = accuracy(out, y)")
