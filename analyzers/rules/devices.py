@@ -9,6 +9,8 @@ import libcst as cst
 from ..context import IF, CallSite, Site
 from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, dotted, keyword, lazy_init, literal, short_code,
                      star_kwargs)
+from ..findings import Related
+from ..project import device_moves, maybe_project_call, used_arguments
 from .base import CallNames, Example, FixPlan, Replace
 from .edits import with_keywords
 from .tracking import Nesting, TrainingSteps, iterations
@@ -17,6 +19,7 @@ from ..vocabulary import (DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, HOST
 
 _RANDOM = RANDOM_FACTORIES | {"randperm", "normal", "bernoulli"}
 _FACTORIES = DETERMINISTIC_FACTORIES | _RANDOM | LEGACY_TENSOR_TYPES | {"range"}
+_MOVES = {"cuda", "to", "type_as", "type"}
 # what to make on the device instead, where it is not the same factory with `device=`
 _ON_DEVICE = {"range": "torch.arange(..., device=...)", **{
     name: "torch.tensor/zeros/arange(..., dtype=..., device=...) (a typed constructor cannot make it there)"
@@ -54,7 +57,9 @@ class CpuTensorMovedEachStep(Nesting):
     Data NumPy draws or fills in the loop (`torch.from_numpy(np.random.uniform(...)).cuda()`)
     is copied the same way. Older scripts' idiom counts too: `Tensor(np.random.normal(...))` or
     `torch.randn(...).type(Tensor)` where `Tensor` is a CUDA tensor type
-    (`torch.cuda.FloatTensor if cuda else torch.FloatTensor`).
+    (`torch.cuda.FloatTensor if cuda else torch.FloatTensor`). So is a factory tensor given (or
+    a name assigned only it, then given) to a function of the project that moves what it is
+    passed (`create_variable(torch.zeros(n))` with `return Variable(tensor.cuda())`).
 
     Silent for a tensor made under `if buffer is None:` (made once, on the first
     iteration), in an epoch loop around the loop that trains (once per epoch), or in a
@@ -85,9 +90,23 @@ class CpuTensorMovedEachStep(Nesting):
     name = "cpu-tensor-moved-each-step"
     summary = "torch.zeros(...).cuda() / .to(device) in a loop or forward: create it with device="
     triggers = (".cuda(", ".to(", ".type_as(", "arange(", "ones(", "zeros(", "randperm(", "randint(", "Tensor(", ".type(")
-    calls = CallNames(frozenset({"cuda", "to", "type_as", "type"}), suffix="Tensor")
+    calls = CallNames(frozenset(_MOVES), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # a batch filled with the program's data on the CPU, then given to a function that moves it
+        Example(
+            """
+            import torch
+            def create_variable(tensor):
+                return tensor.cuda() if torch.cuda.is_available() else tensor
+            for names in loader:
+                seqs = torch.zeros(len(names), 20).long()
+                for i, name in enumerate(names):
+                    seqs[i, :len(name)] = torch.LongTensor([ord(c) for c in name])
+                seqs = seqs[order(names)]
+                model(create_variable(seqs)).sum().backward()
+            """
+        ),
         # a CPU batch indexed before it is moved (stargan: shuffled target labels)
         Example(
             """
@@ -314,6 +333,21 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # a function of the project moves what it is given to the GPU (hunkim's `create_variable`)
+        Example(
+            """
+            import torch
+            from torch.autograd import Variable
+            def create_variable(tensor):
+                if torch.cuda.is_available():
+                    return Variable(tensor.cuda())
+                return Variable(tensor)
+            class RNN(torch.nn.Module):
+                def forward(self, x):
+                    hidden = torch.zeros(2, x.size(1), 64)
+                    return self.gru(x, create_variable(hidden))
+            """
+        ),
         # in-place fills between the factory and the move (a random fill gets no fix: on the GPU
         # the draw comes from another generator)
         Example(
@@ -640,7 +674,7 @@ class CpuTensorMovedEachStep(Nesting):
             if node.args and _host_array(node.args[0].value, self.ctx):
                 self.host_arrays.append((self.ctx.call_site(node), self.function()))
             return
-        if name not in ("cuda", "to", "type_as", "type") or type(node.func) is not cst.Attribute:
+        if name not in _MOVES or type(node.func) is not cst.Attribute:
             return
         if name == "type" and len(node.args) != 1:
             return  # (`.type()`: the type's name; a move is `x.type(torch.cuda.FloatTensor)`)
@@ -785,6 +819,7 @@ class CpuTensorMovedEachStep(Nesting):
 
     def finish(self) -> None:
         self._report_indexings()
+        self._report_passed_moves()
         for site, function in self.host_arrays:
             made = site.node  # a tensor type's call (visit_Call)
             where = self._every_call(site, function)
@@ -848,6 +883,43 @@ class CpuTensorMovedEachStep(Nesting):
                 f"a fill and a blocking copy from pageable memory each time. Create it on the device directly: {instead}."
                 + ("" if factory in DETERMINISTIC_FACTORIES or factory in _ON_DEVICE else " (Random values then come from the CUDA generator.)"),
                 fix,
+            )
+
+    def _passed_moves(self):
+        """(call, factory, use) for `create_variable(torch.zeros(n))`, or of a name assigned only
+        that: a function of the project that moves its argument to the GPU
+        (`return Variable(tensor.cuda())`), given a tensor made on the CPU for it."""
+        made = {id(site.node) for name in _FACTORIES for site in self.ctx.calls.get(name, ()) if self._on_cpu(site.node)}
+        for name, sites in self.ctx.calls.items() if made else ():
+            for site in sites:
+                if not site.node.args or name in _MOVES or not maybe_project_call(self.ctx, site.node.func):
+                    continue
+                given: dict[int, cst.Call] = {}  # id(argument) -> the factory it is
+                for arg in site.node.args:
+                    value = arg.value
+                    values = site.scope.assignments.get(value.value, ()) if type(value) is cst.Name else (value,)
+                    factory = _factory_below(values[0]) if len(values) == 1 and values[0] is not None else None
+                    if factory is not None and id(factory) in made:
+                        given[id(value)] = factory
+                for value, use in used_arguments(self.ctx, site.node, site.scope, device_moves)[1] if given else ():
+                    if id(value) in given:
+                        yield site, given[id(value)], use
+
+    def _report_passed_moves(self) -> None:
+        for site, made, use in self._passed_moves():
+            where = self._every_call(site, site.scope.node)
+            if where is None or ("cuda" not in use.code and self.ctx.cuda_evidence is None):
+                continue
+            factory = call_name(made) or ""
+            mover = use.via.split(" -> ")[0]
+            place = f", {use.where}" if use.where else ""
+            instead = _ON_DEVICE.get(factory, f"torch.{factory}(..., device=...)")
+            self.report(
+                site,
+                f"torch.{factory}(...) is created on the CPU and then copied to the GPU by `{mover}` (`{use.code}`{place}) "
+                f"{where}: an allocation, a fill and a blocking copy from pageable memory each time. Create it on the "
+                f"device directly: {instead}.",
+                related=(Related(use.path, use.line - 1, f"`{use.code}` copies the tensor to the GPU"),) if use.path else (),
             )
 
     def _report_indexings(self) -> None:
