@@ -1117,7 +1117,7 @@ def _returned(function: cst.FunctionDef) -> list[cst.BaseExpression]:
 
 def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst.For, ...], tuple[str, ...], tuple[cst.Call, ...]]:
     """How `statement` uses the loader bound to `name`: (uses that take one batch at most: a
-    `next(iter(name))`, a loop over it that breaks at the end of its first pass, `len(name)`,
+    `next(iter(name))` outside loops, a loop over it that breaks at the end of its first pass, `len(name)`,
     `name.dataset`, a statement showing it; other uses; the loops over it outside any loop or
     function, which run one pass; the names of iterators `it = iter(name)` made outside any
     loop or function; the calls given it outside any loop or function, `evaluate(model,
@@ -1136,7 +1136,7 @@ def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst
                 other += 1
             continue
         if type(node) is cst.Call and _next_iter(node, name):
-            single += 1
+            single, other = (single, other + 1) if again else (single + 1, other)  # (in a loop: a batch each time)
             continue
         if not again and type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
                 and _iter_of(node.value, name):
@@ -1568,6 +1568,27 @@ class SynchronousDataLoader(LoaderRule):
         ),
     )
     INVALID = (
+        # a batch taken with `next(iter(loader))` at every step (a new iterator each time)
+        Example(
+            """
+            import torch
+            from torchvision import datasets, transforms
+            data = datasets.CIFAR10("data", transform=transforms.ToTensor())
+            loader = torch.utils.data.DataLoader(data, batch_size=256, shuffle=True)
+            for i in range(15000):
+                x, _ = next(iter(loader))
+                model(x.cuda()).sum().backward()
+            """,
+            """
+            import torch
+            from torchvision import datasets, transforms
+            data = datasets.CIFAR10("data", transform=transforms.ToTensor())
+            loader = torch.utils.data.DataLoader(data, batch_size=256, shuffle=True, num_workers=4, persistent_workers=True)
+            for i in range(15000):
+                x, _ = next(iter(loader))
+                model(x.cuda()).sum().backward()
+            """,
+        ),
         Example(
             """
             from torch.utils.data import DataLoader
