@@ -110,9 +110,10 @@ class LoaderRule(Rule):
                     key = dotted(element.value) if type(element) is cst.Element else None
                     if key is not None:
                         self.unpacked.setdefault(key, []).append((node.value, index, self.ctx.scope))
-        if type(node.value) not in (cst.Name, cst.Subscript, cst.Attribute):
+        value = _variable_of(node.value)
+        if type(value) not in (cst.Name, cst.Subscript, cst.Attribute):
             return  # the cheaper test first: only a name, item or attribute of a batch passes it on
-        loop = self._batch_loop(node.value)
+        loop = self._batch_loop(value)
         if loop is not None:
             for target in node.targets:
                 self.loops[loop][1].update(names_in_target(target.target))
@@ -130,7 +131,7 @@ class LoaderRule(Rule):
 
     def _batch_loop(self, expr: cst.BaseExpression) -> cst.For | None:
         """The innermost enclosing `for` loop whose batch variables `expr` starts from."""
-        base = root_name(expr)
+        base = root_name(_variable_of(expr))
         for loop in reversed(self.ctx.loops):
             if type(loop) is cst.For and loop in self.loops and base in self.loops[loop][1]:
                 return loop
@@ -1221,6 +1222,13 @@ def _next_iter(call: cst.Call, name: str) -> bool:
     return _iter_of(call.args[0].value, name)
 
 
+def _variable_of(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`x` of `Variable(x)` (older scripts' autograd wrapper: the same tensor)."""
+    while type(expr) is cst.Call and call_name(expr) == "Variable" and expr.args:
+        expr = expr.args[0].value
+    return expr
+
+
 def _iterated(expr: cst.BaseExpression) -> str | None:
     """The name a `for` loop iterates over, through `enumerate`/`tqdm`/`iter`."""
     source = iteration_source(expr)
@@ -2089,6 +2097,25 @@ class PinnedMemoryMissing(LoaderRule):
         ),
     )
     INVALID = (
+        # older scripts wrap the batch in `Variable` before moving it
+        Example(
+            """
+            import torch
+            from torch.autograd import Variable
+            loader = torch.utils.data.DataLoader(ds, batch_size=64, num_workers=2)
+            for x, y in loader:
+                b_x = Variable(x).cuda()
+                model(b_x).sum().backward()
+            """,
+            """
+            import torch
+            from torch.autograd import Variable
+            loader = torch.utils.data.DataLoader(ds, batch_size=64, num_workers=2, pin_memory=True)
+            for x, y in loader:
+                b_x = Variable(x).cuda()
+                model(b_x).sum().backward()
+            """,
+        ),
         # batches read through a generator that yields the loader's items (a logger's log_every)
         Example(
             """
