@@ -315,6 +315,24 @@ class EvaluationWithGradients(Nesting):
         ),
     )
     INVALID = (
+        # a module held by a name that does not say so (`classifier`), run in `test()` every epoch
+        Example(
+            """
+            import torch
+            class RNNClassifier(torch.nn.Module):
+                def forward(self, x):
+                    return self.fc(x)
+            classifier = RNNClassifier()
+            def test():
+                correct = 0
+                for x, y in test_loader:
+                    correct += (classifier(x).argmax(1) == y).sum()
+                return correct
+            for epoch in range(100):
+                train(epoch)
+                test()
+            """
+        ),
         # validation every N steps inside the function that trains
         Example(
             """
@@ -678,10 +696,31 @@ class EvaluationWithGradients(Nesting):
             last in self.ctx.functions or last in self.ctx.imports or self.ctx.assigned(last, scope) is None
         ):
             return False  # a function, not a variable holding a module
-        return any(word in last.lower() for word in MODEL_WORDS)
+        return any(word in last.lower() for word in MODEL_WORDS) or (
+            type(func) is cst.Name and self._holds_module(last, scope))
+
+    def _holds_module(self, name: str, scope) -> bool:
+        """A variable given only modules, whatever its name (`classifier = RNNClassifier(...)`,
+        then `nn.DataParallel(classifier)`): torch.nn's classes and the source's subclasses of
+        `nn.Module`, through `.cuda()`, `.to(...)`, `.eval()`."""
+        values = self.ctx.assigned(name, scope) or ()
+        return bool(values) and all(value is not None and self._module_made(value) for value in values)
+
+    def _module_made(self, expr: cst.BaseExpression) -> bool:
+        while type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in MODULE_CHAIN:
+            expr = expr.func.value
+        if type(expr) is not cst.Call:
+            return False
+        qualified = self.ctx.qualname(expr.func) or ""
+        if qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1][:1].isupper():
+            return True  # `nn.Linear(...)`, `nn.DataParallel(model)`
+        cls = self.ctx.classes.get(dotted(expr.func) or "")
+        return cls is not None and any(
+            (self.ctx.qualname(base.value) or "") in _MODULE_CLASSES for base in cls.bases)
 
 
 _FACTORIES = SIZED_FACTORIES | {"arange", "tensor", "normal"}
+_MODULE_CLASSES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
 _CALLER_DEPTH = 3  # calls followed back from a parameter to the tensors passed
 _NO_GRAD_WORDS = ("no_grad", "nograd", "inference_mode")
 
