@@ -331,7 +331,23 @@ class EvaluationWithGradients(Nesting):
             for epoch in range(100):
                 train(epoch)
                 test()
+            """,
             """
+            import torch
+            class RNNClassifier(torch.nn.Module):
+                def forward(self, x):
+                    return self.fc(x)
+            classifier = RNNClassifier()
+            @torch.no_grad()
+            def test():
+                correct = 0
+                for x, y in test_loader:
+                    correct += (classifier(x).argmax(1) == y).sum()
+                return correct
+            for epoch in range(100):
+                train(epoch)
+                test()
+            """,
         ),
         # validation every N steps inside the function that trains
         Example(
