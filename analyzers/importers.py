@@ -75,6 +75,7 @@ class _Module:
         self._files: frozenset[str] | None = None
         self._looked = not self._gpu_text  # (nothing in its text looks like GPU work: never parsed)
         self._line: int | None = None
+        self._namespace: ast.Module | None = None  # its code, parsed when first asked
 
     def files(self) -> frozenset[str]:
         """The files of the project it imports: `import a.b` a/b; `from .c import d` c, or the
@@ -101,16 +102,24 @@ class _Module:
         nodes), or None; its code is parsed for this only."""
         if not self._looked:
             self._looked = True
+            module = self.namespace("")
+            self._line = next((node.lineno for node in ast.walk(module.tree)
+                               if isinstance(node, (ast.Call, ast.Constant)) and _on_gpu(node, module)), None)
+        return self._line
+
+    def namespace(self, root: str) -> FileNamespace:
+        """The module read (a notebook's code cells one after another), its places named from
+        `root` (none without one)."""
+        if self._namespace is None:
             body: list[ast.stmt] = []
             for part in _parts(self.path):
                 try:
                     body.extend(ast.parse(part).body)
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     continue
-            module = FileNamespace(self.path, ast.Module(body=body, type_ignores=[]), "", "")
-            self._line = next((node.lineno for node in ast.walk(module.tree)
-                               if isinstance(node, (ast.Call, ast.Constant)) and _on_gpu(node, module)), None)
-        return self._line
+            self._namespace = ast.Module(body=body, type_ignores=[])
+        label = os.path.relpath(self.path, root).replace(os.sep, "/") if root else ""
+        return FileNamespace(self.path, self._namespace, label, root or os.path.dirname(self.path))
 
 
 _LOCK = threading.Lock()
@@ -121,6 +130,23 @@ _MODULES: OrderedDict[tuple, _Module] = OrderedDict()  # (path, size, mtime) -> 
 def gpu_importer(path: str) -> str | None:
     """Where a module of the project that imports the module at `path` uses a GPU
     ("train.py:12", a notebook by its name), or None."""
+    for candidate, module, root in _importers(path):
+        line = module.gpu_line()
+        if line is not None:  # (a notebook's lines run on across its cells: named by its file alone)
+            label = os.path.relpath(candidate, root).replace(os.sep, "/")
+            return label if candidate.endswith(".ipynb") else f"{label}:{line}"
+    return None
+
+
+def gpu_importers(path: str) -> list[FileNamespace]:
+    """The modules of the project that import the module at `path` and use a GPU, read
+    (notebooks: their code cells), their places named from the project's root."""
+    return [module.namespace(root) for _, module, root in _importers(path) if module.gpu_line() is not None]
+
+
+def _importers(path: str):
+    """(path, module, project root) of the modules of the project whose text may use a GPU
+    and that import the module at `path`: the first `MAX_IMPORTERS` of them."""
     path = os.path.normpath(os.path.abspath(path))
     directory = os.path.dirname(path)
     stem = os.path.splitext(os.path.basename(path))[0]
@@ -144,12 +170,8 @@ def gpu_importer(path: str) -> str | None:
             continue
         parsed += 1
         if parsed > MAX_IMPORTERS:
-            break
-        line = module.gpu_line()
-        if line is not None:  # (a notebook's lines run on across its cells: named by its file alone)
-            label = os.path.relpath(candidate, root).replace(os.sep, "/")
-            return label if candidate.endswith(".ipynb") else f"{label}:{line}"
-    return None
+            return
+        yield candidate, module, root
 
 
 def gpu_callee(ctx) -> str | None:

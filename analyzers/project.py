@@ -106,6 +106,13 @@ class Place:
         return f"{self.label}:{lineno}" if self.label else ""
 
 
+class _NotebookPlace(Place):
+    """A notebook read as one module: its places are named by the file alone."""
+
+    def __call__(self, lineno: int) -> str:
+        return self.label
+
+
 class FileNamespace(Namespace):
     """A module read from disk (a local module the analyzed file imports)."""
 
@@ -854,6 +861,78 @@ def iterated_again(found: Definition | None) -> dict[str, int]:
                             again.setdefault(argument.id, node.lineno)
         memo[iterated_again] = again
     return memo[iterated_again]
+
+
+def caller_uses(namespace: FileNamespace, path: str, name: str, index: int | None) -> tuple[Use | None, Use | None]:
+    """What the module `namespace` does with what the function `name` of the module at `path`
+    returns (element `index` of the tuple it returns, or all of it) where it assigns it to
+    names: (where a batch of it is moved to a device, where it is iterated again and again),
+    directly or by a function of the project it is given to. A DataLoader a factory of another
+    module returns: `train_loader, test_loader = data.make_loaders(...)` in train.py."""
+    place = Place(namespace.label, namespace.path)
+    if namespace.path.endswith(".ipynb"):  # (its cells' lines run on: named by the file alone)
+        place = _NotebookPlace(namespace.label, namespace.path)
+    moved = again = None
+    scopes = [namespace.tree, *(node for node in ast.walk(namespace.tree) if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for scope in scopes:
+        names = set()
+        for node in body_nodes(scope):
+            if type(node) is not ast.Assign or len(node.targets) != 1 or type(node.value) is not ast.Call:
+                continue
+            target: ast.expr | None = node.targets[0]
+            if index is not None:
+                elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else []
+                target = elements[index] if index < len(elements) else None
+            if not isinstance(target, ast.Name):
+                continue
+            found = _callee(node.value.func, namespace, place, None)
+            if found is not None and getattr(found[0], "name", None) == name and isinstance(found[1], FileNamespace) \
+                    and os.path.abspath(found[1].path) == path:
+                names.add(target.id)
+        if names:
+            found_moved, found_again = _loader_uses(scope, names, namespace, place)
+            moved, again = moved or found_moved, again or found_again
+    return moved, again
+
+
+def _loader_uses(scope, names: set[str], namespace: FileNamespace, place: Place) -> tuple[Use | None, Use | None]:
+    """(a move of a batch, a repeated iteration) of the loaders bound to `names` in `scope`."""
+    moved: Use | None = None
+    again: Use | None = None
+    where = getattr(scope, "name", "<module>")
+
+    def visit(node, loops: int) -> None:
+        nonlocal moved, again
+        for child in ast.iter_child_nodes(node):
+            if type(child) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+                continue
+            source = _loop_source(child.iter) if isinstance(child, (ast.For, ast.AsyncFor)) else None
+            if isinstance(child, (ast.For, ast.AsyncFor)) and type(source) is ast.Name and source.id in names:
+                if loops and again is None:
+                    again = Use(_short(ast.unparse(child.iter)), place(child.lineno), place.path, child.lineno, where)
+                batch = set(_names(child.target))
+                for call in (n for n in ast.walk(child) if type(n) is ast.Call and moved is None):
+                    value = _device_move(call)
+                    if value is not None and not batch.isdisjoint(_roots(value)):
+                        moved = Use(_short(ast.unparse(call)), place(call.lineno), place.path, call.lineno, where)
+            elif type(child) is ast.Call and any(type(a) is ast.Name and a.id in names
+                                                 for a in (*child.args, *(k.value for k in child.keywords))):
+                callee = _callee(child.func, namespace, place, None)
+                if callee is not None:
+                    given = [param for param, value in bind(child, parameters(callee[0]), callee[3] is not None and bound(child.func))
+                             if type(value) is ast.Name and value.id in names]
+                    moves, loops_over = device_moves(callee), iterated(callee) if loops else iterated_again(callee)
+                    moved = moved or next((moves[param] for param in given if param in moves), None)
+                    if again is None and any(param in loops_over for param in given):
+                        again = Use(_short(ast.unparse(child)), place(child.lineno), place.path, child.lineno, where)
+            visit(child, loops + (type(child) in (ast.For, ast.AsyncFor, ast.While)))
+
+    visit(scope, 0)
+    return moved, again
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def yields(found: Definition) -> bool:

@@ -115,6 +115,69 @@ def test_a_device_picked_by_a_function_of_another_file(tmp_path):
     assert tpl203(project(tmp_path, train, on_cpu)) == []
 
 
+SETUP_DATA = """
+    import os
+    import torch
+    from torchvision import datasets
+
+    NUM_WORKERS = os.cpu_count()
+
+    def create_dataloaders(train_dir, test_dir, batch_size, num_workers: int = NUM_WORKERS):
+        train = torch.utils.data.DataLoader(datasets.ImageFolder(train_dir), batch_size=batch_size,
+                                            shuffle=True, num_workers=num_workers)
+        test = torch.utils.data.DataLoader(datasets.ImageFolder(test_dir), batch_size=batch_size,
+                                           num_workers=num_workers, pin_memory=True)
+        return train, test
+"""
+
+SETUP_ENGINE = """
+    def train_step(model, dataloader, optimizer, device):
+        for X, y in dataloader:
+            X, y = X.to(device), y.to(device)
+            model(X).sum().backward()
+            optimizer.step()
+
+    def train(model, train_dataloader, optimizer, epochs, device):
+        for epoch in range(epochs):
+            train_step(model, train_dataloader, optimizer, device)
+"""
+
+SETUP_MAIN = """
+    import torch
+    import data_setup, engine
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    train_dataloader, test_dataloader = data_setup.create_dataloaders("train", "test", batch_size=32)
+    engine.train(model, train_dataloader, optimizer, epochs=5, device=device)
+"""
+
+
+def test_loaders_a_factory_returns_are_judged_by_the_modules_that_call_it(tmp_path):
+    """mrdbourke's going_modular: data_setup.py returns the loaders, train.py gives them to
+    engine.py, which moves their batches every step and iterates them every epoch."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "engine.py").write_text(textwrap.dedent(SETUP_ENGINE))
+    (tmp_path / "train.py").write_text(textwrap.dedent(SETUP_MAIN))
+    data = tmp_path / "data_setup.py"
+    data.write_text(textwrap.dedent(SETUP_DATA))
+
+    def found():
+        with open(data, encoding="utf-8") as handle:
+            source = python_source(handle.read(), str(data))
+        return sorted((f.code, f.range.start_line + 1) for f in analyze(source, Config())), source
+
+    codes, source = found()
+    assert codes == [("TPL102", 9), ("TPL104", 9)]  # (the test loader is pinned and not iterated)
+    [pinned] = [f for f in analyze(source, Config()) if f.code == "TPL102"]
+    assert "(`X.to(device)`, engine.py:4)" in pinned.message
+    assert pinned.related[0].path == str(tmp_path / "engine.py") and pinned.related[0].line == 3
+    [respawned] = [f for f in analyze(source, Config()) if f.code == "TPL104"]
+    assert "iterated once per epoch (`engine.train(model, train_dataloader,...`, train.py:7)" in respawned.message
+    assert "`os.cpu_count()` worker processes" in respawned.message
+    (tmp_path / "train.py").write_text(textwrap.dedent(SETUP_MAIN).replace('"cuda" if torch.cuda.is_available() else ', ""))
+    assert found()[0] == []  # (a caller on the CPU)
+
+
 def test_a_function_of_another_file_imported_by_name(tmp_path):
     train = TRAIN.replace("import utils\n", "import utils\n    from utils import accuracy\n").replace(
         "logger.update(loss=loss)", "acc = accuracy(out, y)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import cast
 
 import libcst as cst
@@ -16,7 +17,9 @@ from ..datasets import (
     Cost, class_cost, combine, library_cost, returned_cost,
 )
 from ..findings import Related
-from ..project import (SourceNamespace, argparse_defaults, bind, call_target, device_moves, iterated, iterated_again,
+from ..importers import gpu_importers
+from ..project import (SourceNamespace, Use, argparse_defaults, bind, call_target, caller_uses, device_moves, iterated,
+                       iterated_again,
                        maybe_project_call, parameters, trains_somewhere, used_arguments, yields)
 from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
@@ -314,7 +317,8 @@ class LoaderRule(Rule):
     def _parameter_values(self, scope, param: str) -> list | None:
         """What each call of the function (a class's, for `__init__`) gives its parameter
         `param`: (the argument passed or the default, its scope); None when a call may pass
-        it through a `*`/`**` of unknown content, or nothing in the source calls it."""
+        it through a `*`/`**` of unknown content, or nothing in the source calls it (but for a
+        function returning loaders that other modules call and use: its default)."""
         function = scope.node
         if param not in scope.params:
             return None
@@ -331,6 +335,9 @@ class LoaderRule(Rule):
             if passed is UNKNOWN or (passed is None and default is None):
                 return None
             found.append(passed if passed is not None else (default, scope.parent))
+        if not found and default is not None and any(
+                self.returned_to(site) for site in self.loaders.values() if site.scope.node is function):
+            return [(default, scope.parent)]  # a factory of loaders only other modules call: its default
         return found or None
 
     def _project_argparse(self, expr: cst.BaseExpression, scope):
@@ -390,6 +397,7 @@ class LoaderRule(Rule):
             if self.ctx.assume_device != "cpu":
                 self._called_moves(found)
                 self._framework_moves(found)
+                self._returned_moves(found)
             self.known["transfers"] = found
         return self.known["transfers"]
 
@@ -416,6 +424,51 @@ class LoaderRule(Rule):
                     related = (Related(use.path, use.line - 1, f"`{use.code}` moves the batch to the GPU"),) if use.path else ()
                     for loader in loaders:
                         found.setdefault(id(loader.node), _Transfer(said, related, framework=False))
+
+    def _returned_moves(self, found: dict) -> None:
+        """`return train_loader, test_loader` in a function of the source, whose batches a module
+        of the project that calls it moves to the GPU (`train.py`: `X.to(device)`)."""
+        for call, site in self.loaders.items():
+            for label, moved, _ in self.returned_to(site) if id(call) not in found else ():
+                if moved is not None:
+                    said = f"`{moved.code}`, {moved.where}"
+                    related = (Related(moved.path, moved.line - 1, f"`{moved.code}` moves the batch to the GPU"),) \
+                        if not moved.path.endswith(".ipynb") else ()
+                    found[id(call)] = _Transfer(said, related, framework=False)
+                    break
+
+    def returned_to(self, site: Site) -> list[tuple[str, Use | None, Use | None]]:
+        """For a loader a function of the source returns (`return train_loader, test_loader`),
+        what the modules of the project that call it and use a GPU do with it: (the module, a
+        move of its batches to a device, an iteration of it again and again)."""
+        key = ("returned", id(site.node))
+        if key not in self.known:
+            self.known[key] = self._returned_to(site)
+        return self.known[key]
+
+    def _returned_to(self, site: Site) -> list[tuple[str, Use | None, Use | None]]:
+        function, path = site.scope.node, self.ctx.path
+        if function is None or not path or path.startswith("<") or self.ctx.class_of.get(id(function)) is not None \
+                or not any(d is function for d, _ in self.ctx.functions.get(function.name.value, ())):
+            return []
+        names = {n for n, values in site.scope.assignments.items() if values == [site.node]}
+        index: int | None | bool = False  # (False: not returned)
+        for value in _returned(function):
+            elements = [e.value for e in value.elements] if type(value) is cst.Tuple else None
+            for position, element in enumerate(elements if elements is not None else [value]):
+                if element is site.node or type(element) is cst.Name and element.value in names:
+                    index = position if elements is not None else None
+        if index is False:
+            return []
+        importers = self.ctx.shared.get(gpu_importers)
+        if importers is None:
+            importers = self.ctx.shared[gpu_importers] = gpu_importers(path)
+        found = []
+        for namespace in sorted(importers, key=lambda n: n.path.endswith(".ipynb")):  # (a script's lines can be named)
+            moved, again = caller_uses(namespace, os.path.abspath(path), function.name.value, index)
+            if moved is not None or again is not None:
+                found.append((namespace.label, moved, again))
+        return found
 
     def _batches_given(self, site: Site) -> dict[int, list[Site]]:
         """Argument (by id) -> the loaders it is a batch of, for a call in a loop over loaders."""
@@ -1987,7 +2040,9 @@ class PinnedMemoryMissing(LoaderRule):
     Finds a DataLoader without `pin_memory=True` whose batches go to the GPU: moved by
     the file (or notebook) with `.cuda()` or `.to(device)`, by a function of the project
     it passes them, or the loader, to (`train_step(model, batch)`, `train(model, loader)`
-    in another module), or by a framework:
+    in another module), by a module of the project that calls the function returning the
+    loader (`return train_loader, test_loader` in data_setup.py; `X.to(device)` in train.py or
+    in a function it gives the loader to), or by a framework:
     Lightning's Trainer (a LightningModule's or DataModule's `train_dataloader` and
     `val_dataloader`, loaders given to `fit`), Accelerate (`accelerator.prepare(loader)`)
     and ignite (`create_supervised_trainer(..., device=...)`, an `Engine` whose process

@@ -28,8 +28,11 @@ class NonPersistentWorkers(LoaderRule):
     is passed, called in a loop; Lightning's Trainer (a Lightning module's
     `train_dataloader`/`val_dataloader`, loaders given to `fit`, unless `max_epochs=1`);
     an ignite Engine's `run(loader, max_epochs=N)`, or a `run` in an event handler
-    (decorated, or registered with `add_event_handler`). Workers from the core count
-    (`os.cpu_count()`, `int(os.cpu_count() / 2)`) are workers on any machine.
+    (decorated, or registered with `add_event_handler`); a module of the project that calls
+    the function returning the loader (`train_loader, test_loader = data_setup.create_dataloaders()`
+    in train.py) and iterates it so, itself or through the functions it gives it to. Workers
+    from the core count (`os.cpu_count()`, `int(os.cpu_count() / 2)`, also as the default of a
+    parameter of such a function) are workers on any machine.
 
     ## Why is this bad?
     Without persistent workers, every `iter(loader)` (every epoch) shuts the worker
@@ -445,6 +448,17 @@ class NonPersistentWorkers(LoaderRule):
                     yield loader, repeats, "", ()
         yield from self._iterated_by_callees()
         yield from self._iterated_by_frameworks()
+        yield from self._iterated_by_importers()
+
+    def _iterated_by_importers(self):
+        """`return train_loader` in a function of the source that a module of the project calls
+        and whose loader it iterates every epoch (`engine.train(model, train_loader, epochs)`)."""
+        for site in list(self.loaders.values()):
+            again = next((again for _, _, again in self.returned_to(site) if again is not None), None)
+            if again is not None:
+                related = (Related(again.path, again.line - 1, "iterates the loader every epoch"),) \
+                    if not again.path.endswith(".ipynb") else ()
+                yield site, [], f" (`{again.code}`, {again.where})", related
 
     def _iterated_by_callees(self):
         """`train_one_epoch(model, loader)` in an epoch loop, the function (of this file or
