@@ -900,34 +900,32 @@ def _loader_uses(scope, names: set[str], namespace: FileNamespace, place: Place)
     moved: Use | None = None
     again: Use | None = None
     where = getattr(scope, "name", "<module>")
-
-    def visit(node, loops: int) -> None:
-        nonlocal moved, again
-        for child in ast.iter_child_nodes(node):
-            if type(child) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
-                continue
-            source = _loop_source(child.iter) if isinstance(child, (ast.For, ast.AsyncFor)) else None
-            if isinstance(child, (ast.For, ast.AsyncFor)) and type(source) is ast.Name and source.id in names:
-                if loops and again is None:
-                    again = Use(_short(ast.unparse(child.iter)), place(child.lineno), place.path, child.lineno, where)
-                batch = set(_names(child.target))
-                for call in (n for n in ast.walk(child) if type(n) is ast.Call and moved is None):
-                    value = _device_move(call)
-                    if value is not None and not batch.isdisjoint(_roots(value)):
-                        moved = Use(_short(ast.unparse(call)), place(call.lineno), place.path, call.lineno, where)
-            elif type(child) is ast.Call and any(type(a) is ast.Name and a.id in names
-                                                 for a in (*child.args, *(k.value for k in child.keywords))):
-                callee = _callee(child.func, namespace, place, None)
-                if callee is not None:
-                    given = [param for param, value in bind(child, parameters(callee[0]), callee[3] is not None and bound(child.func))
-                             if type(value) is ast.Name and value.id in names]
-                    moves, loops_over = device_moves(callee), iterated(callee) if loops else iterated_again(callee)
-                    moved = moved or next((moves[param] for param in given if param in moves), None)
-                    if again is None and any(param in loops_over for param in given):
-                        again = Use(_short(ast.unparse(child)), place(child.lineno), place.path, child.lineno, where)
-            visit(child, loops + (type(child) in (ast.For, ast.AsyncFor, ast.While)))
-
-    visit(scope, 0)
+    stack = [(child, 0) for child in ast.iter_child_nodes(scope)]  # (node, loops around it)
+    while stack:
+        child, loops = stack.pop()
+        if type(child) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+            continue
+        source = _loop_source(child.iter) if isinstance(child, (ast.For, ast.AsyncFor)) else None
+        if isinstance(child, (ast.For, ast.AsyncFor)) and type(source) is ast.Name and source.id in names:
+            if loops and again is None:
+                again = Use(_short(ast.unparse(child.iter)), place(child.lineno), place.path, child.lineno, where)
+            batch = set(_names(child.target))
+            for call in (n for n in ast.walk(child) if type(n) is ast.Call and moved is None):
+                value = _device_move(call)
+                if value is not None and not batch.isdisjoint(_roots(value)):
+                    moved = Use(_short(ast.unparse(call)), place(call.lineno), place.path, call.lineno, where)
+        elif type(child) is ast.Call and any(type(a) is ast.Name and a.id in names
+                                             for a in (*child.args, *(k.value for k in child.keywords))):
+            callee = _callee(child.func, namespace, place, None)
+            if callee is not None:
+                given = [param for param, value in bind(child, parameters(callee[0]), callee[3] is not None and bound(child.func))
+                         if type(value) is ast.Name and value.id in names]
+                moves, loops_over = device_moves(callee), iterated(callee) if loops else iterated_again(callee)
+                moved = moved or next((moves[param] for param in given if param in moves), None)
+                if again is None and any(param in loops_over for param in given):
+                    again = Use(_short(ast.unparse(child)), place(child.lineno), place.path, child.lineno, where)
+        inner = loops + (type(child) in (ast.For, ast.AsyncFor, ast.While))
+        stack.extend((grandchild, inner) for grandchild in ast.iter_child_nodes(child))
     return moved, again
 
 
