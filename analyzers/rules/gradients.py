@@ -59,7 +59,8 @@ class EvaluationWithGradients(Nesting):
     `torch.set_grad_enabled(flag)` with anything but `True` (the author choosing the mode).
     A loop of a few iterations (`for i in range(5):`, a handful of predictions to show)
     is left alone, and so is, in a script or notebook that trains, a loop of the module's
-    own statements outside any loop or function: a test pass after training, run once.
+    own statements outside any loop or function, or of a function that only such statements
+    call: a test pass before or after training, run once.
 
     ## Why is this bad?
     `model.eval()` only switches dropout and batch norm to inference behaviour; autograd
@@ -93,6 +94,21 @@ class EvaluationWithGradients(Nesting):
     calls = CallNames(frozenset({"set_grad_enabled", "eval", "train", "requires_grad_"}))
     probe = "memory"
     VALID = (
+        # a function the script calls once, before training: nothing repeats it
+        Example(
+            """
+            import torch
+            model = torch.nn.Linear(8, 2)
+            def test():
+                for x, y in test_loader:
+                    print((model(x).argmax(1) == y).float().mean())
+            test()
+            for epoch in range(10):
+                for x, y in loader:
+                    model(x).sum().backward()
+                    optimizer.step()
+            """
+        ),
         # a test pass after training, once, at the top of a script
         Example(
             """
@@ -624,8 +640,9 @@ class EvaluationWithGradients(Nesting):
             count = iterations(loop.node, self.ctx, loop.site.scope) if type(loop.node) is cst.For else None
             if count is not None and count <= SHORT_LOOP:
                 continue  # a few predictions to show
-            if function is None and not loop.site.loops and TrainingSteps.of(self.ctx).anywhere():
-                continue  # a test pass after training, once: nothing repeats it
+            if not loop.site.loops and (function is None or self._called_once(function)) and \
+                    TrainingSteps.of(self.ctx).anywhere():
+                continue  # a test pass after training (or a function only the module calls, once): nothing repeats it
             if function is not None and (self._decorated(function) or function.name.value in called_without_grad):
                 continue
             evaluated = self._evaluated_module(loop)
@@ -684,6 +701,12 @@ class EvaluationWithGradients(Nesting):
             if order < loop.order and site.scope is loop.site.scope:
                 last = receiver if evaluation else None
         return dotted(last) if last is not None else None
+
+    def _called_once(self, function: cst.FunctionDef) -> bool:
+        """Whether every call of a function of the source is a statement of the module, outside
+        loops and functions (`test()` once before training, `evaluate(model)` once after)."""
+        sites = self.ctx.calls.get(function.name.value, ())
+        return bool(sites) and all(not site.loops and site.scope.node is None for site in sites)
 
     def _model_call(self, loop: cst.For, evaluated: str | None, scope) -> cst.Call | None:
         """The first call of the model in the loop that runs with autograd on: not inside a
