@@ -126,6 +126,7 @@ class Context:
         self.by_name: dict[str, list[tuple[cst.BaseExpression | None, Scope]]] = defaultdict(list)
         self.argparse: dict[str, list] = defaultdict(list)
         self.args_functions: set[str] = set()
+        self.returns: dict[int, list[cst.BaseExpression]] = defaultdict(list)  # id(function) -> what it returns
         self.cuda_evidence: cst.CSTNode | None = None  # where the code says it runs on a GPU
         self.gpu_importer: str | None = None  # or where a module importing it does ("train.py:12")
         self.assume_device = "auto"  # where the user says the code runs (Config.assume_device)
@@ -407,8 +408,10 @@ class Context:
             self.cuda_evidence = node
 
     def _return(self, node: cst.Return) -> None:
-        if self.scope.node is not None and node.value is not None and self._is_parse_args(node.value):
-            self.args_functions.add(self.scope.node.name.value)
+        if self.scope.node is not None and node.value is not None:
+            self.returns[id(self.scope.node)].append(node.value)
+            if self._is_parse_args(node.value):
+                self.args_functions.add(self.scope.node.name.value)
 
     def _add_argument(self, call: cst.Call) -> None:
         flags = [literal(arg.value) for arg in call.args if arg.keyword is None and arg.star == ""]

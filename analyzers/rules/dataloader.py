@@ -453,7 +453,7 @@ class LoaderRule(Rule):
             return []
         names = {n for n, values in site.scope.assignments.items() if values == [site.node]}
         index: int | None | bool = False  # (False: not returned)
-        for value in _returned(function):
+        for value in self.ctx.returns.get(id(function), ()):
             elements = [e.value for e in value.elements] if type(value) is cst.Tuple else None
             for position, element in enumerate(elements if elements is not None else [value]):
                 if element is site.node or type(element) is cst.Name and element.value in names:
