@@ -29,6 +29,7 @@ import time
 from collections import OrderedDict, defaultdict
 from typing import NamedTuple
 
+from .nodes import dotted
 from .project import (MAX_FILE, FileNamespace, ast_dotted, body_nodes, call_target, maybe_project_call, module_file,
                       note, project_root)
 from .source import SourceError, notebook_source
@@ -175,11 +176,17 @@ def _importers(path: str):
 
 
 def gpu_callee(ctx) -> str | None:
-    """Where a function of another module of the project that the analyzed source calls puts
-    work on a GPU itself (`device = d2l.try_gpu()`, which returns `torch.device("cuda:0")` when
+    """Where a function of another module of the project that the analyzed source imports and
+    calls puts work on a GPU itself (`device = d2l.try_gpu()`, which returns `torch.device("cuda:0")` when
     there is one: "d2l/utils.py:31"), or None. `ctx`: the source's context, after the pass."""
     seen: set[int] = set()
+    asked: set[str] = set()
     for call, scope in ctx.call_order:
+        name = dotted(call.func) or ""  # an imported function (`d2l.try_gpu()`, `get_device()`): not a method
+        head = name.partition(".")[0]
+        if name in asked or not (head in ctx.imports or head in ctx.relative_imports):
+            continue
+        asked.add(name)
         if not maybe_project_call(ctx, call.func):
             continue
         found = call_target(ctx, call.func, scope)
