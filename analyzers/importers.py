@@ -176,15 +176,19 @@ def _importers(path: str):
 
 
 def gpu_callee(ctx) -> str | None:
-    """Where a function of another module of the project that the analyzed source imports and
-    calls puts work on a GPU itself (`device = d2l.try_gpu()`, which returns `torch.device("cuda:0")` when
-    there is one: "d2l/utils.py:31"), or None. `ctx`: the source's context, after the pass."""
+    """Where a function of another module of the project, which the analyzed source imports
+    and calls for a value with one argument at most (as a device is picked), puts work on a
+    GPU itself (`device = d2l.try_gpu()`, which returns `torch.device("cuda:0")` when there is
+    one: "d2l/utils.py:31"), or None. `ctx`: the source's context, after the pass."""
     seen: set[int] = set()
     asked: set[str] = set()
+    assigned = {id(value) for scope in (ctx.module_scope, *ctx.scopes.values())
+                for values in scope.assignments.values() for value in values}
     for call, scope in ctx.call_order:
-        name = dotted(call.func) or ""  # an imported function (`d2l.try_gpu()`, `get_device()`): not a method
-        head = name.partition(".")[0]
-        if name in asked or not (head in ctx.imports or head in ctx.relative_imports):
+        name = dotted(call.func) or ""  # an imported function (`d2l.try_gpu()`, `get_device()`): not a method,
+        head = name.partition(".")[0]  # called for the value it gives, with an index at most
+        if name in asked or len(call.args) > 1 or id(call) not in assigned or not (
+                head in ctx.imports or head in ctx.relative_imports):
             continue
         asked.add(name)
         if not maybe_project_call(ctx, call.func):
