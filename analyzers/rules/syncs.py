@@ -79,7 +79,8 @@ class HostSyncEveryStep(Nesting):
     line; on a logger passed in as a parameter, when every method of the project the call
     fits reads it), or to `wandb.log`; a call of a training-step function of another module
     (`train_step(model, batch)` in engine.py) that reads a value on the host each time it
-    runs (`return loss.item()`), named at the call. Also in a training-step function (one that calls
+    runs (`return loss.item()`), named at the call; and `loss.data[0]`, PyTorch 0.3's spelling of
+    `loss.item()` (which raises on today's 0-dimensional losses). Also in a training-step function (one that calls
     `backward()`) called from a loop, an ignite `Engine`'s process function, a
     LightningModule's `training_step`, and a module's `forward` (and the methods it calls
     on `self`): `lengths.tolist()` there syncs on every step the module trains.
@@ -127,6 +128,19 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # the first element of a batch's data (not a loss), and the loss read every 50 steps
+        Example(
+            """
+            import torch
+            for step, (x, y) in enumerate(loader):
+                first = x.cuda().data[0]
+                loss = criterion(model(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+                if step % 50 == 0:
+                    print("loss %.4f" % loss.data[0])
+            """
+        ),
         # a model trained on the CPU in a notebook that uses CUDA elsewhere: its batches stay there
         Example(
             """
@@ -218,6 +232,17 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # PyTorch 0.3's read of the loss, every step (it raises on a 0-dimensional loss today)
+        Example(
+            """
+            import torch
+            for x, y in loader:
+                loss = criterion(model(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+                losses.append(loss.data[0])
+            """
+        ),
         # a metric helper of the notebook reading what a torch function makes of its arguments
         Example(
             """
@@ -351,6 +376,10 @@ class HostSyncEveryStep(Nesting):
     def visit_Assert(self, node: cst.Assert) -> None:
         self._add(node, "test")
 
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if _legacy_read(node) is not None:  # `loss.data[0]`
+            self._add(node, "legacy")
+
     # -- the end of the pass ------------------------------------------------------------------
     def finish(self) -> None:
         if self.ctx.cuda_evidence is None:
@@ -439,6 +468,16 @@ class HostSyncEveryStep(Nesting):
             return self._passed_to_host_read(candidate, advice)
         if candidate.kind == "logger":
             return self._logged_tensor(candidate, advice)
+        if candidate.kind == "legacy":
+            loss = _legacy_read(cast(cst.Subscript, node))
+            if not self._loss(loss, scope):
+                return None
+            return (
+                f"`{short_code(node)}` is PyTorch 0.3's read of the loss on the host, here on every training step: "
+                "since PyTorch 0.4 a loss is 0-dimensional and this raises IndexError. Write `.item()`, and read "
+                "it every N steps (`if step % log_every == 0:`): each read waits for the GPU to finish all queued "
+                "work, so the GPU idles."
+            )
         if candidate.kind == "synchronize":
             if self._timed(candidate.site):
                 return None
@@ -688,6 +727,16 @@ class HostSyncEveryStep(Nesting):
         return any(name == param and self._tensor(cast(cst.BaseExpression, value), scope, depth + 1)
                    for name, value in bind(call, parameters(found[0]), method))
 
+    def _loss(self, expr: cst.BaseExpression | None, scope: Scope) -> bool:
+        """A loss: a name whose `backward()` is called, or a loss function's result."""
+        if type(expr) is cst.Name:
+            owner = scope.owner_of(expr.value)
+            if owner is not None and expr.value in self.backward_of.get(id(owner), ()):
+                return True
+            found = self.ctx.origin(expr, scope)
+            expr = found[0] if found is not None else None
+        return type(expr) is cst.Call and _loss_call(expr)
+
     def _layer(self, func: cst.Attribute) -> bool:
         """`self.fc` where every value given to it is a layer of `torch.nn` (`nn.Linear(...)`):
         calling it makes a tensor."""
@@ -767,3 +816,11 @@ def _comprehended_values(for_in: cst.CompFor) -> tuple[str, cst.BaseExpression] 
         return (value.value, it.func.value) if type(value) is cst.Name else None
     return None
 
+
+def _legacy_read(node: cst.Subscript) -> cst.BaseExpression | None:
+    """`x` of `x.data[0]` (how PyTorch 0.3 read a one-element tensor), or None."""
+    value = node.value
+    if type(value) is not cst.Attribute or value.attr.value != "data" or len(node.slice) != 1:
+        return None
+    index = node.slice[0].slice
+    return value.value if type(index) is cst.Index and type(index.value) is cst.Integer and index.value.value == "0" else None
