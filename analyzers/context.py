@@ -128,7 +128,7 @@ class Context:
         self.args_functions: set[str] = set()
         self.returns: dict[int, list[cst.BaseExpression]] = defaultdict(list)  # id(function) -> what it returns
         self.cuda_evidence: cst.CSTNode | None = None  # where the code says it runs on a GPU
-        self.gpu_importer: str | None = None  # or where a module importing it does ("train.py:12")
+        self.gpu_importer: str | None = None  # or where a module importing it, or one it calls, does ("train.py:12")
         self.assume_device = "auto"  # where the user says the code runs (Config.assume_device)
         self.classes: dict[str, cst.ClassDef] = {}  # every class defined, by name (the last one)
         self.class_of: dict[int, cst.ClassDef] = {}  # id(method) -> its class

@@ -104,8 +104,7 @@ class _Module:
         if not self._looked:
             self._looked = True
             module = self.namespace("")
-            self._line = next((node.lineno for node in ast.walk(module.tree)
-                               if isinstance(node, (ast.Call, ast.Constant)) and _on_gpu(node, module)), None)
+            self._line = _gpu_line(ast.walk(module.tree), module)
         return self._line
 
     def namespace(self, root: str) -> FileNamespace:
@@ -199,8 +198,7 @@ def gpu_callee(ctx) -> str | None:
         seen.add(id(found[0]))
         if len(seen) > MAX_CALLEES:
             break
-        line = next((node.lineno for node in body_nodes(found[0])
-                     if isinstance(node, (ast.Call, ast.Constant)) and _on_gpu(node, found[1])), None)
+        line = _gpu_line(body_nodes(found[0]), found[1])
         if line is not None:
             return found[2](line)
     return None
@@ -287,6 +285,12 @@ def _parts(path: str) -> list[bytes]:
     except (SourceError, UnicodeDecodeError):
         return []
     return [unit.code.encode() for unit in units]
+
+
+def _gpu_line(nodes, module: FileNamespace) -> int | None:
+    """The line of the first of `nodes` (of `module`) that puts work on a GPU, or None."""
+    return next((node.lineno for node in nodes if isinstance(node, (ast.Call, ast.Constant)) and _on_gpu(node, module)),
+                None)
 
 
 def _on_gpu(node: ast.AST, module: FileNamespace) -> bool:

@@ -91,7 +91,11 @@ def code(node: cst.CSTNode) -> str:
 
 def short_code(node: cst.CSTNode, limit: int = 40) -> str:
     """The node's source text for a message, cut at `limit` characters."""
-    text = code(node)
+    return shortened(code(node), limit)
+
+
+def shortened(text: str, limit: int = 40) -> str:
+    """`text` for a message, cut at `limit` characters."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .nodes import code, dotted, remembered
+from .nodes import code, dotted, remembered, shortened
 
 MAX_FILE = 1_000_000  # bytes: a larger module is not read
 _MAX_HOPS = 2  # re-exports followed (`from .data import X` in a package's __init__)
@@ -890,12 +890,12 @@ def caller_uses(namespace: FileNamespace, path: str, name: str, index: int | Non
                     and os.path.abspath(found[1].path) == path:
                 names.add(target.id)
         if names:
-            found_moved, found_again = _loader_uses(scope, names, namespace, place)
+            found_moved, found_again = _uses_of_loaders(scope, names, namespace, place)
             moved, again = moved or found_moved, again or found_again
     return moved, again
 
 
-def _loader_uses(scope, names: set[str], namespace: FileNamespace, place: Place) -> tuple[Use | None, Use | None]:
+def _uses_of_loaders(scope, names: set[str], namespace: FileNamespace, place: Place) -> tuple[Use | None, Use | None]:
     """(a move of a batch, a repeated iteration) of the loaders bound to `names` in `scope`."""
     moved: Use | None = None
     again: Use | None = None
@@ -908,12 +908,12 @@ def _loader_uses(scope, names: set[str], namespace: FileNamespace, place: Place)
         source = _loop_source(child.iter) if isinstance(child, (ast.For, ast.AsyncFor)) else None
         if isinstance(child, (ast.For, ast.AsyncFor)) and type(source) is ast.Name and source.id in names:
             if loops and again is None:
-                again = Use(_short(ast.unparse(child.iter)), place(child.lineno), place.path, child.lineno, where)
+                again = Use(shortened(ast.unparse(child.iter)), place(child.lineno), place.path, child.lineno, where)
             batch = set(_names(child.target))
             for call in (n for n in ast.walk(child) if type(n) is ast.Call and moved is None):
                 value = _device_move(call)
                 if value is not None and not batch.isdisjoint(_roots(value)):
-                    moved = Use(_short(ast.unparse(call)), place(call.lineno), place.path, call.lineno, where)
+                    moved = Use(shortened(ast.unparse(call)), place(call.lineno), place.path, call.lineno, where)
         elif type(child) is ast.Call and any(type(a) is ast.Name and a.id in names
                                              for a in (*child.args, *(k.value for k in child.keywords))):
             callee = _callee(child.func, namespace, place, None)
@@ -923,14 +923,10 @@ def _loader_uses(scope, names: set[str], namespace: FileNamespace, place: Place)
                 moves, loops_over = device_moves(callee), iterated(callee) if loops else iterated_again(callee)
                 moved = moved or next((moves[param] for param in given if param in moves), None)
                 if again is None and any(param in loops_over for param in given):
-                    again = Use(_short(ast.unparse(child)), place(child.lineno), place.path, child.lineno, where)
+                    again = Use(shortened(ast.unparse(child)), place(child.lineno), place.path, child.lineno, where)
         inner = loops + (type(child) in (ast.For, ast.AsyncFor, ast.While))
         stack.extend((grandchild, inner) for grandchild in ast.iter_child_nodes(child))
     return moved, again
-
-
-def _short(text: str, limit: int = 40) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def yields(found: Definition) -> bool:

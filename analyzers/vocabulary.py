@@ -63,10 +63,10 @@ SHORT_LOOP = 10
 NUM_WORKERS, COLLATE_FN, PIN_MEMORY = 5, 6, 7
 # Lightning: the Trainer methods that run the fit loop, and a module's loader hooks they call every epoch.
 FIT_METHODS = {"fit", "validate"}
+EVERY_EPOCH_HOOKS = {"train_dataloader", "val_dataloader"}
 
 # Calls a loop's iterable passes through on its way to the loop: `enumerate(loader)`, `tqdm(loader)`.
 ITER_WRAPPERS = {"enumerate", "tqdm", "iter", "zip", "track", "progress_bar"}
-EVERY_EPOCH_HOOKS = {"train_dataloader", "val_dataloader"}
 
 # Signs that code runs on a GPU: a device string (or the GPU-only backend), the accelerator
 # APIs and engines. Asking whether there is a GPU is no such sign.

@@ -19,8 +19,7 @@ from ..datasets import (
 from ..findings import Related
 from ..importers import gpu_importers
 from ..project import (SourceNamespace, Use, argparse_defaults, bind, call_target, caller_uses, device_moves, iterated,
-                       iterated_again,
-                       maybe_project_call, parameters, trains_somewhere, used_arguments, yields)
+                       iterated_again, maybe_project_call, parameters, trains_somewhere, used_arguments, yields)
 from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
 from .tracking import TrainingSteps
@@ -233,7 +232,7 @@ class LoaderRule(Rule):
             return [  # `loader = make_loader(...)`: the loaders a function of the source returns
                 loader
                 for function, _ in self.ctx.functions.get(call.func.value, ())
-                for value in remembered(_returned, function, lambda: _returned(function))
+                for value in self.ctx.returns.get(id(function), ())
                 for loader in self._resolve_loader(value, self.ctx.scopes[id(function)], depth + 1)
             ]
         key = dotted(expr)
@@ -429,7 +428,7 @@ class LoaderRule(Rule):
         """`return train_loader, test_loader` in a function of the source, whose batches a module
         of the project that calls it moves to the GPU (`train.py`: `X.to(device)`)."""
         for call, site in self.loaders.items():
-            for label, moved, _ in self.returned_to(site) if id(call) not in found else ():
+            for moved, _ in self.returned_to(site) if id(call) not in found else ():
                 if moved is not None:
                     said = f"`{moved.code}`, {moved.where}"
                     related = (Related(moved.path, moved.line - 1, f"`{moved.code}` moves the batch to the GPU"),) \
@@ -437,16 +436,16 @@ class LoaderRule(Rule):
                     found[id(call)] = _Transfer(said, related, framework=False)
                     break
 
-    def returned_to(self, site: Site) -> list[tuple[str, Use | None, Use | None]]:
+    def returned_to(self, site: Site) -> list[tuple[Use | None, Use | None]]:
         """For a loader a function of the source returns (`return train_loader, test_loader`),
-        what the modules of the project that call it and use a GPU do with it: (the module, a
-        move of its batches to a device, an iteration of it again and again)."""
+        what each module of the project that calls it and uses a GPU does with it: (a move of
+        its batches to a device, an iteration of it again and again)."""
         key = ("returned", id(site.node))
         if key not in self.known:
             self.known[key] = self._returned_to(site)
         return self.known[key]
 
-    def _returned_to(self, site: Site) -> list[tuple[str, Use | None, Use | None]]:
+    def _returned_to(self, site: Site) -> list[tuple[Use | None, Use | None]]:
         function, path = site.scope.node, self.ctx.path
         if function is None or not path or path.startswith("<") or self.ctx.class_of.get(id(function)) is not None \
                 or not any(d is function for d, _ in self.ctx.functions.get(function.name.value, ())):
@@ -467,7 +466,7 @@ class LoaderRule(Rule):
         for namespace in sorted(importers, key=lambda n: n.path.endswith(".ipynb")):  # (a script's lines can be named)
             moved, again = caller_uses(namespace, os.path.abspath(path), function.name.value, index)
             if moved is not None or again is not None:
-                found.append((namespace.label, moved, again))
+                found.append((moved, again))
         return found
 
     def _batches_given(self, site: Site) -> dict[int, list[Site]]:
@@ -700,7 +699,7 @@ class LoaderRule(Rule):
             returned = [
                 (item, self.ctx.scopes[id(function)])
                 for function, _ in self.ctx.functions[value.func.value]
-                for item in remembered(_returned, function, lambda: _returned(function))
+                for item in self.ctx.returns.get(id(function), ())
             ]
             return combine(self._unpacked_cost(item, index, where, depth + 1, seen) for item, where in returned)
         return self._imported_cost(value.func, index)
@@ -807,7 +806,7 @@ class LoaderRule(Rule):
             returned = [
                 (value, self.ctx.scopes[id(function)])
                 for function, _ in self.ctx.functions[func.value]
-                for value in remembered(_returned, function, lambda: _returned(function))
+                for value in self.ctx.returns.get(id(function), ())
             ]
             if returned:
                 return combine(self._cost(value, where, depth + 1, seen) for value, where in returned)
@@ -1153,20 +1152,6 @@ def _device_move_in(function: cst.FunctionDef) -> str | None:
         if type(node) not in (cst.FunctionDef, cst.ClassDef):
             stack.extend(reversed(children(node)))
     return None
-
-
-def _returned(function: cst.FunctionDef) -> list[cst.BaseExpression]:
-    """The values a function's `return` statements give (not those of functions it defines)."""
-    found: list[cst.BaseExpression] = []
-    stack: list[cst.CSTNode] = [function.body]
-    while stack:
-        node = stack.pop()
-        if type(node) is cst.Return:
-            if node.value is not None:
-                found.append(node.value)
-        elif type(node) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-            stack.extend(reversed(children(node)))
-    return found
 
 
 def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst.For, ...], tuple[str, ...], tuple[cst.Call, ...]]:
