@@ -272,14 +272,35 @@ def aborts(branch: cst.If) -> bool:
 
 
 def lazy_init(branch: cst.If) -> bool:
-    """`if cache is None:` (also `and`-ed with other conditions): a branch that fills a value
-    on its first run only."""
+    """`if cache is None:` (also `and`-ed with other conditions, or `or`-ed with tests of the
+    same value: `if cache is None or cache.shape[0] != n:`): a branch that fills a value on its
+    first run only, or again when what it depends on changes."""
     tests = [branch.test]
     while tests:
         test = tests.pop()
         if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
             tests += [test.left, test.right]
-        elif (type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.comparisons[0].operator) is cst.Is
-              and type(test.left) in (cst.Name, cst.Attribute) and literal(test.comparisons[0].comparator) is None):
+        elif type(test) is cst.BooleanOperation and type(test.operator) is cst.Or:
+            cache = _none_test(test.left)
+            if cache is not None and cache in {dotted(n) for n in walk(test.right)}:
+                return True
+        elif _none_test(test) is not None:
             return True
     return False
+
+
+def _none_test(test: cst.BaseExpression) -> str | None:
+    """The name or attribute that `test` compares with `is None`, or None."""
+    if (type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.comparisons[0].operator) is cst.Is
+            and type(test.left) in (cst.Name, cst.Attribute) and literal(test.comparisons[0].comparator) is None):
+        return dotted(test.left)
+    return None
+
+
+def walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """`node` and every node below it."""
+    found, pending = [], [node]
+    while pending:
+        found.append(pending.pop())
+        pending.extend(children(found[-1]))
+    return found

@@ -25,7 +25,8 @@ LINE_BREAK = re.compile(r"\r\n|\r|\n")
 PERCENT_CELL = re.compile(r"^#\s*%%")
 _MAGIC = re.compile(r"^(?P<indent>[ \t]*)(?P<prefix>%%|%|!!|!)(?P<name>[A-Za-z_][\w.]*)?")
 _HELP_END = re.compile(r"%{0,2}(?!\d)[\w*]+(?:\.(?!\d)[\w*]+|\[-?[0-9]+\])*\?\??$")  # IPython's `obj?`, `torch.*Tensor?`
-_ASSIGNED = re.compile(r"[ \t]*[^=\s](?:[^=]*[^=!<>+\-*/%&|^@:\s])?\s*=\s*(%\s*[^\W\d]|!)")  # `x = %who_ls`, `x[0] = !ls`
+# `x = %who_ls`, `x[0] = !ls` (a target without quotes: `'a=%d' % n` is a format string)
+_ASSIGNED = re.compile(r"[ \t]*[^=\s'\"](?:[^='\"]*[^=!<>+\-*/%&|^@:\s'\"])?\s*=\s*(%\s*[^\W\d]|!)")
 _PYTHON = re.compile(r"#|'''|\"\"\"|['\"()\[\]{}]")
 _STATEMENT = re.compile(r"[ \t]*(?!#|pass[ \t]*$)\S")  # a line of code, not a comment nor a bare `pass`
 _CLOSING = {quote: re.compile(r"(?:\\.|[^\\])*?" + quote) for quote in ("'", '"', "'''", '"""')}

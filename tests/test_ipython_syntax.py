@@ -48,6 +48,8 @@ CELLS = [
     # IPython's syntax where Python has its own: left alone
     "x = (a\n%b)", "total = (a\n    /b)", "%matplotlib inline\ntotal = (a\n    /b)", "!ls\nf(a\n  ,b)",
     "s = '''\n%time x\nobj?\n'''\n!ls", "x = 1  # %magic", "x = '?'\n!ls", "x = 'what?'\n%time f()", "x = 1  # why?",
+    "def f(t):\n    return '# %s: before=%d, after=%d' % (t, sum(\n        [1]))", 'print("w = %d, h = %d" % (w, h))',
+    "s = 'a=!b'",
     # not IPython's (kept here to check that the oracle rejects them)
     "f(1, 2) ?", "obj ?", "obj? ", "obj?  # comment", "obj()?", "a[i]?", "obj?;", "2?", "/", "f x",
     "print(1); %time f()", "x = [1,\n%time\n]", "a = b = !ls", "x += !ls", "x = 1\n obj?", "# c\n  x = 1",

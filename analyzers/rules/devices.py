@@ -8,12 +8,12 @@ import libcst as cst
 
 from ..context import IF, CallSite, Site
 from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, dotted, keyword, lazy_init, literal, short_code,
-                     star_kwargs)
+                     star_kwargs, walk)
 from ..findings import Related
 from ..project import device_moves, maybe_project_call, used_arguments
 from .base import CallNames, Example, FixPlan, Replace
 from .edits import with_keywords
-from .tracking import Nesting, TrainingSteps, iterations
+from .tracking import Nesting, TrainingSteps, interval_test, iterations
 from ..vocabulary import (DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, HOST_COPY_METHODS, LEGACY_TENSOR_TYPES,
                           PER_CALL_METHODS, RANDOM_FACTORIES, SHORT_LOOP)
 
@@ -232,6 +232,38 @@ class CpuTensorMovedEachStep(Nesting):
             import torch
             for x in loader:
                 mask = torch.ones(8, 8).to(device)
+            """,
+        ),
+        # a cache filled on the first forward and when the size changes
+        Example(
+            """
+            import torch
+            from torch import nn
+            class Attention(nn.Module):
+                def rel_indices(self, n):
+                    return torch.zeros(1, n, n, 3).to(self.qk.weight.device)
+                def forward(self, x):
+                    if self.cache is None or self.cache.shape[1] != x.shape[1]:
+                        self.cache = self.rel_indices(x.shape[1])
+                    return x + self.cache
+            """,
+        ),
+        # a sample on the first step only (`epoch == 1`), then at an interval
+        Example(
+            """
+            import torch
+            def sample():
+                return torch.zeros(1, 64).cuda()
+            while epoch < n_epochs:
+                epoch += 1
+                loss = model(next_batch()).sum()
+                loss.backward()
+                optimizer.step()
+                if epoch == 1:
+                    sample()
+                    continue
+                if epoch % 100 == 0:
+                    sample()
             """,
         ),
         # an ONNX export wrapper: its forward is traced once
@@ -536,6 +568,18 @@ class CpuTensorMovedEachStep(Nesting):
                 ones, y = torch.ones(len(y), device=device), y.to(device)
                 return ones
             evaluator = Engine(test_step)
+            """,
+        ),
+        # to a device read from another tensor, through a name
+        Example(
+            """
+            import torch
+            from torch import nn
+            class PositionalEncoding(nn.Module):
+                def forward(self, shape):
+                    device = self.proj.weight.device
+                    mask = torch.zeros(shape).to(device=device, dtype=torch.bool)
+                    return self.proj(mask.cumsum(1))
             """,
         ),
         # in a helper of a helper of forward
@@ -1009,7 +1053,8 @@ class CpuTensorMovedEachStep(Nesting):
         names, seen = [function.name.value], {function.name.value}
         for _ in range(_CALL_DEPTH):
             calls = [call for name in names for call in self.ctx.calls.get(name, ())
-                     if type(call.node.func) is cst.Name or name not in _CONTAINER_METHODS]
+                     if (type(call.node.func) is cst.Name or name not in _CONTAINER_METHODS)
+                     and id(call.node) not in steps.cached(call.scope.node)]
             if any(call.loops and steps.trains(call.loops[-1]) and id(call.node) not in self._intervals(call.loops[-1])
                    for call in calls):
                 return f"in `{function.name.value}`, called on every training step"
@@ -1024,13 +1069,13 @@ class CpuTensorMovedEachStep(Nesting):
         return None
 
     def _intervals(self, loop: cst.CSTNode) -> set[int]:
-        """Ids of the calls in a loop's body under an `if` testing an interval (`step % 200 == 0`)."""
+        """Ids of the calls in a loop's body under an `if` testing an interval (`step % 200 == 0`,
+        `epoch == 1`)."""
         found = self.guarded.get(id(loop))
         if found is None:
             found = self.guarded[id(loop)] = {
-                id(call) for node in _walk(loop) if type(node) is cst.If
-                and any(type(n) is cst.BinaryOperation and type(n.operator) is cst.Modulo for n in _walk(node.test))
-                for call in _walk(node.body) if type(call) is cst.Call}
+                id(call) for node in walk(loop) if type(node) is cst.If and interval_test(node.test, (loop,))
+                for call in walk(node.body) if type(call) is cst.Call}
         return found
 
     def _per_call(self, function: cst.FunctionDef) -> str | None:
@@ -1049,8 +1094,10 @@ class CpuTensorMovedEachStep(Nesting):
             return cuda is True
         text = dotted(device) or ""
         last = text.rsplit(".", 1)[-1]
-        if last == "device" and "." in text:
-            return True  # another tensor's device: a copy whenever that tensor is on the GPU
+        values = site.scope.assignments.get(text, ()) if type(device) is cst.Name else ()
+        if last == "device" and "." in text or values and all(
+                type(v) is cst.Attribute and v.attr.value == "device" for v in values):
+            return True  # another tensor's device (`device = z.device`): a copy whenever that tensor is on the GPU
         return bool(text) and not DTYPE_LIKE.search(last) and bool(DEVICE_LIKE.search(text)) and (
             self.ctx.cuda_evidence is not None
         )
@@ -1059,7 +1106,7 @@ class CpuTensorMovedEachStep(Nesting):
         receiver = _receiver(site.node)
         if keyword(made, "device") is not None or star_kwargs(made) or not _below(made, receiver):
             return None  # (made in another statement: no fix here)
-        if any(call_name(n) in _RANDOM_FILLS for n in _walk(receiver) if type(n) is cst.Call):
+        if any(call_name(n) in _RANDOM_FILLS for n in walk(receiver) if type(n) is cst.Call):
             return None  # `torch.empty(n).random_(k)`: on the GPU the draw comes from another generator
         if call_name(site.node) == "type_as":  # made on the other tensor's device, cast there
             created = with_keywords(made, {"device": f"{code(device)}.device"})
@@ -1130,15 +1177,6 @@ def _host_array(expr: cst.BaseExpression, ctx) -> bool:
     if type(expr) is cst.List:
         return True
     return type(expr) is cst.Call and (ctx.qualname(expr.func) or "").startswith("numpy.")
-
-
-def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """`node` and every node below it."""
-    found, pending = [], [node]
-    while pending:
-        found.append(pending.pop())
-        pending.extend(children(found[-1]))
-    return found
 
 
 def _names_read(node: cst.CSTNode) -> list[cst.BaseExpression]:

@@ -8,7 +8,7 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
-from ..nodes import (aborts, argument, assigned_in, call_name, dotted, iteration_source, keyword, literal, names_in, positional,
+from ..nodes import (aborts, argument, assigned_in, call_name, code, dotted, iteration_source, keyword, literal, names_in, positional,
                      short_code)
 from ..findings import Related
 from ..project import (
@@ -19,7 +19,7 @@ from ..project import (
 from ..project import trains as project_trains
 from .base import Example
 from .edits import root_name
-from .tracking import Nesting, TrainingSteps
+from .tracking import Nesting, TrainingSteps, interval_test
 from ..vocabulary import CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, MODEL_NAMES, NOT_TENSOR_OPS, TENSOR_NAMESPACES
 
 _CONVERSIONS = {"float", "int", "bool"}
@@ -34,7 +34,6 @@ _TENSOR_METHODS = {
 }
 _HOST_LOGGERS = {"wandb.log"}  # library calls that convert the tensors they are given on the host
 _HOST_LOGGER_NAMES = {name.rpartition(".")[2] for name in _HOST_LOGGERS}
-_INTERVAL_WORDS = ("step", "iter", "idx", "epoch", "batch")
 # A loop timed on CPU time is timed too; TPL203 has not followed monotonic_ns.
 _CLOCKS = (CLOCKS | {"time.process_time"}) - {"time.monotonic_ns"}
 _CLOCK_NAMES = {name.rpartition(".")[2] for name in _CLOCKS} | {"elapsed_time"}
@@ -243,6 +242,26 @@ class HostSyncEveryStep(Nesting):
                 losses.append(loss.data[0])
             """
         ),
+        # a helper of the step that reads a value it computes (d2l's `grad_clipping`)
+        Example(
+            """
+            import torch
+            def grad_clipping(params, theta, device):
+                norm = torch.tensor([0.0], device=device)
+                for param in params:
+                    norm += (param.grad ** 2).sum()
+                norm = norm.sqrt().item()
+                if norm > theta:
+                    for param in params:
+                        param.grad *= theta / norm
+            device = torch.device("cuda")
+            for x, y in loader:
+                loss = criterion(model(x.to(device)), y.to(device))
+                loss.backward()
+                grad_clipping(params, 1.0, device)
+                optimizer.step()
+            """
+        ),
         # a metric helper of the notebook reading what a torch function makes of its arguments
         Example(
             """
@@ -438,24 +457,7 @@ class HostSyncEveryStep(Nesting):
             return True  # reported itself; its body runs when something went wrong (not `if acc:`: when nonzero)
         if self.ctx.value(test, site.scope) is False:
             return True  # a switch off by default (`if args.print_loss:`, a store_true flag)
-        loop_names = {n for loop in site.loops if type(loop) is cst.For for n in names_in(loop.target)}
-        found = False
-
-        class Interval(cst.CSTVisitor):
-            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-                nonlocal found
-                found = found or type(node.operator) is cst.Modulo
-
-            def visit_Comparison(self, node: cst.Comparison) -> None:
-                nonlocal found
-                if any(type(c.operator) is cst.Equal for c in node.comparisons):
-                    names = names_in(node)
-                    found = found or bool(names & loop_names) or any(
-                        word in n.lower() for n in names for word in _INTERVAL_WORDS
-                    )
-
-        test.visit(Interval())
-        return found
+        return interval_test(test, site.loops)
 
     # -- what syncs -------------------------------------------------------------------------------
     def _describe(self, candidate: _Candidate) -> str | tuple | None:
@@ -562,25 +564,36 @@ class HostSyncEveryStep(Nesting):
         host each time (`misc.all_reduce_mean(loss_value)`: `x_reduce.item()`). `found`: the
         call's target; `passed`: (argument, read) of the arguments it reads on the host."""
         node = _call(candidate)
-        if found is None or not found[2].label or steps_in_loops(found):
+        if found is None or steps_in_loops(found):
             return None
-        if project_trains(found):
-            read = reads_every_call(found)
+        if project_trains(found):  # (one of this source: its reads are reported where they are)
+            read = reads_every_call(found) if found[2].label else None
         else:  # another helper of the step (`clip_gradients`, `all_reduce_mean`): a tensor it copies itself
             loops = candidate.site.loops  # (in the loop that steps: not an epoch loop calling `evaluate(loader)`)
             steps_here = bool(loops) and TrainingSteps.of(self.ctx).steps_here(loops[-1])
-            read = copies_every_call(found) if steps_here and not iterated(found) else None
+            read = copies_every_call(found) if steps_here and not self._loops_over_given(node, found) else None
             if read is not None and not all(self._python_number(value, candidate.site.scope) for value, use in passed
                                             if (use.line, use.code) == (read.line, read.code)):
                 return None  # (a read of what it is passed: judged as passed, `_passed_to_host_read`)
         if read is None:
             return None
+        where = f", {read.where}" if read.where else ""
         message = (
             f"`{short_code(node)}` reads a value on the host on every training step (`{read.code}` in "
-            f"`{read.via.split(' -> ')[-1]}`, {read.where}): the CPU waits for the GPU to finish all queued work, "
+            f"`{read.via.split(' -> ')[-1]}`{where}): the CPU waits for the GPU to finish all queued work, "
             f"so the GPU idles. {advice}"
         )
-        return message, (Related(read.path, read.line - 1, f"`{read.code}` reads the value on the host ({read.via})"),)
+        return message, (Related(read.path, read.line - 1, f"`{read.code}` reads the value on the host ({read.via})"),) \
+            if read.path else ()
+
+    @staticmethod
+    def _loops_over_given(call: cst.Call, found: Definition) -> bool:
+        """Whether the function `found` loops over something the call gives it other than the
+        model's parameters (`evaluate(loader)`: a pass over the batches, not a step's helper;
+        `clip_gradients(model.parameters())` is one)."""
+        loops = iterated(found)
+        method = found[3] is not None and bound(call.func)
+        return any(name in loops and "param" not in code(value).lower() for name, value in bind(call, parameters(found[0]), method))
 
     def _python_number(self, expr: cst.BaseExpression, scope: Scope) -> bool:
         """`loss_value` after `loss_value = loss.item()` (or `float(...)`, a number literal)."""

@@ -9,7 +9,7 @@ from typing import cast
 import libcst as cst
 
 from ..context import CallSite, Context, Frame, Scope, Site
-from ..nodes import call_name, dotted, keyword, positional
+from ..nodes import call_name, dotted, keyword, lazy_init, names_in, positional, walk
 from ..project import call_target, maybe_project_call, steps_in_loops, trains_somewhere
 from ..project import trains as project_trains
 from .edits import root_name
@@ -151,6 +151,7 @@ class TrainingSteps:
         self._elsewhere: dict[int, list[CallSite]] | None = None  # loop or function id -> calls of other names
         self._elsewhere_known: dict[int, bool] = {}  # loop or function id -> whether it trains through them
         self._anywhere: bool | None = None  # see anywhere
+        self._cached: dict[int, set[int]] = {}  # function id -> see cached
         for name, sites in ctx.calls.items():
             if name == "backward" or name == "step" or name in ctx.functions:
                 for site in sites:
@@ -220,8 +221,21 @@ class TrainingSteps:
                 found |= {name for caller in found for name in calls.get(caller, ())}
         return found
 
+    def cached(self, function: cst.FunctionDef | None) -> set[int]:
+        """Ids of the calls in a function under an `if` that fills a cache, run on its first
+        call only (`if self.cache is None or self.cache.shape[1] != n: self.cache = self.build(n)`)."""
+        if function is None:
+            return set()
+        found = self._cached.get(id(function))
+        if found is None:
+            found = self._cached[id(function)] = {
+                id(call) for node in walk(function.body) if type(node) is cst.If and lazy_init(node)
+                for call in walk(node.body) if type(call) is cst.Call}
+        return found
+
     def _self_calls(self) -> dict[int, dict[str, set[str]]]:
-        """Class id -> method name -> the names it calls on `self` (one pass over the calls)."""
+        """Class id -> method name -> the names it calls on `self` (one pass over the calls),
+        but those that fill a cache."""
         if self._by_class is None:
             self._by_class = {}
             for name, sites in self.ctx.calls.items():
@@ -229,7 +243,7 @@ class TrainingSteps:
                     function = site.scope.node
                     cls = self.ctx.class_of.get(id(function)) if function is not None else None
                     if function is not None and cls is not None and type(site.node.func) is cst.Attribute \
-                            and dotted(site.node.func.value) == "self":
+                            and dotted(site.node.func.value) == "self" and id(site.node) not in self.cached(function):
                         self._by_class.setdefault(id(cls), {}).setdefault(function.name.value, set()).add(name)
         return self._by_class
 
@@ -299,6 +313,32 @@ class TrainingSteps:
         return any(
             project_trains(call_target(self.ctx, site.node.func, site.scope)) for site in self._elsewhere.get(id(node), ())
         )
+
+
+_INTERVAL_WORDS = ("step", "iter", "idx", "epoch", "batch")
+
+
+def interval_test(test: cst.BaseExpression, loops: tuple) -> bool:
+    """Whether an `if` test picks some iterations of the loops around it: a modulo
+    (`step % 100 == 0`), or an equality naming a loop variable or a counter (`if epoch == 1:`,
+    `i == len(loader) - 1`)."""
+    loop_names = {n for loop in loops if type(loop) is cst.For for n in names_in(loop.target)}
+    found = False
+
+    class Interval(cst.CSTVisitor):
+        def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+            nonlocal found
+            found = found or type(node.operator) is cst.Modulo
+
+        def visit_Comparison(self, node: cst.Comparison) -> None:
+            nonlocal found
+            if any(type(c.operator) is cst.Equal for c in node.comparisons):
+                names = names_in(node)
+                found = found or bool(names & loop_names) or any(
+                    word in n.lower() for n in names for word in _INTERVAL_WORDS)
+
+    test.visit(Interval())
+    return found
 
 
 def _steps_with(call: cst.Call) -> bool:
