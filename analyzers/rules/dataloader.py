@@ -288,8 +288,12 @@ class LoaderRule(Rule):
             if type(inner) is int:
                 return inner  # `int(args.workers)`
         if type(expr) is cst.IfExp:  # `2 if os.cpu_count() <= 4 else 4`: known when both agree
-            branches = [self._resolved(branch, scope, depth + 1) for branch in (expr.body, expr.orelse)]
-            if all(type(b) is int and b > 0 for b in branches):
+            windows = _on_windows(expr.test)
+            if windows is not None:  # `0 if sys.platform.startswith("win") else 4`: what Linux and macOS run
+                return self._resolved(expr.orelse if windows else expr.body, scope, depth + 1)
+            branches = [self._resolved(branch, scope, depth + 1) if not _scaled_when_set(branch, expr.test) else f"`{code(branch)}`"
+                        for branch in (expr.body, expr.orelse)]
+            if all(type(b) is int and b > 0 or type(b) is str and b.startswith("`") for b in branches):  # (code: a positive count)
                 return branches[0] if branches[0] == branches[1] else f"`{code(expr)}`"
             return branches[0] if branches[0] == branches[1] else UNKNOWN
         found = self._assigned_once(expr, scope)
@@ -1087,6 +1091,35 @@ def _numbers(call: cst.Call, sizes: dict[str, int], shapes: dict[str, int]) -> i
             return None
         count *= value
     return count if dims else None
+
+
+def _on_windows(test: cst.BaseExpression) -> bool | None:
+    """Whether a test holds on Windows only (True: `sys.platform.startswith("win")`,
+    `os.name == "nt"`, `platform.system() == "Windows"`) or everywhere else (False: their
+    negations); None for any other test."""
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        inner = _on_windows(test.expression)
+        return None if inner is None else not inner
+    text = code(test).replace("'", '"')
+    if not any(word in text for word in ("sys.platform", "os.name", "platform.system()")):
+        return None
+    if type(test) is cst.Call and call_name(test) == "startswith" and '"win' in text:
+        return True
+    if type(test) is cst.Comparison and len(test.comparisons) == 1 and any(
+            w in code(test.comparisons[0].comparator) for w in ('"nt"', "'nt'", "win32", "Windows")):
+        operator = type(test.comparisons[0].operator)
+        return True if operator is cst.Equal else False if operator is cst.NotEqual else None
+    return None
+
+
+def _scaled_when_set(branch: cst.BaseExpression, test: cst.BaseExpression) -> bool:
+    """`4 * args.gpus` under the test `args.gpus`: a positive constant times (or plus) the
+    value the branch is taken for being set."""
+    if type(branch) is not cst.BinaryOperation or type(branch.operator) not in (cst.Multiply, cst.Add):
+        return False
+    tested = code(test)
+    sides = (branch.left, branch.right)
+    return any(type(literal(a)) is int and literal(a) > 0 and code(b) == tested for a, b in (sides, sides[::-1]))
 
 
 def _per_core(ctx, expr: cst.BaseExpression) -> bool:

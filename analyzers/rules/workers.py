@@ -184,6 +184,34 @@ class NonPersistentWorkers(LoaderRule):
                     step(x, y)
             """,
         ),
+        # workers by platform (what Linux and macOS run), or scaled by a setting when it is set
+        Example(
+            """
+            import sys
+            from torch.utils.data import DataLoader
+            workers = 0 if sys.platform.startswith("win") else 4
+            train = DataLoader(ds, batch_size=32, num_workers=workers)
+            test = DataLoader(ds, batch_size=32, num_workers=4 * args.gpus if args.gpus else 8)
+            for epoch in range(10):
+                for x, y in train:
+                    step(x, y)
+                for x, y in test:
+                    model(x)
+            """,
+            """
+            import sys
+            from torch.utils.data import DataLoader
+            workers = 0 if sys.platform.startswith("win") else 4
+            train = DataLoader(ds, batch_size=32, num_workers=workers, persistent_workers=workers > 0)
+            test = DataLoader(ds, batch_size=32, num_workers=4 * args.gpus if args.gpus else 8, persistent_workers=(4 * args.gpus if args.gpus else 8) > 0)
+            for epoch in range(10):
+                for x, y in train:
+                    step(x, y)
+                for x, y in test:
+                    model(x)
+            """,
+            count=2,
+        ),
         # workers its callers give a factory; iterated by a function that a function of the epoch loop calls
         Example(
             """
@@ -580,6 +608,8 @@ class NonPersistentWorkers(LoaderRule):
             value = "True"
         elif type(workers) is cst.Integer:
             value = "True"
+        elif type(workers) in (cst.IfExp, cst.BooleanOperation, cst.Comparison, cst.UnaryOperation, cst.Lambda, cst.NamedExpr):
+            value = f"({code(workers)}) > 0"  # (binds less tightly than `>`)
         else:
             value = f"{code(workers)} > 0"
         title = f"Set persistent_workers={value}"
