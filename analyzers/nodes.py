@@ -282,7 +282,7 @@ def lazy_init(branch: cst.If) -> bool:
             tests += [test.left, test.right]
         elif type(test) is cst.BooleanOperation and type(test.operator) is cst.Or:
             cache = _none_test(test.left)
-            if cache is not None and cache in {dotted(n) for n in walk(test.right)}:
+            if cache is not None and cache in {dotted(n) for n in walk(test.right) if isinstance(n, cst.BaseExpression)}:
                 return True
         elif _none_test(test) is not None:
             return True

@@ -7,7 +7,7 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from ..context import MODULE_CHAIN, Frame, Site, WITH
-from ..nodes import argument, call_name, children, code, dotted, keyword, literal, remembered
+from ..nodes import argument, call_name, children, code, dotted, iteration_source, keyword, literal, remembered, walk
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
 from .edits import replace_argument
 from .timing import torch_alias
@@ -331,6 +331,25 @@ class EvaluationWithGradients(Nesting):
         ),
     )
     INVALID = (
+        # PyTorch 0.3's evaluation: `volatile=True` turns nothing off today
+        Example(
+            """
+            import torch
+            from torch.autograd import Variable
+            test_loader = torch.utils.data.DataLoader(test_set, batch_size=100)
+            for epoch in range(10):
+                model.train()
+                for img, label in train_loader:
+                    loss = criterion(model(Variable(img).cuda()), Variable(label).cuda())
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                model.eval()
+                for img, label in test_loader:
+                    img = Variable(img, volatile=True).cuda()
+                    out = model(img)
+            """,
+        ),
         # a module held by a name that does not say so (`classifier`), run in `test()` every epoch
         Example(
             """
@@ -654,7 +673,7 @@ class EvaluationWithGradients(Nesting):
             # function that trains and then validates once is judged by its training)
             inside = evaluated is not None and bool(loop.site.loops)
             body = loop.node.body if function is None or inside else function.body
-            if _uses_gradients(body, self.ctx):
+            if _uses_gradients(body, self.ctx, legacy=not self._over_loader(loop)):
                 continue
             call = self._model_call(loop.node, evaluated, loop.site.scope)
             if call is None:
@@ -667,11 +686,13 @@ class EvaluationWithGradients(Nesting):
                     fix = FixPlan("Decorate the function with @torch.no_grad()", (decorator,))
             # (no module evaluated: the function is named for evaluation)
             why = f"after `{evaluated}.eval()`" if evaluated or function is None else f"in `{function.name.value}`"
+            volatile = any(type(n) is cst.Call and keyword(n, "volatile") is not None for n in walk(loop.node.body))
             self.report(
                 Site(call, loop.site.unit, loop.site.scope),
                 f"This evaluation loop ({why}) runs the model with autograd on: every activation is kept for a "
                 "backward pass that never comes, costing memory and time. Wrap it in torch.no_grad() (or "
-                "torch.inference_mode()); eval() alone does not turn gradients off.",
+                "torch.inference_mode()); eval() alone does not turn gradients off"
+                + (", and `Variable(..., volatile=True)` has done nothing since PyTorch 0.4." if volatile else "."),
                 fix,
             )
 
@@ -701,6 +722,14 @@ class EvaluationWithGradients(Nesting):
             if order < loop.order and site.scope is loop.site.scope:
                 last = receiver if evaluation else None
         return dotted(last) if last is not None else None
+
+    def _over_loader(self, loop: _Loop) -> bool:
+        """Whether the loop iterates a DataLoader made in the source: a pass over a dataset
+        (not the decoding steps of one sentence, nor the images of one batch)."""
+        if type(loop.node) is not cst.For:
+            return False
+        found = self.ctx.origin(iteration_source(loop.node.iter), loop.site.scope)
+        return found is not None and type(found[0]) is cst.Call and (self.ctx.qualname(found[0].func) or "").endswith(".DataLoader")
 
     def _called_once(self, function: cst.FunctionDef) -> bool:
         """Whether every call of a function of the source is a statement of the module, outside
@@ -1220,10 +1249,12 @@ def _grad_attribute(expr: cst.BaseExpression) -> cst.Attribute | None:
 
 
 
-def _uses_gradients(body: cst.CSTNode, ctx) -> bool:
-    """Whether `body` computes or asks for gradients."""
+def _uses_gradients(body: cst.CSTNode, ctx, legacy: bool = True) -> bool:
+    """Whether `body` computes or asks for gradients; with `legacy`, also whether it wraps
+    tensors in `Variable` (a no-op since PyTorch 0.4, where older code chose per tensor)."""
     by_name, others = _gradient_calls(body)
-    return by_name or any((ctx.qualname(call.func) or "").startswith("torch.autograd.") for call in others)
+    return by_name or any((ctx.qualname(call.func) or "").startswith("torch.autograd.")
+                          and (legacy or ctx.qualname(call.func) != "torch.autograd.Variable") for call in others)
 
 
 def _gradient_calls(body: cst.CSTNode) -> tuple[bool, tuple[cst.Call, ...]]:

@@ -242,6 +242,17 @@ class HostSyncEveryStep(Nesting):
                 losses.append(loss.data[0])
             """
         ),
+        Example(
+            """
+            import torch
+            for x, y in loader:
+                out = model(x.cuda())
+                num_correct = (out.argmax(1) == y.cuda()).sum()
+                running_acc += num_correct.data[0]
+                criterion(out, y.cuda()).backward()
+                optimizer.step()
+            """
+        ),
         # a helper of the step that reads a value it computes (d2l's `grad_clipping`)
         Example(
             """
@@ -471,14 +482,16 @@ class HostSyncEveryStep(Nesting):
         if candidate.kind == "logger":
             return self._logged_tensor(candidate, advice)
         if candidate.kind == "legacy":
-            loss = _legacy_read(cast(cst.Subscript, node))
-            if not self._loss(loss, scope):
+            read = _legacy_read(cast(cst.Subscript, node))
+            what = "the loss" if self._loss(read, scope) else "a sum or mean" if self._reduced(read, scope) else None
+            if what is None:
                 return None
+            kind = "a loss is" if what == "the loss" else "the sum or mean of a whole tensor is"
             return (
-                f"`{short_code(node)}` is PyTorch 0.3's read of the loss on the host, here on every training step: "
-                "since PyTorch 0.4 a loss is 0-dimensional and this raises IndexError. Write `.item()`, and read "
-                "it every N steps (`if step % log_every == 0:`): each read waits for the GPU to finish all queued "
-                "work, so the GPU idles."
+                f"`{short_code(node)}` is PyTorch 0.3's read of {what} on the host, here on every training step: "
+                f"since PyTorch 0.4 {kind} 0-dimensional and this raises IndexError. Write `.item()`, "
+                "and read it every N steps (`if step % log_every == 0:`): each read waits for the GPU to finish all "
+                "queued work, so the GPU idles."
             )
         if candidate.kind == "synchronize":
             if self._timed(candidate.site):
@@ -593,7 +606,8 @@ class HostSyncEveryStep(Nesting):
         `clip_gradients(model.parameters())` is one)."""
         loops = iterated(found)
         method = found[3] is not None and bound(call.func)
-        return any(name in loops and "param" not in code(value).lower() for name, value in bind(call, parameters(found[0]), method))
+        return any(name in loops and "param" not in code(cast(cst.CSTNode, value)).lower()
+                   for name, value in bind(call, parameters(found[0]), method))
 
     def _python_number(self, expr: cst.BaseExpression, scope: Scope) -> bool:
         """`loss_value` after `loss_value = loss.item()` (or `float(...)`, a number literal)."""
@@ -749,6 +763,15 @@ class HostSyncEveryStep(Nesting):
             found = self.ctx.origin(expr, scope)
             expr = found[0] if found is not None else None
         return type(expr) is cst.Call and _loss_call(expr)
+
+    def _reduced(self, expr: cst.BaseExpression | None, scope: Scope) -> bool:
+        """`(pred == y).sum()`, `acc.mean()` (of the whole tensor: no dimension given), directly
+        or through a name: what `.data[0]` reads in a training loop is a tensor's."""
+        if type(expr) is cst.Name:
+            owner = scope.owner_of(expr.value)
+            values = owner.assignments.get(expr.value, ()) if owner is not None else ()
+            return bool(values) and all(value is not None and self._reduced(value, scope) for value in values)
+        return type(expr) is cst.Call and call_name(expr) in ("sum", "mean") and not expr.args and type(expr.func) is cst.Attribute
 
     def _layer(self, func: cst.Attribute) -> bool:
         """`self.fc` where every value given to it is a layer of `torch.nn` (`nn.Linear(...)`):
