@@ -244,14 +244,8 @@ def _subtracted(statement: cst.CSTNode) -> frozenset[str]:
     """The names `n` of the `... - n` the statement computes (remembered)."""
 
     def names() -> frozenset[str]:
-        found, stack = set(), [statement]
-        while stack:
-            node = stack.pop()
-            if (type(node) is cst.BinaryOperation and type(node.operator) is cst.Subtract
-                    and type(node.right) is cst.Name):
-                found.add(node.right.value)
-            stack.extend(children(node))
-        return frozenset(found)
+        return frozenset(node.right.value for node in walk(statement) if type(node) is cst.BinaryOperation
+                         and type(node.operator) is cst.Subtract and type(node.right) is cst.Name)
 
     return remembered(_subtracted, statement, names)
 

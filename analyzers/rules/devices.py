@@ -13,7 +13,7 @@ from ..findings import Related
 from ..project import device_moves, maybe_project_call, used_arguments
 from .base import CallNames, Example, FixPlan, Replace
 from .edits import with_keywords
-from .tracking import Nesting, TrainingSteps, interval_test, iterations
+from .tracking import Nesting, TrainingSteps, calls_under_ifs, interval_test, iterations
 from ..vocabulary import (DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, HOST_COPY_METHODS, LEGACY_TENSOR_TYPES,
                           PER_CALL_METHODS, RANDOM_FACTORIES, SHORT_LOOP)
 
@@ -1073,9 +1073,7 @@ class CpuTensorMovedEachStep(Nesting):
         `epoch == 1`)."""
         found = self.guarded.get(id(loop))
         if found is None:
-            found = self.guarded[id(loop)] = {
-                id(call) for node in walk(loop) if type(node) is cst.If and interval_test(node.test, (loop,))
-                for call in walk(node.body) if type(call) is cst.Call}
+            found = self.guarded[id(loop)] = calls_under_ifs(loop, lambda branch: interval_test(branch.test, (loop,)))
         return found
 
     def _per_call(self, function: cst.FunctionDef) -> str | None:

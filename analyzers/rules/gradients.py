@@ -7,11 +7,11 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from ..context import MODULE_CHAIN, Frame, Site, WITH
-from ..nodes import argument, call_name, children, code, dotted, iteration_source, keyword, literal, remembered, walk
+from ..nodes import argument, call_name, children, code, dotted, keyword, literal, remembered, walk
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
 from .edits import replace_argument
 from .timing import torch_alias
-from .tracking import Nesting, TrainingSteps, iterations
+from .tracking import Nesting, TrainingSteps, iterates_dataloader, iterations
 from ..vocabulary import MODEL_WORDS, SHORT_LOOP, SIZED_FACTORIES
 
 NO_GRAD = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
@@ -726,10 +726,7 @@ class EvaluationWithGradients(Nesting):
     def _over_loader(self, loop: _Loop) -> bool:
         """Whether the loop iterates a DataLoader made in the source: a pass over a dataset
         (not the decoding steps of one sentence, nor the images of one batch)."""
-        if type(loop.node) is not cst.For:
-            return False
-        found = self.ctx.origin(iteration_source(loop.node.iter), loop.site.scope)
-        return found is not None and type(found[0]) is cst.Call and (self.ctx.qualname(found[0].func) or "").endswith(".DataLoader")
+        return type(loop.node) is cst.For and iterates_dataloader(self.ctx, loop.node, loop.site.scope)
 
     def _called_once(self, function: cst.FunctionDef) -> bool:
         """Whether every call of a function of the source is a statement of the module, outside
@@ -850,14 +847,7 @@ def _withs_and_calls(body: cst.CSTNode) -> list[cst.With | cst.Call]:
     wrapper), remembered."""
 
     def collect() -> tuple[cst.With | cst.Call, ...]:
-        found: list[cst.With | cst.Call] = []
-        stack = [body]
-        while stack:
-            node = stack.pop()
-            if type(node) is cst.With or type(node) is cst.Call:
-                found.append(node)
-            stack.extend(children(node))
-        return tuple(found)
+        return tuple(node for node in walk(body) if type(node) is cst.With or type(node) is cst.Call)
 
     return list(remembered(_withs_and_calls, body, collect))
 

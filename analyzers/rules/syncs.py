@@ -8,7 +8,7 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
-from ..nodes import (aborts, argument, assigned_in, call_name, code, dotted, iteration_source, keyword, literal, names_in, positional,
+from ..nodes import (aborts, argument, assigned_in, call_name, code, dotted, keyword, literal, names_in, positional,
                      short_code)
 from ..findings import Related
 from ..project import (
@@ -19,7 +19,7 @@ from ..project import (
 from ..project import trains as project_trains
 from .base import Example
 from .edits import root_name
-from .tracking import Nesting, TrainingSteps, interval_test
+from .tracking import Nesting, TrainingSteps, interval_test, iterates_dataloader
 from ..vocabulary import CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, MODEL_NAMES, NOT_TENSOR_OPS, TENSOR_NAMESPACES
 
 _CONVERSIONS = {"float", "int", "bool"}
@@ -652,9 +652,7 @@ class HostSyncEveryStep(Nesting):
                                and dotted(cst.ensure_type(value.func, cst.Attribute).value) == name)
                                for value in assigned_in(loop.body, name, before=candidate.site.node)):
             return False
-        found = self.ctx.origin(iteration_source(loop.iter), scope)
-        return found is not None and type(found[0]) is cst.Call and (
-            self.ctx.qualname(found[0].func) or "").endswith(".DataLoader")
+        return iterates_dataloader(self.ctx, loop, scope)
 
     def _made_on_cpu(self, expr: cst.BaseExpression, scope: Scope) -> bool:
         """`x` made by `torch.linspace(...)` (a factory) with no device, and not moved."""

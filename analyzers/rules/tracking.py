@@ -9,7 +9,7 @@ from typing import cast
 import libcst as cst
 
 from ..context import CallSite, Context, Frame, Scope, Site
-from ..nodes import call_name, dotted, keyword, lazy_init, names_in, positional, walk
+from ..nodes import call_name, dotted, iteration_source, keyword, lazy_init, names_in, positional, walk
 from ..project import call_target, maybe_project_call, steps_in_loops, trains_somewhere
 from ..project import trains as project_trains
 from .edits import root_name
@@ -228,9 +228,7 @@ class TrainingSteps:
             return set()
         found = self._cached.get(id(function))
         if found is None:
-            found = self._cached[id(function)] = {
-                id(call) for node in walk(function.body) if type(node) is cst.If and lazy_init(node)
-                for call in walk(node.body) if type(call) is cst.Call}
+            found = self._cached[id(function)] = calls_under_ifs(function.body, lazy_init)
         return found
 
     def _self_calls(self) -> dict[int, dict[str, set[str]]]:
@@ -339,6 +337,19 @@ def interval_test(test: cst.BaseExpression, loops: tuple) -> bool:
 
     test.visit(Interval())
     return found
+
+
+def iterates_dataloader(ctx: Context, loop: cst.For, scope: Scope) -> bool:
+    """Whether a `for` loop takes its items (through `enumerate`, `tqdm`, ...) from a
+    DataLoader the source makes: CPU batches, a pass over a dataset."""
+    found = ctx.origin(iteration_source(loop.iter), scope)
+    return found is not None and type(found[0]) is cst.Call and (ctx.qualname(found[0].func) or "").endswith(".DataLoader")
+
+
+def calls_under_ifs(root: cst.CSTNode, chosen) -> set[int]:
+    """Ids of the calls under `root` in the body of an `if` for which `chosen(if)` holds."""
+    return {id(call) for node in walk(root) if type(node) is cst.If and chosen(node)
+            for call in walk(node.body) if type(call) is cst.Call}
 
 
 def _steps_with(call: cst.Call) -> bool:
