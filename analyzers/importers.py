@@ -30,7 +30,7 @@ from collections import OrderedDict, defaultdict
 from typing import NamedTuple
 
 from .nodes import dotted
-from .project import (MAX_FILE, FileNamespace, ast_dotted, body_nodes, call_target, maybe_project_call, module_file,
+from .project import (MAX_HOPS, MAX_FILE, FileNamespace, ast_dotted, body_nodes, call_target, maybe_project_call, module_file,
                       note, project_root)
 from .source import SourceError, notebook_source
 from .vocabulary import CUDA_DEVICE, gpu_api
@@ -54,11 +54,13 @@ _WORD = re.compile(rb"\w+")
 
 class _Listing(NamedTuple):
     """A project's folders (path, stat) and, by each word of their import statements, the
-    modules that may use a GPU, as listed at `made` (time.monotonic)."""
+    modules that may use a GPU and the packages' `__init__.py` (which may re-export a module
+    to one that does), as listed at `made` (time.monotonic)."""
 
     made: float
     folders: list[tuple[str, os.stat_result]]
     importers: dict[bytes, list[str]]
+    packages: dict[bytes, list[str]]
 
 
 class _Module:
@@ -144,9 +146,11 @@ def gpu_importers(path: str) -> list[FileNamespace]:
     return [module.namespace(root) for _, module, root in _importers(path) if module.gpu_line() is not None]
 
 
-def _importers(path: str):
+def _importers(path: str, hops: int = 0):
     """(path, module, project root) of the modules of the project whose text may use a GPU
-    and that import the module at `path`: the first `MAX_IMPORTERS` of them."""
+    and that import the module at `path`, or a package that re-exports it (`from .ppo import
+    PPO` in `algo/__init__.py`, imported as `from pkg import algo`; `MAX_HOPS` packages up):
+    the first `MAX_IMPORTERS` of each."""
     path = os.path.normpath(os.path.abspath(path))
     directory = os.path.dirname(path)
     stem = os.path.splitext(os.path.basename(path))[0]
@@ -172,6 +176,15 @@ def _importers(path: str):
         if parsed > MAX_IMPORTERS:
             return
         yield candidate, module, root
+    if hops < MAX_HOPS:
+        for package in listing.packages.get(name.encode(), ()):
+            try:
+                info = os.stat(package)
+            except OSError:
+                continue
+            note(package, info)
+            if package != path and path in _module(package, info).files():
+                yield from _importers(package, hops + 1)
 
 
 def gpu_callee(ctx) -> str | None:
@@ -218,11 +231,14 @@ def _listing(root: str) -> _Listing:
         return listing
     folders: list[tuple[str, os.stat_result]] = []
     importers: dict[bytes, list[str]] = defaultdict(list)
+    packages: dict[bytes, list[str]] = defaultdict(list)
     for path, info in _files(root, folders):
         module = _module(path, info)
         for word in module.words if module.hint else ():
             importers[word].append(path)
-    listing = _Listing(now, folders, dict(importers))
+        for word in module.words if os.path.basename(path) == "__init__.py" else ():
+            packages[word].append(path)
+    listing = _Listing(now, folders, dict(importers), dict(packages))
     with _LOCK:
         _LISTINGS[root] = listing
         while len(_LISTINGS) > 16:

@@ -34,7 +34,7 @@ import libcst as cst
 from .nodes import code, dotted, remembered, shortened
 
 MAX_FILE = 1_000_000  # bytes: a larger module is not read
-_MAX_HOPS = 2  # re-exports followed (`from .data import X` in a package's __init__)
+MAX_HOPS = 2  # re-exports followed (`from .data import X` in a package's __init__)
 _MAX_CALLS = 3  # calls followed from a function into others
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
@@ -162,7 +162,7 @@ class FileNamespace(Namespace):
 
     def _imported(self, name: str, hops: int):
         """(module, name there) for a name this module imports from a local module."""
-        if hops >= _MAX_HOPS:
+        if hops >= MAX_HOPS:
             return None
         return imported(self.directory, self.root, name, self.relative, self.imports)
 
@@ -178,7 +178,7 @@ _FILES_SIZE = 256
 def starred(stars: list, directory: str, root: str, kind: str, name: str, hops: int):
     """The class or function (`kind`) `name` from the first `from module import *` of a
     project module that defines it."""
-    if "." in name or hops >= _MAX_HOPS:
+    if "." in name or hops >= MAX_HOPS:
         return None
     for level, module in stars:
         found = local_module(directory, module, level, root)

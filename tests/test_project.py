@@ -1143,3 +1143,38 @@ def test_a_helper_of_another_module_that_copies_a_tensor_it_makes_every_step(tmp
     looping = TRAIN.replace("logger.update(loss=loss)", "utils.evaluate(val_loader)")  # (a pass of its own)
     evaluate = "\n    def evaluate(loader):\n        for x in loader:\n            print(x.sum().item())\n"
     assert tpl203(project(tmp_path, looping, utils + evaluate)) == []
+
+
+def test_an_algorithm_a_package_re_exports_runs_where_its_importers_put_it(tmp_path):
+    """`algo/__init__.py` re-exports `PPO` from `algo/ppo.py`; main.py imports the package and
+    uses the GPU. `PPO.update` steps the optimizer once per call and nothing in ppo.py calls
+    it: each call is a training step, so its reads are every step."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "algo").mkdir()
+    (tmp_path / "algo" / "__init__.py").write_text("from .ppo import PPO\n")
+    (tmp_path / "algo" / "ppo.py").write_text(textwrap.dedent("""
+        import torch
+
+        class PPO:
+            def update(self, rollouts):
+                loss = self.policy(rollouts).mean()
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+                return loss.item()
+    """))
+    main = """
+        import torch
+        import algo
+
+        device = torch.device("cuda:0")
+        agent = algo.PPO(policy.to(device))
+        for update in range(num_updates):
+            loss = agent.update(rollouts)
+    """
+    (tmp_path / "main.py").write_text(textwrap.dedent(main))
+    ppo = str(tmp_path / "algo" / "ppo.py")
+    [finding] = tpl203(ppo)
+    assert finding.message.startswith("`loss.item()` copies a value to the host on every training step")
+    (tmp_path / "main.py").write_text(textwrap.dedent(main.replace('"cuda:0"', '"cpu"')))
+    assert tpl203(ppo) == []  # the package's only importer runs it on the CPU

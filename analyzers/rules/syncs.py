@@ -444,8 +444,9 @@ class HostSyncEveryStep(Nesting):
             if not steps.run_every_step(function):
                 if not steps.trains(function):
                     return False
-                if not any(call.loops for call in self.ctx.calls.get(function.name.value, [])):
-                    return False
+                callers = self.ctx.calls.get(function.name.value, [])
+                if callers and not any(call.loops for call in callers):
+                    return False  # (none here: each call from elsewhere is a step, `agent.update(rollouts)`)
         return not any(self._guards(frame, site) for frame in frames)
 
     def _guards(self, frame: Frame, site: Site) -> bool:
