@@ -29,6 +29,8 @@ import time
 from collections import OrderedDict, defaultdict
 from typing import NamedTuple
 
+import libcst as cst
+
 from .nodes import dotted
 from .project import (MAX_HOPS, MAX_FILE, FileNamespace, ast_dotted, body_nodes, call_target, maybe_project_call, module_file,
                       note, project_root)
@@ -45,6 +47,7 @@ _GPU_HINT = re.compile(rb"cuda|nccl|accelerat|deepspeed")  # a file without any 
 _GPU_TEXT = re.compile(
     rb"""\.cuda\(|['"](?:cuda(?::\d+)?|nccl)['"]|cuda\.(?!is_available|device_count|get_device_)\w"""
     rb"""|accelerator\.(?!is_available|device_count)\w|deepspeed\.|Accelerator\(""")
+_DEVICE_KEYWORDS = {"device", "map_location", "output_device"}
 MAX_CALLEES = 64  # functions of other modules a source calls, looked at for a GPU line
 MAX_IMPORTERS = 32  # importers of one module parsed for their GPU line (a library module has hundreds)
 # `import a.b as c, d` / `from .e import f, g as h` / `from . import (i,\n j)`: (from what, what)
@@ -189,13 +192,16 @@ def _importers(path: str, hops: int = 0):
 
 def gpu_callee(ctx) -> str | None:
     """Where a function of another module of the project, which the analyzed source imports
-    and calls for a value with one argument at most (as a device is picked), puts work on a
-    GPU itself (`device = d2l.try_gpu()`, which returns `torch.device("cuda:0")` when there is
-    one: "d2l/utils.py:31"), or None. `ctx`: the source's context, after the pass."""
+    and calls for a value with one argument at most (as a device is picked: assigned, or given
+    to `.to()` or as a `device=`), puts work on a GPU itself (`device = d2l.try_gpu()`, which
+    returns `torch.device("cuda:0")` when there is one: "d2l/utils.py:31"), or None. `ctx`: the source's context, after the pass."""
     seen: set[int] = set()
     asked: set[str] = set()
     assigned = {id(value) for scope in (ctx.module_scope, *ctx.scopes.values())
                 for values in scope.assignments.values() for value in values}
+    assigned.update(id(arg.value) for call, _ in ctx.call_order for arg in call.args  # `.to(dist_util.dev())`,
+                    if arg.keyword is not None and arg.keyword.value in _DEVICE_KEYWORDS  # `device=dist_util.dev()`
+                    or type(call.func) is cst.Attribute and call.func.attr.value in ("to", "cuda"))
     for call, scope in ctx.call_order:
         name = dotted(call.func) or ""  # an imported function (`d2l.try_gpu()`, `get_device()`): not a method,
         head = name.partition(".")[0]  # called for the value it gives, with an index at most

@@ -7,6 +7,7 @@ about a source's names, scopes and loops are in context.py.
 from __future__ import annotations
 
 import dataclasses
+import re
 import threading
 from collections.abc import Sequence
 from typing import cast
@@ -95,8 +96,14 @@ def short_code(node: cst.CSTNode, limit: int = 40) -> str:
 
 
 def shortened(text: str, limit: int = 40) -> str:
-    """`text` for a message, cut at `limit` characters."""
+    """`text` for a message, on one line (`f(\n    a,\n)`: `f(a,)`), cut at `limit` characters."""
+    if "\n" in text:
+        text = _INSIDE_BRACKETS.sub("", _LINE_BREAK.sub(" ", text))
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+_LINE_BREAK = re.compile(r"[ \t]*(?:#[^\n]*)?\\?\r?\n[ \t]*")  # a line's end, its comment and the next indentation
+_INSIDE_BRACKETS = re.compile(r"(?<=[(\[{]) | (?=[)\]}])")
 
 
 def dotted(expr: cst.BaseExpression) -> str | None:

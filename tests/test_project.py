@@ -113,6 +113,11 @@ def test_a_device_picked_by_a_function_of_another_file(tmp_path):
     assert "`loss.item()` copies a value to the host on every training step" in finding.message
     on_cpu = utils.replace('torch.device("cuda:0") if torch.cuda.is_available() else ', "")
     assert tpl203(project(tmp_path, train, on_cpu)) == []
+    # guided-diffusion: the device function called where a device goes (`.to(dist_util.dev())`)
+    inline = train.replace("    device = utils.try_gpu()\n", "").replace("to(device)", "to(utils.try_gpu())")
+    assert "device" not in inline.replace("try_gpu", "")
+    assert len(tpl203(project(tmp_path, inline, utils))) == 1
+    assert tpl203(project(tmp_path, inline.replace("to(utils.try_gpu())", "to(utils.try_gpu(1, 2))"), utils)) == []
 
 
 SETUP_DATA = """
@@ -1178,3 +1183,28 @@ def test_an_algorithm_a_package_re_exports_runs_where_its_importers_put_it(tmp_p
     assert finding.message.startswith("`loss.item()` copies a value to the host on every training step")
     (tmp_path / "main.py").write_text(textwrap.dedent(main.replace('"cuda:0"', '"cpu"')))
     assert tpl203(ppo) == []  # the package's only importer runs it on the CPU
+
+
+def test_a_call_written_over_several_lines_is_named_on_one_line(tmp_path):
+    """The message quotes `log_loss_dict(diffusion, t, {...})` as one line, without its comments."""
+    train = """
+        import torch
+
+        def log_loss_dict(diffusion, ts, losses):
+            for key, values in losses.items():
+                print(key, values.mean().item())
+
+        for x in loader:
+            losses = diffusion.training_losses(model, x.cuda())
+            losses["loss"].mean().backward()
+            optimizer.step()
+            log_loss_dict(
+                diffusion,  # the schedule
+                t,
+                {k: v * weights for k, v in losses.items()},
+            )
+    """
+    path = tmp_path / "train.py"
+    path.write_text(textwrap.dedent(train))
+    [finding] = tpl203(str(path))
+    assert finding.message.startswith("`log_loss_dict(diffusion, t, {k: v * w...` passes a CUDA tensor to `log_loss_dict`")

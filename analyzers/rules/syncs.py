@@ -80,9 +80,12 @@ class HostSyncEveryStep(Nesting):
     (`train_step(model, batch)` in engine.py) that reads a value on the host each time it
     runs (`return loss.item()`), named at the call; and `loss.data[0]`, PyTorch 0.3's spelling of
     `loss.item()` (which raises on today's 0-dimensional losses). Also in a training-step function (one that calls
-    `backward()`) called from a loop, an ignite `Engine`'s process function, a
+    `backward()` or steps an optimizer, not in a loop of its own) called from a loop or from
+    another file only (`agent.update(rollouts)`), an ignite `Engine`'s process function, a
     LightningModule's `training_step`, and a module's `forward` (and the methods it calls
-    on `self`): `lengths.tolist()` there syncs on every step the module trains.
+    on `self`; in a notebook, when the notebook trains): `lengths.tolist()` there syncs on
+    every step the module trains. A loop inside the step that does not step itself runs on
+    every step too (`for k, v in losses.items(): meters[k].update(v.item())`).
 
     ## Why is this bad?
     CUDA work is queued asynchronously: while the GPU runs step *n*, the CPU can prepare
@@ -127,6 +130,24 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # a CPU tensor's value (a random index), and a notebook that only runs its model
+        Example(
+            """
+            import torch
+            for x, y in loader:
+                loss = criterion(model(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+                index = torch.randint(0, 10, (1,)).item()
+            """
+        ),
+        Example(
+            (
+                "import torch\nclass MoE(torch.nn.Module):\n    def forward(self, x, experts):\n"
+                "        for e in experts.unique():\n            x = self.experts[int(e.item())](x)\n        return x",
+                "model = MoE().cuda()\nwith torch.no_grad():\n    print(model(x, experts))",
+            )
+        ),
         # the first element of a batch's data (not a loss), and the loss read every 50 steps
         Example(
             """
@@ -231,6 +252,35 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a step function nothing here calls (its callers are elsewhere), reading each loss in a
+        # loop of its own; and a loop passing the losses to a logging helper defined below it
+        Example(
+            """
+            import torch
+            class A2C:
+                def update(self, rollouts):
+                    losses = self.losses(rollouts.to("cuda"))
+                    sum(losses.values()).backward()
+                    self.optimizer.step()
+                    return {k: v.item() for k, v in losses.items()}
+            """
+        ),
+        Example(
+            """
+            import torch
+            def train(model, loader, optimizer):
+                for x, y in loader:
+                    losses = model.compute_losses(x.cuda(), y.cuda())
+                    optimizer.zero_grad()
+                    losses["loss"].backward()
+                    optimizer.step()
+                    log_loss_dict({k: v.mean() for k, v in losses.items()})
+
+            def log_loss_dict(losses):
+                for key, values in losses.items():
+                    logger.logkv_mean(key, values.item())
+            """
+        ),
         # PyTorch 0.3's read of the loss, every step (it raises on a 0-dimensional loss today)
         Example(
             """
@@ -397,8 +447,9 @@ class HostSyncEveryStep(Nesting):
             return
         if name in _HOST_LOGGER_NAMES and node.args:
             self._add(node, "logger")
-        elif node.args and (self.ctx.loops or self.ctx.scope.node) and maybe_project_call(self.ctx, func):
-            self._add(node, "call")  # (a function of the project that reads an argument on the host)
+        elif node.args and (self.ctx.loops or self.ctx.scope.node) and (type(func) is cst.Name or maybe_project_call(
+                self.ctx, func)):  # (a function of the project that reads an argument on the host; a bare name
+            self._add(node, "call")  # may be a function the source defines further down: asked again in `finish`)
 
     def visit_If(self, node: cst.If) -> None:
         self._add(node, "test")
@@ -430,17 +481,17 @@ class HostSyncEveryStep(Nesting):
     def _every_step(self, candidate: _Candidate) -> bool:
         """In a training loop (or step function called from a loop), not under an interval guard."""
         site, frames = candidate.site, candidate.frames
-        if site.loops:
-            loop = site.loops[-1]
-            if not TrainingSteps.of(self.ctx).trains(loop):
-                return False
-            inner = [i for i, frame in enumerate(frames) if frame.kind == LOOP and frame.node is loop]
+        steps = TrainingSteps.of(self.ctx)
+        stepping = next((loop for loop in reversed(site.loops) if steps.trains(loop) or steps.per_epoch(loop)), None)
+        if stepping is not None:  # (loops inside it that do not step run on every step: `for k, v in losses.items()`)
+            if not steps.trains(stepping):
+                return False  # (an epoch loop, around a loop that steps)
+            inner = [i for i, frame in enumerate(frames) if frame.kind == LOOP and frame.node is stepping]
             frames = frames[inner[-1] + 1 :] if inner else frames
-        else:
+        else:  # (in a step function, its loops run on every step: `for p in params: norms.append(p.norm().item())`)
             function = site.scope.node
             if function is None:
                 return False
-            steps = TrainingSteps.of(self.ctx)
             if not steps.run_every_step(function):
                 if not steps.trains(function):
                     return False
@@ -479,6 +530,8 @@ class HostSyncEveryStep(Nesting):
             "(`if step % log_every == 0:`)."
         )
         if candidate.kind == "call":
+            if not maybe_project_call(self.ctx, _call(candidate).func):
+                return None
             return self._passed_to_host_read(candidate, advice)
         if candidate.kind == "logger":
             return self._logged_tensor(candidate, advice)
@@ -512,7 +565,8 @@ class HostSyncEveryStep(Nesting):
                 what = f"`if {short_code(node.test)}:` turns a CUDA tensor into a Python bool"
                 advice = "Check it every N steps, or keep the decision on the GPU (`torch.where`, masking)."
         elif candidate.kind == "method":
-            if _method(candidate).attr.value in ("cpu", "to") and self._rpc() or self._loader_batch(candidate):
+            if _method(candidate).attr.value in ("cpu", "to") and self._rpc() or self._loader_batch(candidate) or \
+                    self._made_on_cpu(_method(candidate).value, scope):  # (`torch.randint(0, n, (1,)).item()`)
                 return None
             text = short_code(node)
             what = f"`{text if not text.endswith('...') else '...' + short_code(_method(candidate).attr) + '()'}` copies a value to the host"

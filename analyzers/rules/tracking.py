@@ -200,7 +200,8 @@ class TrainingSteps:
     def run_every_step(self, function: cst.FunctionDef) -> bool:
         """Whether a framework calls `function` on every training step: an ignite Engine's
         process function, a LightningModule's `training_step`, a module's `forward` (and the
-        methods it calls on `self`)."""
+        methods it calls on `self`; in a notebook, one that trains: a notebook that only runs
+        a model has no training step)."""
         if function.name.value in self.engines:
             return True
         cls = self.ctx.class_of.get(id(function))
@@ -209,7 +210,8 @@ class TrainingSteps:
         bases = [dotted(base.value) or "" for base in cls.bases]
         if function.name.value == "training_step":
             return any("LightningModule" in base for base in bases)
-        return any(base.rpartition(".")[2] == "Module" for base in bases) and function.name.value in self._forward(cls)
+        return any(base.rpartition(".")[2] == "Module" for base in bases) and function.name.value in self._forward(cls) \
+            and (all(unit.cell is None for unit in self.ctx.units) or self.anywhere())
 
     def _forward(self, cls: cst.ClassDef) -> set[str]:
         """The names of `forward` and of the methods of `cls` it calls on `self`, two calls deep."""
