@@ -17,7 +17,7 @@ from typing import NamedTuple, cast
 
 import libcst as cst
 
-from .nodes import UNKNOWN, argument, call_name, code, dotted, keyword, literal, names_in, remembered, star_kwargs
+from .nodes import UNKNOWN, argument, call_name, code, dotted, keyword, literal, names_in, remembered, star_kwargs, walk
 from .vocabulary import CUDA_STRING, LEGACY_TENSOR_TYPES, gpu_api
 
 _MAX_DEPTH = 12
@@ -134,6 +134,7 @@ class Context:
         self.class_of: dict[int, cst.ClassDef] = {}  # id(method) -> its class
         self.relative_imports: dict[str, tuple[int, str | None, str]] = {}  # name -> (level, module, name there)
         self.star_imports: list[tuple[int, str | None]] = []  # (level, module) of each `from module import *`
+        self.sys_paths: list[list[str]] = []  # the strings of each `sys.path.append(...)`/`insert(...)`
         self._outer_loops: list[tuple[cst.CSTNode, ...]] = []
         self.mutated: set[str] = set()  # names of dicts changed after creation (`d[k] = v`, `.pop(k)`)
         # name -> its `.update(...)` calls: (call, scope, whether under an `if`)
@@ -389,6 +390,9 @@ class Context:
             key = dotted(func.value)
             if key is not None:
                 self.mutated.add(key)
+        elif name in ("append", "insert") and type(func) is cst.Attribute and dotted(func.value) == "sys.path":
+            self.sys_paths.append([text for n in walk(node) if type(n) is cst.SimpleString
+                                   for text in [literal(n)] if type(text) is str])
         if self.cuda_evidence is None:
             if name == "cuda" and type(func) is cst.Attribute:
                 self.cuda_evidence = node

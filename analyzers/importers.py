@@ -33,7 +33,7 @@ import libcst as cst
 
 from .nodes import dotted
 from .project import (MAX_HOPS, MAX_FILE, FileNamespace, ast_dotted, body_nodes, call_target, maybe_project_call, module_file,
-                      note, project_root)
+                      note, project_root, search_paths)
 from .source import SourceError, notebook_source
 from .vocabulary import CUDA_DEVICE, gpu_api
 
@@ -53,6 +53,8 @@ MAX_IMPORTERS = 32  # importers of one module parsed for their GPU line (a libra
 # `import a.b as c, d` / `from .e import f, g as h` / `from . import (i,\n j)`: (from what, what)
 _IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+)?import[ \t]+(\([^)]*\)|[^\n#;]+)", re.MULTILINE)
 _WORD = re.compile(rb"\w+")
+_SYS_PATH = re.compile(rb"^[ \t]*sys\.path\.(?:append|insert)\(([^\n]*)", re.MULTILINE)  # `sys.path.append("..")`
+_STRING = re.compile(rb"""['"]([^'"\n]*)['"]""")
 
 
 class _Listing(NamedTuple):
@@ -76,6 +78,7 @@ class _Module:
         self.hint = _GPU_HINT.search(code) is not None
         self._gpu_text = _GPU_TEXT.search(code) is not None
         self.imported = [(match.group(1) or b"", match.group(2)) for match in _IMPORT.finditer(code)]
+        self._added = [[s.decode(errors="replace") for s in _STRING.findall(m.group(1))] for m in _SYS_PATH.finditer(code)]
         self.words = frozenset(word for source, names in self.imported for part in (source, names)
                                for word in _WORD.findall(part))
         self._files: frozenset[str] | None = None
@@ -88,6 +91,7 @@ class _Module:
         submodule c/d (read from its text: an import in a string may count too)."""
         if self._files is None:
             directory, found = os.path.dirname(self.path), set()
+            paths = search_paths(directory, self._added)
             for source, names in self.imported:
                 level = len(source) - len(source.lstrip(b"."))
                 base = source[level:].decode()
@@ -97,7 +101,7 @@ class _Module:
                         continue
                     dotted = f"{base}.{name}" if source and base else name
                     for module in ([base] if base else []) + [dotted]:
-                        file = module_file(directory, module, level)
+                        file = module_file(directory, module, level, paths)
                         if file is not None:
                             found.add(os.path.normpath(os.path.abspath(file[0])))
             self._files = frozenset(found)

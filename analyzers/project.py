@@ -34,6 +34,7 @@ import libcst as cst
 from .nodes import code, dotted, remembered, shortened
 
 MAX_FILE = 1_000_000  # bytes: a larger module is not read
+_SYS_PATH_CALLS = ("sys.path.append", "sys.path.insert")
 MAX_HOPS = 2  # re-exports followed (`from .data import X` in a package's __init__)
 _MAX_CALLS = 3  # calls followed from a function into others
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
@@ -124,8 +125,11 @@ class FileNamespace(Namespace):
         self.imports: dict[str, str] = {}
         self.relative: dict[str, tuple[int, str | None, str]] = {}
         self.stars: list[tuple[int, str | None]] = []  # `from module import *`: (level, module)
+        added: list[list[str]] = []  # the folders it puts on sys.path, as written
         for node in tree.body:
-            if type(node) is ast.ClassDef:
+            if type(node) is ast.Expr and type(node.value) is ast.Call and ast_dotted(node.value.func) in _SYS_PATH_CALLS:
+                added.append([n.value for n in ast.walk(node.value) if type(n) is ast.Constant and type(n.value) is str])
+            elif type(node) is ast.ClassDef:
                 self.classes[node.name] = node
             elif type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef:
                 self.functions[node.name] = node
@@ -142,6 +146,7 @@ class FileNamespace(Namespace):
                         self.relative[local] = (node.level, node.module, alias.name)
                     elif node.module:
                         self.imports[local] = f"{node.module}.{alias.name}"
+        self.paths = search_paths(self.directory, added)
 
     def qualname(self, dotted: str) -> str | None:
         head, _, rest = dotted.partition(".")
@@ -164,10 +169,10 @@ class FileNamespace(Namespace):
         """(module, name there) for a name this module imports from a local module."""
         if hops >= MAX_HOPS:
             return None
-        return imported(self.directory, self.root, name, self.relative, self.imports)
+        return imported(self.directory, self.root, name, self.relative, self.imports, self.paths)
 
     def _starred(self, kind: str, name: str, hops: int):
-        return starred(self.stars, self.directory, self.root, kind, name, hops)
+        return starred(self.stars, self.directory, self.root, kind, name, hops, self.paths)
 
 
 _FILES: OrderedDict[tuple, FileNamespace | None] = OrderedDict()
@@ -175,30 +180,30 @@ _FILES_LOCK = threading.Lock()
 _FILES_SIZE = 256
 
 
-def starred(stars: list, directory: str, root: str, kind: str, name: str, hops: int):
+def starred(stars: list, directory: str, root: str, kind: str, name: str, hops: int, paths: tuple = ()):
     """The class or function (`kind`) `name` from the first `from module import *` of a
     project module that defines it."""
     if "." in name or hops >= MAX_HOPS:
         return None
     for level, module in stars:
-        found = local_module(directory, module, level, root)
+        found = local_module(directory, module, level, root, paths)
         definition = getattr(found, kind)(name, hops + 1) if found is not None else None
         if definition is not None:
             return definition
     return None
 
 
-def imported(directory: str, root: str, name: str, relative: dict, imports: dict):
+def imported(directory: str, root: str, name: str, relative: dict, imports: dict, paths: tuple = ()):
     """(module, its name for it) for a name a module in `directory` imports from a local
     module (`from .data import X`, `from data import X`; `data.X` after `import data` or
-    `from . import data`), or None."""
+    `from . import data`), or None. `paths`: the folders the module puts on sys.path."""
     head, dot, rest = name.partition(".")
     if dot:
         if head in relative:
             level, module, original = relative[head]
             found = local_module(directory, f"{module}.{original}" if module else original, level, root)
         elif head in imports:
-            found = local_module(directory, imports[head], 0, root)
+            found = local_module(directory, imports[head], 0, root, paths)
         else:
             return None
         return None if found is None else (found, rest)
@@ -207,17 +212,17 @@ def imported(directory: str, root: str, name: str, relative: dict, imports: dict
         found = local_module(directory, module, level, root)
     elif name in imports and "." in imports[name]:
         module, _, original = imports[name].rpartition(".")
-        found = local_module(directory, module, 0, root)
+        found = local_module(directory, module, 0, root, paths)
     else:
         return None
     return None if found is None else (found, original)
 
 
-def local_module(directory: str, module: str | None, level: int, root: str) -> FileNamespace | None:
+def local_module(directory: str, module: str | None, level: int, root: str, paths: tuple = ()) -> FileNamespace | None:
     """The module `from <level dots><module> import ...` names, when it is a file of the
     project (see `module_file`), parsed once per path and modification time; None when
     there is no such file. Its places are named relative to `root`, the analyzed file's folder."""
-    found = module_file(directory, module, level)
+    found = module_file(directory, module, level, paths)
     if found is None:
         return None
     candidate, info = found
@@ -244,16 +249,17 @@ def local_module(directory: str, module: str | None, level: int, root: str) -> F
     return namespace
 
 
-def module_file(directory: str, module: str | None, level: int) -> tuple[str, os.stat_result] | None:
+def module_file(directory: str, module: str | None, level: int, paths: tuple = ()) -> tuple[str, os.stat_result] | None:
     """(path, stat) of the file `from <level dots><module> import ...` in `directory` names,
-    resolved like Python (level 0: `module.py` or `module/__init__.py` in `directory`, else
-    in the project's root; level n: n-1 folders up); None when there is none."""
+    resolved like Python (level 0: `module.py` or `module/__init__.py` in `directory`, in
+    `paths` (folders the importer puts on sys.path: `search_paths`), else in the project's
+    root; level n: n-1 folders up); None when there is none."""
     if not module and level == 0:
         return None
     bases = [directory]
     if level == 0:
         top = project_root(directory)
-        bases += [top] if top != directory else []
+        bases += [path for path in paths if path != directory] + ([top] if top != directory else [])
     else:
         for _ in range(level - 1):
             bases = [os.path.dirname(bases[0]) or bases[0]]
@@ -267,6 +273,21 @@ def module_file(directory: str, module: str | None, level: int) -> tuple[str, os
         except OSError:
             continue
     return None
+
+
+def search_paths(directory: str, added: list[list[str]]) -> tuple[str, ...]:
+    """The folders of the project a module in `directory` puts on sys.path, from the strings
+    of each `sys.path.append(...)`/`insert(...)` call (`".."`; `os.path.join(os.path.dirname(
+    __file__), "..", "src")`: `../src`), relative to `directory` (where a notebook or script
+    runs)."""
+    top = project_root(directory)
+    found = []
+    for strings in added:
+        parts = [part for part in strings if part and "\x00" not in part]
+        folder = os.path.normpath(os.path.join(directory, *parts)) if parts else ""
+        if folder and (folder == top or folder.startswith(top + os.sep)) and folder not in found and os.path.isdir(folder):
+            found.append(folder)
+    return tuple(found)
 
 
 def parse_definition(text: str) -> ast.stmt | None:
@@ -298,6 +319,7 @@ class SourceNamespace(Namespace):
         self.ctx = ctx
         path = getattr(ctx, "path", None)
         self.directory = os.path.dirname(os.path.abspath(path)) if path and not path.startswith("<") else None
+        self.paths = search_paths(self.directory, ctx.sys_paths) if self.directory is not None else ()
         self._found: dict[tuple, tuple | None] = {}  # (kind, name) -> definition: rules ask again and again
 
     @classmethod
@@ -354,12 +376,12 @@ class SourceNamespace(Namespace):
     def _starred(self, kind: str, name: str, hops: int):
         if self.directory is None or not self.ctx.star_imports:
             return None
-        return starred(self.ctx.star_imports, self.directory, self.directory, kind, name, hops)
+        return starred(self.ctx.star_imports, self.directory, self.directory, kind, name, hops, self.paths)
 
     def _imported(self, name: str):
         if self.directory is None:
             return None
-        return imported(self.directory, self.directory, name, self.ctx.relative_imports, self.ctx.imports)
+        return imported(self.directory, self.directory, name, self.ctx.relative_imports, self.ctx.imports, self.paths)
 
     def _definition(self, node):
         tree = remembered(parse_definition, node, lambda: parse_definition(code(node)))
@@ -543,18 +565,19 @@ def _class_namespaces(ctx) -> list[tuple[Namespace, list[str]]]:
     source = SourceNamespace.of(ctx)
     modules = ctx.shared.get(_imported_modules)
     if modules is None:
-        modules = ctx.shared[_imported_modules] = _imported_modules(ctx, source.directory)
+        modules = ctx.shared[_imported_modules] = _imported_modules(ctx, source.directory, source.paths)
     return [(source, list(ctx.classes)), *((module, list(module.classes)) for module in modules)]
 
 
-def _imported_modules(ctx, directory: str | None) -> list[FileNamespace]:
+def _imported_modules(ctx, directory: str | None, paths: tuple) -> list[FileNamespace]:
     """The project modules the source imports (`import utils`, `from .data import X`, stars)."""
     if directory is None:
         return []
     places = [(name, 0) for qualified in ctx.imports.values() for name in (qualified, qualified.rpartition(".")[0]) if name]
     places += [(module, level) for level, module, _ in ctx.relative_imports.values()]
     places += [(module, level) for level, module in ctx.star_imports]
-    modules = {id(m): m for name, level in places for m in [local_module(directory, name, level, directory)] if m is not None}
+    modules = {id(m): m for name, level in places for m in [local_module(directory, name, level, directory, paths)]
+               if m is not None}
     return list(modules.values())
 
 

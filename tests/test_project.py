@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from perf_lint.analyzers import Config, analyze, python_source
+from perf_lint.analyzers import Config, analyze, python_source, read_source
 from perf_lint.analyzers.project import recording
 from tests.lsp_client import VSCODE, diagnostics, open_py, session, timed
 
@@ -287,9 +287,7 @@ async def test_the_editor_gets_the_other_file_as_related_information(tmp_path):
 
 
 def findings_of(path: str, code: str):
-    with open(path, encoding="utf-8") as handle:
-        source = python_source(handle.read(), path)
-    return [f for f in analyze(source) if f.code == code]
+    return [f for f in analyze(read_source(path)) if f.code == code]
 
 
 def test_batches_moved_by_a_function_of_another_file_need_pinned_memory(tmp_path):
@@ -1208,3 +1206,26 @@ def test_a_call_written_over_several_lines_is_named_on_one_line(tmp_path):
     path.write_text(textwrap.dedent(train))
     [finding] = tpl203(str(path))
     assert finding.message.startswith("`log_loss_dict(diffusion, t, {k: v * w...` passes a CUDA tensor to `log_loss_dict`")
+
+
+def test_a_notebook_importing_a_folder_it_puts_on_sys_path(tmp_path):
+    """Dive-into-DL's notebooks: `sys.path.append("..")`, then `import d2lzh_pytorch as d2l`
+    from the folder above theirs (not the project's root), whose `try_gpu()` picks the GPU."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "code" / "d2l").mkdir(parents=True)
+    (tmp_path / "code" / "d2l" / "__init__.py").write_text("from .utils import *\n")
+    (tmp_path / "code" / "d2l" / "utils.py").write_text(textwrap.dedent(UTILS + """
+    def try_gpu():
+        return torch.device("cuda:0") if torch.cuda.is_available() else torch.device("cpu")
+    """))
+    (tmp_path / "code" / "chapter05").mkdir()
+    train = TRAIN.replace("import utils", 'import sys\n    sys.path.append("..")\n    import d2l').replace(
+        "utils.", "d2l.").replace('torch.device("cuda")', "d2l.try_gpu()").replace(
+        "logger.update(loss=loss)", "total += loss.item()")
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": textwrap.dedent(train)}]
+    notebook = tmp_path / "code" / "chapter05" / "alexnet.ipynb"
+    notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    assert len(findings_of(str(notebook), "TPL203")) == 1
+    cells[0]["source"] = cells[0]["source"].replace('sys.path.append("..")', 'sys.path.append("../elsewhere")')
+    notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    assert findings_of(str(notebook), "TPL203") == []  # d2l is not found: nothing says where the code runs
