@@ -41,7 +41,7 @@ MAX_FILES = 5000  # a larger project is listed up to this many modules
 MAX_FOLDERS = 2000  # and this many folders (a home folder without a project marker can hold millions)
 LISTING_LIFE = 5.0  # seconds a project's listing is reused (a run, a burst of edits) before it is made again
 _SKIPPED_FOLDERS = {"__pycache__", "node_modules", "site-packages", "venv", "env", "build", "dist"}
-_GPU_HINT = re.compile(rb"cuda|nccl|accelerat|deepspeed")  # a file without any of these never uses a GPU
+_GPU_HINT = re.compile(rb"cuda|nccl|accelerat|deepspeed|gpu")  # a file without any of these never uses a GPU
 # what a GPU line looks like in text (confirmed on the parsed module): `.cuda(`, "cuda:0", "nccl",
 # torch.cuda.* but the queries, torch.accelerator.*, deepspeed.*, Accelerator(
 _GPU_TEXT = re.compile(
@@ -82,7 +82,7 @@ class _Module:
         self.words = frozenset(word for source, names in self.imported for part in (source, names)
                                for word in _WORD.findall(part))
         self._files: frozenset[str] | None = None
-        self._looked = not self._gpu_text  # (nothing in its text looks like GPU work: never parsed)
+        self._looked = not self.hint  # (nothing in its text looks like GPU work: never parsed)
         self._line: int | None = None
         self._namespace: ast.Module | None = None  # its code, parsed when first asked
 
@@ -97,10 +97,10 @@ class _Module:
                 base = source[level:].decode()
                 for name in names.strip(b"()").split(b","):
                     name = name.split()[0].decode() if name.split() else ""
-                    if not name or name == "*":
+                    if not name:
                         continue
                     dotted = f"{base}.{name}" if source and base else name
-                    for module in ([base] if base else []) + [dotted]:
+                    for module in ([base] if base else []) + ([dotted] if name != "*" else []):
                         file = module_file(directory, module, level, paths)
                         if file is not None:
                             found.add(os.path.normpath(os.path.abspath(file[0])))
@@ -109,11 +109,12 @@ class _Module:
 
     def gpu_line(self) -> int | None:
         """A line where it puts work on a GPU (the context's test of "CUDA evidence", on ast
-        nodes), or None; its code is parsed for this only."""
+        nodes), or picks a device with a function of the project that does (`ctx =
+        d2l.try_gpu()`), or None; its code is parsed for this only."""
         if not self._looked:
             self._looked = True
             module = self.namespace("")
-            self._line = _gpu_line(ast.walk(module.tree), module)
+            self._line = _gpu_line(ast.walk(module.tree), module) if self._gpu_text else _picked_gpu(module)
         return self._line
 
     def namespace(self, root: str) -> FileNamespace:
@@ -317,6 +318,26 @@ def _gpu_line(nodes, module: FileNamespace) -> int | None:
     """The line of the first of `nodes` (of `module`) that puts work on a GPU, or None."""
     return next((node.lineno for node in nodes if isinstance(node, (ast.Call, ast.Constant)) and _on_gpu(node, module)),
                 None)
+
+
+def _picked_gpu(module: FileNamespace) -> int | None:
+    """The line of the first assignment in `module` of what a function of the project,
+    called with one argument at most, returns when that function puts work on a GPU
+    (`device = d2l.try_gpu()`: see `gpu_callee`), or None."""
+    asked: set[str] = set()
+    for node in ast.walk(module.tree):
+        if type(node) is not ast.Assign or type(node.value) is not ast.Call or len(node.value.args) > 1:
+            continue
+        name = ast_dotted(node.value.func)
+        if name is None or name in asked:
+            continue
+        asked.add(name)
+        if len(asked) > MAX_CALLEES:
+            break
+        found = module.function(name)
+        if found is not None and found[1] is not module and _gpu_line(body_nodes(found[0]), found[1]) is not None:
+            return node.lineno
+    return None
 
 
 def _on_gpu(node: ast.AST, module: FileNamespace) -> bool:

@@ -1229,3 +1229,28 @@ def test_a_notebook_importing_a_folder_it_puts_on_sys_path(tmp_path):
     cells[0]["source"] = cells[0]["source"].replace('sys.path.append("..")', 'sys.path.append("../elsewhere")')
     notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     assert findings_of(str(notebook), "TPL203") == []  # d2l is not found: nothing says where the code runs
+
+
+def test_a_package_run_by_notebooks_that_pick_the_gpu_through_it(tmp_path):
+    """dsgiitr/d2l-pytorch: `d2l/__init__.py` has `from .train import *`; the notebooks put the
+    folder above on sys.path, `import d2l` and pick the device with `d2l.try_gpu()`
+    (d2l/base.py), naming no GPU themselves: d2l/train.py runs on the GPU."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "d2l").mkdir()
+    (tmp_path / "d2l" / "__init__.py").write_text("from .base import *\nfrom .train import *\n")
+    (tmp_path / "d2l" / "base.py").write_text(textwrap.dedent("""
+        import torch
+        def try_gpu():
+            return torch.device("cuda:0") if torch.cuda.is_available() else torch.device("cpu")
+    """))
+    train = tmp_path / "d2l" / "train.py"
+    train.write_text(textwrap.dedent(ENGINE))
+    (tmp_path / "ch05").mkdir()
+    source = "import sys\nsys.path.insert(0, '..')\nimport d2l\nctx = d2l.try_gpu()\nd2l.train_step(model, loader, loss_fn, opt, ctx)"
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": source}]
+    notebook = tmp_path / "ch05" / "lenet.ipynb"
+    notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    assert len(tpl203(str(train))) == 1
+    cells[0]["source"] = source.replace("d2l.try_gpu()", "'cpu'")
+    notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    assert tpl203(str(train)) == []

@@ -80,12 +80,14 @@ class HostSyncEveryStep(Nesting):
     (`train_step(model, batch)` in engine.py) that reads a value on the host each time it
     runs (`return loss.item()`), named at the call; and `loss.data[0]`, PyTorch 0.3's spelling of
     `loss.item()` (which raises on today's 0-dimensional losses). Also in a training-step function (one that calls
-    `backward()` or steps an optimizer, not in a loop of its own) called from a loop or from
-    another file only (`agent.update(rollouts)`), an ignite `Engine`'s process function, a
+    `backward()` or steps an optimizer, not in a loop of its own) called from a loop, or a
+    method of that kind called from other files only (`agent.update(rollouts)`), an ignite `Engine`'s process function, a
     LightningModule's `training_step`, and a module's `forward` (and the methods it calls
     on `self`; in a notebook, when the notebook trains): `lengths.tolist()` there syncs on
     every step the module trains. A loop inside the step that does not step itself runs on
-    every step too (`for k, v in losses.items(): meters[k].update(v.item())`).
+    every step too (`for k, v in losses.items(): meters[k].update(v.item())`). A function
+    that trains in a loop of its own and names no device, beside one that takes a device or
+    moves its batches, runs on the CPU (d2l's `train_ch3` beside `train_ch5(..., device)`).
 
     ## Why is this bad?
     CUDA work is queued asynchronously: while the GPU runs step *n*, the CPU can prepare
@@ -130,6 +132,31 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # d2l's CPU trainer (it names no device) beside its GPU trainer, which moves its batches
+        Example(
+            """
+            import torch
+            def train_ch3(net, train_iter, loss, optimizer, num_epochs):
+                for epoch in range(num_epochs):
+                    for X, y in train_iter:
+                        l = loss(net(X), y).sum()
+                        optimizer.zero_grad()
+                        l.backward()
+                        optimizer.step()
+                        train_l_sum += l.item()
+
+            def train_ch5(net, train_iter, loss, optimizer, device, num_epochs):
+                net = net.to(device)
+                for epoch in range(num_epochs):
+                    for X, y in train_iter:
+                        l = loss(net(X.to(device)), y.to(device))
+                        optimizer.zero_grad()
+                        l.backward()
+                        optimizer.step()
+                    print(l.item())
+            train_ch5(net, train_iter, loss, optimizer, torch.device("cuda"), 5)
+            """
+        ),
         # a CPU tensor's value (a random index), and a notebook that only runs its model
         Example(
             """
@@ -484,8 +511,8 @@ class HostSyncEveryStep(Nesting):
         steps = TrainingSteps.of(self.ctx)
         stepping = next((loop for loop in reversed(site.loops) if steps.trains(loop) or steps.per_epoch(loop)), None)
         if stepping is not None:  # (loops inside it that do not step run on every step: `for k, v in losses.items()`)
-            if not steps.trains(stepping):
-                return False  # (an epoch loop, around a loop that steps)
+            if not steps.trains(stepping) or steps.on_cpu(site.scope.node):
+                return False  # (an epoch loop, around a loop that steps; a training function on the CPU)
             inner = [i for i, frame in enumerate(frames) if frame.kind == LOOP and frame.node is stepping]
             frames = frames[inner[-1] + 1 :] if inner else frames
         else:  # (in a step function, its loops run on every step: `for p in params: norms.append(p.norm().item())`)
@@ -496,8 +523,8 @@ class HostSyncEveryStep(Nesting):
                 if not steps.trains(function):
                     return False
                 callers = self.ctx.calls.get(function.name.value, [])
-                if callers and not any(call.loops for call in callers):
-                    return False  # (none here: each call from elsewhere is a step, `agent.update(rollouts)`)
+                if not any(call.loops for call in callers) and (callers or id(function) not in self.ctx.class_of):
+                    return False  # (a method called nowhere here: each call from elsewhere is a step, `agent.update(rollouts)`)
         return not any(self._guards(frame, site) for frame in frames)
 
     def _guards(self, frame: Frame, site: Site) -> bool:

@@ -9,12 +9,13 @@ from typing import cast
 import libcst as cst
 
 from ..context import CallSite, Context, Frame, Scope, Site
-from ..nodes import call_name, dotted, iteration_source, keyword, lazy_init, names_in, positional, walk
+from ..nodes import call_name, code, dotted, iteration_source, keyword, lazy_init, names_in, positional, walk
 from ..project import call_target, maybe_project_call, steps_in_loops, trains_somewhere
 from ..project import trains as project_trains
 from .edits import root_name
 from .base import Rule
 from .distributed import COMPILE
+from ..vocabulary import DEVICE_LIKE
 
 _COMPILE_OPTIONS = {"mode", "fullgraph", "dynamic", "backend", "options", "disable"}
 
@@ -152,6 +153,7 @@ class TrainingSteps:
         self._elsewhere_known: dict[int, bool] = {}  # loop or function id -> whether it trains through them
         self._anywhere: bool | None = None  # see anywhere
         self._cached: dict[int, set[int]] = {}  # function id -> see cached
+        self._devices: dict[int, bool] = {}  # function id -> whether its text names a device or moves a value
         for name, sites in ctx.calls.items():
             if name == "backward" or name == "step" or name in ctx.functions:
                 for site in sites:
@@ -258,6 +260,23 @@ class TrainingSteps:
             if defs and self.trains(defs[-1][0], depth + 1):
                 return True
         return depth == 0 and self._trains_elsewhere(node)
+
+    def on_cpu(self, function: cst.FunctionDef | None) -> bool:
+        """Whether `function`, which trains in a loop of its own, runs on the CPU: it names no
+        device and moves nothing, while another function of the source that trains in a loop
+        takes a device or moves its batches (d2l's `train_ch3`, "with CPU", beside
+        `train_ch5(..., device)`): its batches and model stay where its callers made them."""
+        if function is None or id(function) not in self._epochs or self._names_device(function):
+            return False
+        return any(id(other) in self._epochs and self._names_device(other)
+                   for defs in self.ctx.functions.values() for other, _ in defs if other is not function)
+
+    def _names_device(self, function: cst.FunctionDef) -> bool:
+        found = self._devices.get(id(function))
+        if found is None:
+            text = code(function)
+            found = self._devices[id(function)] = ".to(" in text or DEVICE_LIKE.search(text) is not None
+        return found
 
     def steps_here(self, loop: cst.CSTNode) -> bool:
         """Whether the body of `loop` itself runs a training step (`loss.backward()`,
