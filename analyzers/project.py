@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from .nodes import code, dotted, remembered, shortened
+from .nodes import UNKNOWN, code, dotted, remembered, shortened
 
 MAX_FILE = 1_000_000  # bytes: a larger module is not read
 _SYS_PATH_CALLS = ("sys.path.append", "sys.path.insert")
@@ -89,6 +89,11 @@ class Namespace:
     def function(self, name: str) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, "Namespace", "Place"] | None:
         raise NotImplementedError
 
+    def value(self, name: str, hops: int = 0) -> tuple[ast.expr, "Namespace"] | None:
+        """What a module-level name is assigned, its only assignment there (`opt = Config()`),
+        followed through imports of the project; None when not known."""
+        raise NotImplementedError
+
 
 # What `method` and `_callee` find: (definition, its namespace, the `Place` naming its lines,
 # its class or None for a function).
@@ -126,8 +131,12 @@ class FileNamespace(Namespace):
         self.relative: dict[str, tuple[int, str | None, str]] = {}
         self.stars: list[tuple[int, str | None]] = []  # `from module import *`: (level, module)
         added: list[list[str]] = []  # the folders it puts on sys.path, as written
+        self.assigned: dict[str, ast.expr | None] = {}  # module-level name -> its one value (None: several)
         for node in tree.body:
-            if type(node) is ast.Expr and type(node.value) is ast.Call and ast_dotted(node.value.func) in _SYS_PATH_CALLS:
+            if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+                name = node.targets[0].id
+                self.assigned[name] = node.value if name not in self.assigned else None
+            elif type(node) is ast.Expr and type(node.value) is ast.Call and ast_dotted(node.value.func) in _SYS_PATH_CALLS:
                 added.append([n.value for n in ast.walk(node.value) if type(n) is ast.Constant and type(n.value) is str])
             elif type(node) is ast.ClassDef:
                 self.classes[node.name] = node
@@ -164,6 +173,13 @@ class FileNamespace(Namespace):
             return self.functions[name], self, Place(self.label, self.path)
         found = self._imported(name, hops)
         return found[0].function(found[1], hops + 1) if found is not None else self._starred("function", name, hops)
+
+    def value(self, name: str, hops: int = 0):
+        if name in self.assigned:
+            found = self.assigned[name]
+            return None if found is None else (found, self)
+        imported = self._imported(name, hops)
+        return imported[0].value(imported[1], hops + 1) if imported is not None else None
 
     def _imported(self, name: str, hops: int):
         """(module, name there) for a name this module imports from a local module."""
@@ -372,6 +388,12 @@ class SourceNamespace(Namespace):
             return self._definition(defined[-1])
         found = self._imported(name)
         return found[0].function(found[1], hops + 1) if found is not None else self._starred("function", name, hops)
+
+    def value(self, name: str, hops: int = 0):
+        """(Only names imported from a module of the project: the source's own values are
+        the context's.)"""
+        found = self._imported(name)
+        return found[0].value(found[1], hops + 1) if found is not None else None
 
     def _starred(self, kind: str, name: str, hops: int):
         if self.directory is None or not self.ctx.star_imports:
@@ -971,6 +993,19 @@ def returned_parameter(found: Definition | None) -> str | None:
         constant = any(value is None or type(value) is ast.Constant for value in values)
         memo[returned_parameter] = given[0] if len(set(given)) == 1 and not constant else None
     return memo[returned_parameter]
+
+
+def class_default(found: tuple | None, attribute: str):
+    """The constant a class of the project (`klass`'s answer) gives `attribute` in its body
+    (`class Config: num_workers = 8`); UNKNOWN when it gives none, or not a constant."""
+    if found is None:
+        return UNKNOWN
+    for node in found[0].body:
+        target = node.targets[0] if type(node) is ast.Assign and len(node.targets) == 1 else \
+            node.target if type(node) is ast.AnnAssign else None
+        if type(target) is ast.Name and target.id == attribute and node.value is not None:
+            return node.value.value if type(node.value) is ast.Constant else UNKNOWN
+    return UNKNOWN
 
 
 def argparse_defaults(found: Definition | None) -> dict[str, list]:

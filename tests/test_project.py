@@ -1254,3 +1254,35 @@ def test_a_package_run_by_notebooks_that_pick_the_gpu_through_it(tmp_path):
     cells[0]["source"] = source.replace("d2l.try_gpu()", "'cpu'")
     notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     assert tpl203(str(train)) == []
+
+
+def test_worker_counts_from_a_config_class_of_the_project(tmp_path):
+    """simple-faster-rcnn: `from utils.config import opt` where config.py has `class Config:
+    num_workers = 8` and `opt = Config()`; the loader re-made every epoch has 8 workers."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "utils" / "__init__.py").write_text("")
+    config = "class Config:\n    num_workers = 8\n    epoch = 14\n\n\nopt = Config()\n"
+    (tmp_path / "utils" / "config.py").write_text(config)
+    train = """
+        import torch
+        from torch.utils.data import DataLoader
+        from utils.config import opt
+
+        def train():
+            loader = DataLoader(dataset, batch_size=1, shuffle=True, num_workers=opt.num_workers, pin_memory=True)
+            for epoch in range(opt.epoch):
+                for img, label in loader:
+                    loss = model(img.cuda(), label.cuda())
+                    loss.backward()
+                    optimizer.step()
+    """
+    path = tmp_path / "train.py"
+    path.write_text(textwrap.dedent(train))
+    [finding] = findings_of(str(path), "TPL104")
+    assert "its 8 worker processes" in finding.message
+    (tmp_path / "utils" / "config.py").write_text(config.replace("opt = Config()", "opt = Config(workers=0)"))
+    assert findings_of(str(path), "TPL104") == []  # made with arguments: its count is not the class's default
+    local = textwrap.dedent(train).replace("from utils.config import opt", "from utils.config import Config\nopt = Config()")
+    path.write_text(local)
+    assert len(findings_of(str(path), "TPL104")) == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 from typing import cast
 
@@ -18,8 +19,9 @@ from ..datasets import (
 )
 from ..findings import Related
 from ..importers import gpu_importers
-from ..project import (SourceNamespace, Use, argparse_defaults, bind, call_target, caller_uses, device_moves, iterated,
-                       iterated_again, maybe_project_call, parameters, trains_somewhere, used_arguments, yields)
+from ..project import (SourceNamespace, Use, argparse_defaults, ast_dotted, bind, call_target, caller_uses, class_default,
+                       device_moves, iterated, iterated_again, maybe_project_call, parameters, trains_somewhere,
+                       used_arguments, yields)
 from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
 from .tracking import TrainingSteps
@@ -273,7 +275,7 @@ class LoaderRule(Rule):
 
     def _resolved(self, expr: cst.BaseExpression, scope, depth: int):
         """The value of a loader setting: a constant, an argparse default (also through a
-        namespace parameter), what every call of the function gives the parameter it is
+        namespace parameter) or a config class's, what every call of the function gives the parameter it is
         (passed or its default), or, for a number of worker processes made from the core
         count (`int(os.cpu_count() / 2)`), that code; else UNKNOWN."""
         value = self.ctx.value(expr, scope)
@@ -281,6 +283,8 @@ class LoaderRule(Rule):
             value = self._namespace_setting(expr, scope, depth)
         if value is UNKNOWN:
             value = self._project_argparse(expr, scope)
+        if value is UNKNOWN:
+            value = self._config_default(expr, scope)
         if value is not UNKNOWN or depth > 3:
             return value
         if type(expr) is cst.Call and call_name(expr) == "int" and len(expr.args) == 1 and type(expr.func) is cst.Name:
@@ -362,6 +366,23 @@ class LoaderRule(Rule):
             return UNKNOWN
         defaults = argparse_defaults(self._namespace().function(made[0].func.value)).get(expr.attr.value, [])
         return defaults[0] if len(set(map(repr, defaults))) == 1 else UNKNOWN
+
+    def _config_default(self, expr: cst.BaseExpression, scope):
+        """`opt.num_workers` where `opt` is the one instance of a class of the project, made
+        without arguments here (`opt = Config()`) or in the module it is imported from (`from
+        utils.config import opt`): the class's default (`class Config: num_workers = 8`)."""
+        if type(expr) is not cst.Attribute or type(expr.value) is not cst.Name:
+            return UNKNOWN
+        name, namespace = expr.value.value, self._namespace()
+        if name in self.ctx.imports or name in self.ctx.relative_imports:
+            found = namespace.value(name)
+            made = found[0] if found is not None else None
+            cls = ast_dotted(made.func) if type(made) is ast.Call and not made.args and not made.keywords else None
+            return class_default(found[1].klass(cls) if found is not None and cls else None, expr.attr.value)
+        origin = self.ctx.origin(expr.value, scope)
+        made_here = origin[0] if origin is not None else None
+        cls = dotted(made_here.func) if type(made_here) is cst.Call and not made_here.args else None
+        return class_default(namespace.klass(cls) if cls else None, expr.attr.value)
 
     def _namespace_setting(self, expr: cst.BaseExpression, scope, depth: int = 0):
         """`args.workers` where `args` is a parameter of the function (`def main(args)`):
@@ -1328,8 +1349,10 @@ class SynchronousDataLoader(LoaderRule):
     0 (a literal, a constant, a `**kwargs` dict, also one chosen by a condition that
     cannot hold: a `torch.device` compared with a string, an argparse default, also
     through a parameter its callers pass the namespace to: `def main(args)`, or of a
-    parser a function of the project builds, what every call of the function gives the
-    parameter it is, or its default), over a dataset that is not cheap to load.
+    parser a function of the project builds, the default of a config class of the project
+    whose one instance it reads (`opt.num_workers` with `opt = Config()`), what every call of
+    the function gives the parameter it is, or its default), over a dataset that is not
+    cheap to load.
 
     ## Why is this bad?
     With `num_workers=0` every batch is loaded, decoded and collated in the training
