@@ -20,6 +20,7 @@ from ..vocabulary import (DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, HOST
 _RANDOM = RANDOM_FACTORIES | {"randperm", "normal", "bernoulli"}
 _FACTORIES = DETERMINISTIC_FACTORIES | _RANDOM | LEGACY_TENSOR_TYPES | {"range"}
 _MOVES = {"cuda", "to", "type_as", "type"}
+_ONE_DIMENSIONAL = {"randperm", "arange", "linspace", "range"}  # factories of a vector: an element is a number
 # what to make on the device instead, where it is not the same factory with `device=`
 _ON_DEVICE = {"range": "torch.arange(..., device=...)", **{
     name: "torch.tensor/zeros/arange(..., dtype=..., device=...) (a typed constructor cannot make it there)"
@@ -62,8 +63,10 @@ class CpuTensorMovedEachStep(Nesting):
     passed (`create_variable(torch.zeros(n))` with `return Variable(tensor.cuda())`).
 
     Silent for a tensor made under `if buffer is None:` (made once, on the first
-    iteration), in an epoch loop around the loop that trains (once per epoch), or in a
-    helper that a loop which does not train calls.
+    iteration), in an epoch loop around the loop that trains (once per epoch), in a loop over
+    a dict's entries outside a loop or forward (`for k, v in data.items():`: a few keys), or in
+    a helper that a loop which does not train calls; and for an element of a vector
+    (`ind = perm[i]`: PyTorch reads a 0-dimensional index as a number, nothing is copied).
 
     ## Why is this bad?
     The tensor is allocated and filled on the CPU, then copied from pageable memory to the
@@ -93,6 +96,26 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset(_MOVES), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # an element of a permutation (a number to PyTorch), and a dataset's few entries subsampled once
+        Example(
+            """
+            import torch
+            def recurrent_generator(self, num_processes, per_batch):
+                perm = torch.randperm(num_processes)
+                for start in range(0, num_processes, per_batch):
+                    for offset in range(per_batch):
+                        ind = perm[start + offset]
+                        yield self.obs[:-1, ind].cuda()
+
+            class ExpertDataset(torch.utils.data.Dataset):
+                def __init__(self, file_name):
+                    trajectories = torch.load(file_name, map_location="cuda")
+                    idx = torch.randperm(trajectories["states"].size(0))[:4]
+                    self.trajectories = {k: v[idx] for k, v in trajectories.items()}
+                    for k, v in trajectories.items():
+                        self.trajectories[k] = v[idx]
+            """
+        ),
         # a batch filled with the program's data on the CPU, then given to a function that moves it
         Example(
             """
@@ -784,7 +807,11 @@ class CpuTensorMovedEachStep(Nesting):
                 return self._cpu_made(expr.func.value, depth)
             return [expr] if self._on_cpu(expr) else []
         if type(expr) is cst.Subscript:
-            return self._cpu_made(expr.value, depth)
+            made = self._cpu_made(expr.value, depth)
+            if len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Index and not self._cpu_made(
+                    expr.slice[0].slice.value, depth) and all(call_name(m) in _ONE_DIMENSIONAL for m in made):
+                return []  # `perm[i]`: an element, a 0-dimensional index PyTorch reads as a number (nothing is copied)
+            return made
         if type(expr) is cst.BinaryOperation:
             return self._cpu_made(expr.left, depth) + self._cpu_made(expr.right, depth)
         if type(expr) is cst.UnaryOperation:
@@ -1035,8 +1062,9 @@ class CpuTensorMovedEachStep(Nesting):
     def _every_call(self, site: Site, function) -> str | None:
         """How often the code at `site` runs: in a loop, in a forward (or a training step), or in a
         function of the source that one of those calls (through up to three calls); None otherwise."""
-        if site.loops:
-            loop = site.loops[-1]
+        loops = [loop for loop in site.loops if not _over_entries(loop)]  # (a dict's entries: its few keys)
+        if loops:
+            loop = loops[-1]
             count = iterations(loop, self.ctx, site.scope) if type(loop) is cst.For else None
             if count is not None and count <= SHORT_LOOP:
                 return None  # a few iterations (ten plots of a 2x2 matrix)
@@ -1139,6 +1167,12 @@ def _moves_itself(value: cst.BaseExpression | None, name: str) -> bool:
     """`name.to(device)` / `name.cuda()`: what `name = name.cuda()` assigns."""
     return type(value) is cst.Call and call_name(value) in ("to", "cuda") and type(value.func) is cst.Attribute \
         and dotted(value.func.value) == name
+
+
+def _over_entries(loop: cst.CSTNode) -> bool:
+    """`for k, v in d.items():` (or `.keys()`, `.values()`): a pass over a dict's entries."""
+    return type(loop) is cst.For and type(loop.iter) is cst.Call and not loop.iter.args and \
+        call_name(loop.iter) in ("items", "keys", "values") and type(loop.iter.func) is cst.Attribute
 
 
 def _factory_below(expr: cst.BaseExpression) -> cst.Call | None:
