@@ -308,6 +308,25 @@ class HostSyncEveryStep(Nesting):
                     logger.logkv_mean(key, values.item())
             """
         ),
+        # a step function (called every epoch of full-batch training) evaluating through a helper
+        Example(
+            """
+            import torch
+            def train_iter(model, optimizer, x, y):
+                loss = model(x).sub(y).pow(2).mean()
+                loss.backward()
+                optimizer.step()
+                return evaluate(model, x, y)
+
+            def evaluate(model, x, y):
+                with torch.no_grad():
+                    loss = model(x).sub(y).pow(2).mean()
+                return loss.item()
+
+            for epoch in range(100):
+                train_iter(model, optimizer, x.cuda(), y.cuda())
+            """
+        ),
         # PyTorch 0.3's read of the loss, every step (it raises on a 0-dimensional loss today)
         Example(
             """
@@ -664,8 +683,9 @@ class HostSyncEveryStep(Nesting):
         if project_trains(found):  # (one of this source: its reads are reported where they are)
             read = reads_every_call(found) if found[2].label else None
         else:  # another helper of the step (`clip_gradients`, `all_reduce_mean`): a tensor it copies itself
-            loops = candidate.site.loops  # (in the loop that steps: not an epoch loop calling `evaluate(loader)`)
-            steps_here = bool(loops) and TrainingSteps.of(self.ctx).steps_here(loops[-1])
+            loops = candidate.site.loops  # (in the loop or step function that steps: not an epoch loop calling
+            owner = loops[-1] if loops else candidate.site.scope.node  # `evaluate(loader)`)
+            steps_here = owner is not None and TrainingSteps.of(self.ctx).steps_here(owner)
             read = copies_every_call(found) if steps_here and not self._loops_over_given(node, found) else None
             if read is not None and not all(self._python_number(value, candidate.site.scope) for value, use in passed
                                             if (use.line, use.code) == (read.line, read.code)):

@@ -279,8 +279,9 @@ class TrainingSteps:
         return found
 
     def steps_here(self, loop: cst.CSTNode) -> bool:
-        """Whether the body of `loop` itself runs a training step (`loss.backward()`,
-        `optimizer.step()`), not only through the functions it calls."""
+        """Whether the body of `loop` (or of a function, outside its loops) itself runs a
+        training step (`loss.backward()`, `optimizer.step()`), not only through the functions
+        it calls."""
         return id(loop) in self._direct
 
     def per_epoch(self, loop: cst.CSTNode) -> bool:
