@@ -321,14 +321,12 @@ def _gpu_line(nodes, module: FileNamespace) -> int | None:
 
 
 def _picked_gpu(module: FileNamespace) -> int | None:
-    """The line of the first assignment in `module` of what a function of the project,
-    called with one argument at most, returns when that function puts work on a GPU
-    (`device = d2l.try_gpu()`: see `gpu_callee`), or None."""
+    """The line in `module` of the first device picked by a function of the project that
+    puts work on a GPU (`device = d2l.try_gpu()`, `model.to(dist_util.dev())`: see
+    `gpu_callee`), or None."""
     asked: set[str] = set()
-    for node in ast.walk(module.tree):
-        if type(node) is not ast.Assign or type(node.value) is not ast.Call or len(node.value.args) > 1:
-            continue
-        name = ast_dotted(node.value.func)
+    for node, call in _device_calls(module.tree):
+        name = ast_dotted(call.func)
         if name is None or name in asked:
             continue
         asked.add(name)
@@ -338,6 +336,20 @@ def _picked_gpu(module: FileNamespace) -> int | None:
         if found is not None and found[1] is not module and _gpu_line(body_nodes(found[0]), found[1]) is not None:
             return node.lineno
     return None
+
+
+def _device_calls(tree: ast.Module):
+    """(statement or call, call) of the calls with one argument at most whose value is
+    assigned, given to `.to()`/`.cuda()` or as a `device=` (as a device is picked)."""
+    for node in ast.walk(tree):
+        if type(node) is ast.Assign and type(node.value) is ast.Call:
+            candidates = [node.value]
+        elif type(node) is ast.Call:
+            moved = type(node.func) is ast.Attribute and node.func.attr in ("to", "cuda")
+            candidates = [arg for arg in node.args if moved] + [k.value for k in node.keywords if k.arg in _DEVICE_KEYWORDS]
+        else:
+            continue
+        yield from ((node, call) for call in candidates if type(call) is ast.Call and len(call.args) <= 1)
 
 
 def _on_gpu(node: ast.AST, module: FileNamespace) -> bool:

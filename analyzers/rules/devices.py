@@ -50,7 +50,9 @@ class CpuTensorMovedEachStep(Nesting):
     another tensor (`x[torch.arange(n), ids]`, directly or through arithmetic and names) there,
     in a loop only in code that uses CUDA: indexing a GPU tensor copies the index over. And
     `torch.tensor(items)` of a list of elements of a GPU tensor, then moved there: a
-    device-to-host copy per element (`torch.stack(items)` stays on the GPU). And, in a loop, the
+    device-to-host copy per element (`torch.stack(items)` stays on the GPU). And
+    `torch.tensor([t] * n, device=...)`, one value repeated in a list made on the host and
+    copied (`torch.full((n,), t, device=...)` fills it on the device). And, in a loop, the
     move of what a function of the source called with constants only returns when that is a CPU
     tensor (`tokenize([""]).to(device)`): the same tensor built and copied at every step.
     A function the training loop calls on every step counts as the loop (`real_loss(out)`
@@ -92,8 +94,9 @@ class CpuTensorMovedEachStep(Nesting):
     code = "TPL501"
     name = "cpu-tensor-moved-each-step"
     summary = "torch.zeros(...).cuda() / .to(device) in a loop or forward: create it with device="
-    triggers = (".cuda(", ".to(", ".type_as(", "arange(", "ones(", "zeros(", "randperm(", "randint(", "Tensor(", ".type(")
-    calls = CallNames(frozenset(_MOVES), suffix="Tensor")
+    triggers = (".cuda(", ".to(", ".type_as(", "arange(", "ones(", "zeros(", "randperm(", "randint(", "Tensor(", ".type(",
+                "tensor(")
+    calls = CallNames(frozenset(_MOVES | {"tensor"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
         # an element of a permutation (a number to PyTorch), and a dataset's few entries subsampled once
@@ -388,6 +391,29 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # a sampling loop's timestep batch, a list made on the host at each of its 1,000 steps
+        Example(
+            """
+            import torch as th
+            def p_sample_loop(model, shape, device):
+                img = th.randn(*shape, device=device)
+                for i in reversed(range(1000)):
+                    t = th.tensor([i] * shape[0], device=device, dtype=th.long)
+                    img = model(img, t)
+                return img
+            p_sample_loop(model, (4, 3, 64, 64), "cuda")
+            """,
+            fixed="""
+            import torch as th
+            def p_sample_loop(model, shape, device):
+                img = th.randn(*shape, device=device)
+                for i in reversed(range(1000)):
+                    t = th.full((shape[0],), i, device=device, dtype=th.long)
+                    img = model(img, t)
+                return img
+            p_sample_loop(model, (4, 3, 64, 64), "cuda")
+            """,
+        ),
         # a function of the project moves what it is given to the GPU (hunkim's `create_variable`)
         Example(
             """
@@ -734,9 +760,15 @@ class CpuTensorMovedEachStep(Nesting):
         self.host_arrays: list[tuple[CallSite, cst.FunctionDef | None]] = []  # `Tensor(np.ones(...))`, a CUDA type
         # (move, the NumPy call drawing the data, device, enclosing function): `torch.from_numpy(np.random...)`
         self.numpy_moves: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
+        self.repeated: list[tuple[CallSite, cst.FunctionDef | None]] = []  # `torch.tensor([t] * n, device=device)`
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
+        if name == "tensor":
+            if _repeated(node) is not None and keyword(node, "device") is not None and (
+                    self.ctx.qualname(node.func) or "") == "torch.tensor":
+                self.repeated.append((self.ctx.call_site(node), self.function()))
+            return
         if name is not None and name.endswith("Tensor"):
             if node.args and _host_array(node.args[0].value, self.ctx):
                 self.host_arrays.append((self.ctx.call_site(node), self.function()))
@@ -903,6 +935,20 @@ class CpuTensorMovedEachStep(Nesting):
                 f"`{code(made.func)}({shown})` makes the data on the host and copies it to the GPU "
                 f"(`{code(made.func)}` is a CUDA tensor type) {where}: a blocking copy from pageable memory each "
                 "time. Create it on the device: torch.randn/ones/zeros/randint(..., device=...).",
+            )
+        for site, function in self.repeated:
+            device = cst.ensure_type(keyword(site.node, "device"), cst.Arg).value
+            where = self._every_call(site, function)
+            if where is None or not self._device(device, site):
+                continue
+            value, count = cast(tuple, _repeated(site.node))
+            full = f"{code(site.node.func).removesuffix('tensor')}full(({code(count)},), {code(value)}"
+            others = "".join(f", {code(arg).rstrip(', ')}" for arg in site.node.args[1:])
+            self.report(
+                site,
+                f"`{short_code(site.node)}` makes a list on the host and copies it to the GPU {where}: a blocking "
+                f"copy from pageable memory each time. Fill it on the device: {full}, device=...).",
+                fix=FixPlan("Fill the tensor on the device", (Replace(site, f"{full}{others})"),)),
             )
         for site, drawn, device, function in self.numpy_moves:
             where = self._every_call(site, function)
@@ -1167,6 +1213,17 @@ def _moves_itself(value: cst.BaseExpression | None, name: str) -> bool:
     """`name.to(device)` / `name.cuda()`: what `name = name.cuda()` assigns."""
     return type(value) is cst.Call and call_name(value) in ("to", "cuda") and type(value.func) is cst.Attribute \
         and dotted(value.func.value) == name
+
+
+def _repeated(made: cst.Call) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """(value, count) of `torch.tensor([value] * count, ...)`: one value repeated."""
+    data = made.args[0].value if made.args and made.args[0].keyword is None and made.args[0].star == "" else None
+    if type(data) is not cst.BinaryOperation or type(data.operator) is not cst.Multiply:
+        return None
+    for listed, count in ((data.left, data.right), (data.right, data.left)):
+        if type(listed) is cst.List and len(listed.elements) == 1 and type(listed.elements[0]) is cst.Element:
+            return listed.elements[0].value, count
+    return None
 
 
 def _over_entries(loop: cst.CSTNode) -> bool:
