@@ -342,6 +342,7 @@ def _device_calls(tree: ast.Module):
     """(statement or call, call) of the calls with one argument at most whose value is
     assigned, given to `.to()`/`.cuda()` or as a `device=` (as a device is picked)."""
     for node in ast.walk(tree):
+        candidates: list[ast.expr]
         if type(node) is ast.Assign and type(node.value) is ast.Call:
             candidates = [node.value]
         elif type(node) is ast.Call:

@@ -937,9 +937,8 @@ class CpuTensorMovedEachStep(Nesting):
                 "time. Create it on the device: torch.randn/ones/zeros/randint(..., device=...).",
             )
         for site, function in self.repeated:
-            device = cst.ensure_type(keyword(site.node, "device"), cst.Arg).value
             where = self._every_call(site, function)
-            if where is None or not self._device(device, site):
+            if where is None or not self._device(cst.ensure_type(keyword(site.node, "device"), cst.Arg).value, site):
                 continue
             value, count = cast(tuple, _repeated(site.node))
             full = f"{code(site.node.func).removesuffix('tensor')}full(({code(count)},), {code(value)}"
