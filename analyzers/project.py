@@ -1033,6 +1033,25 @@ def argparse_defaults(found: Definition | None) -> dict[str, list]:
     return memo[argparse_defaults]
 
 
+def parsed_defaults(found: Definition | None, depth: int = 0) -> dict[str, list]:
+    """The argparse defaults (see `argparse_defaults`) of the namespace a function of the
+    project returns: one it parses itself (`return parser.parse_args()`), or one it takes
+    from another function of the project and gives back (`opt = parse_opts(); ...; return
+    opt`), two calls deep."""
+    if found is None or depth > 2:
+        return {}
+    nodes = list(body_nodes(found[0]))
+    if any(type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in ("parse_args", "parse_known_args")
+           for n in nodes):
+        return argparse_defaults(found)
+    returned = {n.value.id for n in nodes if type(n) is ast.Return and type(n.value) is ast.Name}
+    made = [n.value for n in nodes if type(n) is ast.Assign and len(n.targets) == 1 and type(n.targets[0]) is ast.Name
+            and n.targets[0].id in returned]
+    if len(made) != 1 or type(made[0]) is not ast.Call:
+        return {}
+    return parsed_defaults(_callee(made[0].func, found[1], found[2], found[3]), depth + 1)
+
+
 @dataclass(frozen=True)
 class Parameters:
     names: tuple[str, ...]  # in order, `self` included

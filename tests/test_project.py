@@ -1286,3 +1286,43 @@ def test_worker_counts_from_a_config_class_of_the_project(tmp_path):
     local = textwrap.dedent(train).replace("from utils.config import opt", "from utils.config import Config\nopt = Config()")
     path.write_text(local)
     assert len(findings_of(str(path), "TPL104")) == 1
+
+
+def test_worker_counts_from_options_a_function_of_the_project_parses(tmp_path):
+    """3D-ResNets: `opt = get_opt()`, which returns `parse_opts()` of opts.py, whose parser
+    gives `--n_threads` a default of 4; the loader re-made every epoch has 4 workers."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "opts.py").write_text(textwrap.dedent("""
+        import argparse
+
+        def parse_opts():
+            parser = argparse.ArgumentParser()
+            parser.add_argument('--n_threads', default=4, type=int)
+            parser.add_argument('--n_epochs', default=200, type=int)
+            args = parser.parse_args()
+            return args
+    """))
+    main = """
+        import torch
+        from opts import parse_opts
+
+        def get_opt():
+            opt = parse_opts()
+            opt.device = torch.device("cuda")
+            return opt
+
+        if __name__ == '__main__':
+            opt = get_opt()
+            loader = torch.utils.data.DataLoader(dataset, batch_size=8, num_workers=opt.n_threads, pin_memory=True)
+            for epoch in range(opt.n_epochs):
+                for x, y in loader:
+                    loss = model(x.to(opt.device), y.to(opt.device))
+                    loss.backward()
+                    optimizer.step()
+    """
+    path = tmp_path / "main.py"
+    path.write_text(textwrap.dedent(main))
+    [finding] = findings_of(str(path), "TPL104")
+    assert "its 4 worker processes" in finding.message
+    (tmp_path / "opts.py").write_text((tmp_path / "opts.py").read_text().replace("default=4", "default=0"))
+    assert findings_of(str(path), "TPL104") == []

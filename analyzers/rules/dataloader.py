@@ -19,7 +19,7 @@ from ..datasets import (
 )
 from ..findings import Related
 from ..importers import gpu_importers
-from ..project import (SourceNamespace, Use, argparse_defaults, ast_dotted, bind, call_target, caller_uses, class_default,
+from ..project import (SourceNamespace, Use, argparse_defaults, ast_dotted, bind, call_target, caller_uses, class_default, parsed_defaults,
                        device_moves, iterated, iterated_again, maybe_project_call, parameters, trains_somewhere,
                        used_arguments, yields)
 from .base import CallNames, Example, FixPlan, Replace, Rule
@@ -350,12 +350,17 @@ class LoaderRule(Rule):
     def _project_argparse(self, expr: cst.BaseExpression, scope):
         """`args.workers` where `args = parser.parse_args()` and `parser` is made by a function
         of the project (`parser = get_argument_parser()` from `utils`, then perhaps given to a
-        library that adds its own arguments): that function's default."""
+        library that adds its own arguments), or where a function of the project parses and
+        returns `args` (`opt = parse_opts()`): that function's default."""
         if type(expr) is not cst.Attribute or type(expr.value) not in (cst.Name, cst.Call):
             return UNKNOWN
         parsed = self.ctx.origin(expr.value, scope) if type(expr.value) is cst.Name else (expr.value, scope)
-        if parsed is None or type(parsed[0]) is not cst.Call or call_name(parsed[0]) not in ("parse_args", "parse_known_args"):
+        if parsed is None or type(parsed[0]) is not cst.Call:
             return UNKNOWN
+        if call_name(parsed[0]) not in ("parse_args", "parse_known_args"):  # `opt = parse_opts()` of the project
+            found = call_target(self.ctx, parsed[0].func, parsed[1]) if maybe_project_call(self.ctx, parsed[0].func) else None
+            defaults = parsed_defaults(found).get(expr.attr.value, [])
+            return defaults[0] if len(set(map(repr, defaults))) == 1 else UNKNOWN
         func = parsed[0].func
         if type(func) is not cst.Attribute or type(func.value) is not cst.Name:
             return UNKNOWN

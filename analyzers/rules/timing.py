@@ -13,6 +13,7 @@ from ..parse import parse_snippet
 from ..project import call_target, host_reads, maybe_project_call, syncs, used_arguments
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Rule
 from .cells import cell_statements
+from .tracking import TrainingSteps
 from ..vocabulary import (
     CLOCK_NAMES, CLOCKS, CUDA_STRING, MODEL_WORDS, NOT_TENSOR_OPS, SIZED_FACTORIES, SYNC_METHODS, TENSOR_NAMESPACES,
 )
@@ -538,7 +539,9 @@ class UnsynchronizedTiming(Rule):
     the device). A function of the same source called in the interval is followed (a few
     calls deep) to what it leaves queued: one that synchronizes after its last work ends
     the interval synchronized. A loop whose body synchronizes leaves at most one pass
-    queued and counts as synchronized.
+    queued and counts as synchronized. Silent for an interval around several epochs of
+    training (a loop around the loop that steps an optimizer, or around a call of a function
+    that loops over the steps): what is left queued at its end is a step or two of many.
 
     Only when the timed code reads values tied to CUDA: made or moved there (`.cuda()`,
     `.to(device)` or `device=` with a CUDA device, `torch.cuda.*`, DeepSpeed's
@@ -579,6 +582,21 @@ class UnsynchronizedTiming(Rule):
     summary = "Wall-clock interval around CUDA work without torch.cuda.synchronize()"
     probe = "timing"
     VALID = (
+        # the time of a whole training run: what is left queued at its end is a step of many epochs
+        Example(
+            """
+            import time
+            import torch
+            start_time = time.time()
+            for epoch in range(num_epochs):
+                for x, y in train_loader:
+                    cost = F.cross_entropy(model(x.to("cuda")), y.to("cuda"))
+                    optimizer.zero_grad()
+                    cost.backward()
+                    optimizer.step()
+            print('Total Training Time: %.2f min' % ((time.time() - start_time) / 60))
+            """
+        ),
         Example(
             """
             import time, torch
@@ -879,6 +897,8 @@ class UnsynchronizedTiming(Rule):
                 if start_name is None or not subtracts(body[index[id(end)]:], start_name):
                     continue
                 between = body[index[id(start)] + 1 : index[id(end)]]
+                if self._whole_training(between):
+                    continue  # what is left queued at its end is a step or two of many epochs: a negligible error
                 timed = [e for statement in between for e in events_in_order(statement)]
                 before_clock = _calls_before_clock(end, self.ctx)
                 pending, _ = work.pending(timed + before_clock, site.scope)
@@ -903,6 +923,14 @@ class UnsynchronizedTiming(Rule):
                     "torch.cuda.Event(enable_timing=True)).",
                     fix,
                 )
+
+
+    def _whole_training(self, between: list) -> bool:
+        """Whether the timed statements run several epochs of training: a loop around a loop
+        that steps (`for epoch ...: for x, y in loader: ... optimizer.step()`), or around a
+        call of a function that loops over training steps (`train_epoch(model, loader)`)."""
+        steps = TrainingSteps.of(self.ctx)
+        return any(type(statement) in (cst.For, cst.While) and steps.per_epoch(statement) for statement in between)
 
 
 def _calls_before_clock(statement: cst.CSTNode, ctx: Context) -> list[cst.Call]:
