@@ -909,8 +909,9 @@ class LoaderRule(Rule):
         source that trains, a loop of the module's own statements (not in a loop or function)
         that does not train, or a call of a function of the project that loops over it once and
         does not train (a test pass after training: in a source that only evaluates, that pass
-        is the job); or it is made by a Lightning `test_dataloader`
-        (`predict_dataloader`) hook of a script that trains (`.fit(...)`) and never tests."""
+        is the job); or nothing reads it (in a function or a notebook: a module's loader may be
+        imported); or it is made by a Lightning `test_dataloader` (`predict_dataloader`) hook of
+        a script that trains (`.fit(...)`) and never tests."""
         key = ("once", id(site.node))  # (asked by TPL101 and TPL102)
         if key not in self.known:
             self.known[key] = self._loads_once(site)
@@ -939,7 +940,7 @@ class LoaderRule(Rule):
                 if not all(map(self._next_once, iterators)) or not all(self._one_pass(call, name) for call in calls):
                     return False
             single += one + len(passes) + len(iterators) + len(calls)
-        return single > 0
+        return single > 0 or function is not None or any(unit.cell is not None for unit in self.ctx.units)
 
     def _one_pass(self, call: cst.Call, name: str) -> bool:
         """Whether a function of the project `call` gives the loader `name` to loops over it once
@@ -1430,6 +1431,18 @@ class SynchronousDataLoader(LoaderRule):
     probe = "dataloader"
     options = {"num-workers": 4}
     VALID = (
+        # a notebook's test loader that nothing reads (the notebook trains on its train loader)
+        Example(
+            (
+                "import torch\nfrom torchvision import datasets, transforms\n"
+                "train_loader = torch.utils.data.DataLoader(datasets.MNIST('data', transform=transforms.ToTensor()), "
+                "batch_size=256, num_workers=4)\n"
+                "test_loader = torch.utils.data.DataLoader(datasets.MNIST('data', train=False, "
+                "transform=transforms.ToTensor()), batch_size=256)",
+                "for epoch in range(5):\n    for x, y in train_loader:\n        model(x.cuda()).sum().backward()\n"
+                "        optimizer.step()",
+            )
+        ),
         # a script that never uses a GPU, over MNIST's arrays: on the CPU, making an image of an
         # item is small next to the step, and workers would take the step's cores
         Example(
