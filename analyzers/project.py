@@ -35,6 +35,7 @@ from .nodes import UNKNOWN, code, dotted, remembered, shortened
 
 MAX_FILE = 1_000_000  # bytes: a larger module is not read
 _SYS_PATH_CALLS = ("sys.path.append", "sys.path.insert")
+_SAME_MODULE = {"cuda", "to", "train", "eval", "cpu", "half", "float", "double", "bfloat16"}  # nn.Module methods returning self
 MAX_HOPS = 2  # re-exports followed (`from .data import X` in a package's __init__)
 _MAX_CALLS = 3  # calls followed from a function into others
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
@@ -452,8 +453,8 @@ def maybe_project_call(ctx, func) -> bool:
 def call_target(ctx, func, scope):
     """(definition, namespace, place, class or None) of the function or method of the
     project that a call of the analyzed source (its libcst `func`, in `scope`) calls:
-    `f(...)`, `module.f(...)`, `self.m(...)`, `obj.m(...)` with `obj = Class(...)`, and
-    `Class(...).m(...)`."""
+    `f(...)`, `module.f(...)`, `self.m(...)`, `obj.m(...)` with `obj = Class(...)` (or
+    `Class(...).cuda()`, which gives the module back), and `Class(...).m(...)`."""
     namespace = SourceNamespace.of(ctx)
     if type(func) is cst.Name:
         found = namespace.function(func.value)
@@ -477,7 +478,11 @@ def call_target(ctx, func, scope):
     origin = ctx.origin(func.value, scope)
     if origin is None or type(origin[0]) is not cst.Call:
         return None
-    maker = origin[0].func
+    made_call = origin[0]
+    while type(made_call.func) is cst.Attribute and made_call.func.attr.value in _SAME_MODULE \
+            and type(made_call.func.value) is cst.Call:  # `Trainer(model).cuda()`: the module itself
+        made_call = made_call.func.value
+    maker = made_call.func
     chosen = ctx.origin(maker, origin[1]) if type(maker) is cst.Name else None
     if chosen is not None and type(chosen[0]) is cst.IfExp:  # `Trainer = A if unsupervised else B`
         maker = chosen[0].body

@@ -753,7 +753,8 @@ def test_workers_from_a_parser_a_function_of_another_file_builds(tmp_path):
             loader = torch.utils.data.DataLoader(images, batch_size=64, num_workers=int(args.workers))
             for epoch in range(args.epochs):
                 for real, _ in loader:
-                    step(real)
+                    model(real.cuda()).mean().backward()
+                    optimizer.step()
 
         def main():
             parser = get_argument_parser()
@@ -1326,3 +1327,37 @@ def test_worker_counts_from_options_a_function_of_the_project_parses(tmp_path):
     assert "its 4 worker processes" in finding.message
     (tmp_path / "opts.py").write_text((tmp_path / "opts.py").read_text().replace("default=4", "default=0"))
     assert findings_of(str(path), "TPL104") == []
+
+
+def test_a_trainer_module_moved_to_the_gpu_is_its_class(tmp_path):
+    """simple-faster-rcnn: `trainer = FasterRCNNTrainer(model).cuda()` (a module gives itself
+    back), then `trainer.train_step(...)` in the loop: the method's read on the host is found."""
+    (tmp_path / "pyproject.toml").write_text("")
+    trainer = """
+        import torch
+
+        class FasterRCNNTrainer(torch.nn.Module):
+            def train_step(self, imgs, labels):
+                self.optimizer.zero_grad()
+                loss = self.forward(imgs, labels)
+                loss.backward()
+                self.optimizer.step()
+                return loss.item()
+    """
+    (tmp_path / "trainer.py").write_text(textwrap.dedent(trainer))
+    train = """
+        import torch
+        from trainer import FasterRCNNTrainer
+
+        trainer = FasterRCNNTrainer(model).cuda()
+        for epoch in range(14):
+            for img, label in loader:
+                trainer.train_step(img.cuda(), label.cuda())
+    """
+    path = tmp_path / "train.py"
+    path.write_text(textwrap.dedent(train))
+    [finding] = findings_of(str(path), "TPL203")
+    assert "reads a value on the host on every training step (`loss.item()` in `FasterRCNNTrainer" in finding.message
+    assert [r.path for r in finding.related] == [str(tmp_path / "trainer.py")]
+    (tmp_path / "trainer.py").write_text(textwrap.dedent(trainer.replace("return loss.item()", "return loss")))
+    assert findings_of(str(path), "TPL203") == []

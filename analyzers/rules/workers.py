@@ -7,7 +7,7 @@ from typing import cast
 import libcst as cst
 
 from ..context import Site
-from ..nodes import argument, code, dotted, keyword
+from ..nodes import argument, code, dotted, keyword, walk
 from ..findings import Related
 from ..project import iterated, iterated_again, used_arguments
 from .base import Example, FixPlan, Replace
@@ -45,7 +45,8 @@ class NonPersistentWorkers(LoaderRule):
 
     Silent when `num_workers` is 0 or unknown (`persistent_workers=True` needs workers),
     when the loader is created inside the loop or a function it calls (a new loader each
-    time), and when the
+    time), when the loop over its batches only shows or moves them (a demo of the loader:
+    `print(x.shape); x = x.to(device)`), and when the
     epoch loop changes the dataset (`dataset.set_epoch(epoch)`, `loader.dataset.x = ...`):
     persistent workers keep their own copy and would not see the change. In code that never
     uses a GPU the finding says that the training loop waits, and is silent for a dataset
@@ -468,7 +469,7 @@ class NonPersistentWorkers(LoaderRule):
         loader iterated again and again: by a loop of the source, by a function of the
         project called in a loop, by Lightning's Trainer, by an ignite Engine."""
         for loop, (loop_site, _) in self.loops.items():
-            found = self._repeating_loops(loop, loop_site)
+            found = self._repeating_loops(loop, loop_site) if _works(loop) else None  # (not a demo of the loader)
             for loader in self.loaders_of(loop) if found else ():
                 # (not the loops around a function that makes the loader: a new one each time)
                 repeats = [outer for outer, called in found if loader.scope.node not in called]
@@ -621,3 +622,25 @@ class NonPersistentWorkers(LoaderRule):
         if type(passed.value) is cst.Name and passed.value.value == "False":
             return FixPlan(title, (Replace(loader, replace_argument(call, passed, value)),))
         return None
+
+
+_SHOWING = {"print", "len", "str", "repr", "format", "range", "enumerate", "isinstance", "type", "zip", "tqdm"}
+
+
+def _works(loop: cst.For | cst.While) -> bool:
+    """Whether a loop over batches does something with them beyond showing or moving them
+    (`print(x.shape); x = x.to(device); break`: a demo of the loader): a call of anything but
+    a builtin that shows them, or a method of the batch itself."""
+    batch = set(names_in_target(loop.target)) if type(loop) is cst.For else set()
+    for node in walk(loop.body):
+        if type(node) is not cst.Call:
+            continue
+        func = node.func
+        if type(func) is cst.Name and func.value in _SHOWING:
+            continue
+        if type(func) is cst.Attribute and (root_name(func.value) in batch or type(func.value) in (
+                cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+            continue  # (`x.to(device)`, `y.size()`, `'{}'.format(...)`)
+        return True
+    return False
+
