@@ -922,14 +922,23 @@ class LoaderRule(Rule):
         if function is not None and function.name.value in _ONE_BATCH_HOOKS:
             return bool(self.ctx.calls.get("fit")) and not self.ctx.calls.get(_ONE_BATCH_HOOKS[function.name.value])
         assigned = site.scope.assignments.items()
-        name = next((n for n, values in assigned if len(values) == 1 and values[0] is site.node), None)
+        name = next((n for n, values in assigned if any(value is site.node for value in values)), None)
         if name is None:
             return False
         statements = function.body.body if function is not None else [s for module in self.modules for s in module.body]
+        bindings = [_bound(statement, name) for statement in statements]
+        if len(site.scope.assignments[name]) > 1 and not any(value is site.node for value in bindings):
+            return False  # (bound again, and not by a statement of its own: which uses are its is not known)
         steps = TrainingSteps.of(self.ctx)
         once = function is None and steps.anywhere()  # a module's own statement runs once
         single = 0
-        for statement in statements:
+        mine = not any(value is site.node for value in bindings)  # (its uses: those until the name is bound again)
+        for statement, binding in zip(statements, bindings):
+            if binding is not None:
+                mine = binding is site.node
+                continue
+            if not mine:
+                continue
             one, other, passes, iterators, calls = remembered(
                 _loader_uses, statement, lambda: _loader_uses(statement, name), name)
             if other:
@@ -1214,6 +1223,14 @@ def _device_move_in(function: cst.FunctionDef) -> str | None:
     return None
 
 
+def _bound(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
+    """What `statement` binds `name` to (`name = DataLoader(...)`), or None."""
+    small = statement.body[0] if type(statement) is cst.SimpleStatementLine and len(statement.body) == 1 else None
+    if type(small) is cst.Assign and any(type(t.target) is cst.Name and t.target.value == name for t in small.targets):
+        return small.value
+    return None
+
+
 def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst.For, ...], tuple[str, ...], tuple[cst.Call, ...]]:
     """How `statement` uses the loader bound to `name`: (uses that take one batch at most: a
     `next(iter(name))` outside loops, a loop over it that breaks at the end of its first pass, `len(name)`,
@@ -1431,6 +1448,21 @@ class SynchronousDataLoader(LoaderRule):
     probe = "dataloader"
     options = {"num-workers": 4}
     VALID = (
+        # a notebook that makes `train_loader` again in later cells, to show one batch and to
+        # encode the data once: those loaders are not the one its training loop iterates
+        Example(
+            (
+                "import torch\nfrom torchvision import datasets, transforms\n"
+                "train_loader = torch.utils.data.DataLoader(datasets.MNIST('data', transform=transforms.ToTensor()), "
+                "batch_size=256, num_workers=4)",
+                "for epoch in range(5):\n    for x, y in train_loader:\n        model(x.cuda()).sum().backward()\n"
+                "        optimizer.step()",
+                "train_loader = torch.utils.data.DataLoader(datasets.MNIST('data', transform=transforms.ToTensor()), "
+                "batch_size=15)\nfor images, labels in train_loader:\n    print(images.shape)\n    break",
+                "train_loader = torch.utils.data.DataLoader(datasets.MNIST('data', transform=transforms.ToTensor()), "
+                "batch_size=60000)\nfor x, y in train_loader:\n    X_train = model.encoder(x.cuda()).cpu().numpy()",
+            )
+        ),
         # a notebook's test loader that nothing reads (the notebook trains on its train loader)
         Example(
             (
