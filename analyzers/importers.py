@@ -154,6 +154,12 @@ def gpu_importers(path: str) -> list[FileNamespace]:
     return [module.namespace(root) for _, module, root in _importers(path) if module.gpu_line() is not None]
 
 
+def importing(path: str) -> list[FileNamespace]:
+    """The modules of the project that import the module at `path` (and whose text may use a
+    GPU: see `_importers`), read, their places named from the project's root."""
+    return [module.namespace(root) for _, module, root in _importers(path)]
+
+
 def _importers(path: str, hops: int = 0):
     """(path, module, project root) of the modules of the project whose text may use a GPU
     and that import the module at `path`, or a package that re-exports it (`from .ppo import

@@ -1361,3 +1361,44 @@ def test_a_trainer_module_moved_to_the_gpu_is_its_class(tmp_path):
     assert [r.path for r in finding.related] == [str(tmp_path / "trainer.py")]
     (tmp_path / "trainer.py").write_text(textwrap.dedent(trainer.replace("return loss.item()", "return loss")))
     assert findings_of(str(path), "TPL203") == []
+
+
+def test_worker_counts_the_importers_give(tmp_path):
+    """rasbt's helper_utilities.py: `Cifar10DataModule(num_workers=0)` builds its loaders with
+    `num_workers=self.num_workers`; the notebooks that import it pass `num_workers=4`."""
+    from perf_lint.analyzers import importers
+
+    (tmp_path / "pyproject.toml").write_text("")
+    helper = tmp_path / "helper_utilities.py"
+    helper.write_text(textwrap.dedent("""
+        import lightning as L
+        from torch.utils.data import DataLoader
+        from torchvision import datasets, transforms
+
+        class Cifar10DataModule(L.LightningDataModule):
+            def __init__(self, data_path="./", batch_size=64, num_workers=0):
+                super().__init__()
+                self.batch_size, self.num_workers = batch_size, num_workers
+
+            def setup(self, stage=None):
+                self.train = datasets.CIFAR10(root="./", train=True, transform=transforms.RandomCrop(32))
+
+            def train_dataloader(self):
+                return DataLoader(self.train, batch_size=self.batch_size, shuffle=True, num_workers=self.num_workers)
+    """))
+    train = """
+        import lightning as L
+        import torch
+        from helper_utilities import Cifar10DataModule
+
+        dm = Cifar10DataModule(batch_size=256, num_workers=4)
+        trainer = L.Trainer(max_epochs=40, accelerator="gpu", devices=1)
+        trainer.fit(model=lightning_model, datamodule=dm)
+        print(torch.cuda.max_memory_allocated())
+    """
+    (tmp_path / "train.py").write_text(textwrap.dedent(train))
+    [finding] = findings_of(str(helper), "TPL104")
+    assert "its 4 worker processes" in finding.message
+    (tmp_path / "other.py").write_text(textwrap.dedent(train.replace("num_workers=4", "num_workers=0")))
+    importers.forget()  # (a listing is kept for a few seconds)
+    assert findings_of(str(helper), "TPL104") == []  # two importers, two counts: not known

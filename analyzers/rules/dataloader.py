@@ -18,7 +18,7 @@ from ..datasets import (
     Cost, class_cost, combine, library_cost, returned_cost,
 )
 from ..findings import Related
-from ..importers import gpu_importers
+from ..importers import gpu_importers, importing
 from ..project import (SourceNamespace, Use, argparse_defaults, ast_dotted, bind, call_target, caller_uses, class_default, parsed_defaults,
                        device_moves, iterated, iterated_again, maybe_project_call, parameters, trains_somewhere,
                        used_arguments, yields)
@@ -342,10 +342,45 @@ class LoaderRule(Rule):
             if passed is UNKNOWN or (passed is None and default is None):
                 return None
             found.append(passed if passed is not None else (default, scope.parent))
+        if not found:  # called from other modules only: what they give it (`Cifar10DataModule(num_workers=4)`)
+            found = self._importer_arguments(callee, init, index - init, param, default)
         if not found and default is not None and any(
                 self.returned_to(site) for site in self.loaders.values() if site.scope.node is function):
             return [(default, scope.parent)]  # a factory of loaders only other modules call: its default
         return found or None
+
+    def _importer_arguments(self, name: str, init: bool, index: int, param: str, default) -> list:
+        """What the calls of the function (the class, for `__init__`) `name` of this module in
+        the modules of the project that import it give its parameter `param`
+        (at `index` among the positional ones): constants, or the default where a call gives
+        none; [] when one gives something else, or none calls it."""
+        path = self.ctx.path
+        if not path or path.startswith("<"):
+            return []
+        importers = self.ctx.shared.get(importing)
+        if importers is None:
+            importers = self.ctx.shared[importing] = importing(path)
+        found = []
+        for namespace in importers:
+            for node in ast.walk(namespace.tree):
+                if type(node) is not ast.Call:
+                    continue
+                called = ast_dotted(node.func)
+                if called is None or called.rpartition(".")[2] != name:
+                    continue
+                target = namespace.klass(called) if init else namespace.function(called)
+                if target is None or os.path.abspath(target[2].path) != os.path.abspath(path):
+                    continue
+                given = next((k.value for k in node.keywords if k.arg == param), None)
+                if given is None and index < len(node.args) and not any(type(a) is ast.Starred for a in node.args[:index + 1]):
+                    given = node.args[index]
+                if given is None and (default is None or any(k.arg is None for k in node.keywords)):
+                    return []
+                if given is not None and type(given) is not ast.Constant:
+                    return []
+                found.append((default, self.ctx.module_scope) if given is None else
+                             (cst.parse_expression(repr(given.value)), self.ctx.module_scope))
+        return found
 
     def _project_argparse(self, expr: cst.BaseExpression, scope):
         """`args.workers` where `args = parser.parse_args()` and `parser` is made by a function
@@ -1374,8 +1409,9 @@ class SynchronousDataLoader(LoaderRule):
     through a parameter its callers pass the namespace to: `def main(args)`, or of a
     parser a function of the project builds, the default of a config class of the project
     whose one instance it reads (`opt.num_workers` with `opt = Config()`), what every call of
-    the function gives the parameter it is, or its default), over a dataset that is not
-    cheap to load.
+    the function gives the parameter it is (in the file, or else in the modules that import
+    it: `Cifar10DataModule(num_workers=4)` in a notebook), or its default), over a dataset
+    that is not cheap to load.
 
     ## Why is this bad?
     With `num_workers=0` every batch is loaded, decoded and collated in the training
