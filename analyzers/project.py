@@ -780,6 +780,17 @@ def _first(function, namespace: Namespace, place: Place, cls, kind: str, depth: 
     return None
 
 
+def tests_interval(found: Definition | None) -> bool:
+    """Whether a function of the project is an interval test: its one statement returns a
+    modulo (`def divisible_by(num, den): return (num % den) == 0`)."""
+    function = None if found is None else found[0]
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    body = [s for s in function.body if not (type(s) is ast.Expr and type(s.value) is ast.Constant)]
+    return len(body) == 1 and type(body[0]) is ast.Return and body[0].value is not None and any(
+        type(n) is ast.BinOp and type(n.op) is ast.Mod for n in ast.walk(body[0].value))
+
+
 def _guarded(function, typed: bool = False) -> set[int]:
     """Ids of the nodes of a function that do not run every time: under an `if` testing an
     interval (`step % 100 == 0`), in an `except` handler; with `typed`, also under an `if`

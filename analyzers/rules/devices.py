@@ -6,7 +6,7 @@ from typing import cast
 
 import libcst as cst
 
-from ..context import IF, CallSite, Site
+from ..context import IF, CallSite, Scope, Site
 from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, dotted, keyword, lazy_init, literal, short_code,
                      star_kwargs, walk)
 from ..findings import Related
@@ -1128,7 +1128,7 @@ class CpuTensorMovedEachStep(Nesting):
             calls = [call for name in names for call in self.ctx.calls.get(name, ())
                      if (type(call.node.func) is cst.Name or name not in _CONTAINER_METHODS)
                      and id(call.node) not in steps.cached(call.scope.node)]
-            if any(call.loops and steps.trains(call.loops[-1]) and id(call.node) not in self._intervals(call.loops[-1])
+            if any(call.loops and steps.trains(call.loops[-1]) and id(call.node) not in self._intervals(call.loops[-1], call.scope)
                    for call in calls):
                 return f"in `{function.name.value}`, called on every training step"
             called_from = [call.scope.node for call in calls]
@@ -1141,12 +1141,13 @@ class CpuTensorMovedEachStep(Nesting):
             seen.update(names)
         return None
 
-    def _intervals(self, loop: cst.CSTNode) -> set[int]:
+    def _intervals(self, loop: cst.CSTNode, scope: Scope) -> set[int]:
         """Ids of the calls in a loop's body under an `if` testing an interval (`step % 200 == 0`,
         `epoch == 1`)."""
         found = self.guarded.get(id(loop))
         if found is None:
-            found = self.guarded[id(loop)] = calls_under_ifs(loop, lambda branch: interval_test(branch.test, (loop,)))
+            found = self.guarded[id(loop)] = calls_under_ifs(
+                loop, lambda branch: interval_test(self.ctx, branch.test, (loop,), scope))
         return found
 
     def _per_call(self, function: cst.FunctionDef) -> str | None:

@@ -96,10 +96,10 @@ class HostSyncEveryStep(Nesting):
     launch kernels. For small and medium models that gap is a large share of the step.
 
     Silent when the read is guarded by a step interval (`if step % log_every == 0:`,
-    `if i == 0:`), inside an `except` handler or a branch that ends the program (`raise`,
-    `sys.exit(1)` after a non-finite loss), outside a loop, in an epoch loop that
-    only contains the training loop, and in code with no sign of CUDA (asking
-    `torch.cuda.is_available()` is no sign of using it). `.cpu()` and `.to("cpu")` are
+    `if i == 0:`, a function of the project returning such a modulo), inside an `except`
+    handler or a branch that ends the program (`raise`, `sys.exit(1)` after a non-finite
+    loss), outside a loop, in an epoch loop that only contains the training loop, and in
+    code with no sign of CUDA (asking `torch.cuda.is_available()` is no sign of using it). `.cpu()` and `.to("cpu")` are
     silent in a module that uses `torch.distributed.rpc`: RPC sends CPU tensors (unless
     device maps are set), so there the copy is the transfer the design needs.
 
@@ -232,6 +232,21 @@ class HostSyncEveryStep(Nesting):
                 loss.backward()
                 opt.step()
                 if step % 100 == 0:
+                    print(loss.item())
+            """,
+        ),
+        # the interval asked through a function of the project
+        Example(
+            """
+            import torch
+            def divisible_by(num, den):
+                return (num % den) == 0
+            model = Net().cuda()
+            for i, (x, y) in enumerate(loader):
+                loss = model(x.cuda(), y.cuda())
+                loss.backward()
+                opt.step()
+                if divisible_by(i, validate_every):
                     print(loss.item())
             """,
         ),
@@ -566,7 +581,7 @@ class HostSyncEveryStep(Nesting):
             return True  # reported itself; its body runs when something went wrong (not `if acc:`: when nonzero)
         if self.ctx.value(test, site.scope) is False:
             return True  # a switch off by default (`if args.print_loss:`, a store_true flag)
-        return interval_test(test, site.loops)
+        return interval_test(self.ctx, test, site.loops, site.scope)
 
     # -- what syncs -------------------------------------------------------------------------------
     def _describe(self, candidate: _Candidate) -> str | tuple | None:

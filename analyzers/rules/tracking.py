@@ -10,7 +10,7 @@ import libcst as cst
 
 from ..context import CallSite, Context, Frame, Scope, Site
 from ..nodes import call_name, code, dotted, iteration_source, keyword, lazy_init, names_in, positional, walk
-from ..project import call_target, maybe_project_call, steps_in_loops, trains_somewhere
+from ..project import call_target, maybe_project_call, steps_in_loops, tests_interval, trains_somewhere
 from ..project import trains as project_trains
 from .edits import root_name
 from .base import Rule
@@ -338,9 +338,10 @@ class TrainingSteps:
 _INTERVAL_WORDS = ("step", "iter", "idx", "epoch", "batch")
 
 
-def interval_test(test: cst.BaseExpression, loops: tuple) -> bool:
+def interval_test(ctx: Context, test: cst.BaseExpression, loops: tuple, scope: Scope) -> bool:
     """Whether an `if` test picks some iterations of the loops around it: a modulo
-    (`step % 100 == 0`), or an equality naming a loop variable or a counter (`if epoch == 1:`,
+    (`step % 100 == 0`), a function of the project returning one (`divisible_by(i,
+    validate_every)`), or an equality naming a loop variable or a counter (`if epoch == 1:`,
     `i == len(loader) - 1`)."""
     loop_names = {n for loop in loops if type(loop) is cst.For for n in names_in(loop.target)}
     found = False
@@ -349,6 +350,11 @@ def interval_test(test: cst.BaseExpression, loops: tuple) -> bool:
         def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
             nonlocal found
             found = found or type(node.operator) is cst.Modulo
+
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            found = found or (bool(node.args) and maybe_project_call(ctx, node.func)
+                              and tests_interval(call_target(ctx, node.func, scope)))
 
         def visit_Comparison(self, node: cst.Comparison) -> None:
             nonlocal found
