@@ -71,7 +71,7 @@ def _parameters(function: cst.FunctionDef) -> tuple[tuple[str, ...], tuple[str, 
     return named, tuple(star.name.value for star in (params.star_arg, params.star_kwarg) if type(star) is cst.Param)
 
 
-def _paired(target: cst.Tuple | cst.List, value: cst.BaseExpression | None) -> list:
+def paired(target: cst.Tuple | cst.List, value: cst.BaseExpression | None) -> list:
     """The value each element of `a, b = x, y` gets (None for each when the value is not a
     tuple or list of as many plain elements)."""
     elements = target.elements
@@ -262,7 +262,7 @@ class Context:
             self.scope.assignments[target.value].append(value)
             self.by_name[target.value].append((value, self.scope))
         elif type(target) is cst.Tuple or type(target) is cst.List:
-            values = _paired(target, value)
+            values = paired(target, value)
             for element, element_value in zip(target.elements, values):
                 self._bind(element.value, element_value)
         elif type(target) is cst.StarredElement:

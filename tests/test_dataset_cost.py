@@ -110,6 +110,32 @@ def test_an_unknown_call_in_getitem_keeps_the_finding():
     assert len(found) == 1 and "__getitem__" not in found[0].message
 
 
+def test_a_random_start_index_into_a_tensor_held_in_memory_is_cheap():
+    """x-transformers' TextSamplerDataset: one random number per item picks where to slice
+    a tensor that `a, b = x, y` unpacked; a random image is CPU work per item."""
+    sampler = """
+        import numpy as np
+        import torch
+        from torch.utils.data import DataLoader, Dataset
+        class TextSamplerDataset(Dataset):
+            def __init__(self, data, seq_len):
+                self.data, self.seq_len = data, seq_len
+            def __getitem__(self, index):
+                rand_start = torch.randint(0, self.data.size(0) - self.seq_len - 1, (1,))
+                return self.data[rand_start: rand_start + self.seq_len + 1].long()
+        train_x, valid_x = np.split(np.load("enwik8.npy"), [90])
+        data_train, data_val = torch.from_numpy(train_x), torch.from_numpy(valid_x)
+        loader = DataLoader(TextSamplerDataset(data_train, 1024), batch_size=4)
+        model = Net().cuda()
+        for x in loader:
+            model(x.cuda()).sum().backward()
+    """
+    assert findings(sampler) == []
+    made_up = sampler.replace("return self.data[rand_start: rand_start + self.seq_len + 1].long()",
+                              "return torch.rand(3, 224, 224)")
+    assert len(findings(made_up)) == 1
+
+
 def test_an_hdf5_store_opened_in_init_is_read_per_item():
     found = findings("""
         import h5py

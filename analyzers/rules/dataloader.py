@@ -8,7 +8,7 @@ from typing import cast
 
 import libcst as cst
 
-from ..context import CallSite, Site
+from ..context import CallSite, Site, paired
 from ..nodes import (
     UNKNOWN, argument, call_name, children, code, dotted, iteration_source, keyword, literal, positional, remembered,
     short_code, star_kwargs,
@@ -109,7 +109,8 @@ class LoaderRule(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             unpacked = target.target
-            if type(unpacked) is cst.Tuple or type(unpacked) is cst.List:  # `train, val = random_split(ds, ...)`
+            # `train, val = random_split(ds, ...)` (`a, b = x, y`: the context has paired them)
+            if (type(unpacked) is cst.Tuple or type(unpacked) is cst.List) and not any(paired(unpacked, node.value)):
                 for index, element in enumerate(unpacked.elements):
                     key = dotted(element.value) if type(element) is cst.Element else None
                     if key is not None:
