@@ -55,6 +55,7 @@ TPL104 = {
         step = 0
         while step < max_steps:
             for batch in tqdm(loader, desc="train"):
+                train_step(batch)
                 step += 1
     """, 1),
     "loop over several loaders": ("""

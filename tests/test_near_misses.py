@@ -64,7 +64,7 @@ HITS = {
             parser.add_argument("--num_workers", default=0, type=int)
             return parser
         def main(args):
-            loader = DataLoader(ds, num_workers=args.num_workers)
+            return DataLoader(ds, num_workers=args.num_workers)
         if __name__ == "__main__":
             args = get_args_parser()
             args = args.parse_args()

@@ -62,7 +62,8 @@ def test_unparseable_cell_does_not_stop_the_others():
     nb = {"cells": [{"cell_type": "code", "source": "import torch\nfrom torch.utils.data import DataLoader"},
                     {"cell_type": "code", "source": "def broken(:"},
                     {"cell_type": "raw", "source": "whatever"},
-                    {"cell_type": "code", "source": ["loader = DataLoader(ds)\n", "model.cuda()"]}],
+                    {"cell_type": "code", "source": ["loader = DataLoader(ds)\n", "model.cuda()\n",
+                                                     "for x in loader:\n", "    model(x).sum().backward()"]}],
           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     found = [(f.code, f.cell) for f in analyze(notebook_source(nb))]
     assert found == [("TPL000", 1), ("TPL101", 3)]
