@@ -195,6 +195,8 @@ def prepare(request: ProfileRequest) -> Plan:
         config = load_config(os.path.dirname(os.path.abspath(request.path)))
     except ConfigError as exc:
         raise SetupError("config", str(exc)) from None
+    if request.rule:  # a rule asked for by name runs even when it is off by default (TPL301)
+        config = config.with_selection(extend_select=(request.rule,), where="--rule")
     findings = analyze(source, config)
     broken = [f for f in findings if f.code == "TPL000"]
     if broken:
