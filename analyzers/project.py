@@ -961,6 +961,10 @@ def _uses_of_loaders(scope, names: set[str], namespace: FileNamespace, place: Pl
     moved: Use | None = None
     again: Use | None = None
     where = getattr(scope, "name", "<module>")
+    names = names | {  # `epoch_iterator = tqdm(train_loader, ...)`, then a loop over it
+        node.targets[0].id for node in body_nodes(scope) if type(node) is ast.Assign and len(node.targets) == 1
+        and type(node.targets[0]) is ast.Name and type(node.value) is ast.Call
+        and type(wrapped := _loop_source(node.value)) is ast.Name and wrapped.id in names}
     stack = [(child, 0) for child in ast.iter_child_nodes(scope)]  # (node, loops around it)
     while stack:
         child, loops = stack.pop()

@@ -549,6 +549,33 @@ def test_a_logger_passed_in_that_reads_on_the_host_whatever_its_class(tmp_path):
     assert "update" in update.message
 
 
+def test_a_returned_loader_iterated_through_a_progress_bar_bound_to_a_name(tmp_path):
+    """jeonsworld's ViT-pytorch: `epoch_iterator = tqdm(train_loader)` in each pass of a
+    `while True` loop, then `for step, batch in enumerate(epoch_iterator)`."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        import torch
+        from tqdm import tqdm
+        from data_utils import get_loader
+        model = Net().cuda()
+        train_loader = get_loader()
+        while True:
+            epoch_iterator = tqdm(train_loader, desc="Training")
+            for step, batch in enumerate(epoch_iterator):
+                x = batch.cuda()
+                model(x).sum().backward()
+    """))
+    data = tmp_path / "data_utils.py"
+    data.write_text(textwrap.dedent("""
+        from torch.utils.data import DataLoader
+        def get_loader():
+            return DataLoader(trainset, batch_size=64, num_workers=4, pin_memory=True)
+    """))
+    source = python_source(data.read_text(encoding="utf-8"), str(data))
+    [respawned] = [f for f in analyze(source, Config()) if f.code == "TPL104"]
+    assert "`enumerate(epoch_iterator)`, train.py:9" in respawned.message
+
+
 def test_a_loader_made_by_a_factory_function_and_moved_by_a_helper(tmp_path):
     train = """
         import torch
