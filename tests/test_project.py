@@ -549,6 +549,38 @@ def test_a_logger_passed_in_that_reads_on_the_host_whatever_its_class(tmp_path):
     assert "update" in update.message
 
 
+def test_a_helper_reading_each_parameter_on_the_host_every_step(tmp_path):
+    """Swin-Transformer's SimMIM: `get_grad_norm(model.parameters())` of utils_simmim.py sums
+    `param_norm.item()` over the parameters on every step (gradient clipping off)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "utils_simmim.py").write_text(textwrap.dedent("""
+        def get_grad_norm(parameters, norm_type=2):
+            parameters = list(filter(lambda p: p.grad is not None, parameters))
+            total_norm = 0
+            for p in parameters:
+                param_norm = p.grad.data.norm(norm_type)
+                total_norm += param_norm.item() ** norm_type
+            return total_norm ** (1. / norm_type)
+    """))
+    main = tmp_path / "main.py"
+    main.write_text(textwrap.dedent("""
+        import torch
+        from utils_simmim import get_grad_norm
+        def train_one_epoch(config, model, data_loader, optimizer):
+            for idx, (img, mask) in enumerate(data_loader):
+                loss = model(img.cuda(non_blocking=True), mask)
+                loss.backward()
+                if config.TRAIN.CLIP_GRAD:
+                    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), config.TRAIN.CLIP_GRAD)
+                else:
+                    grad_norm = get_grad_norm(model.parameters())
+                optimizer.step()
+    """))
+    [read] = [f for f in analyze(read_source(str(main)), Config()) if f.code == "TPL203"]
+    assert read.range.start_line + 1 == 11 and "passes a module's CUDA parameters to `get_grad_norm`" in read.message
+    assert "(`param_norm.item()`, utils_simmim.py:7)" in read.message
+
+
 def test_a_returned_loader_iterated_through_a_progress_bar_bound_to_a_name(tmp_path):
     """jeonsworld's ViT-pytorch: `epoch_iterator = tqdm(train_loader)` in each pass of a
     `while True` loop, then `for step, batch in enumerate(epoch_iterator)`."""

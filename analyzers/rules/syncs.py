@@ -674,9 +674,11 @@ class HostSyncEveryStep(Nesting):
             reader = f"{callees}, which reads" if len(found) == 1 else (
                 f"`{cst.ensure_type(node.func, cst.Attribute).attr.value}`: every method of the project it can call ({callees}) reads")
             spread = any(arg.value is value and arg.star == "**" for arg in node.args)  # `**loss_dict`
-            passed = f"the CUDA tensors of `**{short_code(value)}`" if spread else "a CUDA tensor"
+            several = type(value) is cst.Call and call_name(value) == "parameters"
+            passed = f"the CUDA tensors of `**{short_code(value)}`" if spread else "a module's CUDA parameters" if (
+                several) else "a CUDA tensor"
             message = (
-                f"`{short_code(node)}` passes {passed} to {reader} it on the host (`{read.code}`{where}) on every "
+                f"`{short_code(node)}` passes {passed} to {reader} {'them' if spread or several else 'it'} on the host (`{read.code}`{where}) on every "
                 f"training step: the CPU waits for the GPU to finish all queued work, so the GPU idles. {advice}"
             )
             related = tuple(
@@ -834,6 +836,8 @@ class HostSyncEveryStep(Nesting):
                 return True
             if type(expr.func) is cst.Attribute and self._layer(expr.func):
                 return True
+            if type(expr.func) is cst.Attribute and call_name(expr) == "parameters" and not expr.args:
+                return True  # `model.parameters()`: the module's tensors, one by one
             if type(expr.func) is cst.Attribute and call_name(expr) in _TENSOR_METHODS:
                 return self._tensor(expr.func.value, scope, depth + 1)
             return self._passed_back(expr, scope, depth)
