@@ -41,8 +41,9 @@ class CpuTensorMovedEachStep(Nesting):
     ## What it does
     Finds a tensor created by a torch factory (`torch.zeros`, `torch.ones`, `torch.arange`,
     `torch.tensor`, `torch.randn`, ...) and moved with `.cuda()` or `.to(device)` (right
-    away or after reshapes and casts: `torch.arange(n).unsqueeze(0).to(device)`, or in a
-    later statement of the same function, `z = z.type_as(x)`), inside a loop, a module's
+    away or after reshapes, casts and elementwise math with numbers:
+    `torch.arange(n).unsqueeze(0).to(device)`, `torch.exp(-c * torch.arange(half) / half).to(t.device)`,
+    or in a later statement of the same function, `z = z.type_as(x)`), inside a loop, a module's
     `forward` or `training_step` (or an ignite Engine's process function), or a function that
     one of those calls (through up to three calls). A device variable counts in code
     that uses CUDA; `.to(x.device)` (another tensor's device) always does, since creating
@@ -65,7 +66,7 @@ class CpuTensorMovedEachStep(Nesting):
     passed (`create_variable(torch.zeros(n))` with `return Variable(tensor.cuda())`).
 
     Silent for a tensor made under `if buffer is None:` (made once, on the first
-    iteration), in an epoch loop around the loop that trains (once per epoch), in a loop over
+    iteration) or under an interval guard in the loop (`if i % 500 == 0:`), in an epoch loop around the loop that trains (once per epoch), in a loop over
     a dict's entries outside a loop or forward (`for k, v in data.items():`: a few keys), or in
     a helper that a loop which does not train calls; and for an element of a vector
     (`ind = perm[i]`: PyTorch reads a 0-dimensional index as a number, nothing is copied).
@@ -99,6 +100,19 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset(_MOVES | {"tensor"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # a sample's first token, made every 500 steps
+        Example(
+            """
+            import torch
+            for i in range(100000):
+                loss = model(next(train_loader).cuda())
+                loss.backward()
+                optim.step()
+                if i != 0 and i % 500 == 0:
+                    start_tokens = (torch.ones((1, 1)) * 1).long().to("cuda")
+                    sample = model.generate(start_tokens, 256)
+            """
+        ),
         # an element of a permutation (a number to PyTorch), and a dataset's few entries subsampled once
         Example(
             """
@@ -391,6 +405,21 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # the timestep embedding of diffusion models: frequencies computed on the CPU at each forward
+        Example(
+            """
+            import math
+            import torch
+            class TimestepEmbedder(torch.nn.Module):
+                def forward(self, t, dim=256, max_period=10000):
+                    half = dim // 2
+                    freqs = torch.exp(
+                        -math.log(max_period) * torch.arange(start=0, end=half, dtype=torch.float32) / half
+                    ).to(device=t.device)
+                    args = t[:, None].float() * freqs[None]
+                    return torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
+            """,
+        ),
         # a sampling loop's timestep batch, a list made on the host at each of its 1,000 steps
         Example(
             """
@@ -1113,6 +1142,8 @@ class CpuTensorMovedEachStep(Nesting):
             count = iterations(loop, self.ctx, site.scope) if type(loop) is cst.For else None
             if count is not None and count <= SHORT_LOOP:
                 return None  # a few iterations (ten plots of a 2x2 matrix)
+            if id(site.node) in self._intervals(loop, site.scope):
+                return None  # `if i % generate_every == 0:` (a sample every 500 steps)
             return None if TrainingSteps.of(self.ctx).per_epoch(loop) else "on every iteration"
         if function is None:
             return None
@@ -1234,13 +1265,43 @@ def _over_entries(loop: cst.CSTNode) -> bool:
 
 def _factory_below(expr: cst.BaseExpression) -> cst.Call | None:
     """The torch factory call at the bottom of `torch.arange(n).unsqueeze(0)`-like chains (and
-    of the `Variable(torch.zeros(n))` wrapper older code puts around it)."""
-    while type(expr) is cst.Call and (type(expr.func) is cst.Attribute and call_name(expr) in _SAME_DATA
-                                      or call_name(expr) == "Variable" and len(expr.args) >= 1):
-        expr = expr.func.value if type(expr.func) is cst.Attribute else expr.args[0].value
+    of the `Variable(torch.zeros(n))` wrapper older code puts around it), also through
+    elementwise math with numbers (`torch.exp(-math.log(period) * torch.arange(half) / half)`,
+    the timestep embedding of diffusion models: all of it could run on the device)."""
+    while True:
+        if type(expr) is cst.Call and (type(expr.func) is cst.Attribute and call_name(expr) in _SAME_DATA
+                                       or call_name(expr) == "Variable" and len(expr.args) >= 1):
+            expr = expr.func.value if type(expr.func) is cst.Attribute else expr.args[0].value
+        elif type(expr) is cst.Call and len(expr.args) == 1 and (dotted(expr.func) or "").partition(".")[::2] in _MATH:
+            expr = expr.args[0].value
+        elif type(expr) is cst.BinaryOperation and _number(expr.left) != _number(expr.right):
+            expr = expr.right if _number(expr.left) else expr.left
+        elif type(expr) is cst.UnaryOperation:
+            expr = expr.expression
+        else:
+            break
     if type(expr) is cst.Call and call_name(expr) in _FACTORIES:
         return expr
     return None
+
+
+_MATH = {("torch", name) for name in ("exp", "exp2", "log", "log2", "sin", "cos", "sqrt", "rsqrt", "sigmoid", "tanh")}
+
+
+def _number(expr: cst.BaseExpression) -> bool:
+    """A number, or arithmetic on numbers, names and `math.` functions (`-math.log(10000) / half`):
+    no tensor in it."""
+    if type(expr) in (cst.Integer, cst.Float, cst.Name):
+        return True
+    if type(expr) is cst.Attribute:
+        return dotted(expr) is not None
+    if type(expr) is cst.UnaryOperation:
+        return _number(expr.expression)
+    if type(expr) is cst.BinaryOperation:
+        return _number(expr.left) and _number(expr.right)
+    if type(expr) is cst.Call:
+        return (dotted(expr.func) or "").startswith("math.") and all(_number(a.value) for a in expr.args)
+    return False
 
 
 
