@@ -17,7 +17,8 @@ LOADER = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch
 CLEAN = "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=64, num_workers=4)\n"
 PINNING = LOADER + "for x, y in loader:\n    x = x.cuda(non_blocking=True)\n"
 BROKEN = "import torch\nx = (\n"
-GPU_CELL = "model = Net().cuda()\n"
+# a GPU training loop over the loader (a loader nothing reads loads nothing: no TPL101)
+GPU_CELL = "model = Net().cuda()\nfor batch in loader:\n    model(batch).sum().backward()\n"
 LOCATION = re.compile(r"^(?P<path>[^:]+):(?:cell (?P<cell>\d+):)?(?P<line>\d+):(?P<col>\d+): (?P<code>TPL\d{3}) (?P<msg>.+)$")
 
 

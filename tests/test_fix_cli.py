@@ -199,7 +199,7 @@ def test_write_refuses_a_file_changed_since_it_was_read(tmp_path):
 def test_diff_shows_the_fixes_and_writes_nothing(cli, tmp_path):
     path = tmp_path / "train.py"
     path.write_text(PINNING)
-    (tmp_path / "nb.ipynb").write_text(json.dumps(notebook(LOADER, "model = Net().cuda()\n")))
+    (tmp_path / "nb.ipynb").write_text(json.dumps(notebook(LOADER, "model = Net().cuda()\nfor x in loader:\n    model(x)\n")))
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     result = cli("check", "--diff", "--select", "TPL1")
     assert result.returncode == 1, result.stderr

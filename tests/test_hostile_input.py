@@ -42,7 +42,7 @@ def check(tmp_path):
 def notebook(metadata: str) -> str:
     """A notebook with a fixable cell (in a notebook that uses a GPU) and `metadata` as the JSON
     text of its metadata."""
-    cell = {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [], "source": LOADER + "model = Net().cuda()\n"}
+    cell = {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [], "source": LOADER + "model = Net().cuda()\nfor x in loader:\n    model(x)\n"}
     return '{"cells": [%s], "metadata": %s, "nbformat": 4, "nbformat_minor": 5}' % (json.dumps(cell), metadata)
 
 

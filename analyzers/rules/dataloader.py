@@ -957,24 +957,23 @@ class LoaderRule(Rule):
         function = site.scope.node
         if function is not None and function.name.value in _ONE_BATCH_HOOKS:
             return bool(self.ctx.calls.get("fit")) and not self.ctx.calls.get(_ONE_BATCH_HOOKS[function.name.value])
-        assigned = site.scope.assignments.items()
-        name = next((n for n, values in assigned if any(value is site.node for value in values)), None)
+        key = ("names", id(site.scope))
+        if key not in self.known:  # value -> the (first) name it is assigned to, once per scope
+            names: dict[int, str] = {}
+            for n, values in site.scope.assignments.items():
+                for v in values:
+                    names.setdefault(id(v), n)
+            self.known[key] = names
+        name = self.known[key].get(id(site.node))
         if name is None:
             return False
-        statements = function.body.body if function is not None else [s for module in self.modules for s in module.body]
-        bindings = [_bound(statement, name) for statement in statements]
-        if len(site.scope.assignments[name]) > 1 and not any(value is site.node for value in bindings):
+        segments = self._segments(function, name)
+        if len(site.scope.assignments[name]) > 1 and id(site.node) not in segments:
             return False  # (bound again, and not by a statement of its own: which uses are its is not known)
         steps = TrainingSteps.of(self.ctx)
         once = function is None and steps.anywhere()  # a module's own statement runs once
         single = 0
-        mine = not any(value is site.node for value in bindings)  # (its uses: those until the name is bound again)
-        for statement, binding in zip(statements, bindings):
-            if binding is not None:
-                mine = binding is site.node
-                continue
-            if not mine:
-                continue
+        for statement in segments.get(id(site.node), segments[0]):  # its uses: those until the name is bound again
             one, other, passes, iterators, calls = remembered(
                 _loader_uses, statement, lambda: _loader_uses(statement, name), name)
             if other:
@@ -985,7 +984,26 @@ class LoaderRule(Rule):
                 if not all(map(self._next_once, iterators)) or not all(self._one_pass(call, name) for call in calls):
                     return False
             single += one + len(passes) + len(iterators) + len(calls)
-        return single > 0 or function is not None or any(unit.cell is not None for unit in self.ctx.units)
+        return single > 0 or function is not None or any(unit.notebook for unit in self.ctx.units)
+
+    def _segments(self, function: cst.FunctionDef | None, name: str) -> dict[int, list[cst.CSTNode]]:
+        """The statements of `function` (of the module's code when None) after each statement
+        binding `name` (`name = DataLoader(...)`), until the next: by id of the value bound,
+        and those before the first under 0 (once per function and name: a module rebinding a
+        name thousands of times stays linear)."""
+        key = ("segments", id(function), name)
+        if key not in self.known:
+            current: list[cst.CSTNode] = []
+            found = {0: current}
+            statements = function.body.body if function is not None else [s for module in self.modules for s in module.body]
+            for statement in statements:
+                binding = _bound(statement, name)
+                if binding is None:
+                    current.append(statement)
+                else:
+                    current = found[id(binding)] = []
+            self.known[key] = found
+        return self.known[key]
 
     def _one_pass(self, call: cst.Call, name: str) -> bool:
         """Whether a function of the project `call` gives the loader `name` to loops over it once
@@ -1489,7 +1507,7 @@ class SynchronousDataLoader(LoaderRule):
         # encode the data once: those loaders are not the one its training loop iterates
         Example(
             (
-                "import torch\nfrom torchvision import datasets, transforms\n"
+                "%matplotlib inline\nimport torch\nfrom torchvision import datasets, transforms\n"
                 "train_loader = torch.utils.data.DataLoader(datasets.MNIST('data', transform=transforms.ToTensor()), "
                 "batch_size=256, num_workers=4)",
                 "for epoch in range(5):\n    for x, y in train_loader:\n        model(x.cuda()).sum().backward()\n"
@@ -1503,7 +1521,7 @@ class SynchronousDataLoader(LoaderRule):
         # a notebook's test loader that nothing reads (the notebook trains on its train loader)
         Example(
             (
-                "import torch\nfrom torchvision import datasets, transforms\n"
+                "%matplotlib inline\nimport torch\nfrom torchvision import datasets, transforms\n"
                 "train_loader = torch.utils.data.DataLoader(datasets.MNIST('data', transform=transforms.ToTensor()), "
                 "batch_size=256, num_workers=4)\n"
                 "test_loader = torch.utils.data.DataLoader(datasets.MNIST('data', train=False, "

@@ -170,7 +170,7 @@ class HostSyncEveryStep(Nesting):
         ),
         Example(
             (
-                "import torch\nclass MoE(torch.nn.Module):\n    def forward(self, x, experts):\n"
+                "%matplotlib inline\nimport torch\nclass MoE(torch.nn.Module):\n    def forward(self, x, experts):\n"
                 "        for e in experts.unique():\n            x = self.experts[int(e.item())](x)\n        return x",
                 "model = MoE().cuda()\nwith torch.no_grad():\n    print(model(x, experts))",
             )

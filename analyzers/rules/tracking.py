@@ -213,7 +213,7 @@ class TrainingSteps:
         if function.name.value == "training_step":
             return any("LightningModule" in base for base in bases)
         return any(base.rpartition(".")[2] == "Module" for base in bases) and function.name.value in self._forward(cls) \
-            and (all(unit.cell is None for unit in self.ctx.units) or self.anywhere())
+            and (not any(unit.notebook for unit in self.ctx.units) or self.anywhere())
 
     def _forward(self, cls: cst.ClassDef) -> set[str]:
         """The names of `forward` and of the methods of `cls` it calls on `self`, two calls deep."""
