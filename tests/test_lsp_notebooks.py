@@ -15,7 +15,9 @@ from tests.lsp_client import (
 BOTH = pytest.mark.parametrize("kind", [VSCODE, NEOVIM])
 IMPORT = "from torch.utils.data import DataLoader\n"
 LOADER = "loader = DataLoader(ds, batch_size=64)\n"
-GPU = "model = Net().cuda()\n"  # a notebook that never uses a GPU is a CPU session: no TPL101
+# a notebook that never uses a GPU is a CPU session, and a loader nothing reads loads nothing: no TPL101
+READ = "for loaded in (loader, other, val):\n    for batch in loaded:\n        model(batch)\n"
+GPU = "model = Net().cuda()\n" + READ
 TIMED = '%%time\nimport torch\nx = torch.randn(10, device="cuda")\ny = x @ x\n'
 
 
@@ -47,7 +49,7 @@ async def test_cells_are_analyzed_together_and_reported_per_cell(tmp_path, kind)
 @timed(60)
 async def test_timing_magic_cell_does_not_break_the_notebook(tmp_path):
     async with session(VSCODE, tmp_path, settings={"showSyntaxErrors": True}) as client:
-        nb = Notebook(client, tmp_path / "timing.ipynb", [(CODE, TIMED), (CODE, IMPORT + LOADER)])
+        nb = Notebook(client, tmp_path / "timing.ipynb", [(CODE, TIMED), (CODE, IMPORT + LOADER + READ)])
         assert codes(await pushed(client, nb.uri_of(1), 1)) == ["TPL101"]
         assert "TPL000" not in codes(await pushed(client, nb.uri_of(0), 1))
 
@@ -68,7 +70,7 @@ async def test_broken_cell_keeps_its_diagnostics_and_others_update(tmp_path):
 async def test_notebook_fix_all(tmp_path, kind):
     async with session(kind, tmp_path) as client:
         nb = Notebook(client, tmp_path / "train.ipynb",
-                      [(CODE, IMPORT + LOADER), (MARKUP, "text"), (CODE, TIMED), (CODE, "val = DataLoader(ds)\n")])
+                      [(CODE, IMPORT + LOADER), (MARKUP, "text"), (CODE, TIMED), (CODE, "val = DataLoader(ds)\n" + READ)])
         assert codes(await diagnostics(client, kind, nb.uri_of(3), 1)) == ["TPL101"]
         result = await asyncio.wait_for(client.text_document_code_action_async(types.CodeActionParams(
             text_document=types.TextDocumentIdentifier(uri=nb.uri_of(0)),
