@@ -112,7 +112,8 @@ def test_an_unknown_call_in_getitem_keeps_the_finding():
 
 def test_a_random_start_index_into_a_tensor_held_in_memory_is_cheap():
     """x-transformers' TextSamplerDataset: one random number per item picks where to slice
-    a tensor that `a, b = x, y` unpacked; a random image is CPU work per item."""
+    a tensor that `a, b = x, y` unpacked (a copy of an array: `.clone()` keeps its rows); a
+    random image is CPU work per item."""
     sampler = """
         import numpy as np
         import torch
@@ -124,7 +125,7 @@ def test_a_random_start_index_into_a_tensor_held_in_memory_is_cheap():
                 rand_start = torch.randint(0, self.data.size(0) - self.seq_len - 1, (1,))
                 return self.data[rand_start: rand_start + self.seq_len + 1].long()
         train_x, valid_x = np.split(np.load("enwik8.npy"), [90])
-        data_train, data_val = torch.from_numpy(train_x), torch.from_numpy(valid_x)
+        data_train, data_val = torch.from_numpy(train_x).clone(), torch.from_numpy(valid_x).clone()
         loader = DataLoader(TextSamplerDataset(data_train, 1024), batch_size=4)
         model = Net().cuda()
         for x in loader:

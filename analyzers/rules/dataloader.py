@@ -38,6 +38,7 @@ _ONE_BATCH_HOOKS = {"test_dataloader": "test", "predict_dataloader": "predict"} 
 
 
 _DEVICE_VARIABLE = "device variable"  # a move to a device we cannot resolve, named like one
+_SAME_ROWS = {"clone", "contiguous", "long", "float", "int", "half", "detach", "cpu"}  # a tensor's methods keeping its rows
 
 
 class _Move:
@@ -856,6 +857,8 @@ class LoaderRule(Rule):
         if type(func) is cst.Attribute and func.attr.value in HF_METHODS:
             base = self._cost(func.value, scope, depth + 1, seen)
             return base if base is None or base.kind in (ROWS, EXPENSIVE) else UNKNOWN_DATASET
+        if type(func) is cst.Attribute and func.attr.value in _SAME_ROWS and type(func.value) is cst.Call:
+            return self._cost(func.value, scope, depth + 1, seen)  # `torch.from_numpy(x).clone()`: its rows
         name = dotted(func)
         if name is None:
             return UNKNOWN_DATASET
