@@ -520,7 +520,7 @@ class Context:
         found = literal(expr)
         if found is not UNKNOWN:
             return found
-        if type(expr) is cst.Attribute and type(expr.value) is cst.Name:
+        if type(expr) is cst.Attribute and type(expr.value) in (cst.Name, cst.Attribute):  # `args.x`, `self.cli_args.x`
             namespace = self.origin(expr.value, scope)
             if namespace is not None and self._is_parse_args(namespace[0]):
                 defaults = self.argparse.get(expr.attr.value, [])

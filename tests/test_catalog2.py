@@ -106,6 +106,49 @@ def test_tpl104(name):
     check(TPL104, name, "TPL104")
 
 
+TRAINING_APP = """
+    import argparse
+    import torch
+    from torch.utils.data import DataLoader
+
+    def enumerate_with_estimate(iterable, desc):
+        for index, item in enumerate(iterable):
+            yield index, item
+
+    class TrainingApp:
+        def __init__(self, argv=None):
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--num-workers", default=8, type=int)
+            parser.add_argument("--epochs", default=10, type=int)
+            self.cli_args = parser.parse_args(argv)
+            self.model = Net().cuda()
+
+        def init_train_dl(self):
+            return DataLoader(LunaDataset(), batch_size=32, num_workers=self.cli_args.num_workers)
+
+        def main(self):
+            train_dl = self.init_train_dl()
+            for epoch in range(1, self.cli_args.epochs + 1):
+                self.do_training(epoch, train_dl)
+
+        def do_training(self, epoch, train_dl):
+            batch_iter = enumerate_with_estimate(train_dl, f"E{epoch} Training")
+            for index, (x, y) in batch_iter:
+                self.model(x.cuda()).sum().backward()
+"""
+
+
+def test_tpl104_in_a_training_class():
+    """dlwpt-code's LunaTrainingApp: the worker count an argparse default kept on `self`, the
+    loader a method returns, iterated through a generator bound to a name by the method the
+    epoch loop calls; unless that method reshuffles the loader's dataset each epoch (persistent
+    workers would keep the old copy)."""
+    [found] = findings(TRAINING_APP, "TPL104")
+    assert "its 8 worker processes" in found.message
+    reshuffled = TRAINING_APP.replace("            batch_iter =", "            train_dl.dataset.shuffle_samples()\n            batch_iter =")
+    assert count(reshuffled, "TPL104") == 0
+
+
 def test_tpl104_fix_after_double_star_kwargs():
     out = fixed(TPL104["kwargs dict in a while loop with tqdm"][0], "TPL104")
     assert "DataLoader(ds, batch_size=32, **loader_kwargs, persistent_workers=True)" in out

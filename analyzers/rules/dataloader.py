@@ -191,6 +191,10 @@ class LoaderRule(Rule):
     def _loaders_of(self, loop: cst.For) -> list[Site]:
         site, _ = self.loops[loop]
         iterable = loop.iter
+        if type(iterable) is cst.Name:  # `batch_iter = enumerateWithEstimate(train_dl, ...)`, then a loop over it
+            made = self.ctx.origin(iterable, site.scope)
+            if made is not None and type(made[0]) is cst.Call and made[1] is site.scope:
+                iterable = made[0]
         candidates = [iterable]
         while candidates and type(call := candidates[0]) is cst.Call:
             if call_name(call) in ITER_WRAPPERS:
@@ -229,13 +233,19 @@ class LoaderRule(Rule):
                 return [self.loaders[call]]
             if call_name(call) in ITER_WRAPPERS:  # `progress = tqdm(enumerate(loader))`
                 return [loader for value in _wrapped(call) for loader in self._resolve_loader(value, origin[1], depth + 1)]
-            if type(call.func) is not cst.Name:
+            if type(call.func) is cst.Attribute and dotted(call.func.value) == "self":  # `train_dl = self.init_train_dl()`
+                owner = self.ctx.class_of.get(id(origin[1].node)) if origin[1].node is not None else None
+                functions = [f for f, _ in self.ctx.functions.get(call.func.attr.value, ())
+                             if owner is not None and self.ctx.class_of.get(id(f)) is owner]
+            elif type(call.func) is cst.Name:
+                if _iterator_class(self.ctx.classes.get(call.func.value)):  # `InfiniteIterator(loader)`
+                    return [loader for arg in call.args for loader in self._resolve_loader(arg.value, origin[1], depth + 1)]
+                functions = [f for f, _ in self.ctx.functions.get(call.func.value, ())]
+            else:
                 return []
-            if _iterator_class(self.ctx.classes.get(call.func.value)):  # `InfiniteIterator(loader)`
-                return [loader for arg in call.args for loader in self._resolve_loader(arg.value, origin[1], depth + 1)]
-            return [  # `loader = make_loader(...)`: the loaders a function of the source returns
+            return [  # `loader = make_loader(...)`: the loaders a function (a method) of the source returns
                 loader
-                for function, _ in self.ctx.functions.get(call.func.value, ())
+                for function in functions
                 for value in self.ctx.returns.get(id(function), ())
                 for loader in self._resolve_loader(value, self.ctx.scopes[id(function)], depth + 1)
             ]

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 from typing import cast
 
 import libcst as cst
 
 from ..context import Site
-from ..nodes import argument, code, dotted, keyword, walk
+from ..nodes import argument, code, dotted, iteration_source, keyword, walk
 from ..findings import Related
-from ..project import iterated, iterated_again, used_arguments
+from ..project import ast_dotted, iterated, iterated_again, used_arguments
 from .base import Example, FixPlan, Replace
 from ..datasets import CHEAP
 from .dataloader import LoaderRule
@@ -470,6 +471,8 @@ class NonPersistentWorkers(LoaderRule):
         project called in a loop, by Lightning's Trainer, by an ignite Engine."""
         for loop, (loop_site, _) in self.loops.items():
             found = self._repeating_loops(loop, loop_site) if _works(loop) else None  # (not a demo of the loader)
+            if found and not loop_site.loops and self._reshuffles(loop, loop_site):
+                continue
             for loader in self.loaders_of(loop) if found else ():
                 # (not the loops around a function that makes the loader: a new one each time)
                 repeats = [outer for outer, called in found if loader.scope.node not in called]
@@ -497,7 +500,7 @@ class NonPersistentWorkers(LoaderRule):
                 if not site.node.args:
                     continue
                 callee, used = used_arguments(self.ctx, site.node, site.scope, iterated if site.loops else iterated_again)
-                if not used:
+                if not used or _reshuffles_given(callee):
                     continue
                 bound = {n for outer in site.loops if type(outer) is cst.For for n in names_in_target(outer.target)}
                 for value, line in used:
@@ -571,6 +574,22 @@ class NonPersistentWorkers(LoaderRule):
             found.extend([(call.loops[-1], called)] if call.loops else self._loops_around_calls(caller, called))
         return found
 
+    def _reshuffles(self, loop: cst.For, site: Site) -> bool:
+        """Whether the function holding `loop`, which its callers run each epoch, changes the
+        dataset of the loader it iterates first (`train_dl.dataset.shuffleSamples()`, then
+        `for batch in enumerateWithEstimate(train_dl, ...)`): persistent workers would keep
+        the old copy."""
+        function = site.scope.node
+        source = iteration_source(loop.iter)
+        made = self.ctx.origin(source, site.scope) if type(source) is cst.Name else None
+        if made is not None and type(made[0]) is cst.Call and made[0].args:
+            source = made[0].args[0].value  # `batch_iter = enumerateWithEstimate(train_dl, ...)`
+        name = dotted(source)
+        if function is None or name is None:
+            return False
+        return any(f"{dotted(node.func.value)}.".startswith(f"{name}.dataset.") for node in walk(function.body)
+                   if type(node) is cst.Call and type(node.func) is cst.Attribute)
+
     def _changes_dataset(self, loop: cst.For | cst.While, loader: Site) -> bool:
         """Whether `loop` calls a method of, or assigns into, the loader's dataset."""
         dataset = argument(cast(cst.Call, loader.node), 0, "dataset")  # a DataLoader(...) call
@@ -625,6 +644,16 @@ class NonPersistentWorkers(LoaderRule):
 
 
 _SHOWING = {"print", "len", "str", "repr", "format", "range", "enumerate", "isinstance", "type", "zip", "tqdm"}
+
+
+def _reshuffles_given(found) -> bool:
+    """Whether a function (of the source or the project) changes the dataset of a loader it
+    is given and iterates (`train_dl.dataset.shuffleSamples()`) before its loop."""
+    if found is None:
+        return False
+    given = iterated(found)
+    return any(type(node) is ast.Call and type(node.func) is ast.Attribute and any(
+        f"{ast_dotted(node.func.value)}.".startswith(f"{param}.dataset.") for param in given) for node in ast.walk(found[0]))
 
 
 def _works(loop: cst.For | cst.While) -> bool:
