@@ -66,6 +66,7 @@ class _Listing(NamedTuple):
     folders: list[tuple[str, os.stat_result]]
     importers: dict[bytes, list[str]]
     packages: dict[bytes, list[str]]
+    configs: list[str]  # the modules that import yacs (a `CfgNode` of defaults)
 
 
 class _Module:
@@ -234,6 +235,28 @@ def gpu_callee(ctx) -> str | None:
     return None
 
 
+def config_default(path: str, keys: list[str]):
+    """The default a yacs config of the project gives `cfg.DATA.NUM_WORKERS` (`keys`: ["DATA",
+    "NUM_WORKERS"]): the constant assigned to `_C.DATA.NUM_WORKERS` in the modules that import
+    yacs, when they agree; else None."""
+    root = project_root(os.path.dirname(os.path.abspath(path)))
+    listing = _listing(root)
+    wanted = ".".join(keys)
+    found = set()
+    for candidate in listing.configs[:MAX_IMPORTERS]:
+        try:
+            info = os.stat(candidate)
+        except OSError:
+            continue
+        note(candidate, info)
+        for node in _module(candidate, info).namespace(root).tree.body:
+            if type(node) is ast.Assign and len(node.targets) == 1 and type(node.value) is ast.Constant:
+                target = ast_dotted(node.targets[0]) or ""
+                if target.partition(".")[2] == wanted:
+                    found.add(node.value.value)
+    return found.pop() if len(found) == 1 else None
+
+
 def forget() -> None:
     """List the projects again at their next use (a server told of files created or deleted)."""
     with _LOCK:
@@ -249,13 +272,16 @@ def _listing(root: str) -> _Listing:
     folders: list[tuple[str, os.stat_result]] = []
     importers: dict[bytes, list[str]] = defaultdict(list)
     packages: dict[bytes, list[str]] = defaultdict(list)
+    configs: list[str] = []
     for path, info in _files(root, folders):
         module = _module(path, info)
         for word in module.words if module.hint else ():
             importers[word].append(path)
         for word in module.words if os.path.basename(path) == "__init__.py" else ():
             packages[word].append(path)
-    listing = _Listing(now, folders, dict(importers), dict(packages))
+        if b"yacs" in module.words:
+            configs.append(path)
+    listing = _Listing(now, folders, dict(importers), dict(packages), configs)
     with _LOCK:
         _LISTINGS[root] = listing
         while len(_LISTINGS) > 16:

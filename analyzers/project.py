@@ -947,13 +947,28 @@ def caller_uses(namespace: FileNamespace, path: str, name: str, index: int | Non
             if not isinstance(target, ast.Name):
                 continue
             found = _callee(node.value.func, namespace, place, None)
-            if found is not None and getattr(found[0], "name", None) == name and isinstance(found[1], FileNamespace) \
-                    and os.path.abspath(found[1].path) == path:
+            if _makes(found, path, name) or any(_makes(inner, path, name) for inner in _forwarded(found)):
                 names.add(target.id)
         if names:
             found_moved, found_again = _uses_of_loaders(scope, names, namespace, place)
             moved, again = moved or found_moved, again or found_again
     return moved, again
+
+
+def _makes(found: Definition | None, path: str, name: str) -> bool:
+    """Whether `found` is the function `name` of the module at `path`."""
+    return found is not None and getattr(found[0], "name", None) == name and isinstance(found[1], FileNamespace) \
+        and os.path.abspath(found[1].path) == path
+
+
+def _forwarded(found: Definition | None) -> list[Definition]:
+    """The functions of the project whose result `found` returns as it is (`return
+    _build_loader(config)` in a package's `build_loader` wrapper)."""
+    if found is None:
+        return []
+    function, namespace, place, _ = found
+    calls = [node.value for node in body_nodes(function) if type(node) is ast.Return and type(node.value) is ast.Call]
+    return [inner for call in calls if (inner := _callee(call.func, namespace, place, None)) is not None]
 
 
 def _uses_of_loaders(scope, names: set[str], namespace: FileNamespace, place: Place) -> tuple[Use | None, Use | None]:

@@ -581,6 +581,52 @@ def test_a_helper_reading_each_parameter_on_the_host_every_step(tmp_path):
     assert "(`param_norm.item()`, utils_simmim.py:7)" in read.message
 
 
+def test_a_yacs_worker_count_and_a_loader_returned_through_a_package_wrapper(tmp_path):
+    """Swin-Transformer: `num_workers=config.DATA.NUM_WORKERS` with `_C.DATA.NUM_WORKERS = 8` in
+    the yacs config of config.py; main.py calls the package's `build_loader`, which returns
+    data/build.py's, and iterates the loader every epoch."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "config.py").write_text(textwrap.dedent("""
+        from yacs.config import CfgNode as CN
+        _C = CN()
+        _C.DATA = CN()
+        _C.DATA.NUM_WORKERS = 8
+        def get_config():
+            return _C.clone()
+    """))
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "__init__.py").write_text(textwrap.dedent("""
+        from .build import build_loader as _build_loader
+        def build_loader(config, simmim=False):
+            return _build_loader(config)
+    """))
+    build = tmp_path / "data" / "build.py"
+    build.write_text(textwrap.dedent("""
+        import torch
+        def build_loader(config):
+            dataset_train = build_dataset(config)
+            data_loader_train = torch.utils.data.DataLoader(dataset_train, num_workers=config.DATA.NUM_WORKERS)
+            return dataset_train, data_loader_train
+    """))
+    (tmp_path / "main.py").write_text(textwrap.dedent("""
+        from config import get_config
+        from data import build_loader
+        def train_one_epoch(model, data_loader):
+            for samples, targets in data_loader:
+                model(samples.cuda(non_blocking=True)).sum().backward()
+        def main(config):
+            dataset_train, data_loader_train = build_loader(config)
+            model = Net().cuda()
+            for epoch in range(300):
+                train_one_epoch(model, data_loader_train)
+        main(get_config())
+    """))
+    [respawned] = [f for f in analyze(read_source(str(build)), Config()) if f.code == "TPL104"]
+    assert "its 8 worker processes" in respawned.message and "main.py:11" in respawned.message
+    (tmp_path / "config.py").write_text((tmp_path / "config.py").read_text().replace("= 8", "= 0"))
+    assert [f for f in analyze(read_source(str(build)), Config()) if f.code == "TPL104"] == []
+
+
 def test_a_returned_loader_iterated_through_a_progress_bar_bound_to_a_name(tmp_path):
     """jeonsworld's ViT-pytorch: `epoch_iterator = tqdm(train_loader)` in each pass of a
     `while True` loop, then `for step, batch in enumerate(epoch_iterator)`."""

@@ -18,7 +18,7 @@ from ..datasets import (
     Cost, class_cost, combine, library_cost, returned_cost,
 )
 from ..findings import Related
-from ..importers import gpu_importers, importing
+from ..importers import config_default, gpu_importers, importing
 from ..project import (SourceNamespace, Use, argparse_defaults, ast_dotted, bind, call_target, caller_uses, class_default, parsed_defaults,
                        device_moves, iterated, iterated_again, maybe_project_call, parameters, trains_somewhere,
                        used_arguments, yields)
@@ -297,6 +297,8 @@ class LoaderRule(Rule):
             value = self._project_argparse(expr, scope)
         if value is UNKNOWN:
             value = self._config_default(expr, scope)
+        if value is UNKNOWN:
+            value = self._yacs_default(expr)
         if value is not UNKNOWN or depth > 3:
             return value
         if type(expr) is cst.Call and call_name(expr) == "int" and len(expr.args) == 1 and type(expr.func) is cst.Name:
@@ -435,6 +437,20 @@ class LoaderRule(Rule):
         made_here = origin[0] if origin is not None else None
         cls = dotted(made_here.func) if type(made_here) is cst.Call and not made_here.args else None
         return class_default(namespace.klass(cls) if cls else None, expr.attr.value)
+
+    def _yacs_default(self, expr: cst.BaseExpression):
+        """`config.DATA.NUM_WORKERS`: the default a yacs config of the project sets
+        (`_C.DATA.NUM_WORKERS = 8`), which a YAML file may change like a command line an
+        argparse default."""
+        parts = (dotted(expr) or "").split(".")
+        keys: list[str] = []
+        while len(parts) > 1 and parts[-1].isupper():
+            keys.insert(0, parts.pop())
+        path = self.ctx.path
+        if len(keys) < 2 or not path or path.startswith("<"):
+            return UNKNOWN
+        found = config_default(path, keys)
+        return UNKNOWN if found is None else found
 
     def _namespace_setting(self, expr: cst.BaseExpression, scope, depth: int = 0):
         """`args.workers` where `args` is a parameter of the function (`def main(args)`):
