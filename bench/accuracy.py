@@ -1,13 +1,18 @@
-"""Accuracy of perf-lint on the hand-labelled development corpus (bench/accuracy/labels).
+"""Accuracy of perf-lint on hand-labelled repositories: the development corpus
+(bench/accuracy/labels), or a held-out set's labels given with --labels.
 
-    python bench/accuracy.py --corpus DIR [--rule TPL101] [--list] [--json]
+    python bench/accuracy.py --corpus DIR [--labels DIR] [--rule TPL101] [--list] [--json]
 
 DIR holds each labelled repository as DIR/OWNER__NAME, a clone at the labelled commit.
 Each repository is checked (its `.scope` paths, else all of it) with `perf-lint check
 --no-config`; a finding matches a label row with the same path, cell and rule within
-`SLACK` lines, and is judged by the rows it matches at the smallest distance. Per rule and overall it prints: recall (labelled pitfalls found), near-misses
-flagged (labelled near-misses reported), precision (findings on pitfalls among findings
-that match a row) and the findings no row judges. Not a pass/fail test.
+`SLACK` lines (a TPL501 move within six lines of the factory it moves, a TPL502 model call
+or TPL301 wrap within twenty of the loop or compile labelled), or whose related location
+(the helper of another file it names) is the row's line; it is judged by the rows it
+matches at the smallest distance. Per rule and overall it prints: recall (labelled
+pitfalls found), near-misses flagged (labelled near-misses reported), precision (findings
+on pitfalls among findings that match a row) and the findings no row judges. Not a
+pass/fail test.
 """
 
 from __future__ import annotations
@@ -23,11 +28,12 @@ from pathlib import Path
 
 LABELS = Path(__file__).resolve().parent / "accuracy" / "labels"
 SLACK = 2  # lines between a finding and the row it matches
+WIDER = {"TPL501": 6, "TPL502": 20, "TPL301": 20}  # rules whose finding and labelled line may lie further apart
 
 
-def rows() -> list[dict]:
+def rows(labels: Path = LABELS) -> list[dict]:
     found = []
-    for table in sorted(LABELS.glob("*.csv")):
+    for table in sorted(labels.glob("*.csv")):
         with open(table, newline="") as handle:
             for row in csv.DictReader(handle):
                 row["cell"] = int(row["cell"]) if row["cell"] else None
@@ -36,27 +42,38 @@ def rows() -> list[dict]:
     return found
 
 
-def findings(clone: Path) -> tuple[list[dict], str]:
-    """perf-lint's findings in a clone (TPL000 left out) and its stderr."""
-    scope_file = LABELS / f"{clone.name}.scope"
+def findings(clone: Path, labels: Path = LABELS) -> tuple[list[dict], str]:
+    """perf-lint's findings in a clone (TPL000 left out, related paths made relative to
+    it) and its stderr."""
+    scope_file = labels / f"{clone.name}.scope"
     scope = scope_file.read_text().split() if scope_file.exists() else ["."]
     run = subprocess.run([sys.executable, "-m", "perf_lint", "check", "--format", "json", "--no-config", *scope],
                          cwd=clone, capture_output=True, text=True, timeout=3600)
     out = json.loads(run.stdout or "[]")
+    for finding in out:
+        finding["related"] = [{**r, "path": os.path.relpath(r["path"], clone) if os.path.isabs(r["path"]) else r["path"]}
+                              for r in finding.get("related", ())]
     return [f for f in out if f["code"] != "TPL000"], run.stderr
 
 
-def matches(finding: dict, row: dict) -> bool:
-    return (os.path.normpath(finding["path"]) == os.path.normpath(row["path"]) and finding["cell"] == row["cell"]
-            and finding["code"] == row["rule"] and abs(finding["line"] - row["line"]) <= SLACK)
+def distance(finding: dict, row: dict) -> int | None:
+    """Lines between a finding (or a related location of it) and a row it matches, or None."""
+    if finding["code"] != row["rule"]:
+        return None
+    places = [(finding["path"], finding["cell"], finding["line"], WIDER.get(row["rule"], SLACK))]
+    places += [(r["path"], None, r["line"], 0) for r in finding["related"]]
+    found = [abs(line - row["line"]) for path, cell, line, slack in places
+             if os.path.normpath(path) == os.path.normpath(row["path"]) and cell == row["cell"]
+             and abs(line - row["line"]) <= slack]
+    return min(found, default=None)
 
 
 def nearest(finding: dict, rows: list[dict]) -> list[dict]:
     """The rows a finding is judged by: those it matches at the smallest distance (a
     finding on a labelled line is not also taken for the row on the next line)."""
-    found = [r for r in rows if r["repo"] == finding["repo"] and matches(finding, r)]
-    closest = min((abs(finding["line"] - r["line"]) for r in found), default=0)
-    return [r for r in found if abs(finding["line"] - r["line"]) == closest]
+    found = [(d, r) for r in rows if r["repo"] == finding["repo"] and (d := distance(finding, r)) is not None]
+    closest = min((d for d, _ in found), default=0)
+    return [r for d, r in found if d == closest]
 
 
 def ratio(part: int, whole: int) -> str:
@@ -66,11 +83,12 @@ def ratio(part: int, whole: int) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", required=True, type=Path, help="folder of OWNER__NAME clones")
+    parser.add_argument("--labels", type=Path, default=LABELS, help="folder of label CSVs (default: the development corpus's)")
     parser.add_argument("--rule", help="only this rule")
     parser.add_argument("--list", action="store_true", help="list the misses, flagged near-misses and unjudged findings")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
-    labelled = [r for r in rows() if not args.rule or r["rule"] == args.rule]
+    labelled = [r for r in rows(args.labels) if not args.rule or r["rule"] == args.rule]
     by_repo = defaultdict(list)
     for row in labelled:
         by_repo[row["repo"]].append(row)
@@ -83,7 +101,7 @@ def main() -> int:
         head = subprocess.run(["git", "-C", str(clone), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
         if head != repo_rows[0]["commit"]:
             notes.append(f"{repo}: clone at {head[:12]}, labelled at {repo_rows[0]['commit'][:12]}")
-        found, _ = findings(clone)
+        found, _ = findings(clone, args.labels)
         reported += [{**f, "repo": repo} for f in found if not args.rule or f["code"] == args.rule]
 
     judged_by = [(f, nearest(f, labelled)) for f in reported]
