@@ -120,6 +120,7 @@ class Context:
         self.loops: tuple[cst.CSTNode, ...] = ()  # enclosing loops in the current function (a tuple: sites share it)
         self._loop_bodies: dict[int, cst.CSTNode] = {}  # id(loop body) -> loop (ids: a node's hash is a Python method)
         self.functions: dict[str, list[tuple[cst.FunctionDef, Scope]]] = defaultdict(list)
+        self.function_units: dict[int, int] = {}  # id(function) -> the unit (notebook cell) defining it
         self.calls: dict[str, list[CallSite]] = defaultdict(list)  # callee's last name -> its calls
         self.call_order: list[tuple[cst.Call, Scope]] = []  # every call, in pass order
         self.attributes: dict[str, list[tuple[cst.BaseExpression | None, Scope]]] = defaultdict(list)
@@ -364,6 +365,7 @@ class Context:
         for name in named + starred:
             scope.assignments[name].append(None)
         self.functions[node.name.value].append((node, scope))
+        self.function_units[id(node)] = self.unit
         self.scopes[id(node)] = scope
         self.scope = scope
         self._outer_loops.append(self.loops)

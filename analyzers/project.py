@@ -358,6 +358,29 @@ class SourceNamespace(Namespace):
     def function(self, name: str, hops: int = 0):
         return self._remember(("function", name), lambda: self._function(name, hops))
 
+    def function_run_by(self, func: cst.Name):
+        """The function a call of the source runs (its libcst `func`): see `redefined_run_by`;
+        else `function(name)`."""
+        node = self.redefined_run_by(func)
+        return self._definition(node) if node is not None else self.function(func.value)
+
+    def redefined_run_by(self, func: cst.Name, unit: int | None = None) -> cst.FunctionDef | None:
+        """In a notebook that defines the function a call names (its libcst `func`, in the
+        unit `unit`, found when not given) in several cells: the last definition in a cell
+        before the call's (a `training_loop` redefined for the GPU further down is not the
+        one an earlier cell runs); None when it is defined once."""
+        defined = [node for node, scope in self.ctx.functions.get(func.value, ()) if scope.parent is self.ctx.module_scope]
+        if len(defined) < 2 or len(self.ctx.units) < 2:
+            return None
+        if unit is None:
+            units = self.ctx.shared.get("call units")
+            if units is None:  # the unit of each call of the source, by its func node
+                units = self.ctx.shared["call units"] = {
+                    id(site.node.func): site.unit for sites in self.ctx.calls.values() for site in sites}
+            unit = units.get(id(func))
+        earlier = [node for node in defined if unit is not None and self.ctx.function_units[id(node)] <= unit]
+        return earlier[-1] if earlier else None
+
     def visible_function(self, name: str, scope):
         """The function a call of `name` in `scope` runs: one defined in `scope` or a function
         around it (an ignite process function nested in `train`), else `function(name)`."""
@@ -457,7 +480,7 @@ def call_target(ctx, func, scope):
     `Class(...).cuda()`, which gives the module back), and `Class(...).m(...)`."""
     namespace = SourceNamespace.of(ctx)
     if type(func) is cst.Name:
-        found = namespace.function(func.value)
+        found = namespace.function_run_by(func)
         return None if found is None else (*found, None)
     if type(func) is not cst.Attribute:
         return None

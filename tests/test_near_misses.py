@@ -486,3 +486,19 @@ def test_a_script_that_never_names_a_gpu_is_told_its_training_loop_waits():
     (finding,) = [f for f in analyze(python_source(code.replace("model(x)", "model(x.cuda())"), "train.py"))
                   if f.code == "TPL101"]
     assert "the GPU waits on data" in finding.message
+
+
+def test_notebook_calls_run_the_definition_above_them():
+    """dlwpt-code's chapter 8: `training_loop` on the CPU, called with a loader, then defined
+    again to move batches to the GPU and called with a new `train_loader`: only the later
+    loader's batches are copied to the GPU (TPL102)."""
+    loop = ("def training_loop(n_epochs, optimizer, model, loss_fn, train_loader):\n"
+            "    for epoch in range(n_epochs):\n"
+            "        for imgs, labels in train_loader:\n{moves}"
+            "            loss = loss_fn(model(imgs), labels)\n"
+            "            optimizer.zero_grad()\n            loss.backward()\n            optimizer.step()\n")
+    call = ("train_loader = torch.utils.data.DataLoader(cifar2, batch_size=64, shuffle=True)\n"
+            "training_loop(n_epochs=100, optimizer=optimizer, model=model, loss_fn=loss_fn, train_loader=train_loader)\n")
+    cells = ["import torch", loop.format(moves=""), call,
+             "device = torch.device('cuda')\n" + loop.format(moves="            imgs = imgs.to(device=device)\n"), call]
+    assert [cell for code, cell in notebook_codes(*cells) if code == "TPL102"] == [4]

@@ -263,11 +263,18 @@ class LoaderRule(Rule):
         return found
 
     def _from_callers(self, scope, param: str, depth: int) -> list[Site]:
-        """The loaders the calls of a function that pass `param` give it."""
-        return [
-            loader for value, where in self._passed_by_callers(scope, param) if value is not None
-            for loader in self._resolve_loader(value, where, depth + 1)
-        ]
+        """The loaders the calls of a function that pass `param` give it (of a notebook's name
+        bound to several, the one its cells bound last before the call's)."""
+        return [loader for value, where, unit in self._passed_by_callers(scope, param) if value is not None
+                for loader in self._live(self._resolve_loader(value, where, depth + 1), value, where, unit)]
+
+    def _live(self, loaders: list[Site], value: cst.BaseExpression, scope, unit: int) -> list[Site]:
+        """Of the loaders a notebook's name is bound to in several cells, those a use of it in
+        cell `unit` sees: bound last before it (all of them elsewhere)."""
+        if len(loaders) < 2 or type(value) is not cst.Name or scope is not self.ctx.module_scope:
+            return loaders
+        latest = max((loader.unit for loader in loaders if loader.unit <= unit), default=None)
+        return [loader for loader in loaders if loader.unit == latest] or loaders
 
     def setting(self, site: Site, index: int, name: str):
         """A DataLoader keyword's value: a Python value, None when not passed, UNKNOWN
@@ -581,7 +588,7 @@ class LoaderRule(Rule):
         given = {}
         for arg in call.args:
             if type(arg.value) in (cst.Name, cst.Attribute):
-                loaders = self._resolve_loader(arg.value, site.scope, 0)
+                loaders = self._live(self._resolve_loader(arg.value, site.scope, 0), arg.value, site.scope, site.unit)
                 if loaders:
                     given[id(arg.value)] = loaders
         return given
@@ -800,28 +807,31 @@ class LoaderRule(Rule):
     def _caller_arguments(self, scope, param: str) -> list:
         """What the calls of a function pass as its parameter `param`: (expression, scope);
         empty when one of them does not pass it (a default, a **mapping: not known)."""
-        found = list(self._passed_by_callers(scope, param))
+        found = [(value, where) for value, where, _ in self._passed_by_callers(scope, param)]
         return [] if any(value is None for value, _ in found) else found
 
     def _passed_by_callers(self, scope, param: str):
-        """(what the call passes as `param` or None, the call's scope) for each call of the
+        """(what the call passes as `param` or None, the call's scope and unit) for each call of the
         function whose scope is `scope` (`self` left out of a method's positions), and for each
         ignite `engine.add_event_handler(event, function, *args)`, which calls it with
         `(engine, *args)`."""
         index = scope.params.index(param)
         name = scope.node.name.value
+        namespace = self._namespace()
         for call_site in self.ctx.calls.get(name, []):
             call = call_site.node
+            if type(call.func) is cst.Name and namespace.redefined_run_by(call.func, call_site.unit) not in (None, scope.node):
+                continue  # (a notebook's call of another definition of the function)
             offset = 1 if type(call.func) is cst.Attribute and scope.params[:1] in (["self"], ["cls"]) else 0
-            yield argument(call, index - offset, param), call_site.scope
+            yield argument(call, index - offset, param), call_site.scope, call_site.unit
         for call_site in self.registrations(name):
             registration = call_site.node
             given = [arg.value for arg in registration.args[2:] if arg.keyword is None and arg.star == ""]
-            yield (given[index - 1] if 0 < index <= len(given) else None), call_site.scope
+            yield (given[index - 1] if 0 < index <= len(given) else None), call_site.scope, call_site.unit
         for call_site, passed, first in self._started(name):
             elements = cast(cst.Tuple, passed).elements if type(passed) in (cst.Tuple, cst.List) else ()
             position = index - first
-            yield (elements[position].value if 0 <= position < len(elements) else None), call_site.scope
+            yield (elements[position].value if 0 <= position < len(elements) else None), call_site.scope, call_site.unit
 
     def _started(self, name: str) -> list[tuple[CallSite, cst.BaseExpression | None, int]]:
         """The calls that start the function `name` in new processes, with the `args` they
