@@ -8,9 +8,9 @@ from typing import cast
 import libcst as cst
 
 from ..context import Site
-from ..nodes import argument, code, dotted, iteration_source, keyword, walk
+from ..nodes import argument, children, code, dotted, iteration_source, keyword, walk
 from ..findings import Related
-from ..project import ast_dotted, iterated, iterated_again, used_arguments
+from ..project import ast_dotted, iterated, iterated_again, maybe_project_call, used_arguments
 from .base import Example, FixPlan, Replace
 from ..datasets import CHEAP
 from .dataloader import LoaderRule
@@ -495,10 +495,12 @@ class NonPersistentWorkers(LoaderRule):
     def _iterated_by_callees(self):
         """`train_one_epoch(model, loader)` in an epoch loop, the function (of this file or
         another of the project) looping over that parameter."""
-        for sites in list(self.ctx.calls.values()):
+        for sites in list(self.ctx.calls.values()) if self.loaders else ():
             for site in sites:
-                if not site.node.args:
-                    continue
+                call = site.node
+                if not any(type(arg.value) in (cst.Name, cst.Attribute) or arg.value in self.loaders for arg in call.args) \
+                        or not maybe_project_call(self.ctx, call.func):
+                    continue  # (a loader is passed, by its name or made there, to a function of the project)
                 callee, used = used_arguments(self.ctx, site.node, site.scope, iterated if site.loops else iterated_again)
                 if not used or _reshuffles_given(callee):
                     continue
@@ -661,7 +663,10 @@ def _works(loop: cst.For | cst.While) -> bool:
     (`print(x.shape); x = x.to(device); break`: a demo of the loader): a call of anything but
     a builtin that shows them, or a method of the batch itself."""
     batch = set(names_in_target(loop.target)) if type(loop) is cst.For else set()
-    for node in walk(loop.body):
+    pending: list[cst.CSTNode] = [loop.body]
+    while pending:  # (the first call that works answers: no need to list the whole body)
+        node = pending.pop()
+        pending.extend(children(node))
         if type(node) is not cst.Call:
             continue
         func = node.func
