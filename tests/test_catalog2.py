@@ -149,6 +149,23 @@ def test_tpl104_in_a_training_class():
     assert count(reshuffled, "TPL104") == 0
 
 
+def test_loaders_held_in_a_dict_by_phase():
+    """PyTorch's transfer-learning tutorial: `dataloaders = {x: DataLoader(...) for x in
+    ['train', 'val']}`, iterated as `dataloaders[phase]` in each epoch, batches moved to the GPU."""
+    tutorial = """
+        import torch
+        device = torch.device("cuda:0")
+        dataloaders = {x: torch.utils.data.DataLoader(image_datasets[x], batch_size=4, shuffle=True, num_workers=4)
+                       for x in ['train', 'val']}
+        for epoch in range(25):
+            for phase in ['train', 'val']:
+                for inputs, labels in dataloaders[phase]:
+                    inputs = inputs.to(device)
+                    loss = criterion(model(inputs), labels.to(device))
+    """
+    assert count(tutorial, "TPL102") == 1 and count(tutorial, "TPL104") == 1
+
+
 def test_tpl104_fix_after_double_star_kwargs():
     out = fixed(TPL104["kwargs dict in a while loop with tqdm"][0], "TPL104")
     assert "DataLoader(ds, batch_size=32, **loader_kwargs, persistent_workers=True)" in out

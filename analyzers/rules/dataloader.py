@@ -226,6 +226,14 @@ class LoaderRule(Rule):
             return []
         if type(expr) is cst.Call and expr in self.loaders:
             return [self.loaders[expr]]
+        if type(expr) is cst.Subscript and type(expr.value) in (cst.Name, cst.Attribute):
+            held = self.ctx.origin(expr.value, scope)  # `dataloaders[phase]`, `{x: DataLoader(...) for x in ...}`
+            if held is not None and type(held[0]) is cst.DictComp:
+                return self._resolve_loader(held[0].value, held[1], depth + 1)
+            if held is not None and type(held[0]) is cst.Dict:
+                return [loader for element in held[0].elements if type(element) is cst.DictElement
+                        for loader in self._resolve_loader(element.value, held[1], depth + 1)]
+            return []
         origin = self.ctx.origin(expr, scope)
         if origin is not None and type(origin[0]) is cst.Call:
             call = origin[0]
