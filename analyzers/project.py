@@ -369,8 +369,10 @@ class SourceNamespace(Namespace):
         unit `unit`, found when not given) in several cells: the last definition in a cell
         before the call's (a `training_loop` redefined for the GPU further down is not the
         one an earlier cell runs); None when it is defined once."""
+        if len(self.ctx.units) < 2:  # (a `.py` file: asked for every call of the source, answered at once)
+            return None
         defined = [node for node, scope in self.ctx.functions.get(func.value, ()) if scope.parent is self.ctx.module_scope]
-        if len(defined) < 2 or len(self.ctx.units) < 2:
+        if len(defined) < 2:
             return None
         if unit is None:
             units = self.ctx.shared.get("call units")

@@ -66,10 +66,11 @@ class CpuTensorMovedEachStep(Nesting):
     passed (`create_variable(torch.zeros(n))` with `return Variable(tensor.cuda())`).
 
     Silent for a tensor made under `if buffer is None:` (made once, on the first
-    iteration) or under an interval guard in the loop (`if i % 500 == 0:`), in an epoch loop around the loop that trains (once per epoch), in a loop over
-    a dict's entries outside a loop or forward (`for k, v in data.items():`: a few keys), or in
-    a helper that a loop which does not train calls; and for an element of a vector
-    (`ind = perm[i]`: PyTorch reads a 0-dimensional index as a number, nothing is copied).
+    iteration) or under an interval guard in the loop (`if i % 500 == 0:`), in an epoch
+    loop around the loop that trains (once per epoch), in a loop over a dict's entries
+    outside a loop or forward (`for k, v in data.items():`: a few keys), or in a helper that
+    a loop which does not train calls; and for an element of a vector (`ind = perm[i]`:
+    PyTorch reads a 0-dimensional index as a number, nothing is copied).
 
     ## Why is this bad?
     The tensor is allocated and filled on the CPU, then copied from pageable memory to the

@@ -99,9 +99,10 @@ class HostSyncEveryStep(Nesting):
     `if i == 0:`, a function of the project returning such a modulo), inside an `except`
     handler or a branch that ends the program (`raise`, `sys.exit(1)` after a non-finite
     loss), outside a loop, in an epoch loop that only contains the training loop, and in
-    code with no sign of CUDA (asking `torch.cuda.is_available()` is no sign of using it). `.cpu()` and `.to("cpu")` are
-    silent in a module that uses `torch.distributed.rpc`: RPC sends CPU tensors (unless
-    device maps are set), so there the copy is the transfer the design needs.
+    code with no sign of CUDA (asking `torch.cuda.is_available()` is no sign of using it).
+    `.cpu()` and `.to("cpu")` are silent in a module that uses `torch.distributed.rpc`: RPC
+    sends CPU tensors (unless device maps are set), so there the copy is the transfer the
+    design needs.
 
     ## Example
     ```python
