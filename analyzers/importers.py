@@ -21,6 +21,8 @@ module, is not, until the module or its importers change.
 from __future__ import annotations
 
 import ast
+import contextlib
+import hashlib
 import os
 import re
 import stat
@@ -74,18 +76,37 @@ class _Module:
     import statements, whether it may use a GPU (its text names one), the files of the
     project it imports, and a line where it puts work on a GPU."""
 
-    def __init__(self, path: str, code: bytes) -> None:
-        self.path = path
-        self.hint = _GPU_HINT.search(code) is not None
-        self._gpu_text = _GPU_TEXT.search(code) is not None
-        self.imported = [(match.group(1) or b"", match.group(2)) for match in _IMPORT.finditer(code)]
-        self._added = [[s.decode(errors="replace") for s in _STRING.findall(m.group(1))] for m in _SYS_PATH.finditer(code)]
+    def __init__(self, path: str, hint: bool, gpu_text: bool, imported: list[tuple[bytes, bytes]],
+                 added: list[list[str]]) -> None:
+        self.path, self.hint, self._gpu_text, self.imported, self._added = path, hint, gpu_text, imported, added
         self.words = frozenset(word for source, names in self.imported for part in (source, names)
                                for word in _WORD.findall(part))
         self._files: frozenset[str] | None = None
         self._looked = not self.hint  # (nothing in its text looks like GPU work: never parsed)
         self._line: int | None = None
         self._namespace: ast.Module | None = None  # its code, parsed when first asked
+
+    @classmethod
+    def read(cls, path: str, code: bytes) -> "_Module":
+        """The module whose code (a notebook's code cells joined) is `code`."""
+        return cls(path, _GPU_HINT.search(code) is not None, _GPU_TEXT.search(code) is not None,
+                   [(match.group(1) or b"", match.group(2)) for match in _IMPORT.finditer(code)],
+                   [[s.decode(errors="replace") for s in _STRING.findall(m.group(1))] for m in _SYS_PATH.finditer(code)])
+
+    def summary(self) -> list:
+        """What `read` found, as JSON values (`of_summary` reads it back)."""
+        return [self.hint, self._gpu_text, [[s.decode("latin-1"), n.decode("latin-1")] for s, n in self.imported],
+                self._added]
+
+    @classmethod
+    def of_summary(cls, path: str, summary) -> "_Module":
+        """The module `summary` describes; TypeError or ValueError when it has another shape."""
+        hint, gpu_text, imported, added = summary
+        if type(hint) is not bool or type(gpu_text) is not bool or any(
+                type(pair) is not list or len(pair) != 2 or any(type(s) is not str for s in pair) for pair in imported) or any(
+                type(strings) is not list or any(type(s) is not str for s in strings) for strings in added):
+            raise TypeError("summary")
+        return cls(path, hint, gpu_text, [(s.encode("latin-1"), n.encode("latin-1")) for s, n in imported], added)
 
     def files(self) -> frozenset[str]:
         """The files of the project it imports: `import a.b` a/b; `from .c import d` c, or the
@@ -96,8 +117,8 @@ class _Module:
             for source, names in self.imported:
                 level = len(source) - len(source.lstrip(b"."))
                 base = source[level:].decode()
-                for name in names.strip(b"()").split(b","):
-                    name = name.split()[0].decode() if name.split() else ""
+                for written in names.strip(b"()").split(b","):
+                    name = written.split()[0].decode() if written.split() else ""
                     if not name:
                         continue
                     dotted = f"{base}.{name}" if source and base else name
@@ -123,7 +144,7 @@ class _Module:
         `root` (none without one)."""
         if self._namespace is None:
             body: list[ast.stmt] = []
-            for part in _parts(self.path):
+            for part in _parts(self.path, _read(self.path)):
                 try:
                     body.extend(ast.parse(part).body)
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -316,12 +337,13 @@ def _files(root: str, folders: list):
 
 
 def _module(path: str, info: os.stat_result) -> _Module:
-    """What is known of the file at `path` as it is (read once per size and modification time)."""
+    """What is known of the file at `path` as it is (read once per size and modification time,
+    and not at all where the `Summaries` kept hold it)."""
     key = (path, info.st_size, info.st_mtime_ns)
     with _LOCK:
         found = _MODULES.get(key)
     if found is None:
-        found = _Module(path, b"\n".join(_parts(path)))
+        found = _summarized(path, info)
         with _LOCK:
             _MODULES[key] = found
             while len(_MODULES) > 2 * MAX_FILES:
@@ -329,13 +351,58 @@ def _module(path: str, info: os.stat_result) -> _Module:
     return found
 
 
-def _parts(path: str) -> list[bytes]:
-    """A `.py` file's bytes, or a notebook's code cells (IPython syntax masked); none when
-    it cannot be read."""
+class Summaries:
+    """Where the summaries of modules (what `_Module.read` finds in their text) are kept between
+    runs, by path: `get` gives (size, mtime_ns, digest of the bytes, summary) or None, `put`
+    stores one. `keep_summaries` installs one (the CLI's, in its cache folder)."""
+
+    def get(self, path: str) -> tuple[int, int, str, list] | None:
+        raise NotImplementedError
+
+    def put(self, path: str, size: int, mtime: int, digest: str, summary: list) -> None:
+        raise NotImplementedError
+
+
+_KEPT: list[Summaries] = []
+
+
+def keep_summaries(summaries: Summaries | None) -> None:
+    """Read and store the summaries of modules in `summaries` from now on (None: keep none)."""
+    _KEPT[:] = [summaries] if summaries is not None else []
+
+
+def _summarized(path: str, info: os.stat_result) -> _Module:
+    """The file's module, from the summary kept for it when its size and modification time, or
+    its bytes, are those it was made from."""
+    kept = _KEPT[0].get(path) if _KEPT else None
+    if kept is not None and kept[:2] == (info.st_size, info.st_mtime_ns):
+        with contextlib.suppress(TypeError, ValueError):
+            return _Module.of_summary(path, kept[3])
+    data = _read(path)
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest() if data is not None else None
+    if kept is not None and kept[2] == digest:  # (the same bytes, touched: a checkout, a copy)
+        with contextlib.suppress(TypeError, ValueError):
+            found = _Module.of_summary(path, kept[3])
+            _KEPT[0].put(path, info.st_size, info.st_mtime_ns, kept[2], kept[3])
+            return found
+    found = _Module.read(path, b"\n".join(_parts(path, data)))
+    if _KEPT and digest is not None:
+        _KEPT[0].put(path, info.st_size, info.st_mtime_ns, digest, found.summary())
+    return found
+
+
+def _read(path: str) -> bytes | None:
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            return handle.read()
     except OSError:
+        return None
+
+
+def _parts(path: str, data: bytes | None) -> list[bytes]:
+    """The bytes of the `.py` file at `path`, or a notebook's code cells (IPython syntax
+    masked); none when it could not be read (`data` None) or decoded."""
+    if data is None:
         return []
     if not path.endswith(".ipynb"):
         return [data]

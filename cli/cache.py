@@ -6,6 +6,10 @@ the other files the analysis consulted (the project's modules it imports, with t
 sizes and modification times), and is a miss when one of them changed. Entries are
 written atomically (temp file + rename), so concurrent runs can share the cache; one
 that is damaged or of the wrong shape is a miss (and rewritten).
+
+`ModuleSummaries` keeps, beside them, what the project model learns from the text of every
+module of the project (its imports, whether it may use a GPU: `importers.Summaries`), so that
+a run after an edit reads only the modules that changed to find who imports what.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import tempfile
 
 from perf_lint import __version__
 from perf_lint.analyzers import Config, Edit, Finding, Fix, Range, Related
+from perf_lint.analyzers.importers import Summaries
 from perf_lint.analyzers.rules import enabled_rules
 
 from .runcache import ignore_all, reads, unchanged
@@ -114,3 +119,50 @@ class Cache:
             os.replace(temp, target)
         except OSError:
             pass  # a read-only project still gets its findings, just not cached
+
+
+class ModuleSummaries(Summaries):
+    """The summaries of the project's modules (`importers.Summaries`), in one file of the cache
+    folder, read at the first `get` and written (atomically) by `save` when something was put.
+    A damaged or foreign file is read as empty; an entry of the wrong shape is a miss."""
+
+    def __init__(self, folder: str) -> None:
+        self.path = os.path.join(folder, "modules.json")
+        self._entries: dict | None = None
+        self._changed = False
+
+    def _loaded(self) -> dict:
+        if self._entries is None:
+            try:
+                with open(self.path, encoding="utf-8") as handle:
+                    self._entries = _of(json.load(handle), dict)
+            except (OSError, ValueError, TypeError):
+                self._entries = {}
+        return self._entries
+
+    def get(self, path: str) -> tuple[int, int, str, list] | None:
+        entry = self._loaded().get(path)
+        if type(entry) is not list or len(entry) != 4 or type(entry[0]) is not int or type(entry[1]) is not int or (
+                type(entry[2]) is not str or type(entry[3]) is not list):
+            return None
+        return entry[0], entry[1], entry[2], entry[3]
+
+    def put(self, path: str, size: int, mtime: int, digest: str, summary: list) -> None:
+        self._loaded()[path] = [size, mtime, digest, summary]
+        self._changed = True
+
+    def save(self) -> None:
+        """Write the summaries when one was put since the last save (a run reads each module once)."""
+        if not self._changed:
+            return
+        self._changed = False
+        entries = {path: entry for path, entry in self._loaded().items() if os.path.exists(path)}  # (deleted: dropped)
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            ignore_all()
+            fd, temp = tempfile.mkstemp(dir=os.path.dirname(self.path), suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(entries, handle)
+            os.replace(temp, self.path)
+        except OSError:
+            pass  # a read-only project is summarized again next run

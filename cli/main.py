@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import importlib
 import os
 import sys
@@ -177,6 +178,7 @@ def check_file(path: str, config: Config, mode: str, cache_folder: str | None = 
     except OSError as exc:
         return FileResult(error=f"cannot read: {exc.strerror}")
     store = Cache(cache_folder) if cache_folder and mode == "check" else None
+    summaries = _summaries(cache_folder) if store else None
     key = store.key(path, data, config) if store else None
     if store and key is not None:
         cached = store.get(key)
@@ -188,6 +190,8 @@ def check_file(path: str, config: Config, mode: str, cache_folder: str | None = 
             findings = analyze(source, config)
         if store and key is not None:
             store.put(key, findings, consulted)
+        if summaries is not None:
+            summaries.save()
         fixing = mode != "check" and any(f.fix for f in findings)
         result = fix_source(source, config) if fixing else None
         remaining = analyze(result.source, config) if result and result.changed else None
@@ -209,6 +213,18 @@ def check_file(path: str, config: Config, mode: str, cache_folder: str | None = 
     except files.WriteError as exc:
         return FileResult(findings, error=f"not fixed: {exc}")
     return FileResult(remaining, fixed)
+
+
+@functools.cache
+def _summaries(cache_folder: str):
+    """The module summaries kept in `cache_folder`, installed for this process's analyses."""
+    from perf_lint.analyzers.importers import keep_summaries
+
+    from .cache import ModuleSummaries
+
+    summaries = ModuleSummaries(cache_folder)
+    keep_summaries(summaries)
+    return summaries
 
 
 def _check_one(item: tuple) -> FileResult:

@@ -37,7 +37,7 @@ def check(cli, project, *args):
 def entries(project, kind):
     """The cache's entries: per-file ("files") or whole-run ("runs")."""
     found = list((project / ".perf-lint-cache").rglob("*.json"))
-    return [path for path in found if (path.parent.name == "runs") == (kind == "runs")]
+    return [path for path in found if (path.parent.name == "runs") == (kind == "runs") and path.name != "modules.json"]
 
 
 def _findings(change):
@@ -67,6 +67,31 @@ def test_wrong_shaped_entries_are_misses_and_rewritten(cli, project, damage):
     assert [type(item) for item in stored] == [dict, dict]  # rewritten by the real run
     assert all(type(value) is int for value in stored[0]["findings"][0]["range"]) and type(stored[1]["stdout"]) is str
     assert check(cli, project) == reference
+
+
+@pytest.mark.parametrize("damage", [
+    lambda entries: {path: [entry[0], entry[1], entry[2], [True, "x", [], []]] for path, entry in entries.items()},
+    lambda entries: {path: [entry[0], entry[1], entry[2], [True, False, [["a"]], []]] for path, entry in entries.items()},
+    lambda entries: {path: [entry[0], entry[1], entry[2], [True, False, [], [[3]]]] for path, entry in entries.items()},
+    lambda entries: {path: [entry[0], entry[1], entry[2]] for path, entry in entries.items()},
+    lambda entries: {path: [str(entry[0]), *entry[1:]] for path, entry in entries.items()},
+    lambda entries: list(entries),
+])
+def test_wrong_shaped_module_summaries_are_read_again(cli, project, damage):
+    """A module that never names a device asks its importers: the summaries of their text kept in
+    the cache folder, damaged, are read again from the files."""
+    (project / "pyproject.toml").write_text("")
+    (project / "engine.py").write_text("import torch\n\n\ndef train(model, loader, optimizer, device):\n    for x, y in loader:\n"
+                                       "        loss = model(x.to(device), y.to(device))\n        loss.backward()\n"
+                                       "        optimizer.step()\n        print(loss.item())\n")
+    (project / "run.py").write_text("import torch\nfrom engine import train\ntrain(model, loader, optimizer, 'cuda')\n")
+    reference = cli("check", "--format", "json", "--select", "TPL203", "engine.py", cwd=project)
+    assert json.loads(reference.stdout), reference.stderr
+    [kept] = project.glob(".perf-lint-cache/*/*/modules.json")
+    kept.write_text(json.dumps(damage(json.loads(kept.read_text()))))
+    (project / "engine.py").write_text((project / "engine.py").read_text() + "\n")
+    again = cli("check", "--format", "json", "--select", "TPL203", "engine.py", cwd=project)
+    assert "Traceback" not in again.stderr and json.loads(again.stdout) == json.loads(reference.stdout)
 
 
 def test_a_cache_shipped_with_the_repository_is_never_read(cli, project, monkeypatch, tmp_path):

@@ -994,6 +994,36 @@ def test_the_cache_notices_an_importer_that_changes_or_appears(tmp_path):
     assert len(json.loads(run_check(tmp_path, "engine.py", "--select", "TPL203", "--format", "json").stdout)) == 1
 
 
+def test_the_summaries_of_modules_kept_between_runs_follow_their_text(tmp_path):
+    """`perf-lint check` keeps what it learnt from each module's text (who imports what, which
+    may use a GPU) in its cache folder and reads a module again only when it changed."""
+    def tpl203() -> list:
+        return json.loads(run_check(tmp_path, "engine.py", "--select", "TPL203", "--format", "json").stdout)
+
+    engine_project(tmp_path)
+    assert len(tpl203()) == 1
+    [kept] = tmp_path.glob(".perf-lint-cache/*/*/modules.json")
+    train = str(tmp_path / "train.py")
+    size, mtime, digest, summary = json.loads(kept.read_text())[train]
+    assert summary[0] is True  # its text may use a GPU
+    (tmp_path / "engine.py").write_text((tmp_path / "engine.py").read_text() + "\n")  # (the findings entry misses)
+    entries = json.loads(kept.read_text())
+    entries[train][3][0] = False  # a summary kept for train.py as it is now is taken as it is:
+    kept.write_text(json.dumps(entries))
+    assert tpl203() == []  # train.py was not read again
+    os.utime(train, ns=(mtime + 10**9, mtime + 10**9))  # the same bytes, touched: its digest still matches
+    (tmp_path / "engine.py").write_text((tmp_path / "engine.py").read_text() + "\n")
+    assert tpl203() == []
+    assert json.loads(kept.read_text())[train][1:3] == [mtime + 10**9, digest]
+    (tmp_path / "train.py").write_text(textwrap.dedent(DRIVER) + "# edited\n")  # new bytes: read again
+    (tmp_path / "engine.py").write_text((tmp_path / "engine.py").read_text() + "\n")  # (its entry never read train.py)
+    assert len(tpl203()) == 1
+    kept.write_text("{damaged")
+    (tmp_path / "engine.py").write_text((tmp_path / "engine.py").read_text() + "\n")
+    assert len(tpl203()) == 1
+    assert json.loads(kept.read_text())[train][3][0] is True
+
+
 @timed(120)
 async def test_a_driver_created_beside_an_open_module_updates_its_findings(tmp_path):
     """engine.py is open; a train.py that imports it and uses the GPU appears (and goes): the
