@@ -1,7 +1,7 @@
 """Accuracy of perf-lint on hand-labelled repositories: the development corpus
 (bench/accuracy/labels), or a held-out set's labels given with --labels.
 
-    python bench/accuracy.py --corpus DIR [--labels DIR] [--rule TPL101] [--list] [--json]
+    python bench/accuracy.py --corpus DIR [--labels DIR] [--findings DIR] [--rule TPL101] [--list] [--json]
 
 DIR holds each labelled repository as DIR/OWNER__NAME, a clone at the labelled commit.
 Each repository is checked (its `.scope` paths, else all of it) with `perf-lint check
@@ -42,18 +42,22 @@ def rows(labels: Path = LABELS) -> list[dict]:
     return found
 
 
-def findings(clone: Path, labels: Path = LABELS) -> tuple[list[dict], str]:
+def findings(clone: Path, labels: Path = LABELS, saved: Path | None = None) -> tuple[list[dict], str]:
     """perf-lint's findings in a clone (TPL000 left out, related paths made relative to
-    it) and its stderr."""
-    scope_file = labels / f"{clone.name}.scope"
-    scope = scope_file.read_text().split() if scope_file.exists() else ["."]
-    run = subprocess.run([sys.executable, "-m", "perf_lint", "check", "--format", "json", "--no-config", *scope],
-                         cwd=clone, capture_output=True, text=True, timeout=3600)
-    out = json.loads(run.stdout or "[]")
+    it) and its stderr; with `saved`, those of `saved/OWNER__NAME.json` (the JSON output of an
+    earlier version's run over the same scope) instead."""
+    if saved is not None:
+        out, stderr = json.loads((saved / f"{clone.name}.json").read_text()), ""
+    else:
+        scope_file = labels / f"{clone.name}.scope"
+        scope = scope_file.read_text().split() if scope_file.exists() else ["."]
+        run = subprocess.run([sys.executable, "-m", "perf_lint", "check", "--format", "json", "--no-config", *scope],
+                             cwd=clone, capture_output=True, text=True, timeout=3600)
+        out, stderr = json.loads(run.stdout or "[]"), run.stderr
     for finding in out:
         finding["related"] = [{**r, "path": os.path.relpath(r["path"], clone) if os.path.isabs(r["path"]) else r["path"]}
                               for r in finding.get("related", ())]
-    return [f for f in out if f["code"] != "TPL000"], run.stderr
+    return [f for f in out if f["code"] != "TPL000"], stderr
 
 
 def distance(finding: dict, row: dict) -> int | None:
@@ -84,6 +88,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", required=True, type=Path, help="folder of OWNER__NAME clones")
     parser.add_argument("--labels", type=Path, default=LABELS, help="folder of label CSVs (default: the development corpus's)")
+    parser.add_argument("--findings", type=Path, help="score the saved findings DIR/OWNER__NAME.json (`perf-lint check "
+                        "--format json --no-config` over the scope, run by another version) instead of running perf-lint")
     parser.add_argument("--rule", help="only this rule")
     parser.add_argument("--list", action="store_true", help="list the misses, flagged near-misses and unjudged findings")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -101,7 +107,7 @@ def main() -> int:
         head = subprocess.run(["git", "-C", str(clone), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
         if head != repo_rows[0]["commit"]:
             notes.append(f"{repo}: clone at {head[:12]}, labelled at {repo_rows[0]['commit'][:12]}")
-        found, _ = findings(clone, args.labels)
+        found, _ = findings(clone, args.labels, args.findings)
         reported += [{**f, "repo": repo} for f in found if not args.rule or f["code"] == args.rule]
 
     judged_by = [(f, nearest(f, labelled)) for f in reported]

@@ -30,6 +30,9 @@ from ..vocabulary import (
 )
 
 DATALOADER = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
+# DataLoaders of libraries whose batches perf-lint cannot cost (PyG's, collating graphs): their
+# workers are re-spawned like any loader's (TPL104); whether they need workers or pinning is not known
+SUBCLASSES = {"torch_geometric.loader.DataLoader", "torch_geometric.data.DataLoader"}
 ITERABLE_DATASET = {"torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"}
 _LITERAL_TENSORS = {"torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.as_tensor",
                     "numpy.array", "numpy.asarray"}
@@ -97,8 +100,12 @@ class LoaderRule(Rule):
         name = call_name(node)
         if name == "to" or name == "cuda" or name == "type" and len(node.args) == 1:
             self._move(node, name)
-        elif self.ctx.qualname(node.func) in DATALOADER:
+        elif (qualified := self.ctx.qualname(node.func)) in DATALOADER or qualified in SUBCLASSES:
             self.loaders[node] = self.ctx.site(node)
+
+    def costed(self, call: cst.Call) -> bool:
+        """Whether the loader is torch's, whose batches the rules can cost (not one of `SUBCLASSES`)."""
+        return self.ctx.qualname(call.func) in DATALOADER
 
     def visit_For(self, node: cst.For) -> None:
         outer = self._batch_loop(node.iter)
@@ -1525,7 +1532,8 @@ class SynchronousDataLoader(LoaderRule):
       in memory (MNIST, CIFAR10, ...): on the CPU, making an image of an item is small next
       to the step, and workers would take the step's cores;
     - for `IterableDataset` subclasses defined in the file (workers would each replay
-      the whole stream unless it shards itself).
+      the whole stream unless it shards itself);
+    - for a library's DataLoader whose items it cannot cost (PyG's, batching graphs).
 
     When the dataset cannot be resolved (a name perf-lint cannot follow, a call it does
     not know), the rule reports as before.
@@ -1550,6 +1558,19 @@ class SynchronousDataLoader(LoaderRule):
     probe = "dataloader"
     options = {"num-workers": 4}
     VALID = (
+        # a library's DataLoader whose batches perf-lint cannot cost (PyG's graphs): not judged
+        Example(
+            """
+            import torch
+            from torch_geometric.loader import DataLoader
+            loader = DataLoader(dataset, batch_size=32, shuffle=True)
+            model = Net().cuda()
+            for epoch in range(10):
+                for data in loader:
+                    loss = model(data.cuda()).sum()
+                    loss.backward()
+            """,
+        ),
         # a notebook that makes `train_loader` again in later cells, to show one batch and to
         # encode the data once: those loaders are not the one its training loop iterates
         Example(
@@ -2139,7 +2160,7 @@ class SynchronousDataLoader(LoaderRule):
         workers = self.opts["num-workers"]
         for call, site in self.loaders.items():
             value = self.setting(site, NUM_WORKERS, "num_workers")
-            if value is UNKNOWN or (value is not None and value != 0):
+            if value is UNKNOWN or (value is not None and value != 0) or not self.costed(call):
                 continue
             gpu = self.feeds_gpu(call)
             if not gpu and self.ctx.units[0].notebook:
@@ -2255,8 +2276,9 @@ class PinnedMemoryMissing(LoaderRule):
     ...]), ...)`) or fewer than 65,536 numbers a class of the source generates itself
     from literal sizes (`XORDataset(size=1000)`): a toy example, nothing to overlap;
     when the loader is read by one test pass after training (as TPL101 says);
-    and when the `collate_fn` already
-    moves each batch to the GPU (a CUDA tensor cannot be pinned).
+    when the `collate_fn` already
+    moves each batch to the GPU (a CUDA tensor cannot be pinned); and for a library's DataLoader
+    whose batches it cannot size (PyG's graphs).
 
     ## Example
     ```python
@@ -2277,6 +2299,19 @@ class PinnedMemoryMissing(LoaderRule):
     summary = "DataLoader batches go to the GPU from pageable memory (no pin_memory=True)"
     probe = "dataloader"
     VALID = (
+        # a library's DataLoader whose batches perf-lint cannot cost (PyG's graphs): not judged
+        Example(
+            """
+            import torch
+            from torch_geometric.loader import DataLoader
+            loader = DataLoader(dataset, batch_size=32, shuffle=True)
+            model = Net().cuda()
+            for epoch in range(10):
+                for data in loader:
+                    loss = model(data.cuda()).sum()
+                    loss.backward()
+            """,
+        ),
         Example(
             """
             from torch.utils.data import DataLoader
@@ -2580,6 +2615,8 @@ class PinnedMemoryMissing(LoaderRule):
     def finish(self) -> None:
         moves = self.cuda_moves()
         for call, site in self.loaders.items():
+            if not self.costed(call):
+                continue
             cuda = [m for m in moves.get(id(call), []) if m.to_cuda(self.ctx)]
             transfer = None if cuda else self.transfers().get(id(call))
             if not cuda and (transfer is None or transfer.framework and self.dataset_cost(site).kind == CHEAP):

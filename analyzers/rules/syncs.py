@@ -19,7 +19,7 @@ from ..project import (
 from ..project import trains as project_trains
 from .base import Example
 from .edits import root_name
-from .tracking import Nesting, TrainingSteps, interval_test, iterates_dataloader
+from .tracking import Nesting, TrainingSteps, interval_test, iterates_dataloader, steps_within
 from ..vocabulary import CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, MODEL_NAMES, NOT_TENSOR_OPS, TENSOR_NAMESPACES
 
 _CONVERSIONS = {"float", "int", "bool"}
@@ -295,6 +295,21 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # an `if` that picks the steps to run (a discriminator step every `d_every` batches, 1 by
+        # default) is no logging interval: the read runs on every step it runs
+        Example(
+            """
+            import torch
+            for ii, (img, _) in enumerate(loader):
+                real = img.cuda()
+                if ii % opt.d_every == 0:
+                    optimizer_d.zero_grad()
+                    error_d = criterion(netd(real), true_labels)
+                    error_d.backward()
+                    optimizer_d.step()
+                    errord_meter.add(error_d.item())
+            """
+        ),
         # a step function nothing here calls (its callers are elsewhere), reading each loss in a
         # loop of its own; and a loop passing the losses to a logging helper defined below it
         Example(
@@ -582,7 +597,9 @@ class HostSyncEveryStep(Nesting):
             return True  # reported itself; its body runs when something went wrong (not `if acc:`: when nonzero)
         if self.ctx.value(test, site.scope) is False:
             return True  # a switch off by default (`if args.print_loss:`, a store_true flag)
-        return interval_test(self.ctx, test, site.loops, site.scope)
+        # (an `if` around the step itself picks steps, `if i % d_every == 0: ... optimizer.step()`: a read
+        # in it runs on every step it picks)
+        return interval_test(self.ctx, test, site.loops, site.scope) and not steps_within(branch.body)
 
     # -- what syncs -------------------------------------------------------------------------------
     def _describe(self, candidate: _Candidate) -> str | tuple | None:

@@ -86,8 +86,9 @@ class CudaWork:
         name = call_name(call)
         if name == "synchronize" or (type(call.func) is cst.Attribute and name in SYNC_METHODS):
             return True
-        if type(call.func) is cst.Name and name in ("print", "float") and call.args:
-            return any(type(a.value) in _VALUES or _formats_a_value(a.value) for a in call.args)
+        if type(call.func) is cst.Name and name in ("print", "float", "int", "bool") and call.args:
+            return any(_reduced(a.value) or name in ("print", "float") and (type(a.value) in _VALUES or _formats_a_value(a.value))
+                       for a in call.args)
         return qualified == "torch.save"  # (copies the tensors it saves to the host)
 
     def is_work(self, call: cst.Call, scope: Scope, depth: int = 0) -> bool:
@@ -582,6 +583,21 @@ class UnsynchronizedTiming(Rule):
     summary = "Wall-clock interval around CUDA work without torch.cuda.synchronize()"
     probe = "timing"
     VALID = (
+        # an epoch timed up to a test that reads its counts on the host (`int(... .sum())`): synchronized
+        Example(
+            """
+            import time
+            import torch
+            def test():
+                pred = model(data.x.cuda()).argmax(dim=-1)
+                return int((pred == data.y.cuda()).sum()) / len(data.y)
+            for epoch in range(1, 201):
+                start = time.time()
+                train()
+                acc = test()
+                times.append(time.time() - start)
+            """
+        ),
         # the time of a whole training run: what is left queued at its end is a step of many epochs
         Example(
             """
@@ -1140,6 +1156,13 @@ def _assigned(statement: cst.CSTNode) -> list[str]:
 
 
 _VALUES = (cst.Name, cst.Attribute, cst.Subscript)
+_REDUCTIONS = {"sum", "mean", "max", "min", "norm", "prod", "all", "any", "argmax", "count_nonzero", "detach"}
+
+
+def _reduced(expr: cst.BaseExpression) -> bool:
+    """A tensor reduced or detached (`(pred == y).sum()`, `loss.detach()`): `int()` or
+    `float()` of it reads the value on the host."""
+    return type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _REDUCTIONS
 
 
 def _formats_a_value(expr: cst.BaseExpression) -> bool:

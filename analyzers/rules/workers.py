@@ -33,7 +33,8 @@ class NonPersistentWorkers(LoaderRule):
     the function returning the loader (`train_loader, test_loader = data_setup.create_dataloaders()`
     in train.py) and iterates it so, itself or through the functions it gives it to. Workers
     from the core count (`os.cpu_count()`, `int(os.cpu_count() / 2)`, also as the default of a
-    parameter of such a function) are workers on any machine.
+    parameter of such a function) are workers on any machine. PyG's `DataLoader` (a
+    subclass batching graphs) counts as one.
 
     ## Why is this bad?
     Without persistent workers, every `iter(loader)` (every epoch) shuts the worker
@@ -162,6 +163,27 @@ class NonPersistentWorkers(LoaderRule):
         ),
     )
     INVALID = (
+        # a library's DataLoader (PyG's, batching graphs) re-spawns its workers like torch's
+        Example(
+            """
+            import torch
+            from torch_geometric.loader import DataLoader
+            loader = DataLoader(dataset, batch_size=32, shuffle=True, num_workers=6)
+            model = Net().to(torch.device("cuda"))
+            for epoch in range(10):
+                for data in loader:
+                    step(model, data.to("cuda"))
+            """,
+            """
+            import torch
+            from torch_geometric.loader import DataLoader
+            loader = DataLoader(dataset, batch_size=32, shuffle=True, num_workers=6, persistent_workers=True)
+            model = Net().to(torch.device("cuda"))
+            for epoch in range(10):
+                for data in loader:
+                    step(model, data.to("cuda"))
+            """,
+        ),
         # on a GPU, one worker re-spawned every epoch; no fix: on the CPU, `**kwargs` is empty and
         # persistent_workers=True without workers raises
         Example(
