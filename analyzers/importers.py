@@ -47,7 +47,7 @@ _GPU_HINT = re.compile(rb"cuda|nccl|accelerat|deepspeed|gpu")  # a file without 
 # what a GPU line looks like in text (confirmed on the parsed module): `.cuda(`, "cuda:0", "nccl",
 # torch.cuda.* but the queries, torch.accelerator.*, deepspeed.*, Accelerator(
 _GPU_TEXT = re.compile(
-    rb"""\.cuda\(|['"](?:cuda(?::\d+)?|nccl)['"]|cuda\.(?!is_available|device_count|get_device_)\w"""
+    rb"""\.cuda\(|['"](?:cuda(?::\d+)?|nccl)['"]|f['"]cuda:\{|cuda\.(?!is_available|device_count|get_device_)\w"""
     rb"""|accelerator\.(?!is_available|device_count)\w|deepspeed\.|Accelerator\(""")
 _DEVICE_KEYWORDS = {"device", "map_location", "output_device"}
 MAX_CALLEES = 64  # functions of other modules a source calls, looked at for a GPU line
@@ -180,6 +180,24 @@ def importing(path: str) -> list[FileNamespace]:
     """The modules of the project that import the module at `path` (and whose text may use a
     GPU: see `_importers`), read, their places named from the project's root."""
     return [module.namespace(root) for _, module, root in _importers(path)]
+
+
+def made_only_to_infer(path: str, name: str) -> bool:
+    """Whether the modules of the project that import the module at `path` and make its class
+    `name` (`model = DetectMultiBackend(weights)` in val.py and detect.py) never train: some make
+    it, and none calls `backward()`, an optimizer's `step()` or a trainer's `fit()`."""
+    makers = [module.tree for module in importing(path) if any(
+        type(node) is ast.Call and (ast_dotted(node.func) or "").rpartition(".")[2] == name for node in ast.walk(module.tree))]
+    return bool(makers) and not any(_trains(tree) for tree in makers)
+
+
+def _trains(tree: ast.Module) -> bool:
+    for node in ast.walk(tree):
+        if type(node) is ast.Call and type(node.func) is ast.Attribute:
+            attr = node.func.attr
+            if attr in ("backward", "fit") or attr == "step" and "opt" in (ast_dotted(node.func.value) or "").lower():
+                return True
+    return False
 
 
 def _importers(path: str, hops: int = 0):
@@ -415,7 +433,8 @@ def _parts(path: str, data: bytes | None) -> list[bytes]:
 
 def _gpu_line(nodes, module: FileNamespace) -> int | None:
     """The line of the first of `nodes` (of `module`) that puts work on a GPU, or None."""
-    return next((node.lineno for node in nodes if isinstance(node, (ast.Call, ast.Constant)) and _on_gpu(node, module)),
+    return next((node.lineno for node in nodes if isinstance(node, (ast.Call, ast.Constant, ast.JoinedStr))
+                 and _on_gpu(node, module)),
                 None)
 
 
@@ -455,6 +474,9 @@ def _device_calls(tree: ast.Module):
 def _on_gpu(node: ast.AST, module: FileNamespace) -> bool:
     if type(node) is ast.Constant:
         return type(node.value) is str and CUDA_DEVICE.fullmatch(node.value) is not None
+    if type(node) is ast.JoinedStr:  # f"cuda:{rank % GPUS_PER_NODE}"
+        head = node.values[0] if node.values else None
+        return type(head) is ast.Constant and type(head.value) is str and head.value.startswith("cuda:")
     if type(node) is not ast.Call:
         return False
     if type(node.func) is ast.Attribute and node.func.attr == "cuda":

@@ -1290,8 +1290,8 @@ _MATH = {("torch", name) for name in ("exp", "exp2", "log", "log2", "sin", "cos"
 
 
 def _number(expr: cst.BaseExpression) -> bool:
-    """A number, or arithmetic on numbers, names and `math.` functions (`-math.log(10000) / half`):
-    no tensor in it."""
+    """A number, or arithmetic on numbers, names, `math.` functions, `len()` and a process's rank
+    (`-math.log(10000) / half`, `N * dist.get_rank()`): no tensor in it."""
     if type(expr) in (cst.Integer, cst.Float, cst.Name):
         return True
     if type(expr) is cst.Attribute:
@@ -1301,7 +1301,10 @@ def _number(expr: cst.BaseExpression) -> bool:
     if type(expr) is cst.BinaryOperation:
         return _number(expr.left) and _number(expr.right)
     if type(expr) is cst.Call:
-        return (dotted(expr.func) or "").startswith("math.") and all(_number(a.value) for a in expr.args)
+        name = dotted(expr.func) or ""
+        if name == "len" or name.rpartition(".")[2] in ("get_rank", "get_world_size"):
+            return True  # (an int: `N * torch.distributed.get_rank()`)
+        return name.startswith("math.") and all(_number(a.value) for a in expr.args)
     return False
 
 

@@ -133,6 +133,28 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # helpers of the training loop called every N steps, or evaluating (no gradients) after
+        # each full-batch step: not part of the step
+        Example(
+            """
+            import torch
+            def print_samples():
+                samples = generate(model, torch.zeros(10, 1, device="cuda"))
+                for row in samples:
+                    print(decode(row.tolist()))
+            @torch.no_grad()
+            def test():
+                pred = model(data.x).argmax(dim=-1)
+                return int((pred == data.y).sum()) / len(data.y)
+            for step in range(max_steps):
+                loss = model(data.x.cuda()).mean()
+                loss.backward()
+                optimizer.step()
+                acc = test()
+                if step % 200 == 0:
+                    print_samples()
+            """
+        ),
         # d2l's CPU trainer (it names no device) beside its GPU trainer, which moves its batches
         Example(
             """
@@ -295,6 +317,28 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a helper a step function calls on `self`, reading what it gets itself (not passed)
+        Example(
+            """
+            import torch
+            class TrainLoop:
+                def run_loop(self):
+                    while True:
+                        self.run_step(next(self.data))
+                def run_step(self, batch):
+                    loss = self.model(batch.to("cuda")).mean()
+                    loss.backward()
+                    self.optimize()
+                def optimize(self):
+                    self._log_grad_norm()
+                    self.opt.step()
+                def _log_grad_norm(self):
+                    sqsum = 0.0
+                    for p in self.params:
+                        sqsum += (p.grad ** 2).sum().item()
+                    self.logger.log("grad_norm", sqsum ** 0.5)
+            """
+        ),
         # an `if` that picks the steps to run (a discriminator step every `d_every` batches, 1 by
         # default) is no logging interval: the read runs on every step it runs
         Example(
@@ -571,6 +615,8 @@ class HostSyncEveryStep(Nesting):
                 return False
             if not steps.run_every_step(function):
                 if not steps.trains(function):
+                    if steps.called_every_step(function):  # (a helper run every step: `self._log_grad_norm()`)
+                        return not any(self._guards(frame, site) for frame in frames)
                     return False
                 callers = self.ctx.calls.get(function.name.value, [])
                 if not any(call.loops for call in callers) and (callers or id(function) not in self.ctx.class_of):
@@ -997,3 +1043,4 @@ def _legacy_read(node: cst.Subscript) -> cst.BaseExpression | None:
         return None
     index = node.slice[0].slice
     return value.value if type(index) is cst.Index and type(index.value) is cst.Integer and index.value.value == "0" else None
+

@@ -10,6 +10,7 @@ import libcst as cst
 
 from ..context import CallSite, Context, Frame, Scope, Site
 from ..nodes import call_name, code, dotted, iteration_source, keyword, lazy_init, names_in, positional, walk
+from ..importers import made_only_to_infer
 from ..project import call_target, maybe_project_call, steps_in_loops, tests_interval, trains_somewhere
 from ..project import trains as project_trains
 from .edits import root_name
@@ -154,6 +155,9 @@ class TrainingSteps:
         self._anywhere: bool | None = None  # see anywhere
         self._cached: dict[int, set[int]] = {}  # function id -> see cached
         self._devices: dict[int, bool] = {}  # function id -> whether its text names a device or moves a value
+        self._every: dict[tuple, bool] = {}  # (function id, depth) -> see called_every_step
+        self._inferring: dict[int, bool] = {}  # class id -> see _made_to_infer
+        self._intervals: dict[int, set[int]] = {}  # body id -> see _guarded_calls
         for name, sites in ctx.calls.items():
             if name == "backward" or name == "step" or name in ctx.functions:
                 for site in sites:
@@ -209,7 +213,17 @@ class TrainingSteps:
         if function.name.value == "training_step":
             return any("LightningModule" in base for base in bases)
         return any(base.rpartition(".")[2] == "Module" for base in bases) and function.name.value in self._forward(cls) \
-            and (not any(unit.notebook for unit in self.ctx.units) or self.anywhere())
+            and (not any(unit.notebook for unit in self.ctx.units) or self.anywhere()) and not self._made_to_infer(cls)
+
+    def _made_to_infer(self, cls: cst.ClassDef) -> bool:
+        """Whether a module class of the source is made only by modules of the project that never
+        train (an inference wrapper: its forward runs no training step), nor here where the source trains."""
+        found = self._inferring.get(id(cls))
+        if found is None:
+            name, path = cls.name.value, self.ctx.path
+            found = self._inferring[id(cls)] = bool(path) and not (
+                self.ctx.calls.get(name) and self.anywhere()) and made_only_to_infer(path or "", name)
+        return found
 
     def _forward(self, cls: cst.ClassDef) -> set[str]:
         """The names of `forward` and of the methods of `cls` it calls on `self`, two calls deep."""
@@ -272,6 +286,51 @@ class TrainingSteps:
         if found is None:
             text = code(function)
             found = self._devices[id(function)] = ".to(" in text or DEVICE_LIKE.search(text) is not None
+        return found
+
+    def called_every_step(self, function: cst.FunctionDef, depth: int = 0) -> bool:
+        """Whether a helper of the source, called without arguments, runs on every training step:
+        called (`helper()`, or `self.helper()` from a method of its class) in a loop that trains,
+        or from a step function called so (`run_step` -> `optimize` -> `self._log_grad_norm()`),
+        two calls deep, not under an interval guard; not an evaluation pass."""
+        key = (id(function), depth)
+        found = self._every.get(key)
+        if found is None:
+            self._every[key] = False  # (a recursive call adds nothing)
+            found = self._every[key] = not _evaluates(function) and any(
+                self._steps_at(site, depth) for site in self._callers(function))
+        return found
+
+    def _callers(self, function: cst.FunctionDef) -> list[CallSite]:
+        cls = self.ctx.class_of.get(id(function))
+        sites = self.ctx.calls.get(function.name.value, [])
+        if cls is None:
+            return [site for site in sites if type(site.node.func) is cst.Name]
+        return [site for site in sites if type(site.node.func) is cst.Attribute and dotted(site.node.func.value) == "self"
+                and site.scope.node is not None and self.ctx.class_of.get(id(site.scope.node)) is cls]
+
+    def _steps_at(self, site: CallSite, depth: int) -> bool:
+        if site.node.args:
+            return False  # (a call passing values is judged at the call, as a read of what it passes or does)
+        caller = site.scope.node
+        stepping = next((loop for loop in reversed(site.loops) if self.trains(loop)), None)
+        if stepping is not None:
+            owner = stepping.body
+        else:
+            if site.loops or caller is None or not self.trains(caller):
+                return False
+            if not (self.run_every_step(caller) or any(call.loops for call in self._callers(caller)) or (
+                    depth < 2 and self.called_every_step(caller, depth + 1))):
+                return False
+            owner = caller.body
+        return id(site.node) not in self._guarded_calls(owner, site)
+
+    def _guarded_calls(self, body: cst.CSTNode, site: CallSite) -> set[int]:
+        """Ids of the calls in `body` under an interval guard (`if step % 100 == 0:`)."""
+        found = self._intervals.get(id(body))
+        if found is None:
+            found = self._intervals[id(body)] = calls_under_ifs(
+                body, lambda branch: interval_test(self.ctx, branch.test, site.loops, site.scope))
         return found
 
     def steps_here(self, loop: cst.CSTNode) -> bool:
@@ -368,6 +427,18 @@ def iterates_dataloader(ctx: Context, loop: cst.For, scope: Scope) -> bool:
     DataLoader the source makes: CPU batches, a pass over a dataset."""
     found = ctx.origin(iteration_source(loop.iter), scope)
     return found is not None and type(found[0]) is cst.Call and (ctx.qualname(found[0].func) or "").endswith(".DataLoader")
+
+
+def _evaluates(function: cst.FunctionDef) -> bool:
+    """Whether a function is an evaluation pass, not part of a training step: it runs without
+    gradients (`@torch.no_grad()`, `@torch.inference_mode()`) or calls `model.eval()` (a
+    full-batch script's `test()` after each step of its epoch loop)."""
+    for decorator in function.decorators:
+        found = decorator.decorator
+        name = dotted(found.func if type(found) is cst.Call else found) or ""
+        if "no_grad" in name or "inference_mode" in name:
+            return True
+    return any(type(call) is cst.Call and call_name(call) == "eval" and not call.args for call in walk(function.body))
 
 
 def is_step(call: cst.Call, name: str) -> bool:
