@@ -11,7 +11,7 @@ import libcst as cst
 from ..context import CallSite, Site, paired
 from ..nodes import (
     UNKNOWN, argument, call_name, children, code, dotted, iteration_source, keyword, literal, positional, remembered,
-    short_code, star_kwargs,
+    short_code, star_kwargs, walk,
 )
 from ..datasets import (
     CHEAP, EXPENSIVE, HF_METHODS, HF_TRANSFORMS, ON_DEVICE, ROWS, ROWS_BATCH, TENSOR_DATASET, UNKNOWN_DATASET, WRAPPERS,
@@ -32,7 +32,10 @@ from ..vocabulary import (
 DATALOADER = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
 # DataLoaders of libraries whose batches perf-lint cannot cost (PyG's, collating graphs): their
 # workers are re-spawned like any loader's (TPL104); whether they need workers or pinning is not known
-SUBCLASSES = {"torch_geometric.loader.DataLoader", "torch_geometric.data.DataLoader"}
+SUBCLASSES = {f"torch_geometric.{package}.{name}" for package in ("loader", "data") for name in (
+    "DataLoader", "DataListLoader", "DenseDataLoader", "NeighborLoader", "NeighborSampler", "LinkNeighborLoader",
+    "ClusterLoader", "GraphSAINTNodeSampler", "GraphSAINTEdgeSampler", "GraphSAINTRandomWalkSampler", "ShaDowKHopSampler",
+    "RandomNodeLoader", "HGTLoader")}
 ITERABLE_DATASET = {"torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"}
 _LITERAL_TENSORS = {"torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.as_tensor",
                     "numpy.array", "numpy.asarray"}
@@ -42,6 +45,7 @@ _ONE_BATCH_HOOKS = {"test_dataloader": "test", "predict_dataloader": "predict"} 
 
 _DEVICE_VARIABLE = "device variable"  # a move to a device we cannot resolve, named like one
 _SAME_ROWS = {"clone", "contiguous", "long", "float", "int", "half", "detach", "cpu"}  # a tensor's methods keeping its rows
+_ARRAY_METHODS = {"nonzero", "view", "flatten", "reshape", "squeeze", "unsqueeze", "argsort"}  # give a tensor (or array)
 
 
 class _Move:
@@ -78,7 +82,7 @@ class LoaderRule(Rule):
     kept in `known` for every loader rule.
     """
 
-    calls = CallNames(frozenset({"to", "cuda", "type", *(name.rpartition(".")[2] for name in DATALOADER)}))
+    calls = CallNames(frozenset({"to", "cuda", "type", *(name.rpartition(".")[2] for name in DATALOADER | SUBCLASSES)}))
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
@@ -908,6 +912,8 @@ class LoaderRule(Rule):
         if type(func) is cst.Attribute and func.attr.value in HF_METHODS:
             base = self._cost(func.value, scope, depth + 1, seen)
             return base if base is None or base.kind in (ROWS, EXPENSIVE) else UNKNOWN_DATASET
+        if type(func) is cst.Attribute and func.attr.value in _ARRAY_METHODS:  # `mask.nonzero().view(-1)`: indices
+            return Cost(CHEAP, "its items are rows of a tensor held in memory")
         if type(func) is cst.Attribute and func.attr.value in _SAME_ROWS and type(func.value) is cst.Call:
             return self._cost(func.value, scope, depth + 1, seen)  # `torch.from_numpy(x).clone()`: its rows
         name = dotted(func)
@@ -1033,7 +1039,8 @@ class LoaderRule(Rule):
             if other:
                 return False
             if passes or iterators or calls:
-                if not once or any(steps.trains(loop) or steps.per_epoch(loop) for loop in passes):
+                working = [loop for loop in passes if works(loop) or _moves(loop)]  # (not a demo showing its batches)
+                if (working or calls) and (not once or any(steps.trains(loop) or steps.per_epoch(loop) for loop in working)):
                     return False
                 if not all(map(self._next_once, iterators)) or not all(self._one_pass(call, name) for call in calls):
                     return False
@@ -1509,7 +1516,8 @@ class SynchronousDataLoader(LoaderRule):
     Silent when:
     - the value is unknown (a function parameter, a `**kwargs` of unknown content);
     - the dataset is cheap to load in the training process, where workers would only
-      add inter-process copies: a `TensorDataset`, a tensor, list or `range`, a class
+      add inter-process copies: a `TensorDataset`, a tensor (`mask.nonzero().view(-1)`:
+      indices), list or `range`, a class
       whose `__getitem__` only indexes tensors, lists and arrays held in memory
       (pre-tokenized text: `return self.input_ids[idx], self.target_ids[idx]`), a Hugging
       Face table read with fewer than 256 rows a batch (tens of microseconds a row).
@@ -1518,7 +1526,8 @@ class SynchronousDataLoader(LoaderRule):
       `.to(device)`): worker processes cannot do that;
     - only one batch is taken: every use of the loader is a `next(iter(loader))` (also
       `it = iter(loader)` then one `next(it)` / `it.next()`), a loop that breaks after its
-      first batch, `len(loader.dataset)`, or it is a Lightning `test_dataloader`
+      first batch or only shows the batches (`print(x.size())`: a demo of the loader),
+      `len(loader.dataset)`, or it is a Lightning `test_dataloader`
       (`predict_dataloader`) in a script that calls `trainer.fit` but never `trainer.test`;
     - in a script or notebook that trains, the loader is made by the module's own code and
       read by one pass that does not train, outside any loop or function, its own or that
@@ -1558,6 +1567,27 @@ class SynchronousDataLoader(LoaderRule):
     probe = "dataloader"
     options = {"num-workers": 4}
     VALID = (
+        # a loop that only shows the batches (a demo of the loader); a loader of node indices
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            device = torch.device("cuda")
+            loader = DataLoader(DogCat("data/"), batch_size=2, shuffle=True)
+            for images, labels in loader:
+                print(images.size(), labels.tolist())
+            """,
+        ),
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            train_idx = data.train_mask.nonzero(as_tuple=False).view(-1)
+            for idx in DataLoader(train_idx, batch_size=1024, shuffle=True):
+                loss = model(xs[idx].cuda()).sum()
+                loss.backward()
+            """,
+        ),
         # a library's DataLoader whose batches perf-lint cannot cost (PyG's graphs): not judged
         Example(
             """
@@ -2741,3 +2771,32 @@ class NonBlockingWithoutPinnedMemory(LoaderRule):
                 "pin_memory=True, so the copy is synchronous. Set pin_memory=True on the DataLoader.",
                 fix,
             )
+
+
+_SHOWING = {"print", "len", "str", "repr", "format", "range", "enumerate", "isinstance", "type", "zip", "tqdm"}
+
+
+def works(loop: cst.For | cst.While) -> bool:
+    """Whether a loop over batches does something with them beyond showing or moving them
+    (`print(x.shape); x = x.to(device); break`: a demo of the loader): a call of anything but
+    a builtin that shows them, or a method of the batch itself."""
+    batch = set(names_in_target(loop.target)) if type(loop) is cst.For else set()
+    pending: list[cst.CSTNode] = [loop.body]
+    while pending:  # (the first call that works answers: no need to list the whole body)
+        node = pending.pop()
+        pending.extend(children(node))
+        if type(node) is not cst.Call:
+            continue
+        func = node.func
+        if type(func) is cst.Name and func.value in _SHOWING:
+            continue
+        if type(func) is cst.Attribute and (root_name(func.value) in batch or type(func.value) in (
+                cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+            continue  # (`x.to(device)`, `y.size()`, `'{}'.format(...)`)
+        return True
+    return False
+
+
+def _moves(loop: cst.For | cst.While) -> bool:
+    """Whether a loop's body moves something to a device (`x.to(device)`, `x.cuda()`)."""
+    return any(type(node) is cst.Call and call_name(node) in ("to", "cuda") for node in walk(loop.body))

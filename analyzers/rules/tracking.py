@@ -395,7 +395,7 @@ _INTERVAL_WORDS = ("step", "iter", "idx", "epoch", "batch")
 
 def interval_test(ctx: Context, test: cst.BaseExpression, loops: tuple, scope: Scope) -> bool:
     """Whether an `if` test picks some iterations of the loops around it: a modulo
-    (`step % 100 == 0`), a function of the project returning one (`divisible_by(i,
+    (`step % 100 == 0`; not by a setting that is 1 by default), a function of the project returning one (`divisible_by(i,
     validate_every)`), or an equality naming a loop variable or a counter (`if epoch == 1:`,
     `i == len(loader) - 1`)."""
     loop_names = {n for loop in loops if type(loop) is cst.For for n in names_in(loop.target)}
@@ -403,8 +403,8 @@ def interval_test(ctx: Context, test: cst.BaseExpression, loops: tuple, scope: S
 
     class Interval(cst.CSTVisitor):
         def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-            nonlocal found
-            found = found or type(node.operator) is cst.Modulo
+            nonlocal found  # (not `% args.accumulation_steps` when that is 1 by default: every step)
+            found = found or type(node.operator) is cst.Modulo and ctx.value(node.right, scope) != 1
 
         def visit_Call(self, node: cst.Call) -> None:
             nonlocal found
@@ -450,8 +450,10 @@ def is_step(call: cst.Call, name: str) -> bool:
 
 
 def steps_within(node: cst.CSTNode) -> bool:
-    """Whether a training step is written inside `node` (an `if` that picks the steps to run)."""
-    return any(type(call) is cst.Call and is_step(call, call_name(call) or "") for call in walk(node))
+    """Whether a whole training step, its `backward()`, is written inside `node` (an `if` that
+    picks the steps to run; one around `optimizer.step()` alone is a gradient accumulation
+    boundary, reached every N steps)."""
+    return any(type(call) is cst.Call and call_name(call) == "backward" for call in walk(node))
 
 
 def calls_under_ifs(root: cst.CSTNode, chosen) -> set[int]:
