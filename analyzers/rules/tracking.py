@@ -216,13 +216,13 @@ class TrainingSteps:
             and (not any(unit.notebook for unit in self.ctx.units) or self.anywhere()) and not self._made_to_infer(cls)
 
     def _made_to_infer(self, cls: cst.ClassDef) -> bool:
-        """Whether a module class of the source is made only by modules of the project that never
-        train (an inference wrapper: its forward runs no training step), nor here where the source trains."""
+        """Whether a module class of a source that does not train is made only by modules of the
+        project that never train either (an inference wrapper: its forward runs no training step)."""
         found = self._inferring.get(id(cls))
         if found is None:
-            name, path = cls.name.value, self.ctx.path
-            found = self._inferring[id(cls)] = bool(path) and not (
-                self.ctx.calls.get(name) and self.anywhere()) and made_only_to_infer(path or "", name)
+            path = self.ctx.path  # (a source that trains trains its classes: its importers are not asked)
+            found = self._inferring[id(cls)] = bool(path) and not self.anywhere() and made_only_to_infer(
+                path or "", cls.name.value)
         return found
 
     def _forward(self, cls: cst.ClassDef) -> set[str]:
@@ -297,9 +297,20 @@ class TrainingSteps:
         found = self._every.get(key)
         if found is None:
             self._every[key] = False  # (a recursive call adds nothing)
-            found = self._every[key] = not _evaluates(function) and any(
-                self._steps_at(site, depth) for site in self._callers(function))
+            found = self._every[key] = any(self._steps_at(site, depth) for site in self._callers(function)) \
+                and not self._evaluates(function)
         return found
+
+    def _evaluates(self, function: cst.FunctionDef) -> bool:
+        """Whether a function is an evaluation pass, not part of a training step: it runs without
+        gradients (`@torch.no_grad()`, `@torch.inference_mode()`) or calls `model.eval()` (a
+        full-batch script's `test()` after each step of its epoch loop)."""
+        for decorator in function.decorators:
+            found = decorator.decorator
+            name = dotted(found.func if type(found) is cst.Call else found) or ""
+            if "no_grad" in name or "inference_mode" in name:
+                return True
+        return any(site.scope.node is function and not site.node.args for site in self.ctx.calls.get("eval", ()))
 
     def _callers(self, function: cst.FunctionDef) -> list[CallSite]:
         cls = self.ctx.class_of.get(id(function))
@@ -427,18 +438,6 @@ def iterates_dataloader(ctx: Context, loop: cst.For, scope: Scope) -> bool:
     DataLoader the source makes: CPU batches, a pass over a dataset."""
     found = ctx.origin(iteration_source(loop.iter), scope)
     return found is not None and type(found[0]) is cst.Call and (ctx.qualname(found[0].func) or "").endswith(".DataLoader")
-
-
-def _evaluates(function: cst.FunctionDef) -> bool:
-    """Whether a function is an evaluation pass, not part of a training step: it runs without
-    gradients (`@torch.no_grad()`, `@torch.inference_mode()`) or calls `model.eval()` (a
-    full-batch script's `test()` after each step of its epoch loop)."""
-    for decorator in function.decorators:
-        found = decorator.decorator
-        name = dotted(found.func if type(found) is cst.Call else found) or ""
-        if "no_grad" in name or "inference_mode" in name:
-            return True
-    return any(type(call) is cst.Call and call_name(call) == "eval" and not call.args for call in walk(function.body))
 
 
 def is_step(call: cst.Call, name: str) -> bool:
