@@ -70,7 +70,8 @@ class HostSyncEveryStep(Nesting):
     iteration of a training loop (a loop that calls `backward()` or `optimizer.step()`,
     directly or through a function of the file): `.item()`, `.cpu()`, `.numpy()`,
     `.tolist()`, `.to("cpu")`, `float()`/`int()`/`bool()` of a tensor, `print()` of a
-    tensor, and `if` and `assert` tests on a tensor (`if loss < best:`, `if torch.isnan(loss):`,
+    tensor or a tensor formatted into a string (`pbar.set_description(f"loss {loss:.3f}")`,
+    `"%11.4g" * 3 % (*mloss,)`), and `if` and `assert` tests on a tensor (`if loss < best:`, `if torch.isnan(loss):`,
     `assert torch.equal(a, b)` in a `forward`),
     `torch.cuda.synchronize()` in a loop that reads no clock, and a CUDA tensor passed to a
     function or method of the project (this file or a module it imports) that reads it on
@@ -317,6 +318,19 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a running mean of the losses (a CUDA tensor) formatted into the progress bar at every step
+        Example(
+            """
+            import torch
+            mloss = torch.zeros(3, device="cuda")
+            for i, (imgs, targets) in enumerate(pbar):
+                loss, loss_items = compute_loss(model(imgs.cuda()), targets.cuda())
+                loss.backward()
+                optimizer.step()
+                mloss = (mloss * i + loss_items) / (i + 1)
+                pbar.set_description(("%11s" + "%11.4g" * 3) % (f"{epoch}/{epochs}", *mloss))
+            """
+        ),
         # a helper a step function calls on `self`, reading what it gets itself (not passed)
         Example(
             """
@@ -575,6 +589,14 @@ class HostSyncEveryStep(Nesting):
     def visit_If(self, node: cst.If) -> None:
         self._add(node, "test")
 
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        if any(type(part) is cst.FormattedStringExpression for part in node.parts):
+            self._add(node, "format")  # (`pbar.set_description(f"loss {loss:.3f}")`; in a `print`: one report)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if type(node.operator) is cst.Modulo and _text(node.left):
+            self._add(node, "format")  # `"%11.4g" * 3 % (*mloss,)`
+
     def visit_Assert(self, node: cst.Assert) -> None:
         self._add(node, "test")
 
@@ -699,6 +721,10 @@ class HostSyncEveryStep(Nesting):
             if not self._tensor(_call(candidate).args[0].value, scope, 0):
                 return None
             what = f"`{short_code(node)}` converts a CUDA tensor to a Python number"
+        elif candidate.kind == "format":
+            if not self._formatted_tensor(node, scope):
+                return None
+            what = f"`{short_code(node)}` formats a CUDA tensor"
         else:  # "print"
             if not any(self._printed_tensor(arg.value, scope) for arg in _call(candidate).args):
                 return None
@@ -846,6 +872,14 @@ class HostSyncEveryStep(Nesting):
         head, _, name = (self.ctx.qualname(call.func) or "").partition(".")
         return head == "torch" and name in HOST_FACTORIES and keyword(call, "device") is None
 
+    def _formatted_tensor(self, node: cst.CSTNode, scope: Scope) -> bool:
+        """Whether an f-string or a `%` formatting formats a CUDA tensor (each element of a `*tensor`)."""
+        if type(node) is cst.FormattedString:
+            return self._printed_tensor(node, scope)
+        values = cast(cst.BinaryOperation, node).right
+        elements = [e.value for e in values.elements] if type(values) is cst.Tuple else [values]
+        return any(self._tensor(value, scope, 0) for value in elements)
+
     def _printed_tensor(self, expr: cst.BaseExpression, scope: Scope) -> bool:
         if type(expr) is cst.ConcatenatedString:
             return self._printed_tensor(expr.left, scope) or self._printed_tensor(expr.right, scope)
@@ -886,7 +920,8 @@ class HostSyncEveryStep(Nesting):
             found = self.ctx.origin(expr, scope)
             values = owner.assignments[expr.value] if owner is not None else ()
             if found is None and owner is not None and values and all(v is not None for v in values):  # `acc = (p == y).mean()` or None
-                real = [v for v in values if not (type(v) is cst.Name and v.value == "None")]
+                real = [v for v in values if not (type(v) is cst.Name and v.value == "None")  # (nor a running
+                        and not (type(v) is cst.BinaryOperation and expr.value in names_in(v))]  # mean of itself)
                 return bool(real) and all(self._tensor(v, owner, depth + 1) for v in real)
             return found is not None and found[0] is not expr and self._tensor(found[0], found[1], depth + 1)
         if type(expr) is cst.Call:
@@ -1044,3 +1079,9 @@ def _legacy_read(node: cst.Subscript) -> cst.BaseExpression | None:
     index = node.slice[0].slice
     return value.value if type(index) is cst.Index and type(index.value) is cst.Integer and index.value.value == "0" else None
 
+
+def _text(expr: cst.BaseExpression) -> bool:
+    """A string, or one built of strings (`"%11s" * 2 + "%11.4g" * 5`): the left of a `%` that formats."""
+    if type(expr) in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString):
+        return True
+    return type(expr) is cst.BinaryOperation and (_text(expr.left) or _text(expr.right))
