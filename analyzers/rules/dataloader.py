@@ -1039,9 +1039,9 @@ class LoaderRule(Rule):
             if other:
                 return False
             if passes or iterators or calls:
-                working = [loop for loop in passes if works(loop) or _moves(loop)]  # (not a demo showing its batches)
-                if (working or calls) and (not once or any(steps.trains(loop) or steps.per_epoch(loop) for loop in working)):
-                    return False
+                if not once or any(steps.trains(loop) or steps.per_epoch(loop) for loop in passes):
+                    if calls or any(steps.trains(loop) or works(loop) or _moves(loop) for loop in passes):
+                        return False  # (not when every pass only shows its batches: a demo of the loader)
                 if not all(map(self._next_once, iterators)) or not all(self._one_pass(call, name) for call in calls):
                     return False
             single += one + len(passes) + len(iterators) + len(calls)

@@ -590,11 +590,11 @@ class HostSyncEveryStep(Nesting):
         self._add(node, "test")
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
-        if any(type(part) is cst.FormattedStringExpression for part in node.parts):
+        if (self.ctx.loops or self.ctx.scope.node) and any(type(part) is cst.FormattedStringExpression for part in node.parts):
             self._add(node, "format")  # (`pbar.set_description(f"loss {loss:.3f}")`; in a `print`: one report)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if type(node.operator) is cst.Modulo and _text(node.left):
+        if type(node.operator) is cst.Modulo and (self.ctx.loops or self.ctx.scope.node) and _text(node.left):
             self._add(node, "format")  # `"%11.4g" * 3 % (*mloss,)`
 
     def visit_Assert(self, node: cst.Assert) -> None:
