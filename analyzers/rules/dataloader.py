@@ -11,7 +11,7 @@ import libcst as cst
 from ..context import CallSite, Site, paired
 from ..nodes import (
     UNKNOWN, argument, call_name, children, code, dotted, iteration_source, keyword, literal, positional, remembered,
-    short_code, star_kwargs, walk,
+    short_code, star_kwargs,
 )
 from ..datasets import (
     CHEAP, EXPENSIVE, HF_METHODS, HF_TRANSFORMS, ON_DEVICE, ROWS, ROWS_BATCH, TENSOR_DATASET, UNKNOWN_DATASET, WRAPPERS,
@@ -1040,8 +1040,8 @@ class LoaderRule(Rule):
                 return False
             if passes or iterators or calls:
                 if not once or any(steps.trains(loop) or steps.per_epoch(loop) for loop in passes):
-                    if calls or any(steps.trains(loop) or works(loop) or _moves(loop) for loop in passes):
-                        return False  # (not when every pass only shows its batches: a demo of the loader)
+                    if calls or not all(map(_shows_only, passes)):
+                        return False  # (not when every pass only prints its batches: a demo of the loader)
                 if not all(map(self._next_once, iterators)) or not all(self._one_pass(call, name) for call in calls):
                     return False
             single += one + len(passes) + len(iterators) + len(calls)
@@ -2773,30 +2773,11 @@ class NonBlockingWithoutPinnedMemory(LoaderRule):
             )
 
 
-_SHOWING = {"print", "len", "str", "repr", "format", "range", "enumerate", "isinstance", "type", "zip", "tqdm"}
-
-
-def works(loop: cst.For | cst.While) -> bool:
-    """Whether a loop over batches does something with them beyond showing or moving them
-    (`print(x.shape); x = x.to(device); break`: a demo of the loader): a call of anything but
-    a builtin that shows them, or a method of the batch itself."""
-    batch = set(names_in_target(loop.target)) if type(loop) is cst.For else set()
-    pending: list[cst.CSTNode] = [loop.body]
-    while pending:  # (the first call that works answers: no need to list the whole body)
-        node = pending.pop()
-        pending.extend(children(node))
-        if type(node) is not cst.Call:
-            continue
-        func = node.func
-        if type(func) is cst.Name and func.value in _SHOWING:
-            continue
-        if type(func) is cst.Attribute and (root_name(func.value) in batch or type(func.value) in (
-                cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
-            continue  # (`x.to(device)`, `y.size()`, `'{}'.format(...)`)
-        return True
-    return False
-
-
-def _moves(loop: cst.For | cst.While) -> bool:
-    """Whether a loop's body moves something to a device (`x.to(device)`, `x.cuda()`)."""
-    return any(type(node) is cst.Call and call_name(node) in ("to", "cuda") for node in walk(loop.body))
+def _shows_only(loop: cst.CSTNode) -> bool:
+    """Whether every statement of a loop's body prints (`print(x.size(), y.tolist())`): a demo of
+    the loader, with nothing on a device waiting for the batches."""
+    body = getattr(loop, "body", None)
+    statements = [line for statement in getattr(body, "body", ())
+                  for line in (statement.body if type(statement) is cst.SimpleStatementLine else (statement,))]
+    return bool(statements) and all(
+        type(line) is cst.Expr and type(line.value) is cst.Call and call_name(line.value) == "print" for line in statements)

@@ -8,12 +8,12 @@ from typing import cast
 import libcst as cst
 
 from ..context import Site
-from ..nodes import argument, code, dotted, iteration_source, keyword, walk
+from ..nodes import argument, children, code, dotted, iteration_source, keyword, walk
 from ..findings import Related
 from ..project import ast_dotted, iterated, iterated_again, maybe_project_call, used_arguments
 from .base import Example, FixPlan, Replace
 from ..datasets import CHEAP
-from .dataloader import LoaderRule, works
+from .dataloader import LoaderRule
 from .edits import names_in_target, replace_argument, root_name
 from ..vocabulary import EVERY_EPOCH_HOOKS, FIT_METHODS, NUM_WORKERS
 
@@ -493,7 +493,7 @@ class NonPersistentWorkers(LoaderRule):
         loader iterated again and again: by a loop of the source, by a function of the
         project called in a loop, by Lightning's Trainer, by an ignite Engine."""
         for loop, (loop_site, _) in self.loops.items():
-            found = self._repeating_loops(loop, loop_site) if works(loop) else None  # (not a demo of the loader)
+            found = self._repeating_loops(loop, loop_site) if _works(loop) else None  # (not a demo of the loader)
             if found and not loop_site.loops and self._reshuffles(loop, loop_site):
                 continue
             for loader in self.loaders_of(loop) if found else ():
@@ -668,6 +668,9 @@ class NonPersistentWorkers(LoaderRule):
         return None
 
 
+_SHOWING = {"print", "len", "str", "repr", "format", "range", "enumerate", "isinstance", "type", "zip", "tqdm"}
+
+
 def _reshuffles_given(found) -> bool:
     """Whether a function (of the source or the project) changes the dataset of a loader it
     is given and iterates (`train_dl.dataset.shuffleSamples()`) before its loop."""
@@ -676,4 +679,25 @@ def _reshuffles_given(found) -> bool:
     given = iterated(found)
     return any(type(node) is ast.Call and type(node.func) is ast.Attribute and any(
         f"{ast_dotted(node.func.value)}.".startswith(f"{param}.dataset.") for param in given) for node in ast.walk(found[0]))
+
+
+def _works(loop: cst.For | cst.While) -> bool:
+    """Whether a loop over batches does something with them beyond showing or moving them
+    (`print(x.shape); x = x.to(device); break`: a demo of the loader): a call of anything but
+    a builtin that shows them, or a method of the batch itself."""
+    batch = set(names_in_target(loop.target)) if type(loop) is cst.For else set()
+    pending: list[cst.CSTNode] = [loop.body]
+    while pending:  # (the first call that works answers: no need to list the whole body)
+        node = pending.pop()
+        pending.extend(children(node))
+        if type(node) is not cst.Call:
+            continue
+        func = node.func
+        if type(func) is cst.Name and func.value in _SHOWING:
+            continue
+        if type(func) is cst.Attribute and (root_name(func.value) in batch or type(func.value) in (
+                cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+            continue  # (`x.to(device)`, `y.size()`, `'{}'.format(...)`)
+        return True
+    return False
 
