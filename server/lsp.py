@@ -542,20 +542,22 @@ def rss_kb() -> int:
         return peak // 1024 if sys.platform == "darwin" else peak
 
 
-class _ShutdownCancellations(logging.Filter):
+class _ClientGone(logging.Filter):
     """When the client goes away, asyncio cancels the handlers still running (a profile)
-    and pygls's done-callback re-raises their CancelledError: that is shutdown, not an
-    error worth a traceback on the client's stderr."""
+    and pygls's done-callback re-raises their CancelledError, and pygls logs the write that
+    found the client's end closed (BrokenPipeError): that is shutdown, not an error worth a
+    traceback on the client's stderr."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
-        return not isinstance(error, asyncio.CancelledError)
+        return not isinstance(error, (asyncio.CancelledError, BrokenPipeError))
 
 
 def serve(tcp: tuple[str, int] | None = None) -> int:
     """Run the server until the client exits: on stdio, or on `tcp = (host, port)`."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="perf-lint server: %(levelname)s %(message)s")
-    logging.getLogger("asyncio").addFilter(_ShutdownCancellations())
+    for name in ("asyncio", "pygls.protocol.json_rpc"):
+        logging.getLogger(name).addFilter(_ClientGone())
     server = create_server()
     if tcp is not None:
         server.start_tcp(*tcp)

@@ -38,6 +38,7 @@ class SplicedReports(LanguageServerProtocol):
         super().__init__(server, converter)
         self.converter = converter
         self.headers = False
+        self.gone = False  # a write found the client's end closed
         self._known: dict[int, list] = {}  # id -> [diagnostic, its JSON shape, its JSON text or None]
         plain = converter.get_unstructure_hook(types.Diagnostic)
 
@@ -63,6 +64,15 @@ class SplicedReports(LanguageServerProtocol):
         self._send_data(data)
 
     def _send_data(self, data) -> None:  # pygls' private method, see the module's docstring
+        if self.gone:
+            return  # (the client closed its end: nothing more reaches it)
+        try:
+            self._write(data)
+        except BrokenPipeError:  # the client is gone (the session ends when its stdin closes)
+            self.gone = True
+            logger.info("the client closed its end of the connection")
+
+    def _write(self, data) -> None:
         body = self.spliced(data)
         if body is None:
             super()._send_data(data)

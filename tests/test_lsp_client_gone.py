@@ -62,10 +62,10 @@ def start_and_open(tmp_path: pathlib.Path, text: str):
 
 
 def finish(server: subprocess.Popen, seen_children: set[int]) -> None:
-    server.stdin.close()
+    server.stdin.close()  # the client is gone: it neither writes nor reads (an unread pipe would block
+    server.stdout.close()  # the server's next message, not a client gone, once its 64 KB buffer filled)
     server.wait(timeout=30)
     stderr = server.stderr.read().decode(errors="replace")
-    server.stdout.close()
     server.stderr.close()
     assert "Traceback" not in stderr, stderr
     deadline = time.monotonic() + 10
