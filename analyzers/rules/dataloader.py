@@ -1480,6 +1480,21 @@ def _breaks_after_one(loop: cst.For) -> bool:
     return True
 
 
+# PyG's DataLoader, whose graph batches perf-lint cannot cost: TPL101 and TPL102 leave it alone
+_LIBRARY_LOADER = Example(
+    """
+    import torch
+    from torch_geometric.loader import DataLoader
+    loader = DataLoader(dataset, batch_size=32, shuffle=True)
+    model = Net().cuda()
+    for epoch in range(10):
+        for data in loader:
+            loss = model(data.cuda()).sum()
+            loss.backward()
+    """,
+)
+
+
 class SynchronousDataLoader(LoaderRule):
     """
     ## What it does
@@ -1588,19 +1603,7 @@ class SynchronousDataLoader(LoaderRule):
                 loss.backward()
             """,
         ),
-        # a library's DataLoader whose batches perf-lint cannot cost (PyG's graphs): not judged
-        Example(
-            """
-            import torch
-            from torch_geometric.loader import DataLoader
-            loader = DataLoader(dataset, batch_size=32, shuffle=True)
-            model = Net().cuda()
-            for epoch in range(10):
-                for data in loader:
-                    loss = model(data.cuda()).sum()
-                    loss.backward()
-            """,
-        ),
+        _LIBRARY_LOADER,  # a library's DataLoader whose batches perf-lint cannot cost: not judged
         # a notebook that makes `train_loader` again in later cells, to show one batch and to
         # encode the data once: those loaders are not the one its training loop iterates
         Example(
@@ -2329,19 +2332,7 @@ class PinnedMemoryMissing(LoaderRule):
     summary = "DataLoader batches go to the GPU from pageable memory (no pin_memory=True)"
     probe = "dataloader"
     VALID = (
-        # a library's DataLoader whose batches perf-lint cannot cost (PyG's graphs): not judged
-        Example(
-            """
-            import torch
-            from torch_geometric.loader import DataLoader
-            loader = DataLoader(dataset, batch_size=32, shuffle=True)
-            model = Net().cuda()
-            for epoch in range(10):
-                for data in loader:
-                    loss = model(data.cuda()).sum()
-                    loss.backward()
-            """,
-        ),
+        _LIBRARY_LOADER,  # a library's DataLoader whose batches perf-lint cannot cost: not judged
         Example(
             """
             from torch.utils.data import DataLoader
