@@ -1068,6 +1068,24 @@ def class_default(found: tuple | None, attribute: str):
     return UNKNOWN
 
 
+def instance_default(ctx, expr, scope):
+    """`opt.num_workers` where `opt` is the one instance of a class of the project, made
+    without arguments here (`opt = Config()`) or in the module it is imported from (`from
+    utils.config import opt`): the class's default (`class Config: num_workers = 8`); else UNKNOWN."""
+    if type(expr) is not cst.Attribute or type(expr.value) is not cst.Name:
+        return UNKNOWN
+    name, namespace = expr.value.value, SourceNamespace.of(ctx)
+    if name in ctx.imports or name in ctx.relative_imports:
+        found = namespace.value(name)
+        made = found[0] if found is not None else None
+        cls = ast_dotted(made.func) if type(made) is ast.Call and not made.args and not made.keywords else None
+        return class_default(found[1].klass(cls) if found is not None and cls else None, expr.attr.value)
+    origin = ctx.origin(expr.value, scope)
+    made_here = origin[0] if origin is not None else None
+    cls = dotted(made_here.func) if type(made_here) is cst.Call and not made_here.args else None
+    return class_default(namespace.klass(cls) if cls else None, expr.attr.value)
+
+
 def argparse_defaults(found: Definition | None) -> dict[str, list]:
     """{dest: [default, ...]} of the `add_argument` calls of a function of the project that
     builds an argparse parser (a constant default; None for one it does not give or that is

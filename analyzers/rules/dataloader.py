@@ -19,7 +19,8 @@ from ..datasets import (
 )
 from ..findings import Related
 from ..importers import config_default, gpu_importers, importing
-from ..project import (SourceNamespace, Use, argparse_defaults, ast_dotted, bind, call_target, caller_uses, class_default, parsed_defaults,
+from ..project import (SourceNamespace, Use, argparse_defaults, ast_dotted, bind, call_target, caller_uses, instance_default,
+                       parsed_defaults,
                        device_moves, iterated, iterated_again, maybe_project_call, parameters, trains_somewhere,
                        used_arguments, yields)
 from .base import CallNames, Example, FixPlan, Replace, Rule
@@ -322,7 +323,7 @@ class LoaderRule(Rule):
         if value is UNKNOWN:
             value = self._project_argparse(expr, scope)
         if value is UNKNOWN:
-            value = self._config_default(expr, scope)
+            value = instance_default(self.ctx, expr, scope)
         if value is UNKNOWN:
             value = self._yacs_default(expr)
         if value is not UNKNOWN or depth > 3:
@@ -446,23 +447,6 @@ class LoaderRule(Rule):
             return UNKNOWN
         defaults = argparse_defaults(self._namespace().function(made[0].func.value)).get(expr.attr.value, [])
         return defaults[0] if len(set(map(repr, defaults))) == 1 else UNKNOWN
-
-    def _config_default(self, expr: cst.BaseExpression, scope):
-        """`opt.num_workers` where `opt` is the one instance of a class of the project, made
-        without arguments here (`opt = Config()`) or in the module it is imported from (`from
-        utils.config import opt`): the class's default (`class Config: num_workers = 8`)."""
-        if type(expr) is not cst.Attribute or type(expr.value) is not cst.Name:
-            return UNKNOWN
-        name, namespace = expr.value.value, self._namespace()
-        if name in self.ctx.imports or name in self.ctx.relative_imports:
-            found = namespace.value(name)
-            made = found[0] if found is not None else None
-            cls = ast_dotted(made.func) if type(made) is ast.Call and not made.args and not made.keywords else None
-            return class_default(found[1].klass(cls) if found is not None and cls else None, expr.attr.value)
-        origin = self.ctx.origin(expr.value, scope)
-        made_here = origin[0] if origin is not None else None
-        cls = dotted(made_here.func) if type(made_here) is cst.Call and not made_here.args else None
-        return class_default(namespace.klass(cls) if cls else None, expr.attr.value)
 
     def _yacs_default(self, expr: cst.BaseExpression):
         """`config.DATA.NUM_WORKERS`: the default a yacs config of the project sets

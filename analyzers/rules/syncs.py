@@ -19,7 +19,7 @@ from ..project import (
 from ..project import trains as project_trains
 from .base import Example
 from .edits import root_name
-from .tracking import Nesting, TrainingSteps, interval_test, iterates_dataloader, steps_within
+from .tracking import Nesting, TrainingSteps, interval_test, iterates_dataloader
 from ..vocabulary import CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, MODEL_NAMES, NOT_TENSOR_OPS, TENSOR_NAMESPACES
 
 _CONVERSIONS = {"float", "int", "bool"}
@@ -96,7 +96,8 @@ class HostSyncEveryStep(Nesting):
     drains that queue, so every step starts with an idle GPU waiting for the CPU to
     launch kernels. For small and medium models that gap is a large share of the step.
 
-    Silent when the read is guarded by a step interval (`if step % log_every == 0:`,
+    Silent when the read is guarded by a step interval (`if step % log_every == 0:`, not by a setting
+    that is 1: `% opt.d_every` with `class Config: d_every = 1`;
     `if i == 0:`, a function of the project returning such a modulo), inside an `except`
     handler or a branch that ends the program (`raise`, `sys.exit(1)` after a non-finite
     loss), outside a loop, in an epoch loop that only contains the training loop, and in
@@ -353,11 +354,14 @@ class HostSyncEveryStep(Nesting):
                     self.logger.log("grad_norm", sqsum ** 0.5)
             """
         ),
-        # an `if` that picks the steps to run (a discriminator step every `d_every` batches, 1 by
-        # default) is no logging interval: the read runs on every step it runs
+        # a modulo by a setting that is 1 (a discriminator step every `d_every` batches) is no
+        # logging interval: the read runs on every step
         Example(
             """
             import torch
+            class Config:
+                d_every = 1
+            opt = Config()
             for ii, (img, _) in enumerate(loader):
                 real = img.cuda()
                 if ii % opt.d_every == 0:
@@ -665,9 +669,7 @@ class HostSyncEveryStep(Nesting):
             return True  # reported itself; its body runs when something went wrong (not `if acc:`: when nonzero)
         if self.ctx.value(test, site.scope) is False:
             return True  # a switch off by default (`if args.print_loss:`, a store_true flag)
-        # (an `if` around the step itself picks steps, `if i % d_every == 0: ... optimizer.step()`: a read
-        # in it runs on every step it picks)
-        return interval_test(self.ctx, test, site.loops, site.scope) and not steps_within(branch.body)
+        return interval_test(self.ctx, test, site.loops, site.scope)
 
     # -- what syncs -------------------------------------------------------------------------------
     def _describe(self, candidate: _Candidate) -> str | tuple | None:

@@ -9,9 +9,9 @@ from typing import cast
 import libcst as cst
 
 from ..context import CallSite, Context, Frame, Scope, Site
-from ..nodes import call_name, code, dotted, iteration_source, keyword, lazy_init, names_in, positional, walk
+from ..nodes import UNKNOWN, call_name, code, dotted, iteration_source, keyword, lazy_init, names_in, positional, walk
 from ..importers import made_only_to_infer
-from ..project import call_target, maybe_project_call, steps_in_loops, tests_interval, trains_somewhere
+from ..project import call_target, instance_default, maybe_project_call, steps_in_loops, tests_interval, trains_somewhere
 from ..project import trains as project_trains
 from .edits import root_name
 from .base import Rule
@@ -415,7 +415,7 @@ def interval_test(ctx: Context, test: cst.BaseExpression, loops: tuple, scope: S
     class Interval(cst.CSTVisitor):
         def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
             nonlocal found  # (not `% args.accumulation_steps` when that is 1 by default: every step)
-            found = found or type(node.operator) is cst.Modulo and ctx.value(node.right, scope) != 1
+            found = found or type(node.operator) is cst.Modulo and _setting(ctx, node.right, scope) != 1
 
         def visit_Call(self, node: cst.Call) -> None:
             nonlocal found
@@ -424,6 +424,8 @@ def interval_test(ctx: Context, test: cst.BaseExpression, loops: tuple, scope: S
 
         def visit_Comparison(self, node: cst.Comparison) -> None:
             nonlocal found
+            if type(node.left) is cst.BinaryOperation and type(node.left.operator) is cst.Modulo:
+                return  # (`i % every == 0`: the modulo decides)
             if any(type(c.operator) is cst.Equal for c in node.comparisons):
                 names = names_in(node)
                 found = found or bool(names & loop_names) or any(
@@ -431,6 +433,12 @@ def interval_test(ctx: Context, test: cst.BaseExpression, loops: tuple, scope: S
 
     test.visit(Interval())
     return found
+
+
+def _setting(ctx: Context, expr: cst.BaseExpression, scope: Scope):
+    """A value the source gives `expr`, or its config class's default (`opt.d_every`, `opt = Config()`)."""
+    value = ctx.value(expr, scope)
+    return instance_default(ctx, expr, scope) if value is UNKNOWN else value
 
 
 def iterates_dataloader(ctx: Context, loop: cst.For, scope: Scope) -> bool:
@@ -446,13 +454,6 @@ def is_step(call: cst.Call, name: str) -> bool:
         receiver = (dotted(call.func.value) or "").rsplit(".", 1)[-1].lower()
         return "opt" in receiver or (receiver == "scaler" and bool(call.args))
     return name == "backward"
-
-
-def steps_within(node: cst.CSTNode) -> bool:
-    """Whether a whole training step, its `backward()`, is written inside `node` (an `if` that
-    picks the steps to run; one around `optimizer.step()` alone is a gradient accumulation
-    boundary, reached every N steps)."""
-    return any(type(call) is cst.Call and call_name(call) == "backward" for call in walk(node))
 
 
 def calls_under_ifs(root: cst.CSTNode, chosen) -> set[int]:
