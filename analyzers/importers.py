@@ -35,7 +35,7 @@ import libcst as cst
 
 from .nodes import dotted
 from .project import (MAX_HOPS, MAX_FILE, FileNamespace, ast_dotted, body_nodes, call_target, maybe_project_call, module_file,
-                      note, project_root, search_paths)
+                      note, project_root, search_paths, steps_call)
 from .source import SourceError, notebook_source
 from .vocabulary import CUDA_DEVICE, gpu_api
 
@@ -192,12 +192,8 @@ def made_only_to_infer(path: str, name: str) -> bool:
 
 
 def _trains(tree: ast.Module) -> bool:
-    for node in ast.walk(tree):
-        if type(node) is ast.Call and type(node.func) is ast.Attribute:
-            attr = node.func.attr
-            if attr in ("backward", "fit") or attr == "step" and "opt" in (ast_dotted(node.func.value) or "").lower():
-                return True
-    return False
+    return any(type(node) is ast.Call and (steps_call(node) or type(node.func) is ast.Attribute and node.func.attr == "fit")
+               for node in ast.walk(tree))
 
 
 def _importers(path: str, hops: int = 0):

@@ -847,8 +847,8 @@ def trains(found: Definition | None, depth: int = 0) -> bool:
     if key not in memo:
         memo[key] = False  # (a recursion trains only if another path does)
         calls = [node for node in body_nodes(function, loops=False) if type(node) is ast.Call]
-        memo[key] = any(map(_steps, calls)) or any(
-            trains(_callee(node.func, found[1], found[2], found[3]), depth + 1) for node in calls if not _steps(node))
+        memo[key] = any(map(steps_call, calls)) or any(
+            trains(_callee(node.func, found[1], found[2], found[3]), depth + 1) for node in calls if not steps_call(node))
     return memo[key]
 
 
@@ -856,7 +856,7 @@ def steps_in_loops(found: Definition | None) -> bool:
     """Whether the function `found` runs training steps in a loop of its own, so a call of it
     is an epoch (not a step: see `trains`)."""
     return found is not None and not trains(found) and any(
-        type(node) is ast.Call and _steps(node) for node in body_nodes(found[0]))
+        type(node) is ast.Call and steps_call(node) for node in body_nodes(found[0]))
 
 
 def trains_somewhere(found: Definition | None, depth: int = 0) -> bool:
@@ -870,12 +870,13 @@ def trains_somewhere(found: Definition | None, depth: int = 0) -> bool:
     if key not in memo:
         memo[key] = False  # (a recursion trains only if another path does)
         calls = [node for node in body_nodes(found[0]) if type(node) is ast.Call]
-        memo[key] = any(map(_steps, calls)) or any(
+        memo[key] = any(map(steps_call, calls)) or any(
             trains_somewhere(_callee(node.func, found[1], found[2], found[3]), depth + 1) for node in calls)
     return memo[key]
 
 
-def _steps(call: ast.Call) -> bool:
+def steps_call(call: ast.Call) -> bool:
+    """`loss.backward()`, or an optimizer's (a scaler's, an engine's) `step()`."""
     func = call.func
     if type(func) is not ast.Attribute:
         return False

@@ -96,9 +96,9 @@ class HostSyncEveryStep(Nesting):
     drains that queue, so every step starts with an idle GPU waiting for the CPU to
     launch kernels. For small and medium models that gap is a large share of the step.
 
-    Silent when the read is guarded by a step interval (`if step % log_every == 0:`, not by a setting
-    that is 1: `% opt.d_every` with `class Config: d_every = 1`;
-    `if i == 0:`, a function of the project returning such a modulo), inside an `except`
+    Silent when the read is guarded by a step interval (`if step % log_every == 0:`, but not a
+    modulo by a setting that is 1, `opt.d_every` of `class Config: d_every = 1`; `if i == 0:`;
+    a function of the project returning such a modulo), inside an `except`
     handler or a branch that ends the program (`raise`, `sys.exit(1)` after a non-finite
     loss), outside a loop, in an epoch loop that only contains the training loop, and in
     code with no sign of CUDA (asking `torch.cuda.is_available()` is no sign of using it).

@@ -191,7 +191,11 @@ class TrainingSteps:
         if owner is None:
             return
         call = site.node
-        if is_step(call, name):
+        steps = name == "backward"
+        if name == "step" and type(call.func) is cst.Attribute:
+            receiver = (dotted(call.func.value) or "").rsplit(".", 1)[-1].lower()
+            steps = "opt" in receiver or (receiver == "scaler" and bool(call.args))
+        if steps:
             self._direct.add(id(owner))
             self._outer.update(map(id, site.loops[:-1]))
             if site.loops and site.scope.node is not None:
@@ -446,14 +450,6 @@ def iterates_dataloader(ctx: Context, loop: cst.For, scope: Scope) -> bool:
     DataLoader the source makes: CPU batches, a pass over a dataset."""
     found = ctx.origin(iteration_source(loop.iter), scope)
     return found is not None and type(found[0]) is cst.Call and (ctx.qualname(found[0].func) or "").endswith(".DataLoader")
-
-
-def is_step(call: cst.Call, name: str) -> bool:
-    """`loss.backward()`, an optimizer's `step()` or `scaler.step(optimizer)` (`name`: the call's)."""
-    if name == "step" and type(call.func) is cst.Attribute:
-        receiver = (dotted(call.func.value) or "").rsplit(".", 1)[-1].lower()
-        return "opt" in receiver or (receiver == "scaler" and bool(call.args))
-    return name == "backward"
 
 
 def calls_under_ifs(root: cst.CSTNode, chosen) -> set[int]:
