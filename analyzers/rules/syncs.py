@@ -69,7 +69,8 @@ class HostSyncEveryStep(Nesting):
     Finds, in code that uses CUDA, operations that make the host wait for the GPU on every
     iteration of a training loop (a loop that calls `backward()` or `optimizer.step()`,
     directly or through a function of the file): `.item()`, `.cpu()`, `.numpy()`,
-    `.tolist()`, `.to("cpu")`, `float()`/`int()`/`bool()` of a tensor, `print()` of a
+    `.tolist()`, `.to("cpu")`, `float()`/`int()`/`bool()` of a tensor, Python's `max()`/`min()`
+    of one (`max(num_tokens, 1)`), `print()` of a
     tensor or a tensor formatted into a string (`pbar.set_description(f"loss {loss:.3f}")`,
     `"%11.4g" * 3 % (*mloss,)`), and `if` and `assert` tests on a tensor (`if loss < best:`, `if torch.isnan(loss):`,
     `assert torch.equal(a, b)` in a `forward`),
@@ -319,6 +320,18 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # Python's max() of a CUDA tensor and a number compares them on the host
+        Example(
+            """
+            import torch
+            for batch in loader:
+                batch = batch.cuda()
+                good = torch.count_nonzero(batch != -100)
+                loss = model(batch).sum() / max(good, 1)
+                loss.backward()
+                optimizer.step()
+            """
+        ),
         # a running mean of the losses (a CUDA tensor) formatted into the progress bar at every step
         Example(
             """
@@ -581,6 +594,9 @@ class HostSyncEveryStep(Nesting):
         elif name in _CONVERSIONS and len(node.args) == 1:
             self._add(node, "conversion")
             return
+        elif (name == "max" or name == "min") and type(func) is cst.Name and len(node.args) >= 2:
+            self._add(node, "compare")  # `max(total_tokens, 1)`: Python compares them, on the host
+            return
         elif name == "print" and node.args:
             self._add(node, "print")
             return
@@ -723,6 +739,10 @@ class HostSyncEveryStep(Nesting):
             if not self._tensor(_call(candidate).args[0].value, scope, 0):
                 return None
             what = f"`{short_code(node)}` converts a CUDA tensor to a Python number"
+        elif candidate.kind == "compare":
+            if not any(self._tensor(arg.value, scope, 0) for arg in _call(candidate).args):
+                return None
+            what = f"`{short_code(node)}` compares a CUDA tensor in Python (`torch.clamp(x, min=...)` stays on the GPU)"
         elif candidate.kind == "format":
             if not self._formatted_tensor(node, scope):
                 return None
