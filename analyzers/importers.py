@@ -393,7 +393,7 @@ def _summarized(path: str, info: os.stat_result) -> _Module:
         with contextlib.suppress(TypeError, ValueError):
             return _Module.of_summary(path, kept[3])
     data = _read(path)
-    digest = hashlib.blake2b(data, digest_size=16).hexdigest() if data is not None else None
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest() if data is not None and _KEPT else None  # (none kept: no digest)
     if kept is not None and kept[2] == digest:  # (the same bytes, touched: a checkout, a copy)
         with contextlib.suppress(TypeError, ValueError):
             found = _Module.of_summary(path, kept[3])

@@ -2748,11 +2748,10 @@ class NonBlockingWithoutPinnedMemory(LoaderRule):
             )
 
 
-def _shows_only(loop: cst.CSTNode) -> bool:
+def _shows_only(loop: cst.For) -> bool:
     """Whether every statement of a loop's body prints (`print(x.size(), y.tolist())`): a demo of
     the loader, with nothing on a device waiting for the batches."""
-    body = getattr(loop, "body", None)
-    statements = [line for statement in getattr(body, "body", ())
+    statements = [line for statement in loop.body.body
                   for line in (statement.body if type(statement) is cst.SimpleStatementLine else (statement,))]
     return bool(statements) and all(
         type(line) is cst.Expr and type(line.value) is cst.Call and call_name(line.value) == "print" for line in statements)

@@ -157,7 +157,7 @@ class TrainingSteps:
         self._devices: dict[int, bool] = {}  # function id -> whether its text names a device or moves a value
         self._every: dict[tuple, bool] = {}  # (function id, depth) -> see called_every_step
         self._inferring: dict[int, bool] = {}  # class id -> see _made_to_infer
-        self._intervals: dict[int, set[int]] = {}  # body id -> see _guarded_calls
+        self._intervals: dict[tuple, set[int]] = {}  # (body id, loops id) -> see _guarded_calls
         for name, sites in ctx.calls.items():
             if name == "backward" or name == "step" or name in ctx.functions:
                 for site in sites:
@@ -341,10 +341,12 @@ class TrainingSteps:
         return id(site.node) not in self._guarded_calls(owner, site)
 
     def _guarded_calls(self, body: cst.CSTNode, site: CallSite) -> set[int]:
-        """Ids of the calls in `body` under an interval guard (`if step % 100 == 0:`)."""
-        found = self._intervals.get(id(body))
+        """Ids of the calls in `body` under an interval guard (`if step % 100 == 0:`) of the
+        loops around `site` (sites share their loops' tuple)."""
+        key = (id(body), id(site.loops))
+        found = self._intervals.get(key)
         if found is None:
-            found = self._intervals[id(body)] = calls_under_ifs(
+            found = self._intervals[key] = calls_under_ifs(
                 body, lambda branch: interval_test(self.ctx, branch.test, site.loops, site.scope))
         return found
 
