@@ -101,7 +101,10 @@ class HostSyncEveryStep(Nesting):
     modulo by a setting that is 1, `opt.d_every` of `class Config: d_every = 1`; `if i == 0:`;
     a function of the project returning such a modulo), inside an `except`
     handler or a branch that ends the program (`raise`, `sys.exit(1)` after a non-finite
-    loss), outside a loop, in an epoch loop that only contains the training loop, and in
+    loss), outside a loop, in an epoch loop that only contains the training loop, in a loop
+    that also runs an evaluation pass (a function calling `model.eval()`) on every iteration
+    (full-batch training's `loss = train(); acc = test()`: the host waits for the test's
+    results anyway, so one more read adds no stall), and in
     code with no sign of CUDA (asking `torch.cuda.is_available()` is no sign of using it).
     `.cpu()` and `.to("cpu")` are silent in a module that uses `torch.distributed.rpc`: RPC
     sends CPU tensors (unless device maps are set), so there the copy is the transfer the
@@ -156,6 +159,32 @@ class HostSyncEveryStep(Nesting):
                 acc = test()
                 if step % 200 == 0:
                     print_samples()
+            """
+        ),
+        # full-batch training: the loop tests the model after every step and waits for its results
+        # anyway, so reading the loss adds no stall
+        Example(
+            """
+            import torch
+            def train():
+                model.train()
+                optimizer.zero_grad()
+                loss = F.cross_entropy(model(data.x, data.edge_index)[data.train_mask], data.y[data.train_mask])
+                loss.backward()
+                optimizer.step()
+                return float(loss)
+
+            @torch.no_grad()
+            def test():
+                model.eval()
+                pred = model(data.x, data.edge_index).argmax(dim=-1)
+                return int((pred[data.test_mask] == data.y[data.test_mask]).sum())
+
+            data = data.to("cuda")
+            for epoch in range(1, 201):
+                loss = train()
+                acc = test()
+                print(f"Epoch {epoch}: {loss:.4f} {acc}")
             """
         ),
         # d2l's CPU trainer (it names no device) beside its GPU trainer, which moves its batches
@@ -320,6 +349,22 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # an EMA update under `no_grad` after each step evaluates nothing: the loss read still stalls
+        Example(
+            """
+            import torch
+            @torch.no_grad()
+            def update_ema(ema, model):
+                for e, p in zip(ema.parameters(), model.parameters()):
+                    e.mul_(0.999).add_(p, alpha=0.001)
+            for x, y in loader:
+                loss = model(x.cuda(), y.cuda()).mean()
+                loss.backward()
+                opt.step()
+                update_ema(ema, model)
+                running_loss += loss.item()
+            """
+        ),
         # Python's max() of a CUDA tensor and a number compares them on the host
         Example(
             """
@@ -647,8 +692,9 @@ class HostSyncEveryStep(Nesting):
         steps = TrainingSteps.of(self.ctx)
         stepping = next((loop for loop in reversed(site.loops) if steps.trains(loop) or steps.per_epoch(loop)), None)
         if stepping is not None:  # (loops inside it that do not step run on every step: `for k, v in losses.items()`)
-            if not steps.trains(stepping) or steps.on_cpu(site.scope.node):
-                return False  # (an epoch loop, around a loop that steps; a training function on the CPU)
+            if not steps.trains(stepping) or steps.on_cpu(site.scope.node) or steps.evaluates_every_iteration(stepping):
+                return False  # (an epoch loop, around a loop that steps; a training function on the CPU; a
+                # full-batch loop that waits for its evaluation's results on every iteration anyway)
             inner = [i for i, frame in enumerate(frames) if frame.kind == LOOP and frame.node is stepping]
             frames = frames[inner[-1] + 1 :] if inner else frames
         else:  # (in a step function, its loops run on every step: `for p in params: norms.append(p.norm().item())`)
@@ -661,8 +707,11 @@ class HostSyncEveryStep(Nesting):
                         return not any(self._guards(frame, site) for frame in frames)
                     return False
                 callers = self.ctx.calls.get(function.name.value, [])
-                if not any(call.loops for call in callers) and (callers or id(function) not in self.ctx.class_of):
+                looped = [call for call in callers if call.loops]
+                if not looped and (callers or id(function) not in self.ctx.class_of):
                     return False  # (a method called nowhere here: each call from elsewhere is a step, `agent.update(rollouts)`)
+                if looped and all(steps.evaluates_every_iteration(call.loops[-1]) for call in looped):
+                    return False  # (full-batch: `train()` then `test()` on every iteration of the epoch loop)
         return not any(self._guards(frame, site) for frame in frames)
 
     def _guards(self, frame: Frame, site: Site) -> bool:

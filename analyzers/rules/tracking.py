@@ -158,6 +158,7 @@ class TrainingSteps:
         self._every: dict[tuple, bool] = {}  # (function id, depth) -> see called_every_step
         self._inferring: dict[int, bool] = {}  # class id -> see _made_to_infer
         self._intervals: dict[tuple, set[int]] = {}  # (body id, loops id) -> see _guarded_calls
+        self._evaluated: dict[int, bool] = {}  # loop id -> see evaluates_every_iteration
         for name, sites in ctx.calls.items():
             if name == "backward" or name == "step" or name in ctx.functions:
                 for site in sites:
@@ -314,7 +315,26 @@ class TrainingSteps:
             name = dotted(found.func if type(found) is cst.Call else found) or ""
             if "no_grad" in name or "inference_mode" in name:
                 return True
+        return self._sets_eval(function)
+
+    def _sets_eval(self, function: cst.FunctionDef) -> bool:
+        """Whether a function puts a module in evaluation mode (`model.eval()`)."""
         return any(site.scope.node is function and not site.node.args for site in self.ctx.calls.get("eval", ()))
+
+    def evaluates_every_iteration(self, loop: cst.CSTNode) -> bool:
+        """Whether `loop` calls an evaluation pass of the source (one that calls `model.eval()`:
+        not an EMA update under `no_grad`) right in its body, not under an interval guard: a
+        full-batch script's `test()` after each step, whose results the host waits for on every
+        iteration anyway."""
+        found = self._evaluated.get(id(loop))
+        if found is None:
+            found = self._evaluated[id(loop)] = any(
+                site.loops and site.loops[-1] is loop and (type(site.node.func) is cst.Name or type(
+                    site.node.func) is cst.Attribute and dotted(site.node.func.value) == "self")
+                and self._sets_eval(defs[-1][0])
+                and id(site.node) not in self._guarded_calls(loop.body, site)
+                for name, defs in self.ctx.functions.items() for site in self.ctx.calls.get(name, ()))
+        return found
 
     def _callers(self, function: cst.FunctionDef) -> list[CallSite]:
         cls = self.ctx.class_of.get(id(function))
