@@ -727,6 +727,8 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
             roots = _roots(value)
             if type(node) in (ast.For, ast.comprehension) and type(value) is ast.Call:  # `for x in wrap(p, 10)`
                 roots = roots.union(*map(_roots, value.args))
+            elif type(value) is ast.Call and value.args:  # `loader = sample_data(loader)`, then `next(loader)`
+                roots = roots.union(*map(_roots, _generated_from(value, namespace, place, cls)))
             for names in derived.values():
                 if not names.isdisjoint(roots):
                     names.update(t for target in targets for t in _names(target))
@@ -749,6 +751,17 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
             for param in {owner[root] for root in _roots(argument) if root in owner}:
                 found.setdefault(param, Use(use.code, use.where, use.path, use.line, f"{_name(function, cls)} -> {use.via}"))
     return found
+
+
+def _generated_from(call: ast.Call, namespace: Namespace, place: Place, cls) -> list:
+    """The arguments of `call` whose items the generator of the project it calls yields
+    (`def sample_data(loader): while True: yield from loader`)."""
+    callee = _callee(call.func, namespace, place, cls)
+    if callee is None or not yields(callee):
+        return []
+    loops = iterated(callee)
+    return [argument for name, argument in bind(call, parameters(callee[0]), method=callee[3] is not None and bound(call.func))
+            if name in loops]
 
 
 _SYNC_CALLS = {"torch.save", "torch.cuda.synchronize"}  # wait for the device: save its tensors, wait for it
@@ -902,14 +915,17 @@ def iterated(found: Definition | None) -> dict[str, int]:
             if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
                 bound.setdefault(node.targets[0].id, []).append(node.value)
         for node in body_nodes(function):
-            if type(node) not in (ast.For, ast.comprehension):
+            if type(node) is ast.YieldFrom:  # `yield from loader`: a loop over it
+                source = _loop_source(node.value)
+            elif type(node) in (ast.For, ast.comprehension):
+                source = _loop_source(node.iter)
+            else:
                 continue
-            source = _loop_source(node.iter)
             for _ in range(4):
                 if type(source) is ast.Name and len(bound.get(source.id, ())) == 1 and source.id not in names:
                     source = _loop_source(bound[source.id][0])  # `progress = tqdm(enumerate(x))`
             if type(source) is ast.Name and source.id in names:
-                loops.setdefault(source.id, getattr(node, "lineno", getattr(node.iter, "lineno", 0)))
+                loops.setdefault(source.id, getattr(node, "lineno", 0) or source.lineno)
         memo[iterated] = loops
     return memo[iterated]
 
@@ -1284,7 +1300,7 @@ def _roots(expr) -> set[str]:
     return set()
 
 
-_WRAPPERS = {"enumerate", "zip", "reversed", "list", "tuple", "iter", "tqdm", "track"}  # what they give is what they are given
+_WRAPPERS = {"enumerate", "zip", "reversed", "list", "tuple", "iter", "next", "tqdm", "track"}  # what they give is what they are given
 _TENSOR_MODULES = {"torch", "F"}  # functions of tensors: what they return derives from their arguments
 
 
