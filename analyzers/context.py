@@ -17,7 +17,7 @@ from typing import NamedTuple, cast
 
 import libcst as cst
 
-from .nodes import UNKNOWN, argument, call_name, code, dotted, keyword, literal, names_in, remembered, star_kwargs, walk
+from .nodes import UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, names_in, remembered, star_kwargs, walk
 from .vocabulary import CUDA_STRING, LEGACY_TENSOR_TYPES, gpu_api
 
 _MAX_DEPTH = 12
@@ -129,6 +129,8 @@ class Context:
         self.args_functions: set[str] = set()
         self.returns: dict[int, list[cst.BaseExpression]] = defaultdict(list)  # id(function) -> what it returns
         self.cuda_evidence: cst.CSTNode | None = None  # where the code says it runs on a GPU
+        self._evidence_statement: cst.SimpleStatementLine | None = None  # the statement of the first evidence
+        self._evidence_confirmed = False  # evidence met outside that statement, or that statement names no device
         self.gpu_importer: str | None = None  # or where a module importing it, or one it calls, does ("train.py:12")
         self.assume_device = "auto"  # where the user says the code runs (Config.assume_device)
         self.classes: dict[str, cst.ClassDef] = {}  # every class defined, by name (the last one)
@@ -141,6 +143,7 @@ class Context:
         # name -> its `.update(...)` calls: (call, scope, whether under an `if`)
         self.updated: dict[str, list[tuple[cst.Call, Scope, bool]]] = defaultdict(list)
         self.blocks: list[cst.Module | cst.IndentedBlock] = []  # enclosing statement blocks
+        self.modules: list[cst.Module] = []  # the units' modules, in pass order
         self.statement: cst.SimpleStatementLine | None = None  # the simple statement being visited
         self.frames: list[Frame] = []  # compound statements around the node being visited, outermost first
         self._frame_bodies: dict[int, Frame] = {}  # id(body) -> the frame it opens
@@ -148,7 +151,7 @@ class Context:
         self.final = False  # set after the pass: the facts no longer change, answers are kept
         self._cuda_names: dict[tuple, object] = {}  # (name, id(its scope), depth) -> is_cuda_device
         self.visit_handlers = {
-            "Module": self._enter_block,
+            "Module": self._module,
             "SimpleStatementLine": self._simple_statement,
             "Import": self._import,
             "ImportFrom": self._import_from,
@@ -316,6 +319,10 @@ class Context:
     def _except_handler(self, node: cst.ExceptHandler) -> None:
         self._frame_bodies[id(node.body)] = Frame(EXCEPT, node)
 
+    def _module(self, node: cst.Module) -> None:
+        self.modules.append(node)
+        self._enter_block(node)
+
     def _enter_block(self, node: cst.Module | cst.IndentedBlock) -> None:
         self.blocks.append(node)
 
@@ -395,13 +402,13 @@ class Context:
         elif name in ("append", "insert") and type(func) is cst.Attribute and dotted(func.value) == "sys.path":
             self.sys_paths.append([text for n in walk(node) if type(n) is cst.SimpleString
                                    for text in [literal(n)] if type(text) is str])
-        if self.cuda_evidence is None:
+        if not self._evidence_confirmed and self.statement is not self._evidence_statement or self.cuda_evidence is None:
             if name == "cuda" and type(func) is cst.Attribute:
-                self.cuda_evidence = node
+                self._evidence(node)
             else:
                 qualified = self.qualname(node.func)
                 if qualified is not None and gpu_api(qualified):
-                    self.cuda_evidence = node
+                    self._evidence(node)
 
     def _class(self, node: cst.ClassDef) -> None:
         self.classes[node.name.value] = node
@@ -410,8 +417,31 @@ class Context:
                 self.class_of[id(statement)] = node
 
     def _string(self, node: cst.SimpleString) -> None:
-        if self.cuda_evidence is None and CUDA_STRING.match(node.value):
+        if (self.cuda_evidence is None or not self._evidence_confirmed and self.statement is not self._evidence_statement) \
+                and CUDA_STRING.match(node.value):
+            self._evidence(node)
+
+    def _evidence(self, node: cst.CSTNode) -> None:
+        """A sign that the code runs on a GPU: the first is kept; when it is a "cuda" string in
+        the statement binding a name (`device = torch.device("cuda" if ... else "cpu")`), the
+        pass looks on for one outside it (see `displayed_device_only`)."""
+        if self.cuda_evidence is None:
             self.cuda_evidence = node
+            self._evidence_statement = self.statement
+            self._evidence_confirmed = type(node) is not cst.SimpleString or _bound_name(self.statement) is None
+        else:
+            self._evidence_confirmed = True
+
+    def displayed_device_only(self) -> bool:
+        """Whether the code's only sign of a GPU is the device it binds to a name that it only
+        shows (`device = "cuda" if torch.cuda.is_available() else "cpu"`, then `print(device)`
+        and nothing moved to it: a tutorial that runs on the CPU). After the pass."""
+        if self.cuda_evidence is None or self._evidence_confirmed:
+            return False
+        name = _bound_name(self._evidence_statement)
+        return name is not None and not any(
+            remembered(_used, statement, lambda: _used(statement, name), name)
+            for module in self.modules for statement in module.body)
 
     def _return(self, node: cst.Return) -> None:
         if self.scope.node is not None and node.value is not None:
@@ -702,3 +732,27 @@ class Context:
         if True in results:
             return True
         return False if results and all(r is False for r in results) else UNKNOWN
+
+
+def _bound_name(statement: cst.SimpleStatementLine | None) -> str | None:
+    """The name a statement binds alone (`device = ...`), or None."""
+    if statement is None or len(statement.body) != 1 or type(statement.body[0]) is not cst.Assign:
+        return None
+    targets = statement.body[0].targets
+    return targets[0].target.value if len(targets) == 1 and type(targets[0].target) is cst.Name else None
+
+
+def _used(statement: cst.CSTNode, name: str) -> bool:
+    """Whether `statement` uses `name` other than by binding it or showing it (in a `print`
+    call or an f-string)."""
+    stack = [statement]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Name and node.value == name:
+            return True
+        if type(node) is cst.AssignTarget and type(node.target) is cst.Name or type(node) is cst.FormattedString:
+            continue
+        if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in ("print", "display"):
+            continue
+        stack.extend(children(node))
+    return False

@@ -313,10 +313,13 @@ def _analyze(source: Source, config: Config, state: DocumentState, shallow: bool
         ctx.assume_device = config.assume_device
         if config.assume_device != "auto":  # the user says where the code runs
             ctx.cuda_evidence = parsed[min(parsed)].module if config.assume_device == "cuda" else None
-        elif ctx.cuda_evidence is None and source.path and any(q.split(".")[0] == "torch" for q in ctx.imports.values()):
-            ctx.gpu_importer = gpu_importer(source.path) or gpu_callee(ctx)  # a module that runs this one on a GPU
-            if ctx.gpu_importer is not None:
-                ctx.cuda_evidence = parsed[min(parsed)].module
+        else:
+            if ctx.displayed_device_only():
+                ctx.cuda_evidence = None  # (a device named and printed, nothing put on it: it runs on the CPU)
+            if ctx.cuda_evidence is None and source.path and any(q.split(".")[0] == "torch" for q in ctx.imports.values()):
+                ctx.gpu_importer = gpu_importer(source.path) or gpu_callee(ctx)  # a module that runs this one on a GPU
+                if ctx.gpu_importer is not None:
+                    ctx.cuda_evidence = parsed[min(parsed)].module
         for rule in rules:
             rule.finish()
         reports = [r for rule in rules for r in rule.reports if r.site.unit in parsed or r.range_override]

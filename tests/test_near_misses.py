@@ -174,6 +174,22 @@ def test_pin_memory_unknown_device_without_cuda_evidence_is_silent():
     """)
 
 
+def test_a_notebook_that_only_prints_its_cuda_device_runs_on_the_cpu():
+    setup = 'import torch\ndevice = "cuda" if torch.cuda.is_available() else "cpu"\nprint(f"Using device: {device}")'
+    training = """
+for epoch in range(100):
+    for x, y in loader:
+        loss = model(x).sub(y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        running += loss.item()
+"""
+    assert notebook_codes(setup, training) == []
+    assert notebook_codes(setup, "model = model.to(device)", training) == [("TPL203", 2)]
+    assert notebook_codes(setup, "x = torch.ones(2).cuda()", training) == [("TPL203", 2)]
+
+
 def test_pin_memory_device_parameter_in_cuda_code_hits():
     found = codes("""
         import torch
