@@ -55,7 +55,10 @@ class CpuTensorMovedEachStep(Nesting):
     `torch.tensor([t] * n, device=...)`, one value repeated in a list made on the host and
     copied (`torch.full((n,), t, device=...)` fills it on the device). And, in a loop, the
     move of what a function of the source called with constants only returns when that is a CPU
-    tensor (`tokenize([""]).to(device)`): the same tensor built and copied at every step.
+    tensor (`tokenize([""]).to(device)`): the same tensor built and copied at every step. And
+    the move of what a function of the source returns when each of its returns is a torch
+    factory's tensor made on the CPU (`create_noise(b, z).to(device)`, returning
+    `torch.rand(b, z) * 2 - 1`).
     A function the training loop calls on every step counts as the loop (`real_loss(out)`
     making `torch.ones(n).cuda()`), not under an interval guard (`if step % 200 == 0:`).
     Data NumPy draws or fills in the loop (`torch.from_numpy(np.random.uniform(...)).cuda()`)
@@ -101,6 +104,17 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset(_MOVES | {"tensor"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # the helper makes the noise on the device it is given
+        Example(
+            """
+            import torch
+            def create_noise(batch_size, z_size, device):
+                return torch.rand(batch_size, z_size, device=device) * 2 - 1
+            for x, _ in loader:
+                input_z = create_noise(x.size(0), 100, "cuda").to("cuda")
+                gen(input_z).mean().backward()
+            """
+        ),
         # a sample's first token, made every 500 steps
         Example(
             """
@@ -406,6 +420,24 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # a helper returns noise drawn on the CPU, moved by the step function the loop calls
+        Example(
+            """
+            import torch
+            def create_noise(batch_size, z_size):
+                input_z = torch.rand(batch_size, z_size) * 2 - 1
+                return input_z
+            def d_train(x):
+                input_z = create_noise(x.size(0), 100).to(device)
+                loss = loss_fn(disc(gen(input_z)), x)
+                loss.backward()
+                d_optimizer.step()
+            device = torch.device("cuda")
+            for epoch in range(100):
+                for x, _ in loader:
+                    d_train(x.to(device))
+            """
+        ),
         # the timestep embedding of diffusion models: frequencies computed on the CPU at each forward
         Example(
             """
@@ -791,6 +823,8 @@ class CpuTensorMovedEachStep(Nesting):
         # (move, the NumPy call drawing the data, device, enclosing function): `torch.from_numpy(np.random...)`
         self.numpy_moves: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         self.repeated: list[tuple[CallSite, cst.FunctionDef | None]] = []  # `torch.tensor([t] * n, device=device)`
+        # (move, the helper's call, the factory it returns, device, enclosing function): `create_noise(b, z).to(device)`
+        self.returned: list[tuple[CallSite, cst.Call, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
@@ -811,6 +845,13 @@ class CpuTensorMovedEachStep(Nesting):
             device = argument(node, 0, "device")
             if name == "cuda" or device is not None:
                 self.constants.append((self.ctx.call_site(node), device))
+            return
+        returned = self._returned_factory(node.func.value) if name in ("cuda", "to") else None
+        if returned is not None:
+            device = argument(node, 0, "device")
+            if name == "cuda" or device is not None:
+                self.returned.append((self.ctx.call_site(node), cast(cst.Call, node.func.value), returned, device,
+                                      self.function()))
             return
         made = _factory_below(node.func.value)
         if made is None and type(node.func.value) is cst.Name:
@@ -907,6 +948,29 @@ class CpuTensorMovedEachStep(Nesting):
         returned = [node.value for node in _returns(function.body)]
         return bool(returned) and all(value is not None and self._cpu_tensor(value, scope) for value in returned)
 
+    def _returned_factory(self, expr: cst.BaseExpression) -> cst.Call | None:
+        """For `create_noise(b, z)`, a call of a function of the source each of whose returns is
+        a torch factory's tensor made on the CPU (`torch.rand(b, z) * 2 - 1`, directly or through
+        names it assigns only such tensors): the first of those factory calls."""
+        if type(expr) is not cst.Call or type(expr.func) is not cst.Name:
+            return None
+        defs = self.ctx.functions.get(expr.func.value)
+        if not defs:
+            return None
+        function, scope = defs[-1]
+        made = [self._factory_made(node.value, scope, 0) for node in _returns(function.body)]
+        return made[0] if made and all(made) else None
+
+    def _factory_made(self, value: cst.BaseExpression | None, scope, depth: int) -> cst.Call | None:
+        """The torch factory call (made on the CPU) whose tensor `value` is, through reshapes,
+        casts, math with numbers and names assigned only such values in `scope`."""
+        if type(value) is cst.Name and depth < 2:
+            values = scope.assignments.get(value.value) or [None]
+            found = [self._factory_made(v, scope, depth + 1) for v in values]
+            return found[0] if all(found) else None
+        made = _factory_below(value) if value is not None else None
+        return made if made is not None and self._on_cpu(made) else None
+
     def _cpu_tensor(self, value: cst.BaseExpression | None, scope) -> bool:
         """A torch factory call without device, or a `return_tensors="pt"` call's output (or an
         attribute of it), directly or through a name assigned once in `scope`."""
@@ -997,6 +1061,18 @@ class CpuTensorMovedEachStep(Nesting):
                 f"`{short_code(_receiver(site.node))}` builds the same CPU tensor on every iteration (its arguments are constants) and it "
                 "is copied to the GPU each time: a blocking copy from pageable memory per step. Build it once "
                 "before the loop and move it to the device there.",
+            )
+        for site, helper, made, device, function in self.returned:
+            where = self._every_call(site, function)
+            if where is None or (device is not None and not self._device(device, site)):
+                continue
+            factory = call_name(made)
+            self.report(
+                site,
+                f"`{code(helper.func)}(...)` returns torch.{factory}(...) made on the CPU, copied to the GPU {where}: "
+                f"a blocking copy from pageable memory each time. Make it on the device inside `{code(helper.func)}`: "
+                f"{_ON_DEVICE.get(factory or '', f'torch.{factory}(..., device=...)')}"
+                + ("." if factory in DETERMINISTIC_FACTORIES or factory in _ON_DEVICE else " (random values then come from the CUDA generator)."),
             )
         for site, made, device, function in self.gathers:
             where = self._every_call(site, function)
