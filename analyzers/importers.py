@@ -191,6 +191,13 @@ def made_only_to_infer(path: str, name: str) -> bool:
     return bool(makers) and not any(_trains(tree) for tree in makers)
 
 
+def imported_to_train(path: str) -> bool:
+    """Whether a module of the project that imports the module at `path` trains (calls
+    `backward()`, an optimizer's `step()` or a trainer's `fit()`): `build_model(args)` of
+    model.py, whose networks solver.py trains."""
+    return any(_trains(module.tree) for module in importing(path))
+
+
 def _trains(tree: ast.Module) -> bool:
     return any(type(node) is ast.Call and (steps_call(node) or type(node.func) is ast.Attribute and node.func.attr == "fit")
                for node in ast.walk(tree))

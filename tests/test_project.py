@@ -1537,3 +1537,30 @@ def test_worker_counts_the_importers_give(tmp_path):
     (tmp_path / "other.py").write_text(textwrap.dedent(train.replace("num_workers=4", "num_workers=0")))
     importers.forget()  # (a listing is kept for a few seconds)
     assert findings_of(str(helper), "TPL104") == []  # two importers, two counts: not known
+
+
+def test_data_parallel_in_a_model_module_that_another_module_trains(tmp_path):
+    model = """
+        import torch
+        from torch import nn
+        def build_model(args):
+            generator = nn.DataParallel(Generator(args.size))
+            fan = nn.DataParallel(FAN(args.wing_path).eval())
+            return generator, fan
+    """
+    solver = """
+        from model import build_model
+        generator, fan = build_model(args)
+        for x in loader:
+            loss = generator(x.cuda()).mean()
+            loss.backward()
+            optimizer.step()
+    """
+    path = project(tmp_path, solver, utils="")
+    (tmp_path / "model.py").write_text(textwrap.dedent(model))
+    with open(tmp_path / "model.py", encoding="utf-8") as handle:
+        found = analyze(python_source(handle.read(), str(tmp_path / "model.py")), Config(select=("TPL304",)))
+    assert [f.range.start_line for f in found] == [4]  # the generator, trained by train.py; not the frozen FAN
+    os.remove(path)
+    with open(tmp_path / "model.py", encoding="utf-8") as handle:
+        assert analyze(python_source(handle.read(), str(tmp_path / "model.py")), Config(select=("TPL304",))) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ..context import Site
+from ..importers import imported_to_train
 from ..nodes import call_name
 from .base import Example, Rule
 from .gradients import NO_GRAD
@@ -45,8 +46,11 @@ class DataParallelTraining(Rule):
 
     A script that only evaluates (it calls `.eval()` or opens `torch.no_grad()` /
     `inference_mode()`, and trains nothing: no `backward()`, optimizer step or framework
-    training loop, here or in a function of another module it calls) is left alone: with
-    no gradients there is nothing for DistributedDataParallel to overlap.
+    training loop, here or in a function of another module it calls, and imported by no
+    module of the project that trains) is left alone: with no gradients there is nothing for
+    DistributedDataParallel to overlap. So is a wrap in a function that evaluates and trains
+    nothing (a `sample()` beside `train()`), and one of a module put in evaluation mode as it
+    is wrapped (`DataParallel(FAN(...).eval())`, a frozen network).
     """
 
     code = "TPL304"
@@ -54,6 +58,22 @@ class DataParallelTraining(Rule):
     summary = "nn.DataParallel for multi-GPU training (use DistributedDataParallel)"
     triggers = ("DataParallel",)
     VALID = (
+        # a sampling function beside the training one, and a frozen network wrapped as it is made
+        Example(
+            """
+            import torch
+            def train(model, loader):
+                for x in loader:
+                    model(x.cuda()).mean().backward()
+                    optimizer.step()
+            def sample(model):
+                model = torch.nn.DataParallel(model)
+                model.eval()
+                with torch.no_grad():
+                    return model(torch.randn(8, 3, 32, 32, device="cuda"))
+            fan = torch.nn.DataParallel(FAN(path).eval())
+            """,
+        ),
         # a script that only evaluates: no gradients for DistributedDataParallel to overlap
         Example(
             """
@@ -126,13 +146,15 @@ class DataParallelTraining(Rule):
         self.sites: list[Site] = []
 
     def visit_Call(self, node: cst.Call) -> None:
-        if call_name(node) == "DataParallel" and self.ctx.qualname(node.func) in DATA_PARALLEL:
+        if call_name(node) == "DataParallel" and self.ctx.qualname(node.func) in DATA_PARALLEL and not _frozen(node):
             self.sites.append(self.ctx.site(node))
 
     def finish(self) -> None:
         if not self.sites or self._evaluates_only():
             return
         for site in self.sites:
+            if self._samples(site.scope.node):
+                continue
             self.report(
                 site,
                 "nn.DataParallel drives every GPU from one process: each step scatters the batch, replicates "
@@ -141,9 +163,28 @@ class DataParallelTraining(Rule):
                 "with torchrun), which PyTorch recommends even on one machine.",
             )
 
+    def _samples(self, function: cst.FunctionDef | None) -> bool:
+        """Whether the wrap is in a function that evaluates (calls `.eval()` or opens `no_grad`)
+        and trains nothing (ddim's `sample()` beside its `train()`)."""
+        if function is None or TrainingSteps.of(self.ctx).trains(function):
+            return False
+        return any(site.scope.node is function and not site.node.args and type(site.node.func) is cst.Attribute
+                   and type(site.node.func.value) is not cst.Call  # (not `FAN(...).eval()`: a frozen part made)
+                   for site in self.ctx.calls.get("eval", ())) or any(
+            site.scope.node is function and self.ctx.qualname(site.node.func) in NO_GRAD
+            for name in ("no_grad", "inference_mode") for site in self.ctx.calls.get(name, ()))
+
     def _evaluates_only(self) -> bool:
         """Whether the source evaluates a model and trains nothing."""
         evaluates = bool(self.ctx.calls.get("eval")) or any(
             self.ctx.qualname(site.node.func) in NO_GRAD
             for name in ("no_grad", "inference_mode") for site in self.ctx.calls.get(name, ()))
-        return evaluates and not TrainingSteps.of(self.ctx).anywhere()
+        return evaluates and not TrainingSteps.of(self.ctx).anywhere() and not (
+            self.ctx.path and imported_to_train(self.ctx.path))
+
+
+def _frozen(call: cst.Call) -> bool:
+    """`DataParallel(FAN(...).eval())`: a module wrapped as it is put in evaluation mode (a
+    frozen network, run without gradients)."""
+    wrapped = call.args[0].value if call.args else None
+    return type(wrapped) is cst.Call and type(wrapped.func) is cst.Attribute and call_name(wrapped) == "eval"
