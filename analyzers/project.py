@@ -729,6 +729,9 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
                 roots = roots.union(*map(_roots, value.args))
             elif type(value) is ast.Call and value.args:  # `loader = sample_data(loader)`, then `next(loader)`
                 roots = roots.union(*map(_roots, _generated_from(value, namespace, place, cls)))
+                if matcher is _device_move and _callee(value.func, namespace, place, cls) is not None:
+                    roots = roots.union(*map(_roots, value.args))  # (moved: what a function of the project makes of
+                    # it, `X, lS_o, lS_i, T = unpack_batch(batch)`)
             for names in derived.values():
                 if not names.isdisjoint(roots):
                     names.update(t for target in targets for t in _names(target))
@@ -1031,11 +1034,18 @@ def _uses_of_loaders(scope, names: set[str], namespace: FileNamespace, place: Pl
         if isinstance(child, (ast.For, ast.AsyncFor)) and type(source) is ast.Name and source.id in names:
             if loops and again is None:
                 again = Use(shortened(ast.unparse(child.iter)), place(child.lineno), place.path, child.lineno, where)
-            batch = set(_names(child.target))
+            batch = _batch_names(child, namespace, place)
             for call in (n for n in ast.walk(child) if type(n) is ast.Call and moved is None):
                 value = _device_move(call)
                 if value is not None and not batch.isdisjoint(_roots(value)):
                     moved = Use(shortened(ast.unparse(call)), place(call.lineno), place.path, call.lineno, where)
+                elif value is None and call.args and (callee := _callee(call.func, namespace, place, None)) is not None:
+                    moves = device_moves(callee)  # `dlrm_wrap(X, lS_o, lS_i, use_gpu, device)` moving `X`
+                    use = next((moves[param] for param, argument in bind(call, parameters(callee[0]), method=callee[3] is not None
+                                                                          and bound(call.func))
+                                if param in moves and not batch.isdisjoint(_roots(argument))), None)
+                    if use is not None:
+                        moved = Use(use.code, use.where, use.path, use.line, f"{where} -> {use.via}")
         elif type(child) is ast.Call and any(type(a) is ast.Name and a.id in names
                                              for a in (*child.args, *(k.value for k in child.keywords))):
             callee = _callee(child.func, namespace, place, None)
@@ -1049,6 +1059,21 @@ def _uses_of_loaders(scope, names: set[str], namespace: FileNamespace, place: Pl
         inner = loops + (type(child) in (ast.For, ast.AsyncFor, ast.While))
         stack.extend((grandchild, inner) for grandchild in ast.iter_child_nodes(child))
     return moved, again
+
+
+def _batch_names(loop: ast.For | ast.AsyncFor, namespace: Namespace, place: Place) -> set[str]:
+    """The names a loop over a loader binds to its batches: its targets, and the names its body
+    assigns from them, also through a function of the project (`X, lS_o, lS_i, T = unpack_batch(b)`)."""
+    batch = set(_names(loop.target))
+    assignments = [node for node in ast.walk(loop) if type(node) is ast.Assign]
+    for _ in range(2):
+        for node in assignments:
+            roots = _roots(node.value)
+            if type(node.value) is ast.Call and _callee(node.value.func, namespace, place, None) is not None:
+                roots = roots.union(*map(_roots, node.value.args))
+            if not batch.isdisjoint(roots):
+                batch.update(name for target in node.targets for name in _names(target))
+    return batch
 
 
 def yields(found: Definition) -> bool:

@@ -1564,3 +1564,46 @@ def test_data_parallel_in_a_model_module_that_another_module_trains(tmp_path):
     os.remove(path)
     with open(tmp_path / "model.py", encoding="utf-8") as handle:
         assert analyze(python_source(handle.read(), str(tmp_path / "model.py")), Config(select=("TPL304",))) == []
+
+
+def test_batches_of_a_returned_loader_unpacked_and_moved_by_helpers(tmp_path):
+    """dlrm: `make_loaders(args)` in another module returns the loaders (each name bound in
+    two branches); the training loop unpacks each batch with `unpack_batch` and gives its
+    parts to `dlrm_wrap`, which moves them to the device."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        import torch
+        import data as dp
+        def unpack_batch(b):
+            return b[0], b[1], b[2]
+        def dlrm_wrap(X, lS_o, device):
+            return dlrm(X.to(device), lS_o.to(device))
+        def inference(test_ld, device):
+            for testBatch in test_ld:
+                X_test, lS_o_test, T_test = unpack_batch(testBatch)
+                Z_test = dlrm_wrap(X_test, lS_o_test, device)
+        device = torch.device("cuda")
+        train_ld, test_ld = dp.make_loaders(args)
+        for epoch in range(10):
+            for j, inputBatch in enumerate(train_ld):
+                X, lS_o, T = unpack_batch(inputBatch)
+                loss = loss_fn(dlrm_wrap(X, lS_o, device), T)
+                loss.backward()
+            inference(test_ld, device)
+    """))
+    data = tmp_path / "data.py"
+    data.write_text(textwrap.dedent("""
+        from torch.utils.data import DataLoader
+        def make_loaders(args):
+            if args.memory_map:
+                train_loader = DataLoader(train, batch_size=None, num_workers=4, pin_memory=False)
+                test_loader = DataLoader(test, batch_size=None, num_workers=4, pin_memory=False)
+            else:
+                train_loader = DataLoader(train, batch_size=128, num_workers=4, pin_memory=False)
+                test_loader = DataLoader(test, batch_size=128, num_workers=4, pin_memory=False)
+            return train_loader, test_loader
+    """))
+    source = python_source(data.read_text(encoding="utf-8"), str(data))
+    found = [f for f in analyze(source, Config()) if f.code == "TPL102"]
+    assert [f.range.start_line for f in found] == [4, 5, 7, 8]
+    assert "(`X.to(device)`, train.py:7)" in found[0].message

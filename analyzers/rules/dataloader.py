@@ -553,7 +553,7 @@ class LoaderRule(Rule):
         if function is None or not path or path.startswith("<") or self.ctx.class_of.get(id(function)) is not None \
                 or not any(d is function for d, _ in self.ctx.functions.get(function.name.value, ())):
             return []
-        names = {n for n, values in site.scope.assignments.items() if values == [site.node]}
+        names = {n for n, values in site.scope.assignments.items() if any(v is site.node for v in values)}
         index: int | None | bool = False  # (False: not returned)
         for value in self.ctx.returns.get(id(function), ()):
             elements = [e.value for e in value.elements] if type(value) is cst.Tuple else None
@@ -2279,8 +2279,10 @@ class PinnedMemoryMissing(LoaderRule):
     and ignite (`create_supervised_trainer(..., device=...)`, an `Engine` whose process
     function, also one nested in the function that makes it, moves the batch; loaders
     given to a handler through `add_event_handler(event, handler, loader)`). Batches are
-    followed through `enumerate`/`tqdm`/`zip` and through a generator of the project that
-    yields the items of the loader it is given (`metric_logger.log_every(loader, 10)`). A move is
+    followed through `enumerate`/`tqdm`/`zip`, through a generator of the project that
+    yields the items of the loader it is given (`metric_logger.log_every(loader, 10)`,
+    `loader = sample_data(loader)` then `next(loader)`) and through functions of the project
+    that take them apart or move them (`X, T = unpack_batch(batch)`, `dlrm_wrap(X, device)`). A move is
     also `imgs.type(Tensor)` where `Tensor` is a CUDA tensor type
     (`Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`, as older scripts do).
 
