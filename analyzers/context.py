@@ -754,5 +754,10 @@ def _used(statement: cst.CSTNode, name: str) -> bool:
             continue
         if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in ("print", "display"):
             continue
-        stack.extend(children(node))
+        if type(node) is cst.Attribute:
+            stack.append(node.value)  # (not `.attr`: `torch.device` is no use of `device`)
+        elif type(node) is cst.Arg:
+            stack.append(node.value)  # (nor a keyword: `to(device=d)`)
+        else:
+            stack.extend(children(node))
     return False

@@ -175,7 +175,7 @@ def test_pin_memory_unknown_device_without_cuda_evidence_is_silent():
 
 
 def test_a_notebook_that_only_prints_its_cuda_device_runs_on_the_cpu():
-    setup = 'import torch\ndevice = "cuda" if torch.cuda.is_available() else "cpu"\nprint(f"Using device: {device}")'
+    setup = 'import torch\ndevice = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")\nprint(f"Using device: {device}")'
     training = """
 for epoch in range(100):
     for x, y in loader:
