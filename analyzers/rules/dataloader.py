@@ -1539,8 +1539,10 @@ class SynchronousDataLoader(LoaderRule):
       measures the gain on the CPU too), unless its dataset is one of torchvision's held
       in memory (MNIST, CIFAR10, ...): on the CPU, making an image of an item is small next
       to the step, and workers would take the step's cores;
-    - for `IterableDataset` subclasses defined in the file (workers would each replay
-      the whole stream unless it shards itself);
+    - for `IterableDataset` subclasses defined in the file, and for a loader given
+      `batch_size=None` whose dataset is not known to read files (a stream of whole batches,
+      torchrec's and datapipes'): workers would each replay the whole stream unless it
+      shards itself;
     - for a library's DataLoader whose items it cannot cost (PyG's, batching graphs).
 
     When the dataset cannot be resolved (a name perf-lint cannot follow, a call it does
@@ -1566,6 +1568,17 @@ class SynchronousDataLoader(LoaderRule):
     probe = "dataloader"
     options = {"num-workers": 4}
     VALID = (
+        # a stream of whole batches (batch_size=None): each worker would replay it
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            from torchrec.datasets.random import RandomRecDataset
+            loader = DataLoader(RandomRecDataset(keys=KEYS, batch_size=64, hash_size=100), batch_size=None)
+            for batch in loader:
+                model(batch.to("cuda")).sum().backward()
+            """,
+        ),
         # a loop that only shows the batches (a demo of the loader); a loader of node indices
         Example(
             """
@@ -2186,6 +2199,8 @@ class SynchronousDataLoader(LoaderRule):
             if self._gpu_tensor_dataset(dataset) or self._iterable_dataset(dataset):
                 continue
             cost = self.dataset_cost(site)
+            if _unbatched(call) and cost.kind != EXPENSIVE:
+                continue  # (a stream of batches, not known to read files: each worker would replay it unless it shards)
             if cost.kind in (CHEAP, ON_DEVICE):
                 continue  # indexing memory: workers would add IPC; moves to the GPU: workers cannot
             if cost.in_memory and not gpu:
@@ -2263,6 +2278,12 @@ class SynchronousDataLoader(LoaderRule):
             self.ctx.qualname(base.value) in ITERABLE_DATASET or (dotted(base.value) or "").endswith("IterableDataset")
             for base in cls.bases
         )
+
+
+def _unbatched(call: cst.Call) -> bool:
+    """`DataLoader(stream, batch_size=None)`: the dataset yields whole batches itself."""
+    given = keyword(call, "batch_size")
+    return given is not None and type(given.value) is cst.Name and given.value.value == "None"
 
 
 class PinnedMemoryMissing(LoaderRule):
