@@ -10,7 +10,8 @@ import libcst as cst
 
 from ..context import CallSite, Site, paired
 from ..nodes import (
-    UNKNOWN, argument, call_name, children, code, dotted, iteration_source, keyword, literal, positional, remembered,
+    UNKNOWN, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, literal, positional,
+    remembered,
     short_code, star_kwargs,
 )
 from ..datasets import (
@@ -2682,7 +2683,8 @@ class NonBlockingWithoutPinnedMemory(LoaderRule):
     """
     ## What it does
     Finds `.to(..., non_blocking=True)` / `.cuda(non_blocking=True)` on batches from a
-    DataLoader that does not pin memory.
+    DataLoader that does not pin memory, or on a tensor the loop makes from a pinned batch
+    with `torch.cat`/`torch.stack` (a new tensor, in pageable memory) before copying it.
 
     ## Why is this bad?
     A copy from pageable memory is synchronous whatever `non_blocking` says: the code
@@ -2731,6 +2733,17 @@ class NonBlockingWithoutPinnedMemory(LoaderRule):
         ),
     )
     INVALID = (
+        # the two views of a pinned batch joined on the host: a new, pageable tensor
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, num_workers=4, pin_memory=True)
+            for images, labels in loader:
+                images = torch.cat([images[0], images[1]], dim=0)
+                images = images.cuda(non_blocking=True)
+            """,
+        ),
         Example(
             """
             from torch.utils.data import DataLoader
@@ -2756,6 +2769,16 @@ class NonBlockingWithoutPinnedMemory(LoaderRule):
                 continue
             loaders = self.loaders_of(move.loop)
             unpinned = [s for s in loaders if self.setting(s, PIN_MEMORY, "pin_memory") in (None, False)]
+            if loaders and not unpinned and all(self.setting(s, PIN_MEMORY, "pin_memory") is True for s in loaders):
+                joined = _joined_on_host(move)
+                if joined is not None:
+                    self.report(
+                        move.site,
+                        f"non_blocking=True has no effect here: `{short_code(joined)}` copies the pinned batch into a "
+                        "new tensor in pageable memory, so the copy to the GPU is synchronous. Move the parts with "
+                        f"non_blocking=True and join them on the GPU.",
+                    )
+                continue
             if not loaders or len(unpinned) != len(loaders):
                 continue
             fix = None
@@ -2769,6 +2792,23 @@ class NonBlockingWithoutPinnedMemory(LoaderRule):
                 "pin_memory=True, so the copy is synchronous. Set pin_memory=True on the DataLoader.",
                 fix,
             )
+
+
+_JOINS = ("cat", "concat", "concatenate", "stack", "vstack", "hstack")
+
+
+def _joined_on_host(move: _Move) -> cst.Call | None:
+    """The `torch.cat(...)` (`stack`, ...) the moved tensor is made by in the loop, before the
+    move (`images = torch.cat([images[0], images[1]])`, then `images.cuda(non_blocking=True)`):
+    a new tensor, in pageable memory whatever the loader pinned."""
+    moved = cst.ensure_type(cst.ensure_type(move.site.node, cst.Call).func, cst.Attribute).value
+    if type(moved) is cst.Name:
+        values = [v for v in assigned_in(move.loop.body, moved.value, move.site.node)
+                  if not (type(v) is cst.Call and call_name(v) in ("to", "cuda"))]
+        moved = values[-1] if values and values[-1] is not None else moved
+    if type(moved) is cst.Call and call_name(moved) in _JOINS and (dotted(moved.func) or "").split(".")[0] == "torch":
+        return moved
+    return None
 
 
 def _shows_only(loop: cst.For) -> bool:
