@@ -518,3 +518,22 @@ def test_notebook_calls_run_the_definition_above_them():
     cells = ["import torch", loop.format(moves=""), call,
              "device = torch.device('cuda')\n" + loop.format(moves="            imgs = imgs.to(device=device)\n"), call]
     assert [cell for code, cell in notebook_codes(*cells) if code == "TPL102"] == [4]
+
+
+def test_a_worker_count_computed_from_a_parameter_default():
+    """RepDistiller: the test loader gets half the workers of the training one."""
+    found = codes("""
+        import torch
+        from torch.utils.data import DataLoader
+        def get_loaders(batch_size=128, num_workers=8):
+            train_loader = DataLoader(train_set, batch_size=batch_size, num_workers=num_workers, pin_memory=True)
+            test_loader = DataLoader(test_set, batch_size=int(batch_size / 2), num_workers=int(num_workers / 2), pin_memory=True)
+            return train_loader, test_loader
+        train_loader, test_loader = get_loaders()
+        for epoch in range(100):
+            for x in train_loader:
+                model(x.cuda()).sum().backward()
+            for x in test_loader:
+                model(x.cuda())
+    """, ("TPL104",))
+    assert found == ["TPL104", "TPL104"]

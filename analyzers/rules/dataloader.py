@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import operator
 import os
 from typing import cast
 
@@ -331,8 +332,13 @@ class LoaderRule(Rule):
             return value
         if type(expr) is cst.Call and call_name(expr) == "int" and len(expr.args) == 1 and type(expr.func) is cst.Name:
             inner = self._resolved(expr.args[0].value, scope, depth + 1)
-            if type(inner) is int:
-                return inner  # `int(args.workers)`
+            if type(inner) in (int, float):
+                return int(inner)  # `int(args.workers)`, `int(num_workers / 2)`
+        if type(expr) is cst.BinaryOperation and type(expr.operator) in _ARITHMETIC:  # `num_workers / 2`
+            left, right = (self._resolved(side, scope, depth + 1) for side in (expr.left, expr.right))
+            if type(left) in (int, float) and type(right) in (int, float) and not (
+                    right == 0 and type(expr.operator) in (cst.Divide, cst.FloorDivide)):
+                return _ARITHMETIC[type(expr.operator)](left, right)
         if type(expr) is cst.IfExp:  # `2 if os.cpu_count() <= 4 else 4`: known when both agree
             windows = _on_windows(expr.test)
             if windows is not None:  # `0 if sys.platform.startswith("win") else 4`: what Linux and macOS run
@@ -2279,6 +2285,10 @@ class SynchronousDataLoader(LoaderRule):
             self.ctx.qualname(base.value) in ITERABLE_DATASET or (dotted(base.value) or "").endswith("IterableDataset")
             for base in cls.bases
         )
+
+
+_ARITHMETIC = {cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
+               cst.Divide: operator.truediv, cst.FloorDivide: operator.floordiv}
 
 
 def _unbatched(call: cst.Call) -> bool:
