@@ -129,7 +129,7 @@ async def test_profile_lens_on_a_notebook_cell(tmp_path):
     head, tail = TRAIN.split("model = ")
     async with session(VSCODE, tmp_path, settings=FAST) as client:
         nb = Notebook(client, tmp_path / "train.ipynb", [(MARKUP, "# Training"), (CODE, head), (CODE, "model = " + tail),
-                                                         (CODE, 'device = "cuda" if torch.cuda.is_available() else "cpu"\n')])
+                                                         (CODE, 'device = "cuda" if torch.cuda.is_available() else "cpu"\nmodel.to(device)\n')])
         assert codes(await pushed(client, nb.uri_of(2), 1)) == ["TPL101"]
         (lens,) = await asyncio.wait_for(client.text_document_code_lens_async(
             types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=nb.uri_of(2)))), 30)

@@ -163,7 +163,7 @@ def test_notebook_cell_runs_after_its_preceding_cells_only(tmp_path):
         ("code", "steps_seen = 0\n"),
         ("code", "for x, y in loader:\n    steps_seen += 1\n    model(x).sum().backward()\n    optimizer.step()\n"),
         ("code", "raise RuntimeError('a later cell must not run')\n"),
-        ("code", 'device = "cuda" if torch.cuda.is_available() else "cpu"\n'),  # (no GPU ever: a CPU session, no TPL101)
+        ("code", 'device = "cuda" if torch.cuda.is_available() else "cpu"\nmodel.to(device)\n'),  # (no GPU ever: a CPU session, no TPL101)
     ))
     result = run_profile(ProfileRequest(str(path), cell=3, rule="TPL101", steps=SMALL, repeats=1))
     assert result.error is None, result.error
@@ -212,7 +212,7 @@ def test_error_in_the_cell_maps_to_the_users_line(tmp_path):
         ("code", SLOW_DATASET),
         ("code", "def check(x):\n    assert x.shape[0] == 3, 'wrong batch'\n"),
         ("code", "for x, y in loader:\n    model(x).sum().backward()\n    check(x)\n"),
-        ("code", 'device = "cuda" if torch.cuda.is_available() else "cpu"\n'),  # (no GPU ever: a CPU session, no TPL101)
+        ("code", 'device = "cuda" if torch.cuda.is_available() else "cpu"\nmodel.to(device)\n'),  # (no GPU ever: a CPU session, no TPL101)
     ))
     result = run_profile(ProfileRequest(str(path), cell=2, steps=SMALL, repeats=1))
     assert result.failure == "exception"

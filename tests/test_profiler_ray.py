@@ -243,7 +243,7 @@ def test_error_on_ray_maps_to_the_users_line(cluster, tmp_path):
         ("code", SLOW_DATASET),
         ("code", "def check(x):\n    assert x.shape[0] == 3, 'wrong batch'\n"),
         ("code", "for x, y in loader:\n    model(x).sum().backward()\n    check(x)\n"),
-        ("code", 'device = "cuda" if torch.cuda.is_available() else "cpu"\n'),  # (no GPU ever: a CPU session, no TPL101)
+        ("code", 'device = "cuda" if torch.cuda.is_available() else "cpu"\nmodel.to(device)\n'),  # (no GPU ever: a CPU session, no TPL101)
     ))
     result = run_profile(ray_request(path, cluster, cell=2, rule=None))
     assert result.failure == "exception", result.error
