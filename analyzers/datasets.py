@@ -182,10 +182,12 @@ _CHEAP_FUNCTIONS = {
                    "BoolTensor", "ByteTensor", "DoubleTensor", "HalfTensor", "stack", "cat", "concat", "zeros",
                    "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange",
                    "tensor_split", "split", "chunk", "flatten", "squeeze", "unsqueeze", "reshape", "is_tensor",
-                   "numel", "long", "float", "where")),  # where: a selection, masked_fill's functional form
+                   "numel", "long", "float", "where", "flip", "fliplr", "flipud", "roll", "permute", "transpose")),
+        # (where: a selection, masked_fill's functional form; flip, roll: data moved, not computed)
         ("numpy", ("array", "asarray", "ascontiguousarray", "int64", "int32", "int16", "int8", "uint8", "float32",
                    "float64", "float16", "bool_", "zeros", "ones", "full", "empty", "concatenate", "stack", "arange",
-                   "zeros_like", "ones_like", "full_like", "reshape", "squeeze", "expand_dims", "where")),
+                   "zeros_like", "ones_like", "full_like", "reshape", "squeeze", "expand_dims", "where", "flip",
+                   "transpose")),
     ) for name in names
 }
 _CHEAP_METHODS = {
@@ -197,7 +199,7 @@ _CHEAP_METHODS = {
     "narrow", "numel", "new_tensor", "new_zeros", "new_ones", "new_full", "zero_", "ravel", "tobytes", "chunk",
     "unbind", "t", "cpu", "copy_", "fill", "tensor_split", "__getitem__", "__len__", "rfind", "find", "partition",
     "rpartition", "splitlines", "zfill", "isdigit", "title", "capitalize", "sample", "choice", "choices",
-    "randint", "random", "shuffle", "uniform", "most_common", "iloc", "loc",
+    "randint", "random", "shuffle", "uniform", "most_common", "iloc", "loc", "flip", "roll",
 }
 
 

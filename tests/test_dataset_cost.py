@@ -410,3 +410,28 @@ def test_a_dataset_a_function_of_another_module_returns_is_followed(tmp_path):
     assert "tokenizes each item" in finding.message and "utils/data.py:" in finding.message
     unknown = DATA_UTILS.replace("torch.save(train, path)", "torch.save(train, other)")
     assert len(project(tmp_path, {"utils/data.py": unknown, "train.py": train})) == 1  # what it loads: not known
+
+
+def test_a_dataset_class_bound_with_partial_is_costed():
+    """uvadlc's ReverseDataset: made through `partial(ReverseDataset, 10, 16)`, flipping a row
+    of a tensor it holds (data moved, not computed)."""
+    code = """
+        from functools import partial
+        import torch
+        from torch.utils import data
+        class ReverseDataset(data.Dataset):
+            def __init__(self, num_categories, seq_len, size):
+                self.size = size
+                self.data = torch.randint(num_categories, size=(size, seq_len))
+            def __len__(self):
+                return self.size
+            def __getitem__(self, idx):
+                return self.data[idx], torch.flip(self.data[idx], dims=(0,))
+        dataset = partial(ReverseDataset, 10, 16)
+        loader = data.DataLoader(dataset(50000), batch_size=128)
+        for epoch in range(10):
+            for x, y in loader:
+                model(x.cuda()).sum().backward()
+    """
+    assert findings(code) == []
+    assert len(findings(code.replace("torch.flip(self.data[idx], dims=(0,))", "torch.fft.fft(self.data[idx])"))) == 1

@@ -877,6 +877,11 @@ class LoaderRule(Rule):
 
     def _call_cost(self, call: cst.Call, scope, depth: int, seen: frozenset) -> Cost | None:
         func = call.func
+        made = self.ctx.origin(func, scope) if type(func) is cst.Name and depth < 4 else None
+        if made is not None and type(made[0]) is cst.Call and made[0].args and (
+                self.ctx.qualname(made[0].func) or "") == "functools.partial":  # `dataset = partial(ReverseDataset, 10, 16)`
+            bound = made[0]
+            return self._call_cost(cst.Call(func=bound.args[0].value, args=[*bound.args[1:], *call.args]), made[1], depth + 1, seen)
         qualified = self.ctx.qualname(func)
         has_transform = any(
             arg.keyword is not None and "transform" in arg.keyword.value and literal(arg.value) is not None
