@@ -537,3 +537,26 @@ def test_a_worker_count_computed_from_a_parameter_default():
                 model(x.cuda())
     """, ("TPL104",))
     assert found == ["TPL104", "TPL104"]
+
+
+def test_lightning_skips_the_validation_loader_of_a_module_without_validation_step():
+    code = """
+        import lightning as L
+        import torch
+        from torch.utils.data import DataLoader
+        class Net(L.LightningModule):
+            def training_step(self, batch, batch_idx):
+                return self.model(batch).sum()
+        class Data(L.LightningDataModule):
+            def train_dataloader(self):
+                return DataLoader(self.train, batch_size=64, num_workers=4)
+            def val_dataloader(self):
+                return DataLoader(self.val, batch_size=64, num_workers=4)
+        trainer = L.Trainer(max_epochs=10, accelerator="gpu")
+        trainer.fit(Net(), datamodule=Data())
+        trainer.fit(Net(), DataLoader(train, num_workers=4), DataLoader(val, num_workers=4))
+    """
+    assert codes(code, ("TPL104",)) == ["TPL104", "TPL104"]  # the two training loaders only
+    validating = code.replace("                return self.model(batch).sum()\n", "                return self.model(batch).sum()\n"
+                              "            def validation_step(self, batch, batch_idx):\n                self.log('v', 1)\n")
+    assert codes(validating, ("TPL104",)) == ["TPL104"] * 4

@@ -610,14 +610,17 @@ class LoaderRule(Rule):
         ctx = self.ctx
         on_cpu = any(self._value_is(site, "accelerator", "cpu") for site in ctx.calls.get("Trainer", ()))
         run = {name for name in _RUN_METHODS if any(self._lightning(site) for site in ctx.calls.get(name, ()))}
-        hooks = EVERY_EPOCH_HOOKS | {f"{name}_dataloader" for name in run & {"test", "predict"}}  # (used when run)
+        hooks = self.epoch_hooks() | {f"{name}_dataloader" for name in run & {"test", "predict"}}  # (used when run)
         for call, site in self.loaders.items():
             if not on_cpu and self._lightning_hook(site) in hooks:
                 found.setdefault(id(call), _Transfer("Lightning's Trainer copies its batches to the GPU when it trains on one"))
         for name in run if not on_cpu else ():
             for site in ctx.calls.get(name, ()):
                 if self._lightning(site):
-                    self._passed(site, found, "Lightning's Trainer copies its batches to the GPU when it trains on one")
+                    for arg in self.trainer_arguments(site):
+                        for loader in self._resolve_loader(arg.value, site.scope, 0):
+                            found.setdefault(id(loader.node), _Transfer(
+                                "Lightning's Trainer copies its batches to the GPU when it trains on one"))
         for site in ctx.calls.get("prepare", ()):
             made = self._made_by(site)
             if made.startswith("accelerate.") and made.endswith("Accelerator"):
@@ -647,6 +650,33 @@ class LoaderRule(Rule):
                 if len(params) >= 2 and params[1] in moved and ("cuda" in moved[params[1]].code or ctx.cuda_evidence):
                     said = f"the Engine's `{process}` moves its batches to the GPU (`{moved[params[1]].code}`)"
                     self._passed(site, found, said, first_only=True)
+
+    def epoch_hooks(self) -> set[str]:
+        """The hooks whose loaders Lightning's Trainer iterates every epoch: `train_dataloader`, and
+        `val_dataloader` unless the LightningModules of the source define no `validation_step`
+        (then the Trainer skips validation)."""
+        return set(EVERY_EPOCH_HOOKS) if self._validates() else EVERY_EPOCH_HOOKS - {"val_dataloader"}
+
+    def trainer_arguments(self, site: CallSite) -> list[cst.Arg]:
+        """The arguments of a Lightning Trainer's `fit`/`validate`/`test`/`predict` call whose loaders
+        it iterates: not `fit`'s validation loaders when the source's LightningModules define no
+        `validation_step`."""
+        call = site.node
+        if call_name(call) != "fit" or self._validates():
+            return list(call.args)
+        positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+        return [arg for arg in call.args if not (
+            arg.keyword is not None and arg.keyword.value == "val_dataloaders" or len(positional) > 2 and arg is positional[2])]
+
+    def _validates(self) -> bool:
+        """False when the source defines LightningModules and none of them a `validation_step`."""
+        key = "validates"
+        if key not in self.known:
+            modules = [cls for cls in self.ctx.classes.values()
+                       if any((dotted(base.value) or "").endswith("LightningModule") for base in cls.bases)]
+            self.known[key] = not modules or any(
+                "validation_step" in code(cls) for cls in self.ctx.classes.values())
+        return self.known[key]
 
     def _lightning_hook(self, loader: Site) -> str | None:
         """The Lightning hook (`train_dataloader`, ...: a method of a Lightning module or

@@ -15,7 +15,7 @@ from .base import Example, FixPlan, Replace
 from ..datasets import CHEAP
 from .dataloader import LoaderRule
 from .edits import names_in_target, replace_argument, root_name
-from ..vocabulary import EVERY_EPOCH_HOOKS, FIT_METHODS, NUM_WORKERS
+from ..vocabulary import FIT_METHODS, NUM_WORKERS
 
 
 class NonPersistentWorkers(LoaderRule):
@@ -27,7 +27,9 @@ class NonPersistentWorkers(LoaderRule):
     to two functions: `validate` calling `run_validate`); a function of the project
     (`train_one_epoch(model, loader)` in another module) that loops over the loader it
     is passed, called in a loop; Lightning's Trainer (a Lightning module's
-    `train_dataloader`/`val_dataloader`, loaders given to `fit`, unless `max_epochs=1`);
+    `train_dataloader`/`val_dataloader`, loaders given to `fit`, unless `max_epochs=1`; not
+    the validation loaders when the file's LightningModules define no `validation_step`, as
+    the Trainer then skips validation);
     an ignite Engine's `run(loader, max_epochs=N)`, or a `run` in an event handler
     (decorated, or registered with `add_event_handler`); a module of the project that calls
     the function returning the loader (`train_loader, test_loader = data_setup.create_dataloaders()`
@@ -545,13 +547,14 @@ class NonPersistentWorkers(LoaderRule):
         if any(self._value_is(site, "max_epochs", 1) for site in trainers):
             return
         lightning = " (by Lightning's Trainer)"
+        hooks = self.epoch_hooks()
         for loader in self.loaders.values():
-            if self._lightning_hook(loader) in EVERY_EPOCH_HOOKS:
+            if self._lightning_hook(loader) in hooks:
                 yield loader, [], lightning, ()
         for name in FIT_METHODS:
             for site in ctx.calls.get(name, ()):
                 if self._lightning(site):
-                    for arg in site.node.args:
+                    for arg in self.trainer_arguments(site):
                         for loader in self._resolve_loader(arg.value, site.scope, 0):
                             yield loader, [], lightning, ()
         for site in ctx.calls.get("run", ()):
