@@ -33,7 +33,7 @@ _TENSOR_METHODS = {
     "to", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "sub", "add", "mul", "div",
 }
 _HOST_LOGGERS = {"wandb.log"}  # library calls that convert the tensors they are given on the host
-_HOST_LOGGER_NAMES = {name.rpartition(".")[2] for name in _HOST_LOGGERS}
+_HOST_LOGGER_NAMES = {name.rpartition(".")[2] for name in _HOST_LOGGERS} | {"add_scalar"}  # (TensorBoard's, any writer)
 # A loop timed on CPU time is timed too; TPL203 has not followed monotonic_ns.
 _CLOCKS = (CLOCKS | {"time.process_time"}) - {"time.monotonic_ns"}
 _CLOCK_NAMES = {name.rpartition(".")[2] for name in _CLOCKS} | {"elapsed_time"}
@@ -349,6 +349,17 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # TensorBoard's add_scalar copies a tensor to the host (`.cpu().numpy()`) on every step
+        Example(
+            """
+            import torch
+            for step, (x, y) in enumerate(loader):
+                loss = model(x.cuda(), y.cuda()).mean()
+                tb_logger.add_scalar("loss", loss, global_step=step)
+                loss.backward()
+                optimizer.step()
+            """
+        ),
         # an EMA update under `no_grad` after each step evaluates nothing: the loss read still stalls
         Example(
             """
@@ -901,16 +912,20 @@ class HostSyncEveryStep(Nesting):
         return type(func) is cst.Attribute and func.attr.value == "item" or type(func) is cst.Name and func.value in ("float", "int")
 
     def _logged_tensor(self, candidate: _Candidate, advice: str) -> str | None:
-        """`wandb.log({"acc": acc})` (or through a logger's `self._wandb = wandb`) of a CUDA tensor."""
+        """`wandb.log({"acc": acc})` (or through a logger's `self._wandb = wandb`) or a TensorBoard
+        writer's `add_scalar("loss", loss)` of a CUDA tensor."""
         node, scope = _call(candidate), candidate.site.scope
         func = node.func
-        qualified = self.ctx.qualname(func)
-        if qualified is None and type(func) is cst.Attribute:
-            module = attribute_module(self.ctx, func.value, scope)
-            qualified = module and f"{module}.{func.attr.value}"
-        if qualified not in _HOST_LOGGERS:
-            return None
-        data = argument(node, 0, "data")
+        if type(func) is cst.Attribute and func.attr.value == "add_scalar":  # `writer.add_scalar("loss", loss, step)`
+            qualified, data = "add_scalar", argument(node, 1, "scalar_value")  # (TensorBoard: `.cpu().numpy()`)
+        else:
+            qualified = self.ctx.qualname(func)
+            if qualified is None and type(func) is cst.Attribute:
+                module = attribute_module(self.ctx, func.value, scope)
+                qualified = module and f"{module}.{func.attr.value}"
+            if qualified not in _HOST_LOGGERS:
+                return None
+            data = argument(node, 0, "data")
         values = [e.value for e in data.elements if type(e) is cst.DictElement] if type(data) is cst.Dict else [data]
         if not any(value is not None and self._tensor(value, scope, 0) for value in values):
             return None
