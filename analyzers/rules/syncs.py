@@ -916,8 +916,9 @@ class HostSyncEveryStep(Nesting):
         writer's `add_scalar("loss", loss)` of a CUDA tensor."""
         node, scope = _call(candidate), candidate.site.scope
         func = node.func
+        qualified: str | None = "add_scalar"
         if type(func) is cst.Attribute and func.attr.value == "add_scalar":  # `writer.add_scalar("loss", loss, step)`
-            qualified, data = "add_scalar", argument(node, 1, "scalar_value")  # (TensorBoard: `.cpu().numpy()`)
+            data = argument(node, 1, "scalar_value")  # (TensorBoard: `.cpu().numpy()`)
         else:
             qualified = self.ctx.qualname(func)
             if qualified is None and type(func) is cst.Attribute:
