@@ -56,6 +56,8 @@ class CpuTensorMovedEachStep(Nesting):
     copied (`torch.full((n,), t, device=...)` fills it on the device). And, in a loop, the
     move of what a function of the source called with constants only returns when that is a CPU
     tensor (`tokenize([""]).to(device)`): the same tensor built and copied at every step. And
+    a Python `range(n)` indexing a tensor the function made with torch (`t[range(n), cls] = 1`,
+    a CPU index tensor copied over) in a forward, a loss's `__call__` or a step function. And
     the move of what a function of the source returns when each of its returns is a torch
     factory's tensor made on the CPU (`create_noise(b, z).to(device)`, returning
     `torch.rand(b, z) * 2 - 1`).
@@ -100,10 +102,22 @@ class CpuTensorMovedEachStep(Nesting):
     name = "cpu-tensor-moved-each-step"
     summary = "torch.zeros(...).cuda() / .to(device) in a loop or forward: create it with device="
     triggers = (".cuda(", ".to(", ".type_as(", "arange(", "ones(", "zeros(", "randperm(", "randint(", "Tensor(", ".type(",
-                "tensor(")
+                "tensor(", "[range(")
     calls = CallNames(frozenset(_MOVES | {"tensor"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # a range indexing a NumPy array: nothing goes to the device
+        Example(
+            """
+            import numpy as np
+            import torch
+            class Metric:
+                def __call__(self, probs, labels):
+                    p = np.asarray(probs)
+                    return p[range(len(labels)), labels].mean()
+            model = model.cuda()
+            """
+        ),
         # the helper makes the noise on the device it is given
         Example(
             """
@@ -420,6 +434,18 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # a Python range indexing a tensor in a loss's __call__: a CPU index copied at each call
+        Example(
+            """
+            import torch
+            class ComputeLoss:
+                def __call__(self, pcls, tcls):
+                    n = pcls.shape[0]
+                    t = torch.full_like(pcls, 0.0, device="cuda")
+                    t[range(n), tcls] = 1.0
+                    return self.bce(pcls, t)
+            """
+        ),
         # a helper returns noise drawn on the CPU, moved by the step function the loop calls
         Example(
             """
@@ -816,6 +842,8 @@ class CpuTensorMovedEachStep(Nesting):
         self.moves: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         # (subscript, the CPU-made factory calls its index computes with, enclosing function)
         self.indexings: list[tuple[Site, list[cst.Call], cst.FunctionDef | None]] = []
+        # (subscript, the `range(...)` index, enclosing function): `res[range(n), range(n)] = 0` on a tensor
+        self.ranges: list[tuple[Site, cst.Call, cst.FunctionDef]] = []
         self.constants: list[tuple[CallSite, cst.BaseExpression | None]] = []  # moves of `make_ids([""])`
         self.gathers: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         self.guarded: dict[int, set[int]] = {}  # id(loop) -> _intervals(loop)
@@ -884,6 +912,24 @@ class CpuTensorMovedEachStep(Nesting):
         made = [factory for index in indices for factory in self._cpu_made(index)]
         if made and not self._cpu_made(node.value) and not self._host_tensor(node.value) and not self._moved_later(node.value):
             self.indexings.append((self.ctx.site(node), made, self.function()))
+        ranges = [index for index in indices if type(index) is cst.Call and type(index.func) is cst.Name
+                  and index.func.value == "range" and "range" not in self.ctx.imports]
+        enclosing = self.function()
+        if ranges and enclosing is not None and self._torch_made(node.value):
+            self.ranges.append((self.ctx.site(node), ranges[0], enclosing))
+
+    def _torch_made(self, expr: cst.BaseExpression) -> bool:
+        """A name the current function last assigned a torch call or a method's result
+        (`t = torch.full_like(p, 0.0)`, `res = res.clone()`): a tensor, not a list."""
+        values = self.ctx.scope.assignments.get(expr.value, ()) if type(expr) is cst.Name else ()
+        value = values[-1] if values else None
+        if type(value) is not cst.Call:
+            return False
+        qualified = self.ctx.qualname(value.func) or ""
+        if qualified.startswith("torch."):
+            return True
+        return type(value.func) is cst.Attribute and not qualified.startswith("numpy") and (
+            dotted(value.func.value) or "").split(".")[0] not in ("np", "numpy")
 
     def _moved_later(self, expr: cst.BaseExpression) -> bool:
         """`labels[idx]` before `labels = labels.to(device)` in the loop, with no move of it met
@@ -1145,6 +1191,17 @@ class CpuTensorMovedEachStep(Nesting):
             )
 
     def _report_indexings(self) -> None:
+        for site, index, enclosing in self.ranges:
+            where = self._every_call(Site(site.node, site.unit, site.scope, ()), enclosing)  # (how often the function runs)
+            if where is None or self.ctx.cuda_evidence is None:
+                continue
+            indexed = short_code(cast(cst.Subscript, site.node).value)
+            self.report(
+                site,
+                f"`{short_code(index)}` indexes the tensor `{indexed}` {where}: PyTorch makes it a CPU index tensor "
+                f"and copies it to the device each time (a blocking copy from pageable memory). Index with "
+                f"torch.arange(..., device={indexed}.device).",
+            )
         reported: set[int] = set()
         for site, made, function in self.indexings:
             where = self._every_call(site, function)
