@@ -434,6 +434,21 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # indices listed from sizes on every forward, indexing a GPU tensor (dlrm's interaction)
+        Example(
+            """
+            import torch
+            class DLRM(torch.nn.Module):
+                def forward(self, T):
+                    Z = torch.bmm(T, torch.transpose(T, 1, 2))
+                    _, ni, nj = Z.shape
+                    li = torch.tensor([i for i in range(ni) for j in range(i)])
+                    lj = torch.tensor([j for i in range(nj) for j in range(i)])
+                    return Z[:, li, lj]
+            model = DLRM().cuda()
+            """,
+            count=2,
+        ),
         # a Python range indexing a tensor in a loss's __call__: a CPU index copied at each call
         Example(
             """
@@ -1455,7 +1470,18 @@ def _from_host_data(made: cst.Call) -> bool:
         data = data.args[0].value
     if type(data) is cst.Call and call_name(data) == "range":
         return False  # made like torch.arange
+    if type(data) is cst.ListComp and _over_ranges(data.for_in):
+        return False  # `[i for i in range(n) for j in range(i)]`: indices from sizes, like torch.tril_indices
     return any(literal(name) is UNKNOWN for name in _names_read(data))
+
+
+def _over_ranges(clause: cst.CompFor | None) -> bool:
+    """Whether every `for` of a comprehension iterates a `range(...)`, with no `if`."""
+    while clause is not None:
+        if not (type(clause.iter) is cst.Call and call_name(clause.iter) == "range") or clause.ifs:
+            return False
+        clause = clause.inner_for_in
+    return True
 
 
 
