@@ -560,3 +560,17 @@ def test_lightning_skips_the_validation_loader_of_a_module_without_validation_st
     validating = code.replace("                return self.model(batch).sum()\n", "                return self.model(batch).sum()\n"
                               "            def validation_step(self, batch, batch_idx):\n                self.log('v', 1)\n")
     assert codes(validating, ("TPL104",)) == ["TPL104"] * 4
+
+
+def test_a_read_of_a_value_already_copied_to_the_host_is_not_a_second_sync():
+    """pytorch-handbook: `loss = criterion(...).cpu()` every step (reported), then
+    `losses.append(loss.data.item())`, which waits for nothing."""
+    found = [f for f in analyze(python_source(textwrap.dedent("""
+        import torch
+        for x, y in loader:
+            loss = criterion(model(x.cuda()), y.cuda()).cpu()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.data.item())
+    """), "t.py")) if f.code == "TPL203"]
+    assert [f.range.start_line for f in found] == [3]

@@ -791,7 +791,7 @@ class HostSyncEveryStep(Nesting):
                 advice = "Check it every N steps, or keep the decision on the GPU (`torch.where`, masking)."
         elif candidate.kind == "method":
             if _method(candidate).attr.value in ("cpu", "to") and self._rpc() or self._loader_batch(candidate) or \
-                    self._made_on_cpu(_method(candidate).value, scope):  # (`torch.randint(0, n, (1,)).item()`)
+                    self._made_on_cpu(_method(candidate).value, scope, candidate.site):  # (`torch.randint(0, n, (1,)).item()`)
                 return None
             text = short_code(node)
             what = f"`{text if not text.endswith('...') else '...' + short_code(_method(candidate).attr) + '()'}` copies a value to the host"
@@ -950,12 +950,23 @@ class HostSyncEveryStep(Nesting):
             return False
         return iterates_dataloader(self.ctx, loop, scope)
 
-    def _made_on_cpu(self, expr: cst.BaseExpression, scope: Scope) -> bool:
-        """`x` made by `torch.linspace(...)` (a factory) with no device, and not moved."""
+    def _made_on_cpu(self, expr: cst.BaseExpression, scope: Scope, site: Site | None = None) -> bool:
+        """`x` made by `torch.linspace(...)` (a factory) with no device, and not moved; or copied to
+        the host already (`loss = criterion(out, y).cpu()`, then `loss.data.item()`: the copy
+        waited, the read does not)."""
+        while type(expr) is cst.Attribute and expr.attr.value == "data" or type(expr) is cst.Call and call_name(expr) in (
+                "detach", "clone") and not expr.args:
+            expr = expr.value if type(expr) is cst.Attribute else cst.ensure_type(cast(cst.Call, expr).func, cst.Attribute).value
         found = self.ctx.origin(expr, scope) if type(expr) is cst.Name else (expr, scope)
+        if type(expr) is cst.Name and site is not None and site.loops:  # (the loop's own binding, before the read)
+            values = assigned_in(site.loops[-1].body, expr.value, before=site.node)
+            found = (values[-1], scope) if values and values[-1] is not None else found
         if found is None or type(found[0]) is not cst.Call:
             return False
         call = found[0]
+        if type(call.func) is cst.Attribute and (call.func.attr.value == "cpu" and not call.args or call.func.attr.value == "to"
+                                                  and len(call.args) == 1 and literal(call.args[0].value) == "cpu"):
+            return True
         head, _, name = (self.ctx.qualname(call.func) or "").partition(".")
         return head == "torch" and name in HOST_FACTORIES and keyword(call, "device") is None
 
