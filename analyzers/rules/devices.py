@@ -71,7 +71,7 @@ class CpuTensorMovedEachStep(Nesting):
     passed (`create_variable(torch.zeros(n))` with `return Variable(tensor.cuda())`).
 
     Silent for a tensor made under `if buffer is None:` (made once, on the first
-    iteration) or under an interval guard in the loop (`if i % 500 == 0:`), in an epoch
+    iteration; not when what is tested is a parameter, `mask=None`, left out of each call) or under an interval guard in the loop (`if i % 500 == 0:`), in an epoch
     loop around the loop that trains (once per epoch), in a loop over a dict's entries
     outside a loop or forward (`for k, v in data.items():`: a few keys), or in a helper that
     a loop which does not train calls; and for an element of a vector (`ind = perm[i]`:
@@ -434,6 +434,18 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # `mask is None` tests an option of the call, not a cache: the eye is made at every call
+        Example(
+            """
+            import torch
+            class SupConLoss(torch.nn.Module):
+                def forward(self, features, labels=None, mask=None):
+                    device = torch.device("cuda") if features.is_cuda else torch.device("cpu")
+                    if labels is None and mask is None:
+                        mask = torch.eye(features.shape[0]).to(device)
+                    return (features @ features.T * mask).sum()
+            """
+        ),
         # indices listed from sizes on every forward, indexing a GPU tensor (dlrm's interaction)
         Example(
             """
@@ -918,7 +930,8 @@ class CpuTensorMovedEachStep(Nesting):
         device = argument(node, 0, {"type_as": "other", "type": "dtype"}.get(name, "device"))
         if name != "cuda" and device is None:
             return
-        if any(frame.kind == IF and lazy_init(cast(cst.If, frame.node)) for frame in self.local_frames()):
+        if any(frame.kind == IF and lazy_init(cast(cst.If, frame.node)) and not self._option_test(cast(cst.If, frame.node))
+               for frame in self.local_frames()):
             return  # `if buffer is None: buffer = torch.zeros(n).cuda()`: made once
         self.moves.append((self.ctx.call_site(node), made, device, self.function()))
 
@@ -945,6 +958,17 @@ class CpuTensorMovedEachStep(Nesting):
             return True
         return type(value.func) is cst.Attribute and not qualified.startswith("numpy") and (
             dotted(value.func.value) or "").split(".")[0] not in ("np", "numpy")
+
+    def _option_test(self, branch: cst.If) -> bool:
+        """`elif labels is None and mask is None:` where both are parameters of the function: an
+        option left out of a call, so the branch runs on every such call (not a cache filled once)."""
+        function = self.function()
+        if function is None:
+            return False
+        params = {p.name.value for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)}
+        tested = [n.left for n in walk(branch.test) if type(n) is cst.Comparison and len(n.comparisons) == 1
+                  and type(n.comparisons[0].operator) is cst.Is and literal(n.comparisons[0].comparator) is None]
+        return bool(tested) and all(type(t) is cst.Name and t.value in params for t in tested)
 
     def _moved_later(self, expr: cst.BaseExpression) -> bool:
         """`labels[idx]` before `labels = labels.to(device)` in the loop, with no move of it met
