@@ -444,7 +444,16 @@ class CpuTensorMovedEachStep(Nesting):
                     if labels is None and mask is None:
                         mask = torch.eye(features.shape[0]).to(device)
                     return (features @ features.T * mask).sum()
+            """,
             """
+            import torch
+            class SupConLoss(torch.nn.Module):
+                def forward(self, features, labels=None, mask=None):
+                    device = torch.device("cuda") if features.is_cuda else torch.device("cpu")
+                    if labels is None and mask is None:
+                        mask = torch.eye(features.shape[0], device=device)
+                    return (features @ features.T * mask).sum()
+            """,
         ),
         # indices listed from sizes on every forward, indexing a GPU tensor (dlrm's interaction)
         Example(
