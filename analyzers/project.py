@@ -28,6 +28,7 @@ import stat
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import cast
 
 import libcst as cst
 
@@ -1151,6 +1152,38 @@ def argparse_defaults(found: Definition | None) -> dict[str, list]:
                 defaults.setdefault(name, []).append(given.value if type(given) is ast.Constant else None)
         memo[argparse_defaults] = defaults
     return memo[argparse_defaults]
+
+
+def given_namespace_defaults(namespace: FileNamespace, path: str, name: str, index: int, param: str) -> list[dict] | None:
+    """For each call in the module `namespace` of the function `name` of the module at `path`,
+    the argparse defaults (see `argparse_defaults`) of the namespace it gives the parameter
+    `param` (at `index` among the positional ones): one the calling scope parses itself
+    (`args = parser.parse_args()`, then `dp.make_loaders(args)`) or gets from a function of the
+    project that does (`parsed_defaults`). None when a call gives another value."""
+    place = Place(namespace.label, namespace.path)
+    found: list[dict] = []
+    scopes = [namespace.tree, *(n for n in ast.walk(namespace.tree) if type(n) in (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for scope in scopes:
+        nodes = list(body_nodes(scope))
+        for call in (n for n in nodes if type(n) is ast.Call and (ast_dotted(n.func) or "").rpartition(".")[2] == name):
+            target = _callee(call.func, namespace, place, None)
+            if target is None or not isinstance(target[1], FileNamespace) or os.path.abspath(target[1].path) != path:
+                continue
+            given = next((k.value for k in call.keywords if k.arg == param), None)
+            if given is None and index < len(call.args) and not any(type(a) is ast.Starred for a in call.args[:index + 1]):
+                given = call.args[index]
+            if type(given) is not ast.Name:
+                return None
+            made = [n.value for n in nodes if type(n) is ast.Assign and len(n.targets) == 1
+                    and type(n.targets[0]) is ast.Name and n.targets[0].id == given.id]
+            if len(made) != 1 or type(made[0]) is not ast.Call:
+                return None
+            parsing = made[0].func
+            if type(parsing) is ast.Attribute and parsing.attr in ("parse_args", "parse_known_args"):
+                found.append(argparse_defaults((cast(ast.stmt, scope), namespace, place, None)))  # (the module's own too)
+            else:
+                found.append(parsed_defaults(_callee(parsing, namespace, place, None)))
+    return found
 
 
 def parsed_defaults(found: Definition | None, depth: int = 0) -> dict[str, list]:

@@ -1607,3 +1607,38 @@ def test_batches_of_a_returned_loader_unpacked_and_moved_by_helpers(tmp_path):
     found = [f for f in analyze(source, Config()) if f.code == "TPL102"]
     assert [f.range.start_line for f in found] == [4, 5, 7, 8]
     assert "(`X.to(device)`, train.py:7)" in found[0].message
+
+
+def test_a_worker_count_from_the_namespace_an_importer_parses(tmp_path):
+    """dlrm: `make_loaders(args)` of data.py reads `args.num_workers`; dlrm_s_pytorch.py parses
+    `--num-workers` (default 0) and passes its namespace."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        import argparse
+        import torch
+        import data as dp
+        def run():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--num-workers", type=int, default=0)
+            args = parser.parse_args()
+            train_ld = dp.make_loaders(args)
+            for epoch in range(10):
+                for x, y in train_ld:
+                    loss = model(x.cuda(), y.cuda())
+                    loss.backward()
+        run()
+    """))
+    data = tmp_path / "data.py"
+    data.write_text(textwrap.dedent("""
+        import numpy as np
+        from torch.utils.data import DataLoader, Dataset
+        class Days(Dataset):
+            def __getitem__(self, i):
+                return np.load(self.files[i])
+        def make_loaders(args):
+            return DataLoader(Days(), batch_size=128, num_workers=args.num_workers, pin_memory=True)
+    """))
+    [finding] = [f for f in analyze(python_source(data.read_text(encoding="utf-8"), str(data)), Config()) if f.code == "TPL101"]
+    assert "`args.num_workers` resolves to 0" in finding.message
+    (tmp_path / "train.py").write_text((tmp_path / "train.py").read_text().replace("default=0", "default=8"))
+    assert [f for f in analyze(python_source(data.read_text(encoding="utf-8"), str(data)), Config()) if f.code == "TPL101"] == []

@@ -22,7 +22,7 @@ from ..datasets import (
 from ..findings import Related
 from ..importers import config_default, gpu_importers, importing
 from ..project import (SourceNamespace, Use, argparse_defaults, ast_dotted, bind, call_target, caller_uses, instance_default,
-                       parsed_defaults,
+                       given_namespace_defaults, parsed_defaults,
                        device_moves, iterated, iterated_again, maybe_project_call, parameters, trains_somewhere,
                        used_arguments, yields)
 from .base import CallNames, Example, FixPlan, Replace, Rule
@@ -479,10 +479,31 @@ class LoaderRule(Rule):
         if scope.node is None or param not in scope.params or len(scope.assignments.get(param, ())) != 1:
             return UNKNOWN
         callers = self._caller_arguments(scope, param)
+        if not callers:
+            return self._importer_namespace(scope, param, expr.attr.value)
         values = {repr(v): v for v in (self._resolved(expr.with_changes(value=arg), where, depth + 1) for arg, where in callers)}
-        if len(values) != 1 or not callers:
+        if len(values) != 1:
             return UNKNOWN
         return next(iter(values.values()))
+
+    def _importer_namespace(self, scope, param: str, attribute: str):
+        """`args.num_workers` where `args` is a parameter of a function of this module that only
+        modules importing it call, each with a namespace it parses (dlrm: `dp.make_loaders(args)`
+        after `args = parser.parse_args()`): the default of `--num-workers` there, when all agree."""
+        path, function = self.ctx.path, scope.node
+        if not path or path.startswith("<") or self.ctx.class_of.get(id(function)) is not None:
+            return UNKNOWN
+        importers = self.ctx.shared.get(importing)
+        if importers is None:
+            importers = self.ctx.shared[importing] = importing(path)
+        defaults = []
+        for namespace in importers:
+            given = given_namespace_defaults(namespace, os.path.abspath(path), function.name.value, scope.params.index(param), param)
+            if given is None:
+                return UNKNOWN
+            defaults += [found.get(attribute, [None]) for found in given]
+        values = {repr(value) for found in defaults for value in found}
+        return defaults[0][0] if defaults and len(values) == 1 and defaults[0][0] is not None else UNKNOWN
 
     def cuda_moves(self) -> dict[int, list[_Move]]:
         """Loader (by id of its call) -> moves of its batches to CUDA."""
@@ -1527,7 +1548,8 @@ class SynchronousDataLoader(LoaderRule):
     Finds a `torch.utils.data.DataLoader` whose `num_workers` is omitted or resolves to
     0 (a literal, a constant, a `**kwargs` dict, also one chosen by a condition that
     cannot hold: a `torch.device` compared with a string, an argparse default, also
-    through a parameter its callers pass the namespace to: `def main(args)`, or of a
+    through a parameter its callers pass the namespace to: `def main(args)`, also callers
+    in the modules importing it that parse it (dlrm's `dp.make_loaders(args)`), or of a
     parser a function of the project builds, the default of a config class of the project
     whose one instance it reads (`opt.num_workers` with `opt = Config()`), what every call of
     the function gives the parameter it is (in the file, or else in the modules that import
