@@ -158,7 +158,7 @@ class TrainingSteps:
         self._every: dict[tuple, bool] = {}  # (function id, depth) -> see called_every_step
         self._inferring: dict[int, bool] = {}  # class id -> see _made_to_infer
         self._intervals: dict[tuple, set[int]] = {}  # (body id, loops id) -> see _guarded_calls
-        self._evaluated: dict[int, bool] = {}  # loop id -> see evaluates_every_iteration
+        self._evaluations: dict[int, list[CallSite]] | None = None  # see evaluates_every_iteration
         for name, sites in ctx.calls.items():
             if name == "backward" or name == "step" or name in ctx.functions:
                 for site in sites:
@@ -326,15 +326,17 @@ class TrainingSteps:
         not an EMA update under `no_grad`) right in its body, not under an interval guard: a
         full-batch script's `test()` after each step, whose results the host waits for on every
         iteration anyway."""
-        found = self._evaluated.get(id(loop))
-        if found is None:
-            found = self._evaluated[id(loop)] = any(
-                site.loops and site.loops[-1] is loop and (type(site.node.func) is cst.Name or type(
-                    site.node.func) is cst.Attribute and dotted(site.node.func.value) == "self")
-                and self._sets_eval(defs[-1][0])
-                and id(site.node) not in self._guarded_calls(loop.body, site)
-                for name, defs in self.ctx.functions.items() for site in self.ctx.calls.get(name, ()))
-        return found
+        if self._evaluations is None:  # loop id -> the calls of evaluation passes right in it (one pass over them)
+            self._evaluations = {}
+            evaluating = {id(site.scope.node) for site in self.ctx.calls.get("eval", ()) if not site.node.args}
+            for name, defs in self.ctx.functions.items() if evaluating else ():
+                if id(defs[-1][0]) in evaluating:
+                    for site in self.ctx.calls.get(name, ()):
+                        if site.loops and (type(site.node.func) is cst.Name or type(site.node.func) is cst.Attribute
+                                           and dotted(site.node.func.value) == "self"):
+                            self._evaluations.setdefault(id(site.loops[-1]), []).append(site)
+        return any(id(site.node) not in self._guarded_calls(cast(cst.For, loop).body, site)
+                   for site in self._evaluations.get(id(loop), ()))
 
     def _callers(self, function: cst.FunctionDef) -> list[CallSite]:
         cls = self.ctx.class_of.get(id(function))
