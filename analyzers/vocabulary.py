@@ -66,7 +66,7 @@ FIT_METHODS = {"fit", "validate"}
 EVERY_EPOCH_HOOKS = {"train_dataloader", "val_dataloader"}
 
 # Calls a loop's iterable passes through on its way to the loop: `enumerate(loader)`, `tqdm(loader)`.
-ITER_WRAPPERS = {"enumerate", "tqdm", "iter", "zip", "track", "progress_bar"}
+ITER_WRAPPERS = {"enumerate", "tqdm", "iter", "zip", "track", "progress_bar", "list"}
 
 # Signs that code runs on a GPU: a device string (or the GPU-only backend), the accelerator
 # APIs and engines. Asking whether there is a GPU is no such sign.

@@ -574,3 +574,18 @@ def test_a_read_of_a_value_already_copied_to_the_host_is_not_a_second_sync():
             losses.append(loss.data.item())
     """), "t.py")) if f.code == "TPL203"]
     assert [f.range.start_line for f in found] == [3]
+
+
+def test_batches_of_a_loader_listed_before_the_loop_are_moved_batches():
+    """app_deep_learning: `steps = list(enumerate(train_dataloader, 0))`, then `for i, data in tqdm(steps)`."""
+    assert codes("""
+        import torch
+        from torch.utils.data import DataLoader
+        from tqdm import tqdm
+        loader = DataLoader(train_dataset, batch_size=32, num_workers=4)
+        for epoch in range(3):
+            steps = list(enumerate(loader, 0))
+            for i, data in tqdm(steps):
+                loss = model(data["image"].to("cuda")).sum()
+                loss.backward()
+    """, ("TPL102", "TPL104")) == ["TPL102", "TPL104"]
