@@ -402,7 +402,7 @@ class Context:
         elif name in ("append", "insert") and type(func) is cst.Attribute and dotted(func.value) == "sys.path":
             self.sys_paths.append([text for n in walk(node) if type(n) is cst.SimpleString
                                    for text in [literal(n)] if type(text) is str])
-        if not self._evidence_confirmed and self.statement is not self._evidence_statement or self.cuda_evidence is None:
+        if self._wants_evidence():
             if name == "cuda" and type(func) is cst.Attribute:
                 self._evidence(node)
             else:
@@ -417,9 +417,13 @@ class Context:
                 self.class_of[id(statement)] = node
 
     def _string(self, node: cst.SimpleString) -> None:
-        if (self.cuda_evidence is None or not self._evidence_confirmed and self.statement is not self._evidence_statement) \
-                and CUDA_STRING.match(node.value):
+        if self._wants_evidence() and CUDA_STRING.match(node.value):
             self._evidence(node)
+
+    def _wants_evidence(self) -> bool:
+        """Whether the pass still looks for a sign of a GPU: none met yet, or only one in a
+        statement binding a name, and the pass is outside that statement."""
+        return self.cuda_evidence is None or (not self._evidence_confirmed and self.statement is not self._evidence_statement)
 
     def _evidence(self, node: cst.CSTNode) -> None:
         """A sign that the code runs on a GPU: the first is kept; when it is a "cuda" string in
@@ -743,8 +747,8 @@ def _bound_name(statement: cst.SimpleStatementLine | None) -> str | None:
 
 
 def _used(statement: cst.CSTNode, name: str) -> bool:
-    """Whether `statement` uses `name` other than by binding it or showing it (in a `print`
-    call or an f-string)."""
+    """Whether `statement` uses `name` other than by binding it or showing it (`print(name)`,
+    an f-string)."""
     stack = [statement]
     while stack:
         node = stack.pop()
@@ -753,8 +757,8 @@ def _used(statement: cst.CSTNode, name: str) -> bool:
         if type(node) is cst.AssignTarget and type(node.target) is cst.Name or type(node) is cst.FormattedString:
             continue
         if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value in ("print", "display"):
-            continue
-        if type(node) is cst.Attribute:
+            stack.extend(arg.value for arg in node.args if not (type(arg.value) is cst.Name and arg.value.value == name))
+        elif type(node) is cst.Attribute:
             stack.append(node.value)  # (not `.attr`: `torch.device` is no use of `device`)
         elif type(node) is cst.Arg:
             stack.append(node.value)  # (nor a keyword: `to(device=d)`)

@@ -1547,6 +1547,9 @@ def test_data_parallel_in_a_model_module_that_another_module_trains(tmp_path):
             generator = nn.DataParallel(Generator(args.size))
             fan = nn.DataParallel(FAN(args.wing_path).eval())
             return generator, fan
+        @torch.no_grad()
+        def translate(generator, x):
+            return generator(x)
     """
     solver = """
         from model import build_model

@@ -164,22 +164,23 @@ class DataParallelTraining(Rule):
             )
 
     def _samples(self, function: cst.FunctionDef | None) -> bool:
-        """Whether the wrap is in a function that evaluates (calls `.eval()` or opens `no_grad`)
-        and trains nothing (ddim's `sample()` beside its `train()`)."""
-        if function is None or TrainingSteps.of(self.ctx).trains(function):
-            return False
-        return any(site.scope.node is function and not site.node.args and type(site.node.func) is cst.Attribute
-                   and type(site.node.func.value) is not cst.Call  # (not `FAN(...).eval()`: a frozen part made)
-                   for site in self.ctx.calls.get("eval", ())) or any(
-            site.scope.node is function and self.ctx.qualname(site.node.func) in NO_GRAD
+        """Whether the wrap is in a function that evaluates and trains nothing (ddim's `sample()`
+        beside its `train()`)."""
+        return function is not None and not TrainingSteps.of(self.ctx).trains(function) and self._evaluates(function)
+
+    def _evaluates(self, function: cst.FunctionDef | None = None) -> bool:
+        """Whether the source (or `function`) puts a module in evaluation mode (`model.eval()`, not
+        `FAN(...).eval()`: a frozen part made) or opens `no_grad`/`inference_mode`."""
+        def inside(site) -> bool:
+            return function is None or site.scope.node is function
+        return any(inside(site) and not site.node.args and type(site.node.func) is cst.Attribute
+                   and type(site.node.func.value) is not cst.Call for site in self.ctx.calls.get("eval", ())) or any(
+            inside(site) and self.ctx.qualname(site.node.func) in NO_GRAD
             for name in ("no_grad", "inference_mode") for site in self.ctx.calls.get(name, ()))
 
     def _evaluates_only(self) -> bool:
         """Whether the source evaluates a model and trains nothing."""
-        evaluates = bool(self.ctx.calls.get("eval")) or any(
-            self.ctx.qualname(site.node.func) in NO_GRAD
-            for name in ("no_grad", "inference_mode") for site in self.ctx.calls.get(name, ()))
-        return evaluates and not TrainingSteps.of(self.ctx).anywhere() and not (
+        return self._evaluates() and not TrainingSteps.of(self.ctx).anywhere() and not (
             self.ctx.path and imported_to_train(self.ctx.path))
 
 
