@@ -62,6 +62,11 @@ class EvaluationWithGradients(Nesting):
     own statements outside any loop or function, or of a function that only such statements
     call: a test pass before or after training, run once.
 
+    In code that uses CUDA, also the rest of a training loop's body after its step puts the
+    model in evaluation mode (`model.eval()`, then `vloss = loss_fn(model(x_test), y_test)`
+    in each epoch, until `model.train()`), when it runs the model with autograd on and
+    computes no gradient.
+
     ## Why is this bad?
     `model.eval()` only switches dropout and batch norm to inference behaviour; autograd
     still records every operation and keeps every activation alive until the outputs are
@@ -94,6 +99,22 @@ class EvaluationWithGradients(Nesting):
     calls = CallNames(frozenset({"set_grad_enabled", "eval", "train", "requires_grad_"}))
     probe = "memory"
     VALID = (
+        # the same evaluation under no_grad
+        Example(
+            """
+            import torch
+            model = Net().to("cuda")
+            for epoch in range(1000):
+                model.train()
+                loss = loss_fn(model(x_train), y_train)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                model.eval()
+                with torch.no_grad():
+                    vloss = loss_fn(model(x_test), y_test)
+            """
+        ),
         # a function the script calls once, before training: nothing repeats it
         Example(
             """
@@ -331,6 +352,24 @@ class EvaluationWithGradients(Nesting):
         ),
     )
     INVALID = (
+        # the training loop tests the model on its last batch of each epoch, autograd still on
+        Example(
+            """
+            import torch
+            model = Net().to("cuda")
+            for epoch in range(1000):
+                model.train()
+                for i, (x, y) in enumerate(loader):
+                    loss = loss_fn(model(x.cuda()), y.cuda())
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                    if i == len(loader) - 1:
+                        model.eval()
+                        vloss = loss_fn(model(x_test), y_test)
+                        print(epoch, vloss.item())
+            """
+        ),
         # PyTorch 0.3's evaluation: `volatile=True` turns nothing off today
         Example(
             """
@@ -523,6 +562,7 @@ class EvaluationWithGradients(Nesting):
         self.frozen: set[str] = set()  # modules whose parameters are all set to requires_grad False
         self.unfrozen: set[str] = set()  # modules (or parts of them) given requires_grad True again
         self._no_grad_helpers: dict[int, bool] = {}  # id(function) -> whether it applies no_grad
+        self._mode_frames: dict[int, tuple[Frame, ...]] = {}  # id(`.eval()` call) -> the frames around it
         self.count = 0
 
     def visit_With(self, node: cst.With) -> None:
@@ -575,6 +615,7 @@ class EvaluationWithGradients(Nesting):
             train = name == "train" and (not node.args or literal(node.args[0].value) is not False)
             self.count += 1
             self.modes.append((self.ctx.site(node), node.func.value, not train, self.count))
+            self._mode_frames[id(node)] = self.local_frames()
         elif name == "requires_grad_" and type(node.func) is cst.Attribute:
             flag = argument(node, 0, "requires_grad")
             self._requires_grad(node.func.value, flag is None or literal(flag) is not False, node)
@@ -695,6 +736,53 @@ class EvaluationWithGradients(Nesting):
                 + (", and `Variable(..., volatile=True)` has done nothing since PyTorch 0.4." if volatile else "."),
                 fix,
             )
+        self._report_evaluation_sections(reported, called_without_grad)
+
+    def _report_evaluation_sections(self, reported: set[int], called_without_grad: set[str]) -> None:
+        """A training loop whose body, after its step, puts the model in evaluation mode and runs
+        it with autograd on (`model.eval()`, then `val_pred = model(x_val)` in each epoch of a
+        full-batch loop): the rest of the body, until `model.train()`, is an evaluation pass."""
+        steps = TrainingSteps.of(self.ctx)
+        for site, receiver, evaluation, _ in self.modes if self.ctx.cuda_evidence is not None else ():  # (on a GPU: a
+            # forward of a test set with its graph kept, each epoch; on the CPU a small share of the epoch)
+            if not evaluation or not site.loops or type(site.loops[-1]) is not cst.For:
+                continue
+            loop = site.loops[-1]
+            name = dotted(receiver)
+            function = site.scope.node
+            if name is None or self._frozen(name) or not steps.steps_here(loop) or id(site.scope) in self.grad_disabled \
+                    or id(function) in reported or function is not None and (
+                        self._decorated(function) or function.name.value in called_without_grad) \
+                    or any(f.kind == WITH and id(f.node) in self.no_grad_withs for f in self.local_frames_of(site)):
+                continue
+            statements = _block_of(loop.body, site.node)
+            start = next((i for i, statement in enumerate(statements) if any(n is site.node for n in walk(statement))), None)
+            if start is None:
+                continue
+            section = []
+            for statement in statements[start + 1:]:
+                if any(type(n) is cst.Call and call_name(n) == "train" and type(n.func) is cst.Attribute
+                       and dotted(n.func.value) == name for n in walk(statement)):
+                    break
+                section.append(statement)
+            if not section or any(_uses_gradients(statement, self.ctx) for statement in section):
+                continue
+            call = next((c for statement in section for c in _calls_outside(statement, self.no_grad_withs)
+                         if dotted(c.func) == name), None)
+            if call is None:
+                continue
+            if function is not None:
+                reported.add(id(function))
+            self.report(
+                Site(call, site.unit, site.scope),
+                f"This evaluation (after `{name}.eval()` in the training loop) runs the model with autograd on: every "
+                "activation is kept for a backward pass that never comes, costing memory and time. Wrap it in "
+                "torch.no_grad() (or torch.inference_mode()); eval() alone does not turn gradients off.",
+            )
+
+    def local_frames_of(self, site: Site) -> tuple[Frame, ...]:
+        """The frames around a mode call met in the pass."""
+        return self._mode_frames.get(id(site.node), ())
 
     def _decorated(self, function: cst.FunctionDef) -> bool:
         """Whether a decorator runs the function under no_grad: torch's (`@torch.no_grad()`,
@@ -822,6 +910,25 @@ def _parameters_owner(receiver: cst.BaseExpression, loops: tuple) -> str | None:
         if type(target) is cst.Name and target.value == receiver.value:
             return _module_path(loop.iter.func.value)
     return None
+
+
+def _block_of(block: cst.BaseSuite, node: cst.CSTNode) -> list[cst.BaseStatement]:
+    """The statements of the innermost block under `block` that holds `node` in one of them,
+    through `if`, `with` and `try` (not loops: a nested loop's body runs again)."""
+    statements = list(block.body) if type(block) is cst.IndentedBlock else []
+    for statement in statements:
+        if not any(n is node for n in walk(statement)):
+            continue
+        inner: list[cst.BaseSuite] = []
+        if type(statement) is cst.If:
+            inner = [statement.body, *([statement.orelse.body] if statement.orelse is not None else [])]
+        elif type(statement) is cst.With or type(statement) is cst.Try:
+            inner = [statement.body]
+        for body in inner:
+            if any(n is node for n in walk(body)):
+                return _block_of(body, node)
+        return statements
+    return statements
 
 
 def _calls_outside(body: cst.CSTNode, withs: dict[int, cst.With]) -> list[cst.Call]:
