@@ -562,7 +562,7 @@ class EvaluationWithGradients(Nesting):
         self.frozen: set[str] = set()  # modules whose parameters are all set to requires_grad False
         self.unfrozen: set[str] = set()  # modules (or parts of them) given requires_grad True again
         self._no_grad_helpers: dict[int, bool] = {}  # id(function) -> whether it applies no_grad
-        self._mode_frames: dict[int, tuple[Frame, ...]] = {}  # id(`.eval()` call) -> the frames around it
+        self._modes_without_grad: set[int] = set()  # ids of the `.eval()`/`.train()` calls under a no-grad `with`
         self.count = 0
 
     def visit_With(self, node: cst.With) -> None:
@@ -615,7 +615,8 @@ class EvaluationWithGradients(Nesting):
             train = name == "train" and (not node.args or literal(node.args[0].value) is not False)
             self.count += 1
             self.modes.append((self.ctx.site(node), node.func.value, not train, self.count))
-            self._mode_frames[id(node)] = self.local_frames()
+            if self._without_grad():
+                self._modes_without_grad.add(id(node))
         elif name == "requires_grad_" and type(node.func) is cst.Attribute:
             flag = argument(node, 0, "requires_grad")
             self._requires_grad(node.func.value, flag is None or literal(flag) is not False, node)
@@ -753,7 +754,7 @@ class EvaluationWithGradients(Nesting):
             if name is None or self._frozen(name) or not steps.steps_here(loop) or id(site.scope) in self.grad_disabled \
                     or id(function) in reported or function is not None and (
                         self._decorated(function) or function.name.value in called_without_grad) \
-                    or any(f.kind == WITH and id(f.node) in self.no_grad_withs for f in self.local_frames_of(site)):
+                    or id(site.node) in self._modes_without_grad:
                 continue
             statements = _block_of(loop.body, site.node)
             start = next((i for i, statement in enumerate(statements) if any(n is site.node for n in walk(statement))), None)
@@ -779,10 +780,6 @@ class EvaluationWithGradients(Nesting):
                 "activation is kept for a backward pass that never comes, costing memory and time. Wrap it in "
                 "torch.no_grad() (or torch.inference_mode()); eval() alone does not turn gradients off.",
             )
-
-    def local_frames_of(self, site: Site) -> tuple[Frame, ...]:
-        """The frames around a mode call met in the pass."""
-        return self._mode_frames.get(id(site.node), ())
 
     def _decorated(self, function: cst.FunctionDef) -> bool:
         """Whether a decorator runs the function under no_grad: torch's (`@torch.no_grad()`,
