@@ -47,7 +47,8 @@ class DataParallelTraining(Rule):
     A script that only evaluates (it calls `.eval()` or opens `torch.no_grad()` /
     `inference_mode()`, and trains nothing: no `backward()`, optimizer step or framework
     training loop, here or in a function of another module it calls, and imported by no
-    module of the project that trains) is left alone: with no gradients there is nothing for
+    module of the project that trains; likewise one that only runs the wrapped model, as
+    PyTorch's DataParallel tutorial prints shapes) is left alone: with no gradients there is nothing for
     DistributedDataParallel to overlap. So is a wrap in a function that evaluates and trains
     nothing (a `sample()` beside `train()`), and one of a module put in evaluation mode as it
     is wrapped (`DataParallel(FAN(...).eval())`, a frozen network).
@@ -58,6 +59,20 @@ class DataParallelTraining(Rule):
     summary = "nn.DataParallel for multi-GPU training (use DistributedDataParallel)"
     triggers = ("DataParallel",)
     VALID = (
+        # PyTorch's DataParallel tutorial: the wrapped model only runs, printing shapes
+        Example(
+            """
+            import torch
+            from torch import nn
+            model = Model(input_size, output_size)
+            if torch.cuda.device_count() > 1:
+                model = nn.DataParallel(model)
+            model.to("cuda")
+            for data in rand_loader:
+                output = model(data.to("cuda"))
+                print("Outside: input size", data.size(), "output_size", output.size())
+            """,
+        ),
         # a sampling function beside the training one, and a frozen network wrapped as it is made
         Example(
             """
@@ -179,9 +194,18 @@ class DataParallelTraining(Rule):
             for name in ("no_grad", "inference_mode") for site in self.ctx.calls.get(name, ()))
 
     def _evaluates_only(self) -> bool:
-        """Whether the source evaluates a model and trains nothing."""
-        return self._evaluates() and not TrainingSteps.of(self.ctx).anywhere() and not (
+        """Whether the source evaluates a model (or runs a wrapped one: the tutorial's forward-only
+        demo printing shapes) and trains nothing."""
+        return (self._evaluates() or self._runs_wrapped()) and not TrainingSteps.of(self.ctx).anywhere() and not (
             self.ctx.path and imported_to_train(self.ctx.path))
+
+    def _runs_wrapped(self) -> bool:
+        """Whether a name the source binds a DataParallel wrap to (`model = nn.DataParallel(model)`)
+        is called (`output = model(input)`)."""
+        names = {name for site in self.sites for name, values in site.scope.assignments.items()
+                 if any(value is site.node or type(value) is cst.Call and type(value.func) is cst.Attribute
+                        and value.func.value is site.node for value in values)}
+        return any(type(site.node.func) is cst.Name for name in names for site in self.ctx.calls.get(name, ()))
 
 
 def _frozen(call: cst.Call) -> bool:
