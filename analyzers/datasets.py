@@ -157,6 +157,12 @@ _STORE_PREFIXES = (("torchvision.datasets.", "indexes a torchvision dataset, whi
                    ("torchaudio.datasets.", "indexes a torchaudio dataset, which loads an audio file per item"))
 _TRANSFORM_NAME = re.compile(r"transform|augment|^aug|_aug|preprocess|processor|feature_extractor", re.IGNORECASE)
 _TOKENIZER_NAME = re.compile(r"tokeni[sz]er|^tok$|sentencepiece|^sp$|bpe", re.IGNORECASE)
+
+
+def tokenizes(name: str) -> bool:
+    """Whether a dotted callee name is a tokenizer's (`tokenizer`, `self.tok.encode`)."""
+    parts = name.split(".")
+    return parts[-1] in _TOKENIZE_METHODS or any(_TOKENIZER_NAME.search(part) for part in parts)
 _TOKENIZE_METHODS = {"encode", "encode_plus", "batch_encode_plus", "tokenize", "encode_batch", "apply_chat_template",
                      "encode_ordinary", "EncodeAsIds", "word_tokenize"}
 _DATA_METHODS = {  # methods whose names say they read, decode or process data
@@ -432,7 +438,7 @@ class _Body:
         parts = name.split(".") if name else ([last] if last else [])
         if last == "encode" and _str_encode(node):
             return None
-        if last in _TOKENIZE_METHODS or any(_TOKENIZER_NAME.search(part) for part in parts):
+        if tokenizes(name or last or ""):
             return Cost(EXPENSIVE, "tokenizes each item", where, snippet)
         if any(_TRANSFORM_NAME.search(part) for part in parts):
             return Cost(EXPENSIVE, "applies a transform to each item", where, snippet)

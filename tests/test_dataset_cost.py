@@ -435,3 +435,31 @@ def test_a_dataset_class_bound_with_partial_is_costed():
     """
     assert findings(code) == []
     assert len(findings(code.replace("torch.flip(self.data[idx], dims=(0,))", "torch.fft.fft(self.data[idx])"))) == 1
+
+
+def test_a_dataset_of_encodings_tokenized_once_is_cheap():
+    """The Hugging Face IMDb recipe: the texts are tokenized once, up front; each item indexes
+    the token ids held in memory."""
+    code = """
+        import torch
+        class IMDbDataset(torch.utils.data.Dataset):
+            def __init__(self, encodings, labels):
+                self.encodings = encodings
+                self.labels = labels
+            def __getitem__(self, idx):
+                item = {key: torch.tensor(val[idx]) for key, val in self.encodings.items()}
+                item["labels"] = torch.tensor(self.labels[idx])
+                return item
+            def __len__(self):
+                return len(self.labels)
+        train_encodings = tokenizer(list(train_texts), truncation=True, padding=True)
+        train_labels = list(df["sentiment"])
+        loader = torch.utils.data.DataLoader(IMDbDataset(train_encodings, train_labels), batch_size=16)
+        for epoch in range(3):
+            for batch in loader:
+                model(batch["input_ids"].cuda()).loss.backward()
+    """
+    assert findings(code) == []
+    per_item = code.replace('{key: torch.tensor(val[idx]) for key, val in self.encodings.items()}',
+                            'tokenizer(self.encodings[idx], truncation=True)')
+    assert len(findings(per_item)) == 1  # (tokenized item by item: the loader's time)

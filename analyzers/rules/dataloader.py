@@ -17,7 +17,7 @@ from ..nodes import (
 )
 from ..datasets import (
     CHEAP, EXPENSIVE, HF_METHODS, HF_TRANSFORMS, ON_DEVICE, ROWS, ROWS_BATCH, TENSOR_DATASET, UNKNOWN_DATASET, WRAPPERS,
-    Cost, class_cost, combine, library_cost, returned_cost,
+    Cost, class_cost, combine, library_cost, returned_cost, tokenizes,
 )
 from ..findings import Related
 from ..importers import config_default, gpu_importers, importing
@@ -954,6 +954,8 @@ class LoaderRule(Rule):
                 return Cost(CHEAP, "its items are rows of a tensor held in memory")
         if type(func) is cst.Name and func.value in ("range", "list", "tuple", "sorted"):
             return Cost(CHEAP, "its items are a sequence held in memory")
+        if tokenizes(dotted(func) or ""):  # `train_encodings = tokenizer(texts, truncation=True, padding=True)`
+            return Cost(CHEAP, "its items are token ids, tokenized once and held in memory")
         if type(func) is cst.Attribute and func.attr.value in HF_TRANSFORMS:
             return Cost(EXPENSIVE, f"`{func.attr.value}` runs a function on every item it reads", "", code(call))
         if type(func) is cst.Attribute and func.attr.value in HF_METHODS:
@@ -1582,7 +1584,8 @@ class SynchronousDataLoader(LoaderRule):
       add inter-process copies: a `TensorDataset`, a tensor (`mask.nonzero().view(-1)`:
       indices), list or `range`, a class
       whose `__getitem__` only indexes tensors, lists and arrays held in memory
-      (pre-tokenized text: `return self.input_ids[idx], self.target_ids[idx]`), a Hugging
+      (pre-tokenized text: `return self.input_ids[idx], self.target_ids[idx]`, or the
+      encodings a tokenizer made once, `tokenizer(texts, truncation=True)`), a Hugging
       Face table read with fewer than 256 rows a batch (tens of microseconds a row).
       Computing an item (random tensors, math over a whole image) is CPU work, not cheap;
     - the dataset's `__getitem__` or the `collate_fn` moves data to the GPU (`.cuda()`,
