@@ -793,6 +793,8 @@ class LoaderRule(Rule):
             return self._call_cost(expr, scope, depth, seen)
         if type(expr) is not cst.Name and type(expr) is not cst.Attribute:
             return UNKNOWN_DATASET
+        if type(expr) is cst.Attribute and expr.attr.value == "values" and _table_column(expr.value):
+            return Cost(CHEAP, "its items are rows of an array held in memory")  # `df.iloc[:n]["label"].values`
         if type(expr) is cst.Name and expr.value == "None":
             return None  # (`ds = None` then `ds = MyDataset(...)`: no data to load)
         key = (dotted(expr), id(scope))
@@ -1585,7 +1587,8 @@ class SynchronousDataLoader(LoaderRule):
       indices), list or `range`, a class
       whose `__getitem__` only indexes tensors, lists and arrays held in memory
       (pre-tokenized text: `return self.input_ids[idx], self.target_ids[idx]`, or the
-      encodings a tokenizer made once, `tokenizer(texts, truncation=True)`), a Hugging
+      encodings a tokenizer made once, `tokenizer(texts, truncation=True)`, and a pandas
+      column's `.values`), a Hugging
       Face table read with fewer than 256 rows a batch (tens of microseconds a row).
       Computing an item (random tensors, math over a whole image) is CPU work, not cheap;
     - the dataset's `__getitem__` or the `collate_fn` moves data to the GPU (`.cuda()`,
@@ -2349,6 +2352,21 @@ class SynchronousDataLoader(LoaderRule):
 
 _ARITHMETIC = {cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
                cst.Divide: operator.truediv, cst.FloorDivide: operator.floordiv}
+
+
+def _table_column(expr: cst.BaseExpression) -> bool:
+    """A pandas selection: `df["label"]`, `df.iloc[:n]["sentiment"]`, `df.loc[mask, "y"]`."""
+    while True:
+        if type(expr) is cst.Attribute:
+            if expr.attr.value in ("iloc", "loc"):
+                return True
+            expr = expr.value
+        elif type(expr) is cst.Subscript:
+            if any(type(e.slice) is cst.Index and type(literal(e.slice.value)) is str for e in expr.slice):
+                return True
+            expr = expr.value
+        else:
+            return False
 
 
 def _unbatched(call: cst.Call) -> bool:
