@@ -589,3 +589,19 @@ def test_batches_of_a_loader_listed_before_the_loop_are_moved_batches():
                 loss = model(data["image"].to("cuda")).sum()
                 loss.backward()
     """, ("TPL102", "TPL104")) == ["TPL102", "TPL104"]
+
+
+def test_a_few_batches_taken_in_a_short_loop_to_show_them():
+    """machine-learning-book: `for j in range(5): img_batch, label_batch = next(iter(data_loader))`
+    to plot five augmented pairs; nothing trains on them."""
+    code = """
+        import torch
+        import torchvision
+        from torch.utils.data import DataLoader
+        data_loader = DataLoader(torchvision.datasets.CelebA(path, transform=transform_train), batch_size=2)
+        for j in range(5):
+            img_batch, label_batch = next(iter(data_loader))
+            show(img_batch.cuda())
+    """
+    assert codes(code, ("TPL101",)) == []
+    assert codes(code.replace("range(5)", "range(500)"), ("TPL101",)) == ["TPL101"]

@@ -27,9 +27,10 @@ from ..project import (SourceNamespace, Use, argparse_defaults, ast_dotted, bind
                        used_arguments, yields)
 from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
-from .tracking import TrainingSteps
+from .tracking import TrainingSteps, iterations
 from ..vocabulary import (
-    COLLATE_FN, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
+    COLLATE_FN, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS, PIN_MEMORY, SHORT_LOOP,
+    SIZED_FACTORIES,
 )
 
 DATALOADER = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
@@ -1085,9 +1086,9 @@ class LoaderRule(Rule):
         once = function is None and steps.anywhere()  # a module's own statement runs once
         single = 0
         for statement in segments.get(id(site.node), segments[0]):  # its uses: those until the name is bound again
-            one, other, passes, iterators, calls = remembered(
+            one, other, passes, iterators, calls, few = remembered(
                 _loader_uses, statement, lambda: _loader_uses(statement, name), name)
-            if other:
+            if other or not all(self._short(loop, site.scope) for loop in few):
                 return False
             if passes or iterators or calls:
                 if not once or any(steps.trains(loop) or steps.per_epoch(loop) for loop in passes):
@@ -1095,8 +1096,13 @@ class LoaderRule(Rule):
                         return False  # (not when every pass only prints its batches: a demo of the loader)
                 if not all(map(self._next_once, iterators)) or not all(self._one_pass(call, name) for call in calls):
                     return False
-            single += one + len(passes) + len(iterators) + len(calls)
+            single += one + len(passes) + len(iterators) + len(calls) + len(few)
         return single > 0 or function is not None or any(unit.notebook for unit in self.ctx.units)
+
+    def _short(self, loop: cst.For, scope) -> bool:
+        """A loop of a few iterations (`for j in range(num_epochs)`, 5) that does not train."""
+        count = iterations(loop, self.ctx, scope)
+        return count is not None and count <= SHORT_LOOP and not TrainingSteps.of(self.ctx).trains(loop)
 
     def _segments(self, function: cst.FunctionDef | None, name: str) -> dict[int, list[cst.CSTNode]]:
         """The statements of `function` (of the module's code when None) after each statement
@@ -1397,28 +1403,38 @@ def _bound(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
     return None
 
 
-def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst.For, ...], tuple[str, ...], tuple[cst.Call, ...]]:
+def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst.For, ...], tuple[str, ...], tuple[cst.Call, ...],
+                                                               tuple[cst.For, ...]]:
     """How `statement` uses the loader bound to `name`: (uses that take one batch at most: a
     `next(iter(name))` outside loops, a loop over it that breaks at the end of its first pass, `len(name)`,
     `name.dataset`, a statement showing it; other uses; the loops over it outside any loop or
     function, which run one pass; the names of iterators `it = iter(name)` made outside any
     loop or function; the calls given it outside any loop or function, `evaluate(model,
-    name)`). What the passes, iterators and calls are worth depends on the rest of the
+    name)`; the loops outside any loop or function that take a batch with `next(iter(name))`
+    at each iteration, a few when they are short: `for j in range(5):` to show augmented
+    images). What the passes, iterators and calls are worth depends on the rest of the
     source (`LoaderRule.loads_once`): this only reads the statement, and is remembered.
     A function or lambda with a parameter of that name is another variable."""
     single = other = 0
     passes: list[cst.For] = []
     iterators: list[str] = []
     calls: list[cst.Call] = []
-    stack: list[tuple[cst.CSTNode, bool]] = [(statement, False)]  # (node, whether it may run again)
+    few: list[cst.For] = []
+    # (node, whether it may run again, the loop of the statement's own it runs in: not in another loop or function)
+    stack: list[tuple[cst.CSTNode, bool, cst.For | None]] = [(statement, False, None)]
     while stack:
-        node, again = stack.pop()
+        node, again, loop = stack.pop()
         if type(node) is cst.Name:
             if node.value == name:
                 other += 1
             continue
         if type(node) is cst.Call and _next_iter(node, name):
-            single, other = (single, other + 1) if again else (single + 1, other)  # (in a loop: a batch each time)
+            if not again:
+                single += 1
+            elif loop is not None:
+                few.append(loop)  # (a batch at each iteration: a few when the loop is short)
+            else:
+                other += 1
             continue
         if not again and type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
                 and _iter_of(node.value, name):
@@ -1430,8 +1446,8 @@ def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst
         if not again and type(node) is cst.Call and any(type(a.value) is cst.Name and a.value.value == name and not a.star
                                                          for a in node.args):
             calls.append(node)  # `evaluate(model, test_loader)`
-            stack.extend((a.value, again) for a in node.args if not (type(a.value) is cst.Name and a.value.value == name))
-            stack.append((node.func, again))
+            stack.extend((a.value, again, loop) for a in node.args if not (type(a.value) is cst.Name and a.value.value == name))
+            stack.append((node.func, again, loop))
             continue
         if type(node) is cst.For and _iterated(node.iter) == name:
             if _breaks_after_one(node):
@@ -1441,23 +1457,27 @@ def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst
             else:
                 other += 1
                 continue
-            stack.append((node.body, True))
+            stack.append((node.body, True, None))
             if node.orelse is not None:
-                stack.append((node.orelse, again))
+                stack.append((node.orelse, again, loop))
             continue
         if (type(node) is cst.FunctionDef or type(node) is cst.Lambda) and name in _param_names(node.params):
             continue
         if type(node) is cst.AssignTarget and type(node.target) is cst.Name and node.target.value == name:
             continue  # (its binding)
         if type(node) is cst.Attribute:
-            stack.append((node.value, again))  # not `.attr`: a name of its own
+            stack.append((node.value, again, loop))  # not `.attr`: a name of its own
         elif type(node) is cst.Arg:
-            stack.append((node.value, again))  # not the keyword
+            stack.append((node.value, again, loop))  # not the keyword
         else:
             repeats = type(node) in (cst.For, cst.While, cst.FunctionDef, cst.Lambda)
-            stack.extend((child, again or repeats and type(child) in (cst.IndentedBlock, cst.SimpleStatementSuite))
-                         for child in children(node))
-    return single, other, tuple(passes), tuple(iterators), tuple(calls)
+            inner = node if type(node) is cst.For and not again else None
+            for child in children(node):
+                if repeats and type(child) in (cst.IndentedBlock, cst.SimpleStatementSuite):
+                    stack.append((child, True, inner))
+                else:
+                    stack.append((child, again, loop))
+    return single, other, tuple(passes), tuple(iterators), tuple(calls), tuple(few)
 
 
 _SETTINGS_READ = frozenset({"dataset", "batch_size", "sampler", "num_workers", "collate_fn", "drop_last"})
@@ -1596,7 +1616,9 @@ class SynchronousDataLoader(LoaderRule):
     - only one batch is taken: every use of the loader is a `next(iter(loader))` (also
       `it = iter(loader)` then one `next(it)` / `it.next()`), a loop that breaks after its
       first batch or only shows the batches (`print(x.size())`: a demo of the loader),
-      `len(loader.dataset)`, or it is a Lightning `test_dataloader`
+      a `next(iter(loader))` in each iteration of a short loop that does not train (`for j
+      in range(5):`, to show a few batches), `len(loader.dataset)`, or it is a Lightning
+      `test_dataloader`
       (`predict_dataloader`) in a script that calls `trainer.fit` but never `trainer.test`;
     - in a script or notebook that trains, the loader is made by the module's own code and
       read by one pass that does not train, outside any loop or function, its own or that
