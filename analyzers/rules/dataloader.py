@@ -639,14 +639,12 @@ class LoaderRule(Rule):
         for name in run if not on_cpu else ():
             for site in ctx.calls.get(name, ()):
                 if self._lightning(site):
-                    for arg in self.trainer_arguments(site):
-                        for loader in self._resolve_loader(arg.value, site.scope, 0):
-                            found.setdefault(id(loader.node), _Transfer(
-                                "Lightning's Trainer copies its batches to the GPU when it trains on one"))
+                    self._passed(site, self.trainer_arguments(site), found,
+                                 "Lightning's Trainer copies its batches to the GPU when it trains on one")
         for site in ctx.calls.get("prepare", ()):
             made = self._made_by(site)
             if made.startswith("accelerate.") and made.endswith("Accelerator"):
-                self._passed(site, found, "`accelerator.prepare` makes it copy its batches to the accelerator's device")
+                self._passed(site, site.node.args, found, "`accelerator.prepare` makes it copy its batches to the accelerator's device")
         engines = TrainingSteps.of(ctx).engines
         namespace = SourceNamespace.of(ctx)
         for site in ctx.calls.get("run", ()):
@@ -663,7 +661,7 @@ class LoaderRule(Rule):
                 device = argument(maker, 3, "device")
                 if device is not None and self._cuda_device(device, origin[1]):
                     said = f"ignite's `{qualified.rpartition('.')[2]}(..., device=...)` copies its batches to the GPU"
-                    self._passed(site, found, said, first_only=True)
+                    self._passed(site, site.node.args[:1], found, said)
             elif qualified.endswith(".Engine") and maker.args and type(maker.args[0].value) is cst.Name:
                 process = maker.args[0].value.value
                 definition = namespace.visible_function(process, origin[1]) if process in engines else None
@@ -671,7 +669,7 @@ class LoaderRule(Rule):
                 params = parameters(definition[0]).names if definition is not None else ()
                 if len(params) >= 2 and params[1] in moved and ("cuda" in moved[params[1]].code or ctx.cuda_evidence):
                     said = f"the Engine's `{process}` moves its batches to the GPU (`{moved[params[1]].code}`)"
-                    self._passed(site, found, said, first_only=True)
+                    self._passed(site, site.node.args[:1], found, said)
 
     def epoch_hooks(self) -> set[str]:
         """The hooks whose loaders Lightning's Trainer iterates every epoch: `train_dataloader`, and
@@ -727,10 +725,8 @@ class LoaderRule(Rule):
         made = {self.ctx.qualname(v.func) or "" if type(v) is cst.Call else "" for v in values}
         return made.pop() if len(made) == 1 else ""
 
-    def _passed(self, site: Site, found: dict, said: str, first_only: bool = False) -> None:
-        """Every loader passed to the call at `site` (only its first argument: `first_only`)."""
-        call = cast(cst.Call, site.node)  # ctx.calls holds call sites
-        args = call.args[:1] if first_only else call.args
+    def _passed(self, site: Site, args, found: dict, said: str) -> None:
+        """Every loader given as one of `args` of the call at `site`."""
         for arg in args:
             for loader in self._resolve_loader(arg.value, site.scope, 0):
                 found.setdefault(id(loader.node), _Transfer(said))

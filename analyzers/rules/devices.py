@@ -971,10 +971,7 @@ class CpuTensorMovedEachStep(Nesting):
     def _option_test(self, branch: cst.If) -> bool:
         """`elif labels is None and mask is None:` where both are parameters of the function: an
         option left out of a call, so the branch runs on every such call (not a cache filled once)."""
-        function = self.function()
-        if function is None:
-            return False
-        params = {p.name.value for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)}
+        params = self.ctx.scope.params  # (none at the module's level)
         tested = [n.left for n in walk(branch.test) if type(n) is cst.Comparison and len(n.comparisons) == 1
                   and type(n.comparisons[0].operator) is cst.Is and literal(n.comparisons[0].comparator) is None]
         return bool(tested) and all(type(t) is cst.Name and t.value in params for t in tested)
@@ -1035,24 +1032,26 @@ class CpuTensorMovedEachStep(Nesting):
             return False
         if not all(arg.keyword is None and arg.star == "" and _constant(arg.value) for arg in expr.args):
             return False
-        defs = self.ctx.functions.get(expr.func.value)
-        if not defs:
-            return False
-        function, scope = defs[-1]
-        returned = [node.value for node in _returns(function.body)]
+        returned, scope = self._source_returns(expr)
         return bool(returned) and all(value is not None and self._cpu_tensor(value, scope) for value in returned)
+
+    def _source_returns(self, call: cst.Call) -> tuple[list, Scope | None]:
+        """What the function of the source that `call` names (`make(...)`) returns, and its scope;
+        ([], None) for another callee."""
+        defs = self.ctx.functions.get(call.func.value) if type(call.func) is cst.Name else None
+        if not defs:
+            return [], None
+        function, scope = defs[-1]
+        return [node.value for node in _returns(function.body)], scope
 
     def _returned_factory(self, expr: cst.BaseExpression) -> cst.Call | None:
         """For `create_noise(b, z)`, a call of a function of the source each of whose returns is
         a torch factory's tensor made on the CPU (`torch.rand(b, z) * 2 - 1`, directly or through
         names it assigns only such tensors): the first of those factory calls."""
-        if type(expr) is not cst.Call or type(expr.func) is not cst.Name:
+        if type(expr) is not cst.Call:
             return None
-        defs = self.ctx.functions.get(expr.func.value)
-        if not defs:
-            return None
-        function, scope = defs[-1]
-        made = [self._factory_made(node.value, scope, 0) for node in _returns(function.body)]
+        returned, scope = self._source_returns(expr)
+        made = [self._factory_made(value, scope, 0) for value in returned]
         return made[0] if made and all(made) else None
 
     def _factory_made(self, value: cst.BaseExpression | None, scope, depth: int) -> cst.Call | None:
