@@ -720,22 +720,19 @@ def _uses(found: Definition | None, matcher, depth: int) -> dict[str, Use]:
 def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth: int) -> dict[str, Use]:
     params = parameters(function)
     derived = {name: {name} for name in (*params.names, params.args, params.kwargs) if name}
-    for _ in range(3):  # names bound from a parameter (`for k, v in kwargs.items()`, `x = p[0]`)
-        for node in body_nodes(function):
-            targets, value = _binding(node)
-            if value is None:
-                continue
-            roots = _roots(value)
-            if type(node) in (ast.For, ast.comprehension) and type(value) is ast.Call:  # `for x in wrap(p, 10)`
-                roots = roots.union(*map(_roots, value.args))
-            elif type(value) is ast.Call and value.args:  # `loader = sample_data(loader)`, then `next(loader)`
-                roots = roots.union(*map(_roots, _generated_from(value, namespace, place, cls)))
-                if matcher is _device_move and _callee(value.func, namespace, place, cls) is not None:
-                    roots = roots.union(*map(_roots, value.args))  # (moved: what a function of the project makes of
-                    # it, `X, lS_o, lS_i, T = unpack_batch(batch)`)
-            for names in derived.values():
-                if not names.isdisjoint(roots):
-                    names.update(t for target in targets for t in _names(target))
+
+    def roots_of(node, value: ast.expr) -> set[str]:
+        roots = _roots(value)
+        if type(node) in (ast.For, ast.comprehension) and type(value) is ast.Call:  # `for x in wrap(p, 10)`
+            return roots.union(*map(_roots, value.args))
+        if type(value) is ast.Call and value.args:  # `loader = sample_data(loader)`, then `next(loader)`
+            roots = roots.union(*map(_roots, _generated_from(value, namespace, place, cls)))
+            if matcher is _device_move and _callee(value.func, namespace, place, cls) is not None:
+                roots = roots.union(*map(_roots, value.args))  # (moved: what a function of the project makes of
+                # it, `X, lS_o, lS_i, T = unpack_batch(batch)`)
+        return roots
+
+    _propagate(body_nodes(function), derived, roots_of)  # (`for k, v in kwargs.items()`, `x = p[0]`)
     found: dict[str, Use] = {}
     owner: dict[str | None, str] = {name: param for param, names in derived.items() for name in names}
     for node in sorted((n for n in body_nodes(function) if type(n) is ast.Call), key=lambda n: (n.lineno, n.col_offset)):
@@ -1065,16 +1062,29 @@ def _uses_of_loaders(scope, names: set[str], namespace: FileNamespace, place: Pl
 def _batch_names(loop: ast.For | ast.AsyncFor, namespace: Namespace, place: Place) -> set[str]:
     """The names a loop over a loader binds to its batches: its targets, and the names its body
     assigns from them, also through a function of the project (`X, lS_o, lS_i, T = unpack_batch(b)`)."""
-    batch = set(_names(loop.target))
-    assignments = [node for node in ast.walk(loop) if type(node) is ast.Assign]
-    for _ in range(2):
-        for node in assignments:
-            roots = _roots(node.value)
-            if type(node.value) is ast.Call and _callee(node.value.func, namespace, place, None) is not None:
-                roots = roots.union(*map(_roots, node.value.args))
-            if not batch.isdisjoint(roots):
-                batch.update(name for target in node.targets for name in _names(target))
-    return batch
+    def roots_of(node, value: ast.expr) -> set[str]:
+        roots = _roots(value)
+        if type(value) is ast.Call and _callee(value.func, namespace, place, None) is not None:
+            roots = roots.union(*map(_roots, value.args))
+        return roots
+
+    derived = {"batch": set(_names(loop.target))}
+    _propagate([node for node in ast.walk(loop) if type(node) is ast.Assign], derived, roots_of)
+    return derived["batch"]
+
+
+def _propagate(nodes, derived: dict[str, set[str]], roots_of) -> None:
+    """Add to each set of `derived` the names that `nodes` bind from one of its names
+    (`x = p[0]`, `for k, v in p.items()`), `roots_of(node, value)` telling the names a
+    bound value is taken from; three rounds, so that a name bound before the one it is
+    taken from is still found."""
+    bindings = [(node, targets, value) for node in nodes for targets, value in [_binding(node)] if value is not None]
+    for _ in range(3):
+        for node, targets, value in bindings:
+            roots = roots_of(node, value)
+            for names in derived.values():
+                if not names.isdisjoint(roots):
+                    names.update(t for target in targets for t in _names(target))
 
 
 def yields(found: Definition) -> bool:

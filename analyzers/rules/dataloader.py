@@ -27,10 +27,9 @@ from ..project import (SourceNamespace, Use, argparse_defaults, ast_dotted, bind
                        used_arguments, yields)
 from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
-from .tracking import TrainingSteps, iterations
+from .tracking import TrainingSteps, few_iterations
 from ..vocabulary import (
-    COLLATE_FN, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS, PIN_MEMORY, SHORT_LOOP,
-    SIZED_FACTORIES,
+    COLLATE_FN, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
 )
 
 DATALOADER = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
@@ -695,7 +694,8 @@ class LoaderRule(Rule):
             modules = [cls for cls in self.ctx.classes.values()
                        if any((dotted(base.value) or "").endswith("LightningModule") for base in cls.bases)]
             self.known[key] = not modules or any(
-                "validation_step" in code(cls) for cls in self.ctx.classes.values())
+                type(statement) is cst.FunctionDef and statement.name.value == "validation_step"
+                for cls in self.ctx.classes.values() for statement in cls.body.body)
         return self.known[key]
 
     def _lightning_hook(self, loader: Site) -> str | None:
@@ -1097,8 +1097,7 @@ class LoaderRule(Rule):
 
     def _short(self, loop: cst.For, scope) -> bool:
         """A loop of a few iterations (`for j in range(num_epochs)`, 5) that does not train."""
-        count = iterations(loop, self.ctx, scope)
-        return count is not None and count <= SHORT_LOOP and not TrainingSteps.of(self.ctx).trains(loop)
+        return few_iterations(loop, self.ctx, scope) and not TrainingSteps.of(self.ctx).trains(loop)
 
     def _segments(self, function: cst.FunctionDef | None, name: str) -> dict[int, list[cst.CSTNode]]:
         """The statements of `function` (of the module's code when None) after each statement

@@ -13,9 +13,9 @@ from ..findings import Related
 from ..project import device_moves, maybe_project_call, used_arguments
 from .base import CallNames, Example, FixPlan, Replace
 from .edits import with_keywords
-from .tracking import Nesting, TrainingSteps, calls_under_ifs, interval_test, iterations
+from .tracking import Nesting, TrainingSteps, calls_under_ifs, few_iterations, interval_test
 from ..vocabulary import (DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, HOST_COPY_METHODS, LEGACY_TENSOR_TYPES,
-                          PER_CALL_METHODS, RANDOM_FACTORIES, SHORT_LOOP)
+                          PER_CALL_METHODS, RANDOM_FACTORIES)
 
 _RANDOM = RANDOM_FACTORIES | {"randperm", "normal", "bernoulli"}
 _FACTORIES = DETERMINISTIC_FACTORIES | _RANDOM | LEGACY_TENSOR_TYPES | {"range"}
@@ -1320,8 +1320,7 @@ class CpuTensorMovedEachStep(Nesting):
         loops = [loop for loop in site.loops if not _over_entries(loop)]  # (a dict's entries: its few keys)
         if loops:
             loop = loops[-1]
-            count = iterations(loop, self.ctx, site.scope) if type(loop) is cst.For else None
-            if count is not None and count <= SHORT_LOOP:
+            if few_iterations(loop, self.ctx, site.scope):
                 return None  # a few iterations (ten plots of a 2x2 matrix)
             if id(site.node) in self._intervals(loop, site.scope):
                 return None  # `if i % generate_every == 0:` (a sample every 500 steps)

@@ -11,8 +11,8 @@ from ..nodes import argument, call_name, children, code, dotted, keyword, litera
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
 from .edits import replace_argument
 from .timing import torch_alias
-from .tracking import Nesting, TrainingSteps, iterates_dataloader, iterations
-from ..vocabulary import MODEL_WORDS, SHORT_LOOP, SIZED_FACTORIES
+from .tracking import Nesting, TrainingSteps, few_iterations, iterates_dataloader
+from ..vocabulary import MODEL_WORDS, SIZED_FACTORIES
 
 NO_GRAD = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
            "torch.autograd.grad_mode.inference_mode"}
@@ -698,8 +698,7 @@ class EvaluationWithGradients(Nesting):
                 continue
             if any(f.kind == WITH and id(f.node) in self.no_grad_withs for f in loop.frames):
                 continue
-            count = iterations(loop.node, self.ctx, loop.site.scope) if type(loop.node) is cst.For else None
-            if count is not None and count <= SHORT_LOOP:
+            if few_iterations(loop.node, self.ctx, loop.site.scope):
                 continue  # a few predictions to show
             if not loop.site.loops and (function is None or self._called_once(function)) and \
                     TrainingSteps.of(self.ctx).anywhere():

@@ -16,7 +16,7 @@ from ..project import trains as project_trains
 from .edits import root_name
 from .base import Rule
 from .distributed import COMPILE
-from ..vocabulary import DEVICE_LIKE
+from ..vocabulary import DEVICE_LIKE, SHORT_LOOP
 
 _COMPILE_OPTIONS = {"mode", "fullgraph", "dynamic", "backend", "options", "disable"}
 
@@ -525,3 +525,9 @@ def iterations(loop: cst.For, ctx: Context, scope: Scope) -> int | None:
             if len(values) < 3 or values[2] != 0:
                 return len(range(*values))
     return None
+
+
+def few_iterations(loop: cst.CSTNode, ctx: Context, scope: Scope) -> bool:
+    """A `for` loop known to run at most SHORT_LOOP times (`for i in range(5):`)."""
+    count = iterations(loop, ctx, scope) if type(loop) is cst.For else None
+    return count is not None and count <= SHORT_LOOP
