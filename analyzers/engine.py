@@ -203,12 +203,18 @@ def split_unit(unit, index: int, state: DocumentState) -> Split | Finding:
     except SyntaxError as err:
         version = "%d.%d" % sys.version_info[:2]
         line, col = max((err.lineno or 1) - 1, 0), max((err.offset or 1) - 1, 0)
-        return _finding_tpl000(unit, line, col, f"File does not parse (Python {version}), so it was not checked: {err.msg}")
+        return _finding_tpl000(unit, line, col, f"{_what(unit)} does not parse (Python {version}), so it was not checked: {err.msg}")
     except (RecursionError, MemoryError) as err:  # Python 3.11's parser says MemoryError for deep nesting too
         why = f"Python's parser ran out of {'stack' if isinstance(err, RecursionError) else 'memory'}"
         return _finding_tpl000(unit, 0, 0, f"Not checked: too large or too deeply nested to analyse ({why})")
     except ValueError as err:
-        return _finding_tpl000(unit, 0, 0, f"File does not parse, so it was not checked: {err}")
+        return _finding_tpl000(unit, 0, 0, f"{_what(unit)} does not parse, so it was not checked: {err}")
+
+
+def _what(unit) -> str:
+    """What a unit is to its user: a notebook's cell (the rest of the notebook is still
+    checked) or a file."""
+    return "File" if unit.cell is None else "Cell"
 
 
 def _skipped(unit, unit_split: Split) -> list[Finding]:

@@ -134,3 +134,18 @@ def test_timed_statement_keeps_its_column_under_a_dedent():
     unit = mask_ipython("\n  %timeit -n 3 f(x)\n  x = !ls\n  ?x", 0)
     assert unit.code.split("\n") == ["with None:", "  pass;        f(x)", "  pass", "  pass"]
     assert [(m.prefix, m.name) for m in unit.magics] == [("%", "timeit"), ("!", ""), ("?", "")]
+
+
+def test_an_exercise_cell_left_blank_is_reported_as_a_cell_and_the_rest_is_checked():
+    """A course notebook's `loader = #your code here`: that cell does not parse, the notebook's
+    other cells are still analysed, and the message says a cell, not the file, was skipped."""
+    findings = analyze(_notebook(
+        "import torch\nfrom torch.utils.data import DataLoader\n",
+        "loader = #your code here\n",
+        "model = torch.nn.Linear(4, 2).cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for x, y in DataLoader(list(range(8)), batch_size=2, num_workers=4, pin_memory=True):\n"
+        "    loss = model(x.cuda()).sum()\n    loss.backward()\n    opt.step()\n    print(loss.item())\n",
+    ))
+    (blank,) = [f for f in findings if f.code == "TPL000"]
+    assert blank.cell == 1 and blank.message.startswith("Cell does not parse (Python ")
+    assert any(f.code == "TPL203" and f.cell == 2 for f in findings)
