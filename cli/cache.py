@@ -1,11 +1,12 @@
 """The findings cache of `perf-lint check`, in `runcache.cache_folder()` under the project.
 
-An entry is keyed by the file's bytes, its kind, the rules enabled for it, their
-options and the perf-lint version, so any change to one of them misses; it also lists
-the other files the analysis consulted (the project's modules it imports, with their
-sizes and modification times), and is a miss when one of them changed. Entries are
-written atomically (temp file + rename), so concurrent runs can share the cache; one
-that is damaged or of the wrong shape is a miss (and rewritten).
+An entry is keyed by the file's path and bytes (the same bytes in another folder import
+other modules), the rules enabled for it, their options and the perf-lint version, so any
+change to one of them misses; it also lists the other files the analysis consulted (the
+project's modules it imports, with their sizes and modification times), and is a miss
+when one of them changed. Entries are written atomically (temp file + rename), so
+concurrent runs can share the cache; one that is damaged or of the wrong shape is a miss
+(and rewritten).
 
 `ModuleSummaries` keeps, beside them, what the project model learns from the text of every
 module of the project (its imports, whether it may use a GPU: `importers.Summaries`), so that
@@ -85,7 +86,7 @@ class Cache:
         rules = enabled_rules(config, path)
         digest = hashlib.sha256()
         for part in (
-            __version__, os.path.splitext(path)[1], str(config.enabled("TPL000", path)),
+            __version__, os.path.abspath(path), str(config.enabled("TPL000", path)),
             ",".join(rule.code for rule in rules), repr(sorted((r.code, sorted(config.rule_options(r.code).items())) for r in rules)),
         ):
             digest.update(part.encode() + b"\0")

@@ -82,3 +82,30 @@ def test_unchanged_rerun_is_replayed_without_the_analyzer(tmp_path):
     (project / "pyproject.toml").write_text('[tool.perf-lint]\nignore = ["TPL1"]\n')
     configured = run(project)
     assert configured and not any(item["code"].startswith("TPL1") for item in configured)
+
+
+def test_the_same_bytes_in_another_folder_are_analysed_there(tmp_path):
+    """A course's lectures each carry a copy of `helper_data.py`: the copies are byte for byte the
+    same, and each one's loaders are used by the training helper of its own folder. A copy's
+    findings name its own folder's helper, whether another copy's were cached or not."""
+    data = ("from torch.utils.data import DataLoader\nfrom torchvision import datasets, transforms\n\n\n"
+            "def loaders():\n    dataset = datasets.MNIST('data', train=True, transform=transforms.ToTensor())\n"
+            "    return DataLoader(dataset, batch_size=64, num_workers=4, shuffle=True)\n")
+    for lecture, pad in (("L10", 0), ("L11", 3)):
+        folder = tmp_path / lecture
+        folder.mkdir()
+        (folder / "helper_data.py").write_text(data)
+        (folder / "train.py").write_text(
+            "import torch\nfrom helper_data import loaders\n" + "\n" * pad +
+            "model = torch.nn.Linear(4, 2).cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "train_loader = loaders()\nfor epoch in range(10):\n    for x, y in train_loader:\n        x = x.cuda()\n"
+            "        opt.zero_grad()\n        model(x).sum().backward()\n        opt.step()\n")
+
+    def moves(items):
+        return sorted((item["path"], related["path"].rsplit("/", 2)[-2], related["line"]) for item in items
+                      if item["code"] == "TPL102" for related in item["related"])
+
+    expected = [("L10/helper_data.py", "L10", 8), ("L11/helper_data.py", "L11", 11)]
+    assert moves(run(tmp_path, "--no-cache")) == expected
+    assert moves(run(tmp_path, "--jobs", "1")) == expected  # cold: one copy's entry is written before the other is read
+    assert moves(run(tmp_path, "--jobs", "1")) == expected  # warm
