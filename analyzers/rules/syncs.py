@@ -8,7 +8,7 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
-from ..nodes import (aborts, argument, assigned_in, call_name, code, dotted, keyword, literal, names_in, positional,
+from ..nodes import (aborts, argument, assigned_in, call_name, code, dotted, keyword, literal, names_in, positional, walk,
                      short_code)
 from ..findings import Related
 from ..project import (
@@ -108,7 +108,9 @@ class HostSyncEveryStep(Nesting):
     code with no sign of CUDA (asking `torch.cuda.is_available()` is no sign of using it).
     `.cpu()` and `.to("cpu")` are silent in a module that uses `torch.distributed.rpc`: RPC
     sends CPU tensors (unless device maps are set), so there the copy is the transfer the
-    design needs.
+    design needs. Silent too for the actions a reinforcement-learning agent hands to its
+    environment (`actions = q_values.argmax(1).cpu().numpy()`, then `envs.step(actions)` in
+    the same loop): a simulator on the host needs them to take its step.
 
     ## Example
     ```python
@@ -345,6 +347,27 @@ class HostSyncEveryStep(Nesting):
                 loss_fn(m(inputs.cuda()), labels.cuda()).backward()
                 grads = [p.grad for p in m.cpu().parameters()]
                 m = rpc.rpc_sync(owner, update_and_fetch_model, args=(ps_rref, grads)).cuda()
+            """,
+        ),
+        # DQN: the environment steps on the host with the greedy actions of every iteration
+        Example(
+            """
+            import gymnasium as gym
+            import torch
+            envs = gym.vector.SyncVectorEnv([make_env(i) for i in range(4)])
+            q_network = QNetwork(envs).to("cuda")
+            obs, _ = envs.reset()
+            for global_step in range(total_timesteps):
+                q_values = q_network(torch.Tensor(obs).to("cuda"))
+                actions = torch.argmax(q_values, dim=1).cpu().numpy()
+                next_obs, rewards, terminations, truncations, infos = envs.step(actions)
+                rb.add(obs, next_obs, actions, rewards, terminations, infos)
+                obs = next_obs
+                if global_step > learning_starts:
+                    loss = td_loss(q_network, rb.sample(batch_size))
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
             """,
         ),
     )
@@ -791,8 +814,8 @@ class HostSyncEveryStep(Nesting):
                 advice = "Check it every N steps, or keep the decision on the GPU (`torch.where`, masking)."
         elif candidate.kind == "method":
             if _method(candidate).attr.value in ("cpu", "to") and self._rpc() or self._loader_batch(candidate) or \
-                    self._made_on_cpu(_method(candidate).value, scope, candidate.site):  # (`torch.randint(0, n, (1,)).item()`)
-                return None
+                    self._made_on_cpu(_method(candidate).value, scope, candidate.site) or self._acted_on(candidate.site):
+                return None  # (`torch.randint(0, n, (1,)).item()`; the actions an environment takes on the host)
             text = short_code(node)
             what = f"`{text if not text.endswith('...') else '...' + short_code(_method(candidate).attr) + '()'}` copies a value to the host"
         elif candidate.kind == "conversion":
@@ -949,6 +972,23 @@ class HostSyncEveryStep(Nesting):
                                for value in assigned_in(loop.body, name, before=candidate.site.node)):
             return False
         return iterates_dataloader(self.ctx, loop, scope)
+
+    @staticmethod
+    def _acted_on(site: Site) -> bool:
+        """`actions = q_values.argmax(1).cpu().numpy()`, then `envs.step(actions)` in the same loop:
+        an environment simulated on the host takes its step with them, so an agent cannot act
+        without this read."""
+        if not site.loops:
+            return False
+        names = {name for name, values in site.scope.assignments.items() for value in values
+                 if value is not None and any(n is site.node for n in walk(value))}
+        for node in walk(site.loops[-1]):
+            if type(node) is cst.Call and call_name(node) == "step" and type(node.func) is cst.Attribute and \
+                    "env" in (dotted(node.func.value) or "").lower() and any(
+                        not names.isdisjoint(names_in(arg.value, attributes=False)) or any(n is site.node for n in walk(arg.value))
+                        for arg in node.args):
+                return True
+        return False
 
     def _made_on_cpu(self, expr: cst.BaseExpression, scope: Scope, site: Site | None = None) -> bool:
         """`x` made by `torch.linspace(...)` (a factory) with no device, and not moved; or copied to
