@@ -28,7 +28,7 @@ import stat
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import cast
+from typing import NamedTuple, cast
 
 import libcst as cst
 
@@ -967,16 +967,67 @@ def iterated_again(found: Definition | None) -> dict[str, int]:
     return memo[iterated_again]
 
 
-def caller_uses(namespace: FileNamespace, path: str, name: str, index: int | None) -> tuple[Use | None, Use | None]:
+def trained_over(found: Definition | None, depth: int = 0) -> set[str]:
+    """The parameters of the function `found` whose batches it trains on: a loop of it over
+    one runs training steps (`backward()`, an optimizer's `step()`, or a function of the
+    project that does), or it gives one to a function of the project that trains over it
+    (`train_model(model, train_loader, valid_loader, test_loader)`: `train_loader` only)."""
+    if found is None or depth > _MAX_CALLS:
+        return set()
+    function, namespace, place, cls = found
+    memo = _memo(function)
+    key = (trained_over, depth)
+    if key not in memo:
+        memo[key] = set()  # (a recursion adds nothing)
+        names = set(parameters(function).names)
+        over: set[str] = set()
+        for node in body_nodes(function):
+            if type(node) in (ast.For, ast.AsyncFor):
+                source = _loop_source(node.iter)
+                if type(source) is ast.Name and source.id in names and _steps_in(node, namespace, place, cls, depth):
+                    over.add(source.id)
+            elif type(node) is ast.Call and any(type(a) is ast.Name and a.id in names for a in node.args):
+                over.update(_trained_on(node, names, namespace, place, cls, depth))
+        memo[key] = over
+    return memo[key]
+
+
+def _trained_on(call: ast.Call, names: set[str], namespace: Namespace, place: Place, cls, depth: int) -> set[str]:
+    """The names among `names` that `call` gives to a function of the project training over them."""
+    callee = _callee(call.func, namespace, place, cls)
+    inner = trained_over(callee, depth + 1) if callee is not None else set()
+    if not inner or callee is None:
+        return set()
+    return {argument.id for param, argument in bind(call, parameters(callee[0]), callee[3] is not None and bound(call.func))
+            if param in inner and type(argument) is ast.Name and argument.id in names}
+
+
+def _steps_in(loop: ast.For | ast.AsyncFor, namespace: Namespace, place: Place, cls, depth: int) -> bool:
+    """Whether the body of `loop` runs a training step, itself or by a function of the project."""
+    calls = [n for statement in loop.body for n in ast.walk(statement) if type(n) is ast.Call]
+    return any(map(steps_call, calls)) or any(trains(_callee(n.func, namespace, place, cls), depth + 1) for n in calls)
+
+
+class LoaderUses(NamedTuple):
+    """What a module does with a DataLoader, directly or by the functions of the project it
+    gives it to."""
+
+    moved: Use | None  # where a batch of it is moved to a device
+    again: Use | None  # where it is iterated again and again (each epoch)
+    trained: bool  # whether a loop over it trains
+    module_trains: bool = False  # whether the module runs training steps at all (with any loader)
+
+
+def caller_uses(namespace: FileNamespace, path: str, name: str, index: int | None) -> LoaderUses:
     """What the module `namespace` does with what the function `name` of the module at `path`
     returns (element `index` of the tuple it returns, or all of it) where it assigns it to
-    names: (where a batch of it is moved to a device, where it is iterated again and again),
-    directly or by a function of the project it is given to. A DataLoader a factory of another
-    module returns: `train_loader, test_loader = data.make_loaders(...)` in train.py."""
+    names. A DataLoader a factory of another module returns: `train_loader, test_loader =
+    data.make_loaders(...)` in train.py."""
     place = Place(namespace.label, namespace.path)
     if namespace.path.endswith(".ipynb"):  # (its cells' lines run on: named by the file alone)
         place = _NotebookPlace(namespace.label, namespace.path)
     moved = again = None
+    trained = False
     scopes = [namespace.tree, *(node for node in ast.walk(namespace.tree) if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef))]
     for scope in scopes:
         names = set()
@@ -993,9 +1044,21 @@ def caller_uses(namespace: FileNamespace, path: str, name: str, index: int | Non
             if _makes(found, path, name) or any(_makes(inner, path, name) for inner in _forwarded(found)):
                 names.add(target.id)
         if names:
-            found_moved, found_again = _uses_of_loaders(scope, names, namespace, place)
-            moved, again = moved or found_moved, again or found_again
-    return moved, again
+            uses = _uses_of_loaders(scope, names, namespace, place)
+            moved, again, trained = moved or uses.moved, again or uses.again, trained or uses.trained
+    return LoaderUses(moved, again, trained, (moved is not None or again is not None) and _module_trains(namespace, place))
+
+
+def _module_trains(namespace: FileNamespace, place: Place) -> bool:
+    """Whether the module runs training steps: its own calls, or a function of the project it
+    calls that does (a notebook's `train_model(...)` of helper_train.py)."""
+    memo = namespace.tree.__dict__.setdefault("_perf_lint_memo", {})
+    if _module_trains not in memo:
+        calls = [node for node in ast.walk(namespace.tree) if type(node) is ast.Call]
+        memo[_module_trains] = any(map(steps_call, calls)) or any(
+            trains_somewhere(_callee(node.func, namespace, place, None)) for node in calls if type(node.func) is ast.Name
+            or type(node.func) is ast.Attribute and type(node.func.value) is ast.Name)
+    return memo[_module_trains]
 
 
 def _makes(found: Definition | None, path: str, name: str) -> bool:
@@ -1014,10 +1077,11 @@ def _forwarded(found: Definition | None) -> list[Definition]:
     return [inner for call in calls if (inner := _callee(call.func, namespace, place, None)) is not None]
 
 
-def _uses_of_loaders(scope, names: set[str], namespace: FileNamespace, place: Place) -> tuple[Use | None, Use | None]:
-    """(a move of a batch, a repeated iteration) of the loaders bound to `names` in `scope`."""
+def _uses_of_loaders(scope, names: set[str], namespace: FileNamespace, place: Place) -> LoaderUses:
+    """What is done with the loaders bound to `names` in `scope`."""
     moved: Use | None = None
     again: Use | None = None
+    trained = False
     where = getattr(scope, "name", "<module>")
     names = names | {  # `epoch_iterator = tqdm(train_loader, ...)`, then a loop over it
         node.targets[0].id for node in body_nodes(scope) if type(node) is ast.Assign and len(node.targets) == 1
@@ -1032,6 +1096,7 @@ def _uses_of_loaders(scope, names: set[str], namespace: FileNamespace, place: Pl
         if isinstance(child, (ast.For, ast.AsyncFor)) and type(source) is ast.Name and source.id in names:
             if loops and again is None:
                 again = Use(shortened(ast.unparse(child.iter)), place(child.lineno), place.path, child.lineno, where)
+            trained = trained or _steps_in(child, namespace, place, None, 0)
             batch = _batch_names(child, namespace, place)
             for call in (n for n in ast.walk(child) if type(n) is ast.Call and moved is None):
                 value = _device_move(call)
@@ -1054,9 +1119,10 @@ def _uses_of_loaders(scope, names: set[str], namespace: FileNamespace, place: Pl
                 moved = moved or next((moves[param] for param in given if param in moves), None)
                 if again is None and any(param in loops_over for param in given):
                     again = Use(shortened(ast.unparse(child)), place(child.lineno), place.path, child.lineno, where)
+                trained = trained or bool(_trained_on(child, names, namespace, place, None, 0))
         inner = loops + (type(child) in (ast.For, ast.AsyncFor, ast.While))
         stack.extend((grandchild, inner) for grandchild in ast.iter_child_nodes(child))
-    return moved, again
+    return LoaderUses(moved, again, trained)
 
 
 def _batch_names(loop: ast.For | ast.AsyncFor, namespace: Namespace, place: Place) -> set[str]:

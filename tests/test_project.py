@@ -1645,3 +1645,60 @@ def test_a_worker_count_from_the_namespace_an_importer_parses(tmp_path):
     assert "`args.num_workers` resolves to 0" in finding.message
     (tmp_path / "train.py").write_text((tmp_path / "train.py").read_text().replace("default=0", "default=8"))
     assert [f for f in analyze(python_source(data.read_text(encoding="utf-8"), str(data)), Config()) if f.code == "TPL101"] == []
+
+
+def test_a_factorys_test_loader_read_once_after_training_by_the_callers(tmp_path):
+    """stat453's lectures: helper_dataset.py returns train, valid and test loaders; a notebook
+    gives all three to helper_train.py's `train_model`, which trains on the first and validates
+    on the second every epoch, and reads the test loader once after training. The test loader's
+    one pass is no epoch of loading to speed up; the other two are reported."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "helper_dataset.py").write_text(textwrap.dedent("""
+        from torch.utils.data import DataLoader
+        from torchvision import datasets, transforms
+
+        def get_dataloaders(batch_size):
+            train = datasets.MNIST("data", train=True, transform=transforms.ToTensor())
+            test = datasets.MNIST("data", train=False, transform=transforms.ToTensor())
+            train_loader = DataLoader(train, batch_size=batch_size, shuffle=True)
+            valid_loader = DataLoader(train, batch_size=batch_size)
+            test_loader = DataLoader(test, batch_size=batch_size)
+            return train_loader, valid_loader, test_loader
+    """))
+    (tmp_path / "helper_train.py").write_text(textwrap.dedent("""
+        import torch
+
+        def compute_accuracy(model, loader, device):
+            with torch.no_grad():
+                correct = 0
+                for features, targets in loader:
+                    correct += (model(features.to(device)).argmax(1) == targets.to(device)).sum()
+            return correct
+
+        def train_model(model, num_epochs, train_loader, valid_loader, test_loader, optimizer, device):
+            for epoch in range(num_epochs):
+                for features, targets in train_loader:
+                    loss = torch.nn.functional.cross_entropy(model(features.to(device)), targets.to(device))
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                valid_acc = compute_accuracy(model, valid_loader, device)
+            test_acc = compute_accuracy(model, test_loader, device)
+            return test_acc
+    """))
+    (tmp_path / "main.py").write_text(textwrap.dedent("""
+        import torch
+        from helper_dataset import get_dataloaders
+        from helper_train import train_model, compute_accuracy
+
+        device = torch.device("cuda:0")
+        train_loader, valid_loader, test_loader = get_dataloaders(batch_size=256)
+        model = torch.nn.Linear(784, 10).to(device)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        train_model(model, 10, train_loader, valid_loader, test_loader, optimizer, device)
+        print(compute_accuracy(model, test_loader, device))
+    """))
+    data = tmp_path / "helper_dataset.py"
+    source = python_source(data.read_text(), str(data))
+    found = sorted((f.code, f.range.start_line + 1) for f in analyze(source, Config()) if f.code in ("TPL101", "TPL102"))
+    assert found == [("TPL101", 8), ("TPL101", 9), ("TPL102", 8), ("TPL102", 9)]

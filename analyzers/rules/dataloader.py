@@ -21,7 +21,7 @@ from ..datasets import (
 )
 from ..findings import Related
 from ..importers import config_default, gpu_importers, importing
-from ..project import (SourceNamespace, Use, argparse_defaults, ast_dotted, bind, call_target, caller_uses, instance_default,
+from ..project import (LoaderUses, SourceNamespace, argparse_defaults, ast_dotted, bind, call_target, caller_uses, instance_default,
                        given_namespace_defaults, parsed_defaults,
                        device_moves, iterated, iterated_again, maybe_project_call, parameters, trains_somewhere,
                        used_arguments, yields)
@@ -559,7 +559,7 @@ class LoaderRule(Rule):
         """`return train_loader, test_loader` in a function of the source, whose batches a module
         of the project that calls it moves to the GPU (`train.py`: `X.to(device)`)."""
         for call, site in self.loaders.items():
-            for moved, _ in self.returned_to(site) if id(call) not in found else ():
+            for moved in (uses.moved for uses in self.returned_to(site)) if id(call) not in found else ():
                 if moved is not None:
                     said = f"`{moved.code}`, {moved.where}"
                     related = (Related(moved.path, moved.line - 1, f"`{moved.code}` moves the batch to the GPU"),) \
@@ -567,16 +567,16 @@ class LoaderRule(Rule):
                     found[id(call)] = _Transfer(said, related, framework=False)
                     break
 
-    def returned_to(self, site: Site) -> list[tuple[Use | None, Use | None]]:
+    def returned_to(self, site: Site) -> list[LoaderUses]:
         """For a loader a function of the source returns (`return train_loader, test_loader`),
-        what each module of the project that calls it and uses a GPU does with it: (a move of
-        its batches to a device, an iteration of it again and again)."""
+        what each module of the project that calls it and uses a GPU does with it, when it
+        moves its batches to a device or iterates it again and again."""
         key = ("returned", id(site.node))
         if key not in self.known:
             self.known[key] = self._returned_to(site)
         return self.known[key]
 
-    def _returned_to(self, site: Site) -> list[tuple[Use | None, Use | None]]:
+    def _returned_to(self, site: Site) -> list[LoaderUses]:
         function, path = site.scope.node, self.ctx.path
         if function is None or not path or path.startswith("<") or self.ctx.class_of.get(id(function)) is not None \
                 or not any(d is function for d, _ in self.ctx.functions.get(function.name.value, ())):
@@ -595,9 +595,9 @@ class LoaderRule(Rule):
             importers = self.ctx.shared[gpu_importers] = gpu_importers(path)
         found = []
         for namespace in sorted(importers, key=lambda n: n.path.endswith(".ipynb")):  # (a script's lines can be named)
-            moved, again = caller_uses(namespace, os.path.abspath(path), function.name.value, index)
-            if moved is not None or again is not None:
-                found.append((moved, again))
+            uses = caller_uses(namespace, os.path.abspath(path), function.name.value, index)
+            if uses.moved is not None or uses.again is not None:
+                found.append(uses)
         return found
 
     def _batches_given(self, site: Site) -> dict[int, list[Site]]:
@@ -1053,8 +1053,9 @@ class LoaderRule(Rule):
         source that trains, a loop of the module's own statements (not in a loop or function)
         that does not train, or a call of a function of the project that loops over it once and
         does not train (a test pass after training: in a source that only evaluates, that pass
-        is the job); or nothing reads it (in a function or a notebook: a module's loader may be
-        imported); or it is made by a Lightning `test_dataloader` (`predict_dataloader`) hook of
+        is the job; so too for a loader a factory function returns, when each module calling it
+        trains and only passes like those read it); or nothing reads it (in a function or a
+        notebook: a module's loader may be imported); or it is made by a Lightning `test_dataloader` (`predict_dataloader`) hook of
         a script that trains (`.fit(...)`) and never tests."""
         key = ("once", id(site.node))  # (asked by TPL101 and TPL102)
         if key not in self.known:
@@ -1065,6 +1066,9 @@ class LoaderRule(Rule):
         function = site.scope.node
         if function is not None and function.name.value in _ONE_BATCH_HOOKS:
             return bool(self.ctx.calls.get("fit")) and not self.ctx.calls.get(_ONE_BATCH_HOOKS[function.name.value])
+        returned = self.returned_to(site)
+        if returned and all(uses.again is None and not uses.trained and uses.module_trains for uses in returned):
+            return True  # a factory's test loader, read by one pass after the training its callers run
         key = ("names", id(site.scope))
         if key not in self.known:  # value -> the (first) name it is assigned to, once per scope
             names: dict[int, str] = {}
@@ -1619,7 +1623,10 @@ class SynchronousDataLoader(LoaderRule):
       read by one pass that does not train, outside any loop or function, its own or that
       of a function of the project it is given to (`test_acc = evaluate(model,
       test_loader)`: a test pass after training, nothing repeats it). In a source that only
-      evaluates, that pass is the job, and is reported;
+      evaluates, that pass is the job, and is reported. The same for a loader a factory
+      function returns (`return train_loader, valid_loader, test_loader`) when each module of
+      the project calling it trains and reads that loader in such passes only (a
+      `train_model(...)` of another file that reads its `test_loader` once, after its epochs);
     - in a notebook that never uses a GPU (nor does a framework it uses for the loader):
       a CPU session, where the worth of workers is rarely the question. A `.py` file that
       never names a GPU is reported, saying that the training loop waits (the profiler

@@ -511,7 +511,7 @@ class NonPersistentWorkers(LoaderRule):
         """`return train_loader` in a function of the source that a module of the project calls
         and whose loader it iterates every epoch (`engine.train(model, train_loader, epochs)`)."""
         for site in list(self.loaders.values()):
-            again = next((again for _, again in self.returned_to(site) if again is not None), None)
+            again = next((uses.again for uses in self.returned_to(site) if uses.again is not None), None)
             if again is not None:
                 related = (Related(again.path, again.line - 1, "iterates the loader every epoch"),) \
                     if not again.path.endswith(".ipynb") else ()
