@@ -29,6 +29,7 @@ _CALL_DEPTH = 3  # calls between a forward and the function that runs in it
 _CONTAINER_METHODS = frozenset(name for kind in (dict, list, set, str, bytes) for name in dir(kind))  # `d.update(...)`: not a method of the source
 _RANDOM_FILLS = frozenset({"random_", "normal_", "uniform_"})  # in-place draws: another generator on the GPU
 _NUMPY_FILLS = frozenset({"numpy.zeros", "numpy.ones", "numpy.full", "numpy.empty"})
+_NUMPY_INDICES = frozenset({"numpy.arange", "numpy.random.permutation", "numpy.random.choice", "numpy.random.randint"})
 _SAME_DATA = {
     "unsqueeze", "squeeze", "view", "reshape", "expand", "repeat", "flatten", "t", "float", "half", "bfloat16",
     "double", "long", "int", "bool", "contiguous", "fill_", "zero_", "transpose", "permute", "expand_as", "view_as",
@@ -68,7 +69,10 @@ class CpuTensorMovedEachStep(Nesting):
     `torch.randn(...).type(Tensor)` where `Tensor` is a CUDA tensor type
     (`torch.cuda.FloatTensor if cuda else torch.FloatTensor`). So is a factory tensor given (or
     a name assigned only it, then given) to a function of the project that moves what it is
-    passed (`create_variable(torch.zeros(n))` with `return Variable(tensor.cuda())`).
+    passed (`create_variable(torch.zeros(n))` with `return Variable(tensor.cuda())`). And, in a
+    loop of code that uses CUDA, a NumPy index array (`np.arange`, `np.random.permutation`, sliced
+    or reshaped: PPO's `mb_inds = b_inds[start:end]`) indexing a tensor moved to or made on the
+    device (`b_obs[mb_inds]`), reported once per array, at its first indexing.
 
     Silent for a tensor made under `if buffer is None:` (made once, on the first
     iteration; not when what is tested is a parameter, `mask=None`, left out of each call) or under an interval guard in the loop (`if i % 500 == 0:`), in an epoch
@@ -106,6 +110,22 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset(_MOVES | {"tensor"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # a replay buffer held in NumPy, indexed with NumPy indices: nothing is copied to the device
+        Example(
+            """
+            import numpy as np
+            import torch
+            device = torch.device("cuda")
+            buffer = np.zeros((100000, 4), dtype=np.float32)
+            for step in range(total_steps):
+                idxs = np.random.randint(0, size, size=batch_size)
+                batch = torch.as_tensor(buffer[idxs], device=device)
+                loss = agent.loss(batch)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            """,
+        ),
         # a range indexing a NumPy array: nothing goes to the device
         Example(
             """
@@ -434,6 +454,26 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # PPO's minibatches: NumPy indices copied to the GPU at each indexing of the rollout buffers
+        Example(
+            """
+            import numpy as np
+            import torch
+            device = torch.device("cuda")
+            obs = torch.zeros((num_steps, num_envs, 4)).to(device)
+            b_inds = np.arange(batch_size)
+            for update in range(num_updates):
+                b_obs = obs.reshape((-1, 4))
+                for epoch in range(update_epochs):
+                    np.random.shuffle(b_inds)
+                    for start in range(0, batch_size, minibatch_size):
+                        mb_inds = b_inds[start:start + minibatch_size]
+                        loss = agent.loss(b_obs[mb_inds])
+                        optimizer.zero_grad()
+                        loss.backward()
+                        optimizer.step()
+            """,
+        ),
         # `mask is None` tests an option of the call, not a cache: the eye is made at every call
         Example(
             """
@@ -889,6 +929,8 @@ class CpuTensorMovedEachStep(Nesting):
         self.repeated: list[tuple[CallSite, cst.FunctionDef | None]] = []  # `torch.tensor([t] * n, device=device)`
         # (move, the helper's call, the factory it returns, device, enclosing function): `create_noise(b, z).to(device)`
         self.returned: list[tuple[CallSite, cst.Call, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
+        # (subscript, the NumPy call making its index, enclosing function): `b_obs[mb_inds]`, mb_inds from np.arange
+        self.numpy_indexings: list[tuple[Site, cst.Call, cst.FunctionDef | None]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
@@ -949,11 +991,58 @@ class CpuTensorMovedEachStep(Nesting):
         made = [factory for index in indices for factory in self._cpu_made(index)]
         if made and not self._cpu_made(node.value) and not self._host_tensor(node.value) and not self._moved_later(node.value):
             self.indexings.append((self.ctx.site(node), made, self.function()))
+        if self.ctx.loops and not made:
+            drawn = next((d for index in indices if (d := self._numpy_index(index, 0)) is not None), None)
+            if drawn is not None and self._on_device(node.value, 0):
+                self.numpy_indexings.append((self.ctx.site(node), drawn, self.function()))
         ranges = [index for index in indices if type(index) is cst.Call and type(index.func) is cst.Name
                   and index.func.value == "range" and "range" not in self.ctx.imports]
         enclosing = self.function()
         if ranges and enclosing is not None and self._torch_made(node.value):
             self.ranges.append((self.ctx.site(node), ranges[0], enclosing))
+
+    def _latest(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The value last assigned (before here, in the pass) to the name `expr`, in its scope."""
+        values = self.ctx.scope.assignments.get(expr.value, ()) if type(expr) is cst.Name else ()
+        return values[-1] if values else None
+
+    def _numpy_index(self, expr: cst.BaseExpression | None, depth: int) -> cst.Call | None:
+        """The NumPy call making the integer array `expr` is (`np.arange(n)`, shuffled in place,
+        then sliced: `mb_inds = b_inds[start:end]`), or None."""
+        if expr is None or depth > 8:
+            return None
+        if type(expr) is cst.Name:
+            return self._numpy_index(self._latest(expr), depth + 1)
+        if type(expr) is cst.Subscript and any(type(e.slice) is cst.Slice for e in expr.slice):
+            return self._numpy_index(expr.value, depth + 1)  # (`b_inds[start:end]`, `flatinds[:, mbenvinds]`)
+        if type(expr) is cst.Call and type(expr.func) is cst.Attribute and call_name(expr) in ("ravel", "flatten", "reshape"):
+            return self._numpy_index(expr.func.value, depth + 1)
+        if type(expr) is cst.Call and (self.ctx.qualname(expr.func) or "") in _NUMPY_INDICES:
+            return expr
+        return None
+
+    def _on_device(self, expr: cst.BaseExpression | None, depth: int) -> bool:
+        """Whether `expr` is a tensor this scope moved to a device or made there (`obs =
+        torch.zeros(n, d).to(device)`, then `b_obs = obs.reshape(-1, d)`)."""
+        if expr is None or depth > 6:
+            return False
+        if type(expr) is cst.Name:
+            return self._on_device(self._latest(expr), depth + 1)
+        if type(expr) is cst.BinaryOperation:
+            return self._on_device(expr.left, depth + 1) or self._on_device(expr.right, depth + 1)
+        if type(expr) is not cst.Call:
+            return False
+        name = call_name(expr)
+        if type(expr.func) is cst.Attribute and name in ("to", "cuda"):
+            device = argument(expr, 0, "device")
+            return name == "cuda" or device is not None and literal(device) != "cpu"
+        if type(expr.func) is cst.Attribute and name not in HOST_COPY_METHODS:
+            return self._on_device(expr.func.value, depth + 1)  # (a tensor's method: on its device, `.clip(-5, 5)`)
+        qualified = self.ctx.qualname(expr.func) or ""
+        if qualified.startswith("torch.") and name is not None and name.endswith("_like") and expr.args:
+            return self._on_device(expr.args[0].value, depth + 1)
+        given = keyword(expr, "device")
+        return qualified.startswith("torch.") and given is not None and literal(given.value) != "cpu"
 
     def _torch_made(self, expr: cst.BaseExpression) -> bool:
         """A name the current function last assigned a torch call or a method's result
@@ -1109,6 +1198,7 @@ class CpuTensorMovedEachStep(Nesting):
 
     def finish(self) -> None:
         self._report_indexings()
+        self._report_numpy_indexings()
         self._report_passed_moves()
         for site, function in self.host_arrays:
             made = site.node  # a tensor type's call (visit_Call)
@@ -1266,6 +1356,23 @@ class CpuTensorMovedEachStep(Nesting):
                     "tensor with it copies the index to the device each time (a blocking copy from pageable "
                     f"memory). Create it on the indexed tensor's device: torch.{name}(..., device={indexed}.device).",
                 )
+
+    def _report_numpy_indexings(self) -> None:
+        reported: set[int] = set()
+        for site, drawn, function in self.numpy_indexings:
+            where = self._every_call(site, function)
+            if where is None or self.ctx.cuda_evidence is None or id(drawn) in reported:
+                continue
+            reported.add(id(drawn))  # (once, at its first indexing: `b_obs[mb_inds]`, `b_logprobs[mb_inds]`, ...)
+            subscript = cast(cst.Subscript, site.node)
+            index = short_code(subscript.slice[0].slice.value) if type(subscript.slice[0].slice) is cst.Index else "..."
+            self.report(
+                site,
+                f"`{index}` is a NumPy array (`{short_code(drawn)}`) and indexes the GPU tensor "
+                f"`{short_code(subscript.value)}` {where}: PyTorch copies the index to the device at each indexing "
+                "(a blocking copy from pageable memory). Make the indices on the device: "
+                "torch.randperm(n, device=device), torch.arange(n, device=device).",
+            )
 
     def _numpy_drawn(self, expr: cst.BaseExpression) -> cst.Call | None:
         """The NumPy call (`np.random.uniform(...)`, `np.zeros(...)`) whose array `expr` wraps in
