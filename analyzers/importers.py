@@ -34,7 +34,7 @@ from typing import NamedTuple
 import libcst as cst
 
 from .nodes import dotted
-from .project import (MAX_HOPS, MAX_FILE, FileNamespace, ast_dotted, body_nodes, call_target, maybe_project_call, module_file,
+from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, ast_dotted, body_nodes, call_target, maybe_project_call, module_file,
                       note, project_root, search_paths, steps_call)
 from .source import SourceError, notebook_source
 from .vocabulary import CUDA_DEVICE, gpu_api
@@ -180,6 +180,17 @@ def importing(path: str) -> list[FileNamespace]:
     """The modules of the project that import the module at `path` (and whose text may use a
     GPU: see `_importers`), read, their places named from the project's root."""
     return [module.namespace(root) for _, module, root in _importers(path)]
+
+
+def named_by_importers(path: str, name: str) -> bool | None:
+    """Whether a module of the project importing the module at `path` names `name` (imports,
+    calls or passes its function `name`; a `from module import *` may); None when none imports
+    it."""
+    found = importing(path)
+    if not found:
+        return None
+    return any(type(node) is ast.Name and node.id == name or type(node) is ast.Attribute and node.attr == name
+               or type(node) is ast.alias and node.name in (name, "*") for module in found for node in ast.walk(module.tree))
 
 
 def made_only_to_infer(path: str, name: str) -> bool:
@@ -350,7 +361,7 @@ def _files(root: str, folders: list):
                 info = os.stat(candidate)
             except OSError:
                 continue
-            if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_FILE:
+            if stat.S_ISREG(info.st_mode) and info.st_size <= (MAX_NOTEBOOK if file.endswith(".ipynb") else MAX_FILE):
                 yield candidate, info
                 count += 1
                 if count >= MAX_FILES:

@@ -2,12 +2,12 @@
 their functions do to the values they are passed.
 
 A module is read with `ast` once per path and modification time (a larger one than
-`MAX_FILE` is not read). Imports resolve like Python's: relative ones from the module's
-package, absolute ones from the module's folder, then from the project's root (the
-folder above holding pyproject.toml, setup.py, setup.cfg or .git). The rules reach other
-files only through this module, and every file it consults is noted in the `recording`
-an analysis runs under, so a cache can tell when a finding depends on a file that
-changed.
+`MAX_FILE`, or a notebook larger than `MAX_NOTEBOOK`, is not read). Imports resolve like
+Python's: relative ones from the module's package, absolute ones from the module's folder,
+then from the project's root (the folder above holding pyproject.toml, setup.py, setup.cfg
+or .git). The rules reach other files only through this module, and every file it consults
+is noted in the `recording` an analysis runs under, so a cache can tell when a finding
+depends on a file that changed.
 
 `host_reads` and `device_moves` summarize a function: which of its parameters it reads
 on the host (`.item()`, `.tolist()`, `.cpu()`, `.numpy()`, `float()`/`int()`) or moves to
@@ -35,6 +35,7 @@ import libcst as cst
 from .nodes import UNKNOWN, code, dotted, remembered, shortened
 
 MAX_FILE = 1_000_000  # bytes: a larger module is not read
+MAX_NOTEBOOK = 10 * 2**20  # bytes of a notebook, its outputs included (only its code cells are read)
 _SYS_PATH_CALLS = ("sys.path.append", "sys.path.insert")
 _SAME_MODULE = {"cuda", "to", "train", "eval", "cpu", "half", "float", "double", "bfloat16"}  # nn.Module methods returning self
 MAX_HOPS = 2  # re-exports followed (`from .data import X` in a package's __init__)

@@ -975,7 +975,8 @@ def test_a_module_that_never_names_a_device_runs_where_its_importers_put_it(tmp_
 
 def test_a_notebook_importing_a_module_of_the_project_runs_it_on_the_gpu(tmp_path):
     cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": source}
-             for source in ["%matplotlib inline\nimport torch", "import engine\ndevice = torch.device('cuda')"]]
+             for source in ["%matplotlib inline\nimport torch", "import engine\ndevice = torch.device('cuda')",
+                            "engine.train_step(model, loader, loss_fn, optimizer, device)"]]
     notebook = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
     path = engine_project(tmp_path, notebook, "course.ipynb")
     assert len(tpl203(path)) == 1
@@ -1702,3 +1703,48 @@ def test_a_factorys_test_loader_read_once_after_training_by_the_callers(tmp_path
     source = python_source(data.read_text(), str(data))
     found = sorted((f.code, f.range.start_line + 1) for f in analyze(source, Config()) if f.code in ("TPL101", "TPL102"))
     assert found == [("TPL101", 8), ("TPL101", 9), ("TPL102", 8), ("TPL102", 9)]
+
+
+def test_a_training_function_no_module_of_the_project_runs(tmp_path):
+    """A lecture's helper_train.py holds the training loops of several lectures; this lecture's
+    script imports and runs one of them. The reads in the loop nobody runs are dead code here;
+    a module nobody imports (a library's) keeps its findings."""
+    helper = textwrap.dedent("""
+        import torch
+
+        def train_classifier(model, loader, optimizer, device="cuda"):
+            for features, targets in loader:
+                loss = torch.nn.functional.cross_entropy(model(features.to(device)), targets.to(device))
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                print(loss.item())
+
+        def train_vae(model, loader, optimizer, device="cuda"):
+            for features, _ in loader:
+                loss = model(features.to(device)).sum()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                print(loss.item())
+    """)
+    main = textwrap.dedent("""
+        import torch
+        from helper_train import train_classifier
+
+        device = torch.device("cuda")
+        model = torch.nn.Linear(4, 2).to(device)
+        train_classifier(model, loader, torch.optim.SGD(model.parameters(), lr=0.1), device)
+    """)
+
+    def reads(folder, files):
+        folder.mkdir()
+        (folder / "pyproject.toml").write_text("")
+        for name, text in files.items():
+            (folder / name).write_text(text)
+        path = folder / "helper_train.py"
+        source = python_source(path.read_text(), str(path))
+        return sorted(f.range.start_line + 1 for f in analyze(source, Config()) if f.code == "TPL203")
+
+    assert reads(tmp_path / "library", {"helper_train.py": helper}) == [10, 18]  # (nothing imports it: each may be run)
+    assert reads(tmp_path / "lecture", {"helper_train.py": helper, "main.py": main}) == [10]

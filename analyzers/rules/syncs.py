@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from typing import NamedTuple, cast
 
@@ -11,6 +12,7 @@ from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
 from ..nodes import (aborts, argument, assigned_in, call_name, code, dotted, keyword, literal, names_in, positional, walk,
                      short_code)
 from ..findings import Related
+from ..importers import named_by_importers
 from ..project import (
     Definition, Use, attribute_module, bind, bound, call_target, copies_every_call, host_reads, iterated,
     maybe_project_call, parameters, reads_every_call, returned_parameter, steps_in_loops, used_arguments,
@@ -104,7 +106,9 @@ class HostSyncEveryStep(Nesting):
     loss), outside a loop, in an epoch loop that only contains the training loop, in a loop
     that also runs an evaluation pass (a function calling `model.eval()`) on every iteration
     (full-batch training's `loss = train(); acc = test()`: the host waits for the test's
-    results anyway, so one more read adds no stall), and in
+    results anyway, so one more read adds no stall), in a function of a module that other
+    modules of the project import and none of them (nor the module) runs (dead code there:
+    the training loops of other lectures in a course's shared helper_train.py), and in
     code with no sign of CUDA (asking `torch.cuda.is_available()` is no sign of using it).
     `.cpu()` and `.to("cpu")` are silent in a module that uses `torch.distributed.rpc`: RPC
     sends CPU tensors (unless device maps are set), so there the copy is the transfer the
@@ -726,9 +730,10 @@ class HostSyncEveryStep(Nesting):
         steps = TrainingSteps.of(self.ctx)
         stepping = next((loop for loop in reversed(site.loops) if steps.trains(loop) or steps.per_epoch(loop)), None)
         if stepping is not None:  # (loops inside it that do not step run on every step: `for k, v in losses.items()`)
-            if not steps.trains(stepping) or steps.on_cpu(site.scope.node) or steps.evaluates_every_iteration(stepping):
+            if not steps.trains(stepping) or steps.on_cpu(site.scope.node) or steps.evaluates_every_iteration(stepping) \
+                    or self._unused(site.scope.node):
                 return False  # (an epoch loop, around a loop that steps; a training function on the CPU; a
-                # full-batch loop that waits for its evaluation's results on every iteration anyway)
+                # full-batch loop that waits for its evaluation's results on every iteration anyway; dead code)
             inner = [i for i, frame in enumerate(frames) if frame.kind == LOOP and frame.node is stepping]
             frames = frames[inner[-1] + 1 :] if inner else frames
         else:  # (in a step function, its loops run on every step: `for p in params: norms.append(p.norm().item())`)
@@ -838,6 +843,18 @@ class HostSyncEveryStep(Nesting):
             f"{what} on every training step, which waits for the GPU to finish all queued work: the "
             f"CPU cannot run ahead to launch the next step, so the GPU idles. {advice}"
         )
+
+    def _unused(self, function: cst.FunctionDef | None) -> bool:
+        """A function of the module that nothing in the project runs: the module does not name it,
+        and the modules importing it (one at least) do not either (`train_vae_v1` of a lecture's
+        helper_train.py, which the lecture's notebooks never call)."""
+        if function is None or id(function) in self.ctx.class_of or function.name.value in self.ctx.calls \
+                or not self.ctx.path or self.ctx.path.startswith("<"):
+            return False
+        key = ("unused", function.name.value)
+        if key not in self.ctx.shared:
+            self.ctx.shared[key] = named_by_importers(os.path.abspath(self.ctx.path), function.name.value) is False
+        return self.ctx.shared[key]
 
     def _rpc(self) -> bool:
         """Whether the module uses `torch.distributed.rpc` (which sends CPU tensors)."""
