@@ -1177,7 +1177,9 @@ def returned_parameter(found: Definition | None) -> str | None:
 
 def class_default(found: tuple | None, attribute: str):
     """The constant a class of the project (`klass`'s answer) gives `attribute` in its body
-    (`class Config: num_workers = 8`); UNKNOWN when it gives none, or not a constant."""
+    (`class Config: num_workers = 8`), or its `__init__` to an instance made without arguments
+    (`self.num_workers = 4`, or the default of the parameter it is given: `def __init__(self,
+    num_workers=4)`); UNKNOWN when it gives none, or not a constant."""
     if found is None:
         return UNKNOWN
     for node in found[0].body:
@@ -1185,7 +1187,18 @@ def class_default(found: tuple | None, attribute: str):
             node.target if type(node) is ast.AnnAssign else None
         if type(target) is ast.Name and target.id == attribute and node.value is not None:
             return node.value.value if type(node.value) is ast.Constant else UNKNOWN
-    return UNKNOWN
+    init = next((node for node in found[0].body if type(node) is ast.FunctionDef and node.name == "__init__"), None)
+    if init is None:
+        return UNKNOWN
+    given = init.args.args[len(init.args.args) - len(init.args.defaults):]
+    defaults = {arg.arg: value for arg, value in zip(given, init.args.defaults)}
+    values = [node.value for node in init.body if type(node) is ast.Assign and len(node.targets) == 1
+              and type(target := node.targets[0]) is ast.Attribute and type(target.value) is ast.Name
+              and target.value.id == "self" and target.attr == attribute]
+    value = values[0] if len(values) == 1 else None
+    if type(value) is ast.Name:
+        value = defaults.get(value.id)
+    return value.value if type(value) is ast.Constant else UNKNOWN
 
 
 def instance_default(ctx, expr, scope):

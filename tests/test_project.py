@@ -1423,6 +1423,11 @@ def test_worker_counts_from_a_config_class_of_the_project(tmp_path):
     local = textwrap.dedent(train).replace("from utils.config import opt", "from utils.config import Config\nopt = Config()")
     path.write_text(local)
     assert len(findings_of(str(path), "TPL104")) == 1
+    for init in ("def __init__(self):\n        self.num_workers = 4\n        self.epoch = 14",  # (a course's ExperimentParams)
+                 "def __init__(self, num_workers=4, epoch=14):\n        self.num_workers = num_workers\n        self.epoch = epoch"):
+        (tmp_path / "utils" / "config.py").write_text(f"class Config:\n    {init}\n")
+        [finding] = findings_of(str(path), "TPL104")
+        assert "its 4 worker processes" in finding.message
 
 
 def test_worker_counts_from_options_a_function_of_the_project_parses(tmp_path):
