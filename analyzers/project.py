@@ -933,10 +933,11 @@ def iterated(found: Definition | None) -> dict[str, int]:
 
 
 def _loop_source(source: ast.expr) -> ast.expr:
-    """What a loop's iterable wraps: `x` of `enumerate(x)`, `tqdm(x)`, `logger.log_every(x, ...)`."""
+    """What a loop's iterable wraps: `x` of `enumerate(x)`, `tqdm(x)`, `logger.log_every(x, ...)`,
+    and the container of `dataloaders[phase]` (a dict of loaders)."""
     while type(source) is ast.Call and source.args:
         source = source.args[0]
-    return source
+    return source.value if type(source) is ast.Subscript and type(source.value) is ast.Name else source
 
 
 def iterated_again(found: Definition | None) -> dict[str, int]:
@@ -1039,6 +1040,8 @@ def caller_uses(namespace: FileNamespace, path: str, name: str, index: int | Non
             if index is not None:
                 elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else []
                 target = elements[index] if index < len(elements) else None
+            if type(target) is ast.Subscript and type(target.value) is ast.Name:
+                target = target.value  # `dataloaders["tar"] = load_data(...)`: a dict of loaders
             if not isinstance(target, ast.Name):
                 continue
             found = _callee(node.value.func, namespace, place, None)

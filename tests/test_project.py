@@ -1753,3 +1753,47 @@ def test_a_training_function_no_module_of_the_project_runs(tmp_path):
 
     assert reads(tmp_path / "library", {"helper_train.py": helper}) == [10, 18]  # (nothing imports it: each may be run)
     assert reads(tmp_path / "lecture", {"helper_train.py": helper, "main.py": main}) == [10]
+
+
+def test_loaders_a_factory_returns_into_a_dict_of_phases(tmp_path):
+    """transferlearning's finetune: `dataloaders['src'], dataloaders['val'] = data_loader.load_train(...)`,
+    then `finetune(model, dataloaders, optimizer)` loops over `dataloaders[phase]` every epoch and
+    moves the batches: both loaders are judged by that use."""
+    (tmp_path / "pyproject.toml").write_text("")
+    data = tmp_path / "data_loader.py"
+    data.write_text(textwrap.dedent("""
+        import torch
+        from torchvision import datasets, transforms
+
+        def load_train(root, batch_size):
+            data = datasets.ImageFolder(root=root, transform=transforms.ToTensor())
+            train, val = torch.utils.data.random_split(data, [0.8, 0.2])
+            train_loader = torch.utils.data.DataLoader(train, batch_size=batch_size, shuffle=True, num_workers=4)
+            val_loader = torch.utils.data.DataLoader(val, batch_size=batch_size, num_workers=4)
+            return train_loader, val_loader
+    """))
+    (tmp_path / "finetune.py").write_text(textwrap.dedent("""
+        import torch
+        import data_loader
+
+        DEVICE = torch.device("cuda")
+
+        def finetune(model, dataloaders, optimizer):
+            for epoch in range(100):
+                for phase in ["src", "val"]:
+                    for inputs, labels in dataloaders[phase]:
+                        inputs, labels = inputs.to(DEVICE), labels.to(DEVICE)
+                        loss = torch.nn.functional.cross_entropy(model(inputs), labels)
+                        if phase == "src":
+                            optimizer.zero_grad()
+                            loss.backward()
+                            optimizer.step()
+
+        dataloaders = {}
+        dataloaders["src"], dataloaders["val"] = data_loader.load_train("data", 32)
+        model = torch.nn.Linear(4, 2).to(DEVICE)
+        finetune(model, dataloaders, torch.optim.SGD(model.parameters(), lr=0.1))
+    """))
+    source = python_source(data.read_text(), str(data))
+    found = sorted((f.code, f.range.start_line + 1) for f in analyze(source, Config()) if f.code in ("TPL102", "TPL104"))
+    assert found == [("TPL102", 8), ("TPL102", 9), ("TPL104", 8), ("TPL104", 9)]
