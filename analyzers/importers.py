@@ -37,7 +37,7 @@ from .nodes import dotted
 from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, ast_dotted, body_nodes, call_target, maybe_project_call, module_file,
                       note, project_root, search_paths, steps_call)
 from .source import SourceError, notebook_source
-from .vocabulary import CUDA_DEVICE, gpu_api
+from .vocabulary import CUDA_DEVICE, PER_CALL_METHODS, gpu_api
 
 MAX_FILES = 5000  # a larger project is listed up to this many modules
 MAX_FOLDERS = 2000  # and this many folders (a home folder without a project marker can hold millions)
@@ -61,8 +61,8 @@ _STRING = re.compile(rb"""['"]([^'"\n]*)['"]""")
 
 class _Listing(NamedTuple):
     """A project's folders (path, stat) and, by each word of their import statements, the
-    modules that may use a GPU and the packages' `__init__.py` (which may re-export a module
-    to one that does), as listed at `made` (time.monotonic)."""
+    modules and the packages' `__init__.py` (which may re-export a module to one that
+    imports it), as listed at `made` (time.monotonic)."""
 
     made: float
     folders: list[tuple[str, os.stat_result]]
@@ -182,6 +182,21 @@ def importing(path: str) -> list[FileNamespace]:
     return [module.namespace(root) for _, module, root in _importers(path)]
 
 
+def forward_caller(path: str, name: str) -> str | None:
+    """Where a module of the project importing the module at `path` calls its function `name`
+    in a module's `forward` (or `__call__`, `training_step`): "openaimodel.py:723" for
+    `timestep_embedding` of util.py; None when none does."""
+    for _, module, root in _importers(path, any_text=True):
+        namespace = module.namespace(root)
+        for cls in (node for node in ast.walk(namespace.tree) if type(node) is ast.ClassDef):
+            for method in (node for node in cls.body if type(node) is ast.FunctionDef and node.name in PER_CALL_METHODS):
+                for call in (node for node in ast.walk(method) if type(node) is ast.Call):
+                    if type(call.func) is ast.Name and call.func.id == name or \
+                            type(call.func) is ast.Attribute and call.func.attr == name:
+                        return namespace.label if namespace.path.endswith(".ipynb") else f"{namespace.label}:{call.lineno}"
+    return None
+
+
 def named_by_importers(path: str, name: str) -> bool | None:
     """Whether a module of the project importing the module at `path` names `name` (imports,
     calls or passes its function `name`; a `from module import *` may); None when none imports
@@ -214,11 +229,11 @@ def _trains(tree: ast.Module) -> bool:
                for node in ast.walk(tree))
 
 
-def _importers(path: str, hops: int = 0):
+def _importers(path: str, hops: int = 0, any_text: bool = False):
     """(path, module, project root) of the modules of the project whose text may use a GPU
-    and that import the module at `path`, or a package that re-exports it (`from .ppo import
-    PPO` in `algo/__init__.py`, imported as `from pkg import algo`; `MAX_HOPS` packages up):
-    the first `MAX_IMPORTERS` of each."""
+    (or, with `any_text`, any) and that import the module at `path`, or a package that
+    re-exports it (`from .ppo import PPO` in `algo/__init__.py`, imported as `from pkg import
+    algo`; `MAX_HOPS` packages up): the first `MAX_IMPORTERS` of each."""
     path = os.path.normpath(os.path.abspath(path))
     directory = os.path.dirname(path)
     stem = os.path.splitext(os.path.basename(path))[0]
@@ -238,7 +253,7 @@ def _importers(path: str, hops: int = 0):
             continue
         note(candidate, info)
         module = _module(candidate, info)
-        if not module.hint or name.encode() not in module.words or candidate == path or path not in module.files():
+        if not (module.hint or any_text) or name.encode() not in module.words or candidate == path or path not in module.files():
             continue
         parsed += 1
         if parsed > MAX_IMPORTERS:
@@ -252,7 +267,7 @@ def _importers(path: str, hops: int = 0):
                 continue
             note(package, info)
             if package != path and path in _module(package, info).files():
-                yield from _importers(package, hops + 1)
+                yield from _importers(package, hops + 1, any_text)
 
 
 def gpu_callee(ctx) -> str | None:
@@ -328,7 +343,7 @@ def _listing(root: str) -> _Listing:
     configs: list[str] = []
     for path, info in _files(root, folders):
         module = _module(path, info)
-        for word in module.words if module.hint else ():
+        for word in module.words:
             importers[word].append(path)
         for word in module.words if os.path.basename(path) == "__init__.py" else ():
             packages[word].append(path)

@@ -1797,3 +1797,46 @@ def test_loaders_a_factory_returns_into_a_dict_of_phases(tmp_path):
     source = python_source(data.read_text(), str(data))
     found = sorted((f.code, f.range.start_line + 1) for f in analyze(source, Config()) if f.code in ("TPL102", "TPL104"))
     assert found == [("TPL102", 8), ("TPL102", 9), ("TPL104", 8), ("TPL104", 9)]
+
+
+def test_a_helper_only_the_forward_of_another_modules_model_calls(tmp_path):
+    """The diffusion codebases' util.py: `timestep_embedding` builds `torch.arange(half)` on the
+    CPU and moves it to the timesteps' device; only openaimodel.py's UNet calls it, in its
+    forward. The helper runs on every forward call, and the finding says where it is called."""
+    (tmp_path / "pyproject.toml").write_text("")
+    util = tmp_path / "util.py"
+    util.write_text(textwrap.dedent("""
+        import math
+        import torch
+
+        def timestep_embedding(timesteps, dim, max_period=10000):
+            half = dim // 2
+            freqs = torch.exp(-math.log(max_period) * torch.arange(start=0, end=half, dtype=torch.float32) / half).to(
+                device=timesteps.device)
+            args = timesteps[:, None].float() * freqs[None]
+            return torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
+
+        def unused_helper(n):
+            return torch.arange(n).to("cuda")
+    """))
+
+    def found():
+        source = python_source(util.read_text(), str(util))
+        return [(f.range.start_line + 1, f.message) for f in analyze(source, Config()) if f.code == "TPL501"]
+
+    model = tmp_path / "model.py"
+    model.write_text(textwrap.dedent("""
+        import torch
+        from util import timestep_embedding
+
+        class UNet(torch.nn.Module):
+            def __init__(self, channels):
+                super().__init__()
+                self.channels = channels
+                self.time_embed = torch.nn.Linear(channels, channels)
+
+            def forward(self, x, timesteps):
+                return x + self.time_embed(timestep_embedding(timesteps, self.channels))[:, :, None, None]
+    """))
+    [(line, message)] = found()
+    assert line == 7 and "called on every forward call (model.py:12)" in message

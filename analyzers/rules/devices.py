@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import cast
 
 import libcst as cst
@@ -10,6 +11,7 @@ from ..context import IF, CallSite, Scope, Site
 from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, dotted, keyword, lazy_init, literal, short_code,
                      star_kwargs, walk)
 from ..findings import Related
+from ..importers import forward_caller
 from ..project import device_moves, maybe_project_call, used_arguments
 from .base import CallNames, Example, FixPlan, Replace
 from .edits import with_keywords
@@ -63,7 +65,9 @@ class CpuTensorMovedEachStep(Nesting):
     factory's tensor made on the CPU (`create_noise(b, z).to(device)`, returning
     `torch.rand(b, z) * 2 - 1`).
     A function the training loop calls on every step counts as the loop (`real_loss(out)`
-    making `torch.ones(n).cuda()`), not under an interval guard (`if step % 200 == 0:`).
+    making `torch.ones(n).cuda()`), not under an interval guard (`if step % 200 == 0:`); so
+    does a function that only other modules call, when one calls it in a module's `forward`
+    (the diffusion codebases' `timestep_embedding` in util.py, called by the UNet's forward).
     Data NumPy draws or fills in the loop (`torch.from_numpy(np.random.uniform(...)).cuda()`)
     is copied the same way. Older scripts' idiom counts too: `Tensor(np.random.normal(...))` or
     `torch.randn(...).type(Tensor)` where `Tensor` is a CUDA tensor type
@@ -1457,6 +1461,12 @@ class CpuTensorMovedEachStep(Nesting):
                     return f"in `{function.name.value}`, called on {how}"
             names = [caller.name.value for caller in callers]
             seen.update(names)
+        path = self.ctx.path
+        if any(d is function and s.parent is self.ctx.module_scope for d, s in self.ctx.functions.get(function.name.value, ())) and \
+                not self.ctx.calls.get(function.name.value) and path and not path.startswith("<"):
+            forward = forward_caller(os.path.abspath(path), function.name.value)  # (a helper of other modules' models)
+            if forward is not None:
+                return f"in `{function.name.value}`, called on every forward call ({forward})"
         return None
 
     def _intervals(self, loop: cst.CSTNode, scope: Scope) -> set[int]:
