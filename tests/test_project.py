@@ -1840,3 +1840,40 @@ def test_a_helper_only_the_forward_of_another_modules_model_calls(tmp_path):
     """))
     [(line, message)] = found()
     assert line == 7 and "called on every forward call (model.py:12)" in message
+
+
+def test_a_loader_made_in_a_branch_no_caller_takes(tmp_path):
+    """stat453's helper_dataset.py: `get_dataloaders_mnist(..., validation_fraction=None)` makes
+    its train loader under `if validation_fraction is not None:` and another in the `else`;
+    every caller passes 0.1, so the `else` loader is never made. A caller passing a value that
+    is not a constant (`SETTINGS['validation fraction']`) keeps both."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "helper.py").write_text(textwrap.dedent("""
+        from torch.utils.data import DataLoader
+        from torchvision import datasets, transforms
+
+        def get_loaders(batch_size, num_workers=0, validation_fraction=None):
+            train = datasets.MNIST("data", train=True, transform=transforms.ToTensor(), download=True)
+            if validation_fraction is not None:
+                train_loader = DataLoader(train, batch_size=batch_size, num_workers=num_workers)
+            else:
+                train_loader = DataLoader(train, batch_size=batch_size, num_workers=num_workers, shuffle=True)
+            return train_loader
+    """))
+    train = """
+        import torch
+        from helper import get_loaders
+
+        train_loader = get_loaders(batch_size=64, validation_fraction=0.1)
+        for epoch in range(10):
+            for x, y in train_loader:
+                loss = model(x.cuda(), y.cuda())
+                loss.backward()
+                opt.step()
+    """
+    (tmp_path / "train.py").write_text(textwrap.dedent(train))
+    helper = str(tmp_path / "helper.py")
+    lines = lambda: {(f.code, f.range.start_line + 1) for f in analyze(read_source(helper)) if f.code in ("TPL101", "TPL102")}  # noqa: E731
+    assert lines() == {("TPL101", 8), ("TPL102", 8)}
+    (tmp_path / "train.py").write_text(textwrap.dedent(train).replace("0.1", "settings['fraction']"))
+    assert lines() == {(c, n) for c in ("TPL101", "TPL102") for n in (8, 10)}

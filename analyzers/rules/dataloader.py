@@ -369,11 +369,12 @@ class LoaderRule(Rule):
         assigned = self.ctx.attributes.get(key, []) if key is not None else []
         return assigned[0] if len(assigned) == 1 and assigned[0][0] is not None else None
 
-    def _parameter_values(self, scope, param: str) -> list | None:
+    def _parameter_values(self, scope, param: str, called: bool = False) -> list | None:
         """What each call of the function (a class's, for `__init__`) gives its parameter
         `param`: (the argument passed or the default, its scope); None when a call may pass
         it through a `*`/`**` of unknown content, or nothing in the source calls it (but for a
-        function returning loaders that other modules call and use: its default)."""
+        function returning loaders that other modules call and use: its default, unless
+        `called`)."""
         function = scope.node
         if param not in scope.params:
             return None
@@ -392,7 +393,7 @@ class LoaderRule(Rule):
             found.append(passed if passed is not None else (default, scope.parent))
         if not found:  # called from other modules only: what they give it (`Cifar10DataModule(num_workers=4)`)
             found = self._importer_arguments(callee, init, index - init, param, default)
-        if not found and default is not None and any(
+        if not found and not called and default is not None and any(
                 self.returned_to(site) for site in self.loaders.values() if site.scope.node is function):
             return [(default, scope.parent)]  # a factory of loaders only other modules call: its default
         return found or None
@@ -1099,6 +1100,23 @@ class LoaderRule(Rule):
             single += one + len(passes) + len(iterators) + len(calls) + len(few)
         return single > 0 or function is not None or any(unit.notebook for unit in self.ctx.units)
 
+    def never_made(self, site: Site) -> bool:
+        """Whether the loader is made in a branch no call of its function takes: under
+        `if param is None` (`is not None`, or the `else` of either) where every call of the
+        function, in this module and the modules importing it, gives `param` a constant that
+        decides the other way (stat453's `get_dataloaders_mnist(..., validation_fraction=0.1)`)."""
+        function = site.scope.node
+        if function is None:
+            return False
+        for test, holds in _enclosing_tests(function.body, site.node) or ():
+            param, none_when = _none_test(test)
+            if param is None or param not in site.scope.params:
+                continue
+            given = {_is_none(value) for value, _ in self._parameter_values(site.scope, param, called=True) or ()}
+            if len(given) == 1 and None not in given and (given.pop() == none_when) != holds:
+                return True
+        return False
+
     def _short(self, loop: cst.For, scope) -> bool:
         """A loop of a few iterations (`for j in range(num_epochs)`, 5) that does not train."""
         return few_iterations(loop, self.ctx, scope) and not TrainingSteps.of(self.ctx).trains(loop)
@@ -1358,6 +1376,39 @@ def _iterator_class(cls: cst.ClassDef | None) -> bool:
     given (a loader wrapped to restart at its end), which iterates that when it is iterated."""
     body = cls.body.body if cls is not None and type(cls.body) is cst.IndentedBlock else ()
     return any(type(s) is cst.FunctionDef and s.name.value in ("__iter__", "__next__") for s in body)
+
+
+def _enclosing_tests(tree: cst.CSTNode, node: cst.CSTNode) -> list[tuple[cst.BaseExpression, bool]] | None:
+    """The tests of the `if` statements of `tree` around `node`, each with whether `node` runs
+    when it holds; None when `node` is not in `tree`."""
+    if tree is node:
+        return []
+    for child in tree.children:
+        found = _enclosing_tests(child, node)
+        if found is not None:
+            if type(tree) is cst.If and child is not tree.test:
+                return [(tree.test, child is tree.body), *found]
+            return found
+    return None
+
+
+def _none_test(test: cst.BaseExpression) -> tuple[str | None, bool]:
+    """(`p`, True) for `p is None`, (`p`, False) for `p is not None`; (None, False) otherwise."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 or type(test.left) is not cst.Name:
+        return None, False
+    target = test.comparisons[0]
+    if type(target.comparator) is not cst.Name or target.comparator.value != "None":
+        return None, False
+    if type(target.operator) is cst.Is:
+        return test.left.value, True
+    return (test.left.value, False) if type(target.operator) is cst.IsNot else (None, False)
+
+
+def _is_none(value: cst.BaseExpression) -> bool | None:
+    """Whether a constant is None; None for what is not a constant."""
+    if type(value) is cst.Name and value.value in ("None", "True", "False"):
+        return value.value == "None"
+    return False if type(value) in (cst.Integer, cst.Float, cst.SimpleString) else None
 
 
 def _all_params(params: cst.Parameters):
@@ -1637,7 +1688,10 @@ class SynchronousDataLoader(LoaderRule):
       `batch_size=None` whose dataset is not known to read files (a stream of whole batches,
       torchrec's and datapipes'): workers would each replay the whole stream unless it
       shards itself;
-    - for a library's DataLoader whose items it cannot cost (PyG's, batching graphs).
+    - for a library's DataLoader whose items it cannot cost (PyG's, batching graphs);
+    - the loader is made in a branch no call of its function takes: under `if p is None:`
+      (or `is not None`, or the `else`) where every call in the project gives the parameter
+      `p` a constant deciding the other way (`get_loaders(..., validation_fraction=0.1)`).
 
     When the dataset cannot be resolved (a name perf-lint cannot follow, a call it does
     not know), the rule reports as before.
@@ -2302,7 +2356,7 @@ class SynchronousDataLoader(LoaderRule):
             rows = self.batch_size(site) if cost.kind == ROWS else None
             if cost.kind == ROWS and (rows is None or rows < ROWS_BATCH):
                 continue  # a few Arrow rows per step: small next to the step
-            if self.collate_moves(site) is not None or self.loads_once(site):
+            if self.collate_moves(site) is not None or self.loads_once(site) or self.never_made(site):
                 continue  # workers could not move batches to the GPU; one batch: nothing to overlap
             passed_expr = self.ctx.call_argument(call, NUM_WORKERS, "num_workers", site.scope)
             if value is None:
@@ -2428,8 +2482,8 @@ class PinnedMemoryMissing(LoaderRule):
     data is a few rows written out in the source (`TensorDataset(torch.tensor([[...],
     ...]), ...)`) or fewer than 65,536 numbers a class of the source generates itself
     from literal sizes (`XORDataset(size=1000)`): a toy example, nothing to overlap;
-    when the loader is read by one test pass after training (as TPL101 says);
-    when the `collate_fn` already
+    when the loader is read by one test pass after training or made in a branch no call
+    of its function takes (as TPL101 says); when the `collate_fn` already
     moves each batch to the GPU (a CUDA tensor cannot be pinned); and for a library's DataLoader
     whose batches it cannot size (PyG's graphs).
 
@@ -2765,7 +2819,7 @@ class PinnedMemoryMissing(LoaderRule):
             pinned = self.setting(site, PIN_MEMORY, "pin_memory")
             if pinned is UNKNOWN or pinned is True:
                 continue
-            if self.toy_data(site) or self.collate_moves(site) is not None or self.loads_once(site):
+            if self.toy_data(site) or self.collate_moves(site) is not None or self.loads_once(site) or self.never_made(site):
                 continue  # a few rows written in the source; batches already on the GPU cannot be pinned; one pass
             fix = None
             passed = keyword(call, "pin_memory") or positional(call, PIN_MEMORY)

@@ -53,7 +53,8 @@ class NonPersistentWorkers(LoaderRule):
     time), when the loop over its batches only shows or moves them (a demo of the loader:
     `print(x.shape); x = x.to(device)`), and when the
     epoch loop changes the dataset (`dataset.set_epoch(epoch)`, `loader.dataset.x = ...`):
-    persistent workers keep their own copy and would not see the change. In code that never
+    persistent workers keep their own copy and would not see the change; and for a loader
+    made in a branch no call of its function takes (as TPL101 says). In code that never
     uses a GPU the finding says that the training loop waits, and is silent for a dataset
     that loads little (tensors in memory, torchvision's MNIST or CIFAR10): a restart is small
     next to an epoch of steps on the CPU.
@@ -462,7 +463,7 @@ class NonPersistentWorkers(LoaderRule):
                 continue
             if self.setting(loader, -1, "persistent_workers") not in (None, False):
                 continue
-            if any(self._changes_dataset(outer, loader) for outer in repeats):
+            if any(self._changes_dataset(outer, loader) for outer in repeats) or self.never_made(loader):
                 continue
             gpu = self.feeds_gpu(cast(cst.Call, loader.node))
             cost = None if gpu else self.dataset_cost(loader)
