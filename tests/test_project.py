@@ -1877,3 +1877,41 @@ def test_a_loader_made_in_a_branch_no_caller_takes(tmp_path):
     assert lines() == {("TPL101", 8), ("TPL102", 8)}
     (tmp_path / "train.py").write_text(textwrap.dedent(train).replace("0.1", "settings['fraction']"))
     assert lines() == {(c, n) for c in ("TPL101", "TPL102") for n in (8, 10)}
+
+
+def test_a_helper_reading_the_gradients_of_the_model_it_is_given(tmp_path):
+    """DINO: `utils.clip_gradients(student, args.clip_grad)` after backward, every step, loops
+    over `model.named_parameters()` and reads `param_norm.item()` for each: a wait per
+    parameter. Given something the step does not call (not the model), the read stays
+    judged as a read of what is passed."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "utils.py").write_text(textwrap.dedent("""
+        def clip_gradients(model, clip):
+            norms = []
+            for name, p in model.named_parameters():
+                if p.grad is not None:
+                    param_norm = p.grad.data.norm(2)
+                    norms.append(param_norm.item())
+                    clip_coef = clip / (param_norm + 1e-6)
+                    if clip_coef < 1:
+                        p.grad.data.mul_(clip_coef)
+            return norms
+    """))
+    train = """
+        import utils
+
+        def train(student, loader, optimizer, args):
+            for images, _ in loader:
+                loss = student(images.cuda(non_blocking=True))
+                optimizer.zero_grad()
+                loss.backward()
+                if args.clip_grad:
+                    param_norms = utils.clip_gradients(student, args.clip_grad)
+                optimizer.step()
+    """
+    path = tmp_path / "train.py"
+    path.write_text(textwrap.dedent(train))
+    [finding] = findings_of(str(path), "TPL203")
+    assert "`param_norm.item()` in `clip_gradients`, utils.py:7" in finding.message
+    path.write_text(textwrap.dedent(train).replace("clip_gradients(student,", "clip_gradients(stats,"))
+    assert findings_of(str(path), "TPL203") == []

@@ -82,7 +82,9 @@ class HostSyncEveryStep(Nesting):
     line; on a logger passed in as a parameter, when every method of the project the call
     fits reads it), or to `wandb.log`; a call of a training-step function of another module
     (`train_step(model, batch)` in engine.py) that reads a value on the host each time it
-    runs (`return loss.item()`), named at the call; and `loss.data[0]`, PyTorch 0.3's spelling of
+    runs (`return loss.item()`), named at the call, or a helper of another module the step calls
+    that reads what it makes itself, also from the model it is given (`clip_gradients(student,
+    clip)` reading each parameter's gradient norm); and `loss.data[0]`, PyTorch 0.3's spelling of
     `loss.item()` (which raises on today's 0-dimensional losses). Also in a training-step function (one that calls
     `backward()` or steps an optimizer, not in a loop of its own) called from a loop, or a
     method of that kind called from other files only (`agent.update(rollouts)`), an ignite `Engine`'s process function, a
@@ -916,9 +918,10 @@ class HostSyncEveryStep(Nesting):
             owner = loops[-1] if loops else candidate.site.scope.node  # `evaluate(loader)`)
             steps_here = owner is not None and TrainingSteps.of(self.ctx).steps_here(owner)
             read = copies_every_call(found) if steps_here and not self._loops_over_given(node, found) else None
-            if read is not None and not all(self._python_number(value, candidate.site.scope) for value, use in passed
-                                            if (use.line, use.code) == (read.line, read.code)):
-                return None  # (a read of what it is passed: judged as passed, `_passed_to_host_read`)
+            if read is not None and not all(self._python_number(value, candidate.site.scope) or self._called(value, candidate.site.scope)
+                                            for value, use in passed if (use.line, use.code) == (read.line, read.code)):
+                return None  # (a read of what it is passed: judged as passed, `_passed_to_host_read`; but for
+                # the model itself, whose gradients it reads: `clip_gradients(student, clip)`)
         if read is None:
             return None
         where = f", {read.where}" if read.where else ""
@@ -939,6 +942,11 @@ class HostSyncEveryStep(Nesting):
         method = found[3] is not None and bound(call.func)
         return any(name in loops and "param" not in code(cast(cst.CSTNode, value)).lower()
                    for name, value in bind(call, parameters(found[0]), method))
+
+    def _called(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        """Whether `expr` is a name the step calls (`student(images)`): a model, not a tensor."""
+        return type(expr) is cst.Name and any(
+            type(call.node.func) is cst.Name and call.scope is scope for call in self.ctx.calls.get(expr.value, ()))
 
     def _python_number(self, expr: cst.BaseExpression, scope: Scope) -> bool:
         """`loss_value` after `loss_value = loss.item()` (or `float(...)`, a number literal)."""
