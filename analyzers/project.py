@@ -1222,13 +1222,13 @@ def instance_default(ctx, expr, scope):
     return class_default(namespace.klass(cls) if cls else None, expr.attr.value)
 
 
-def argparse_defaults(found: Definition | None) -> dict[str, list]:
+def argparse_defaults(found: Definition | ast.Module | None) -> dict[str, list]:
     """{dest: [default, ...]} of the `add_argument` calls of a function of the project that
-    builds an argparse parser (a constant default; None for one it does not give or that is
-    not a constant)."""
+    builds an argparse parser, or of a module's own statements (a constant default; None for
+    one it does not give or that is not a constant)."""
     if found is None:
         return {}
-    function = found[0]
+    function = found if isinstance(found, ast.Module) else found[0]
     memo = function.__dict__.setdefault("_perf_lint_memo", {})
     if argparse_defaults not in memo:
         defaults: dict[str, list] = {}

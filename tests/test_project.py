@@ -1915,3 +1915,43 @@ def test_a_helper_reading_the_gradients_of_the_model_it_is_given(tmp_path):
     assert "`param_norm.item()` in `clip_gradients`, utils.py:7" in finding.message
     path.write_text(textwrap.dedent(train).replace("clip_gradients(student,", "clip_gradients(stats,"))
     assert findings_of(str(path), "TPL203") == []
+
+
+def test_a_worker_count_an_importer_passes_from_its_command_line(tmp_path):
+    """yunjey's image_captioning: train.py's `main(args)` calls data_loader.py's
+    `get_loader(..., num_workers=args.num_workers)`, and parses `--num_workers` (default 2) at
+    its top level: the loader trained over every epoch has 2 workers."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "data_loader.py").write_text(textwrap.dedent("""
+        import torch
+
+        def get_loader(dataset, batch_size, num_workers):
+            return torch.utils.data.DataLoader(dataset=dataset, batch_size=batch_size, num_workers=num_workers, pin_memory=True)
+    """))
+    train = """
+        import argparse
+        import torch
+        from data_loader import get_loader
+
+        def main(args):
+            data_loader = get_loader(dataset, args.batch_size, num_workers=args.num_workers)
+            for epoch in range(args.num_epochs):
+                for images, targets in data_loader:
+                    loss = model(images.cuda(), targets.cuda())
+                    loss.backward()
+                    optimizer.step()
+
+        if __name__ == '__main__':
+            parser = argparse.ArgumentParser()
+            parser.add_argument('--num_epochs', type=int, default=5)
+            parser.add_argument('--batch_size', type=int, default=128)
+            parser.add_argument('--num_workers', type=int, default=2)
+            args = parser.parse_args()
+            main(args)
+    """
+    (tmp_path / "train.py").write_text(textwrap.dedent(train))
+    loader = str(tmp_path / "data_loader.py")
+    [finding] = findings_of(loader, "TPL104")
+    assert "its 2 worker processes" in finding.message
+    (tmp_path / "train.py").write_text(textwrap.dedent(train).replace("default=2", "default=0"))
+    assert findings_of(loader, "TPL104") == []

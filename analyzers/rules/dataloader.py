@@ -21,7 +21,7 @@ from ..datasets import (
 )
 from ..findings import Related
 from ..importers import config_default, gpu_importers, importing
-from ..project import (LoaderUses, SourceNamespace, argparse_defaults, ast_dotted, bind, call_target, caller_uses, instance_default,
+from ..project import (LoaderUses, SourceNamespace, argparse_defaults, ast_dotted, bind, body_nodes, call_target, caller_uses, instance_default,
                        given_namespace_defaults, parsed_defaults,
                        device_moves, iterated, iterated_again, maybe_project_call, parameters, trains_somewhere,
                        used_arguments, yields)
@@ -426,7 +426,9 @@ class LoaderRule(Rule):
                 if given is None and (default is None or any(k.arg is None for k in node.keywords)):
                     return []
                 if given is not None and type(given) is not ast.Constant:
-                    return []
+                    given = _parsed_default(namespace, given)
+                    if given is None:
+                        return []
                 found.append((default, self.ctx.module_scope) if given is None else
                              (cst.parse_expression(repr(given.value)), self.ctx.module_scope))
         return found
@@ -1378,6 +1380,18 @@ def _iterator_class(cls: cst.ClassDef | None) -> bool:
     return any(type(s) is cst.FunctionDef and s.name.value in ("__iter__", "__next__") for s in body)
 
 
+def _parsed_default(namespace, expr: ast.expr) -> ast.Constant | None:
+    """`args.num_workers` in a module that parses its command line at its top level (`args =
+    parser.parse_args()`, perhaps then given to its `main(args)`): the one constant default its
+    parser gives that option (`--num_workers`, default 2)."""
+    if type(expr) is not ast.Attribute or type(expr.value) is not ast.Name or not any(
+            type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in ("parse_args", "parse_known_args")
+            for n in body_nodes(namespace.tree)):
+        return None
+    defaults = argparse_defaults(namespace.tree).get(expr.attr, [])
+    return ast.Constant(defaults[0]) if len(defaults) == 1 and defaults[0] is not None else None
+
+
 def _enclosing_tests(tree: cst.CSTNode, node: cst.CSTNode) -> list[tuple[cst.BaseExpression, bool]] | None:
     """The tests of the `if` statements of `tree` around `node`, each with whether `node` runs
     when it holds; None when `node` is not in `tree`."""
@@ -1627,7 +1641,8 @@ class SynchronousDataLoader(LoaderRule):
     parser a function of the project builds, the default of a config class of the project
     whose one instance it reads (`opt.num_workers` with `opt = Config()`), what every call of
     the function gives the parameter it is (in the file, or else in the modules that import
-    it: `Cifar10DataModule(num_workers=4)` in a notebook), or its default), over a dataset
+    it: `Cifar10DataModule(num_workers=4)` in a notebook, or `num_workers=args.num_workers`
+    where that module parses `--num_workers` itself), or its default), over a dataset
     that is not cheap to load.
 
     ## Why is this bad?
