@@ -106,8 +106,8 @@ class HostSyncEveryStep(Nesting):
     a function of the project returning such a modulo), inside an `except`
     handler or a branch that ends the program (`raise`, `sys.exit(1)` after a non-finite
     loss), outside a loop, in an epoch loop that only contains the training loop, in a loop
-    that also runs an evaluation pass (a function calling `model.eval()`) on every iteration
-    (full-batch training's `loss = train(); acc = test()`: the host waits for the test's
+    that also runs an evaluation pass (`model.eval()` there, or a function calling it) on every
+    iteration (full-batch training's `loss = train(); acc = test()`: the host waits for the test's
     results anyway, so one more read adds no stall), in a function of a module that other
     modules of the project import and none of them (nor the module) runs (dead code there:
     the training loops of other lectures in a course's shared helper_train.py), and in
@@ -193,6 +193,24 @@ class HostSyncEveryStep(Nesting):
                 loss = train()
                 acc = test()
                 print(f"Epoch {epoch}: {loss:.4f} {acc}")
+            """
+        ),
+        # the same with the evaluation written in the loop (a course's full-batch classifier)
+        Example(
+            """
+            import torch
+            X_train, y_train = X_train.to("cuda"), y_train.to("cuda")
+            for epoch in range(100):
+                model.train()
+                logits = model(X_train).squeeze()
+                loss = loss_fn(logits, y_train)
+                acc = (torch.round(torch.sigmoid(logits)) == y_train).sum().item()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                model.eval()
+                with torch.inference_mode():
+                    test_acc = (torch.round(torch.sigmoid(model(X_test).squeeze())) == y_test).sum().item()
             """
         ),
         # d2l's CPU trainer (it names no device) beside its GPU trainer, which moves its batches

@@ -323,12 +323,17 @@ class TrainingSteps:
 
     def evaluates_every_iteration(self, loop: cst.CSTNode) -> bool:
         """Whether `loop` calls an evaluation pass of the source (one that calls `model.eval()`:
-        not an EMA update under `no_grad`) right in its body, not under an interval guard: a
-        full-batch script's `test()` after each step, whose results the host waits for on every
-        iteration anyway."""
+        not an EMA update under `no_grad`), or runs one itself (`model.eval()` in its body), not
+        under an interval guard: a full-batch script's `test()` after each step, whose results
+        the host waits for on every iteration anyway."""
         if self._evaluations is None:  # loop id -> the calls of evaluation passes right in it (one pass over them)
             self._evaluations = {}
-            evaluating = {id(site.scope.node) for site in self.ctx.calls.get("eval", ()) if not site.node.args}
+            evaluating = set()
+            for site in self.ctx.calls.get("eval", ()):
+                if not site.node.args:
+                    evaluating.add(id(site.scope.node))
+                    if site.loops and type(site.node.func) is cst.Attribute:
+                        self._evaluations.setdefault(id(site.loops[-1]), []).append(site)
             for name, defs in self.ctx.functions.items() if evaluating else ():
                 if id(defs[-1][0]) in evaluating:
                     for site in self.ctx.calls.get(name, ()):
