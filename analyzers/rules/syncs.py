@@ -106,9 +106,9 @@ class HostSyncEveryStep(Nesting):
     a function of the project returning such a modulo), inside an `except`
     handler or a branch that ends the program (`raise`, `sys.exit(1)` after a non-finite
     loss), outside a loop, in an epoch loop that only contains the training loop, in a loop
-    that also runs an evaluation pass (`model.eval()` there, or a function calling it) on every
-    iteration (full-batch training's `loss = train(); acc = test()`: the host waits for the test's
-    results anyway, so one more read adds no stall), in a function of a module that other
+    (or step function) that also runs an evaluation pass (`model.eval()` there, or a function
+    calling it) on every iteration (full-batch training's `loss = train(); acc = test()`: the
+    host waits for the test's results anyway, so one more read adds no stall), in a function of a module that other
     modules of the project import and none of them (nor the module) runs (dead code there:
     the training loops of other lectures in a course's shared helper_train.py), and in
     code with no sign of CUDA (asking `torch.cuda.is_available()` is no sign of using it).
@@ -211,6 +211,30 @@ class HostSyncEveryStep(Nesting):
                 model.eval()
                 with torch.inference_mode():
                     test_acc = (torch.round(torch.sigmoid(model(X_test).squeeze())) == y_test).sum().item()
+            """
+        ),
+        # and with the step in a function that tests the model after it (pytorch/examples' GCN)
+        Example(
+            """
+            import torch
+            def train_iter(model, optimizer, features, labels):
+                model.train()
+                optimizer.zero_grad()
+                loss = criterion(model(features), labels)
+                loss.backward()
+                optimizer.step()
+                loss_val, acc_val = test(model, features, labels)
+
+            def test(model, features, labels):
+                model.eval()
+                with torch.no_grad():
+                    output = model(features)
+                    loss = criterion(output, labels)
+                return loss.item(), (output.argmax(dim=1) == labels).float().mean().item()
+
+            features, labels = features.to("cuda"), labels.to("cuda")
+            for epoch in range(200):
+                train_iter(model, optimizer, features, labels)
             """
         ),
         # d2l's CPU trainer (it names no device) beside its GPU trainer, which moves its batches
@@ -760,6 +784,8 @@ class HostSyncEveryStep(Nesting):
             function = site.scope.node
             if function is None:
                 return False
+            if steps.evaluates_every_iteration(function):
+                return False  # (a full-batch step function testing the model after each step: `train_iter`)
             if not steps.run_every_step(function):
                 if not steps.trains(function):
                     if steps.called_every_step(function):  # (a helper run every step: `self._log_grad_norm()`)

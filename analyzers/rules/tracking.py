@@ -322,10 +322,10 @@ class TrainingSteps:
         return any(site.scope.node is function and not site.node.args for site in self.ctx.calls.get("eval", ()))
 
     def evaluates_every_iteration(self, loop: cst.CSTNode) -> bool:
-        """Whether `loop` calls an evaluation pass of the source (one that calls `model.eval()`:
-        not an EMA update under `no_grad`), or runs one itself (`model.eval()` in its body), not
-        under an interval guard: a full-batch script's `test()` after each step, whose results
-        the host waits for on every iteration anyway."""
+        """Whether `loop` (or a step function) calls an evaluation pass of the source (one that
+        calls `model.eval()`: not an EMA update under `no_grad`), or runs one itself
+        (`model.eval()` in its body), not under an interval guard: a full-batch script's
+        `test()` after each step, whose results the host waits for on every iteration anyway."""
         if self._evaluations is None:  # loop id -> the calls of evaluation passes right in it (one pass over them)
             self._evaluations = {}
             evaluating = set()
@@ -337,9 +337,10 @@ class TrainingSteps:
             for name, defs in self.ctx.functions.items() if evaluating else ():
                 if id(defs[-1][0]) in evaluating:
                     for site in self.ctx.calls.get(name, ()):
-                        if site.loops and (type(site.node.func) is cst.Name or type(site.node.func) is cst.Attribute
-                                           and dotted(site.node.func.value) == "self"):
-                            self._evaluations.setdefault(id(site.loops[-1]), []).append(site)
+                        owner = site.loops[-1] if site.loops else site.scope.node
+                        if owner is not None and (type(site.node.func) is cst.Name or type(site.node.func) is cst.Attribute
+                                                  and dotted(site.node.func.value) == "self"):
+                            self._evaluations.setdefault(id(owner), []).append(site)
         return any(id(site.node) not in self._guarded_calls(cast(cst.For, loop).body, site)
                    for site in self._evaluations.get(id(loop), ()))
 
