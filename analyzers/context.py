@@ -436,6 +436,11 @@ class Context:
         else:
             self._evidence_confirmed = True
 
+    def uses_rpc(self) -> bool:
+        """Whether the source uses `torch.distributed.rpc`, which sends CPU tensors (unless
+        device maps are set): there a move to another tensor's device is no copy to a GPU."""
+        return any(q == "torch.distributed.rpc" or q.startswith("torch.distributed.rpc.") for q in self.imports.values())
+
     def displayed_device_only(self) -> bool:
         """Whether the code's only sign of a GPU is the device it binds to a name that it only
         shows (`device = "cuda" if torch.cuda.is_available() else "cpu"`, then `print(device)`

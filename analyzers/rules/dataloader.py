@@ -59,7 +59,7 @@ class _Move:
 
     def to_cuda(self, ctx) -> bool:
         """Provably to CUDA, or to a device variable in code that uses CUDA."""
-        return self.cuda is True or (self.cuda == _DEVICE_VARIABLE and ctx.cuda_evidence is not None)
+        return self.cuda is True or (self.cuda == _DEVICE_VARIABLE and ctx.cuda_evidence is not None and not ctx.uses_rpc())
 
 
 class _Transfer:
@@ -550,8 +550,8 @@ class LoaderRule(Rule):
                     loaders = given.get(id(value))
                     if not loaders:
                         continue
-                    if "cuda" not in use.code and self.ctx.cuda_evidence is None:
-                        continue  # a device variable in code that never says CUDA
+                    if "cuda" not in use.code and (self.ctx.cuda_evidence is None or self.ctx.uses_rpc()):
+                        continue  # a device variable in code that never says CUDA (or sends CPU tensors over RPC)
                     where = f", {use.where}" if use.where else ""
                     said = f"`{short_code(call)}` moves its batches to the GPU (`{use.code}` in `{use.via.split(' -> ')[-1]}`{where})"
                     related = (Related(use.path, use.line - 1, f"`{use.code}` moves the batch to the GPU"),) if use.path else ()
@@ -736,7 +736,10 @@ class LoaderRule(Rule):
 
     def feeds_gpu(self, call: cst.Call) -> bool:
         """Whether the loader's batches may reach a GPU: the source names one (or a module
-        importing it does), a framework moves them, or a Lightning Trainer picks the accelerator."""
+        importing it does), a framework moves them, or a Lightning Trainer picks the accelerator;
+        in a source using `torch.distributed.rpc`, which sends CPU tensors, only a move to CUDA."""
+        if self.ctx.uses_rpc():
+            return id(call) in self.transfers() or any(m.to_cuda(self.ctx) for m in self.cuda_moves().get(id(call), ()))
         return self.ctx.cuda_evidence is not None or id(call) in self.transfers() or self._gpu_trainer()
 
     def _gpu_trainer(self) -> bool:
@@ -1630,6 +1633,34 @@ _LIBRARY_LOADER = Example(
 )
 
 
+# An RPC trainer: its batches are sent to a parameter server as CPU tensors (`out.device` is the
+# CPU there), so neither workers nor pinning is judged on a GPU's account
+_RPC_TRAINER = Example(
+    """
+    import torch
+    import torch.distributed.rpc as rpc
+    from torch.utils.data import DataLoader
+    from torchvision import datasets, transforms
+
+    class ParameterServer:
+        def __init__(self):
+            self.model = Net().to(torch.device("cuda:0"))
+
+    def train(net, loader, opt):
+        for data, target in loader:
+            with dist_autograd.context() as cid:
+                out = net(data)
+                loss = F.nll_loss(out, target.to(out.device))
+                dist_autograd.backward(cid, [loss])
+                opt.step(cid)
+
+    loader = DataLoader(datasets.MNIST("data", train=True, transform=transforms.ToTensor()), batch_size=32)
+    for epoch in range(10):
+        train(net, loader, opt)
+    """,
+)
+
+
 class SynchronousDataLoader(LoaderRule):
     """
     ## What it does
@@ -1704,6 +1735,9 @@ class SynchronousDataLoader(LoaderRule):
       torchrec's and datapipes'): workers would each replay the whole stream unless it
       shards itself;
     - for a library's DataLoader whose items it cannot cost (PyG's, batching graphs);
+    - in code using `torch.distributed.rpc` whose batches are not moved to CUDA itself (a
+      trainer sending CPU tensors to a parameter server: `.to(out.device)` stays on the CPU),
+      as in CPU-only code;
     - the loader is made in a branch no call of its function takes: under `if p is None:`
       (or `is not None`, or the `else`) where every call in the project gives the parameter
       `p` a constant deciding the other way (`get_loaders(..., validation_fraction=0.1)`).
@@ -1731,6 +1765,7 @@ class SynchronousDataLoader(LoaderRule):
     probe = "dataloader"
     options = {"num-workers": 4}
     VALID = (
+        _RPC_TRAINER,
         # a stream of whole batches (batch_size=None): each worker would replay it
         Example(
             """
@@ -2493,7 +2528,8 @@ class PinnedMemoryMissing(LoaderRule):
     A host-to-device copy from pageable memory is staged through a pinned buffer by the
     driver and blocks the host; from pinned memory it is a direct DMA that can overlap
     with compute (and `non_blocking=True` can make it asynchronous). Silent in CPU-only
-    code, when `pin_memory` is set from a value perf-lint cannot see, when the dataset's
+    code (and in code using `torch.distributed.rpc`, which sends CPU tensors, unless the batches
+    are moved to CUDA itself), when `pin_memory` is set from a value perf-lint cannot see, when the dataset's
     data is a few rows written out in the source (`TensorDataset(torch.tensor([[...],
     ...]), ...)`) or fewer than 65,536 numbers a class of the source generates itself
     from literal sizes (`XORDataset(size=1000)`): a toy example, nothing to overlap;
@@ -2522,6 +2558,7 @@ class PinnedMemoryMissing(LoaderRule):
     probe = "dataloader"
     VALID = (
         _LIBRARY_LOADER,  # a library's DataLoader whose batches perf-lint cannot cost: not judged
+        _RPC_TRAINER,
         Example(
             """
             from torch.utils.data import DataLoader

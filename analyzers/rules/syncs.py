@@ -42,7 +42,6 @@ _CLOCK_NAMES = {name.rpartition(".")[2] for name in _CLOCKS} | {"elapsed_time"}
 _MAX_DEPTH = 10
 
 
-_RPC = "torch.distributed.rpc"
 
 _LAYER = re.compile(  # a layer of torch.nn: one tensor out (not containers, parameters, recurrent layers' tuples)
     r"torch\.nn\.(?!(?:Module|Sequential|ModuleList|ModuleDict|Parameter|ParameterList|ParameterDict|RNN|LSTM|GRU"
@@ -864,7 +863,7 @@ class HostSyncEveryStep(Nesting):
                 what = f"`if {short_code(node.test)}:` turns a CUDA tensor into a Python bool"
                 advice = "Check it every N steps, or keep the decision on the GPU (`torch.where`, masking)."
         elif candidate.kind == "method":
-            if _method(candidate).attr.value in ("cpu", "to") and self._rpc() or self._loader_batch(candidate) or \
+            if _method(candidate).attr.value in ("cpu", "to") and self.ctx.uses_rpc() or self._loader_batch(candidate) or \
                     self._made_on_cpu(_method(candidate).value, scope, candidate.site) or self._acted_on(candidate.site):
                 return None  # (`torch.randint(0, n, (1,)).item()`; the actions an environment takes on the host)
             text = short_code(node)
@@ -901,10 +900,6 @@ class HostSyncEveryStep(Nesting):
         if key not in self.ctx.shared:
             self.ctx.shared[key] = named_by_importers(os.path.abspath(self.ctx.path), function.name.value) is False
         return self.ctx.shared[key]
-
-    def _rpc(self) -> bool:
-        """Whether the module uses `torch.distributed.rpc` (which sends CPU tensors)."""
-        return any(q == _RPC or q.startswith(_RPC + ".") for q in self.ctx.imports.values())
 
     def _timed(self, site: Site) -> bool:
         """Whether the loop (or step function) around `site` reads a clock: a synchronize
