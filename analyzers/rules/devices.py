@@ -545,18 +545,19 @@ class CpuTensorMovedEachStep(Nesting):
             """
         ),
         # the timestep embedding of diffusion models: frequencies computed on the CPU at each forward
+        # (torch imported as `th`, as improved-diffusion does)
         Example(
             """
             import math
-            import torch
-            class TimestepEmbedder(torch.nn.Module):
+            import torch as th
+            class TimestepEmbedder(th.nn.Module):
                 def forward(self, t, dim=256, max_period=10000):
                     half = dim // 2
-                    freqs = torch.exp(
-                        -math.log(max_period) * torch.arange(start=0, end=half, dtype=torch.float32) / half
+                    freqs = th.exp(
+                        -math.log(max_period) * th.arange(start=0, end=half, dtype=th.float32) / half
                     ).to(device=t.device)
                     args = t[:, None].float() * freqs[None]
-                    return torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
+                    return th.cat([th.cos(args), th.sin(args)], dim=-1)
             """,
         ),
         # a sampling loop's timestep batch, a list made on the host at each of its 1,000 steps
@@ -963,7 +964,7 @@ class CpuTensorMovedEachStep(Nesting):
                 self.returned.append((self.ctx.call_site(node), cast(cst.Call, node.func.value), returned, device,
                                       self.function()))
             return
-        made = _factory_below(node.func.value)
+        made = _factory_below(node.func.value, self.ctx)
         if made is None and type(node.func.value) is cst.Name:
             made = self._created(node.func.value.value)  # `z = torch.randn(n, d)` ... `z = z.type_as(x)`
         if made is None and name in ("cuda", "to") and self.ctx.loops:
@@ -1154,7 +1155,7 @@ class CpuTensorMovedEachStep(Nesting):
             values = scope.assignments.get(value.value) or [None]
             found = [self._factory_made(v, scope, depth + 1) for v in values]
             return found[0] if all(found) else None
-        made = _factory_below(value) if value is not None else None
+        made = _factory_below(value, self.ctx) if value is not None else None
         return made if made is not None and self._on_cpu(made) else None
 
     def _cpu_tensor(self, value: cst.BaseExpression | None, scope) -> bool:
@@ -1307,7 +1308,7 @@ class CpuTensorMovedEachStep(Nesting):
                 for arg in site.node.args:
                     value = arg.value
                     values = site.scope.assignments.get(value.value, ()) if type(value) is cst.Name else (value,)
-                    factory = _factory_below(values[0]) if len(values) == 1 and values[0] is not None else None
+                    factory = _factory_below(values[0], self.ctx) if len(values) == 1 and values[0] is not None else None
                     if factory is not None and id(factory) in made:
                         given[id(value)] = factory
                 for value, use in used_arguments(self.ctx, site.node, site.scope, device_moves)[1] if given else ():
@@ -1412,7 +1413,7 @@ class CpuTensorMovedEachStep(Nesting):
         if scope.node is None or name not in scope.assignments:
             return None
         for value in reversed(scope.assignments[name]):  # those met so far in the pass
-            made = None if value is None else _factory_below(value)
+            made = None if value is None else _factory_below(value, self.ctx)
             if made is not None:
                 return made if self._loops_around(made) == self.ctx.loops else None
             if not (type(value) is cst.Call and type(value.func) is cst.Attribute and dotted(value.func.value) == name):
@@ -1560,7 +1561,7 @@ def _over_entries(loop: cst.CSTNode) -> bool:
         call_name(loop.iter) in ("items", "keys", "values") and type(loop.iter.func) is cst.Attribute
 
 
-def _factory_below(expr: cst.BaseExpression) -> cst.Call | None:
+def _factory_below(expr: cst.BaseExpression, ctx) -> cst.Call | None:
     """The torch factory call at the bottom of `torch.arange(n).unsqueeze(0)`-like chains (and
     of the `Variable(torch.zeros(n))` wrapper older code puts around it), also through
     elementwise math with numbers (`torch.exp(-math.log(period) * torch.arange(half) / half)`,
@@ -1569,7 +1570,7 @@ def _factory_below(expr: cst.BaseExpression) -> cst.Call | None:
         if type(expr) is cst.Call and (type(expr.func) is cst.Attribute and call_name(expr) in _SAME_DATA
                                        or call_name(expr) == "Variable" and len(expr.args) >= 1):
             expr = expr.func.value if type(expr.func) is cst.Attribute else expr.args[0].value
-        elif type(expr) is cst.Call and len(expr.args) == 1 and (dotted(expr.func) or "").partition(".")[::2] in _MATH:
+        elif type(expr) is cst.Call and len(expr.args) == 1 and ctx.qualname(expr.func) in _MATH:
             expr = expr.args[0].value
         elif type(expr) is cst.BinaryOperation and _number(expr.left) != _number(expr.right):
             expr = expr.right if _number(expr.left) else expr.left
@@ -1582,7 +1583,7 @@ def _factory_below(expr: cst.BaseExpression) -> cst.Call | None:
     return None
 
 
-_MATH = {("torch", name) for name in ("exp", "exp2", "log", "log2", "sin", "cos", "sqrt", "rsqrt", "sigmoid", "tanh")}
+_MATH = {f"torch.{name}" for name in ("exp", "exp2", "log", "log2", "sin", "cos", "sqrt", "rsqrt", "sigmoid", "tanh")}
 
 
 def _number(expr: cst.BaseExpression) -> bool:
