@@ -32,7 +32,10 @@ from ..vocabulary import (
     COLLATE_FN, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
 )
 
-DATALOADER = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
+# torch's DataLoader, and webdataset's WebLoader, which makes one of its arguments (`WebLoader(*args, **kw)`:
+# `DataLoader(*args, **kw)` in a pipeline)
+DATALOADER = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader", "webdataset.WebLoader",
+              "webdataset.compat.WebLoader"}
 # DataLoaders of libraries whose batches perf-lint cannot cost (PyG's, collating graphs): their
 # workers are re-spawned like any loader's (TPL104); whether they need workers or pinning is not known
 SUBCLASSES = {f"torch_geometric.{package}.{name}" for package in ("loader", "data") for name in (
@@ -1664,7 +1667,8 @@ _RPC_TRAINER = Example(
 class SynchronousDataLoader(LoaderRule):
     """
     ## What it does
-    Finds a `torch.utils.data.DataLoader` whose `num_workers` is omitted or resolves to
+    Finds a `torch.utils.data.DataLoader` (or webdataset's `WebLoader`, which makes one of
+    its arguments) whose `num_workers` is omitted or resolves to
     0 (a literal, a constant, a `**kwargs` dict, also one chosen by a condition that
     cannot hold: a `torch.device` compared with a string, an argparse default, also
     through a parameter its callers pass the namespace to: `def main(args)`, also callers
@@ -1759,7 +1763,7 @@ class SynchronousDataLoader(LoaderRule):
     """
 
     code = "TPL101"
-    triggers = ("DataLoader",)
+    triggers = ("Loader",)  # (`DataLoader`, webdataset's `WebLoader`)
     name = "dataloader-sync-loading"
     summary = "DataLoader loads batches in the training process (num_workers=0)"
     probe = "dataloader"
@@ -2552,7 +2556,7 @@ class PinnedMemoryMissing(LoaderRule):
     """
 
     code = "TPL102"
-    triggers = ("DataLoader",)
+    triggers = ("Loader",)  # (`DataLoader`, webdataset's `WebLoader`)
     name = "pinned-memory-missing"
     summary = "DataLoader batches go to the GPU from pageable memory (no pin_memory=True)"
     probe = "dataloader"
@@ -2669,6 +2673,23 @@ class PinnedMemoryMissing(LoaderRule):
             for epoch in range(10):
                 for x, y in MetricLogger().log_every(loader, 10):
                     x = x.cuda()
+            """,
+        ),
+        # webdataset's WebLoader makes a torch DataLoader of its arguments
+        Example(
+            """
+            import webdataset as wds
+            loader = wds.WebLoader(dataset, batch_size=None, num_workers=4, persistent_workers=True)
+            for epoch in range(10):
+                for images, texts in loader:
+                    images = images.cuda()
+            """,
+            """
+            import webdataset as wds
+            loader = wds.WebLoader(dataset, batch_size=None, num_workers=4, persistent_workers=True, pin_memory=True)
+            for epoch in range(10):
+                for images, texts in loader:
+                    images = images.cuda()
             """,
         ),
         # batches moved by `.type()` to a CUDA tensor type, as older scripts do
@@ -2921,7 +2942,7 @@ class NonBlockingWithoutPinnedMemory(LoaderRule):
     """
 
     code = "TPL103"
-    triggers = ("DataLoader",)
+    triggers = ("Loader",)  # (`DataLoader`, webdataset's `WebLoader`)
     name = "non-blocking-without-pinned-memory"
     summary = "non_blocking=True copy of batches from a DataLoader that does not pin memory"
     probe = "dataloader"
