@@ -101,7 +101,8 @@ class HostSyncEveryStep(Nesting):
     launch kernels. For small and medium models that gap is a large share of the step.
 
     Silent when the read is guarded by a step interval (`if step % log_every == 0:`, but not a
-    modulo by a setting that is 1, `opt.d_every` of `class Config: d_every = 1`; `if i == 0:`;
+    modulo by a setting that is 1, `opt.d_every` of `class Config: d_every = 1` or the default
+    of the script's `--gradient_accumulation_steps` read from a parameter; `if i == 0:`;
     a function of the project returning such a modulo), inside an `except`
     handler or a branch that ends the program (`raise`, `sys.exit(1)` after a non-finite
     loss), outside a loop, in an epoch loop that only contains the training loop, in a loop
@@ -419,6 +420,24 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # an accumulation guard whose option is 1 by default runs on every step (`def train(args)`)
+        Example(
+            """
+            import argparse
+            def train(args, model, loader, optimizer):
+                for step, (x, y) in enumerate(loader):
+                    loss = model(x.cuda(), y.cuda())
+                    loss.backward()
+                    if (step + 1) % args.gradient_accumulation_steps == 0:
+                        losses.append(loss.item())
+                        optimizer.step()
+                        optimizer.zero_grad()
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--gradient_accumulation_steps", type=int, default=1)
+            args = parser.parse_args()
+            train(args, model, loader, optimizer)
+            """
+        ),
         # TensorBoard's add_scalar copies a tensor to the host (`.cpu().numpy()`) on every step
         Example(
             """

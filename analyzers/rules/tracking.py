@@ -470,8 +470,16 @@ def interval_test(ctx: Context, test: cst.BaseExpression, loops: tuple, scope: S
 
 
 def _setting(ctx: Context, expr: cst.BaseExpression, scope: Scope):
-    """A value the source gives `expr`, or its config class's default (`opt.d_every`, `opt = Config()`)."""
+    """A value the source gives `expr`, its config class's default (`opt.d_every`, `opt = Config()`),
+    or the default the source's parser gives an option read from a parameter (`def train(args)`:
+    `args.gradient_accumulation_steps`, `--gradient_accumulation_steps` default 1)."""
     value = ctx.value(expr, scope)
+    if value is UNKNOWN and type(expr) is cst.Attribute and type(expr.value) is cst.Name:
+        owner = scope.owner_of(expr.value.value)
+        defaults = ctx.argparse.get(expr.attr.value, []) if owner is not None and expr.value.value in owner.params else []
+        values = {repr(ctx.value(d, ctx.module_scope)) for d in defaults}
+        if defaults and len(values) == 1:
+            return ctx.value(defaults[0], ctx.module_scope)
     return instance_default(ctx, expr, scope) if value is UNKNOWN else value
 
 
