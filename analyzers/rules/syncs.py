@@ -9,7 +9,7 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
-from ..nodes import (aborts, argument, assigned_in, call_name, code, dotted, keyword, literal, names_in, positional, walk,
+from ..nodes import (aborts, argument, assigned_in, call_name, children, code, dotted, keyword, literal, names_in, positional, walk,
                      short_code)
 from ..findings import Related
 from ..importers import named_by_importers
@@ -22,7 +22,9 @@ from ..project import trains as project_trains
 from .base import Example
 from .edits import root_name
 from .tracking import Nesting, TrainingSteps, interval_test, iterates_dataloader
-from ..vocabulary import CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, MODEL_NAMES, NOT_TENSOR_OPS, TENSOR_NAMESPACES
+from ..vocabulary import (
+    CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MODEL_NAMES, NOT_TENSOR_OPS, TENSOR_NAMESPACES,
+)
 
 _CONVERSIONS = {"float", "int", "bool"}
 _TRUTH_FUNCTIONS = {"torch.isnan", "torch.isinf", "torch.isfinite", "torch.any", "torch.all", "torch.equal", "torch.allclose"}
@@ -52,6 +54,21 @@ class _Candidate(NamedTuple):  # a tuple: one per candidate of every analysis (a
     kind: str  # "method", "conversion", "print", "test", "synchronize", "logger" or "call"
     frames: tuple[Frame, ...]
     key: int  # statement (or node) identity: one finding per statement
+
+
+def _rollout(site: Site) -> cst.CSTNode | None:
+    """The loop around `site` that steps an environment (`envs.step(action.cpu().numpy())`) inside a
+    loop that trains (an RL iteration: a rollout of many environment steps, then updates)."""
+    for loop in site.loops[1:]:
+        pending = list(children(cast(cst.For, loop).body))
+        while pending:  # (its own statements, not those of a loop inside it)
+            node = pending.pop()
+            if type(node) is cst.Call and call_name(node) == "step" and type(node.func) is cst.Attribute \
+                    and "env" in (dotted(node.func.value) or "").lower():
+                return loop
+            if type(node) not in (cst.For, cst.While, cst.FunctionDef):
+                pending.extend(children(node))
+    return None
 
 
 def _call(candidate: _Candidate) -> cst.Call:
@@ -100,6 +117,9 @@ class HostSyncEveryStep(Nesting):
     drains that queue, so every step starts with an idle GPU waiting for the CPU to
     launch kernels. For small and medium models that gap is a large share of the step.
 
+    In reinforcement learning, a loop that steps an environment (`envs.step(...)`) inside an
+    iteration that trains is a rollout of many steps: a read there happens on every environment
+    step, like testing each element of a CUDA tensor (`for idx, d in enumerate(next_done): if d:`).
     Silent when the read is guarded by a step interval (`if step % log_every == 0:`, but not a
     modulo by a setting that is 1, `opt.d_every` of `class Config: d_every = 1` or the default
     of the script's `--gradient_accumulation_steps` read from a parameter; `if i == 0:`;
@@ -193,6 +213,25 @@ class HostSyncEveryStep(Nesting):
                 loss = train()
                 acc = test()
                 print(f"Epoch {epoch}: {loss:.4f} {acc}")
+            """
+        ),
+        # the same rollout testing the done flags the environment gave, a NumPy array
+        Example(
+            """
+            import torch
+            device = torch.device("cuda")
+            for iteration in range(1000):
+                for step in range(128):
+                    action = agent.get_action(next_obs)
+                    next_obs, reward, done, info = envs.step(action.cpu().numpy())
+                    next_obs = torch.Tensor(next_obs).to(device)
+                    for idx, d in enumerate(done):
+                        if d:
+                            returns.append(info["r"][idx])
+                loss = agent.loss(batch)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
             """
         ),
         # the same with the evaluation written in the loop (a course's full-batch classifier)
@@ -420,6 +459,26 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # an RL rollout inside each training iteration: each element of a CUDA tensor tested on the host
+        Example(
+            """
+            import torch
+            device = torch.device("cuda")
+            next_done = torch.zeros(8).to(device)
+            for iteration in range(1000):
+                for step in range(128):
+                    action = agent.get_action(next_obs)
+                    next_obs, reward, next_done, info = envs.step(action.cpu().numpy())
+                    next_obs, next_done = torch.Tensor(next_obs).to(device), torch.Tensor(next_done).to(device)
+                    for idx, d in enumerate(next_done):
+                        if d:
+                            returns.append(info["r"][idx])
+                loss = agent.loss(batch)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            """
+        ),
         # an accumulation guard whose option is 1 by default runs on every step (`def train(args)`)
         Example(
             """
@@ -791,8 +850,11 @@ class HostSyncEveryStep(Nesting):
         site, frames = candidate.site, candidate.frames
         steps = TrainingSteps.of(self.ctx)
         stepping = next((loop for loop in reversed(site.loops) if steps.trains(loop) or steps.per_epoch(loop)), None)
+        if stepping is not None and not steps.trains(stepping):  # (an epoch or RL iteration loop: its rollout steps)
+            stepping = _rollout(site) or stepping
         if stepping is not None:  # (loops inside it that do not step run on every step: `for k, v in losses.items()`)
-            if not steps.trains(stepping) or steps.on_cpu(site.scope.node) or steps.evaluates_every_iteration(stepping) \
+            if not (steps.trains(stepping) or stepping is _rollout(site)) or steps.on_cpu(site.scope.node) \
+                    or steps.evaluates_every_iteration(stepping) \
                     or self._unused(site.scope.node):
                 return False  # (an epoch loop, around a loop that steps; a training function on the CPU; a
                 # full-batch loop that waits for its evaluation's results on every iteration anyway; dead code)
@@ -833,8 +895,9 @@ class HostSyncEveryStep(Nesting):
         if aborts(branch):
             return True  # the program stops after it: it runs at most once
         test = branch.test
-        if type(test) is not cst.Name and self._truth_sync(test, site.scope):
-            return True  # reported itself; its body runs when something went wrong (not `if acc:`: when nonzero)
+        if self._truth_sync(test, site.scope) if type(test) is not cst.Name else self._element(test.value, site.loops, site.scope):
+            return True  # reported itself; its body runs when something went wrong (not `if acc:`: when nonzero),
+            # or for the element that holds (`for i, d in enumerate(done): if d:`, an episode's end)
         if self.ctx.value(test, site.scope) is False:
             return True  # a switch off by default (`if args.print_loss:`, a store_true flag)
         return interval_test(self.ctx, test, site.loops, site.scope)
@@ -873,7 +936,7 @@ class HostSyncEveryStep(Nesting):
                 "only where you read a clock or a value."
             )
         if type(node) is cst.If or type(node) is cst.Assert:  # a "test" candidate (every other one is a call)
-            if not self._truth_sync(node.test, scope):
+            if not self._truth_sync(node.test, scope, candidate.site.loops):
                 return None
             if type(node) is cst.Assert:
                 what = f"`assert {short_code(node.test)}` turns a CUDA tensor into a Python bool"
@@ -903,8 +966,11 @@ class HostSyncEveryStep(Nesting):
             if not any(self._printed_tensor(arg.value, scope) for arg in _call(candidate).args):
                 return None
             what = f"`{short_code(node)}` formats a CUDA tensor"
+        rollout = _rollout(candidate.site)
+        when = "environment step of each rollout" if rollout is not None and not TrainingSteps.of(self.ctx).trains(
+            rollout) else "training step"
         return (
-            f"{what} on every training step, which waits for the GPU to finish all queued work: the "
+            f"{what} on every {when}, which waits for the GPU to finish all queued work: the "
             f"CPU cannot run ahead to launch the next step, so the GPU idles. {advice}"
         )
 
@@ -1111,12 +1177,13 @@ class HostSyncEveryStep(Nesting):
             )
         return self._tensor(expr, scope, 0)
 
-    def _truth_sync(self, test: cst.BaseExpression, scope: Scope) -> bool:
-        """Whether evaluating `test` as a condition reads a CUDA tensor's value."""
+    def _truth_sync(self, test: cst.BaseExpression, scope: Scope, loops: tuple = ()) -> bool:
+        """Whether evaluating `test` as a condition reads a CUDA tensor's value (also an element
+        of one that one of `loops` iterates: `for idx, d in enumerate(next_done): if d:`)."""
         if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
-            return self._truth_sync(test.expression, scope)
+            return self._truth_sync(test.expression, scope, loops)
         if type(test) is cst.BooleanOperation:
-            return self._truth_sync(test.left, scope) or self._truth_sync(test.right, scope)
+            return self._truth_sync(test.left, scope, loops) or self._truth_sync(test.right, scope, loops)
         if type(test) is cst.Comparison:
             if any(type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in test.comparisons):
                 return False
@@ -1127,7 +1194,31 @@ class HostSyncEveryStep(Nesting):
             if call_name(test) in _TRUTH_METHODS and type(test.func) is cst.Attribute:
                 return self._tensor(test.func.value, scope, 0)
             return False
-        return type(test) is cst.Name and self._tensor(test, scope, 0)
+        return type(test) is cst.Name and (self._tensor(test, scope, 0) or self._element(test.value, loops, scope))
+
+    def _element(self, name: str, loops: tuple, scope: Scope) -> bool:
+        """Whether `name` is an element a loop takes from a device tensor (`for d in done`, `for
+        i, d in enumerate(done)`): a 0-dimensional CUDA tensor, whose truth is read on the host."""
+        for index, loop in enumerate(loops):
+            if type(loop) is not cst.For:
+                continue
+            source: cst.BaseExpression = loop.iter
+            element: cst.BaseExpression = loop.target
+            if type(source) is cst.Call and call_name(source) == "enumerate" and source.args and type(element) is cst.Tuple \
+                    and len(element.elements) == 2:
+                source, element = source.args[0].value, element.elements[1].value
+            if type(element) is not cst.Name or element.value != name:
+                continue
+            if type(source) is cst.Name and index > 0:  # (bound again in the loop around: its last value before)
+                values = assigned_in(loops[index - 1].body, source.value, before=loop)
+                if values and values[-1] is not None:
+                    source = values[-1]
+            if type(source) is cst.Name:  # (also a name some statement makes a device tensor: `next_done =
+                owner = scope.owner_of(source.value)  # torch.zeros(n).to(device)`, then an environment's step's)
+                return owner is not None and any(v is not None and self._tensor(v, owner, 0) and not self._made_on_cpu(v, owner)
+                                                 for v in owner.assignments[source.value])
+            return self._tensor(source, scope, 0) and not self._made_on_cpu(source, scope)
+        return False
 
     def _tensor(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> bool:
         """Whether `expr` is provably a tensor (the names whose backward() is called, results
@@ -1151,7 +1242,8 @@ class HostSyncEveryStep(Nesting):
                 return True
             head, _, function = qualified.partition(".")
             if head == "torch" and function and "." not in function:
-                return function[0].islower() and not function.startswith(("is_", "get_", "set_")) and function not in _NOT_TENSOR
+                return function in ("Tensor", *LEGACY_TENSOR_TYPES) or function[0].islower() and not function.startswith(
+                    ("is_", "get_", "set_")) and function not in _NOT_TENSOR
             if _loss_call(expr) or _model_call((dotted(expr.func) or "").rsplit(".", 1)[-1].lower()):
                 return True
             if type(expr.func) is cst.Attribute and self._layer(expr.func):
