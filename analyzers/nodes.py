@@ -290,6 +290,15 @@ def lazy_init(branch: cst.If) -> bool:
     return False
 
 
+def option_test(branch: cst.If, params) -> bool:
+    """`elif labels is None and mask is None:` where each name tested is one of `params`, the
+    function's parameters: an option left out of a call, so the branch runs on every such call
+    (not a cache filled once)."""
+    tested = [n.left for n in walk(branch.test) if type(n) is cst.Comparison and len(n.comparisons) == 1
+              and type(n.comparisons[0].operator) is cst.Is and literal(n.comparisons[0].comparator) is None]
+    return bool(tested) and all(type(t) is cst.Name and t.value in params for t in tested)
+
+
 def _none_test(test: cst.BaseExpression) -> str | None:
     """The name or attribute that `test` compares with `is None`, or None."""
     if (type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.comparisons[0].operator) is cst.Is

@@ -8,8 +8,8 @@ from typing import cast
 import libcst as cst
 
 from ..context import IF, CallSite, Scope, Site
-from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, dotted, keyword, lazy_init, literal, short_code,
-                     star_kwargs, walk)
+from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, dotted, keyword, lazy_init, literal, option_test,
+                     short_code, star_kwargs, walk)
 from ..findings import Related
 from ..importers import forward_caller
 from ..project import device_moves, maybe_project_call, used_arguments
@@ -986,8 +986,8 @@ class CpuTensorMovedEachStep(Nesting):
         device = argument(node, 0, {"type_as": "other", "type": "dtype"}.get(name, "device"))
         if name != "cuda" and device is None:
             return
-        if any(frame.kind == IF and lazy_init(cast(cst.If, frame.node)) and not self._option_test(cast(cst.If, frame.node))
-               for frame in self.local_frames()):
+        if any(frame.kind == IF and lazy_init(cast(cst.If, frame.node)) and not option_test(
+                cast(cst.If, frame.node), self.ctx.scope.params) for frame in self.local_frames()):
             return  # `if buffer is None: buffer = torch.zeros(n).cuda()`: made once
         self.moves.append((self.ctx.call_site(node), made, device, self.function()))
 
@@ -1061,14 +1061,6 @@ class CpuTensorMovedEachStep(Nesting):
             return True
         return type(value.func) is cst.Attribute and not qualified.startswith("numpy") and (
             dotted(value.func.value) or "").split(".")[0] not in ("np", "numpy")
-
-    def _option_test(self, branch: cst.If) -> bool:
-        """`elif labels is None and mask is None:` where both are parameters of the function: an
-        option left out of a call, so the branch runs on every such call (not a cache filled once)."""
-        params = self.ctx.scope.params  # (none at the module's level)
-        tested = [n.left for n in walk(branch.test) if type(n) is cst.Comparison and len(n.comparisons) == 1
-                  and type(n.comparisons[0].operator) is cst.Is and literal(n.comparisons[0].comparator) is None]
-        return bool(tested) and all(type(t) is cst.Name and t.value in params for t in tested)
 
     def _moved_later(self, expr: cst.BaseExpression) -> bool:
         """`labels[idx]` before `labels = labels.to(device)` in the loop, with no move of it met

@@ -9,8 +9,8 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
-from ..nodes import (aborts, argument, assigned_in, call_name, children, code, dotted, keyword, literal, names_in, positional, walk,
-                     short_code)
+from ..nodes import (aborts, argument, assigned_in, call_name, children, code, dotted, keyword, lazy_init, literal, names_in,
+                     option_test, positional, short_code, walk)
 from ..findings import Related
 from ..importers import named_by_importers
 from ..project import (
@@ -125,7 +125,8 @@ class HostSyncEveryStep(Nesting):
     of the script's `--gradient_accumulation_steps` read from a parameter; `if i == 0:`;
     a function of the project returning such a modulo), inside an `except`
     handler or a branch that ends the program (`raise`, `sys.exit(1)` after a non-finite
-    loss), outside a loop, in an epoch loop that only contains the training loop, in a loop
+    loss) or that fills a value on the first step (`if loss_ema is None: loss_ema = loss.item()`),
+    outside a loop, in an epoch loop that only contains the training loop, in a loop
     (or step function) that also runs an evaluation pass (`model.eval()` there, or a function
     calling it) on every iteration (full-batch training's `loss = train(); acc = test()`: the
     host waits for the test's results anyway, so one more read adds no stall), in a function of a module that other
@@ -213,6 +214,21 @@ class HostSyncEveryStep(Nesting):
                 loss = train()
                 acc = test()
                 print(f"Epoch {epoch}: {loss:.4f} {acc}")
+            """
+        ),
+        # a running mean started from the first step's loss (`loss_ema` reset each epoch)
+        Example(
+            """
+            import torch
+            model = Net().cuda()
+            for epoch in range(100):
+                loss_ema = None
+                for x, _ in loader:
+                    loss = model(x.cuda())
+                    loss.backward()
+                    optimizer.step()
+                    if loss_ema is None:
+                        loss_ema = loss.item()
             """
         ),
         # the same rollout testing the done flags the environment gave, a NumPy array
@@ -900,6 +916,10 @@ class HostSyncEveryStep(Nesting):
             # or for the element that holds (`for i, d in enumerate(done): if d:`, an episode's end)
         if self.ctx.value(test, site.scope) is False:
             return True  # a switch off by default (`if args.print_loss:`, a store_true flag)
+        if lazy_init(branch) and not option_test(branch, site.scope.params) and any(
+                assigned_in(branch.body, n.left.value) for n in walk(test) if type(n) is cst.Comparison
+                and type(n.left) is cst.Name and type(n.comparisons[0].operator) is cst.Is):
+            return True  # `if loss_ema is None: loss_ema = loss.item()`: on the first step only
         return interval_test(self.ctx, test, site.loops, site.scope)
 
     # -- what syncs -------------------------------------------------------------------------------
