@@ -50,7 +50,8 @@ class CpuTensorMovedEachStep(Nesting):
     `forward` or `training_step` (or an ignite Engine's process function), or a function that
     one of those calls (through up to three calls). A device variable counts in code
     that uses CUDA; `.to(x.device)` (another tensor's device) always does, since creating
-    the tensor there is never slower. Likewise a factory tensor without `device=` that indexes
+    the tensor there is never slower (but for an `x` the function made on the CPU itself:
+    stochastic depth's `var = torch.bernoulli(torch.tensor(p))`). Likewise a factory tensor without `device=` that indexes
     another tensor (`x[torch.arange(n), ids]`, directly or through arithmetic and names) there,
     in a loop only in code that uses CUDA: indexing a GPU tensor copies the index over. And
     `torch.tensor(items)` of a list of elements of a GPU tensor, then moved there: a
@@ -114,6 +115,18 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset(_MOVES | {"tensor"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # stochastic depth's survival draw: a tensor made on the CPU moved to another CPU tensor's device
+        Example(
+            """
+            import torch
+            class Block(torch.nn.Module):
+                def survival(self):
+                    var = torch.bernoulli(torch.tensor(self.p).float())
+                    return torch.equal(var, torch.tensor(1).float().to(var.device))
+                def forward(self, x):
+                    return self.residual(x) + x if self.survival() else x
+            """,
+        ),
         # a replay buffer held in NumPy, indexed with NumPy indices: nothing is copied to the device
         Example(
             """
@@ -1079,6 +1092,24 @@ class CpuTensorMovedEachStep(Nesting):
         return type(expr) is cst.Call and _from_host_data(expr) and keyword(expr, "device") is None and (
             self.ctx.qualname(expr.func) or "").startswith("torch.")
 
+    def _on_host(self, expr: cst.BaseExpression, scope, depth: int) -> bool:
+        """Whether `expr` is a tensor made on the CPU: by a torch function without a device from
+        constants, host data or such tensors (through casts and reshapes, and the name's last value)."""
+        if depth > _CALL_DEPTH:
+            return False
+        if type(expr) is cst.Name:
+            values = scope.assignments.get(expr.value, []) if scope.node is not None else []
+            return bool(values) and values[-1] is not None and self._on_host(values[-1], scope, depth + 1)
+        if type(expr) is not cst.Call:
+            return False
+        if type(expr.func) is cst.Attribute and call_name(expr) in _SAME_DATA:
+            return self._on_host(expr.func.value, scope, depth + 1)
+        if self._host_tensor(expr) or self._on_cpu(expr):
+            return True
+        qualified = self.ctx.qualname(expr.func) or ""
+        return qualified.count(".") == 1 and qualified.startswith("torch.") and bool(expr.args) and all(
+            arg.keyword is None and arg.star == "" and self._on_host(arg.value, scope, depth + 1) for arg in expr.args)
+
     def _cpu_made(self, expr: cst.BaseExpression, depth: int = 0) -> list[cst.Call]:
         """The torch factory calls without a device whose tensors `expr` computes with (through
         casts, reshapes, slices, arithmetic and names assigned in the current function)."""
@@ -1490,7 +1521,9 @@ class CpuTensorMovedEachStep(Nesting):
         values = site.scope.assignments.get(text, ()) if type(device) is cst.Name else ()
         if last == "device" and "." in text or values and all(
                 type(v) is cst.Attribute and v.attr.value == "device" for v in values):
-            return True  # another tensor's device (`device = z.device`): a copy whenever that tensor is on the GPU
+            # another tensor's device (`device = z.device`): a copy whenever that tensor is on the GPU (not
+            # one the function made on the host: `var = torch.bernoulli(torch.tensor(p))`, then `.to(var.device)`)
+            return not (type(device) is cst.Attribute and self._on_host(device.value, site.scope, 0))
         return bool(text) and not DTYPE_LIKE.search(last) and bool(DEVICE_LIKE.search(text)) and (
             self.ctx.cuda_evidence is not None
         )
