@@ -21,7 +21,7 @@ from ..project import (
 from ..project import trains as project_trains
 from .base import Example
 from .edits import root_name
-from .tracking import Nesting, TrainingSteps, interval_test, iterates_dataloader
+from .tracking import Nesting, TrainingSteps, few_iterations, interval_test, iterates_dataloader
 from ..vocabulary import (
     CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MODEL_NAMES, NOT_TENSOR_OPS, TENSOR_NAMESPACES,
 )
@@ -126,7 +126,8 @@ class HostSyncEveryStep(Nesting):
     a function of the project returning such a modulo), inside an `except`
     handler or a branch that ends the program (`raise`, `sys.exit(1)` after a non-finite
     loss) or that fills a value on the first step (`if loss_ema is None: loss_ema = loss.item()`),
-    outside a loop, in an epoch loop that only contains the training loop, in a loop
+    outside a loop, in a training loop of a few iterations (`for step in range(4):`, a
+    demonstration), in an epoch loop that only contains the training loop, in a loop
     (or step function) that also runs an evaluation pass (`model.eval()` there, or a function
     calling it) on every iteration (full-batch training's `loss = train(); acc = test()`: the
     host waits for the test's results anyway, so one more read adds no stall), in a function of a module that other
@@ -214,6 +215,17 @@ class HostSyncEveryStep(Nesting):
                 loss = train()
                 acc = test()
                 print(f"Epoch {epoch}: {loss:.4f} {acc}")
+            """
+        ),
+        # a demonstration of four steps
+        Example(
+            """
+            import torch
+            model = torch.nn.Linear(4, 1).cuda()
+            for step in range(4):
+                loss = loss_fn(model(x), y)
+                loss.backward()
+                print(f"step {step}: grad norm = {model.weight.grad.norm():.4f}")
             """
         ),
         # a running mean started from the first step's loss (`loss_ema` reset each epoch)
@@ -475,6 +487,19 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a gradient's norm given to TensorBoard at every step
+        Example(
+            """
+            import torch
+            net = Net().cuda()
+            for images, labels in loader:
+                loss = loss_function(net(images.cuda()), labels.cuda())
+                loss.backward()
+                optimizer.step()
+                for name, para in net.fc.named_parameters():
+                    writer.add_scalar(f"grad_norm/{name}", para.grad.norm(), step)
+            """
+        ),
         # an RL rollout inside each training iteration: each element of a CUDA tensor tested on the host
         Example(
             """
@@ -870,7 +895,7 @@ class HostSyncEveryStep(Nesting):
             stepping = _rollout(site) or stepping
         if stepping is not None:  # (loops inside it that do not step run on every step: `for k, v in losses.items()`)
             if not (steps.trains(stepping) or stepping is _rollout(site)) or steps.on_cpu(site.scope.node) \
-                    or steps.evaluates_every_iteration(stepping) \
+                    or steps.evaluates_every_iteration(stepping) or few_iterations(stepping, self.ctx, site.scope) \
                     or self._unused(site.scope.node):
                 return False  # (an epoch loop, around a loop that steps; a training function on the CPU; a
                 # full-batch loop that waits for its evaluation's results on every iteration anyway; dead code)
@@ -1287,6 +1312,8 @@ class HostSyncEveryStep(Nesting):
         if type(expr) is cst.Subscript:
             return self._tensor(expr.value, scope, depth + 1)
         if type(expr) is cst.Attribute:
+            if expr.attr.value == "grad":
+                return True  # a parameter's gradient (`para.grad.norm()`)
             if type(expr.value) is not cst.Name:
                 return False
             return expr.attr.value == "loss" or (expr.value.value == "self" and expr.attr.value in self._buffers())
