@@ -81,6 +81,27 @@ def _method(candidate: _Candidate) -> cst.Attribute:
     return cst.ensure_type(_call(candidate).func, cst.Attribute)
 
 
+# an RL iteration: a rollout of environment steps, then an update; `{done}` is what each step's done
+# flags are tested from, after `{moved}`
+_ROLLOUT = """
+    import torch
+    device = torch.device("cuda")
+    next_done = torch.zeros(8).to(device)
+    for iteration in range(1000):
+        for step in range(128):
+            action = agent.get_action(next_obs)
+            next_obs, reward, {done}, info = envs.step(action.cpu().numpy())
+            {moved}
+            for idx, d in enumerate({done}):
+                if d:
+                    returns.append(info["r"][idx])
+        loss = agent.loss(batch)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    """
+
+
 class HostSyncEveryStep(Nesting):
     """
     ## What it does
@@ -244,24 +265,7 @@ class HostSyncEveryStep(Nesting):
             """
         ),
         # the same rollout testing the done flags the environment gave, a NumPy array
-        Example(
-            """
-            import torch
-            device = torch.device("cuda")
-            for iteration in range(1000):
-                for step in range(128):
-                    action = agent.get_action(next_obs)
-                    next_obs, reward, done, info = envs.step(action.cpu().numpy())
-                    next_obs = torch.Tensor(next_obs).to(device)
-                    for idx, d in enumerate(done):
-                        if d:
-                            returns.append(info["r"][idx])
-                loss = agent.loss(batch)
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-            """
-        ),
+        Example(_ROLLOUT.format(done="done", moved="next_obs = torch.Tensor(next_obs).to(device)")),
         # the same with the evaluation written in the loop (a course's full-batch classifier)
         Example(
             """
@@ -501,25 +505,8 @@ class HostSyncEveryStep(Nesting):
             """
         ),
         # an RL rollout inside each training iteration: each element of a CUDA tensor tested on the host
-        Example(
-            """
-            import torch
-            device = torch.device("cuda")
-            next_done = torch.zeros(8).to(device)
-            for iteration in range(1000):
-                for step in range(128):
-                    action = agent.get_action(next_obs)
-                    next_obs, reward, next_done, info = envs.step(action.cpu().numpy())
-                    next_obs, next_done = torch.Tensor(next_obs).to(device), torch.Tensor(next_done).to(device)
-                    for idx, d in enumerate(next_done):
-                        if d:
-                            returns.append(info["r"][idx])
-                loss = agent.loss(batch)
-                optimizer.zero_grad()
-                loss.backward()
-                optimizer.step()
-            """
-        ),
+        Example(_ROLLOUT.format(
+            done="next_done", moved="next_obs, next_done = torch.Tensor(next_obs).to(device), torch.Tensor(next_done).to(device)")),
         # an accumulation guard whose option is 1 by default runs on every step (`def train(args)`)
         Example(
             """
