@@ -67,14 +67,17 @@ def main() -> int:
         changed += 1
         applied += len(result.applied)
         problems = []
-        for unit in result.source.units:
+        for old, unit in zip(source.units, result.source.units):
+            if not _parses(old.code):
+                continue  # (an unfinished exercise cell: TPL000, left as it was)
             try:
                 ast.parse(unit.code)
             except SyntaxError as exc:
                 problems.append(f"does not parse: {exc}")
         if fix_source(result.source).changed:
             problems.append("second --fix changed it again")
-        sites = {e.range.start_line for f in result.applied for e in f.fix.edits} | {f.range.start_line for f in findings}
+        spans = [e.range for f in result.applied for e in f.fix.edits] + [f.range for f in findings]
+        sites = {line for span in spans for line in range(span.start_line, span.end_line + 1)}  # (a call over many lines)
         before, after = source.units[0].text.splitlines(), result.source.units[0].text.splitlines()
         for tag, i1, i2, _, _ in difflib.SequenceMatcher(a=before, b=after, autojunk=False).get_opcodes():
             if tag != "equal" and not any(abs(i - s) <= 12 for i in range(i1, max(i2, i1 + 1)) for s in sites):
@@ -84,6 +87,14 @@ def main() -> int:
             print(f"FIX FAILURE {path}: {'; '.join(problems)}")
     print(f"fixes: {changed} files changed, {applied} fixes applied, {failures} failures")
     return 1 if crashes or failures else 0
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except SyntaxError:
+        return False
+    return True
 
 
 if __name__ == "__main__":
