@@ -21,12 +21,13 @@ from ..project import (
 from ..project import trains as project_trains
 from .base import Example
 from .edits import root_name
-from .tracking import Nesting, TrainingSteps, few_iterations, interval_test, iterates_dataloader
+from .tracking import Nesting, TrainingSteps, interval_test, iterates_dataloader, iterations
 from ..vocabulary import (
     CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MODEL_NAMES, NOT_TENSOR_OPS, TENSOR_NAMESPACES,
 )
 
 _CONVERSIONS = {"float", "int", "bool"}
+_DEMO_STEPS = 5  # a training loop of at most so many steps shows how training works (a 10-step benchmark is timed)
 _TRUTH_FUNCTIONS = {"torch.isnan", "torch.isinf", "torch.isfinite", "torch.any", "torch.all", "torch.equal", "torch.allclose"}
 _TRUTH_METHODS = {"any", "all"}
 _TENSOR_PREFIXES = tuple(f"{namespace}." for namespace in TENSOR_NAMESPACES)
@@ -882,7 +883,7 @@ class HostSyncEveryStep(Nesting):
             stepping = _rollout(site) or stepping
         if stepping is not None:  # (loops inside it that do not step run on every step: `for k, v in losses.items()`)
             if not (steps.trains(stepping) or stepping is _rollout(site)) or steps.on_cpu(site.scope.node) \
-                    or steps.evaluates_every_iteration(stepping) or few_iterations(stepping, self.ctx, site.scope) \
+                    or steps.evaluates_every_iteration(stepping) or self._demonstration(stepping, site.scope) \
                     or self._unused(site.scope.node):
                 return False  # (an epoch loop, around a loop that steps; a training function on the CPU; a
                 # full-batch loop that waits for its evaluation's results on every iteration anyway; dead code)
@@ -906,6 +907,11 @@ class HostSyncEveryStep(Nesting):
                 if looped and all(steps.evaluates_every_iteration(call.loops[-1]) for call in looped):
                     return False  # (full-batch: `train()` then `test()` on every iteration of the epoch loop)
         return not any(self._guards(frame, site) for frame in frames)
+
+    def _demonstration(self, loop: cst.CSTNode, scope: Scope) -> bool:
+        """A training loop of a few steps (`for step in range(4):`): a demonstration, not a run."""
+        count = iterations(loop, self.ctx, scope) if type(loop) is cst.For else None
+        return count is not None and count <= _DEMO_STEPS
 
     def _guards(self, frame: Frame, site: Site) -> bool:
         key = (id(frame.node), id(site.loops), id(site.scope))  # candidates share their frames
