@@ -564,16 +564,19 @@ class Context:
         if type(expr) is cst.Attribute and type(expr.value) in (cst.Name, cst.Attribute):  # `args.x`, `self.cli_args.x`
             namespace = self.origin(expr.value, scope)
             if namespace is not None and self._is_parse_args(namespace[0]):
-                defaults = self.argparse.get(expr.attr.value, [])
-                values = {repr(self.value(d, self.module_scope, depth + 1)) for d in defaults}
-                if len(defaults) >= 1 and len(values) == 1:
-                    return self.value(defaults[0], self.module_scope, depth + 1)
-                return UNKNOWN
+                return self.option_default(expr.attr.value, depth + 1)
         if type(expr) in (cst.Name, cst.Attribute):
             found = self.origin(expr, scope)
             if found is not None and found[0] is not expr:
                 return self.value(found[0], found[1], depth + 1)
         return UNKNOWN
+
+    def option_default(self, option: str, depth: int = 0):
+        """The default the source's parser gives `--option`, when its `add_argument`s agree on
+        one constant; else UNKNOWN."""
+        defaults = self.argparse.get(option, [])
+        values = {repr(self.value(d, self.module_scope, depth)) for d in defaults}
+        return self.value(defaults[0], self.module_scope, depth) if defaults and len(values) == 1 else UNKNOWN
 
     def kwargs(self, expr: cst.BaseExpression, scope: Scope, depth: int = 0, certain: bool = False):
         """A `**expr` mapping: ({key: expression}, its scope) when `expr` is a literal dict or

@@ -282,10 +282,10 @@ def lazy_init(branch: cst.If) -> bool:
         if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
             tests += [test.left, test.right]
         elif type(test) is cst.BooleanOperation and type(test.operator) is cst.Or:
-            cache = _none_test(test.left)
+            cache = _none_tested(test.left)
             if cache is not None and cache in {dotted(n) for n in walk(test.right) if isinstance(n, cst.BaseExpression)}:
                 return True
-        elif _none_test(test) is not None:
+        elif _none_tested(test) is not None:
             return True
     return False
 
@@ -294,17 +294,23 @@ def option_test(branch: cst.If, params) -> bool:
     """`elif labels is None and mask is None:` where each name tested is one of `params`, the
     function's parameters: an option left out of a call, so the branch runs on every such call
     (not a cache filled once)."""
-    tested = [n.left for n in walk(branch.test) if type(n) is cst.Comparison and len(n.comparisons) == 1
-              and type(n.comparisons[0].operator) is cst.Is and literal(n.comparisons[0].comparator) is None]
+    tested = [found[0] for n in walk(branch.test) if (found := none_test(n)) is not None and found[1]]
     return bool(tested) and all(type(t) is cst.Name and t.value in params for t in tested)
 
 
-def _none_test(test: cst.BaseExpression) -> str | None:
+def none_test(test: cst.CSTNode) -> tuple[cst.BaseExpression, bool] | None:
+    """For `x is None` (`x is not None`): what is tested, and whether the test is `is`; None
+    for another test."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 or literal(test.comparisons[0].comparator) is not None:
+        return None
+    operator = type(test.comparisons[0].operator)
+    return (test.left, operator is cst.Is) if operator in (cst.Is, cst.IsNot) else None
+
+
+def _none_tested(test: cst.BaseExpression) -> str | None:
     """The name or attribute that `test` compares with `is None`, or None."""
-    if (type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.comparisons[0].operator) is cst.Is
-            and type(test.left) in (cst.Name, cst.Attribute) and literal(test.comparisons[0].comparator) is None):
-        return dotted(test.left)
-    return None
+    found = none_test(test)
+    return dotted(found[0]) if found is not None and found[1] and type(found[0]) in (cst.Name, cst.Attribute) else None
 
 
 def walk(node: cst.CSTNode) -> list[cst.CSTNode]:

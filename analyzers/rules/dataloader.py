@@ -11,9 +11,8 @@ import libcst as cst
 
 from ..context import CallSite, Site, paired
 from ..nodes import (
-    UNKNOWN, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, literal, positional,
-    remembered,
-    short_code, star_kwargs,
+    UNKNOWN, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, literal, none_test,
+    positional, remembered, short_code, star_kwargs,
 )
 from ..datasets import (
     CHEAP, EXPENSIVE, HF_METHODS, HF_TRANSFORMS, ON_DEVICE, ROWS, ROWS_BATCH, TENSOR_DATASET, UNKNOWN_DATASET, WRAPPERS,
@@ -1117,10 +1116,13 @@ class LoaderRule(Rule):
         if function is None:
             return False
         for test, holds in _enclosing_tests(function.body, site.node) or ():
-            param, none_when = _none_test(test)
-            if param is None or param not in site.scope.params:
+            found = none_test(test)
+            if found is None:
                 continue
-            given = {_is_none(value) for value, _ in self._parameter_values(site.scope, param, called=True) or ()}
+            tested, none_when = found
+            if type(tested) is not cst.Name or tested.value not in site.scope.params:
+                continue
+            given = {_is_none(value) for value, _ in self._parameter_values(site.scope, tested.value, called=True) or ()}
             if len(given) == 1 and None not in given and (given.pop() == none_when) != holds:
                 return True
         return False
@@ -1410,18 +1412,6 @@ def _enclosing_tests(tree: cst.CSTNode, node: cst.CSTNode) -> list[tuple[cst.Bas
                 return [(tree.test, child is tree.body), *found]
             return found
     return None
-
-
-def _none_test(test: cst.BaseExpression) -> tuple[str | None, bool]:
-    """(`p`, True) for `p is None`, (`p`, False) for `p is not None`; (None, False) otherwise."""
-    if type(test) is not cst.Comparison or len(test.comparisons) != 1 or type(test.left) is not cst.Name:
-        return None, False
-    target = test.comparisons[0]
-    if type(target.comparator) is not cst.Name or target.comparator.value != "None":
-        return None, False
-    if type(target.operator) is cst.Is:
-        return test.left.value, True
-    return (test.left.value, False) if type(target.operator) is cst.IsNot else (None, False)
 
 
 def _is_none(value: cst.BaseExpression) -> bool | None:

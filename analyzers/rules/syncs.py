@@ -10,7 +10,7 @@ import libcst as cst
 
 from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
 from ..nodes import (aborts, argument, assigned_in, call_name, children, code, dotted, keyword, lazy_init, literal, names_in,
-                     option_test, positional, short_code, walk)
+                     none_test, option_test, positional, short_code, walk)
 from ..findings import Related
 from ..importers import named_by_importers
 from ..project import (
@@ -21,7 +21,7 @@ from ..project import (
 from ..project import trains as project_trains
 from .base import Example
 from .edits import root_name
-from .tracking import Nesting, TrainingSteps, interval_test, iterates_dataloader, iterations
+from .tracking import Nesting, TrainingSteps, few_iterations, interval_test, iterates_dataloader
 from ..vocabulary import (
     CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MODEL_NAMES, NOT_TENSOR_OPS, TENSOR_NAMESPACES,
 )
@@ -57,6 +57,12 @@ class _Candidate(NamedTuple):  # a tuple: one per candidate of every analysis (a
     key: int  # statement (or node) identity: one finding per statement
 
 
+def _env_step(node: cst.CSTNode) -> bool:
+    """`envs.step(...)`: an environment taking a step (a simulator on the host)."""
+    return type(node) is cst.Call and call_name(node) == "step" and type(node.func) is cst.Attribute \
+        and "env" in (dotted(node.func.value) or "").lower()
+
+
 def _rollout(site: Site) -> cst.CSTNode | None:
     """The loop around `site` that steps an environment (`envs.step(action.cpu().numpy())`) inside a
     loop that trains (an RL iteration: a rollout of many environment steps, then updates)."""
@@ -64,8 +70,7 @@ def _rollout(site: Site) -> cst.CSTNode | None:
         pending = list(children(cast(cst.For, loop).body))
         while pending:  # (its own statements, not those of a loop inside it)
             node = pending.pop()
-            if type(node) is cst.Call and call_name(node) == "step" and type(node.func) is cst.Attribute \
-                    and "env" in (dotted(node.func.value) or "").lower():
+            if _env_step(node):
                 return loop
             if type(node) not in (cst.For, cst.While, cst.FunctionDef):
                 pending.extend(children(node))
@@ -879,11 +884,11 @@ class HostSyncEveryStep(Nesting):
         site, frames = candidate.site, candidate.frames
         steps = TrainingSteps.of(self.ctx)
         stepping = next((loop for loop in reversed(site.loops) if steps.trains(loop) or steps.per_epoch(loop)), None)
-        if stepping is not None and not steps.trains(stepping):  # (an epoch or RL iteration loop: its rollout steps)
-            stepping = _rollout(site) or stepping
+        rollout = _rollout(site) if stepping is not None and not steps.trains(stepping) else None
+        stepping = rollout or stepping  # (an epoch or RL iteration loop: its rollout steps)
         if stepping is not None:  # (loops inside it that do not step run on every step: `for k, v in losses.items()`)
-            if not (steps.trains(stepping) or stepping is _rollout(site)) or steps.on_cpu(site.scope.node) \
-                    or steps.evaluates_every_iteration(stepping) or self._demonstration(stepping, site.scope) \
+            if not (steps.trains(stepping) or stepping is rollout) or steps.on_cpu(site.scope.node) \
+                    or steps.evaluates_every_iteration(stepping) or few_iterations(stepping, self.ctx, site.scope, _DEMO_STEPS) \
                     or self._unused(site.scope.node):
                 return False  # (an epoch loop, around a loop that steps; a training function on the CPU; a
                 # full-batch loop that waits for its evaluation's results on every iteration anyway; dead code)
@@ -908,11 +913,6 @@ class HostSyncEveryStep(Nesting):
                     return False  # (full-batch: `train()` then `test()` on every iteration of the epoch loop)
         return not any(self._guards(frame, site) for frame in frames)
 
-    def _demonstration(self, loop: cst.CSTNode, scope: Scope) -> bool:
-        """A training loop of a few steps (`for step in range(4):`): a demonstration, not a run."""
-        count = iterations(loop, self.ctx, scope) if type(loop) is cst.For else None
-        return count is not None and count <= _DEMO_STEPS
-
     def _guards(self, frame: Frame, site: Site) -> bool:
         key = (id(frame.node), id(site.loops), id(site.scope))  # candidates share their frames
         found = self.guarded.get(key)
@@ -935,8 +935,8 @@ class HostSyncEveryStep(Nesting):
         if self.ctx.value(test, site.scope) is False:
             return True  # a switch off by default (`if args.print_loss:`, a store_true flag)
         if lazy_init(branch) and not option_test(branch, site.scope.params) and any(
-                assigned_in(branch.body, n.left.value) for n in walk(test) if type(n) is cst.Comparison
-                and type(n.left) is cst.Name and type(n.comparisons[0].operator) is cst.Is):
+                assigned_in(branch.body, found[0].value) for n in walk(test)
+                if (found := none_test(n)) is not None and found[1] and type(found[0]) is cst.Name):
             return True  # `if loss_ema is None: loss_ema = loss.item()`: on the first step only
         return interval_test(self.ctx, test, site.loops, site.scope)
 
@@ -1170,10 +1170,9 @@ class HostSyncEveryStep(Nesting):
         names = {name for name, values in site.scope.assignments.items() for value in values
                  if value is not None and any(n is site.node for n in walk(value))}
         for node in walk(site.loops[-1]):
-            if type(node) is cst.Call and call_name(node) == "step" and type(node.func) is cst.Attribute and \
-                    "env" in (dotted(node.func.value) or "").lower() and any(
-                        not names.isdisjoint(names_in(arg.value, attributes=False)) or any(n is site.node for n in walk(arg.value))
-                        for arg in node.args):
+            if _env_step(node) and any(
+                    not names.isdisjoint(names_in(arg.value, attributes=False)) or any(n is site.node for n in walk(arg.value))
+                    for arg in cast(cst.Call, node).args):
                 return True
         return False
 

@@ -476,10 +476,8 @@ def _setting(ctx: Context, expr: cst.BaseExpression, scope: Scope):
     value = ctx.value(expr, scope)
     if value is UNKNOWN and type(expr) is cst.Attribute and type(expr.value) is cst.Name:
         owner = scope.owner_of(expr.value.value)
-        defaults = ctx.argparse.get(expr.attr.value, []) if owner is not None and expr.value.value in owner.params else []
-        values = {repr(ctx.value(d, ctx.module_scope)) for d in defaults}
-        if defaults and len(values) == 1:
-            return ctx.value(defaults[0], ctx.module_scope)
+        if owner is not None and expr.value.value in owner.params:
+            value = ctx.option_default(expr.attr.value)
     return instance_default(ctx, expr, scope) if value is UNKNOWN else value
 
 
@@ -541,7 +539,7 @@ def iterations(loop: cst.For, ctx: Context, scope: Scope) -> int | None:
     return None
 
 
-def few_iterations(loop: cst.CSTNode, ctx: Context, scope: Scope) -> bool:
-    """A `for` loop known to run at most SHORT_LOOP times (`for i in range(5):`)."""
+def few_iterations(loop: cst.CSTNode, ctx: Context, scope: Scope, most: int = SHORT_LOOP) -> bool:
+    """A `for` loop known to run at most `most` times (`for i in range(5):`)."""
     count = iterations(loop, ctx, scope) if type(loop) is cst.For else None
-    return count is not None and count <= SHORT_LOOP
+    return count is not None and count <= most
