@@ -33,6 +33,7 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from .nodes import UNKNOWN, code, dotted, remembered, shortened
+from .vocabulary import CLOCKS, HOST_FACTORIES
 
 MAX_FILE = 1_000_000  # bytes: a larger module is not read
 MAX_NOTEBOOK = 10 * 2**20  # bytes of a notebook, its outputs included (only its code cells are read)
@@ -810,7 +811,9 @@ def _first(function, namespace: Namespace, place: Place, cls, kind: str, depth: 
     calls = sorted((n for n in body_nodes(function) if type(n) is ast.Call and id(n) not in skipped),
                    key=lambda n: (n.lineno, n.col_offset))
     for node in calls:
-        read = _host_read(node) is not None and (kind != "copies" or type(node.func) is ast.Attribute)
+        value = _host_read(node)
+        read = value is not None and (kind != "copies" or type(node.func) is ast.Attribute) and not _made_on_host(
+            value, function, namespace)
         if read or kind == "syncs" and namespace.qualname(ast_dotted(node.func) or "") in _SYNC_CALLS:
             return Use(ast.unparse(node), place(node.lineno), place.path, node.lineno, _name(function, cls))
     for node in calls:
@@ -818,6 +821,23 @@ def _first(function, namespace: Namespace, place: Place, cls, kind: str, depth: 
         if inner is not None:
             return Use(inner.code, inner.where, inner.path, inner.line, f"{_name(function, cls)} -> {inner.via}")
     return None
+
+
+def _made_on_host(value: ast.expr, function, namespace: Namespace) -> bool:
+    """`torch.randperm(n)` (a torch factory given no device), or a name the function assigns
+    only such calls: a CPU tensor, whose read waits for nothing."""
+    if type(value) is ast.Name:
+        values = [n.value for n in body_nodes(function) if type(n) is ast.Assign and any(
+            type(t) is ast.Name and t.id == value.id for t in n.targets)]
+        return bool(values) and all(type(v) is ast.Call and _made_on_host(v, function, namespace) for v in values)
+    head, _, name = ((namespace.qualname(ast_dotted(value.func) or "") or "") if type(value) is ast.Call else "").partition(".")
+    return head == "torch" and name in HOST_FACTORIES and not any(k.arg == "device" for k in cast(ast.Call, value).keywords)
+
+
+def reads_clock(found: Definition | None) -> bool:
+    """Whether the function `found` reads a clock itself (`time.time()`: a timer's `toc`)."""
+    return found is not None and any(
+        type(node) is ast.Call and found[1].qualname(ast_dotted(node.func) or "") in CLOCKS for node in body_nodes(found[0]))
 
 
 def tests_interval(found: Definition | None) -> bool:

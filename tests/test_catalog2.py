@@ -1001,8 +1001,13 @@ def test_tpl502(name):
 TPL503 = {
     "positional set_to_none": ("""
         import torch
-        model.cuda().zero_grad(False)
+        for x in loader:
+            model.cuda().zero_grad(False)
     """, 1),
+    "once, at the top of a cell": ("""
+        import torch
+        model.cuda().zero_grad(False)
+    """, 0),
     "dp-sgd adds noise in place": ("""
         import torch
         optimizer.zero_grad(set_to_none=False)

@@ -1955,3 +1955,51 @@ def test_a_worker_count_an_importer_passes_from_its_command_line(tmp_path):
     assert "its 2 worker processes" in finding.message
     (tmp_path / "train.py").write_text(textwrap.dedent(train).replace("default=2", "default=0"))
     assert findings_of(loader, "TPL104") == []
+
+
+def test_a_helper_reading_a_tensor_it_made_on_the_cpu_and_a_method_nothing_calls(tmp_path):
+    """DomainBed: `split_meta_train_test` reads `torch.randperm(n).tolist()` (a CPU tensor:
+    nothing to wait for), and `Transfer.update_second`, which no module names, reads losses."""
+    helpers = """
+        import torch
+
+        def order(minibatches, device):
+            return torch.randperm(len(minibatches), device=device).tolist()
+
+        def order_on_host(minibatches):
+            return torch.randperm(len(minibatches)).tolist()
+
+        class Algorithm(torch.nn.Module):
+            def update(self, x):
+                loss = self.network(x).sum()
+                loss.backward()
+                self.optimizer.step()
+                return {"loss": loss.item()}
+
+            def update_second(self, x):
+                loss = self.network(x).sum()
+                loss.backward()
+                self.optimizer.step()
+                return {"loss": loss.item()}
+    """
+    train = """
+        import torch
+        import utils
+
+        model = Net().cuda()
+        for step in range(1000):
+            minibatches = next(loader)
+            perm = utils.order(minibatches, "cuda")
+            model(minibatches[perm[0]].cuda()).sum().backward()
+            optimizer.step()
+        algorithm = utils.Algorithm().cuda()
+        for x in loader:
+            algorithm.update(x.cuda())
+    """
+    found = [f.message for f in tpl203(project(tmp_path, train, helpers))]
+    assert any("`utils.order(minibatches, \"cuda\")` reads a value on the host" in m for m in found), found
+    found = [f.message for f in tpl203(project(tmp_path, train.replace('utils.order(minibatches, "cuda")',
+                                                                        "utils.order_on_host(minibatches)"), helpers))]
+    assert not any("order_on_host" in m for m in found), found
+    reads = tpl203(str(tmp_path / "utils.py"))
+    assert [f.range.start_line + 1 for f in reads] == [15], reads  # `update`'s read; not the one of `update_second`

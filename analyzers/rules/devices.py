@@ -469,6 +469,17 @@ class CpuTensorMovedEachStep(Nesting):
                     self.agent.act(self.net)
             """,
         ),
+        # a buffer filled with the batch's own values: host data, copied however it is made
+        Example(
+            """
+            import torch
+            def batches(loader, max_docs):
+                for tokens, starts in loader:
+                    lengths = torch.full((max_docs,), len(tokens))
+                    lengths[:len(starts)] = starts
+                    yield tokens.cuda(), lengths.cuda()
+            """,
+        ),
     )
     INVALID = (
         # PPO's minibatches: NumPy indices copied to the GPU at each indexing of the rollout buffers
@@ -1438,7 +1449,7 @@ class CpuTensorMovedEachStep(Nesting):
         for value in reversed(scope.assignments[name]):  # those met so far in the pass
             made = None if value is None else _factory_below(value, self.ctx)
             if made is not None:
-                return made if self._loops_around(made) == self.ctx.loops else None
+                return made if self._loops_around(made) == self.ctx.loops and not _filled(scope.node, name) else None
             if not (type(value) is cst.Call and type(value.func) is cst.Attribute and dotted(value.func.value) == name):
                 return None
         return None
@@ -1629,6 +1640,15 @@ def _number(expr: cst.BaseExpression) -> bool:
         return name.startswith("math.") and all(_number(a.value) for a in expr.args)
     return False
 
+
+
+def _filled(function: cst.CSTNode, name: str) -> bool:
+    """Whether `function` writes values of the program into the tensor `name` (`buf[1:n + 1] =
+    lengths`): a buffer of host data, which reaches the GPU by a copy however it is made."""
+    return any(
+        type(node) is cst.Assign and any(type(t.target) is cst.Subscript and type(t.target.value) is cst.Name
+                                         and t.target.value.value == name for t in node.targets)
+        and literal(node.value) is UNKNOWN for node in walk(function))
 
 
 def _from_host_data(made: cst.Call) -> bool:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import NamedTuple, cast
 
 import libcst as cst
 
 from ..context import MODULE_CHAIN, Frame, Site, WITH
 from ..nodes import argument, call_name, children, code, dotted, keyword, literal, remembered, walk
+from ..project import maybe_project_call
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
 from .edits import replace_argument
 from .timing import torch_alias
@@ -1073,6 +1075,30 @@ class GradientsZeroedInPlace(Nesting):
             bench(mha, x)
             """,
         ),
+        # the gradient of a model's input (an adversarial perturbation): one tensor, not the parameters'
+        Example(
+            """
+            import torch
+            def attack(model, X, y, steps):
+                delta = torch.zeros_like(X).cuda()
+                delta.requires_grad = True
+                for _ in range(steps):
+                    loss = F.cross_entropy(model(X + delta), y)
+                    loss.backward()
+                    delta.data = (delta + 0.01 * delta.grad.sign()).clamp(-0.03, 0.03)
+                    delta.grad.zero_()
+                return delta
+            """,
+        ),
+        # once, at the top of a notebook cell: a demonstration, not a step
+        Example(
+            """
+            import torch
+            w = torch.randn(3, requires_grad=True, device="cuda")
+            ((x @ w - y) ** 2).mean().backward()
+            w.grad.zero_()
+            """,
+        ),
     )
     INVALID = (
         # a store_true flag: gradients are zeroed in place unless it is given
@@ -1120,51 +1146,27 @@ class GradientsZeroedInPlace(Nesting):
                     p.grad = None
             """,
         ),
-        # a tensor made to require grad: its .grad is a buffer zeroed at each call
+        # gradients of hand-made parameters, zeroed at each step of a loop
         Example(
             """
             import torch
-            def forward_backward(func, x):
-                if x.grad is not None:
-                    x.grad.zero_()
-                func(x).sum().backward()
-            def bench(func, *inputs, repeats=10):
-                for _ in range(repeats):
-                    forward_backward(func, *inputs)
-            x = torch.randn(8, 64, device='cuda', requires_grad=True)
-            bench(mha, x)
+            w = torch.randn(3, requires_grad=True, device="cuda")
+            for step in range(1000):
+                loss = ((x @ w - y) ** 2).mean()
+                loss.backward()
+                with torch.no_grad():
+                    w -= 0.1 * w.grad
+                w.grad.zero_()
             """,
             """
             import torch
-            def forward_backward(func, x):
-                if x.grad is not None:
-                    x.grad = None
-                func(x).sum().backward()
-            def bench(func, *inputs, repeats=10):
-                for _ in range(repeats):
-                    forward_backward(func, *inputs)
-            x = torch.randn(8, 64, device='cuda', requires_grad=True)
-            bench(mha, x)
-            """,
-        ),
-        Example(
-            """
-            import torch
-            def step(func, x):
-                x.grad.zero_()
-                func(x).sum().backward()
-            x = torch.randn(8, 64, device="cuda")
-            x.requires_grad_()
-            step(mha, x)
-            """,
-            """
-            import torch
-            def step(func, x):
-                x.grad = None
-                func(x).sum().backward()
-            x = torch.randn(8, 64, device="cuda")
-            x.requires_grad_()
-            step(mha, x)
+            w = torch.randn(3, requires_grad=True, device="cuda")
+            for step in range(1000):
+                loss = ((x @ w - y) ** 2).mean()
+                loss.backward()
+                with torch.no_grad():
+                    w -= 0.1 * w.grad
+                w.grad = None
             """,
         ),
     )
@@ -1230,8 +1232,10 @@ class GradientsZeroedInPlace(Nesting):
                 what = f"`{code(site.node)}` keeps and zeroes every gradient buffer unless --{dest} is given (off by default)"
                 self.candidates.append((site, None, what))
         for site, fix, what in self.candidates:
-            if id(site.scope) in self.freeing_scopes or self._never_requires_grad(site):
+            if id(site.scope) in self.freeing_scopes or self._never_requires_grad(site) or self._input_gradient(site):
                 continue
+            if site.scope.node is None and not site.loops:
+                continue  # (a statement run once, at the top of a script or a notebook cell: a demonstration)
             self.report(
                 site,
                 f"{what}: the memory stays allocated between steps, a memset runs per buffer, and backward "
@@ -1251,6 +1255,21 @@ class GradientsZeroedInPlace(Nesting):
             return False
         values = self._values_of(grad.value.value, site.scope, 0)
         return values is not None and bool(values) and all(self._made_without_grad(value, scope) for value, scope in values)
+
+    def _input_gradient(self, site: Site) -> bool:
+        """`delta.grad.zero_()` where `delta` is given to a model (`model(X + delta)`): the
+        gradient of an input (an adversarial perturbation, images sampled by gradient steps),
+        one tensor, not the parameters' gradients."""
+        func = cast(cst.Call, site.node).func
+        grad = _grad_attribute(func.value) if type(func) is cst.Attribute else None
+        if grad is None or type(grad.value) is not cst.Name:
+            return False
+        name = grad.value.value
+        return any(
+            call.scope is site.scope and _model_call(call.node, self.ctx)
+            and any(type(n) is cst.Name and n.value == name for arg in call.node.args for n in walk(arg.value))
+            for calls in self.ctx.calls.values() for call in calls
+        )
 
     def _values_of(self, name: str, scope, depth: int) -> list | None:
         """(expression, scope) for every value `name` may hold in `scope`, a parameter followed
@@ -1329,6 +1348,17 @@ class _Starred:
 def _positional(function: cst.FunctionDef) -> list[str]:
     params = function.params
     return [param.name.value for param in (*params.posonly_params, *params.params)]
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def _model_call(call: cst.Call, ctx) -> bool:
+    """`model(x)`, `self.net(x)`, `attack(model, x)`: a call of a callable of the program (not a
+    builtin, nor a function of torch or another library)."""
+    if type(call.func) is cst.Name:
+        return call.func.value not in _BUILTINS and (ctx.qualname(call.func) is None or maybe_project_call(ctx, call.func))
+    return (dotted(call.func) or "").startswith("self.")
 
 
 def _grad_attribute(expr: cst.BaseExpression) -> cst.Attribute | None:

@@ -15,7 +15,7 @@ from ..findings import Related
 from ..importers import named_by_importers
 from ..project import (
     Definition, Use, attribute_module, bind, bound, call_target, copies_every_call, host_reads, iterated,
-    maybe_project_call, parameters, reads_every_call, returned_parameter, steps_in_loops, used_arguments,
+    maybe_project_call, parameters, reads_clock, reads_every_call, returned_parameter, steps_in_loops, used_arguments,
     used_by_all_fitting,
 )
 from ..project import trains as project_trains
@@ -23,7 +23,8 @@ from .base import Example
 from .edits import root_name
 from .tracking import Nesting, TrainingSteps, few_iterations, interval_test, iterates_dataloader
 from ..vocabulary import (
-    CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MODEL_NAMES, NOT_TENSOR_OPS, TENSOR_NAMESPACES,
+    CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MODEL_NAMES, NOT_TENSOR_OPS, PER_CALL_METHODS,
+    TENSOR_NAMESPACES,
 )
 
 _CONVERSIONS = {"float", "int", "bool"}
@@ -495,6 +496,37 @@ class HostSyncEveryStep(Nesting):
                     optimizer.step()
             """,
         ),
+        # a CPU tensor compared on the host: nothing to wait for
+        Example(
+            """
+            import torch
+            model.cuda()
+            for x, y in loader:
+                if torch.rand(1) <= teacher_forcing:
+                    x = y
+                model(x.cuda()).sum().backward()
+                optimizer.step()
+            """,
+        ),
+        # a synchronize right before a timer's clock read: it makes the timing right
+        Example(
+            """
+            import time
+            import torch
+            class Timer:
+                def tic(self):
+                    self.start = time.time()
+                def toc(self):
+                    self.total += time.time() - self.start
+            timer = Timer()
+            model.cuda()
+            for x, y in loader:
+                timer.tic()
+                model(x.cuda()).sum().backward()
+                torch.cuda.synchronize()
+                timer.toc()
+            """,
+        ),
     )
     INVALID = (
         # a gradient's norm given to TensorBoard at every step
@@ -905,6 +937,8 @@ class HostSyncEveryStep(Nesting):
                     if steps.called_every_step(function):  # (a helper run every step: `self._log_grad_norm()`)
                         return not any(self._guards(frame, site) for frame in frames)
                     return False
+                if self._unused(function):
+                    return False  # (dead code)
                 callers = self.ctx.calls.get(function.name.value, [])
                 looped = [call for call in callers if call.loops]
                 if not looped and (callers or id(function) not in self.ctx.class_of):
@@ -1015,10 +1049,14 @@ class HostSyncEveryStep(Nesting):
     def _unused(self, function: cst.FunctionDef | None) -> bool:
         """A function of the module that nothing in the project runs: the module does not name it,
         and the modules importing it (one at least) do not either (`train_vae_v1` of a lecture's
-        helper_train.py, which the lecture's notebooks never call)."""
-        if function is None or id(function) in self.ctx.class_of or function.name.value in self.ctx.calls \
-                or not self.ctx.path or self.ctx.path.startswith("<"):
+        helper_train.py, which the lecture's notebooks never call; a method of a class of the project
+        that nothing names, DomainBed's `Transfer.update_second`)."""
+        if function is None or function.name.value in self.ctx.calls or not self.ctx.path or self.ctx.path.startswith("<"):
             return False
+        cls = self.ctx.class_of.get(id(function))
+        if cls is not None and (function.name.value.startswith("__") or function.name.value in PER_CALL_METHODS or any(
+                (self.ctx.qualname(base.value) or "torch.nn.Module") != "torch.nn.Module" for base in cls.bases)):
+            return False  # (a method a framework may call: a hook of a library's class)
         key = ("unused", function.name.value)
         if key not in self.ctx.shared:
             self.ctx.shared[key] = named_by_importers(os.path.abspath(self.ctx.path), function.name.value) is False
@@ -1033,7 +1071,10 @@ class HostSyncEveryStep(Nesting):
                 inside = loop in call.loops if loop is not None else call.scope is site.scope
                 if inside and (name == "elapsed_time" or (self.ctx.qualname(call.node.func) or "") in _CLOCKS):
                     return True
-        return False
+        return loop is not None and any(  # (a timer of the project: `timer.toc()` reading time.time())
+            loop in call.loops and type(call.node.func) is cst.Attribute and maybe_project_call(self.ctx, call.node.func)
+            and reads_clock(call_target(self.ctx, call.node.func, call.scope))
+            for calls in self.ctx.calls.values() for call in calls)
 
     def _passed_to_host_read(self, candidate: _Candidate, advice: str) -> tuple | None:
         """A call passing a CUDA tensor to a function of the project that reads it on the host."""
@@ -1224,7 +1265,8 @@ class HostSyncEveryStep(Nesting):
         if type(test) is cst.Comparison:
             if any(type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in test.comparisons):
                 return False
-            return any(self._tensor(e, scope, 0) for e in [test.left, *(c.comparator for c in test.comparisons)])
+            return any(self._tensor(e, scope, 0) and not self._made_on_cpu(e, scope)
+                       for e in [test.left, *(c.comparator for c in test.comparisons)])
         if type(test) is cst.Call:
             if (self.ctx.qualname(test.func) or "") in _TRUTH_FUNCTIONS:
                 return True
