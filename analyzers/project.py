@@ -496,13 +496,20 @@ def call_target(ctx, func, scope):
         return None if found is None else method(found[0], func.attr.value, *found[1:])
     if receiver is None:
         return None
+    attached = _attached(ctx, receiver, func.attr.value)
+    if attached is not None:  # `setattr(StepByStep, "make_normalizer", make_normalizer)` in a notebook
+        found = namespace.function_run_by(attached)
+        return None if found is None else (*found, None)
     if receiver == "self":
         cls = ctx.class_of.get(id(scope.node)) if scope.node is not None else None
         found = None if cls is None else namespace.klass(cls.name.value)
         return None if found is None else method(found[0], func.attr.value, *found[1:])
     if receiver.partition(".")[0] in ctx.imports or receiver in ctx.relative_imports:
         found = namespace.function(f"{receiver}.{func.attr.value}")
-        return None if found is None else (*found, None)
+        if found is None:  # `StepByStep.loader_apply(...)`: a static method of an imported class
+            klass = namespace.klass(receiver)
+            return None if klass is None else method(klass[0], func.attr.value, *klass[1:])
+        return (*found, None)
     origin = ctx.origin(func.value, scope)
     if origin is None or type(origin[0]) is not cst.Call:
         return None
@@ -517,6 +524,17 @@ def call_target(ctx, func, scope):
     made = dotted(maker)
     found = None if made is None else namespace.klass(made)
     return None if found is None else method(found[0], func.attr.value, *found[1:])
+
+
+def _attached(ctx, receiver: str, attribute: str) -> cst.Name | None:
+    """The function of the source `setattr(receiver, "attribute", function)` attaches to a
+    class (a notebook adding methods cell by cell); None when the source does not."""
+    for site in ctx.calls.get("setattr", ()):
+        args = site.node.args
+        if len(args) == 3 and dotted(args[0].value) == receiver and type(args[2].value) is cst.Name and type(
+                args[1].value) is cst.SimpleString and args[1].value.evaluated_value == attribute:
+            return args[2].value
+    return None
 
 
 def used_arguments(ctx, call, scope, summary) -> tuple[tuple | None, list[tuple]]:
@@ -960,6 +978,24 @@ def _loop_source(source: ast.expr) -> ast.expr:
     return source.value if type(source) is ast.Subscript and type(source.value) is ast.Name else source
 
 
+def iterated_through(found: Definition | None, depth: int = 0) -> set[str]:
+    """The parameters the function `found` loops over, itself or through the functions of the
+    project it passes them to (`make_normalizer(loader)` calling `loader_apply(loader, f)`)."""
+    if found is None or depth > 2:
+        return set()
+    function, namespace, place, cls = found
+    names = set(parameters(function).names)
+    loops = set(iterated(found))
+    for node in body_nodes(function):
+        callee = _callee(node.func, namespace, place, cls) if type(node) is ast.Call else None
+        if callee is None or callee[0] is function:
+            continue
+        inner = iterated_through(callee, depth + 1)
+        loops.update(argument.id for param, argument in bind(node, parameters(callee[0]), callee[3] is not None and bound(node.func))
+                     if param in inner and type(argument) is ast.Name and argument.id in names)
+    return loops
+
+
 def iterated_again(found: Definition | None) -> dict[str, int]:
     """{parameter: line} of the parameters the function `found` loops over again and again:
     in a loop inside another of its loops, or by a function of the project it calls in a
@@ -1323,18 +1359,20 @@ class Parameters:
     names: tuple[str, ...]  # in order, `self` included
     args: str | None  # the *args name
     kwargs: str | None  # the **kwargs name
+    static: bool = False  # a @staticmethod: no instance, even called on one
 
 
 def parameters(function) -> Parameters:
     a = function.args
     names = tuple(p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs))
-    return Parameters(names, a.vararg.arg if a.vararg else None, a.kwarg.arg if a.kwarg else None)
+    static = any(type(d) is ast.Name and d.id == "staticmethod" for d in getattr(function, "decorator_list", ()))
+    return Parameters(names, a.vararg.arg if a.vararg else None, a.kwarg.arg if a.kwarg else None, static)
 
 
 def bind(call, params: Parameters, method: bool) -> list[tuple[str, object]]:
     """(parameter, argument) pairs of a call (ast or libcst) of a function with `params`;
     `method`: called on an instance (the first parameter is the instance)."""
-    positional = params.names[1:] if method else params.names
+    positional = params.names[1:] if method and not params.static else params.names
     pairs: list[tuple[str, object]] = []
     index = 0
     for arg in getattr(call, "args", ()):
@@ -1384,7 +1422,10 @@ def _callee(func, namespace: Namespace, place: Place, cls) -> Definition | None:
         if func.value.id == "self" and cls is not None:
             return method(cls, func.attr, namespace, place)
         found = namespace.function(f"{func.value.id}.{func.attr}")
-        return None if found is None else (*found, None)
+        if found is None:  # `StepByStep.loader_apply(...)`: a static method, called on its class
+            klass = namespace.klass(func.value.id)
+            return None if klass is None else method(klass[0], func.attr, *klass[1:])
+        return (*found, None)
     return None
 
 

@@ -12,7 +12,7 @@ import libcst as cst
 from ..context import CallSite, Site, paired
 from ..nodes import (
     UNKNOWN, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, literal, none_test,
-    positional, remembered, short_code, star_kwargs,
+    positional, remembered, short_code, star_kwargs, walk,
 )
 from ..datasets import (
     CHEAP, EXPENSIVE, HF_METHODS, HF_TRANSFORMS, ON_DEVICE, ROWS, ROWS_BATCH, TENSOR_DATASET, UNKNOWN_DATASET, WRAPPERS,
@@ -22,7 +22,7 @@ from ..findings import Related
 from ..importers import config_default, gpu_importers, importing
 from ..project import (LoaderUses, SourceNamespace, argparse_defaults, ast_dotted, bind, body_nodes, call_target, caller_uses, instance_default,
                        given_namespace_defaults, parsed_defaults,
-                       device_moves, iterated, iterated_again, maybe_project_call, parameters, trains_somewhere,
+                       device_moves, iterated, iterated_again, iterated_through, maybe_project_call, parameters, trains_somewhere,
                        used_arguments, yields)
 from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
@@ -1100,12 +1100,29 @@ class LoaderRule(Rule):
                 return False
             if passes or iterators or calls:
                 if not once or any(steps.trains(loop) or steps.per_epoch(loop) for loop in passes):
-                    if calls or not all(map(_shows_only, passes)):
-                        return False  # (not when every pass only prints its batches: a demo of the loader)
+                    if calls or not all(_shows_only(loop) or self._waits_for_user(loop) for loop in passes):
+                        return False  # (not when every pass only prints its batches or waits for a person at
+                        # each: a demo of the loader, a viewer)
                 if not all(map(self._next_once, iterators)) or not all(self._one_pass(call, name) for call in calls):
                     return False
             single += one + len(passes) + len(iterators) + len(calls) + len(few)
         return single > 0 or function is not None or any(unit.notebook for unit in self.ctx.units)
+
+    def _waits_for_user(self, loop: cst.For) -> bool:
+        """A loop that does not train and waits for a person at each batch: `input()`,
+        `breakpoint()`, `pdb.set_trace()`, or in a script a blocking `plt.show()` (a viewer of
+        the batches, whose loading time nobody waits on)."""
+        if TrainingSteps.of(self.ctx).trains(loop):
+            return False
+        script = not any(unit.notebook for unit in self.ctx.units)
+        for node in walk(loop.body):
+            if type(node) is cst.Call:
+                name = call_name(node)
+                qualified = self.ctx.qualname(node.func) or ""
+                if name in ("input", "breakpoint") and type(node.func) is cst.Name or qualified == "pdb.set_trace" or (
+                        script and qualified == "matplotlib.pyplot.show"):
+                    return True
+        return False
 
     def never_made(self, site: Site) -> bool:
         """Whether the loader is made in a branch no call of its function takes: under
@@ -1158,7 +1175,8 @@ class LoaderRule(Rule):
             return False
         given = [param for param, value in bind(call, parameters(found[0]), found[3] is not None)
                  if type(value) is cst.Name and value.value == name]
-        return bool(given) and all(param in iterated(found) and param not in iterated_again(found) for param in given)
+        looped = iterated_through(found)
+        return bool(given) and all(param in looped and param not in iterated_again(found) for param in given)
 
     def _next_once(self, iterator: str) -> bool:
         """Whether `next(iterator)` / `iterator.next()` is called by the module's own statements only,
@@ -1705,15 +1723,19 @@ class SynchronousDataLoader(LoaderRule):
       `.to(device)`): worker processes cannot do that;
     - only one batch is taken: every use of the loader is a `next(iter(loader))` (also
       `it = iter(loader)` then one `next(it)` / `it.next()`), a loop that breaks after its
-      first batch or only shows the batches (`print(x.size())`: a demo of the loader),
+      first batch or only shows the batches (`print(x.size())`: a demo of the loader; a
+      viewer waiting for a person at each batch: `input()`, `breakpoint()`, `plt.show()` in
+      a script),
       a `next(iter(loader))` in each iteration of a short loop that does not train (`for j
       in range(5):`, to show a few batches), `len(loader.dataset)`, or it is a Lightning
       `test_dataloader`
       (`predict_dataloader`) in a script that calls `trainer.fit` but never `trainer.test`;
     - in a script or notebook that trains, the loader is made by the module's own code and
       read by one pass that does not train, outside any loop or function, its own or that
-      of a function of the project it is given to (`test_acc = evaluate(model,
-      test_loader)`: a test pass after training, nothing repeats it). In a source that only
+      of a function of the project it is given to, or that it gives the loader on to
+      (`test_acc = evaluate(model, test_loader)`: a test pass after training, nothing
+      repeats it; a static method attached with `setattr(Class, "name", function)` in a
+      notebook counts as the function it names). In a source that only
       evaluates, that pass is the job, and is reported. The same for a loader a factory
       function returns (`return train_loader, valid_loader, test_loader`) when each module of
       the project calling it trains and reads that loader in such passes only (a
@@ -2061,6 +2083,42 @@ class SynchronousDataLoader(LoaderRule):
                 def test_dataloader(self):
                     return DataLoader(self.test, batch_size=32)
             L.Trainer().fit(model, Data())
+            """,
+        ),
+        # read once for statistics, through a static method attached to a class and another it calls
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            from torchvision.datasets import ImageFolder
+            class StepByStep:
+                @staticmethod
+                def loader_apply(loader, func):
+                    return torch.stack([func(x, y) for x, y in loader]).sum(0)
+            def make_normalizer(loader):
+                return StepByStep.loader_apply(loader, statistics)
+            setattr(StepByStep, "make_normalizer", make_normalizer)
+            stats_loader = DataLoader(ImageFolder("rps", transform=t), batch_size=16)
+            normalizer = StepByStep.make_normalizer(stats_loader)
+            model.cuda()
+            for x, y in train_loader:
+                model(x.cuda()).sum().backward()
+                opt.step()
+            """,
+        ),
+        # a viewer of the batches that waits for a person at each one
+        Example(
+            """
+            import matplotlib.pyplot as plt
+            from torch.utils import data
+            from torchvision.datasets import ImageFolder
+            if __name__ == "__main__":
+                loader = data.DataLoader(ImageFolder("images", transform=t), batch_size=4)
+                for images, labels in loader:
+                    plt.imshow(images[0].permute(1, 2, 0))
+                    plt.show()
+                    if input() == "q":
+                        break
             """,
         ),
     )

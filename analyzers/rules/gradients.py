@@ -980,8 +980,11 @@ class GradientsZeroedInPlace(Nesting):
     (`p.grad.zero_()`, `p.grad.data.zero_()`). Silent when the file updates gradients in
     place (`p.grad += ...`, `p.grad.add_(...)`, `p.grad[mask] = 0`), which needs them to
     exist as tensors, in a function that also frees them (`p.grad = None`: a
-    `zero_grad` implementation offering both), and in code that never uses a GPU (a memset
-    of the gradients is small next to a step on the CPU).
+    `zero_grad` implementation offering both), for the gradient of a tensor given to a model
+    (`model(X + delta)`: an adversarial perturbation, images refined by gradient steps; one
+    tensor, not the parameters'), for a zeroing run once at the top of a script or cell (a
+    demonstration), and in code that never uses a GPU (a memset of the gradients is small
+    next to a step on the CPU).
 
     ## Why is this bad?
     Zeroing keeps every gradient buffer allocated between steps and launches a memset

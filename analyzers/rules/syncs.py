@@ -120,7 +120,8 @@ class HostSyncEveryStep(Nesting):
     tensor or a tensor formatted into a string (`pbar.set_description(f"loss {loss:.3f}")`,
     `"%11.4g" * 3 % (*mloss,)`), and `if` and `assert` tests on a tensor (`if loss < best:`, `if torch.isnan(loss):`,
     `assert torch.equal(a, b)` in a `forward`),
-    `torch.cuda.synchronize()` in a loop that reads no clock, and a CUDA tensor passed to a
+    `torch.cuda.synchronize()` in a loop that reads no clock (itself or through a timer of the
+    project: `timer.toc()` reading `time.time()`), and a CUDA tensor passed to a
     function or method of the project (this file or a module it imports) that reads it on
     the host (`MetricLogger.update(loss=loss)` calling `.item()`: the finding names that
     line; on a logger passed in as a parameter, when every method of the project the call
@@ -160,7 +161,9 @@ class HostSyncEveryStep(Nesting):
     calling it) on every iteration (full-batch training's `loss = train(); acc = test()`: the
     host waits for the test's results anyway, so one more read adds no stall), in a function of a module that other
     modules of the project import and none of them (nor the module) runs (dead code there:
-    the training loops of other lectures in a course's shared helper_train.py), and in
+    the training loops of other lectures in a course's shared helper_train.py; a method of a
+    class of the project, not of a library's, that no module names), on tensors made on the
+    CPU (`if torch.rand(1) < p:`, `torch.randperm(n).tolist()` in a helper), and in
     code with no sign of CUDA (asking `torch.cuda.is_available()` is no sign of using it).
     `.cpu()` and `.to("cpu")` are silent in a module that uses `torch.distributed.rpc`: RPC
     sends CPU tensors (unless device maps are set), so there the copy is the transfer the
