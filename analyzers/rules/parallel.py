@@ -6,7 +6,7 @@ import libcst as cst
 
 from ..context import Site
 from ..importers import imported_to_train
-from ..nodes import call_name
+from ..nodes import call_name, children, walk
 from .base import Example, Rule
 from .gradients import NO_GRAD
 from .tracking import TrainingSteps
@@ -51,7 +51,9 @@ class DataParallelTraining(Rule):
     PyTorch's DataParallel tutorial prints shapes) is left alone: with no gradients there is nothing for
     DistributedDataParallel to overlap. So is a wrap in a function that evaluates and trains
     nothing (a `sample()` beside `train()`), and one of a module put in evaluation mode as it
-    is wrapped (`DataParallel(FAN(...).eval())`, a frozen network).
+    is wrapped (`DataParallel(FAN(...).eval())`, a frozen network), and one only saved after
+    (`psp = DataParallel(psp)`, then `psp.state_dict()`: a converted checkpoint given the
+    `module.` prefix of its keys, nothing run through the wrap).
     """
 
     code = "TPL304"
@@ -59,6 +61,17 @@ class DataParallelTraining(Rule):
     summary = "nn.DataParallel for multi-GPU training (use DistributedDataParallel)"
     triggers = ("DataParallel",)
     VALID = (
+        # wrapped only to save the converted weights with `module.` keys
+        Example(
+            """
+            import torch
+            psp = PSPNet()
+            psp.load_pretrained_model("pspnet101_cityscapes.caffemodel")
+            psp.cuda()
+            psp = torch.nn.DataParallel(psp, device_ids=range(torch.cuda.device_count()))
+            torch.save({"model_state": psp.state_dict()}, "pspnet.pth")
+            """,
+        ),
         # PyTorch's DataParallel tutorial: the wrapped model only runs, printing shapes
         Example(
             """
@@ -125,6 +138,22 @@ class DataParallelTraining(Rule):
         ),
     )
     INVALID = (
+        # a training function that also validates (`model.eval()` every few hundred steps)
+        Example(
+            """
+            import torch
+            def train(model, loader, val_loader):
+                model = torch.nn.DataParallel(model).cuda()
+                for step, (x, y) in enumerate(loader):
+                    model.train()
+                    model(x.cuda()).sum().backward()
+                    optimizer.step()
+                    if step % 500 == 0:
+                        model.eval()
+                        with torch.no_grad():
+                            scores = [model(v.cuda()) for v, _ in val_loader]
+            """,
+        ),
         # trains, then evaluates
         Example(
             """
@@ -168,7 +197,7 @@ class DataParallelTraining(Rule):
         if not self.sites or self._evaluates_only():
             return
         for site in self.sites:
-            if self._samples(site.scope.node):
+            if self._samples(site.scope.node) or self._saved_only(site):
                 continue
             self.report(
                 site,
@@ -181,7 +210,9 @@ class DataParallelTraining(Rule):
     def _samples(self, function: cst.FunctionDef | None) -> bool:
         """Whether the wrap is in a function that evaluates and trains nothing (ddim's `sample()`
         beside its `train()`)."""
-        return function is not None and not TrainingSteps.of(self.ctx).trains(function) and self._evaluates(function)
+        steps = TrainingSteps.of(self.ctx)
+        return function is not None and not steps.trains(function) and not any(
+            type(node) in (cst.For, cst.While) and steps.trains(node) for node in walk(function.body)) and self._evaluates(function)
 
     def _evaluates(self, function: cst.FunctionDef | None = None) -> bool:
         """Whether the source (or `function`) puts a module in evaluation mode (`model.eval()`, not
@@ -206,6 +237,28 @@ class DataParallelTraining(Rule):
                  if any(value is site.node or type(value) is cst.Call and type(value.func) is cst.Attribute
                         and value.func.value is site.node for value in values)}
         return any(type(site.node.func) is cst.Name for name in names for site in self.ctx.calls.get(name, ()))
+
+
+    def _saved_only(self, site: Site) -> bool:
+        """`psp = nn.DataParallel(psp)` read after only as `psp.state_dict()`: a wrap that gives a
+        converted checkpoint's keys their `module.` prefix, with nothing run through it."""
+        names = [name for name, values in site.scope.assignments.items() if any(value is site.node for value in values)]
+        if len(names) != 1:
+            return False
+        after, uses = False, []
+        pending: list[cst.CSTNode] = list(reversed([site.scope.node] if site.scope.node is not None else self.ctx.modules))
+        while pending:  # in source order
+            node = pending.pop()
+            if node is site.node:
+                after = True
+                continue  # (what it wraps is read before it is bound)
+            if after and type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == names[0]:
+                uses.append(node.attr.value)
+                continue
+            elif after and type(node) is cst.Name and node.value == names[0]:
+                uses.append("")
+            pending.extend(reversed(children(node)))
+        return bool(uses) and all(use == "state_dict" for use in uses)
 
 
 def _frozen(call: cst.Call) -> bool:
