@@ -125,6 +125,8 @@ class Context:
         self.call_order: list[tuple[cst.Call, Scope]] = []  # every call, in pass order
         self.attributes: dict[str, list[tuple[cst.BaseExpression | None, Scope]]] = defaultdict(list)
         self.by_name: dict[str, list[tuple[cst.BaseExpression | None, Scope]]] = defaultdict(list)
+        # (id(scope), name) -> the values it was unpacked from (`a, b = model(x)`: its None assignments)
+        self.unpacked: dict[tuple[int, str], list[cst.BaseExpression]] = defaultdict(list)
         self.argparse: dict[str, list] = defaultdict(list)
         self.args_functions: set[str] = set()
         self.returns: dict[int, list[cst.BaseExpression]] = defaultdict(list)  # id(function) -> what it returns
@@ -269,6 +271,8 @@ class Context:
             values = paired(target, value)
             for element, element_value in zip(target.elements, values):
                 self._bind(element.value, element_value)
+                if element_value is None and value is not None and type(element.value) is cst.Name:
+                    self.unpacked[(id(self.scope), element.value.value)].append(value)
         elif type(target) is cst.StarredElement:
             self._bind(target.value, None)
         elif type(target) is cst.Attribute:

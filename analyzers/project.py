@@ -852,6 +852,22 @@ def _made_on_host(value: ast.expr, function, namespace: Namespace) -> bool:
     return head == "torch" and name in HOST_FACTORIES and not any(k.arg == "device" for k in cast(ast.Call, value).keywords)
 
 
+def module_class(found, depth: int = 0) -> bool:
+    """Whether the class `found` = (definition, namespace, place) of the project derives from
+    `torch.nn.Module` (through classes of the project, three deep)."""
+    if found is None or depth > 3:
+        return False
+    cls, namespace = found[0], found[1]
+    for base in cls.bases:
+        name = ast_dotted(base) or ""
+        if (namespace.qualname(name) or "") in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+            return True
+        inner = namespace.klass(name) if name else None
+        if inner is not None and inner[0] is not cls and module_class(inner, depth + 1):
+            return True
+    return False
+
+
 def reads_clock(found: Definition | None) -> bool:
     """Whether the function `found` reads a clock itself (`time.time()`: a timer's `toc`)."""
     return found is not None and any(

@@ -2003,3 +2003,44 @@ def test_a_helper_reading_a_tensor_it_made_on_the_cpu_and_a_method_nothing_calls
     assert not any("order_on_host" in m for m in found), found
     reads = tpl203(str(tmp_path / "utils.py"))
     assert [f.range.start_line + 1 for f in reads] == [15], reads  # `update`'s read; not the one of `update_second`
+
+
+def test_outputs_of_a_module_of_the_project_passed_to_a_helper_that_reads_them(tmp_path):
+    """hifi-gan: `y_df_hat_r, y_df_hat_g, _, _ = mpd(y, y_g_hat)`, `mpd` an instance of a
+    module class of the project (no name says "model"), then `discriminator_loss(...)` of
+    models.py reads `.item()` of each loss it computes from them."""
+    models = """
+        import torch
+
+        class Discriminator(torch.nn.Module):
+            def forward(self, y, y_hat):
+                return [self.net(y)], [self.net(y_hat)], [], []
+
+        class MultiPeriodDiscriminator(Discriminator):
+            pass
+
+        def discriminator_loss(disc_real_outputs, disc_generated_outputs):
+            loss, r_losses = 0, []
+            for dr, dg in zip(disc_real_outputs, disc_generated_outputs):
+                r_loss = torch.mean((1 - dr) ** 2)
+                loss += r_loss + torch.mean(dg ** 2)
+                r_losses.append(r_loss.item())
+            return loss, r_losses
+    """
+    train = """
+        import torch
+        from utils import MultiPeriodDiscriminator, discriminator_loss
+
+        device = torch.device("cuda")
+        mpd = MultiPeriodDiscriminator().to(device)
+        for y, y_g_hat in loader:
+            y = y.to(device)
+            y_df_hat_r, y_df_hat_g, _, _ = mpd(y, y_g_hat.detach())
+            loss_disc, losses_disc_r = discriminator_loss(y_df_hat_r, y_df_hat_g)
+            loss_disc.backward()
+            optim_d.step()
+    """
+    [finding] = tpl203(project(tmp_path, train, models))
+    assert "passes a CUDA tensor to `discriminator_loss`, which reads it on the host (`r_loss.item()`, utils.py:16)" in finding.message
+    other = train.replace("MultiPeriodDiscriminator().to(device)", "make_discriminator()")  # not known to be a module
+    assert tpl203(project(tmp_path, other, models)) == []

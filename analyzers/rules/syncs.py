@@ -14,8 +14,8 @@ from ..nodes import (aborts, argument, assigned_in, call_name, children, code, d
 from ..findings import Related
 from ..importers import named_by_importers
 from ..project import (
-    Definition, Use, attribute_module, bind, bound, call_target, copies_every_call, host_reads, iterated,
-    maybe_project_call, parameters, reads_clock, reads_every_call, returned_parameter, steps_in_loops, used_arguments,
+    Definition, SourceNamespace, Use, attribute_module, bind, bound, call_target, copies_every_call, host_reads, iterated,
+    maybe_project_call, module_class, parameters, reads_clock, reads_every_call, returned_parameter, steps_in_loops, used_arguments,
     used_by_all_fitting,
 )
 from ..project import trains as project_trains
@@ -121,8 +121,9 @@ class HostSyncEveryStep(Nesting):
     `"%11.4g" * 3 % (*mloss,)`), and `if` and `assert` tests on a tensor (`if loss < best:`, `if torch.isnan(loss):`,
     `assert torch.equal(a, b)` in a `forward`),
     `torch.cuda.synchronize()` in a loop that reads no clock (itself or through a timer of the
-    project: `timer.toc()` reading `time.time()`), and a CUDA tensor passed to a
-    function or method of the project (this file or a module it imports) that reads it on
+    project: `timer.toc()` reading `time.time()`), and a CUDA tensor (also what an instance of
+    a `torch.nn.Module` subclass of the project returns: `r, g, _, _ = mpd(y, y_hat)`) passed
+    to a function or method of the project (this file or a module it imports) that reads it on
     the host (`MetricLogger.update(loss=loss)` calling `.item()`: the finding names that
     line; on a logger passed in as a parameter, when every method of the project the call
     fits reads it), or to `wandb.log`; a call of a training-step function of another module
@@ -1313,6 +1314,10 @@ class HostSyncEveryStep(Nesting):
                 return True
             found = self.ctx.origin(expr, scope)
             values = owner.assignments[expr.value] if owner is not None else ()
+            unpacked = self.ctx.unpacked.get((id(owner), expr.value), ()) if owner is not None else ()
+            if owner is not None and unpacked and values.count(None) == len(unpacked) and all(
+                    self._tensor(v, owner, depth + 1) for v in unpacked):
+                return all(v is None or self._tensor(v, owner, depth + 1) for v in values)  # `r, g, _, _ = mpd(y, y_hat)`
             if found is None and owner is not None and values and all(v is not None for v in values):  # `acc = (p == y).mean()` or None
                 real = [v for v in values if not (type(v) is cst.Name and v.value == "None")  # (nor a running
                         and not (type(v) is cst.BinaryOperation and expr.value in names_in(v))]  # mean of itself)
@@ -1330,6 +1335,8 @@ class HostSyncEveryStep(Nesting):
                 return True
             if type(expr.func) is cst.Attribute and self._layer(expr.func):
                 return True
+            if type(expr.func) is cst.Name and self._module_instance(expr.func, scope, depth):
+                return True  # `mpd(y, y_hat)`, `mpd = MultiPeriodDiscriminator().to(device)`
             if type(expr.func) is cst.Attribute and call_name(expr) == "parameters" and not expr.args:
                 return True  # `model.parameters()`: the module's tensors, one by one
             if type(expr.func) is cst.Attribute and call_name(expr) in _TENSOR_METHODS:
@@ -1387,6 +1394,30 @@ class HostSyncEveryStep(Nesting):
             values = owner.assignments.get(expr.value, ()) if owner is not None else ()
             return bool(values) and all(value is not None and self._reduced(value, scope) for value in values)
         return type(expr) is cst.Call and call_name(expr) in ("sum", "mean") and not expr.args and type(expr.func) is cst.Attribute
+
+    def _module_instance(self, name: cst.Name, scope: Scope, depth: int) -> bool:
+        """Whether every value of `name` is an instance of a module class of the project
+        (`Disc().to(device)`, wrapped as `DistributedDataParallel(mpd, ...)`): its calls make tensors."""
+        owner = scope.owner_of(name.value)
+        values = owner.assignments.get(name.value, ()) if owner is not None else ()
+        if not values or depth > _MAX_DEPTH:
+            return False
+        for value in values:
+            while type(value) is cst.Call and type(value.func) is cst.Attribute and call_name(value) in ("to", "cuda", "train", "eval") \
+                    and type(value.func.value) is cst.Call:
+                value = value.func.value
+            if type(value) is not cst.Call:
+                return False
+            if call_name(value) in ("DistributedDataParallel", "DataParallel", "compile") and value.args:
+                inner = value.args[0].value
+                if not (type(inner) is cst.Name and inner.value == name.value or type(inner) is cst.Name and self._module_instance(
+                        inner, scope, depth + 1)):
+                    return False
+                continue
+            made = dotted(value.func)
+            if made is None or not module_class(SourceNamespace.of(self.ctx).klass(made)):
+                return False
+        return True
 
     def _layer(self, func: cst.Attribute) -> bool:
         """`self.fc` where every value given to it is a layer of `torch.nn` (`nn.Linear(...)`):
