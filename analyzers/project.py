@@ -698,6 +698,28 @@ def _host_read(call: ast.Call):
     return None
 
 
+_TESTS = (ast.If, ast.While, ast.Assert)
+_TESTED = {"min", "max", "any", "all", "isnan", "isinf", "isfinite", "equal", "allclose", "sum", "mean"}
+
+
+def _tested(test: ast.expr, namespace: Namespace):
+    """The tensor a condition reads on the host through a torch function of it (`torch.min(y)
+    < -1.`, `torch.isnan(loss).any()`, `not torch.all(mask)`), or None."""
+    if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+        return _tested(test.operand, namespace)
+    if type(test) is ast.BoolOp:
+        return next((found for value in test.values if (found := _tested(value, namespace)) is not None), None)
+    if type(test) is ast.Compare:
+        return next((found for value in (test.left, *test.comparators) if (found := _tested(value, namespace)) is not None), None)
+    if type(test) is ast.Call and type(test.func) is ast.Attribute and test.func.attr in ("any", "all", "item") and not test.args:
+        return _tested(test.func.value, namespace)
+    if type(test) is ast.Call and test.args:
+        head, _, name = (namespace.qualname(ast_dotted(test.func) or "") or "").partition(".")
+        if head == "torch" and name in _TESTED:
+            return test.args[0]
+    return None
+
+
 _DEVICE_WORDS = re.compile(r"device|cuda|gpu|rank", re.IGNORECASE)
 
 
@@ -755,7 +777,15 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
     _propagate(body_nodes(function), derived, roots_of)  # (`for k, v in kwargs.items()`, `x = p[0]`)
     found: dict[str, Use] = {}
     owner: dict[str | None, str] = {name: param for param, names in derived.items() for name in names}
-    for node in sorted((n for n in body_nodes(function) if type(n) is ast.Call), key=lambda n: (n.lineno, n.col_offset)):
+    tests = matcher is _host_read
+    for node in sorted((n for n in body_nodes(function) if type(n) is ast.Call or tests and type(n) in _TESTS),
+                       key=lambda n: (n.lineno, n.col_offset)):
+        if isinstance(node, _TESTS):  # `if torch.min(y) < -1.:` (hifi-gan's mel_spectrogram)
+            value = _tested(node.test, namespace)
+            said = f"{type(node).__name__.lower()} {ast.unparse(node.test)}" + (":" if type(node) is not ast.Assert else "")
+            for param in {owner[root] for root in _roots(value) if root in owner} if value is not None else ():
+                found.setdefault(param, Use(said, place(node.lineno), place.path, node.lineno, _name(function, cls)))
+            continue
         value = matcher(node)
         if value is not None:
             for param in {owner[root] for root in _roots(value) if root in owner}:

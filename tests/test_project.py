@@ -2044,3 +2044,35 @@ def test_outputs_of_a_module_of_the_project_passed_to_a_helper_that_reads_them(t
     assert "passes a CUDA tensor to `discriminator_loss`, which reads it on the host (`r_loss.item()`, utils.py:16)" in finding.message
     other = train.replace("MultiPeriodDiscriminator().to(device)", "make_discriminator()")  # not known to be a module
     assert tpl203(project(tmp_path, other, models)) == []
+
+
+def test_a_helper_testing_a_tensor_it_is_passed_in_an_if(tmp_path):
+    """hifi-gan's `mel_spectrogram(y_g_hat, ...)`: `if torch.min(y) < -1.:` on the generator's
+    CUDA output, every step."""
+    helpers = """
+        import torch
+
+        def mel_spectrogram(y, n_fft):
+            if torch.min(y) < -1.0:
+                print("min value is ", torch.min(y))
+            return torch.stft(y, n_fft, return_complex=True).abs()
+
+        def checked(y):
+            if y.shape[0] > 1:
+                return y
+            return y[:1]
+    """
+    train = """
+        import torch
+        import utils
+
+        model = make_generator().cuda()
+        for x, y in loader:
+            y_g_hat = model(x.cuda())
+            loss = (utils.mel_spectrogram(y_g_hat, 1024) - y.cuda()).abs().mean()
+            loss.backward()
+            optimizer.step()
+    """
+    [finding] = tpl203(project(tmp_path, train, helpers))
+    assert "which reads it on the host (`if torch.min(y) < -1.0:`, utils.py:5)" in finding.message
+    assert tpl203(project(tmp_path, train.replace("utils.mel_spectrogram(y_g_hat, 1024)", "utils.checked(y_g_hat)"), helpers)) == []

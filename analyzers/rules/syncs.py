@@ -124,7 +124,8 @@ class HostSyncEveryStep(Nesting):
     project: `timer.toc()` reading `time.time()`), and a CUDA tensor (also what an instance of
     a `torch.nn.Module` subclass of the project returns: `r, g, _, _ = mpd(y, y_hat)`) passed
     to a function or method of the project (this file or a module it imports) that reads it on
-    the host (`MetricLogger.update(loss=loss)` calling `.item()`: the finding names that
+    the host (`MetricLogger.update(loss=loss)` calling `.item()`, or `if torch.min(y) < -1.:`
+    in hifi-gan's `mel_spectrogram`: the finding names that
     line; on a logger passed in as a parameter, when every method of the project the call
     fits reads it), or to `wandb.log`; a call of a training-step function of another module
     (`train_step(model, batch)` in engine.py) that reads a value on the host each time it
