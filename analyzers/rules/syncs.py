@@ -134,7 +134,8 @@ class HostSyncEveryStep(Nesting):
     clip)` reading each parameter's gradient norm); and `loss.data[0]`, PyTorch 0.3's spelling of
     `loss.item()` (which raises on today's 0-dimensional losses). Also in a training-step function (one that calls
     `backward()` or steps an optimizer, not in a loop of its own) called from a loop, or a
-    method of that kind called from other files only (`agent.update(rollouts)`), an ignite `Engine`'s process function, a
+    method of that kind called from other files only (`agent.update(rollouts)`), one a factory
+    returns (`return perform_train_step_fn`, kept as `self.train_step_fn`), an ignite `Engine`'s process function, a
     LightningModule's `training_step`, and a module's `forward` (and the methods it calls
     on `self`; in a notebook, when the notebook trains): `lengths.tolist()` there syncs on
     every step the module trains. A loop inside the step that does not step itself runs on
@@ -534,6 +535,25 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a step function a factory method returns, called through an attribute by the loop
+        Example(
+            """
+            import torch
+            class StepByStep:
+                def __init__(self, model, loss_fn, optimizer):
+                    self.model = model.to("cuda")
+                    self.loss_fn, self.optimizer = loss_fn, optimizer
+                    self.train_step_fn = self._make_train_step_fn()
+                def _make_train_step_fn(self):
+                    def perform_train_step_fn(x, y):
+                        loss = self.loss_fn(self.model(x), y)
+                        loss.backward()
+                        self.optimizer.step()
+                        self.optimizer.zero_grad()
+                        return loss.item()
+                    return perform_train_step_fn
+            """,
+        ),
         # a gradient's norm given to TensorBoard at every step
         Example(
             """
@@ -946,8 +966,9 @@ class HostSyncEveryStep(Nesting):
                     return False  # (dead code)
                 callers = self.ctx.calls.get(function.name.value, [])
                 looped = [call for call in callers if call.loops]
-                if not looped and (callers or id(function) not in self.ctx.class_of):
-                    return False  # (a method called nowhere here: each call from elsewhere is a step, `agent.update(rollouts)`)
+                if not looped and (callers or id(function) not in self.ctx.class_of and not self._made_step(site.scope)):
+                    return False  # (a method called nowhere here: each call from elsewhere is a step, `agent.update(rollouts)`;
+                    # so is a step function a factory returns, `return perform_train_step_fn`)
                 if looped and all(steps.evaluates_every_iteration(call.loops[-1]) for call in looped):
                     return False  # (full-batch: `train()` then `test()` on every iteration of the epoch loop)
         return not any(self._guards(frame, site) for frame in frames)
@@ -1050,6 +1071,13 @@ class HostSyncEveryStep(Nesting):
             f"{what} on every {when}, which waits for the GPU to finish all queued work: the "
             f"CPU cannot run ahead to launch the next step, so the GPU idles. {advice}"
         )
+
+    def _made_step(self, scope: Scope) -> bool:
+        """Whether the function of `scope` is defined in another function that returns it (a
+        factory of step functions: `self.train_step_fn = self._make_train_step_fn()`)."""
+        parent, function = scope.parent, scope.node
+        return function is not None and parent is not None and parent.node is not None and any(
+            type(value) is cst.Name and value.value == function.name.value for value in self.ctx.returns.get(id(parent.node), ()))
 
     def _unused(self, function: cst.FunctionDef | None) -> bool:
         """A function of the module that nothing in the project runs: the module does not name it,
