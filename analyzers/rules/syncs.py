@@ -118,7 +118,8 @@ class HostSyncEveryStep(Nesting):
     `.tolist()`, `.to("cpu")`, `float()`/`int()`/`bool()` of a tensor, Python's `max()`/`min()`
     of one (`max(num_tokens, 1)`), `print()` of a
     tensor or a tensor formatted into a string (`pbar.set_description(f"loss {loss:.3f}")`,
-    `"%11.4g" * 3 % (*mloss,)`), and `if` and `assert` tests on a tensor (`if loss < best:`, `if torch.isnan(loss):`,
+    `"%11.4g" * 3 % (*mloss,)`), and `if`, `assert` and conditional-expression tests on a tensor
+    (`if loss < best:`, `if torch.isnan(loss):`, `w = a if self.update_count >= n else b` on a buffer,
     `assert torch.equal(a, b)` in a `forward`),
     `torch.cuda.synchronize()` in a loop that reads no clock (itself or through a timer of the
     project: `timer.toc()` reading `time.time()`), and a CUDA tensor (also what an instance of
@@ -535,6 +536,22 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a conditional expression testing a CUDA buffer (a step count kept on the device)
+        Example(
+            """
+            import torch
+            class IRM(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.register_buffer("update_count", torch.tensor([0]))
+                def update(self, x, y):
+                    weight = 100.0 if self.update_count >= 500 else 1.0
+                    loss = weight * self.network(x.cuda()).sum()
+                    loss.backward()
+                    self.optimizer.step()
+                    self.update_count += 1
+            """,
+        ),
         # a step function a factory method returns, called through an attribute by the loop
         Example(
             """
@@ -915,6 +932,10 @@ class HostSyncEveryStep(Nesting):
     def visit_Assert(self, node: cst.Assert) -> None:
         self._add(node, "test")
 
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        if self.ctx.loops or self.ctx.scope.node:
+            self._add(node, "test")  # `w = a if self.update_count >= n else b`
+
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if _legacy_read(node) is not None:  # `loss.data[0]`
             self._add(node, "legacy")
@@ -1033,14 +1054,18 @@ class HostSyncEveryStep(Nesting):
                 "the CPU cannot run ahead to launch the next step, so the GPU idles. Remove it, or synchronize "
                 "only where you read a clock or a value."
             )
-        if type(node) is cst.If or type(node) is cst.Assert:  # a "test" candidate (every other one is a call)
-            if not self._truth_sync(node.test, scope, candidate.site.loops):
+        if type(node) in (cst.If, cst.Assert, cst.IfExp):  # a "test" candidate (every other one is a call)
+            test = cast(cst.If, node).test
+            if not self._truth_sync(test, scope, candidate.site.loops):
                 return None
             if type(node) is cst.Assert:
-                what = f"`assert {short_code(node.test)}` turns a CUDA tensor into a Python bool"
+                what = f"`assert {short_code(test)}` turns a CUDA tensor into a Python bool"
                 advice = "Check it every N steps, or only while debugging (`python -O` drops asserts)."
+            elif type(node) is cst.IfExp:
+                what = f"`... if {short_code(test)} else ...` turns a CUDA tensor into a Python bool"
+                advice = "Keep the choice on the GPU (`torch.where`), or test a Python value (a step count kept as an int)."
             else:
-                what = f"`if {short_code(node.test)}:` turns a CUDA tensor into a Python bool"
+                what = f"`if {short_code(test)}:` turns a CUDA tensor into a Python bool"
                 advice = "Check it every N steps, or keep the decision on the GPU (`torch.where`, masking)."
         elif candidate.kind == "method":
             if _method(candidate).attr.value in ("cpu", "to") and self.ctx.uses_rpc() or self._loader_batch(candidate) or \
