@@ -308,7 +308,14 @@ def none_test(test: cst.CSTNode) -> tuple[cst.BaseExpression, bool] | None:
 
 
 def _none_tested(test: cst.BaseExpression) -> str | None:
-    """The name or attribute that `test` compares with `is None`, or None."""
+    """The name or attribute that `test` compares with `is None`, or finds empty (`not
+    len(self.q)`, `len(cache) == 0`: filled on the first run), or None."""
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        test = cst.Comparison(test.expression, [cst.ComparisonTarget(cst.Equal(), cst.Integer("0"))])
+    if type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.comparisons[0].operator) is cst.Equal \
+            and literal(test.comparisons[0].comparator) == 0 and type(test.left) is cst.Call and type(test.left.func) is cst.Name \
+            and test.left.func.value == "len" and len(test.left.args) == 1 and type(test.left.args[0].value) in (cst.Name, cst.Attribute):
+        return dotted(test.left.args[0].value)
     found = none_test(test)
     return dotted(found[0]) if found is not None and found[1] and type(found[0]) in (cst.Name, cst.Attribute) else None
 

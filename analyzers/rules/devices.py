@@ -47,8 +47,9 @@ class CpuTensorMovedEachStep(Nesting):
     away or after reshapes, casts and elementwise math with numbers:
     `torch.arange(n).unsqueeze(0).to(device)`, `torch.exp(-c * torch.arange(half) / half).to(t.device)`,
     or in a later statement of the same function, `z = z.type_as(x)`), inside a loop, a module's
-    `forward` or `training_step` (or an ignite Engine's process function), or a function that
-    one of those calls (through up to three calls). A device variable counts in code
+    `forward` or `training_step` (or an ignite Engine's process function, a training-step
+    method other files call, `algorithm.update(minibatches)`), or a function that one of
+    those calls (through up to three calls). A device variable counts in code
     that uses CUDA; `.to(x.device)` (another tensor's device) always does, since creating
     the tensor there is never slower (but for an `x` the function made on the CPU itself:
     stochastic depth's `var = torch.bernoulli(torch.tensor(p))`). Likewise a factory tensor without `device=` that indexes
@@ -79,7 +80,7 @@ class CpuTensorMovedEachStep(Nesting):
     or reshaped: PPO's `mb_inds = b_inds[start:end]`) indexing a tensor moved to or made on the
     device (`b_obs[mb_inds]`), reported once per array, at its first indexing.
 
-    Silent for a tensor made under `if buffer is None:` (made once, on the first
+    Silent for a tensor made under `if buffer is None:` or `if not len(self.q):` (made once, on the first
     iteration; not when what is tested is a parameter, `mask=None`, left out of each call) or under an interval guard in the loop (`if i % 500 == 0:`), in an epoch
     loop around the loop that trains (once per epoch), in a loop over a dict's entries
     outside a loop or forward (`for k, v in data.items():`: a few keys), or in a helper that
@@ -469,6 +470,19 @@ class CpuTensorMovedEachStep(Nesting):
                     self.agent.act(self.net)
             """,
         ),
+        # filled on the first step only (`if not len(self.q)`)
+        Example(
+            """
+            import torch
+            class GroupDRO(torch.nn.Module):
+                def update(self, minibatches):
+                    if not len(self.q):
+                        self.q = torch.ones(len(minibatches)).cuda()
+                    loss = (self.q * self.losses(minibatches)).sum()
+                    loss.backward()
+                    self.optimizer.step()
+            """,
+        ),
         # a buffer filled with the batch's own values: host data, copied however it is made
         Example(
             """
@@ -482,6 +496,33 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # a training-step method other files call (`algorithm.update(minibatches)` in train.py)
+        Example(
+            """
+            import torch
+            class GroupDRO(torch.nn.Module):
+                def update(self, minibatches):
+                    losses = torch.zeros(len(minibatches)).cuda()
+                    for m, (x, y) in enumerate(minibatches):
+                        losses[m] = self.network(x).sum()
+                    loss = losses.mean()
+                    self.optimizer.zero_grad()
+                    loss.backward()
+                    self.optimizer.step()
+            """,
+            """
+            import torch
+            class GroupDRO(torch.nn.Module):
+                def update(self, minibatches):
+                    losses = torch.zeros(len(minibatches), device="cuda")
+                    for m, (x, y) in enumerate(minibatches):
+                        losses[m] = self.network(x).sum()
+                    loss = losses.mean()
+                    self.optimizer.zero_grad()
+                    loss.backward()
+                    self.optimizer.step()
+            """,
+        ),
         # PPO's minibatches: NumPy indices copied to the GPU at each indexing of the rollout buffers
         Example(
             """
@@ -1520,7 +1561,9 @@ class CpuTensorMovedEachStep(Nesting):
             return "every engine iteration"
         if steps.run_every_step(function):
             return "every training step" if function.name.value == "training_step" else "every forward call"
-        return "every forward call" if function.name.value in PER_CALL_METHODS else None
+        if function.name.value in PER_CALL_METHODS:
+            return "every forward call"
+        return "every training step" if steps.stepped_elsewhere(function) else None
 
     def _device(self, device: cst.BaseExpression, site: Site) -> bool:
         """Provably CUDA, or a device variable in code that uses CUDA."""

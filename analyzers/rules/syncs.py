@@ -987,7 +987,7 @@ class HostSyncEveryStep(Nesting):
                     return False  # (dead code)
                 callers = self.ctx.calls.get(function.name.value, [])
                 looped = [call for call in callers if call.loops]
-                if not looped and (callers or id(function) not in self.ctx.class_of and not self._made_step(site.scope)):
+                if not looped and not steps.stepped_elsewhere(function):
                     return False  # (a method called nowhere here: each call from elsewhere is a step, `agent.update(rollouts)`;
                     # so is a step function a factory returns, `return perform_train_step_fn`)
                 if looped and all(steps.evaluates_every_iteration(call.loops[-1]) for call in looped):
@@ -1096,13 +1096,6 @@ class HostSyncEveryStep(Nesting):
             f"{what} on every {when}, which waits for the GPU to finish all queued work: the "
             f"CPU cannot run ahead to launch the next step, so the GPU idles. {advice}"
         )
-
-    def _made_step(self, scope: Scope) -> bool:
-        """Whether the function of `scope` is defined in another function that returns it (a
-        factory of step functions: `self.train_step_fn = self._make_train_step_fn()`)."""
-        parent, function = scope.parent, scope.node
-        return function is not None and parent is not None and parent.node is not None and any(
-            type(value) is cst.Name and value.value == function.name.value for value in self.ctx.returns.get(id(parent.node), ()))
 
     def _unused(self, function: cst.FunctionDef | None) -> bool:
         """A function of the module that nothing in the project runs: the module does not name it,

@@ -384,6 +384,22 @@ class TrainingSteps:
         it calls."""
         return id(loop) in self._direct
 
+    def stepped_elsewhere(self, function: cst.FunctionDef) -> bool:
+        """Whether `function` runs a training step and the source never calls it, while other
+        code does, once per step: a method (`agent.update(rollouts)` from another file), or a
+        function a factory returns (`return perform_train_step_fn`, kept as `self.train_step_fn`)."""
+        name = function.name.value
+        if not self.trains(function) or any(
+                type(call.node.func) is cst.Name or type(call.node.func) is cst.Attribute and (
+                    dotted(call.node.func.value) == "self" or type(call.node.func.value) is cst.Call)  # (`super().update(...)`)
+                for call in self.ctx.calls.get(name, ())):
+            return False  # (not `losses.update(...)` of a meter: another method of that name)
+        if id(function) in self.ctx.class_of:
+            return True
+        parent = next((scope.parent for defined, scope in self.ctx.functions.get(name, ()) if defined is function), None)
+        return parent is not None and parent.node is not None and any(
+            type(value) is cst.Name and value.value == name for value in self.ctx.returns.get(id(parent.node), ()))
+
     def per_epoch(self, loop: cst.CSTNode) -> bool:
         """Whether `loop` runs no training step itself but holds a loop that does, or calls a
         function (of the source or of another module) that loops over training steps: it runs
