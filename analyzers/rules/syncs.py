@@ -28,6 +28,9 @@ from ..vocabulary import (
 )
 
 _CONVERSIONS = {"float", "int", "bool"}
+_MATH_TESTS = {"math.isnan", "math.isinf", "math.isfinite"}
+_NORMS = {"torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_norm", "torch.nn.utils.clip_grad.clip_grad_norm_",
+          "torch.nn.utils.get_total_norm"}
 _DEMO_STEPS = 5  # a training loop of at most so many steps shows how training works (a 10-step benchmark is timed)
 _TRUTH_FUNCTIONS = {"torch.isnan", "torch.isinf", "torch.isfinite", "torch.any", "torch.all", "torch.equal", "torch.allclose"}
 _TRUTH_METHODS = {"any", "all"}
@@ -118,7 +121,8 @@ class HostSyncEveryStep(Nesting):
     `.tolist()`, `.to("cpu")`, `float()`/`int()`/`bool()` of a tensor, Python's `max()`/`min()`
     of one (`max(num_tokens, 1)`), `print()` of a
     tensor or a tensor formatted into a string (`pbar.set_description(f"loss {loss:.3f}")`,
-    `"%11.4g" * 3 % (*mloss,)`), and `if`, `assert` and conditional-expression tests on a tensor
+    `"%11.4g" * 3 % (*mloss,)`, `"loss {:.4f}".format(loss)`), `math.isnan()` of one (the norm
+    `clip_grad_norm_` returns), and `if`, `assert` and conditional-expression tests on a tensor
     (`if loss < best:`, `if torch.isnan(loss):`, `w = a if self.update_count >= n else b` on a buffer,
     `assert torch.equal(a, b)` in a `forward`),
     `torch.cuda.synchronize()` in a loop that reads no clock (itself or through a timer of the
@@ -536,6 +540,33 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # the total norm clip_grad_norm_ returns is a CUDA tensor: math.isnan converts it
+        Example(
+            """
+            import math
+            import torch
+            model.cuda()
+            for x, y in loader:
+                model(x.cuda()).sum().backward()
+                grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                is_overflow = math.isnan(grad_norm)
+                optimizer.step()
+            """,
+        ),
+        # str.format of a tensor a function of the file returns
+        Example(
+            """
+            import torch
+            def accuracy(probas, labels):
+                return torch.sum((probas > 0.5).long() == labels).float() / labels.size(0)
+            model.cuda()
+            for x, y in loader:
+                probas = model(x.cuda())
+                torch.nn.functional.binary_cross_entropy(probas, y.cuda()).backward()
+                optimizer.step()
+                print("acc {:.3f}".format(accuracy(probas, y.cuda())))
+            """,
+        ),
         # a conditional expression testing a CUDA buffer (a step count kept on the device)
         Example(
             """
@@ -902,6 +933,9 @@ class HostSyncEveryStep(Nesting):
                 names.add(root_name(target) or "")
             elif name == "synchronize" and self.ctx.qualname(func) == "torch.cuda.synchronize":
                 self._add(node, "synchronize")
+                return
+            elif self.ctx.qualname(func) in _MATH_TESTS and len(node.args) == 1:
+                self._add(node, "conversion")  # `math.isnan(grad_norm)`: a float() of it first
                 return
         elif name in _CONVERSIONS and len(node.args) == 1:
             self._add(node, "conversion")
@@ -1304,6 +1338,9 @@ class HostSyncEveryStep(Nesting):
                 type(part) is cst.FormattedStringExpression and self._tensor(part.expression, scope, 0)
                 for part in expr.parts
             )
+        if type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value == "format" and type(
+                expr.func.value) in (cst.SimpleString, cst.ConcatenatedString):  # `"loss {:.4f}".format(loss)`
+            return any(self._tensor(arg.value, scope, 0) for arg in expr.args)
         return self._tensor(expr, scope, 0)
 
     def _truth_sync(self, test: cst.BaseExpression, scope: Scope, loops: tuple = ()) -> bool:
@@ -1375,9 +1412,14 @@ class HostSyncEveryStep(Nesting):
             if qualified.startswith(_TENSOR_PREFIXES):
                 return True
             head, _, function = qualified.partition(".")
+            if qualified in _NORMS:
+                return True  # `grad_norm = clip_grad_norm_(params, 1.0)`: the total norm, on the parameters' device
             if head == "torch" and function and "." not in function:
                 return function in ("Tensor", *LEGACY_TENSOR_TYPES) or function[0].islower() and not function.startswith(
                     ("is_", "get_", "set_")) and function not in _NOT_TENSOR
+            if type(expr.func) is cst.Name and expr.func.value in self.ctx.functions and expr.func.value not in self.ctx.imports:
+                defined, inner = self.ctx.functions[expr.func.value][-1]  # (of the source: what it returns, not its name)
+                return any(value is not None and self._tensor(value, inner, depth + 1) for value in self.ctx.returns.get(id(defined), ()))
             if _loss_call(expr) or _model_call((dotted(expr.func) or "").rsplit(".", 1)[-1].lower()):
                 return True
             if type(expr.func) is cst.Attribute and self._layer(expr.func):
