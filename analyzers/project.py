@@ -506,10 +506,10 @@ def call_target(ctx, func, scope):
         return None if found is None else method(found[0], func.attr.value, *found[1:])
     if receiver.partition(".")[0] in ctx.imports or receiver in ctx.relative_imports:
         found = namespace.function(f"{receiver}.{func.attr.value}")
-        if found is None:  # `StepByStep.loader_apply(...)`: a static method of an imported class
+        if found is None and receiver[:1].isupper():  # `StepByStep.loader_apply(...)`: a static method of an imported class
             klass = namespace.klass(receiver)
             return None if klass is None else method(klass[0], func.attr.value, *klass[1:])
-        return (*found, None)
+        return None if found is None else (*found, None)
     origin = ctx.origin(func.value, scope)
     if origin is None or type(origin[0]) is not cst.Call:
         return None
@@ -1468,10 +1468,10 @@ def _callee(func, namespace: Namespace, place: Place, cls) -> Definition | None:
         if func.value.id == "self" and cls is not None:
             return method(cls, func.attr, namespace, place)
         found = namespace.function(f"{func.value.id}.{func.attr}")
-        if found is None:  # `StepByStep.loader_apply(...)`: a static method, called on its class
+        if found is None and func.value.id[:1].isupper():  # `StepByStep.loader_apply(...)`: a static method, on its class
             klass = namespace.klass(func.value.id)
             return None if klass is None else method(klass[0], func.attr, *klass[1:])
-        return (*found, None)
+        return None if found is None else (*found, None)
     return None
 
 

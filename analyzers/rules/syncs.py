@@ -1503,10 +1503,27 @@ class HostSyncEveryStep(Nesting):
                         inner, scope, depth + 1)):
                     return False
                 continue
-            made = dotted(value.func)
-            if made is None or not module_class(SourceNamespace.of(self.ctx).klass(made)):
+            if not self._module_class(dotted(value.func), 0):
                 return False
         return True
+
+    def _module_class(self, name: str | None, depth: int) -> bool:
+        """Whether the class `name` (of the source, read from its libcst node, or of a module of
+        the project it imports) derives from `torch.nn.Module`."""
+        if name is None or depth > 3:
+            return False
+        key = ("module class", name)
+        if key not in self.ctx.shared:
+            cls = self.ctx.classes.get(name)
+            if cls is not None:
+                self.ctx.shared[key] = any(
+                    (self.ctx.qualname(base.value) or "") in ("torch.nn.Module", "torch.nn.modules.module.Module")
+                    or (dotted(base.value) or "") != name and self._module_class(dotted(base.value), depth + 1)
+                    for base in cls.bases)
+            else:
+                self.ctx.shared[key] = (name.partition(".")[0] in self.ctx.imports or name in self.ctx.relative_imports) and \
+                    module_class(SourceNamespace.of(self.ctx).klass(name))
+        return self.ctx.shared[key]
 
     def _layer(self, func: cst.Attribute) -> bool:
         """`self.fc` where every value given to it is a layer of `torch.nn` (`nn.Linear(...)`):
