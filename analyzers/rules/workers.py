@@ -14,6 +14,7 @@ from ..project import ast_dotted, iterated, iterated_again, maybe_project_call, 
 from .base import Example, FixPlan, Replace
 from ..datasets import CHEAP
 from .dataloader import LoaderRule
+from .tracking import TrainingSteps, few_iterations
 from .edits import names_in_target, replace_argument, root_name
 from ..vocabulary import FIT_METHODS, NUM_WORKERS
 
@@ -33,7 +34,9 @@ class NonPersistentWorkers(LoaderRule):
     an ignite Engine's `run(loader, max_epochs=N)`, or a `run` in an event handler
     (decorated, or registered with `add_event_handler`); a module of the project that calls
     the function returning the loader (`train_loader, test_loader = data_setup.create_dataloaders()`
-    in train.py) and iterates it so, itself or through the functions it gives it to. Workers
+    in train.py) and iterates it so, itself or through the functions it gives it to; an
+    `iter(loader)` made again inside a training loop (`except StopIteration: it =
+    iter(loader)`, cycling a loader shorter than the run). Workers
     from the core count (`os.cpu_count()`, `int(os.cpu_count() / 2)`, also as the default of a
     parameter of such a function) are workers on any machine. PyG's loaders (`DataLoader`,
     `NeighborLoader`, `ClusterLoader`, the GraphSAINT samplers, ...: subclasses batching graphs)
@@ -167,6 +170,39 @@ class NonPersistentWorkers(LoaderRule):
         ),
     )
     INVALID = (
+        # FixMatch's cycling of a loader: a new iterator, and new workers, each time it runs out
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            labeled_loader = DataLoader(labeled, batch_size=64, shuffle=True, num_workers=4, drop_last=True)
+            labeled_iter = iter(labeled_loader)
+            model.cuda()
+            for step in range(total_steps):
+                try:
+                    x, y = next(labeled_iter)
+                except StopIteration:
+                    labeled_iter = iter(labeled_loader)
+                    x, y = next(labeled_iter)
+                model(x.cuda()).sum().backward()
+                optimizer.step()
+            """,
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            labeled_loader = DataLoader(labeled, batch_size=64, shuffle=True, num_workers=4, drop_last=True, persistent_workers=True)
+            labeled_iter = iter(labeled_loader)
+            model.cuda()
+            for step in range(total_steps):
+                try:
+                    x, y = next(labeled_iter)
+                except StopIteration:
+                    labeled_iter = iter(labeled_loader)
+                    x, y = next(labeled_iter)
+                model(x.cuda()).sum().backward()
+                optimizer.step()
+            """,
+        ),
         # a library's loader (PyG's, batching graphs) re-spawns its workers like torch's
         Example(
             """
@@ -507,6 +543,21 @@ class NonPersistentWorkers(LoaderRule):
         yield from self._iterated_by_callees()
         yield from self._iterated_by_frameworks()
         yield from self._iterated_by_importers()
+        yield from self._iterators_made_again()
+
+    def _iterators_made_again(self):
+        """`iter(loader)` called inside a loop that trains (`except StopIteration: it =
+        iter(labeled_loader)`, FixMatch's way of cycling two loaders): each call starts the
+        workers again."""
+        steps = TrainingSteps.of(self.ctx)
+        for site in self.ctx.calls.get("iter", ()):
+            if type(site.node.func) is not cst.Name or len(site.node.args) != 1 or not site.loops:
+                continue
+            loop = site.loops[-1]
+            if not (steps.trains(loop) or steps.per_epoch(loop)) or few_iterations(loop, self.ctx, site.scope):
+                continue
+            for loader in self._resolve_loader(site.node.args[0].value, site.scope, 0):
+                yield loader, [loop], f" (through a new `{code(site.node)}` made inside the training loop)", ()
 
     def _iterated_by_importers(self):
         """`return train_loader` in a function of the source that a module of the project calls
