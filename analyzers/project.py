@@ -510,7 +510,7 @@ def call_target(ctx, func, scope):
             klass = namespace.klass(receiver)
             return None if klass is None else method(klass[0], func.attr.value, *klass[1:])
         return None if found is None else (*found, None)
-    origin = ctx.origin(func.value, scope)
+    origin = ctx.origin(func.value, scope) or _handed_back(ctx, func.value, scope)
     if origin is None or type(origin[0]) is not cst.Call:
         return None
     made_call = origin[0]
@@ -523,7 +523,53 @@ def call_target(ctx, func, scope):
         maker = chosen[0].body
     made = dotted(maker)
     found = None if made is None else namespace.klass(made)
+    if found is None and made is not None and type(maker) is cst.Name:  # `model = load_model(hparams)`
+        found = _returned_class(namespace.function(made))
     return None if found is None else method(found[0], func.attr.value, *found[1:])
+
+
+def _handed_back(ctx, name, scope):
+    """(value, scope) of a name first bound to a value and then only to what calls given it hand
+    back (`model = apply_gradient_allreduce(model)`; `model, optimizer, it = load_checkpoint(path,
+    model, optimizer)`: the same object, wrapped or restored), or None."""
+    owner = scope.owner_of(name.value) if type(name) is cst.Name else None
+    if owner is None:
+        return None
+
+    def given(value) -> bool:
+        return type(value) is cst.Call and any(type(arg.value) is cst.Name and arg.value.value == name.value for arg in value.args)
+
+    values = owner.assignments[name.value]
+    known = [value for value in values if value is not None]
+    unpacked = ctx.unpacked.get((id(owner), name.value), ())
+    if not known or given(known[0]) or values.count(None) != len(unpacked) or not all(map(given, [*known[1:], *unpacked])):
+        return None
+    return known[0], owner
+
+
+def _returned_class(found) -> tuple | None:
+    """The class of the project whose instance the function `found` returns (`model =
+    Tacotron2(hparams).cuda()` ... `return model`), or None."""
+    if found is None:
+        return None
+    function, namespace = found[0], found[1]
+    assigned: dict[str, list[ast.expr]] = {}
+    for node in body_nodes(function):
+        if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+            assigned.setdefault(node.targets[0].id, []).append(node.value)
+    for node in body_nodes(function):
+        if type(node) is not ast.Return or node.value is None:
+            continue
+        values = assigned.get(node.value.id, []) if type(node.value) is ast.Name else [node.value]
+        for value in values:
+            while type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr in _SAME_MODULE \
+                    and type(value.func.value) is ast.Call:
+                value = value.func.value
+            name = ast_dotted(value.func) if type(value) is ast.Call else None
+            klass = namespace.klass(name) if name else None
+            if klass is not None:
+                return klass
+    return None
 
 
 def _attached(ctx, receiver: str, attribute: str) -> cst.Name | None:

@@ -2076,3 +2076,52 @@ def test_a_helper_testing_a_tensor_it_is_passed_in_an_if(tmp_path):
     [finding] = tpl203(project(tmp_path, train, helpers))
     assert "which reads it on the host (`if torch.min(y) < -1.0:`, utils.py:5)" in finding.message
     assert tpl203(project(tmp_path, train.replace("utils.mel_spectrogram(y_g_hat, 1024)", "utils.checked(y_g_hat)"), helpers)) == []
+
+
+def test_a_method_of_a_model_a_factory_returns_and_wrappers_hand_back(tmp_path):
+    """tacotron2: `model = load_model(hparams)` (returning `Tacotron2(hparams).cuda()`), then
+    `model = apply_gradient_allreduce(model)` and `model, optimizer, it = load_checkpoint(path,
+    model, optimizer)`; `model.parse_batch(batch)` moves the batch with utils.to_gpu."""
+    (tmp_path / "model.py").write_text(textwrap.dedent("""
+        import torch
+        from utils import to_gpu
+
+        class Tacotron2(torch.nn.Module):
+            def parse_batch(self, batch):
+                text_padded, mel_padded = batch
+                return to_gpu(text_padded).long(), to_gpu(mel_padded).float()
+    """))
+    helpers = """
+        import torch
+
+        def to_gpu(x):
+            x = x.contiguous()
+            if torch.cuda.is_available():
+                x = x.cuda(non_blocking=True)
+            return x
+    """
+    train = """
+        import torch
+        from torch.utils.data import DataLoader
+        from model import Tacotron2
+
+        def load_model(hparams):
+            model = Tacotron2(hparams).cuda()
+            return model
+
+        def train(hparams, trainset, path):
+            model = load_model(hparams)
+            model = apply_gradient_allreduce(model)
+            model, optimizer, iteration = load_checkpoint(path, model, optimizer)
+            train_loader = DataLoader(trainset, num_workers=1, shuffle=True, batch_size=64, pin_memory=False)
+            for epoch in range(hparams.epochs):
+                for batch in train_loader:
+                    x, y = model.parse_batch(batch)
+                    model(x).sum().backward()
+                    optimizer.step()
+    """
+    path = project(tmp_path, train, helpers)
+    with open(path, encoding="utf-8") as handle:
+        found = [f for f in analyze(python_source(handle.read(), path), Config()) if f.code == "TPL102"]
+    [finding] = found
+    assert "`model.parse_batch(batch)` moves its batches to the GPU (`x.cuda(non_blocking=True)` in `to_gpu`" in finding.message
