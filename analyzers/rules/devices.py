@@ -54,7 +54,9 @@ class CpuTensorMovedEachStep(Nesting):
     the tensor there is never slower (but for an `x` the function made on the CPU itself:
     stochastic depth's `var = torch.bernoulli(torch.tensor(p))`). Likewise a factory tensor without `device=` that indexes
     another tensor (`x[torch.arange(n), ids]`, directly or through arithmetic and names) there,
-    in a loop only in code that uses CUDA: indexing a GPU tensor copies the index over. And
+    in a loop only in code that uses CUDA: indexing a GPU tensor copies the index over (not a
+    name another branch makes on the device, `if use_cuda: index = ....cuda() else: index =
+    torch.randperm(n)`: the CPU one indexes CPU data). And
     `torch.tensor(items)` of a list of elements of a GPU tensor, then moved there: a
     device-to-host copy per element (`torch.stack(items)` stays on the GPU). And
     `torch.tensor([t] * n, device=...)`, one value repeated in a list made on the host and
@@ -468,6 +470,27 @@ class CpuTensorMovedEachStep(Nesting):
             class DQN(L.LightningModule):
                 def training_step(self, batch):
                     self.agent.act(self.net)
+            """,
+        ),
+        # the CPU index of the branch that keeps the batch on the CPU (`use_cuda` False)
+        Example(
+            """
+            import numpy as np
+            import torch
+            def mixup_data(x, y, alpha=1.0, use_cuda=True):
+                lam = np.random.beta(alpha, alpha)
+                if use_cuda:
+                    index = torch.randperm(x.size(0), device=x.device)
+                else:
+                    index = torch.randperm(x.size(0))
+                return lam * x + (1 - lam) * x[index, :], y, y[index], lam
+            use_cuda = torch.cuda.is_available()
+            for x, y in loader:
+                if use_cuda:
+                    x, y = x.cuda(), y.cuda()
+                x, y_a, y_b, lam = mixup_data(x, y, use_cuda=use_cuda)
+                model(x).sum().backward()
+                optimizer.step()
             """,
         ),
         # filled on the first step only (`if not len(self.q)`)
@@ -1058,7 +1081,7 @@ class CpuTensorMovedEachStep(Nesting):
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         indices = [e.slice.value for e in node.slice if type(e.slice) is cst.Index]
-        made = [factory for index in indices for factory in self._cpu_made(index)]
+        made = [factory for index in indices if not self._made_on_device_too(index) for factory in self._cpu_made(index)]
         if made and not self._cpu_made(node.value) and not self._host_tensor(node.value) and not self._moved_later(node.value):
             self.indexings.append((self.ctx.site(node), made, self.function()))
         if self.ctx.loops and not made:
@@ -1070,6 +1093,12 @@ class CpuTensorMovedEachStep(Nesting):
         enclosing = self.function()
         if ranges and enclosing is not None and self._torch_made(node.value):
             self.ranges.append((self.ctx.site(node), ranges[0], enclosing))
+
+    def _made_on_device_too(self, expr: cst.BaseExpression) -> bool:
+        """`index`, made on the GPU in the other branch (`if use_cuda: index =
+        torch.randperm(n).cuda() else: index = torch.randperm(n)`): the CPU one indexes CPU data."""
+        values = self.ctx.scope.assignments.get(expr.value, ()) if type(expr) is cst.Name else ()
+        return len(values) > 1 and any(self._on_device(value, 0) for value in values)
 
     def _latest(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
         """The value last assigned (before here, in the pass) to the name `expr`, in its scope."""
@@ -1103,12 +1132,12 @@ class CpuTensorMovedEachStep(Nesting):
         if type(expr) is not cst.Call:
             return False
         name = call_name(expr)
+        qualified = self.ctx.qualname(expr.func) or ""
         if type(expr.func) is cst.Attribute and name in ("to", "cuda"):
             device = argument(expr, 0, "device")
             return name == "cuda" or device is not None and literal(device) != "cpu"
-        if type(expr.func) is cst.Attribute and name not in HOST_COPY_METHODS:
+        if type(expr.func) is cst.Attribute and name not in HOST_COPY_METHODS and not qualified.startswith("torch."):
             return self._on_device(expr.func.value, depth + 1)  # (a tensor's method: on its device, `.clip(-5, 5)`)
-        qualified = self.ctx.qualname(expr.func) or ""
         if qualified.startswith("torch.") and name is not None and name.endswith("_like") and expr.args:
             return self._on_device(expr.args[0].value, depth + 1)
         given = keyword(expr, "device")

@@ -157,7 +157,8 @@ class HostSyncEveryStep(Nesting):
     In reinforcement learning, a loop that steps an environment (`envs.step(...)`) inside an
     iteration that trains is a rollout of many steps: a read there happens on every environment
     step, like testing each element of a CUDA tensor (`for idx, d in enumerate(next_done): if d:`).
-    Silent when the read is guarded by a step interval (`if step % log_every == 0:`, but not a
+    Silent when the read is guarded by a step interval (`if step % log_every == 0:`, or a time
+    interval, `if current_time - last_logging > args.log_freq_time:`; but not a
     modulo by a setting that is 1, `opt.d_every` of `class Config: d_every = 1` or the default
     of the script's `--gradient_accumulation_steps` read from a parameter; `if i == 0:`;
     a function of the project returning such a modulo), inside an `except`
@@ -517,6 +518,23 @@ class HostSyncEveryStep(Nesting):
                     x = y
                 model(x.cuda()).sum().backward()
                 optimizer.step()
+            """,
+        ),
+        # read every so many seconds (`current_time - last_logging > log_freq_time`), not every step
+        Example(
+            """
+            import time
+            import torch
+            last_logging = time.time()
+            model.cuda()
+            for x, y in loader:
+                loss = model(x.cuda()).sum()
+                loss.backward()
+                optimizer.step()
+                current_time = time.time()
+                if current_time - last_logging > 60:
+                    print(loss.item())
+                    last_logging = current_time
             """,
         ),
         # a synchronize right before a timer's clock read: it makes the timing right

@@ -16,7 +16,7 @@ from ..project import trains as project_trains
 from .edits import root_name
 from .base import Rule
 from .distributed import COMPILE
-from ..vocabulary import DEVICE_LIKE, SHORT_LOOP
+from ..vocabulary import CLOCKS, DEVICE_LIKE, SHORT_LOOP
 
 _COMPILE_OPTIONS = {"mode", "fullgraph", "dynamic", "backend", "options", "disable"}
 
@@ -476,6 +476,11 @@ def interval_test(ctx: Context, test: cst.BaseExpression, loops: tuple, scope: S
             nonlocal found
             if type(node.left) is cst.BinaryOperation and type(node.left.operator) is cst.Modulo:
                 return  # (`i % every == 0`: the modulo decides)
+            if any(type(side) is cst.BinaryOperation and type(side.operator) is cst.Subtract and any(
+                    _clock_read(ctx, operand, scope) for operand in (side.left, side.right))
+                    for side in (node.left, *(c.comparator for c in node.comparisons))):
+                found = True  # `current_time - last_logging > args.log_freq_time`: every so many seconds
+                return
             if any(type(c.operator) is cst.Equal for c in node.comparisons):
                 names = names_in(node)
                 found = found or bool(names & loop_names) or any(
@@ -483,6 +488,15 @@ def interval_test(ctx: Context, test: cst.BaseExpression, loops: tuple, scope: S
 
     test.visit(Interval())
     return found
+
+
+def _clock_read(ctx: Context, expr: cst.BaseExpression, scope: Scope) -> bool:
+    """`time.time()`, or a name the scope assigns only clock reads (`current_time = time.time()`)."""
+    if type(expr) is cst.Name:
+        owner = scope.owner_of(expr.value)
+        values = owner.assignments.get(expr.value, ()) if owner is not None else ()
+        return bool(values) and all(type(v) is cst.Call and (ctx.qualname(v.func) or "") in CLOCKS for v in values)
+    return type(expr) is cst.Call and (ctx.qualname(expr.func) or "") in CLOCKS
 
 
 def _setting(ctx: Context, expr: cst.BaseExpression, scope: Scope):
