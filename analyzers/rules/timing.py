@@ -6,7 +6,7 @@ import libcst as cst
 
 from ..context import Context, Scope, Site
 from ..nodes import (
-    argument, call_name, call_result_name, children, dotted, keyword, literal, remembered, short_code, subtracts,
+    argument, call_name, call_result_name, children, dotted, keyword, literal, names_in, remembered, short_code, subtracts,
 )
 from ..findings import Edit, Range
 from ..parse import parse_snippet
@@ -143,6 +143,8 @@ _HOST_FACTORIES = SIZED_FACTORIES | {
     "tensor", "as_tensor", "from_numpy", "Tensor", "LongTensor", "FloatTensor", "IntTensor", "BoolTensor",
     "DoubleTensor", "HalfTensor", "ByteTensor", "arange", "linspace", "randperm", "eye",
 }
+_HOST_SAME_DATA = {"float", "double", "half", "long", "int", "div", "mul", "unsqueeze", "squeeze", "permute", "transpose",
+                   "contiguous", "view", "reshape", "clone", "type"}  # a host tensor's methods that make one on the host
 SYNC, WORK = "sync", "work"
 _LOOP_END = object()  # marks where a loop's events end (its start is the loop node itself)
 
@@ -251,12 +253,29 @@ class TimedWork:
                 return True  # to the host
             if target is None or _looks_like_dtype(target, self.ctx):
                 return False
-        made = func.value
+        return self._host_made(func.value, scope, 0)
+
+    def _host_made(self, made: cst.BaseExpression, scope: Scope, depth: int) -> bool:
+        """A tensor just made in host memory: a torch factory without a device, through casts
+        and reshapes (`torch.from_numpy(img).float().div(255.0)`), or a name bound to such
+        tensors and otherwise only to what it makes of itself (`img = img.cuda()`)."""
+        if depth > 4:
+            return False
+        if type(made) is cst.Name:
+            owner = scope.owner_of(made.value)
+            if owner is None:
+                return False
+            values = [v for v in owner.assignments.get(made.value, ()) if v is not None]
+            host = [v for v in values if self._host_made(v, owner, depth + 1)]
+            return bool(host) and all(v in host or made.value in names_in(v) for v in values)
         if type(made) is not cst.Call:
             return False
         qualified = self.ctx.qualname(made.func) or ""
         namespace, _, name = qualified.rpartition(".")
-        return namespace == "torch" and name in _HOST_FACTORIES and keyword(made, "device") is None
+        if namespace == "torch" and name in _HOST_FACTORIES:
+            return keyword(made, "device") is None
+        return type(made.func) is cst.Attribute and made.func.attr.value in _HOST_SAME_DATA and self._host_made(
+            made.func.value, scope, depth + 1)
 
     def _function(self, call: cst.Call) -> cst.FunctionDef | None:
         """The function of this source a call runs: `helper(...)`, or `self.method(...)`."""
@@ -537,7 +556,7 @@ class UnsynchronizedTiming(Rule):
     end read: `torch.cuda.synchronize()`, an event's `synchronize()` or `elapsed_time()`,
     or an implicit sync such as `.item()`, `.cpu()`, `.tolist()`, `float(t)`, printing a
     tensor, or a blocking copy (`.to("cpu")`, or a tensor just made on the host copied to
-    the device). A function of the same source called in the interval is followed (a few
+    the device: `img = torch.from_numpy(a).float().div(255)`, then `img.cuda()`). A function of the same source called in the interval is followed (a few
     calls deep) to what it leaves queued: one that synchronizes after its last work ends
     the interval synchronized. A loop whose body synchronizes leaves at most one pass
     queued and counts as synchronized. Silent for an interval around several epochs of
@@ -583,6 +602,21 @@ class UnsynchronizedTiming(Rule):
     summary = "Wall-clock interval around CUDA work without torch.cuda.synchronize()"
     probe = "timing"
     VALID = (
+        # the interval ends with a blocking copy of an image just made on the host
+        Example(
+            """
+            import time
+            import numpy as np
+            import torch
+            def do_detect(model, img):
+                t0 = time.time()
+                img = torch.from_numpy(img.transpose(2, 0, 1)).float().div(255.0).unsqueeze(0)
+                img = img.cuda()
+                t1 = time.time()
+                print("preprocess", t1 - t0)
+                return model(img)
+            """,
+        ),
         # an epoch timed up to a test that reads its counts on the host (`int(... .sum())`): synchronized
         Example(
             """
