@@ -886,10 +886,13 @@ class LoaderRule(Rule):
         index = scope.params.index(param)
         name = scope.node.name.value
         namespace = self._namespace()
+        method = id(scope.node) in self.ctx.class_of
         for call_site in self.ctx.calls.get(name, []):
             call = call_site.node
             if type(call.func) is cst.Name and namespace.redefined_run_by(call.func, call_site.unit) not in (None, scope.node):
                 continue  # (a notebook's call of another definition of the function)
+            if not method and type(call.func) is cst.Attribute:
+                continue  # (`model.train()` is not a call of the module's function `train`)
             offset = 1 if type(call.func) is cst.Attribute and scope.params[:1] in (["self"], ["cls"]) else 0
             yield argument(call, index - offset, param), call_site.scope, call_site.unit
         for call_site in self.registrations(name):
@@ -2104,6 +2107,27 @@ class SynchronousDataLoader(LoaderRule):
             for x, y in train_loader:
                 model(x.cuda()).sum().backward()
                 opt.step()
+            """,
+        ),
+        # items torch.load returned, given through a function whose name a module method shares (`model.train()`)
+        Example(
+            """
+            import torch
+            from torch.utils.data import Dataset, DataLoader
+            class InstructionDataset(Dataset):
+                def __init__(self, data):
+                    self._data = data
+                def __len__(self):
+                    return len(self._data)
+                def __getitem__(self, i):
+                    return self._data[i]["input_ids"], self._data[i]["labels"]
+            def main(data_dir, model):
+                train_data = torch.load(data_dir + "/train.pt")
+                train(model, train_data)
+            def train(model, train_data):
+                model.train()
+                for x, y in DataLoader(InstructionDataset(train_data), batch_size=4):
+                    model(x.cuda()).sum().backward()
             """,
         ),
         # a viewer of the batches that waits for a person at each one
