@@ -33,7 +33,7 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from .nodes import UNKNOWN, code, dotted, remembered, shortened
-from .vocabulary import CLOCKS, HOST_FACTORIES
+from .vocabulary import CLOCKS, HOST_FACTORIES, MODULE_CLASSES
 
 MAX_FILE = 1_000_000  # bytes: a larger module is not read
 MAX_NOTEBOOK = 10 * 2**20  # bytes of a notebook, its outputs included (only its code cells are read)
@@ -506,10 +506,7 @@ def call_target(ctx, func, scope):
         return None if found is None else method(found[0], func.attr.value, *found[1:])
     if receiver.partition(".")[0] in ctx.imports or receiver in ctx.relative_imports:
         found = namespace.function(f"{receiver}.{func.attr.value}")
-        if found is None and receiver[:1].isupper():  # `StepByStep.loader_apply(...)`: a static method of an imported class
-            klass = namespace.klass(receiver)
-            return None if klass is None else method(klass[0], func.attr.value, *klass[1:])
-        return None if found is None else (*found, None)
+        return (*found, None) if found is not None else _class_method(namespace, receiver, func.attr.value)
     origin = ctx.origin(func.value, scope) or _handed_back(ctx, func.value, scope)
     if origin is None or type(origin[0]) is not cst.Call:
         return None
@@ -936,7 +933,7 @@ def module_class(found, depth: int = 0) -> bool:
     cls, namespace = found[0], found[1]
     for base in cls.bases:
         name = ast_dotted(base) or ""
-        if (namespace.qualname(name) or "") in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+        if (namespace.qualname(name) or "") in MODULE_CLASSES:
             return True
         inner = namespace.klass(name) if name else None
         if inner is not None and inner[0] is not cls and module_class(inner, depth + 1):
@@ -1514,11 +1511,16 @@ def _callee(func, namespace: Namespace, place: Place, cls) -> Definition | None:
         if func.value.id == "self" and cls is not None:
             return method(cls, func.attr, namespace, place)
         found = namespace.function(f"{func.value.id}.{func.attr}")
-        if found is None and func.value.id[:1].isupper():  # `StepByStep.loader_apply(...)`: a static method, on its class
-            klass = namespace.klass(func.value.id)
-            return None if klass is None else method(klass[0], func.attr, *klass[1:])
-        return None if found is None else (*found, None)
+        return (*found, None) if found is not None else _class_method(namespace, func.value.id, func.attr)
     return None
+
+
+def _class_method(namespace: Namespace, receiver: str, name: str) -> Definition | None:
+    """`StepByStep.loader_apply(...)`: method `name` of the class `receiver` of the project,
+    called on the class (a static method); only a receiver written like a class (CapWords) is
+    looked up, so `module.function(...)` does not search the disk for a class."""
+    klass = namespace.klass(receiver) if receiver[:1].isupper() else None
+    return None if klass is None else method(klass[0], name, *klass[1:])
 
 
 def method(cls: ast.ClassDef, name: str, namespace: Namespace, place: Place) -> Definition | None:

@@ -36,6 +36,7 @@ LEGACY_TENSOR_TYPES = frozenset(
     f"{kind}Tensor" for kind in ("Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte", "Bool"))
 
 # torch namespaces other than `torch` itself whose public functions run tensor ops.
+MODULE_CLASSES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})  # `nn.Module` as imports spell it
 TENSOR_NAMESPACES = ("torch.nn.functional", "torch.linalg", "torch.fft", "torch.special")
 # Functions of `torch` that neither run tensor ops nor return a tensor.
 NOT_TENSOR_OPS = {

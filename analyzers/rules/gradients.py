@@ -14,7 +14,7 @@ from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
 from .edits import replace_argument
 from .timing import torch_alias
 from .tracking import Nesting, TrainingSteps, few_iterations, iterates_dataloader
-from ..vocabulary import MODEL_WORDS, SIZED_FACTORIES
+from ..vocabulary import MODEL_WORDS, MODULE_CLASSES, SIZED_FACTORIES
 
 NO_GRAD = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
            "torch.autograd.grad_mode.inference_mode"}
@@ -867,11 +867,10 @@ class EvaluationWithGradients(Nesting):
             return True  # `nn.Linear(...)`, `nn.DataParallel(model)`
         cls = self.ctx.classes.get(dotted(expr.func) or "")
         return cls is not None and any(
-            (self.ctx.qualname(base.value) or "") in _MODULE_CLASSES for base in cls.bases)
+            (self.ctx.qualname(base.value) or "") in MODULE_CLASSES for base in cls.bases)
 
 
 _FACTORIES = SIZED_FACTORIES | {"arange", "tensor", "normal"}
-_MODULE_CLASSES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
 _CALLER_DEPTH = 3  # calls followed back from a parameter to the tensors passed
 _NO_GRAD_WORDS = ("no_grad", "nograd", "inference_mode")
 

@@ -23,7 +23,7 @@ from .base import Example
 from .edits import root_name
 from .tracking import Nesting, TrainingSteps, few_iterations, interval_test, iterates_dataloader
 from ..vocabulary import (
-    CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MODEL_NAMES, NOT_TENSOR_OPS, PER_CALL_METHODS,
+    CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MODEL_NAMES, MODULE_CLASSES, NOT_TENSOR_OPS, PER_CALL_METHODS,
     TENSOR_NAMESPACES,
 )
 
@@ -1158,7 +1158,7 @@ class HostSyncEveryStep(Nesting):
             return False
         cls = self.ctx.class_of.get(id(function))
         if cls is not None and (function.name.value.startswith("__") or function.name.value in PER_CALL_METHODS or any(
-                (self.ctx.qualname(base.value) or "torch.nn.Module") != "torch.nn.Module" for base in cls.bases)):
+                (self.ctx.qualname(base.value) or "torch.nn.Module") not in MODULE_CLASSES for base in cls.bases)):
             return False  # (a method a framework may call: a hook of a library's class)
         key = ("unused", function.name.value)
         if key not in self.ctx.shared:
@@ -1535,7 +1535,7 @@ class HostSyncEveryStep(Nesting):
             cls = self.ctx.classes.get(name)
             if cls is not None:
                 self.ctx.shared[key] = any(
-                    (self.ctx.qualname(base.value) or "") in ("torch.nn.Module", "torch.nn.modules.module.Module")
+                    (self.ctx.qualname(base.value) or "") in MODULE_CLASSES
                     or (dotted(base.value) or "") != name and self._module_class(dotted(base.value), depth + 1)
                     for base in cls.bases)
             else:
