@@ -29,11 +29,19 @@ RANDOM_FACTORIES = {"rand", "randn", "randint"}
 SIZED_FACTORIES = CONSTANT_FACTORIES | RANDOM_FACTORIES
 # torch factories whose values do not depend on a random generator.
 DETERMINISTIC_FACTORIES = CONSTANT_FACTORIES | {"arange", "linspace", "logspace", "eye", "tensor", "as_tensor"}
-# torch factories that make a tensor on the CPU unless given a device (not `torch.round(x)`: where x is).
-HOST_FACTORIES = DETERMINISTIC_FACTORIES | RANDOM_FACTORIES | {"from_numpy", "randperm"}
 # Older code's typed constructors (`torch.FloatTensor(n, d)`, `torch.cuda.LongTensor`).
 LEGACY_TENSOR_TYPES = frozenset(
     f"{kind}Tensor" for kind in ("Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte", "Bool"))
+# torch functions that make a tensor on the CPU unless given a device (not `torch.round(x)`: where
+# x is), the typed constructors of `torch` (not of `torch.cuda`) too.
+HOST_FACTORIES = DETERMINISTIC_FACTORIES | RANDOM_FACTORIES | LEGACY_TENSOR_TYPES | {"from_numpy", "randperm", "Tensor"}
+# Tensor methods whose result lives where the tensor does (casts, reshapes, copies, arithmetic,
+# in-place fills): a CPU tensor stays one through them (not `.type(...)`, which may move it).
+SAME_DEVICE_METHODS = frozenset({
+    "unsqueeze", "squeeze", "view", "reshape", "expand", "repeat", "flatten", "t", "float", "half", "bfloat16",
+    "double", "long", "int", "bool", "contiguous", "fill_", "zero_", "transpose", "permute", "expand_as", "view_as",
+    "reshape_as", "clone", "detach", "div", "mul", "random_", "normal_", "uniform_",
+})
 
 # torch namespaces other than `torch` itself whose public functions run tensor ops.
 MODULE_CLASSES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})  # `nn.Module` as imports spell it

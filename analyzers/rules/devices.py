@@ -17,7 +17,7 @@ from .base import CallNames, Example, FixPlan, Replace
 from .edits import with_keywords
 from .tracking import Nesting, TrainingSteps, calls_under_ifs, few_iterations, interval_test
 from ..vocabulary import (DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, HOST_COPY_METHODS, LEGACY_TENSOR_TYPES,
-                          PER_CALL_METHODS, RANDOM_FACTORIES)
+                          PER_CALL_METHODS, RANDOM_FACTORIES, SAME_DEVICE_METHODS)
 
 _RANDOM = RANDOM_FACTORIES | {"randperm", "normal", "bernoulli"}
 _FACTORIES = DETERMINISTIC_FACTORIES | _RANDOM | LEGACY_TENSOR_TYPES | {"range"}
@@ -32,12 +32,6 @@ _CONTAINER_METHODS = frozenset(name for kind in (dict, list, set, str, bytes) fo
 _RANDOM_FILLS = frozenset({"random_", "normal_", "uniform_"})  # in-place draws: another generator on the GPU
 _NUMPY_FILLS = frozenset({"numpy.zeros", "numpy.ones", "numpy.full", "numpy.empty"})
 _NUMPY_INDICES = frozenset({"numpy.arange", "numpy.random.permutation", "numpy.random.choice", "numpy.random.randint"})
-_SAME_DATA = {
-    "unsqueeze", "squeeze", "view", "reshape", "expand", "repeat", "flatten", "t", "float", "half", "bfloat16",
-    "double", "long", "int", "bool", "contiguous", "fill_", "zero_", "transpose", "permute", "expand_as", "view_as",
-    "reshape_as", *_RANDOM_FILLS,
-}  # methods between the factory and the move that a tensor on the GPU supports alike (in-place fills too)
-
 
 class CpuTensorMovedEachStep(Nesting):
     """
@@ -1183,7 +1177,7 @@ class CpuTensorMovedEachStep(Nesting):
             return bool(values) and values[-1] is not None and self._on_host(values[-1], scope, depth + 1)
         if type(expr) is not cst.Call:
             return False
-        if type(expr.func) is cst.Attribute and call_name(expr) in _SAME_DATA:
+        if type(expr.func) is cst.Attribute and call_name(expr) in SAME_DEVICE_METHODS:
             return self._on_host(expr.func.value, scope, depth + 1)
         if self._host_tensor(expr) or self._on_cpu(expr):
             return True
@@ -1195,7 +1189,7 @@ class CpuTensorMovedEachStep(Nesting):
         """The torch factory calls without a device whose tensors `expr` computes with (through
         casts, reshapes, slices, arithmetic and names assigned in the current function)."""
         if type(expr) is cst.Call:
-            if type(expr.func) is cst.Attribute and call_name(expr) in _SAME_DATA:
+            if type(expr.func) is cst.Attribute and call_name(expr) in SAME_DEVICE_METHODS:
                 return self._cpu_made(expr.func.value, depth)
             return [expr] if self._on_cpu(expr) else []
         if type(expr) is cst.Subscript:
@@ -1489,7 +1483,7 @@ class CpuTensorMovedEachStep(Nesting):
         names assigned in it); None otherwise."""
         before: dict[str, int] = {}
         for _ in range(6):
-            while type(expr) is cst.Call and type(expr.func) is cst.Attribute and call_name(expr) in _SAME_DATA:
+            while type(expr) is cst.Call and type(expr.func) is cst.Attribute and call_name(expr) in SAME_DEVICE_METHODS:
                 expr = expr.func.value
             if type(expr) is cst.Call and (self.ctx.qualname(expr.func) or "") in ("torch.from_numpy", "torch.as_tensor",
                                                                                  "torch.tensor") and expr.args:
@@ -1675,7 +1669,7 @@ def _factory_below(expr: cst.BaseExpression, ctx) -> cst.Call | None:
     elementwise math with numbers (`torch.exp(-math.log(period) * torch.arange(half) / half)`,
     the timestep embedding of diffusion models: all of it could run on the device)."""
     while True:
-        if type(expr) is cst.Call and (type(expr.func) is cst.Attribute and call_name(expr) in _SAME_DATA
+        if type(expr) is cst.Call and (type(expr.func) is cst.Attribute and call_name(expr) in SAME_DEVICE_METHODS
                                        or call_name(expr) == "Variable" and len(expr.args) >= 1):
             expr = expr.func.value if type(expr.func) is cst.Attribute else expr.args[0].value
         elif type(expr) is cst.Call and len(expr.args) == 1 and ctx.qualname(expr.func) in _MATH:

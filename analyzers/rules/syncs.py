@@ -24,7 +24,7 @@ from .edits import root_name
 from .tracking import Nesting, TrainingSteps, few_iterations, interval_test, iterates_dataloader
 from ..vocabulary import (
     CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MODEL_NAMES, MODULE_CLASSES, NOT_TENSOR_OPS, PER_CALL_METHODS,
-    TENSOR_NAMESPACES,
+    SAME_DEVICE_METHODS, TENSOR_NAMESPACES,
 )
 
 _CONVERSIONS = {"float", "int", "bool"}
@@ -1324,9 +1324,9 @@ class HostSyncEveryStep(Nesting):
         """`x` made by `torch.linspace(...)` (a factory) with no device, and not moved; or copied to
         the host already (`loss = criterion(out, y).cpu()`, then `loss.data.item()`: the copy
         waited, the read does not)."""
-        while type(expr) is cst.Attribute and expr.attr.value == "data" or type(expr) is cst.Call and call_name(expr) in (
-                "detach", "clone") and not expr.args:
-            expr = expr.value if type(expr) is cst.Attribute else cst.ensure_type(cast(cst.Call, expr).func, cst.Attribute).value
+        while type(expr) is cst.Attribute and expr.attr.value == "data" or type(expr) is cst.Call and type(
+                expr.func) is cst.Attribute and expr.func.attr.value in SAME_DEVICE_METHODS:
+            expr = expr.value if type(expr) is cst.Attribute else cast(cst.Attribute, cast(cst.Call, expr).func).value
         found = self.ctx.origin(expr, scope) if type(expr) is cst.Name else (expr, scope)
         if type(expr) is cst.Name and site is not None and site.loops:  # (the loop's own binding, before the read)
             values = assigned_in(site.loops[-1].body, expr.value, before=site.node)

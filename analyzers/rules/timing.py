@@ -15,7 +15,8 @@ from .base import CallNames, Example, FixPlan, InsertLineBefore, Rule
 from .cells import cell_statements
 from .tracking import TrainingSteps
 from ..vocabulary import (
-    CLOCK_NAMES, CLOCKS, CUDA_STRING, MODEL_WORDS, NOT_TENSOR_OPS, SIZED_FACTORIES, SYNC_METHODS, TENSOR_NAMESPACES,
+    CLOCK_NAMES, CLOCKS, CUDA_STRING, HOST_FACTORIES, MODEL_WORDS, NOT_TENSOR_OPS, SAME_DEVICE_METHODS, SYNC_METHODS,
+    TENSOR_NAMESPACES,
 )
 
 TIMING_MAGICS = {"time", "timeit"}
@@ -138,13 +139,6 @@ _ACCELERATORS = {
 }
 # torch.cuda queries that say nothing about where the values live.
 _CUDA_QUERIES = {"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_initialized"}
-# torch functions that make a tensor in host memory unless given a device.
-_HOST_FACTORIES = SIZED_FACTORIES | {
-    "tensor", "as_tensor", "from_numpy", "Tensor", "LongTensor", "FloatTensor", "IntTensor", "BoolTensor",
-    "DoubleTensor", "HalfTensor", "ByteTensor", "arange", "linspace", "randperm", "eye",
-}
-_HOST_SAME_DATA = {"float", "double", "half", "long", "int", "div", "mul", "unsqueeze", "squeeze", "permute", "transpose",
-                   "contiguous", "view", "reshape", "clone", "type"}  # a host tensor's methods that make one on the host
 SYNC, WORK = "sync", "work"
 _LOOP_END = object()  # marks where a loop's events end (its start is the loop node itself)
 
@@ -272,9 +266,9 @@ class TimedWork:
             return False
         qualified = self.ctx.qualname(made.func) or ""
         namespace, _, name = qualified.rpartition(".")
-        if namespace == "torch" and name in _HOST_FACTORIES:
+        if namespace == "torch" and name in HOST_FACTORIES:
             return keyword(made, "device") is None
-        return type(made.func) is cst.Attribute and made.func.attr.value in _HOST_SAME_DATA and self._host_made(
+        return type(made.func) is cst.Attribute and made.func.attr.value in SAME_DEVICE_METHODS and self._host_made(
             made.func.value, scope, depth + 1)
 
     def _function(self, call: cst.Call) -> cst.FunctionDef | None:
@@ -1114,7 +1108,7 @@ class TimingMagicWithoutSync(Rule):
             return False
         made = values[-1]
         namespace, _, factory = (self.ctx.qualname(made.func) or "").rpartition(".")
-        return namespace == "torch" and factory in _HOST_FACTORIES and not self.ctx.made_on_cuda(made, self.ctx.module_scope)
+        return namespace == "torch" and factory in HOST_FACTORIES and not self.ctx.made_on_cuda(made, self.ctx.module_scope)
 
     def _cuda_before(self, name: str, where: tuple[int, int]) -> bool:
         """Whether the value `name` last got before `where` (unit, line) is made on or moved to
