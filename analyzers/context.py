@@ -37,6 +37,19 @@ def _rebinds(value: cst.BaseExpression | None, name: str) -> bool:
             and value.func.value.value == name)
 
 
+def _asks_for_cuda(test: cst.BaseExpression) -> bool:
+    """Whether an `if` test asks if CUDA is used: `torch.cuda.is_available()`, a flag naming
+    CUDA (`use_cuda`, `args.no_cuda`), `device == "cpu"`; not which GPU (`args.gpu is not None`)."""
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        test = test.expression
+    if type(test) is cst.Call:
+        return dotted(test.func) in ("torch.cuda.is_available", "cuda.is_available")
+    if type(test) is cst.Comparison:
+        return len(test.comparisons) == 1 and type(test.comparisons[0].operator) in (cst.Equal, cst.NotEqual) and any(
+            literal(side) in ("cpu", "cuda") for side in (test.left, test.comparisons[0].comparator))
+    return type(test) in (cst.Name, cst.Attribute) and "cuda" in code(test).lower()
+
+
 class Frame(NamedTuple):
     """A compound statement whose body encloses the current node (a tuple: made for every
     compound statement of every analysis, and a frozen dataclass is slow to make)."""
@@ -172,6 +185,7 @@ class Context:
             "ClassDef": self._class,
             "Call": self._call,
             "SimpleString": self._string,
+            "FormattedString": self._formatted_string,
             "Return": self._return,
             "WithItem": self._with_item,
         }
@@ -424,6 +438,13 @@ class Context:
         if self._wants_evidence() and CUDA_STRING.match(node.value):
             self._evidence(node)
 
+    def _formatted_string(self, node: cst.FormattedString) -> None:
+        """`f"cuda:{args.device}"`: a CUDA device named by index."""
+        head = node.parts[0] if node.parts else None
+        if self._wants_evidence() and type(head) is cst.FormattedStringText and head.value.startswith("cuda:") \
+                and len(node.parts) > 1:
+            self._evidence(node)
+
     def _wants_evidence(self) -> bool:
         """Whether the pass still looks for a sign of a GPU: none met yet, or only one in a
         statement binding a name, and the pass is outside that statement."""
@@ -436,7 +457,8 @@ class Context:
         if self.cuda_evidence is None:
             self.cuda_evidence = node
             self._evidence_statement = self.statement
-            self._evidence_confirmed = type(node) is not cst.SimpleString or _bound_name(self.statement) is None
+            self._evidence_confirmed = type(node) not in (cst.SimpleString, cst.FormattedString) or _bound_name(
+                self.statement) is None
         else:
             self._evidence_confirmed = True
 
@@ -629,11 +651,22 @@ class Context:
             return {arg.keyword.value: arg.value for arg in expr.args if arg.keyword is not None}, scope
         return UNKNOWN
 
+    def gpu_skips(self, node: cst.CSTNode, scope: Scope) -> bool:
+        """Whether `node` lies in a branch a GPU run does not take: the `else` of `if
+        torch.cuda.is_available():`, the body of `if args.no_cuda:`."""
+        for root in [scope.node] if scope.node is not None else self.modules:
+            for branch in (n for n in walk(root) if type(n) is cst.If and _asks_for_cuda(n.test)):
+                taken = self._gpu_branch(branch)
+                other = None if taken is None else branch.orelse if taken is branch.body else branch.body
+                if other is not None and any(inner is node for inner in walk(other)):
+                    return True
+        return False
+
     @staticmethod
-    def _gpu_branch(expr: cst.IfExp) -> cst.BaseExpression | None:
-        """The branch of `a if cond else b` a GPU run takes: `a` when `cond` asks for a GPU
-        (`use_cuda`, `torch.cuda.is_available()`), `b` when it asks for the CPU (`not use_cuda`,
-        `args.no_cuda`, `device == "cpu"`); None when it says neither."""
+    def _gpu_branch(expr):
+        """The branch of `a if cond else b` (or of an `if` statement) a GPU run takes: `a` when
+        `cond` asks for a GPU (`use_cuda`, `torch.cuda.is_available()`), `b` when it asks for the
+        CPU (`not use_cuda`, `args.no_cuda`, `device == "cpu"`); None when it says neither."""
         test, flipped = expr.test, False
         while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             test, flipped = test.expression, not flipped
@@ -683,6 +716,17 @@ class Context:
         if index >= 0 and any(arg.star == "*" for arg in call.args):
             return UNKNOWN
         return None
+
+    def default_cuda(self) -> bool:
+        """Whether the source makes the GPU torch's default device (`torch.set_default_device("cuda")`,
+        `torch.set_default_tensor_type("torch.cuda.FloatTensor")`): a factory given no device then
+        makes a CUDA tensor. Asked after the pass."""
+        for name in ("set_default_device", "set_default_tensor_type"):
+            for site in self.calls.get(name, ()):
+                value = site.node.args[0].value if site.node.args and self.qualname(site.node.func) == f"torch.{name}" else None
+                if value is not None and ("cuda" in str(literal(value)) or self.is_cuda_device(value, site.scope) is True):
+                    return True
+        return False
 
     def made_on_cuda(self, call: cst.Call, scope: Scope) -> bool:
         """`x.cuda()`, `x.to("cuda")`, `torch.randn(n, device="cuda")`: a call whose tensor is on the GPU."""

@@ -518,11 +518,19 @@ def call_target(ctx, func, scope):
     chosen = ctx.origin(maker, origin[1]) if type(maker) is cst.Name else None
     if chosen is not None and type(chosen[0]) is cst.IfExp:  # `Trainer = A if unsupervised else B`
         maker = chosen[0].body
+    found = classes_made_by(namespace, maker)
+    return method(found[0][0], func.attr.value, *found[0][1:]) if found else None
+
+
+def classes_made_by(namespace: "SourceNamespace", maker: cst.BaseExpression) -> list[tuple]:
+    """The classes of the project (definition, namespace, place) whose instances a call of
+    `maker` makes: the class itself, or those a function of that name returns (`model =
+    load_model(hparams)`; `dataset = LoadData(name)`, one class per dataset name)."""
     made = dotted(maker)
     found = None if made is None else namespace.klass(made)
-    if found is None and made is not None and type(maker) is cst.Name:  # `model = load_model(hparams)`
-        found = _returned_class(namespace.function(made))
-    return None if found is None else method(found[0], func.attr.value, *found[1:])
+    if found is None and made is not None and type(maker) is cst.Name:
+        return _returned_classes(namespace.function(made))
+    return [] if found is None else [found]
 
 
 def _handed_back(ctx, name, scope):
@@ -544,11 +552,12 @@ def _handed_back(ctx, name, scope):
     return known[0], owner
 
 
-def _returned_class(found) -> tuple | None:
-    """The class of the project whose instance the function `found` returns (`model =
-    Tacotron2(hparams).cuda()` ... `return model`), or None."""
+def _returned_classes(found) -> list[tuple]:
+    """The classes of the project whose instances the function `found` returns (`model =
+    Tacotron2(hparams).cuda()` ... `return model`), last return first."""
     if found is None:
-        return None
+        return []
+    classes = []
     function, namespace = found[0], found[1]
     assigned: dict[str, list[ast.expr]] = {}
     for node in body_nodes(function):
@@ -565,8 +574,8 @@ def _returned_class(found) -> tuple | None:
             name = ast_dotted(value.func) if type(value) is ast.Call else None
             klass = namespace.klass(name) if name else None
             if klass is not None:
-                return klass
-    return None
+                classes.append(klass)
+    return classes
 
 
 def _attached(ctx, receiver: str, attribute: str) -> cst.Name | None:

@@ -303,10 +303,11 @@ def test_unsynchronized_timing_compares_clock_intervals(tmp_path):
         "import time\nimport torch\n"
         "device = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
         "x = torch.randn(128, 128, device=device)\n"
+        "timings = []\n"
         "for trial in range(100):\n"
         "    start = time.perf_counter()\n"
         "    y = torch.mm(x, x)\n"
-        "    elapsed = time.perf_counter() - start\n"
+        "    timings.append(time.perf_counter() - start)\n"
     )
     result = run_profile(ProfileRequest(str(script), rule="TPL201", steps=SMALL, repeats=1))
     assert result.error is None, result.error

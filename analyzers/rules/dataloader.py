@@ -20,7 +20,8 @@ from ..datasets import (
 )
 from ..findings import Related
 from ..importers import config_default, gpu_importers, importing
-from ..project import (LoaderUses, SourceNamespace, argparse_defaults, ast_dotted, bind, body_nodes, call_target, caller_uses, instance_default,
+from ..project import (LoaderUses, SourceNamespace, argparse_defaults, ast_dotted, bind, body_nodes, call_target, caller_uses, classes_made_by,
+                       instance_default, method as method_of,
                        given_namespace_defaults, parsed_defaults,
                        device_moves, iterated, iterated_again, iterated_through, maybe_project_call, parameters, trains_somewhere,
                        used_arguments, yields)
@@ -113,8 +114,9 @@ class LoaderRule(Rule):
             self.loaders[node] = self.ctx.site(node)
 
     def costed(self, call: cst.Call) -> bool:
-        """Whether the loader is torch's, whose batches the rules can cost (not one of `SUBCLASSES`)."""
-        return self.ctx.qualname(call.func) in DATALOADER
+        """Whether the loader is torch's, whose batches the rules can cost (not one of `SUBCLASSES`,
+        nor one batching DGL graphs)."""
+        return self.ctx.qualname(call.func) in DATALOADER and not self.batches_graphs(self.loaders[call])
 
     def visit_For(self, node: cst.For) -> None:
         outer = self._batch_loop(node.iter)
@@ -973,8 +975,9 @@ class LoaderRule(Rule):
             return base if base is None or base.kind in (ROWS, EXPENSIVE) else UNKNOWN_DATASET
         if type(func) is cst.Attribute and func.attr.value in _ARRAY_METHODS:  # `mask.nonzero().view(-1)`: indices
             return Cost(CHEAP, "its items are rows of a tensor held in memory")
-        if type(func) is cst.Attribute and func.attr.value in _SAME_ROWS and type(func.value) is cst.Call:
-            return self._cost(func.value, scope, depth + 1, seen)  # `torch.from_numpy(x).clone()`: its rows
+        if type(func) is cst.Attribute and (func.attr.value in _SAME_ROWS or func.attr.value == "to" and len(call.args) == 1 and (
+                self.ctx.qualname(call.args[0].value) or "").startswith("torch.")):
+            return self._cost(func.value, scope, depth + 1, seen)  # `torch.from_numpy(x).clone()`, `d["label"].to(torch.long)`
         name = dotted(func)
         if name is None:
             return UNKNOWN_DATASET
@@ -1033,6 +1036,48 @@ class LoaderRule(Rule):
         return self.known[key]
 
     def _collate_moves(self, site: Site) -> str | None:
+        given = self._collate_function(site)
+        if given is None or type(given[0]) is not cst.Name:
+            return None
+        for function, _ in self.ctx.functions.get(given[0].value, []):
+            move = remembered(_device_move_in, function, lambda: _device_move_in(function))
+            if move is not None:
+                return move
+        return None
+
+    def batches_graphs(self, site: Site) -> bool:
+        """Whether the loader's collate_fn batches DGL graphs (`dgl.batch(graphs)`: a function of
+        the project, or a method of the dataset's class, `collate_fn=dataset.collate`), whose
+        batches perf-lint cannot cost, like PyG's (and which pin_memory leaves unpinned)."""
+        key = ("graphs", id(site.node))
+        if key not in self.known:
+            self.known[key] = self._batches_graphs(site)
+        return self.known[key]
+
+    def _batches_graphs(self, site: Site) -> bool:
+        given = self._collate_function(site)
+        if given is None:
+            return False
+        expr, scope = given
+        namespace = self._namespace()
+        if type(expr) is cst.Name and self.ctx.functions.get(expr.value):
+            return any(self.ctx.qualname(node.func) == "dgl.batch" for function, _ in self.ctx.functions[expr.value]
+                       for node in walk(function) if type(node) is cst.Call)
+        found = namespace.function(expr.value) if type(expr) is cst.Name else None
+        if type(expr) is cst.Attribute:  # `dataset.collate`, `dataset` made by `LoadData(name)` here or by the callers
+            receiver = self.ctx.origin(expr.value, scope)
+            if receiver is None and type(expr.value) is cst.Name and expr.value.value in scope.params:
+                passed = self._caller_arguments(scope, expr.value.value)
+                receiver = self.ctx.origin(*passed[0]) if len(passed) == 1 and type(passed[0][0]) is cst.Name else None
+            made = receiver[0] if receiver is not None else None
+            classes = classes_made_by(namespace, made.func) if type(made) is cst.Call else []
+            methods = [m for cls in classes if (m := method_of(cls[0], expr.attr.value, *cls[1:])) is not None]
+            return bool(methods) and all(map(_batches_dgl_graphs, methods))
+        return found is not None and _batches_dgl_graphs(found)
+
+    def _collate_function(self, site: Site):
+        """(expression, scope) of the function a loader call gives as collate_fn, through
+        `functools.partial(collate, ...)`, lambdas and names; None when not given."""
         passed = self.ctx.call_argument(cast(cst.Call, site.node), COLLATE_FN, "collate_fn", site.scope)  # a loader call
         if passed is None or passed is UNKNOWN:
             return None
@@ -1048,13 +1093,7 @@ class LoaderRule(Rule):
                 expr = expr.body.func
             else:
                 break
-        if type(expr) is not cst.Name:
-            return None
-        for function, _ in self.ctx.functions.get(expr.value, []):
-            move = remembered(_device_move_in, function, lambda: _device_move_in(function))
-            if move is not None:
-                return move
-        return None
+        return expr, scope
 
     def loads_once(self, site: Site) -> bool:
         """Whether the loader loads one batch, or one pass that does not train, at most, so that
@@ -1113,8 +1152,8 @@ class LoaderRule(Rule):
 
     def _waits_for_user(self, loop: cst.For) -> bool:
         """A loop that does not train and waits for a person at each batch: `input()`,
-        `breakpoint()`, `pdb.set_trace()`, or in a script a blocking `plt.show()` (a viewer of
-        the batches, whose loading time nobody waits on)."""
+        `breakpoint()`, `pdb.set_trace()`, `cv2.waitKey(0)` (until a key is pressed), or in a
+        script a blocking `plt.show()` (a viewer of the batches, whose loading time nobody waits on)."""
         if TrainingSteps.of(self.ctx).trains(loop):
             return False
         script = not any(unit.notebook for unit in self.ctx.units)
@@ -1123,7 +1162,8 @@ class LoaderRule(Rule):
                 name = call_name(node)
                 qualified = self.ctx.qualname(node.func) or ""
                 if name in ("input", "breakpoint") and type(node.func) is cst.Name or qualified == "pdb.set_trace" or (
-                        script and qualified == "matplotlib.pyplot.show"):
+                        script and qualified == "matplotlib.pyplot.show") or qualified == "cv2.waitKey" and (
+                        not node.args or literal(node.args[0].value) == 0):
                     return True
         return False
 
@@ -1454,6 +1494,12 @@ def _literal_data(node: cst.BaseExpression, depth: int = 0) -> bool:
     return value is not UNKNOWN and not isinstance(value, str)
 
 
+def _batches_dgl_graphs(found) -> bool:
+    """Whether the function of the project `found` calls `dgl.batch` (a collate_fn batching graphs)."""
+    return any(type(node) is ast.Call and found[1].qualname(ast_dotted(node.func) or "") == "dgl.batch"
+               for node in body_nodes(found[0]))
+
+
 def _device_move_in(function: cst.FunctionDef) -> str | None:
     """The code of the first `.cuda()`/`.to(<device>)` in a function's body, or None."""
     stack: list[cst.CSTNode] = [function.body]
@@ -1727,8 +1773,8 @@ class SynchronousDataLoader(LoaderRule):
     - only one batch is taken: every use of the loader is a `next(iter(loader))` (also
       `it = iter(loader)` then one `next(it)` / `it.next()`), a loop that breaks after its
       first batch or only shows the batches (`print(x.size())`: a demo of the loader; a
-      viewer waiting for a person at each batch: `input()`, `breakpoint()`, `plt.show()` in
-      a script),
+      viewer waiting for a person at each batch: `input()`, `breakpoint()`, `cv2.waitKey(0)`,
+      `plt.show()` in a script),
       a `next(iter(loader))` in each iteration of a short loop that does not train (`for j
       in range(5):`, to show a few batches), `len(loader.dataset)`, or it is a Lightning
       `test_dataloader`
@@ -1753,7 +1799,9 @@ class SynchronousDataLoader(LoaderRule):
       `batch_size=None` whose dataset is not known to read files (a stream of whole batches,
       torchrec's and datapipes'): workers would each replay the whole stream unless it
       shards itself;
-    - for a library's DataLoader whose items it cannot cost (PyG's, batching graphs);
+    - for a library's DataLoader whose items it cannot cost (PyG's, batching graphs), and for
+      one whose `collate_fn` batches DGL graphs (`dgl.batch`, in a function of the project or
+      a method of the dataset's class: `collate_fn=dataset.collate`);
     - in code using `torch.distributed.rpc` whose batches are not moved to CUDA itself (a
       trainer sending CPU tensors to a parameter server: `.to(out.device)` stays on the CPU),
       as in CPU-only code;
@@ -1784,6 +1832,48 @@ class SynchronousDataLoader(LoaderRule):
     probe = "dataloader"
     options = {"num-workers": 4}
     VALID = (
+        # tensors loaded once with torch.load (a label cast `.to(torch.long)`), indexed per item
+        Example(
+            """
+            import torch
+            from torch.utils.data import Dataset, DataLoader
+            class SimpleDataset(Dataset):
+                def __init__(self, x, y):
+                    self.x, self.y = x, y
+                def __len__(self):
+                    return self.x.size(0)
+                def __getitem__(self, idx):
+                    return self.x[idx], self.y[idx]
+            data_dict = torch.load("data_dict.pt")
+            x = data_dict["node_feat"]
+            y = data_dict["label"].to(torch.long)
+            loader = DataLoader(SimpleDataset(x[train_idx], y[train_idx]), batch_size=256, shuffle=True)
+            for epoch in range(30):
+                for xb, yb in loader:
+                    model(xb.cuda()).sum().backward()
+                    optimizer.step()
+            """,
+        ),
+        # DGL graphs batched by the dataset's collate: items perf-lint cannot cost, like PyG's (and
+        # pin_memory would leave the graphs unpinned)
+        Example(
+            """
+            import dgl
+            import torch
+            from torch.utils.data import DataLoader
+            class MoleculeDataset:
+                def collate(self, samples):
+                    graphs, labels = map(list, zip(*samples))
+                    return dgl.batch(graphs), torch.tensor(labels)
+            dataset = MoleculeDataset()
+            loader = DataLoader(dataset.train, batch_size=128, shuffle=True, collate_fn=dataset.collate)
+            for epoch in range(100):
+                for g, y in loader:
+                    loss = model(g.to("cuda"), y.cuda()).sum()
+                    loss.backward()
+                    optimizer.step()
+            """,
+        ),
         _RPC_TRAINER,
         # a stream of whole batches (batch_size=None): each worker would replay it
         Example(
@@ -2612,7 +2702,8 @@ class PinnedMemoryMissing(LoaderRule):
     when the loader is read by one test pass after training or made in a branch no call
     of its function takes (as TPL101 says); when the `collate_fn` already
     moves each batch to the GPU (a CUDA tensor cannot be pinned); and for a library's DataLoader
-    whose batches it cannot size (PyG's graphs).
+    whose batches it cannot size (PyG's graphs), and one whose `collate_fn` batches DGL graphs
+    (`dgl.batch`), which pin_memory passes through unpinned.
 
     ## Example
     ```python
@@ -2633,6 +2724,42 @@ class PinnedMemoryMissing(LoaderRule):
     summary = "DataLoader batches go to the GPU from pageable memory (no pin_memory=True)"
     probe = "dataloader"
     VALID = (
+        # RetinaNet's viewer: one image per key press
+        Example(
+            """
+            import cv2
+            import torch
+            from torch.utils.data import DataLoader
+            dataloader_val = DataLoader(dataset_val, num_workers=1, collate_fn=collater, batch_sampler=sampler_val)
+            retinanet = torch.load(path).cuda()
+            retinanet.eval()
+            for idx, data in enumerate(dataloader_val):
+                with torch.no_grad():
+                    scores, labels, boxes = retinanet(data["img"].cuda().float())
+                cv2.imshow("img", draw(data["img"], boxes.cpu()))
+                cv2.waitKey(0)
+            """,
+        ),
+        # DGL graphs batched by the dataset's collate: items perf-lint cannot cost, like PyG's (and
+        # pin_memory would leave the graphs unpinned)
+        Example(
+            """
+            import dgl
+            import torch
+            from torch.utils.data import DataLoader
+            class MoleculeDataset:
+                def collate(self, samples):
+                    graphs, labels = map(list, zip(*samples))
+                    return dgl.batch(graphs), torch.tensor(labels)
+            dataset = MoleculeDataset()
+            loader = DataLoader(dataset.train, batch_size=128, shuffle=True, collate_fn=dataset.collate)
+            for epoch in range(100):
+                for g, y in loader:
+                    loss = model(g.to("cuda"), y.cuda()).sum()
+                    loss.backward()
+                    optimizer.step()
+            """,
+        ),
         _LIBRARY_LOADER,  # a library's DataLoader whose batches perf-lint cannot cost: not judged
         _RPC_TRAINER,
         Example(

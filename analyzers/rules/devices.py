@@ -81,7 +81,9 @@ class CpuTensorMovedEachStep(Nesting):
     loop around the loop that trains (once per epoch), in a loop over a dict's entries
     outside a loop or forward (`for k, v in data.items():`: a few keys), or in a helper that
     a loop which does not train calls; and for an element of a vector (`ind = perm[i]`:
-    PyTorch reads a 0-dimensional index as a number, nothing is copied).
+    PyTorch reads a 0-dimensional index as a number, nothing is copied); and for torch's factories
+    in a source that makes the GPU the default device (`torch.set_default_device("cuda")`,
+    NeRF's `torch.set_default_tensor_type('torch.cuda.FloatTensor')`): they make CUDA tensors.
 
     ## Why is this bad?
     The tensor is allocated and filled on the CPU, then copied from pageable memory to the
@@ -112,6 +114,20 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset(_MOVES | {"tensor"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # the GPU made torch's default device: factories given no device make CUDA tensors
+        Example(
+            """
+            import torch
+            def train():
+                for i in range(200000):
+                    rand_idx = torch.randperm(rays_rgb.shape[0])
+                    rays_rgb = rays_rgb[rand_idx]
+                    noise = torch.randn(rays_rgb.shape[0], 3).cuda()
+            if __name__ == "__main__":
+                torch.set_default_tensor_type("torch.cuda.FloatTensor")
+                train()
+            """,
+        ),
         # stochastic depth's survival draw: a tensor made on the CPU moved to another CPU tensor's device
         Example(
             """
@@ -1300,9 +1316,12 @@ class CpuTensorMovedEachStep(Nesting):
         )
 
     def finish(self) -> None:
+        if self.ctx.default_cuda():  # (torch's factories make CUDA tensors: none is made on the CPU)
+            self.moves, self.indexings, self.returned = [], [], []
+        else:
+            self._report_passed_moves()
         self._report_indexings()
         self._report_numpy_indexings()
-        self._report_passed_moves()
         for site, function in self.host_arrays:
             made = site.node  # a tensor type's call (visit_Call)
             where = self._every_call(site, function)

@@ -53,7 +53,8 @@ class DataParallelTraining(Rule):
     nothing (a `sample()` beside `train()`), and one of a module put in evaluation mode as it
     is wrapped (`DataParallel(FAN(...).eval())`, a frozen network), and one only saved after
     (`psp = DataParallel(psp)`, then `psp.state_dict()`: a converted checkpoint given the
-    `module.` prefix of its keys, nothing run through the wrap).
+    `module.` prefix of its keys, nothing run through the wrap), and one in the branch a run
+    without CUDA takes (the `else:` of `if torch.cuda.is_available():`).
     """
 
     code = "TPL304"
@@ -183,6 +184,19 @@ class DataParallelTraining(Rule):
             net = torch.nn.parallel.DataParallel(net, device_ids=[0, 1]).cuda()
             """,
         ),
+        # the wrap on the GPU, not its twin in the branch a run without CUDA takes (a pass-through there)
+        Example(
+            """
+            import torch
+            if torch.cuda.is_available():
+                retinanet = torch.nn.DataParallel(retinanet).cuda()
+            else:
+                retinanet = torch.nn.DataParallel(retinanet)
+            for data in loader:
+                retinanet([data["img"].cuda(), data["annot"]]).mean().backward()
+                optimizer.step()
+            """,
+        ),
     )
 
     def __init__(self, *args, **kwargs) -> None:
@@ -197,7 +211,7 @@ class DataParallelTraining(Rule):
         if not self.sites or self._evaluates_only():
             return
         for site in self.sites:
-            if self._samples(site.scope.node) or self._saved_only(site):
+            if self._samples(site.scope.node) or self._saved_only(site) or self.ctx.gpu_skips(site.node, site.scope):
                 continue
             self.report(
                 site,

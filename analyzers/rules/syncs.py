@@ -558,6 +558,27 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # OGB's link prediction: the GPU named by index (`f"cuda:{args.device}"`), the step in a
+        # function the epoch loop calls
+        Example(
+            """
+            import torch
+            def train(predictor, x, optimizer):
+                total_loss = 0
+                for perm in range(100):
+                    loss = predictor(x[perm]).mean()
+                    loss.backward()
+                    optimizer.step()
+                    total_loss += loss.item()
+                return total_loss
+            def main():
+                device = f"cuda:{args.device}" if torch.cuda.is_available() else "cpu"
+                device = torch.device(device)
+                emb = torch.nn.Embedding(n, 256).to(device)
+                for epoch in range(1, 1 + args.epochs):
+                    loss = train(predictor, emb.weight, optimizer)
+            """,
+        ),
         # the total norm clip_grad_norm_ returns is a CUDA tensor: math.isnan converts it
         Example(
             """

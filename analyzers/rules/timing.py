@@ -7,6 +7,7 @@ import libcst as cst
 from ..context import Context, Scope, Site
 from ..nodes import (
     argument, call_name, call_result_name, children, dotted, keyword, literal, names_in, remembered, short_code, subtracts,
+    walk,
 )
 from ..findings import Edit, Range
 from ..parse import parse_snippet
@@ -251,7 +252,7 @@ class TimedWork:
 
     def _host_made(self, made: cst.BaseExpression, scope: Scope, depth: int) -> bool:
         """A tensor just made in host memory: a torch factory without a device, through casts
-        and reshapes (`torch.from_numpy(img).float().div(255.0)`), or a name bound to such
+        and reshapes (`torch.from_numpy(img).float().div(255.0)`, `.to(torch.float)`), or a name bound to such
         tensors and otherwise only to what it makes of itself (`img = img.cuda()`)."""
         if depth > 4:
             return False
@@ -268,7 +269,9 @@ class TimedWork:
         namespace, _, name = qualified.rpartition(".")
         if namespace == "torch" and name in HOST_FACTORIES:
             return keyword(made, "device") is None
-        return type(made.func) is cst.Attribute and made.func.attr.value in SAME_DEVICE_METHODS and self._host_made(
+        cast_only = made.func.attr.value == "to" and len(made.args) == 1 and _looks_like_dtype(made.args[0].value, self.ctx) \
+            if type(made.func) is cst.Attribute else False  # `.to(torch.float)`
+        return type(made.func) is cst.Attribute and (made.func.attr.value in SAME_DEVICE_METHODS or cast_only) and self._host_made(
             made.func.value, scope, depth + 1)
 
     def _function(self, call: cst.Call) -> cst.FunctionDef | None:
@@ -550,12 +553,15 @@ class UnsynchronizedTiming(Rule):
     end read: `torch.cuda.synchronize()`, an event's `synchronize()` or `elapsed_time()`,
     or an implicit sync such as `.item()`, `.cpu()`, `.tolist()`, `float(t)`, printing a
     tensor, or a blocking copy (`.to("cpu")`, or a tensor just made on the host copied to
-    the device: `img = torch.from_numpy(a).float().div(255)`, then `img.cuda()`). A function of the same source called in the interval is followed (a few
+    the device: `img = torch.from_numpy(a).float().div(255)`, then `img.cuda()`; casts with
+    `.to(torch.float)` too). A function of the same source called in the interval is followed (a few
     calls deep) to what it leaves queued: one that synchronizes after its last work ends
     the interval synchronized. A loop whose body synchronizes leaves at most one pass
     queued and counts as synchronized. Silent for an interval around several epochs of
     training (a loop around the loop that steps an optimizer, or around a call of a function
-    that loops over the steps): what is left queued at its end is a step or two of many.
+    that loops over the steps): what is left queued at its end is a step or two of many; and
+    for an interval whose value nothing reads (`dt = time.time() - time0`, its print
+    commented out).
 
     Only when the timed code reads values tied to CUDA: made or moved there (`.cuda()`,
     `.to(device)` or `device=` with a CUDA device, `torch.cuda.*`, DeepSpeed's
@@ -609,6 +615,33 @@ class UnsynchronizedTiming(Rule):
                 t1 = time.time()
                 print("preprocess", t1 - t0)
                 return model(img)
+            """,
+        ),
+        # NeRF's step time, computed and never shown
+        Example(
+            """
+            import time
+            import torch
+            def train():
+                for i in range(200000):
+                    time0 = time.time()
+                    loss = model(rays.cuda()).mean()
+                    loss.backward()
+                    optimizer.step()
+                    dt = time.time() - time0
+                    # print(f"Step: {i}, Loss: {loss}, Time: {dt}")
+            """,
+        ),
+        # OGB's feature load: NumPy rows cast with `.to(torch.float)`, then a blocking copy
+        Example(
+            """
+            import time
+            import torch
+            device = torch.device("cuda")
+            t = time.perf_counter()
+            x_train = dataset.paper_feat[train_idx]
+            x_train = torch.from_numpy(x_train).to(torch.float).to(device)
+            print(f"Done! [{time.perf_counter() - t:.2f}s]")
             """,
         ),
         # an epoch timed up to a test that reads its counts on the host (`int(... .sum())`): synchronized
@@ -770,6 +803,7 @@ class UnsynchronizedTiming(Rule):
             start = time.perf_counter()
             y = torch.mm(x, x)
             elapsed = time.perf_counter() - start
+            print(f"{elapsed:.3f} s")
             """,
             """
             import time
@@ -780,6 +814,7 @@ class UnsynchronizedTiming(Rule):
             y = torch.mm(x, x)
             torch.cuda.synchronize() if torch.cuda.is_available() else None
             elapsed = time.perf_counter() - start
+            print(f"{elapsed:.3f} s")
             """,
         ),
         Example(
@@ -839,6 +874,7 @@ class UnsynchronizedTiming(Rule):
             start = time.time()
             train_epoch(model, loader, opt)
             elapsed = time.time() - start
+            print(f"{elapsed:.3f} s")
             """,
             """
             import time, torch
@@ -850,6 +886,7 @@ class UnsynchronizedTiming(Rule):
             train_epoch(model, loader, opt)
             torch.cuda.synchronize() if torch.cuda.is_available() else None
             elapsed = time.time() - start
+            print(f"{elapsed:.3f} s")
             """,
         ),
         # CUDA values reach the timed code through a parameter
@@ -941,7 +978,7 @@ class UnsynchronizedTiming(Rule):
                 if start_name is None or not subtracts(body[index[id(end)]:], start_name):
                     continue
                 between = body[index[id(start)] + 1 : index[id(end)]]
-                if self._whole_training(between):
+                if _never_read(end, site.scope, self.ctx) or self._whole_training(between):
                     continue  # what is left queued at its end is a step or two of many epochs: a negligible error
                 timed = [e for statement in between for e in events_in_order(statement)]
                 before_clock = _calls_before_clock(end, self.ctx)
@@ -975,6 +1012,17 @@ class UnsynchronizedTiming(Rule):
         call of a function that loops over training steps (`train_epoch(model, loader)`)."""
         steps = TrainingSteps.of(self.ctx)
         return any(type(statement) in (cst.For, cst.While) and steps.per_epoch(statement) for statement in between)
+
+
+def _never_read(statement: cst.CSTNode, scope: Scope, ctx: Context) -> bool:
+    """`dt = time.time() - t0` whose name nothing reads (its print commented out): a measure
+    that shows nothing."""
+    line = statement.body[0] if type(statement) is cst.SimpleStatementLine and len(statement.body) == 1 else None
+    if type(line) is not cst.Assign or len(line.targets) != 1 or type(line.targets[0].target) is not cst.Name:
+        return False
+    name = line.targets[0].target.value
+    roots = [scope.node] if scope.node is not None else ctx.modules
+    return sum(1 for root in roots for node in walk(root) if type(node) is cst.Name and node.value == name) == 1
 
 
 def _calls_before_clock(statement: cst.CSTNode, ctx: Context) -> list[cst.Call]:
