@@ -160,12 +160,15 @@ class HostSyncEveryStep(Nesting):
     Silent when the read is guarded by a step interval (`if step % log_every == 0:`, or a time
     interval, `if current_time - last_logging > args.log_freq_time:`; but not a
     modulo by a setting that is 1, `opt.d_every` of `class Config: d_every = 1` or the default
-    of the script's `--gradient_accumulation_steps` read from a parameter; `if i == 0:`;
+    of the script's `--gradient_accumulation_steps` read from a parameter, or 2, TD3's
+    `--policy_delay`: every other step; `if i == 0:`;
     a function of the project returning such a modulo), inside an `except`
     handler or a branch that ends the program (`raise`, `sys.exit(1)` after a non-finite
     loss) or that fills a value on the first step (`if loss_ema is None: loss_ema = loss.item()`),
     outside a loop, in a training loop of a few iterations (`for step in range(4):`, a
-    demonstration), in an epoch loop that only contains the training loop, in a loop
+    demonstration; not in a function called in a loop, as SAC's `update()` looping over
+    `gradient_steps`, 1 by default, at every step of the environment), in an epoch loop
+    that only contains the training loop, in a loop
     (or step function) that also runs an evaluation pass (`model.eval()` there, or a function
     calling it) on every iteration (full-batch training's `loss = train(); acc = test()`: the
     host waits for the test's results anyway, so one more read adds no stall), in a function of a module that other
@@ -558,6 +561,49 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # TD3's delayed actor update: every other step is no logging interval
+        Example(
+            """
+            import argparse
+            import torch
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--policy_delay", default=2, type=int)
+            args = parser.parse_args()
+            critic, actor = critic.cuda(), actor.cuda()
+            for it in range(args.iterations):
+                critic_loss = critic(state.cuda()).mean()
+                critic_loss.backward()
+                critic_optimizer.step()
+                if it % args.policy_delay == 0:
+                    actor_loss = -critic(actor(state.cuda())).mean()
+                    actor_loss.backward()
+                    actor_optimizer.step()
+                    writer.add_scalar("Loss/actor_loss", actor_loss, global_step=it)
+            """,
+        ),
+        # SAC's update: one gradient step by default, but at every step of the environment
+        Example(
+            """
+            import argparse
+            import torch
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--gradient_steps", default=1, type=int)
+            args = parser.parse_args()
+            class SAC:
+                def update(self):
+                    for _ in range(args.gradient_steps):
+                        q_loss = self.q_net(s.cuda()).mean()
+                        self.optimizer.zero_grad()
+                        q_loss.backward()
+                        self.optimizer.step()
+                        self.writer.add_scalar("Loss/Q_loss", q_loss, global_step=self.num_training)
+            def main():
+                agent = SAC()
+                for i in range(args.iteration):
+                    for t in range(200):
+                        agent.update()
+            """,
+        ),
         # OGB's link prediction: the GPU named by index (`f"cuda:{args.device}"`), the step in a
         # function the epoch loop calls
         Example(
@@ -1030,6 +1076,14 @@ class HostSyncEveryStep(Nesting):
             message, related = described if type(described) is tuple else (described, ())
             self.report(candidate.site, message, related=related)
 
+    def _demo(self, loop: cst.CSTNode, site: Site) -> bool:
+        """A training loop of a few steps (`for step in range(5):`) that shows how training works,
+        unless its function runs on every step of another loop (SAC's `update()`, looping
+        `gradient_steps` times, 1 by default, at every step of the environment)."""
+        function = site.scope.node
+        return few_iterations(loop, self.ctx, site.scope, _DEMO_STEPS) and not (
+            function is not None and TrainingSteps.of(self.ctx).called_in_loop(function))
+
     def _every_step(self, candidate: _Candidate) -> bool:
         """In a training loop (or step function called from a loop), not under an interval guard."""
         site, frames = candidate.site, candidate.frames
@@ -1039,8 +1093,7 @@ class HostSyncEveryStep(Nesting):
         stepping = rollout or stepping  # (an epoch or RL iteration loop: its rollout steps)
         if stepping is not None:  # (loops inside it that do not step run on every step: `for k, v in losses.items()`)
             if not (steps.trains(stepping) or stepping is rollout) or steps.on_cpu(site.scope.node) \
-                    or steps.evaluates_every_iteration(stepping) or few_iterations(stepping, self.ctx, site.scope, _DEMO_STEPS) \
-                    or self._unused(site.scope.node):
+                    or steps.evaluates_every_iteration(stepping) or self._demo(stepping, site) or self._unused(site.scope.node):
                 return False  # (an epoch loop, around a loop that steps; a training function on the CPU; a
                 # full-batch loop that waits for its evaluation's results on every iteration anyway; dead code)
             inner = [i for i, frame in enumerate(frames) if frame.kind == LOOP and frame.node is stepping]

@@ -344,13 +344,24 @@ class TrainingSteps:
         return any(id(site.node) not in self._guarded_calls(cast(cst.For, loop).body, site)
                    for site in self._evaluations.get(id(loop), ()))
 
+    def called_in_loop(self, function: cst.FunctionDef) -> bool:
+        """Whether the source calls `function` (`helper()`, `self.helper()`, `agent.update()` on an
+        instance of its class) inside a loop."""
+        return any(site.loops for site in self._callers(function))
+
     def _callers(self, function: cst.FunctionDef) -> list[CallSite]:
         cls = self.ctx.class_of.get(id(function))
         sites = self.ctx.calls.get(function.name.value, [])
         if cls is None:
             return [site for site in sites if type(site.node.func) is cst.Name]
-        return [site for site in sites if type(site.node.func) is cst.Attribute and dotted(site.node.func.value) == "self"
-                and site.scope.node is not None and self.ctx.class_of.get(id(site.scope.node)) is cls]
+        return [site for site in sites if type(site.node.func) is cst.Attribute and (
+            dotted(site.node.func.value) == "self" and site.scope.node is not None and self.ctx.class_of.get(id(site.scope.node)) is cls
+            or self._instance_of(site.node.func.value, site.scope, cls))]
+
+    def _instance_of(self, expr: cst.BaseExpression, scope, cls: cst.ClassDef) -> bool:
+        """`agent` bound to `SAC(...)`, an instance of the class `cls` of the source."""
+        found = self.ctx.origin(expr, scope) if type(expr) is cst.Name and expr.value not in self.ctx.imports else None
+        return found is not None and type(found[0]) is cst.Call and dotted(found[0].func) == cls.name.value
 
     def _steps_at(self, site: CallSite, depth: int) -> bool:
         if site.node.args:
@@ -456,7 +467,7 @@ _INTERVAL_WORDS = ("step", "iter", "idx", "epoch", "batch")
 
 def interval_test(ctx: Context, test: cst.BaseExpression, loops: tuple, scope: Scope) -> bool:
     """Whether an `if` test picks some iterations of the loops around it: a modulo
-    (`step % 100 == 0`; not by a setting that is 1 by default), a function of the project returning one (`divisible_by(i,
+    (`step % 100 == 0`; not by a setting that is 1 or 2 by default), a function of the project returning one (`divisible_by(i,
     validate_every)`), or an equality naming a loop variable or a counter (`if epoch == 1:`,
     `i == len(loader) - 1`)."""
     loop_names = {n for loop in loops if type(loop) is cst.For for n in names_in(loop.target)}
@@ -464,8 +475,9 @@ def interval_test(ctx: Context, test: cst.BaseExpression, loops: tuple, scope: S
 
     class Interval(cst.CSTVisitor):
         def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-            nonlocal found  # (not `% args.accumulation_steps` when that is 1 by default: every step)
-            found = found or type(node.operator) is cst.Modulo and _setting(ctx, node.right, scope) != 1
+            nonlocal found  # (not `% args.accumulation_steps` when that is 1 by default: every step; nor
+            # `% args.policy_delay` when 2: every other step, TD3's delayed actor update)
+            found = found or type(node.operator) is cst.Modulo and _setting(ctx, node.right, scope) not in (1, 2)
 
         def visit_Call(self, node: cst.Call) -> None:
             nonlocal found
