@@ -435,8 +435,8 @@ class Context:
                 self.class_of[id(statement)] = node
 
     def _string(self, node: cst.SimpleString) -> None:
-        if self._wants_evidence() and CUDA_STRING.match(node.value):
-            self._evidence(node)
+        if self._wants_evidence() and (CUDA_STRING.match(node.value) or node.value[1:-1] == "cuda:"):
+            self._evidence(node)  # ("cuda:" + str(args.device): a device named by index)
 
     def _formatted_string(self, node: cst.FormattedString) -> None:
         """`f"cuda:{args.device}"`: a CUDA device named by index."""

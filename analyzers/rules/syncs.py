@@ -36,6 +36,7 @@ _TRUTH_FUNCTIONS = {"torch.isnan", "torch.isinf", "torch.isfinite", "torch.any",
 _TRUTH_METHODS = {"any", "all"}
 _TENSOR_PREFIXES = tuple(f"{namespace}." for namespace in TENSOR_NAMESPACES)
 _NOT_TENSOR = NOT_TENSOR_OPS | {"equal", "allclose", "autocast"}  # and those returning a bool or a context
+_TENSOR_FACTS = {"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout", "keys", "batch_size"}  # not tensors
 _TENSOR_METHODS = {
     "sum", "mean", "max", "min", "norm", "detach", "clone", "float", "half", "double", "abs", "sqrt", "pow", "exp",
     "log", "squeeze", "unsqueeze", "view", "reshape", "argmax", "argmin", "softmax", "std", "var", "prod", "cuda",
@@ -124,7 +125,8 @@ class HostSyncEveryStep(Nesting):
     `"%11.4g" * 3 % (*mloss,)`, `"loss {:.4f}".format(loss)`), `math.isnan()` of one (the norm
     `clip_grad_norm_` returns), and `if`, `assert` and conditional-expression tests on a tensor
     (`if loss < best:`, `if torch.isnan(loss):`, `w = a if self.update_count >= n else b` on a buffer,
-    `assert torch.equal(a, b)` in a `forward`),
+    `assert torch.equal(a, b)` in a `forward`, `if data.train_mask.sum() == 0:` on a field of a
+    batch moved whole, `data = data.to(device)`: PyG's, not its `shape` nor `num_*` counts),
     `torch.cuda.synchronize()` in a loop that reads no clock (itself or through a timer of the
     project: `timer.toc()` reading `time.time()`), and a CUDA tensor (also what an instance of
     a `torch.nn.Module` subclass of the project returns: `r, g, _, _ = mpd(y, y_hat)`) passed
@@ -212,6 +214,20 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # the size and count fields of a batch moved whole are numbers, not tensors
+        Example(
+            """
+            import torch
+            for step, batch in enumerate(loader):
+                batch = batch.to("cuda")
+                if batch.x.shape[0] == 1 or batch.num_graphs == 1:
+                    continue
+                loss = model(batch).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            """,
+        ),
         # helpers of the training loop called every N steps, or evaluating (no gradients) after
         # each full-batch step: not part of the step
         Example(
@@ -561,6 +577,28 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # OGB's graph property prediction: a field of a batch moved whole (PyG's), tested; the
+        # GPU named by index ("cuda:" + str(args.device))
+        Example(
+            """
+            import torch
+            def train(model, device, loader, optimizer):
+                model.train()
+                for step, batch in enumerate(loader):
+                    batch = batch.to(device)
+                    if batch.x.shape[0] == 1 or batch.batch[-1] == 0:
+                        pass
+                    else:
+                        loss = model(batch).mean()
+                        optimizer.zero_grad()
+                        loss.backward()
+                        optimizer.step()
+            def main():
+                device = torch.device("cuda:" + str(args.device)) if torch.cuda.is_available() else torch.device("cpu")
+                for epoch in range(1, args.epochs + 1):
+                    train(model, device, train_loader, optimizer)
+            """,
+        ),
         # TD3's delayed actor update: every other step is no logging interval
         Example(
             """
@@ -1541,8 +1579,20 @@ class HostSyncEveryStep(Nesting):
                 return True  # a parameter's gradient (`para.grad.norm()`)
             if type(expr.value) is not cst.Name:
                 return False
-            return expr.attr.value == "loss" or (expr.value.value == "self" and expr.attr.value in self._buffers())
+            return expr.attr.value == "loss" or (expr.value.value == "self" and expr.attr.value in self._buffers()) or (
+                self._moved_batch(expr.value, scope) and expr.attr.value not in _TENSOR_FACTS
+                and not expr.attr.value.startswith("num_"))
         return False
+
+    @staticmethod
+    def _moved_batch(name: cst.Name, scope: Scope) -> bool:
+        """`data = data.to(device)`: a batch object moved whole (PyG's `Data`), whose fields
+        (`data.train_mask`) are tensors there."""
+        owner = scope.owner_of(name.value)
+        return owner is not None and any(
+            type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in ("to", "cuda")
+            and type(value.func.value) is cst.Name and value.func.value.value == name.value
+            for value in owner.assignments.get(name.value, ()))
 
     def _passed_back(self, call: cst.Call, scope: Scope, depth: int) -> bool:
         """A call of a function of the project that gives back the tensor it is passed
