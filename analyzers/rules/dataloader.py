@@ -1102,7 +1102,8 @@ class LoaderRule(Rule):
         (`len(loader)`, the name shown by a notebook cell), or, for a loader of the module of a
         source that trains, a loop of the module's own statements (not in a loop or function)
         that does not train, or a call of a function of the project that loops over it once and
-        does not train (a test pass after training: in a source that only evaluates, that pass
+        does not train, or a Lightning Trainer's `test` (`validate`, `predict`; also in a function
+        that fits first) (a test pass after training: in a source that only evaluates, that pass
         is the job; so too for a loader a factory function returns, when each module calling it
         trains and only passes like those read it); or nothing reads it (in a function or a
         notebook: a module's loader may be imported); or it is made by a Lightning `test_dataloader` (`predict_dataloader`) hook of
@@ -1136,18 +1137,19 @@ class LoaderRule(Rule):
         once = function is None and steps.anywhere()  # a module's own statement runs once
         single = 0
         for statement in segments.get(id(site.node), segments[0]):  # its uses: those until the name is bound again
-            one, other, passes, iterators, calls, few = remembered(
+            one, other, passes, iterators, calls, few, tests = remembered(
                 _loader_uses, statement, lambda: _loader_uses(statement, name), name)
-            if other or not all(self._short(loop, site.scope) for loop in few):
+            if other or not all(self._short(loop, site.scope) for loop in few) or not all(
+                    self._tested_after_fit(call, function) for call, function in tests):
                 return False
             if passes or iterators or calls:
                 if not once or any(steps.trains(loop) or steps.per_epoch(loop) for loop in passes):
                     if calls or not all(_shows_only(loop) or self._waits_for_user(loop) for loop in passes):
                         return False  # (not when every pass only prints its batches or waits for a person at
                         # each: a demo of the loader, a viewer)
-                if not all(map(self._next_once, iterators)) or not all(self._one_pass(call, name) for call in calls):
+                if not all(map(self._next_once, iterators)) or not all(self._one_pass(call, name, site.scope) for call in calls):
                     return False
-            single += one + len(passes) + len(iterators) + len(calls) + len(few)
+            single += one + len(passes) + len(iterators) + len(calls) + len(few) + len(tests)
         return single > 0 or function is not None or any(unit.notebook for unit in self.ctx.units)
 
     def _waits_for_user(self, loop: cst.For) -> bool:
@@ -1210,9 +1212,21 @@ class LoaderRule(Rule):
             self.known[key] = found
         return self.known[key]
 
-    def _one_pass(self, call: cst.Call, name: str) -> bool:
+    def _tested_after_fit(self, call: cst.Call, function: cst.FunctionDef) -> bool:
+        """`trainer.test(model, test_loader)` on a Lightning Trainer in a function that also
+        fits (uvadlc's `train_model`): one pass per training run."""
+        scope = self.ctx.scopes.get(id(function))
+        return scope is not None and self._lightning(Site(call, 0, scope)) and any(
+            type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value == "fit"
+            for node in walk(function.body))
+
+    def _one_pass(self, call: cst.Call, name: str, scope) -> bool:
         """Whether a function of the project `call` gives the loader `name` to loops over it once
-        and does not train (`evaluate(model, test_loader)`, `get_predictions(model, test_loader)`)."""
+        and does not train (`evaluate(model, test_loader)`, `get_predictions(model, test_loader)`),
+        or the call is a Lightning Trainer's `test`, `validate` or `predict`: one pass."""
+        if type(call.func) is cst.Attribute and call.func.attr.value in ("test", "validate", "predict") and self._lightning(
+                Site(call, 0, scope)):
+            return True
         found = call_target(self.ctx, call.func, self.ctx.module_scope)
         if found is None or trains_somewhere(found):
             return False
@@ -1531,7 +1545,7 @@ def _bound(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
 
 
 def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst.For, ...], tuple[str, ...], tuple[cst.Call, ...],
-                                                               tuple[cst.For, ...]]:
+                                                               tuple[cst.For, ...], tuple[tuple[cst.Call, cst.FunctionDef], ...]]:
     """How `statement` uses the loader bound to `name`: (uses that take one batch at most: a
     `next(iter(name))` outside loops, a loop over it that breaks at the end of its first pass, `len(name)`,
     `name.dataset`, a statement showing it; other uses; the loops over it outside any loop or
@@ -1539,16 +1553,19 @@ def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst
     loop or function; the calls given it outside any loop or function, `evaluate(model,
     name)`; the loops outside any loop or function that take a batch with `next(iter(name))`
     at each iteration, a few when they are short: `for j in range(5):` to show augmented
-    images). What the passes, iterators and calls are worth depends on the rest of the
-    source (`LoaderRule.loads_once`): this only reads the statement, and is remembered.
-    A function or lambda with a parameter of that name is another variable."""
+    images; the `x.test(..., name)` (`validate`, `predict`) calls in a function of the statement,
+    outside its loops, with that function). What the passes, iterators and calls are worth
+    depends on the rest of the source (`LoaderRule.loads_once`): this only reads the statement,
+    and is remembered. A function or lambda with a parameter of that name is another variable."""
     single = other = 0
     passes: list[cst.For] = []
     iterators: list[str] = []
     calls: list[cst.Call] = []
     few: list[cst.For] = []
-    # (node, whether it may run again, the loop of the statement's own it runs in: not in another loop or function)
-    stack: list[tuple[cst.CSTNode, bool, cst.For | None]] = [(statement, False, None)]
+    tests: list[tuple[cst.Call, cst.FunctionDef]] = []
+    # (node, whether it may run again: the function when in its own statements, the loop of the
+    # statement's own it runs in: not in another loop or function)
+    stack: list[tuple[cst.CSTNode, bool | cst.FunctionDef, cst.For | None]] = [(statement, False, None)]
     while stack:
         node, again, loop = stack.pop()
         if type(node) is cst.Name:
@@ -1569,6 +1586,12 @@ def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst
             continue
         if _loads_nothing(node, name):
             single += 1
+            continue
+        if type(again) is cst.FunctionDef and type(node) is cst.Call and type(node.func) is cst.Attribute and \
+                node.func.attr.value in ("test", "validate", "predict") and any(
+                    type(a.value) is cst.Name and a.value.value == name and not a.star for a in node.args):
+            tests.append((node, again))  # `trainer.test(model, test_loader)` in `train_model`
+            stack.extend((a.value, again, loop) for a in node.args if not (type(a.value) is cst.Name and a.value.value == name))
             continue
         if not again and type(node) is cst.Call and any(type(a.value) is cst.Name and a.value.value == name and not a.star
                                                          for a in node.args):
@@ -1599,12 +1622,13 @@ def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst
         else:
             repeats = type(node) in (cst.For, cst.While, cst.FunctionDef, cst.Lambda)
             inner = node if type(node) is cst.For and not again else None
+            body_again: bool | cst.FunctionDef = node if type(node) is cst.FunctionDef else True
             for child in children(node):
                 if repeats and type(child) in (cst.IndentedBlock, cst.SimpleStatementSuite):
-                    stack.append((child, True, inner))
+                    stack.append((child, body_again, inner))
                 else:
                     stack.append((child, again, loop))
-    return single, other, tuple(passes), tuple(iterators), tuple(calls), tuple(few)
+    return single, other, tuple(passes), tuple(iterators), tuple(calls), tuple(few), tuple(tests)
 
 
 _SETTINGS_READ = frozenset({"dataset", "batch_size", "sampler", "num_workers", "collate_fn", "drop_last"})
@@ -1784,7 +1808,9 @@ class SynchronousDataLoader(LoaderRule):
       of a function of the project it is given to, or that it gives the loader on to
       (`test_acc = evaluate(model, test_loader)`: a test pass after training, nothing
       repeats it; a static method attached with `setattr(Class, "name", function)` in a
-      notebook counts as the function it names). In a source that only
+      notebook counts as the function it names; a Lightning Trainer's `test`, `validate` or
+      `predict` given it, also in a function that first calls `trainer.fit`: one pass per
+      training run). In a source that only
       evaluates, that pass is the job, and is reported. The same for a loader a factory
       function returns (`return train_loader, valid_loader, test_loader`) when each module of
       the project calling it trains and reads that loader in such passes only (a
@@ -2724,6 +2750,18 @@ class PinnedMemoryMissing(LoaderRule):
     summary = "DataLoader batches go to the GPU from pageable memory (no pin_memory=True)"
     probe = "dataloader"
     VALID = (
+        # a test loader read by one trainer.test after each fit (uvadlc's train_model)
+        Example(
+            """
+            import pytorch_lightning as pl
+            from torch.utils import data
+            test_loader = data.DataLoader(test_set, batch_size=128, num_workers=4)
+            def train_model(model):
+                trainer = pl.Trainer(accelerator="gpu", devices=1, max_epochs=180)
+                trainer.fit(model, train_loader, val_loader)
+                return trainer.test(model, test_loader, verbose=False)
+            """,
+        ),
         # RetinaNet's viewer: one image per key press
         Example(
             """
