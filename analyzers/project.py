@@ -475,7 +475,9 @@ def maybe_project_call(ctx, func) -> bool:
     if imported is not None and imported.partition(".")[0] in _LIBRARIES:
         return False
     return type(func) is not cst.Name or imported is not None or head in ctx.functions or (
-        head in ctx.relative_imports or bool(ctx.star_imports))
+        head in ctx.relative_imports or bool(ctx.star_imports)) or any(  # `train = train_fns.make_step(...)`
+        type(value) is cst.Call and type(value.func) is cst.Attribute and maybe_project_call(ctx, value.func)
+        for value, _ in ctx.by_name.get(name, ()))
 
 
 def call_target(ctx, func, scope):
@@ -486,7 +488,7 @@ def call_target(ctx, func, scope):
     namespace = SourceNamespace.of(ctx)
     if type(func) is cst.Name:
         found = namespace.function_run_by(func)
-        return None if found is None else (*found, None)
+        return (*found, None) if found is not None else _made_step(ctx, func, scope)
     if type(func) is not cst.Attribute:
         return None
     receiver = dotted(func.value)
@@ -531,6 +533,19 @@ def classes_made_by(namespace: "SourceNamespace", maker: cst.BaseExpression) -> 
     if found is None and made is not None and type(maker) is cst.Name:
         return _returned_classes(namespace.function(made))
     return [] if found is None else [found]
+
+
+def _made_step(ctx, func: cst.Name, scope):
+    """For `train(x, y)` with `train = train_fns.GAN_training_function(G, D, ...)` (in one of
+    the branches that bind it), the function that factory defines and returns."""
+    owner = scope.owner_of(func.value) if func.value not in ctx.functions else None
+    for value in owner.assignments.get(func.value, ()) if owner is not None else ():
+        if type(value) is cst.Call and type(value.func) in (cst.Name, cst.Attribute) and dotted(value.func) != func.value:
+            maker = call_target(ctx, value.func, owner)
+            inner = _returned_functions(maker[0]) if maker is not None else []
+            if len(inner) == 1:
+                return inner[0], *maker[1:3], None
+    return None
 
 
 def _handed_back(ctx, name, scope):
@@ -745,9 +760,15 @@ def _host_read(call: ast.Call):
     func = call.func
     if type(func) is ast.Attribute and func.attr in _HOST_METHODS and not call.args:
         return func.value
-    if type(func) is ast.Name and func.id in _HOST_CONVERSIONS and len(call.args) == 1:
+    if type(func) is ast.Name and func.id in _HOST_CONVERSIONS and len(call.args) == 1 and not _setting_read(call.args[0]):
         return call.args[0]
     return None
+
+
+def _setting_read(value: ast.expr) -> bool:
+    """`config['num_D_accumulations']`: a value looked up by name in a mapping, a setting
+    (`float()` of it reads no tensor; a dict of losses is read with `.item()`)."""
+    return type(value) is ast.Subscript and type(value.slice) is ast.Constant and type(value.slice.value) is str
 
 
 _TESTS = (ast.If, ast.While, ast.Assert)
@@ -1013,7 +1034,8 @@ def steps_in_loops(found: Definition | None) -> bool:
 def trains_somewhere(found: Definition | None, depth: int = 0) -> bool:
     """Whether the function `found` runs training steps at all: itself, in its loops or
     through the functions of the project it calls (`engine.train` looping over the epochs
-    and calling a `train_step` that loops over the batches)."""
+    and calling a `train_step` that loops over the batches), or makes the step function it
+    returns (BigGAN's `GAN_training_function(...)` returning its inner `train`)."""
     if found is None or depth > _MAX_CALLS:
         return False
     memo = _memo(found[0])
@@ -1022,8 +1044,17 @@ def trains_somewhere(found: Definition | None, depth: int = 0) -> bool:
         memo[key] = False  # (a recursion trains only if another path does)
         calls = [node for node in body_nodes(found[0]) if type(node) is ast.Call]
         memo[key] = any(map(steps_call, calls)) or any(
-            trains_somewhere(_callee(node.func, found[1], found[2], found[3]), depth + 1) for node in calls)
+            trains_somewhere(_callee(node.func, found[1], found[2], found[3]), depth + 1) for node in calls) or any(
+            trains_somewhere((function, *found[1:]), depth + 1) for function in _returned_functions(found[0]))
     return memo[key]
+
+
+def _returned_functions(function) -> list:
+    """The functions a function defines in its body and returns (`def train(x, y): ...`,
+    then `return train`: a factory of step functions)."""
+    returned = {node.value.id for node in body_nodes(function) if type(node) is ast.Return and type(node.value) is ast.Name}
+    return [statement for statement in getattr(function, "body", ()) if type(statement) in (
+        ast.FunctionDef, ast.AsyncFunctionDef) and statement.name in returned]
 
 
 def steps_call(call: ast.Call) -> bool:

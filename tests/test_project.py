@@ -2125,3 +2125,52 @@ def test_a_method_of_a_model_a_factory_returns_and_wrappers_hand_back(tmp_path):
         found = [f for f in analyze(python_source(handle.read(), path), Config()) if f.code == "TPL102"]
     [finding] = found
     assert "`model.parse_batch(batch)` moves its batches to the GPU (`x.cuda(non_blocking=True)` in `to_gpu`" in finding.message
+
+
+def test_a_step_function_a_factory_of_another_file_returns(tmp_path):
+    """BigGAN: `train = train_fns.GAN_training_function(G, D, GD, ...)` (in one branch), then
+    `train(x, y)` every step: the loop trains, so the DataParallel wrap is reported; the
+    step's own `.item()` is reported in the factory's file only, and `float()` of a setting
+    (`config['num_D_accumulations']`) reads no tensor."""
+    train_fns = """
+        import torch
+
+        def GAN_training_function(G, D, GD, config):
+            def train(x, y):
+                D.optim.zero_grad()
+                D_loss = GD(x, y).mean() / float(config['num_D_accumulations'])
+                D_loss.backward()
+                D.optim.step()
+                return {'D_loss': float(D_loss.item())}
+            return train
+
+        def dummy_training_function():
+            def train(x, y):
+                return {}
+            return train
+    """
+    train = """
+        import torch
+        import torch.nn as nn
+        import utils
+
+        def run(config):
+            G, D = Generator().cuda(), Discriminator().cuda()
+            GD = G_D(G, D)
+            if config['parallel']:
+                GD = nn.DataParallel(GD)
+            if config['which_train_fn'] == 'GAN':
+                train = utils.GAN_training_function(G, D, GD, config)
+            else:
+                train = utils.dummy_training_function()
+            for epoch in range(config['num_epochs']):
+                for i, (x, y) in enumerate(loader):
+                    metrics = train(x.cuda(), y.cuda())
+                G.eval()
+                sample(G)
+    """
+    path = project(tmp_path, train, train_fns)
+    assert [f.range.start_line + 1 for f in findings_of(path, "TPL304")] == [10]
+    assert findings_of(path, "TPL203") == []
+    reads = findings_of(str(tmp_path / "utils.py"), "TPL203")
+    assert [(f.range.start_line + 1, "D_loss.item()" in f.message) for f in reads] == [(10, True)]

@@ -1329,6 +1329,8 @@ class HostSyncEveryStep(Nesting):
         node = _call(candidate)
         if found is None or steps_in_loops(found):
             return None
+        if type(node.func) is cst.Name and node.func.value not in self.ctx.functions and node.func.value not in self.ctx.imports:
+            return None  # (`train = make_train_step(...)`: the factory's module reports the step's reads)
         if project_trains(found):  # (one of this source: its reads are reported where they are)
             read = reads_every_call(found) if found[2].label else None
         else:  # another helper of the step (`clip_gradients`, `all_reduce_mean`): a tensor it copies itself

@@ -1021,8 +1021,11 @@ def _never_read(statement: cst.CSTNode, scope: Scope, ctx: Context) -> bool:
     if type(line) is not cst.Assign or len(line.targets) != 1 or type(line.targets[0].target) is not cst.Name:
         return False
     name = line.targets[0].target.value
-    roots = [scope.node] if scope.node is not None else ctx.modules
-    return sum(1 for root in roots for node in walk(root) if type(node) is cst.Name and node.value == name) == 1
+    nodes = [node for root in ([scope.node] if scope.node is not None else ctx.modules) for node in walk(root)]
+    bound = {id(node.target) for node in nodes if type(node) is cst.AssignTarget}  # (`model_time = time.time()` too)
+    own = {id(node) for node in walk(line)}
+    return not any(type(node) is cst.Name and node.value == name and id(node) not in bound and id(node) not in own
+                   for node in nodes)
 
 
 def _calls_before_clock(statement: cst.CSTNode, ctx: Context) -> list[cst.Call]:
