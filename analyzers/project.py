@@ -955,6 +955,25 @@ def _made_on_host(value: ast.expr, function, namespace: Namespace) -> bool:
     return head == "torch" and name in HOST_FACTORIES and not any(k.arg == "device" for k in cast(ast.Call, value).keywords)
 
 
+def source_module_class(ctx, name: str | None, depth: int = 0) -> bool:
+    """Whether the class `name` (of the source, read from its libcst node, or of a module of
+    the project it imports) derives from `torch.nn.Module`, through classes of the project."""
+    if name is None or depth > 3:
+        return False
+    key = ("module class", name)
+    if key not in ctx.shared:
+        cls = ctx.classes.get(name)
+        if cls is not None:
+            ctx.shared[key] = any(
+                (ctx.qualname(base.value) or "") in MODULE_CLASSES
+                or (dotted(base.value) or "") != name and source_module_class(ctx, dotted(base.value), depth + 1)
+                for base in cls.bases)
+        else:
+            ctx.shared[key] = (name.partition(".")[0] in ctx.imports or name in ctx.relative_imports) and \
+                module_class(SourceNamespace.of(ctx).klass(name))
+    return ctx.shared[key]
+
+
 def module_class(found, depth: int = 0) -> bool:
     """Whether the class `found` = (definition, namespace, place) of the project derives from
     `torch.nn.Module` (through classes of the project, three deep)."""

@@ -14,8 +14,8 @@ from ..nodes import (aborts, argument, assigned_in, call_name, children, code, d
 from ..findings import Related
 from ..importers import named_by_importers
 from ..project import (
-    Definition, SourceNamespace, Use, attribute_module, bind, bound, call_target, copies_every_call, host_reads, iterated,
-    maybe_project_call, module_class, parameters, reads_clock, reads_every_call, returned_parameter, steps_in_loops, used_arguments,
+    Definition, Use, attribute_module, bind, bound, call_target, copies_every_call, host_reads, iterated, maybe_project_call,
+    parameters, reads_clock, reads_every_call, returned_parameter, source_module_class, steps_in_loops, used_arguments,
     used_by_all_fitting,
 )
 from ..project import trains as project_trains
@@ -143,7 +143,8 @@ class HostSyncEveryStep(Nesting):
     `backward()` or steps an optimizer, not in a loop of its own) called from a loop, or a
     method of that kind called from other files only (`agent.update(rollouts)`), one a factory
     returns (`return perform_train_step_fn`, kept as `self.train_step_fn`), an ignite `Engine`'s process function, a
-    LightningModule's `training_step`, and a module's `forward` (and the methods it calls
+    LightningModule's `training_step`, and a module's `forward` (of a subclass of
+    `torch.nn.Module`, also through classes of the project; and the methods it calls
     on `self`; in a notebook, when the notebook trains): `lengths.tolist()` there syncs on
     every step the module trains. A loop inside the step that does not step itself runs on
     every step too (`for k, v in losses.items(): meters[k].update(v.item())`). A function
@@ -577,6 +578,24 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # Transformer-XL's attention: a module deriving from torch.nn.Module through a class of the project
+        Example(
+            """
+            import torch
+            import torch.nn as nn
+            class RelMultiHeadAttn(nn.Module):
+                def __init__(self, n_head):
+                    super().__init__()
+                    self.n_head = n_head
+            class RelPartialLearnableMultiHeadAttn(RelMultiHeadAttn):
+                def forward(self, w, attn_mask=None):
+                    score = w @ w.transpose(0, 1)
+                    if attn_mask is not None and attn_mask.any().item():
+                        score = score.masked_fill(attn_mask, -float("inf"))
+                    return score.softmax(-1)
+            attn = RelPartialLearnableMultiHeadAttn(8).cuda()
+            """,
+        ),
         # OGB's graph property prediction: a field of a batch moved whole (PyG's), tested; the
         # GPU named by index ("cuda:" + str(args.device))
         Example(
@@ -1647,27 +1666,9 @@ class HostSyncEveryStep(Nesting):
                         inner, scope, depth + 1)):
                     return False
                 continue
-            if not self._module_class(dotted(value.func), 0):
+            if not source_module_class(self.ctx, dotted(value.func)):
                 return False
         return True
-
-    def _module_class(self, name: str | None, depth: int) -> bool:
-        """Whether the class `name` (of the source, read from its libcst node, or of a module of
-        the project it imports) derives from `torch.nn.Module`."""
-        if name is None or depth > 3:
-            return False
-        key = ("module class", name)
-        if key not in self.ctx.shared:
-            cls = self.ctx.classes.get(name)
-            if cls is not None:
-                self.ctx.shared[key] = any(
-                    (self.ctx.qualname(base.value) or "") in MODULE_CLASSES
-                    or (dotted(base.value) or "") != name and self._module_class(dotted(base.value), depth + 1)
-                    for base in cls.bases)
-            else:
-                self.ctx.shared[key] = (name.partition(".")[0] in self.ctx.imports or name in self.ctx.relative_imports) and \
-                    module_class(SourceNamespace.of(self.ctx).klass(name))
-        return self.ctx.shared[key]
 
     def _layer(self, func: cst.Attribute) -> bool:
         """`self.fc` where every value given to it is a layer of `torch.nn` (`nn.Linear(...)`):

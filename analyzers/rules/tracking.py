@@ -11,7 +11,8 @@ import libcst as cst
 from ..context import CallSite, Context, Frame, Scope, Site
 from ..nodes import UNKNOWN, call_name, code, dotted, iteration_source, keyword, lazy_init, names_in, positional, walk
 from ..importers import made_only_to_infer
-from ..project import call_target, instance_default, maybe_project_call, steps_in_loops, tests_interval, trains_somewhere
+from ..project import (call_target, instance_default, maybe_project_call, source_module_class, steps_in_loops, tests_interval,
+                       trains_somewhere)
 from ..project import trains as project_trains
 from .edits import root_name
 from .base import Rule
@@ -206,7 +207,8 @@ class TrainingSteps:
 
     def run_every_step(self, function: cst.FunctionDef) -> bool:
         """Whether a framework calls `function` on every training step: an ignite Engine's
-        process function, a LightningModule's `training_step`, a module's `forward` (and the
+        process function, a LightningModule's `training_step`, a module's `forward` (of a
+        subclass of `torch.nn.Module`, also through classes of the project; and the
         methods it calls on `self`; in a notebook, one that trains: a notebook that only runs
         a model has no training step)."""
         if function.name.value in self.engines:
@@ -217,7 +219,8 @@ class TrainingSteps:
         bases = [dotted(base.value) or "" for base in cls.bases]
         if function.name.value == "training_step":
             return any("LightningModule" in base for base in bases)
-        return any(base.rpartition(".")[2] == "Module" for base in bases) and function.name.value in self._forward(cls) \
+        module = any(base.rpartition(".")[2] == "Module" for base in bases) or source_module_class(self.ctx, cls.name.value)
+        return module and function.name.value in self._forward(cls) \
             and (not any(unit.notebook for unit in self.ctx.units) or self.anywhere()) and not self._made_to_infer(cls)
 
     def _made_to_infer(self, cls: cst.ClassDef) -> bool:
