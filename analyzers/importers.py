@@ -208,13 +208,22 @@ def named_by_importers(path: str, name: str) -> bool | None:
                or type(node) is ast.alias and node.name in (name, "*") for module in found for node in ast.walk(module.tree))
 
 
-def made_only_to_infer(path: str, name: str) -> bool:
+def made_only_to_infer(path: str, name: str, depth: int = 0) -> bool:
     """Whether the modules of the project that import the module at `path` and make its class
     `name` (`model = DetectMultiBackend(weights)` in val.py and detect.py) never train: some make
-    it, and none calls `backward()`, an optimizer's `step()` or a trainer's `fit()`."""
-    makers = [module.tree for module in importing(path) if any(
-        type(node) is ast.Call and (ast_dotted(node.func) or "").rpartition(".")[2] == name for node in ast.walk(module.tree))]
-    return bool(makers) and not any(_trains(tree) for tree in makers)
+    it, none calls `backward()`, an optimizer's `step()` or a trainer's `fit()`, and a class of
+    theirs that makes it (as a part: RetinaNet's `self.focalLoss = losses.FocalLoss()` in
+    model.py) is itself made only to infer."""
+    makers = []
+    for module in importing(path):
+        calls = {id(node) for node in ast.walk(module.tree) if type(node) is ast.Call and (
+            ast_dotted(node.func) or "").rpartition(".")[2] == name}
+        if calls:
+            makers.append((module, {cls.name for cls in ast.walk(module.tree) if type(cls) is ast.ClassDef
+                                    for node in ast.walk(cls) if id(node) in calls}))
+    return bool(makers) and depth < 2 and not any(
+        _trains(module.tree) or not all(made_only_to_infer(module.path, owner, depth + 1) for owner in owners)
+        for module, owners in makers)
 
 
 def imported_to_train(path: str) -> bool:

@@ -2174,3 +2174,49 @@ def test_a_step_function_a_factory_of_another_file_returns(tmp_path):
     assert findings_of(path, "TPL203") == []
     reads = findings_of(str(tmp_path / "utils.py"), "TPL203")
     assert [(f.range.start_line + 1, "D_loss.item()" in f.message) for f in reads] == [(10, True)]
+
+
+def test_a_loss_module_made_by_a_model_module_that_a_training_script_imports(tmp_path):
+    """RetinaNet: losses.py's `FocalLoss` is made by model.py, which trains nothing itself but
+    is imported by train.py, which does: its forward runs on every training step (not an
+    inference wrapper, whose makers nobody trains with)."""
+    files = {
+        "losses.py": """
+            import torch
+            import torch.nn as nn
+
+            class FocalLoss(nn.Module):
+                def forward(self, classifications, annotations):
+                    positive = torch.ge(annotations, 0.5)
+                    if positive.sum() > 0:
+                        return classifications[positive].sum().cuda()
+                    return classifications.sum()
+        """,
+        "model.py": """
+            import torch
+            import torch.nn as nn
+            import losses
+
+            class RetinaNet(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.focal_loss = losses.FocalLoss()
+
+                def forward(self, x, annotations):
+                    anchors = self.anchors(x).to(torch.device("cuda"))
+                    return self.focal_loss(self.head(x, anchors), annotations)
+        """,
+        "train.py": """
+            import model
+
+            net = model.RetinaNet().cuda()
+            for x, annotations in loader:
+                loss = net(x.cuda(), annotations.cuda())
+                loss.backward()
+                optimizer.step()
+        """,
+    }
+    (tmp_path / "pyproject.toml").write_text("")
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    assert [f.range.start_line + 1 for f in findings_of(str(tmp_path / "losses.py"), "TPL203")] == [8]
