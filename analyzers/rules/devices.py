@@ -12,7 +12,7 @@ from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, 
                      short_code, star_kwargs, walk)
 from ..findings import Related
 from ..importers import forward_caller
-from ..project import device_moves, maybe_project_call, used_arguments
+from ..project import device_moves, maybe_project_call, source_module_class, used_arguments
 from .base import CallNames, Example, FixPlan, Replace
 from .edits import with_keywords
 from .tracking import Nesting, TrainingSteps, calls_under_ifs, few_iterations, interval_test
@@ -28,6 +28,7 @@ _ON_DEVICE = {"range": "torch.arange(..., device=...)", **{
     name: "torch.tensor/zeros/arange(..., dtype=..., device=...) (a typed constructor cannot make it there)"
     for name in LEGACY_TENSOR_TYPES}}
 _CALL_DEPTH = 3  # calls between a forward and the function that runs in it
+_LOSS_METHODS = frozenset({"loss", "compute_loss", "get_loss"})  # a module's loss, computed at each step by its callers
 _CONTAINER_METHODS = frozenset(name for kind in (dict, list, set, str, bytes) for name in dir(kind))  # `d.update(...)`: not a method of the source
 _RANDOM_FILLS = frozenset({"random_", "normal_", "uniform_"})  # in-place draws: another generator on the GPU
 _NUMPY_FILLS = frozenset({"numpy.zeros", "numpy.ones", "numpy.full", "numpy.empty"})
@@ -65,7 +66,9 @@ class CpuTensorMovedEachStep(Nesting):
     A function the training loop calls on every step counts as the loop (`real_loss(out)`
     making `torch.ones(n).cuda()`), not under an interval guard (`if step % 200 == 0:`); so
     does a function that only other modules call, when one calls it in a module's `forward`
-    (the diffusion codebases' `timestep_embedding` in util.py, called by the UNet's forward).
+    (the diffusion codebases' `timestep_embedding` in util.py, called by the UNet's forward),
+    and a module's `loss` method (`compute_loss`, `get_loss`) that the source never calls: the
+    training loops of other modules call `model.loss(scores, labels)` at each step.
     Data NumPy draws or fills in the loop (`torch.from_numpy(np.random.uniform(...)).cuda()`)
     is copied the same way. Older scripts' idiom counts too: `Tensor(np.random.normal(...))` or
     `torch.randn(...).type(Tensor)` where `Tensor` is a CUDA tensor type
@@ -529,6 +532,39 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # a module's `loss` method, which the training loop of another module calls at each step
+        Example(
+            """
+            import torch
+            import torch.nn as nn
+            class GCNNet(nn.Module):
+                def __init__(self, net_params):
+                    super().__init__()
+                    self.n_classes = net_params["n_classes"]
+                    self.device = net_params["device"]
+                def loss(self, pred, label):
+                    cluster_sizes = torch.zeros(self.n_classes).long().to(self.device)
+                    cluster_sizes[torch.unique(label)] = torch.bincount(label)
+                    weight = 1.0 / cluster_sizes.float().clamp(min=1)
+                    return nn.CrossEntropyLoss(weight=weight)(pred, label)
+            model = GCNNet({"n_classes": 6, "device": torch.device("cuda")})
+            """,
+            """
+            import torch
+            import torch.nn as nn
+            class GCNNet(nn.Module):
+                def __init__(self, net_params):
+                    super().__init__()
+                    self.n_classes = net_params["n_classes"]
+                    self.device = net_params["device"]
+                def loss(self, pred, label):
+                    cluster_sizes = torch.zeros(self.n_classes, device=self.device).long()
+                    cluster_sizes[torch.unique(label)] = torch.bincount(label)
+                    weight = 1.0 / cluster_sizes.float().clamp(min=1)
+                    return nn.CrossEntropyLoss(weight=weight)(pred, label)
+            model = GCNNet({"n_classes": 6, "device": torch.device("cuda")})
+            """,
+        ),
         # a training-step method other files call (`algorithm.update(minibatches)` in train.py)
         Example(
             """
@@ -1605,6 +1641,10 @@ class CpuTensorMovedEachStep(Nesting):
             return "every training step" if function.name.value == "training_step" else "every forward call"
         if function.name.value in PER_CALL_METHODS:
             return "every forward call"
+        cls = self.ctx.class_of.get(id(function))
+        if function.name.value in _LOSS_METHODS and cls is not None and source_module_class(self.ctx, cls.name.value) \
+                and not self.ctx.calls.get(function.name.value):
+            return "every training step"  # `model.loss(scores, labels)`, called by the training loop of another module
         return "every training step" if steps.stepped_elsewhere(function) else None
 
     def _device(self, device: cst.BaseExpression, site: Site) -> bool:
