@@ -60,10 +60,10 @@ def _dedented(text):
 class CallNames:
     """The callees a rule's visit_Call/leave_Call are about, by their last name (`x.item()`:
     "item"; a name imported under an alias also goes by its own): these names, and any
-    that ends with `suffix`."""
+    that ends with `suffix` (or one of them)."""
 
     names: frozenset[str] = frozenset()
-    suffix: str | None = None
+    suffix: str | tuple[str, ...] | None = None
 
     def __contains__(self, name: str) -> bool:
         return name in self.names or (self.suffix is not None and name.endswith(self.suffix))

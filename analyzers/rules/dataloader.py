@@ -88,7 +88,8 @@ class LoaderRule(Rule):
     kept in `known` for every loader rule.
     """
 
-    calls = CallNames(frozenset({"to", "cuda", "type", *(name.rpartition(".")[2] for name in DATALOADER | SUBCLASSES)}))
+    calls = CallNames(frozenset({"to", "cuda", "type", *(name.rpartition(".")[2] for name in DATALOADER | SUBCLASSES)}),
+                      suffix=("Loader", "Sampler"))  # (and the project's subclasses: `PositiveLinkNeighborSampler`)
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
@@ -110,8 +111,14 @@ class LoaderRule(Rule):
         name = call_name(node)
         if name == "to" or name == "cuda" or name == "type" and len(node.args) == 1:
             self._move(node, name)
-        elif (qualified := self.ctx.qualname(node.func)) in DATALOADER or qualified in SUBCLASSES:
+        elif (qualified := self.ctx.qualname(node.func)) in DATALOADER or qualified in SUBCLASSES or self._loader_class(node.func):
             self.loaders[node] = self.ctx.site(node)
+
+    def _loader_class(self, func: cst.BaseExpression) -> bool:
+        """A class of the source deriving from a DataLoader (OGB's `PositiveLinkNeighborSampler(NeighborSampler)`):
+        a loader whose batches perf-lint does not cost, whose workers start again like any loader's."""
+        cls = self.ctx.classes.get(func.value) if type(func) is cst.Name else None
+        return cls is not None and any((self.ctx.qualname(base.value) or "") in DATALOADER | SUBCLASSES for base in cls.bases)
 
     def costed(self, call: cst.Call) -> bool:
         """Whether the loader is torch's, whose batches the rules can cost (not one of `SUBCLASSES`,

@@ -40,7 +40,8 @@ class NonPersistentWorkers(LoaderRule):
     from the core count (`os.cpu_count()`, `int(os.cpu_count() / 2)`, also as the default of a
     parameter of such a function) are workers on any machine. PyG's loaders (`DataLoader`,
     `NeighborLoader`, `ClusterLoader`, the GraphSAINT samplers, ...: subclasses batching graphs)
-    count as DataLoaders.
+    count as DataLoaders, and so do the source's own subclasses of a loader (OGB's
+    `PositiveLinkNeighborSampler(NeighborSampler)`).
 
     ## Why is this bad?
     Without persistent workers, every `iter(loader)` (every epoch) shuts the worker
@@ -170,6 +171,41 @@ class NonPersistentWorkers(LoaderRule):
         ),
     )
     INVALID = (
+        # a loader class of the source deriving from PyG's NeighborSampler, zipped with another
+        Example(
+            """
+            import torch
+            from torch_geometric.data import NeighborSampler
+            class PositiveLinkNeighborSampler(NeighborSampler):
+                def sample(self, edge_idx):
+                    return super().sample(torch.cat([row[edge_idx], col[edge_idx]]))
+            def train(model, pos_loader, neg_loader, optimizer):
+                for pos_data, neg_data in zip(pos_loader, neg_loader):
+                    model(pos_data, neg_data).mean().backward()
+                    optimizer.step()
+            def main():
+                x = data.x.to(torch.device("cuda"))
+                pos_loader = PositiveLinkNeighborSampler(edge_index, sizes=[15, 10, 5], batch_size=256, num_workers=12)
+                for epoch in range(1, 151):
+                    train(model, pos_loader, neg_loader, optimizer)
+            """,
+            """
+            import torch
+            from torch_geometric.data import NeighborSampler
+            class PositiveLinkNeighborSampler(NeighborSampler):
+                def sample(self, edge_idx):
+                    return super().sample(torch.cat([row[edge_idx], col[edge_idx]]))
+            def train(model, pos_loader, neg_loader, optimizer):
+                for pos_data, neg_data in zip(pos_loader, neg_loader):
+                    model(pos_data, neg_data).mean().backward()
+                    optimizer.step()
+            def main():
+                x = data.x.to(torch.device("cuda"))
+                pos_loader = PositiveLinkNeighborSampler(edge_index, sizes=[15, 10, 5], batch_size=256, num_workers=12, persistent_workers=True)
+                for epoch in range(1, 151):
+                    train(model, pos_loader, neg_loader, optimizer)
+            """,
+        ),
         # FixMatch's cycling of a loader: a new iterator, and new workers, each time it runs out
         Example(
             """
