@@ -560,8 +560,8 @@ class UnsynchronizedTiming(Rule):
     queued and counts as synchronized. Silent for an interval around several epochs of
     training (a loop around the loop that steps an optimizer, or around a call of a function
     that loops over the steps): what is left queued at its end is a step or two of many; and
-    for an interval whose value nothing reads (`dt = time.time() - time0`, its print
-    commented out).
+    for an interval whose value nothing in a script reads (`dt = time.time() - time0`, its
+    print commented out).
 
     Only when the timed code reads values tied to CUDA: made or moved there (`.cuda()`,
     `.to(device)` or `device=` with a CUDA device, `torch.cuda.*`, DeepSpeed's
@@ -1015,8 +1015,10 @@ class UnsynchronizedTiming(Rule):
 
 
 def _never_read(statement: cst.CSTNode, scope: Scope, ctx: Context) -> bool:
-    """`dt = time.time() - t0` whose name nothing reads (its print commented out): a measure
-    that shows nothing."""
+    """`dt = time.time() - t0` whose name nothing in a script reads (its print commented out): a
+    measure that shows nothing (in a notebook, a name is there to look at)."""
+    if any(unit.notebook for unit in ctx.units):
+        return False
     line = statement.body[0] if type(statement) is cst.SimpleStatementLine and len(statement.body) == 1 else None
     if type(line) is not cst.Assign or len(line.targets) != 1 or type(line.targets[0].target) is not cst.Name:
         return False
