@@ -717,6 +717,13 @@ class Context:
             return UNKNOWN
         return None
 
+    def is_dtype(self, expr: cst.BaseExpression) -> bool:
+        """`torch.float16`, `dtype`, `edge_index.dtype`: what `.to()` converts to, not moves to."""
+        qualified = self.qualname(expr) or ""
+        if qualified.startswith("torch.") and qualified.count(".") == 1 and qualified[6:] not in ("device",):
+            return type(expr) is not cst.Call
+        return "dtype" in (dotted(expr) or "").rsplit(".", 1)[-1].lower()
+
     def default_cuda(self) -> bool:
         """Whether the source makes the GPU torch's default device (`torch.set_default_device("cuda")`,
         `torch.set_default_tensor_type("torch.cuda.FloatTensor")`): a factory given no device then

@@ -532,6 +532,25 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # OGB's virtual node: a cast to another tensor's dtype, then the move to its device
+        Example(
+            """
+            import torch
+            class GNN_node_Virtualnode(torch.nn.Module):
+                def forward(self, batched_data):
+                    edge_index, batch = batched_data.edge_index, batched_data.batch
+                    n = batch[-1] + 1
+                    return self.virtualnode_embedding(torch.zeros(n).to(edge_index.dtype).to(edge_index.device))
+            """,
+            """
+            import torch
+            class GNN_node_Virtualnode(torch.nn.Module):
+                def forward(self, batched_data):
+                    edge_index, batch = batched_data.edge_index, batched_data.batch
+                    n = batch[-1] + 1
+                    return self.virtualnode_embedding(torch.zeros(n, device=edge_index.device).to(edge_index.dtype))
+            """,
+        ),
         # a module's `loss` method, which the training loop of another module calls at each step
         Example(
             """
@@ -1728,7 +1747,8 @@ def _factory_below(expr: cst.BaseExpression, ctx) -> cst.Call | None:
     elementwise math with numbers (`torch.exp(-math.log(period) * torch.arange(half) / half)`,
     the timestep embedding of diffusion models: all of it could run on the device)."""
     while True:
-        if type(expr) is cst.Call and (type(expr.func) is cst.Attribute and call_name(expr) in SAME_DEVICE_METHODS
+        if type(expr) is cst.Call and (type(expr.func) is cst.Attribute and (call_name(expr) in SAME_DEVICE_METHODS or call_name(
+                expr) == "to" and len(expr.args) == 1 and ctx.is_dtype(expr.args[0].value))  # `.to(edge_index.dtype)`
                                        or call_name(expr) == "Variable" and len(expr.args) >= 1):
             expr = expr.func.value if type(expr.func) is cst.Attribute else expr.args[0].value
         elif type(expr) is cst.Call and len(expr.args) == 1 and ctx.qualname(expr.func) in _MATH:

@@ -246,7 +246,7 @@ class TimedWork:
             target = argument(call, 0, "device")
             if target is not None and self.ctx.is_cuda_device(target, scope) is False:
                 return True  # to the host
-            if target is None or _looks_like_dtype(target, self.ctx):
+            if target is None or self.ctx.is_dtype(target):
                 return False
         return self._host_made(func.value, scope, 0)
 
@@ -269,7 +269,7 @@ class TimedWork:
         namespace, _, name = qualified.rpartition(".")
         if namespace == "torch" and name in HOST_FACTORIES:
             return keyword(made, "device") is None
-        cast_only = made.func.attr.value == "to" and len(made.args) == 1 and _looks_like_dtype(made.args[0].value, self.ctx) \
+        cast_only = made.func.attr.value == "to" and len(made.args) == 1 and self.ctx.is_dtype(made.args[0].value) \
             if type(made.func) is cst.Attribute else False  # `.to(torch.float)`
         return type(made.func) is cst.Attribute and (made.func.attr.value in SAME_DEVICE_METHODS or cast_only) and self._host_made(
             made.func.value, scope, depth + 1)
@@ -303,15 +303,6 @@ class TimedWork:
         summary = WORK if pending is not None else SYNC if syncs else None
         self._summaries[key] = summary
         return summary
-
-
-def _looks_like_dtype(expr: cst.BaseExpression, ctx: Context) -> bool:
-    """`torch.float16`, `dtype`, `self.dtype`: `.to()` converting, not moving."""
-    qualified = ctx.qualname(expr) or ""
-    if qualified.startswith("torch.") and qualified.count(".") == 1 and qualified[6:] not in ("device",):
-        return type(expr) is not cst.Call
-    name = dotted(expr) or ""
-    return "dtype" in name.rsplit(".", 1)[-1].lower()
 
 
 class CudaValues:
