@@ -2220,3 +2220,29 @@ def test_a_loss_module_made_by_a_model_module_that_a_training_script_imports(tmp
     for name, text in files.items():
         (tmp_path / name).write_text(textwrap.dedent(text))
     assert [f.range.start_line + 1 for f in findings_of(str(tmp_path / "losses.py"), "TPL203")] == [8]
+
+
+def test_a_data_parallel_subclass_of_another_file(tmp_path):
+    """Transformer-XL: `BalancedDataParallel(DataParallel)` in utils.py wraps the model that
+    train.py trains: TPL304 names the subclass."""
+    utils = """
+        from torch.nn.parallel import DataParallel
+
+        class BalancedDataParallel(DataParallel):
+            def __init__(self, gpu0_bsz, *args, **kwargs):
+                self.gpu0_bsz = gpu0_bsz
+                super().__init__(*args, **kwargs)
+    """
+    train = """
+        import torch
+        from utils import BalancedDataParallel
+
+        model = MemTransformerLM().cuda()
+        para_model = BalancedDataParallel(4, model, dim=1).cuda()
+        for x, y in loader:
+            para_model(x.cuda(), y.cuda()).mean().backward()
+            optimizer.step()
+    """
+    path = project(tmp_path, train, utils)
+    [finding] = findings_of(path, "TPL304")
+    assert finding.range.start_line + 1 == 6 and finding.message.startswith("`BalancedDataParallel` (an nn.DataParallel)")

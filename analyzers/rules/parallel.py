@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import libcst as cst
 
 from ..context import Site
 from ..importers import imported_to_train
-from ..nodes import call_name, children, walk
+from ..nodes import call_name, children, dotted, walk
+from ..project import SourceNamespace, ast_dotted
 from .base import Example, Rule
 from .gradients import NO_GRAD
 from .tracking import TrainingSteps
@@ -17,7 +20,8 @@ DATA_PARALLEL = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "tor
 class DataParallelTraining(Rule):
     """
     ## What it does
-    Finds models wrapped in `torch.nn.DataParallel`.
+    Finds models wrapped in `torch.nn.DataParallel` (or in a subclass of it the project
+    defines: Transformer-XL's `BalancedDataParallel`).
 
     ## Why is this bad?
     DataParallel runs one Python process that, on every step, scatters the batch from
@@ -204,8 +208,15 @@ class DataParallelTraining(Rule):
         self.sites: list[Site] = []
 
     def visit_Call(self, node: cst.Call) -> None:
-        if call_name(node) == "DataParallel" and self.ctx.qualname(node.func) in DATA_PARALLEL and not _frozen(node):
+        name = call_name(node) or ""
+        if name.endswith("DataParallel") and not _frozen(node) and (
+                self.ctx.qualname(node.func) in DATA_PARALLEL or self._subclass(node.func)):
             self.sites.append(self.ctx.site(node))
+
+    def _subclass(self, func: cst.BaseExpression) -> bool:
+        """A class of the project deriving from DataParallel (Transformer-XL's `BalancedDataParallel`)."""
+        found = SourceNamespace.of(self.ctx).klass(dotted(func) or "")
+        return found is not None and any(found[1].qualname(ast_dotted(base) or "") in DATA_PARALLEL for base in found[0].bases)
 
     def finish(self) -> None:
         if not self.sites or self._evaluates_only():
@@ -213,9 +224,10 @@ class DataParallelTraining(Rule):
         for site in self.sites:
             if self._samples(site.scope.node) or self._saved_only(site) or self.ctx.gpu_skips(site.node, site.scope):
                 continue
+            wrap = call_name(cast(cst.Call, site.node))
             self.report(
                 site,
-                "nn.DataParallel drives every GPU from one process: each step scatters the batch, replicates "
+                ("nn.DataParallel" if wrap == "DataParallel" else f"`{wrap}` (an nn.DataParallel)") + " drives every GPU from one process: each step scatters the batch, replicates "
                 "the parameters and gathers outputs through GPU 0, under the GIL, without overlapping gradient "
                 "communication with backward. Use DistributedDataParallel (one process per GPU, launched "
                 "with torchrun), which PyTorch recommends even on one machine.",
