@@ -1006,8 +1006,8 @@ class UnsynchronizedTiming(Rule):
 
 
 def _never_read(statement: cst.CSTNode, scope: Scope, ctx: Context) -> bool:
-    """`dt = time.time() - t0` whose name nothing in a script reads (its print commented out): a
-    measure that shows nothing (in a notebook, a name is there to look at)."""
+    """`dt = time.time() - t0` whose name nothing in a script reads (its print commented out, or
+    under `if False:`): a measure that shows nothing (in a notebook, a name is there to look at)."""
     if any(unit.notebook for unit in ctx.units):
         return False
     line = statement.body[0] if type(statement) is cst.SimpleStatementLine and len(statement.body) == 1 else None
@@ -1016,7 +1016,8 @@ def _never_read(statement: cst.CSTNode, scope: Scope, ctx: Context) -> bool:
     name = line.targets[0].target.value
     nodes = [node for root in ([scope.node] if scope.node is not None else ctx.modules) for node in walk(root)]
     bound = {id(node.target) for node in nodes if type(node) is cst.AssignTarget}  # (`model_time = time.time()` too)
-    own = {id(node) for node in walk(line)}
+    own = {id(node) for node in walk(line)} | {id(inner) for node in nodes if type(node) is cst.If and literal(
+        node.test) in (False, 0) for inner in walk(node.body)}  # (and its print under `if False:`)
     return not any(type(node) is cst.Name and node.value == name and id(node) not in bound and id(node) not in own
                    for node in nodes)
 
