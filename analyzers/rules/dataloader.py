@@ -1726,6 +1726,26 @@ _LIBRARY_LOADER = Example(
 
 # An RPC trainer: its batches are sent to a parameter server as CPU tensors (`out.device` is the
 # CPU there), so neither workers nor pinning is judged on a GPU's account
+# DGL graphs batched by the dataset's collate: items perf-lint cannot cost, like PyG's (and
+# pin_memory would leave the graphs unpinned)
+_DGL_BATCHES = Example(
+    """
+    import dgl
+    import torch
+    from torch.utils.data import DataLoader
+    class MoleculeDataset:
+        def collate(self, samples):
+            graphs, labels = map(list, zip(*samples))
+            return dgl.batch(graphs), torch.tensor(labels)
+    dataset = MoleculeDataset()
+    loader = DataLoader(dataset.train, batch_size=128, shuffle=True, collate_fn=dataset.collate)
+    for epoch in range(100):
+        for g, y in loader:
+            loss = model(g.to("cuda"), y.cuda()).sum()
+            loss.backward()
+            optimizer.step()
+    """,
+)
 _RPC_TRAINER = Example(
     """
     import torch
@@ -1887,26 +1907,7 @@ class SynchronousDataLoader(LoaderRule):
                     optimizer.step()
             """,
         ),
-        # DGL graphs batched by the dataset's collate: items perf-lint cannot cost, like PyG's (and
-        # pin_memory would leave the graphs unpinned)
-        Example(
-            """
-            import dgl
-            import torch
-            from torch.utils.data import DataLoader
-            class MoleculeDataset:
-                def collate(self, samples):
-                    graphs, labels = map(list, zip(*samples))
-                    return dgl.batch(graphs), torch.tensor(labels)
-            dataset = MoleculeDataset()
-            loader = DataLoader(dataset.train, batch_size=128, shuffle=True, collate_fn=dataset.collate)
-            for epoch in range(100):
-                for g, y in loader:
-                    loss = model(g.to("cuda"), y.cuda()).sum()
-                    loss.backward()
-                    optimizer.step()
-            """,
-        ),
+        _DGL_BATCHES,
         _RPC_TRAINER,
         # a stream of whole batches (batch_size=None): each worker would replay it
         Example(
@@ -2785,26 +2786,7 @@ class PinnedMemoryMissing(LoaderRule):
                 cv2.waitKey(0)
             """,
         ),
-        # DGL graphs batched by the dataset's collate: items perf-lint cannot cost, like PyG's (and
-        # pin_memory would leave the graphs unpinned)
-        Example(
-            """
-            import dgl
-            import torch
-            from torch.utils.data import DataLoader
-            class MoleculeDataset:
-                def collate(self, samples):
-                    graphs, labels = map(list, zip(*samples))
-                    return dgl.batch(graphs), torch.tensor(labels)
-            dataset = MoleculeDataset()
-            loader = DataLoader(dataset.train, batch_size=128, shuffle=True, collate_fn=dataset.collate)
-            for epoch in range(100):
-                for g, y in loader:
-                    loss = model(g.to("cuda"), y.cuda()).sum()
-                    loss.backward()
-                    optimizer.step()
-            """,
-        ),
+        _DGL_BATCHES,
         _LIBRARY_LOADER,  # a library's DataLoader whose batches perf-lint cannot cost: not judged
         _RPC_TRAINER,
         Example(
