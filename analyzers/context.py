@@ -24,7 +24,7 @@ _MAX_DEPTH = 12
 _MUTATORS = {"setdefault", "pop", "popitem", "clear", "__setitem__"}  # (`update` is followed: see kwargs)
 # A run-time condition that asks for a GPU (`use_cuda`, `torch.cuda.is_available()`), or for the CPU
 _GPU_WORDS = re.compile(r"cuda|accel|gpu", re.IGNORECASE)
-_CPU_WORDS = re.compile(r"no_cuda|no_accel|no_gpu|cpu", re.IGNORECASE)
+_CPU_WORDS = re.compile(r"no_cuda|no_accel|no_gpu|cpu|mps", re.IGNORECASE)  # (Apple's GPU: not a CUDA run)
 
 
 IF, WITH, LOOP, EXCEPT, DEF = "if", "with", "loop", "except", "def"
@@ -37,9 +37,23 @@ def _rebinds(value: cst.BaseExpression | None, name: str) -> bool:
             and value.func.value.value == name)
 
 
+def _gpu_takes_body(test: cst.BaseExpression) -> bool | None:
+    """Whether a GPU run takes the branch a test guards: True when it asks for a GPU
+    (`use_cuda`, `torch.cuda.is_available()`), False when it asks for the CPU or Apple's MPS
+    (`not use_cuda`, `args.no_cuda`, `device == "cpu"`, `x_is_mps`); None when it says neither."""
+    flipped = False
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        test, flipped = test.expression, not flipped
+    text = code(test)
+    if _CPU_WORDS.search(text):
+        return flipped
+    return None if not _GPU_WORDS.search(text) else not flipped
+
+
 def _asks_for_cuda(test: cst.BaseExpression) -> bool:
     """Whether an `if` test asks if CUDA is used: `torch.cuda.is_available()`, a flag naming
-    CUDA (`use_cuda`, `args.no_cuda`), `device == "cpu"`; not which GPU (`args.gpu is not None`)."""
+    CUDA or Apple's MPS (`use_cuda`, `args.no_cuda`, `x_is_mps`), `device == "cpu"`; not which
+    GPU (`args.gpu is not None`)."""
     while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         test = test.expression
     if type(test) is cst.Call:
@@ -47,7 +61,7 @@ def _asks_for_cuda(test: cst.BaseExpression) -> bool:
     if type(test) is cst.Comparison:
         return len(test.comparisons) == 1 and type(test.comparisons[0].operator) in (cst.Equal, cst.NotEqual) and any(
             literal(side) in ("cpu", "cuda") for side in (test.left, test.comparisons[0].comparator))
-    return type(test) in (cst.Name, cst.Attribute) and "cuda" in code(test).lower()
+    return type(test) in (cst.Name, cst.Attribute) and any(word in code(test).lower() for word in ("cuda", "mps"))
 
 
 class Frame(NamedTuple):
@@ -652,30 +666,22 @@ class Context:
         return UNKNOWN
 
     def gpu_skips(self, node: cst.CSTNode, scope: Scope) -> bool:
-        """Whether `node` lies in a branch a GPU run does not take: the `else` of `if
-        torch.cuda.is_available():`, the body of `if args.no_cuda:`."""
+        """Whether `node` lies in a branch a CUDA run does not take: the `else` of `if
+        torch.cuda.is_available():`, the body of `if args.no_cuda:` or of `if x_is_mps:`."""
         for root in [scope.node] if scope.node is not None else self.modules:
             for branch in (n for n in walk(root) if type(n) is cst.If and _asks_for_cuda(n.test)):
-                taken = self._gpu_branch(branch)
-                other = None if taken is None else branch.orelse if taken is branch.body else branch.body
+                body = _gpu_takes_body(branch.test)
+                other = None if body is None else branch.orelse if body else branch.body
                 if other is not None and any(inner is node for inner in walk(other)):
                     return True
         return False
 
     @staticmethod
-    def _gpu_branch(expr):
-        """The branch of `a if cond else b` (or of an `if` statement) a GPU run takes: `a` when
-        `cond` asks for a GPU (`use_cuda`, `torch.cuda.is_available()`), `b` when it asks for the
-        CPU (`not use_cuda`, `args.no_cuda`, `device == "cpu"`); None when it says neither."""
-        test, flipped = expr.test, False
-        while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
-            test, flipped = test.expression, not flipped
-        text = code(test)
-        if _CPU_WORDS.search(text):
-            flipped = not flipped
-        elif not _GPU_WORDS.search(text):
-            return None
-        return expr.orelse if flipped else expr.body
+    def _gpu_branch(expr: cst.IfExp) -> cst.BaseExpression | None:
+        """The branch of `a if cond else b` a GPU run takes (see `_gpu_takes_body`); None when
+        the test says neither."""
+        body = _gpu_takes_body(expr.test)
+        return None if body is None else expr.body if body else expr.orelse
 
     def truth(self, expr: cst.BaseExpression, scope: Scope):
         """Whether a condition holds whatever the command line says: a literal, or `==`/`!=`

@@ -275,7 +275,11 @@ def aborts(branch: cst.If) -> bool:
 def lazy_init(branch: cst.If) -> bool:
     """`if cache is None:` (also `and`-ed with other conditions, or `or`-ed with tests of the
     same value: `if cache is None or cache.shape[0] != n:`): a branch that fills a value on its
-    first run only, or again when what it depends on changes."""
+    first run only, or again when what it depends on changes; or one that sets the attribute
+    it tests (`if not self.initialized: ... self.initialized = True`, `if
+    self.data_initialized.item() == 0: ... self.data_initialized.fill_(1)`): it runs once."""
+    if _flips_its_flag(branch):
+        return True
     tests = [branch.test]
     while tests:
         test = tests.pop()
@@ -286,6 +290,20 @@ def lazy_init(branch: cst.If) -> bool:
             if cache is not None and cache in {dotted(n) for n in walk(test.right) if isinstance(n, cst.BaseExpression)}:
                 return True
         elif _none_tested(test) is not None:
+            return True
+    return False
+
+
+def _flips_its_flag(branch: cst.If) -> bool:
+    """Whether the branch sets a `self.` attribute its test reads: assigns it or fills it in place."""
+    tested = {text for n in walk(branch.test) if type(n) is cst.Attribute and (text := dotted(n)) and text.startswith("self.")}
+    if not tested:
+        return False
+    for node in walk(branch.body):
+        if type(node) is cst.AssignTarget and dotted(node.target) in tested:
+            return True
+        if type(node) is cst.Call and type(node.func) is cst.Attribute and node.func.attr.value in ("fill_", "copy_", "add_") \
+                and dotted(node.func.value) in tested:
             return True
     return False
 

@@ -28,7 +28,8 @@ RANDOM_FACTORIES = {"rand", "randn", "randint"}
 # torch factories of a new tensor from a size alone: what every rule counts as a factory.
 SIZED_FACTORIES = CONSTANT_FACTORIES | RANDOM_FACTORIES
 # torch factories whose values do not depend on a random generator.
-DETERMINISTIC_FACTORIES = CONSTANT_FACTORIES | {"arange", "linspace", "logspace", "eye", "tensor", "as_tensor"}
+DETERMINISTIC_FACTORIES = CONSTANT_FACTORIES | {"arange", "linspace", "logspace", "eye", "tensor", "as_tensor"} | {
+    f"{window}_window" for window in ("hann", "hamming", "blackman", "bartlett", "kaiser")}  # (STFT windows too)
 # Older code's typed constructors (`torch.FloatTensor(n, d)`, `torch.cuda.LongTensor`).
 LEGACY_TENSOR_TYPES = frozenset(
     f"{kind}Tensor" for kind in ("Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Char", "Byte", "Bool"))

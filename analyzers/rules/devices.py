@@ -79,7 +79,8 @@ class CpuTensorMovedEachStep(Nesting):
     or reshaped: PPO's `mb_inds = b_inds[start:end]`) indexing a tensor moved to or made on the
     device (`b_obs[mb_inds]`), reported once per array, at its first indexing.
 
-    Silent for a tensor made under `if buffer is None:` or `if not len(self.q):` (made once, on the first
+    Silent for a tensor made under `if buffer is None:`, `if not len(self.q):` or a test of a flag
+    the branch sets (`if self.data_initialized.item() == 0: ... self.data_initialized.fill_(1)`) (made once, on the first
     iteration; not when what is tested is a parameter, `mask=None`, left out of each call) or under an interval guard in the loop (`if i % 500 == 0:`), in an epoch
     loop around the loop that trains (once per epoch), in a loop over a dict's entries
     outside a loop or forward (`for k, v in data.items():`: a few keys), or in a helper that
@@ -117,6 +118,21 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset(_MOVES | {"tensor"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # a one-time initialization: the branch sets the flag it tests
+        Example(
+            """
+            import torch
+            class VQVAEQuantize(torch.nn.Module):
+                def forward(self, z):
+                    flatten = z.reshape(-1, self.dim)
+                    if self.training and self.data_initialized.item() == 0:
+                        rp = torch.randperm(flatten.size(0))
+                        self.embed.weight.data.copy_(flatten[rp[:self.n_embed]])
+                        self.data_initialized.fill_(1)
+                    return self.embed(flatten)
+            model = VQVAEQuantize().cuda()
+            """,
+        ),
         # the GPU made torch's default device: factories given no device make CUDA tensors
         Example(
             """
@@ -532,6 +548,23 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # an STFT window made in every forward (HiFi-GAN's mel spectrogram, Demucs' spectrogram)
+        Example(
+            """
+            import torch
+            class Spec(torch.nn.Module):
+                def forward(self, y):
+                    window = torch.hann_window(1024).to(y.device)
+                    return torch.stft(y, 1024, window=window, return_complex=True)
+            """,
+            """
+            import torch
+            class Spec(torch.nn.Module):
+                def forward(self, y):
+                    window = torch.hann_window(1024, device=y.device)
+                    return torch.stft(y, 1024, window=window, return_complex=True)
+            """,
+        ),
         # OGB's virtual node: a cast to another tensor's dtype, then the move to its device
         Example(
             """
@@ -1139,15 +1172,21 @@ class CpuTensorMovedEachStep(Nesting):
         device = argument(node, 0, {"type_as": "other", "type": "dtype"}.get(name, "device"))
         if name != "cuda" and device is None:
             return
-        if any(frame.kind == IF and lazy_init(cast(cst.If, frame.node)) and not option_test(
-                cast(cst.If, frame.node), self.ctx.scope.params) for frame in self.local_frames()):
+        if self._made_once():
             return  # `if buffer is None: buffer = torch.zeros(n).cuda()`: made once
         self.moves.append((self.ctx.call_site(node), made, device, self.function()))
+
+    def _made_once(self) -> bool:
+        """Whether the node visited is under `if buffer is None:` or a branch setting its own
+        flag (`if not self.initialized:`): it runs once (not a test of a parameter, `mask=None`)."""
+        return any(frame.kind == IF and lazy_init(cast(cst.If, frame.node)) and not option_test(
+            cast(cst.If, frame.node), self.ctx.scope.params) for frame in self.local_frames())
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         indices = [e.slice.value for e in node.slice if type(e.slice) is cst.Index]
         made = [factory for index in indices if not self._made_on_device_too(index) for factory in self._cpu_made(index)]
-        if made and not self._cpu_made(node.value) and not self._host_tensor(node.value) and not self._moved_later(node.value):
+        if made and not self._cpu_made(node.value) and not self._host_tensor(node.value) and not self._moved_later(
+                node.value) and not self._made_once():
             self.indexings.append((self.ctx.site(node), made, self.function()))
         if self.ctx.loops and not made:
             drawn = next((d for index in indices if (d := self._numpy_index(index, 0)) is not None), None)

@@ -165,7 +165,8 @@ class HostSyncEveryStep(Nesting):
     modulo by a setting that is 1, `opt.d_every` of `class Config: d_every = 1` or the default
     of the script's `--gradient_accumulation_steps` read from a parameter, or 2, TD3's
     `--policy_delay`: every other step; `if i == 0:`;
-    a function of the project returning such a modulo), inside an `except`
+    a function of the project returning such a modulo), in a branch a CUDA run does not take
+    (the `else` of `if torch.cuda.is_available():`, Demucs' `if x_is_mps:`), inside an `except`
     handler or a branch that ends the program (`raise`, `sys.exit(1)` after a non-finite
     loss) or that fills a value on the first step (`if loss_ema is None: loss_ema = loss.item()`),
     outside a loop, in a training loop of a few iterations (`for step in range(4):`, a
@@ -215,6 +216,21 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # Demucs' workaround for Apple's MPS, which a CUDA run never takes
+        Example(
+            """
+            import torch
+            class HDemucs(torch.nn.Module):
+                def forward(self, mix):
+                    x = self.decode(mix)
+                    x = x * self.std + self.mean
+                    x_is_mps = x.device.type == "mps"
+                    if x_is_mps:
+                        x = x.cpu()
+                    return self._ispec(x)
+            model = HDemucs().cuda()
+            """,
+        ),
         # the size and count fields of a batch moved whole are numbers, not tensors
         Example(
             """
@@ -1124,8 +1140,8 @@ class HostSyncEveryStep(Nesting):
         for candidate in self.candidates:
             if candidate.key in reported:
                 continue
-            if not self._every_step(candidate):  # first: the cheaper test, and most often false
-                continue
+            if not self._every_step(candidate) or self.ctx.gpu_skips(candidate.site.node, candidate.site.scope):
+                continue  # (`_every_step` first: the cheaper test, and most often false; then a branch a CUDA run skips)
             described = self._describe(candidate)
             if described is None:
                 continue
