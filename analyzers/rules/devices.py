@@ -7,7 +7,7 @@ from typing import cast
 
 import libcst as cst
 
-from ..context import IF, CallSite, Scope, Site
+from ..context import IF, MODULE_CHAIN, CallSite, Scope, Site
 from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, dotted, keyword, lazy_init, literal, option_test,
                      short_code, star_kwargs, walk)
 from ..findings import Related
@@ -118,6 +118,24 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset(_MOVES | {"tensor"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # made once before the loop of a method `train`: `self.D.train()` in the loop is no call of it
+        Example(
+            """
+            import torch
+            def tensor2var(x):
+                return x.cuda()
+            class Trainer:
+                def train(self):
+                    fixed_z = tensor2var(torch.randn(self.batch_size, self.z_dim))
+                    for step in range(self.total_step):
+                        self.D.train()
+                        self.G.train()
+                        d_loss = self.D(self.G(fixed_z)).mean()
+                        d_loss.backward()
+                        self.d_optimizer.step()
+                    return fixed_z
+            """,
+        ),
         # a one-time initialization: the branch sets the flag it tests
         Example(
             """
@@ -1660,8 +1678,9 @@ class CpuTensorMovedEachStep(Nesting):
         names, seen = [function.name.value], {function.name.value}
         for _ in range(_CALL_DEPTH):
             calls = [call for name in names for call in self.ctx.calls.get(name, ())
-                     if (type(call.node.func) is cst.Name or name not in _CONTAINER_METHODS)
-                     and id(call.node) not in steps.cached(call.scope.node)]
+                     if (type(call.node.func) is cst.Name or name not in _CONTAINER_METHODS and not (
+                         name in MODULE_CHAIN and dotted(cast(cst.Attribute, call.node.func).value) != "self"))
+                     and id(call.node) not in steps.cached(call.scope.node)]  # (not `self.D.train()` for a method `train`)
             if any(call.loops and steps.trains(call.loops[-1]) and id(call.node) not in self._intervals(call.loops[-1], call.scope)
                    for call in calls):
                 return f"in `{function.name.value}`, called on every training step"

@@ -9,8 +9,8 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
-from ..nodes import (aborts, argument, assigned_in, call_name, children, code, dotted, keyword, lazy_init, literal, names_in,
-                     none_test, option_test, positional, short_code, walk)
+from ..nodes import (aborts, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, lazy_init, literal,
+                     names_in, none_test, option_test, positional, short_code, walk)
 from ..findings import Related
 from ..importers import named_by_importers
 from ..project import (
@@ -216,6 +216,21 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # a batch field read as the loader gives it, before the iteration moves it to the GPU
+        Example(
+            """
+            import torch
+            def train(train_loader, model, optimizer, device):
+                for i, (wmaps, tmaps, wmap_lengths) in enumerate(train_loader):
+                    max_word_len = max(wmap_lengths.tolist())
+                    wmaps = wmaps[:, :max_word_len].to(device)
+                    wmap_lengths = wmap_lengths.to(device)
+                    loss = model(wmaps, wmap_lengths).mean()
+                    loss.backward()
+                    optimizer.step()
+            train(loader, model, optimizer, torch.device("cuda"))
+            """,
+        ),
         # Demucs' workaround for Apple's MPS, which a CUDA run never takes
         Example(
             """
@@ -1478,7 +1493,11 @@ class HostSyncEveryStep(Nesting):
             expr = expr.value if type(expr) is cst.Attribute else cast(cst.Attribute, cast(cst.Call, expr).func).value
         found = self.ctx.origin(expr, scope) if type(expr) is cst.Name else (expr, scope)
         if type(expr) is cst.Name and site is not None and site.loops:  # (the loop's own binding, before the read)
-            values = assigned_in(site.loops[-1].body, expr.value, before=site.node)
+            loop = site.loops[-1]
+            values = assigned_in(loop.body, expr.value, before=site.node)
+            if not values and type(loop) is cst.For and expr.value in names_in(loop.target) and (iterates_dataloader(
+                    self.ctx, loop, scope) or "loader" in (dotted(iteration_source(loop.iter)) or "").lower()):
+                return True  # a batch as the loader gives it, before the iteration moves it (`lengths.tolist()`)
             found = (values[-1], scope) if values and values[-1] is not None else found
         if found is None or type(found[0]) is not cst.Call:
             return False
