@@ -54,8 +54,9 @@ class CpuTensorMovedEachStep(Nesting):
     torch.randperm(n)`: the CPU one indexes CPU data). And
     `torch.tensor(items)` of a list of elements of a GPU tensor, then moved there: a
     device-to-host copy per element (`torch.stack(items)` stays on the GPU). And
-    `torch.tensor([t] * n, device=...)`, one value repeated in a list made on the host and
-    copied (`torch.full((n,), t, device=...)` fills it on the device). And, in a loop, the
+    `torch.tensor([t] * n, device=...)` (or `.to(device)` after it; `torch.tensor([i / n_T])`,
+    `torch.tensor(i / n_T)` likewise), one number made a tensor on the host and copied
+    (`torch.full((n,), t, device=...)` fills it on the device). And, in a loop, the
     move of what a function of the source called with constants only returns when that is a CPU
     tensor (`tokenize([""]).to(device)`): the same tensor built and copied at every step. And
     a Python `range(n)` indexing a tensor the function made with torch (`t[range(n), cls] = 1`,
@@ -118,6 +119,17 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset(_MOVES | {"tensor"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # context dropout drawn from a tensor on the batch's device: `torch.bernoulli` draws there
+        Example(
+            """
+            import torch
+            class DDPM(torch.nn.Module):
+                def forward(self, x, c):
+                    context_mask = torch.bernoulli(torch.zeros_like(c) + self.drop_prob).to(self.device)
+                    return self.nn_model(x, c, context_mask)
+            ddpm = DDPM().to("cuda")
+            """,
+        ),
         # made once before the loop of a method `train`: `self.D.train()` in the loop is no call of it
         Example(
             """
@@ -566,6 +578,32 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # a timestep made into a tensor of one number at each sampling step, then moved
+        Example(
+            """
+            import torch
+            def sample(model, z, sample_steps):
+                b = z.size(0)
+                for i in range(sample_steps, 0, -1):
+                    t = i / sample_steps
+                    t = torch.tensor([t] * b).to(z.device)
+                    t_is = torch.tensor([i / sample_steps]).to(z.device)
+                    z = z - model(z, t, t_is) / sample_steps
+                return z
+            """,
+            """
+            import torch
+            def sample(model, z, sample_steps):
+                b = z.size(0)
+                for i in range(sample_steps, 0, -1):
+                    t = i / sample_steps
+                    t = torch.full((b,), t, device=z.device)
+                    t_is = torch.full((1,), i / sample_steps, device=z.device)
+                    z = z - model(z, t, t_is) / sample_steps
+                return z
+            """,
+            count=2,
+        ),
         # an STFT window made in every forward (HiFi-GAN's mel spectrogram, Demucs' spectrogram)
         Example(
             """
@@ -1136,6 +1174,8 @@ class CpuTensorMovedEachStep(Nesting):
         # (move, the NumPy call drawing the data, device, enclosing function): `torch.from_numpy(np.random...)`
         self.numpy_moves: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         self.repeated: list[tuple[CallSite, cst.FunctionDef | None]] = []  # `torch.tensor([t] * n, device=device)`
+        # (move, factory, device, function): `torch.tensor([i / n_T]).to(device)`, `torch.tensor([t] * b).to(z.device)`
+        self.filled: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         # (move, the helper's call, the factory it returns, device, enclosing function): `create_noise(b, z).to(device)`
         self.returned: list[tuple[CallSite, cst.Call, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         # (subscript, the NumPy call making its index, enclosing function): `b_obs[mb_inds]`, mb_inds from np.arange
@@ -1176,6 +1216,12 @@ class CpuTensorMovedEachStep(Nesting):
             device = argument(node, 0, "device")
             if drawn is not None and (name == "cuda" or device is not None):
                 self.numpy_moves.append((self.ctx.call_site(node), drawn, device, self.function()))
+            return
+        filled = _one_value(made) if made is not None and made is node.func.value and keyword(made, "device") is None else None
+        if made is not None and filled is not None and (self.ctx.qualname(made.func) or "") == "torch.tensor" and len(node.args) <= 1:
+            device = argument(node, 0, "device")
+            if name == "cuda" or device is not None:
+                self.filled.append((self.ctx.call_site(node), made, device, self.function()))
             return
         if made is not None and _from_host_data(made) and self._gpu_elements(made):
             device = argument(node, 0, "device")
@@ -1459,6 +1505,21 @@ class CpuTensorMovedEachStep(Nesting):
                 f"`{short_code(site.node)}` makes a list on the host and copies it to the GPU {where}: a blocking "
                 f"copy from pageable memory each time. Fill it on the device: {full}, device=...).",
                 fix=FixPlan("Fill the tensor on the device", (Replace(site, f"{full}{others})"),)),
+            )
+        for site, made, device, function in self.filled:
+            where = self._every_call(site, function)
+            if where is None or (device is not None and not self._device(device, site)):
+                continue
+            value, count = cast(tuple, _one_value(made))
+            shape = "()" if count is None else f"({code(count)},)"
+            place = "'cuda'" if device is None else code(device)
+            others = "".join(f", {code(arg).rstrip(', ')}" for arg in made.args[1:])
+            full = f"{code(made.func).removesuffix('tensor')}full({shape}, {code(value)}{others}, device={place})"
+            self.report(
+                site,
+                f"`{short_code(made)}` makes a number on the host and copies it to the GPU {where}: a blocking copy "
+                f"from pageable memory each time. Fill it on the device: {full}.",
+                fix=FixPlan("Fill the tensor on the device", (Replace(site, full),)),
             )
         for site, drawn, device, function in self.numpy_moves:
             where = self._every_call(site, function)
@@ -1782,6 +1843,21 @@ def _moves_itself(value: cst.BaseExpression | None, name: str) -> bool:
         and dotted(value.func.value) == name
 
 
+def _one_value(made: cst.Call) -> tuple[cst.BaseExpression, cst.BaseExpression | None] | None:
+    """(value, count) of a tensor of one number: `torch.tensor([v] * n)`, `torch.tensor([v])`
+    (count 1), `torch.tensor(i / n_T)` (no count: 0-dimensional); None for other data."""
+    repeated = _repeated(made)
+    if repeated is not None:
+        return repeated
+    data = made.args[0].value if made.args and made.args[0].keyword is None and made.args[0].star == "" else None
+    if type(data) is cst.List and len(data.elements) == 1 and type(data.elements[0]) is cst.Element and _number(
+            data.elements[0].value):
+        return data.elements[0].value, cst.Integer("1")
+    if data is not None and type(data) in (cst.Integer, cst.Float, cst.BinaryOperation, cst.UnaryOperation) and _number(data):
+        return data, None
+    return None
+
+
 def _repeated(made: cst.Call) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
     """(value, count) of `torch.tensor([value] * count, ...)`: one value repeated."""
     data = made.args[0].value if made.args and made.args[0].keyword is None and made.args[0].star == "" else None
@@ -1818,10 +1894,14 @@ def _factory_below(expr: cst.BaseExpression, ctx) -> cst.Call | None:
         else:
             break
     if type(expr) is cst.Call and call_name(expr) in _FACTORIES:
+        if call_name(expr) in _DRAWN_FROM and expr.args and not _number(expr.args[0].value) and _factory_below(
+                expr.args[0].value, ctx) is None:
+            return None  # `torch.bernoulli(torch.zeros_like(c) + p)`: drawn where its input is, not on the CPU
         return expr
     return None
 
 
+_DRAWN_FROM = {"bernoulli", "normal"}  # draws shaped by a tensor they are given, on its device
 _MATH = {f"torch.{name}" for name in ("exp", "exp2", "log", "log2", "sin", "cos", "sqrt", "rsqrt", "sigmoid", "tanh")}
 
 
