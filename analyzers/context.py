@@ -173,6 +173,8 @@ class Context:
         self.updated: dict[str, list[tuple[cst.Call, Scope, bool]]] = defaultdict(list)
         self.blocks: list[cst.Module | cst.IndentedBlock] = []  # enclosing statement blocks
         self.modules: list[cst.Module] = []  # the units' modules, in pass order
+        self.cuda_ifs: list[cst.If] = []  # `if torch.cuda.is_available():`, `if x_is_mps:` (see gpu_skips)
+        self._gpu_skipped: set[int] | None = None
         self.statement: cst.SimpleStatementLine | None = None  # the simple statement being visited
         self.frames: list[Frame] = []  # compound statements around the node being visited, outermost first
         self._frame_bodies: dict[int, Frame] = {}  # id(body) -> the frame it opens
@@ -344,6 +346,8 @@ class Context:
 
     def _if(self, node: cst.If) -> None:
         self._frame_bodies[id(node.body)] = Frame(IF, node)
+        if _asks_for_cuda(node.test):
+            self.cuda_ifs.append(node)
 
     def _with(self, node: cst.With) -> None:
         self._frame_bodies[id(node.body)] = Frame(WITH, node)
@@ -665,16 +669,17 @@ class Context:
             return {arg.keyword.value: arg.value for arg in expr.args if arg.keyword is not None}, scope
         return UNKNOWN
 
-    def gpu_skips(self, node: cst.CSTNode, scope: Scope) -> bool:
+    def gpu_skips(self, node: cst.CSTNode) -> bool:
         """Whether `node` lies in a branch a CUDA run does not take: the `else` of `if
-        torch.cuda.is_available():`, the body of `if args.no_cuda:` or of `if x_is_mps:`."""
-        for root in [scope.node] if scope.node is not None else self.modules:
-            for branch in (n for n in walk(root) if type(n) is cst.If and _asks_for_cuda(n.test)):
+        torch.cuda.is_available():`, the body of `if args.no_cuda:` or of `if x_is_mps:`. After the pass."""
+        if self._gpu_skipped is None:
+            self._gpu_skipped = set()
+            for branch in self.cuda_ifs:
                 body = _gpu_takes_body(branch.test)
                 other = None if body is None else branch.orelse if body else branch.body
-                if other is not None and any(inner is node for inner in walk(other)):
-                    return True
-        return False
+                if other is not None:
+                    self._gpu_skipped.update(id(inner) for inner in walk(other))
+        return id(node) in self._gpu_skipped
 
     @staticmethod
     def _gpu_branch(expr: cst.IfExp) -> cst.BaseExpression | None:

@@ -222,7 +222,7 @@ class DataParallelTraining(Rule):
         if not self.sites or self._evaluates_only():
             return
         for site in self.sites:
-            if self._samples(site.scope.node) or self._saved_only(site) or self.ctx.gpu_skips(site.node, site.scope):
+            if self._samples(site.scope.node) or self._saved_only(site) or self.ctx.gpu_skips(site.node):
                 continue
             wrap = call_name(cast(cst.Call, site.node))
             self.report(

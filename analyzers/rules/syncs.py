@@ -1155,7 +1155,7 @@ class HostSyncEveryStep(Nesting):
         for candidate in self.candidates:
             if candidate.key in reported:
                 continue
-            if not self._every_step(candidate) or self.ctx.gpu_skips(candidate.site.node, candidate.site.scope):
+            if not self._every_step(candidate) or self.ctx.gpu_skips(candidate.site.node):
                 continue  # (`_every_step` first: the cheaper test, and most often false; then a branch a CUDA run skips)
             described = self._describe(candidate)
             if described is None:
