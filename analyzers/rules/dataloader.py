@@ -1018,6 +1018,14 @@ class LoaderRule(Rule):
             self.known[key] = returned_cost(found, index)
         return self.known.get(key, UNKNOWN_DATASET)
 
+    def _whole_dataset_batch(self, site: Site) -> bool:
+        """`DataLoader(dev_data, batch_size=len(dev_data))`: the whole dataset in one batch, so a
+        pass loads one batch, and nothing is there for workers or pinning to overlap."""
+        call = cast(cst.Call, site.node)  # a loader call
+        dataset, size = argument(call, 0, "dataset"), argument(call, 1, "batch_size")
+        return dataset is not None and type(size) is cst.Call and type(size.func) is cst.Name and size.func.value == "len" \
+            and len(size.args) == 1 and code(size.args[0].value) == code(dataset)
+
     def batch_size(self, site: Site) -> int | None:
         """The loader's batch size when perf-lint can prove it (passed through a parameter:
         the smallest its callers pass), else None."""
@@ -1121,6 +1129,8 @@ class LoaderRule(Rule):
         return self.known[key]
 
     def _loads_once(self, site: Site) -> bool:
+        if self._whole_dataset_batch(site):
+            return True
         function = site.scope.node
         if function is not None and function.name.value in _ONE_BATCH_HOOKS:
             return bool(self.ctx.calls.get("fit")) and not self.ctx.calls.get(_ONE_BATCH_HOOKS[function.name.value])
@@ -1746,6 +1756,24 @@ _DGL_BATCHES = Example(
             optimizer.step()
     """,
 )
+# the whole dev set in one batch, read every 100 steps: one batch per pass, nothing to overlap
+_WHOLE_DATASET = Example(
+    """
+    import torch
+    from torch.utils.data import DataLoader
+    from torchvision import datasets
+    dev_dataset = datasets.ImageFolder("dev", transform=transform)
+    dev_iter = DataLoader(dev_dataset, batch_size=len(dev_dataset), shuffle=False)
+    model.cuda()
+    for step, (x, y) in enumerate(train_iter):
+        model(x.cuda()).sum().backward()
+        optimizer.step()
+        if step % 100 == 0:
+            with torch.no_grad():
+                for dx, dy in dev_iter:
+                    acc = (model(dx.cuda()).argmax(1) == dy.cuda()).float().mean()
+    """,
+)
 _RPC_TRAINER = Example(
     """
     import torch
@@ -1821,7 +1849,8 @@ class SynchronousDataLoader(LoaderRule):
       Computing an item (random tensors, math over a whole image) is CPU work, not cheap;
     - the dataset's `__getitem__` or the `collate_fn` moves data to the GPU (`.cuda()`,
       `.to(device)`): worker processes cannot do that;
-    - only one batch is taken: every use of the loader is a `next(iter(loader))` (also
+    - only one batch is taken: the batch is the whole dataset (`batch_size=len(dev_dataset)`),
+      or every use of the loader is a `next(iter(loader))` (also
       `it = iter(loader)` then one `next(it)` / `it.next()`), a loop that breaks after its
       first batch or only shows the batches (`print(x.size())`: a demo of the loader; a
       viewer waiting for a person at each batch: `input()`, `breakpoint()`, `cv2.waitKey(0)`,
@@ -1885,6 +1914,7 @@ class SynchronousDataLoader(LoaderRule):
     probe = "dataloader"
     options = {"num-workers": 4}
     VALID = (
+        _WHOLE_DATASET,
         # tensors loaded once with torch.load (a label cast `.to(torch.long)`), indexed per item
         Example(
             """
@@ -2758,6 +2788,7 @@ class PinnedMemoryMissing(LoaderRule):
     summary = "DataLoader batches go to the GPU from pageable memory (no pin_memory=True)"
     probe = "dataloader"
     VALID = (
+        _WHOLE_DATASET,
         # a test loader read by one trainer.test after each fit (uvadlc's train_model)
         Example(
             """
