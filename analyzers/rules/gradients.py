@@ -46,7 +46,8 @@ class EvaluationWithGradients(Nesting):
     ## What it does
     Finds an evaluation loop that runs the model with autograd on: a loop calling the
     model after `model.eval()`, or inside a function named for validation (`validate`,
-    `evaluate`, `eval_epoch`, `run_inference`, `predict`, `test`), with no
+    `evaluate`, `eval_epoch`, `run_inference`, `predict`, `test`; not a helper nested in
+    another function, named for its part there), with no
     `torch.no_grad()` / `torch.inference_mode()` around it (a `with`, a decorator, or the
     callers' `with` or decorator), and no gradient use (`backward`, `torch.autograd.grad`,
     `requires_grad_`) in the function.
@@ -101,6 +102,19 @@ class EvaluationWithGradients(Nesting):
     calls = CallNames(frozenset({"set_grad_enabled", "eval", "train", "requires_grad_"}))
     probe = "memory"
     VALID = (
+        # a helper nested in the renderer, named for what it does there: training runs it too
+        Example(
+            """
+            import torch
+            def render_rays(models, rays, chunk=1024):
+                def inference(model, xyz):
+                    out_chunks = []
+                    for i in range(0, xyz.shape[0], chunk):
+                        out_chunks += [model(xyz[i:i + chunk])]
+                    return torch.cat(out_chunks, 0)
+                return inference(models[0].cuda(), rays.cuda())
+            """,
+        ),
         # the same evaluation under no_grad
         Example(
             """
@@ -708,7 +722,7 @@ class EvaluationWithGradients(Nesting):
             if function is not None and (self._decorated(function) or function.name.value in called_without_grad):
                 continue
             evaluated = self._evaluated_module(loop)
-            named = function is not None and _evaluation_name(function.name.value)
+            named = function is not None and _evaluation_name(function.name.value) and not self._nested(function)
             if evaluated is None and not named:
                 continue
             # inside the training loop, after `model.eval()` (validation every N steps), the
@@ -813,6 +827,12 @@ class EvaluationWithGradients(Nesting):
         """Whether the loop iterates a DataLoader made in the source: a pass over a dataset
         (not the decoding steps of one sentence, nor the images of one batch)."""
         return type(loop.node) is cst.For and iterates_dataloader(self.ctx, loop.node, loop.site.scope)
+
+    def _nested(self, function: cst.FunctionDef) -> bool:
+        """A function defined in another function (nerf_pl's `inference` inside `render_rays`): its
+        name says what it does for its parent, which may be training, not that it evaluates."""
+        scope = self.ctx.scopes.get(id(function))
+        return scope is not None and scope.parent is not None and scope.parent.node is not None
 
     def _called_once(self, function: cst.FunctionDef) -> bool:
         """Whether every call of a function of the source is a statement of the module, outside
