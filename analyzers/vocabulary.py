@@ -18,6 +18,8 @@ CLOCK_NAMES = {name.rpartition(".")[2] for name in CLOCKS}
 
 # Tensor methods that copy a value to the host, and so wait for the GPU to finish its queued work.
 HOST_COPY_METHODS = {"item", "cpu", "numpy", "tolist"}
+# `math` tests that turn their argument into a Python float first: a host read of a tensor.
+MATH_TESTS = frozenset({"math.isnan", "math.isinf", "math.isfinite"})
 # Methods that wait for the GPU: the host copies, a stream's or event's synchronize, an event's elapsed time.
 SYNC_METHODS = HOST_COPY_METHODS | {"synchronize", "elapsed_time"}
 

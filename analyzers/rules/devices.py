@@ -578,6 +578,25 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # DiT's label dropout: a mask drawn on the CPU by comparing with a number, moved twice
+        Example(
+            """
+            import torch
+            class LabelEmbedder(torch.nn.Module):
+                def token_drop(self, labels, force_drop_ids=None):
+                    if force_drop_ids is None:
+                        drop_ids = torch.rand(labels.shape[0]) < self.dropout_prob
+                        drop_ids = drop_ids.cuda()
+                        drop_ids = drop_ids.to(labels.device)
+                    else:
+                        drop_ids = force_drop_ids == 1
+                    return torch.where(drop_ids, self.num_classes, labels)
+                def forward(self, labels, train):
+                    if train and self.dropout_prob > 0:
+                        labels = self.token_drop(labels)
+                    return self.embedding_table(labels)
+            """,
+        ),
         # a timestep made into a tensor of one number at each sampling step, then moved
         Example(
             """
@@ -1563,16 +1582,18 @@ class CpuTensorMovedEachStep(Nesting):
                 f"copied back {where}: a device-to-host copy (a sync) per element and a blocking copy to the "
                 f"GPU. Keep them on the GPU: torch.stack({items}).",
             )
+        moved: set[int] = set()
         for site, made, device, function in self.moves:
             where = self._every_call(site, function)
-            if where is None:
-                continue
+            if where is None or id(made) in moved:
+                continue  # (one finding per factory: `m = m.cuda()`, then `m = m.to(labels.device)`)
             moved_as = call_name(site.node) == "type_as"
             typed = call_name(site.node) == "type"  # `.type(Tensor)`, Tensor a CUDA tensor type
             if typed and (device is None or self.ctx.is_cuda_device(device, site.scope) is not True):
                 continue
             if device is not None and not moved_as and not typed and not self._device(device, site):
                 continue
+            moved.add(id(made))
             factory = call_name(made)
             fix = self._fix(site, made, device) if factory in DETERMINISTIC_FACTORIES and not typed else None
             how = f"`.type_as({code(device)})`" if moved_as and device is not None else "copied to the GPU"
@@ -1889,6 +1910,9 @@ def _factory_below(expr: cst.BaseExpression, ctx) -> cst.Call | None:
             expr = expr.args[0].value
         elif type(expr) is cst.BinaryOperation and _number(expr.left) != _number(expr.right):
             expr = expr.right if _number(expr.left) else expr.left
+        elif type(expr) is cst.Comparison and len(expr.comparisons) == 1 and type(expr.comparisons[0].operator) in (
+                cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual) and _number(expr.comparisons[0].comparator):
+            expr = expr.left  # `torch.rand(n) < p`: a mask drawn on the CPU
         elif type(expr) is cst.UnaryOperation:
             expr = expr.expression
         else:

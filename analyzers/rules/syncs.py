@@ -23,12 +23,11 @@ from .base import Example
 from .edits import root_name
 from .tracking import Nesting, TrainingSteps, few_iterations, interval_test, iterates_dataloader
 from ..vocabulary import (
-    CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MODEL_NAMES, MODULE_CLASSES, NOT_TENSOR_OPS, PER_CALL_METHODS,
+    CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MATH_TESTS, MODEL_NAMES, MODULE_CLASSES, NOT_TENSOR_OPS, PER_CALL_METHODS,
     SAME_DEVICE_METHODS, TENSOR_NAMESPACES,
 )
 
 _CONVERSIONS = {"float", "int", "bool"}
-_MATH_TESTS = {"math.isnan", "math.isinf", "math.isfinite"}
 _NORMS = {"torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_norm", "torch.nn.utils.clip_grad.clip_grad_norm_",
           "torch.nn.utils.get_total_norm"}
 _DEMO_STEPS = 5  # a training loop of at most so many steps shows how training works (a 10-step benchmark is timed)
@@ -1107,7 +1106,7 @@ class HostSyncEveryStep(Nesting):
             elif name == "synchronize" and self.ctx.qualname(func) == "torch.cuda.synchronize":
                 self._add(node, "synchronize")
                 return
-            elif self.ctx.qualname(func) in _MATH_TESTS and len(node.args) == 1:
+            elif self.ctx.qualname(func) in MATH_TESTS and len(node.args) == 1:
                 self._add(node, "conversion")  # `math.isnan(grad_norm)`: a float() of it first
                 return
         elif name in _CONVERSIONS and len(node.args) == 1:
