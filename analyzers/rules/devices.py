@@ -86,7 +86,8 @@ class CpuTensorMovedEachStep(Nesting):
     loop around the loop that trains (once per epoch), in a loop over a dict's entries
     outside a loop or forward (`for k, v in data.items():`: a few keys), or in a helper that
     a loop which does not train calls; and for an element of a vector (`ind = perm[i]`:
-    PyTorch reads a 0-dimensional index as a number, nothing is copied); and for torch's factories
+    PyTorch reads a 0-dimensional index as a number, nothing is copied), under a test of a flag the
+    source only ever sets to a false constant (`self.stratified = False`); and for torch's factories
     in a source that makes the GPU the default device (`torch.set_default_device("cuda")`,
     NeRF's `torch.set_default_tensor_type('torch.cuda.FloatTensor')`): they make CUDA tensors.
 
@@ -119,6 +120,25 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset(_MOVES | {"tensor"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # a branch on a flag the source only ever sets to False: it never runs
+        Example(
+            """
+            import torch
+            class RF(torch.nn.Module):
+                def __init__(self, model):
+                    super().__init__()
+                    self.model = model
+                    self.stratified = False
+                def forward(self, x, cond):
+                    b = x.size(0)
+                    if self.stratified:
+                        quantiles = torch.linspace(0, 1, b + 1).to(x.device)
+                        t = quantiles[:-1] + torch.rand((b,)).to(x.device) / b
+                    else:
+                        t = torch.sigmoid(torch.randn((b,), device=x.device))
+                    return self.model(x, t, cond)
+            """,
+        ),
         # context dropout drawn from a tensor on the batch's device: `torch.bernoulli` draws there
         Example(
             """
@@ -1192,6 +1212,7 @@ class CpuTensorMovedEachStep(Nesting):
         self.host_arrays: list[tuple[CallSite, cst.FunctionDef | None]] = []  # `Tensor(np.ones(...))`, a CUDA type
         # (move, the NumPy call drawing the data, device, enclosing function): `torch.from_numpy(np.random...)`
         self.numpy_moves: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
+        self.tests: dict[int, list[cst.BaseExpression]] = {}  # id(move or indexing) -> the `if` tests around it
         self.repeated: list[tuple[CallSite, cst.FunctionDef | None]] = []  # `torch.tensor([t] * n, device=device)`
         # (move, factory, device, function): `torch.tensor([i / n_T]).to(device)`, `torch.tensor([t] * b).to(z.device)`
         self.filled: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
@@ -1257,7 +1278,22 @@ class CpuTensorMovedEachStep(Nesting):
             return
         if self._made_once():
             return  # `if buffer is None: buffer = torch.zeros(n).cuda()`: made once
+        self._note_tests(node)
         self.moves.append((self.ctx.call_site(node), made, device, self.function()))
+
+    def _note_tests(self, node: cst.CSTNode) -> None:
+        """Remember the `if` tests around a site, for `_never_run` after the pass."""
+        self.tests[id(node)] = [cast(cst.If, frame.node).test for frame in self.local_frames() if frame.kind == IF]
+
+    def _never_run(self, node: cst.CSTNode) -> bool:
+        """Whether a site lies under `if self.stratified:` where the source only ever sets
+        `self.stratified` to a false constant (minRF's `self.stratified = False`): it never runs."""
+        for test in self.tests.get(id(node), ()):
+            key = dotted(test) if type(test) is cst.Attribute else None
+            values = self.ctx.attributes.get(key, ()) if key is not None and key.startswith("self.") else ()
+            if values and all(value is not None and literal(value) in (False, None, 0) for value, _ in values):
+                return True
+        return False
 
     def _made_once(self) -> bool:
         """Whether the node visited is under `if buffer is None:` or a branch setting its own
@@ -1270,6 +1306,7 @@ class CpuTensorMovedEachStep(Nesting):
         made = [factory for index in indices if not self._made_on_device_too(index) for factory in self._cpu_made(index)]
         if made and not self._cpu_made(node.value) and not self._host_tensor(node.value) and not self._moved_later(
                 node.value) and not self._made_once():
+            self._note_tests(node)
             self.indexings.append((self.ctx.site(node), made, self.function()))
         if self.ctx.loops and not made:
             drawn = next((d for index in indices if (d := self._numpy_index(index, 0)) is not None), None)
@@ -1585,7 +1622,7 @@ class CpuTensorMovedEachStep(Nesting):
         moved: set[int] = set()
         for site, made, device, function in self.moves:
             where = self._every_call(site, function)
-            if where is None or id(made) in moved:
+            if where is None or id(made) in moved or self._never_run(site.node):
                 continue  # (one finding per factory: `m = m.cuda()`, then `m = m.to(labels.device)`)
             moved_as = call_name(site.node) == "type_as"
             typed = call_name(site.node) == "type"  # `.type(Tensor)`, Tensor a CUDA tensor type
@@ -1658,7 +1695,7 @@ class CpuTensorMovedEachStep(Nesting):
         reported: set[int] = set()
         for site, made, function in self.indexings:
             where = self._every_call(site, function)
-            if where is None or (site.loops and self.ctx.cuda_evidence is None):
+            if where is None or (site.loops and self.ctx.cuda_evidence is None) or self._never_run(site.node):
                 continue  # (a loop in code that may never use a GPU)
             indexed = short_code(cast(cst.Subscript, site.node).value)  # an indexing's site is its subscript
             for factory in made:
