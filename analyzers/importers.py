@@ -33,9 +33,9 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from .nodes import dotted
-from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, ast_dotted, body_nodes, call_target, maybe_project_call, module_file,
-                      note, project_root, search_paths, steps_call)
+from .nodes import UNKNOWN, dotted
+from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, ast_dotted, body_nodes, call_target, given_namespace_defaults,
+                      maybe_project_call, module_file, note, project_root, search_paths, steps_call)
 from .source import SourceError, notebook_source
 from .vocabulary import CUDA_DEVICE, PER_CALL_METHODS, gpu_api
 
@@ -224,6 +224,27 @@ def made_only_to_infer(path: str, name: str, depth: int = 0) -> bool:
     return bool(makers) and depth < 2 and not any(
         _trains(module.tree) or not all(made_only_to_infer(module.path, owner, depth + 1) for owner in owners)
         for module, owners in makers)
+
+
+def importer_namespace_default(ctx, scope, param: str, attribute: str):
+    """`args.num_workers` where `args` is a parameter of a function of this module that modules
+    importing it call, each with a namespace it parses (dlrm: `dp.make_loaders(args)` after
+    `args = parser.parse_args()`): the default of `--num-workers` there, when all agree; UNKNOWN
+    otherwise (and for a method)."""
+    path, function = ctx.path, scope.node
+    if not path or path.startswith("<") or function is None or ctx.class_of.get(id(function)) is not None:
+        return UNKNOWN
+    importers = ctx.shared.get(importing)
+    if importers is None:
+        importers = ctx.shared[importing] = importing(path)
+    defaults = []
+    for namespace in importers:
+        given = given_namespace_defaults(namespace, os.path.abspath(path), function.name.value, scope.params.index(param), param)
+        if given is None:
+            return UNKNOWN
+        defaults += [found.get(attribute, [None]) for found in given]
+    values = {repr(value) for found in defaults for value in found}
+    return defaults[0][0] if defaults and len(values) == 1 and defaults[0][0] is not None else UNKNOWN
 
 
 def imported_to_train(path: str) -> bool:

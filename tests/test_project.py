@@ -2246,3 +2246,40 @@ def test_a_data_parallel_subclass_of_another_file(tmp_path):
     path = project(tmp_path, train, utils)
     [finding] = findings_of(path, "TPL304")
     assert finding.range.start_line + 1 == 6 and finding.message.startswith("`BalancedDataParallel` (an nn.DataParallel)")
+
+
+def test_a_log_interval_whose_default_the_calling_module_parses(tmp_path):
+    """cnn-text-classification: `if steps % args.log_interval == 0:` in train.py, whose `args`
+    main.py parses with `-log-interval` defaulting to 1: every step, so the reads are reported;
+    with a default of 100 they are under a logging interval."""
+    train = """
+        import torch
+
+        def train(train_iter, model, optimizer, args):
+            steps = 0
+            for feature, target in train_iter:
+                feature, target = feature.cuda(), target.cuda()
+                loss = model(feature, target)
+                loss.backward()
+                optimizer.step()
+                steps += 1
+                if steps % args.log_interval == 0:
+                    print(loss.item())
+    """
+    main = """
+        import argparse
+        import utils
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument('-log-interval', type=int, default=1)
+        args = parser.parse_args()
+        model = model.cuda()
+        utils.train(train_iter, model, optimizer, args)
+    """
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "main.py").write_text(textwrap.dedent(main))
+    (tmp_path / "utils.py").write_text(textwrap.dedent(train))
+    assert [f.range.start_line + 1 for f in findings_of(str(tmp_path / "utils.py"), "TPL203")] == [13]
+    (tmp_path / "main.py").write_text(textwrap.dedent(main).replace("default=1", "default=100"))
+    os.utime(tmp_path / "main.py", (1, 1))
+    assert findings_of(str(tmp_path / "utils.py"), "TPL203") == []

@@ -19,10 +19,10 @@ from ..datasets import (
     Cost, class_cost, combine, library_cost, returned_cost, tokenizes,
 )
 from ..findings import Related
-from ..importers import config_default, gpu_importers, importing
+from ..importers import config_default, gpu_importers, importer_namespace_default, importing
 from ..project import (LoaderUses, SourceNamespace, argparse_defaults, ast_dotted, bind, body_nodes, call_target, caller_uses, classes_made_by,
                        instance_default, method as method_of,
-                       given_namespace_defaults, parsed_defaults,
+                       parsed_defaults,
                        device_moves, iterated, iterated_again, iterated_through, maybe_project_call, parameters, trains_somewhere,
                        used_arguments, yields)
 from .base import CallNames, Example, FixPlan, Replace, Rule
@@ -494,30 +494,11 @@ class LoaderRule(Rule):
             return UNKNOWN
         callers = self._caller_arguments(scope, param)
         if not callers:
-            return self._importer_namespace(scope, param, expr.attr.value)
+            return importer_namespace_default(self.ctx, scope, param, expr.attr.value)
         values = {repr(v): v for v in (self._resolved(expr.with_changes(value=arg), where, depth + 1) for arg, where in callers)}
         if len(values) != 1:
             return UNKNOWN
         return next(iter(values.values()))
-
-    def _importer_namespace(self, scope, param: str, attribute: str):
-        """`args.num_workers` where `args` is a parameter of a function of this module that only
-        modules importing it call, each with a namespace it parses (dlrm: `dp.make_loaders(args)`
-        after `args = parser.parse_args()`): the default of `--num-workers` there, when all agree."""
-        path, function = self.ctx.path, scope.node
-        if not path or path.startswith("<") or self.ctx.class_of.get(id(function)) is not None:
-            return UNKNOWN
-        importers = self.ctx.shared.get(importing)
-        if importers is None:
-            importers = self.ctx.shared[importing] = importing(path)
-        defaults = []
-        for namespace in importers:
-            given = given_namespace_defaults(namespace, os.path.abspath(path), function.name.value, scope.params.index(param), param)
-            if given is None:
-                return UNKNOWN
-            defaults += [found.get(attribute, [None]) for found in given]
-        values = {repr(value) for found in defaults for value in found}
-        return defaults[0][0] if defaults and len(values) == 1 and defaults[0][0] is not None else UNKNOWN
 
     def cuda_moves(self) -> dict[int, list[_Move]]:
         """Loader (by id of its call) -> moves of its batches to CUDA."""

@@ -10,7 +10,7 @@ import libcst as cst
 
 from ..context import CallSite, Context, Frame, Scope, Site
 from ..nodes import UNKNOWN, call_name, code, dotted, iteration_source, keyword, lazy_init, names_in, positional, walk
-from ..importers import made_only_to_infer
+from ..importers import importer_namespace_default, made_only_to_infer
 from ..project import (call_target, instance_default, maybe_project_call, source_module_class, steps_in_loops, tests_interval,
                        trains_somewhere)
 from ..project import trains as project_trains
@@ -523,6 +523,8 @@ def _setting(ctx: Context, expr: cst.BaseExpression, scope: Scope):
         owner = scope.owner_of(expr.value.value)
         if owner is not None and expr.value.value in owner.params:
             value = ctx.option_default(expr.attr.value)
+            if value is UNKNOWN:  # (the parser of the module calling it: `train.train(..., args)` in main.py)
+                value = importer_namespace_default(ctx, owner, expr.value.value, expr.attr.value)
     return instance_default(ctx, expr, scope) if value is UNKNOWN else value
 
 
