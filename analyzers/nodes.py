@@ -272,6 +272,12 @@ def aborts(branch: cst.If) -> bool:
     return type(small) is cst.Expr and type(small.value) is cst.Call and dotted(small.value.func) in _EXITS
 
 
+def moves_itself(value: cst.BaseExpression | None, name: str) -> bool:
+    """`name.to(device)` / `name.cuda()`: what `name = name.cuda()` assigns."""
+    return type(value) is cst.Call and call_name(value) in ("to", "cuda") and type(value.func) is cst.Attribute \
+        and dotted(value.func.value) == name
+
+
 def lazy_init(branch: cst.If) -> bool:
     """`if cache is None:` (also `and`-ed with other conditions, or `or`-ed with tests of the
     same value: `if cache is None or cache.shape[0] != n:`): a branch that fills a value on its

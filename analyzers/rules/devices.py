@@ -8,8 +8,8 @@ from typing import cast
 import libcst as cst
 
 from ..context import IF, MODULE_CHAIN, CallSite, Scope, Site
-from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, dotted, keyword, lazy_init, literal, option_test,
-                     short_code, star_kwargs, walk)
+from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, dotted, keyword, lazy_init, literal, moves_itself,
+                     option_test, short_code, star_kwargs, walk)
 from ..findings import Related
 from ..importers import forward_caller
 from ..project import device_moves, maybe_project_call, source_module_class, used_arguments
@@ -1388,8 +1388,8 @@ class CpuTensorMovedEachStep(Nesting):
         name = expr.value
         met = self.ctx.scope.assignments.get(name, ())  # (those met so far in the pass)
         loop = cast(cst.For, self.ctx.loops[-1])  # (a `for` or `while`: both have a body)
-        return any(_moves_itself(v, name) for v in assigned_in(loop.body, name)) and not any(
-            _moves_itself(v, name) for v in met)
+        return any(moves_itself(v, name) for v in assigned_in(loop.body, name)) and not any(
+            moves_itself(v, name) for v in met)
 
     def _host_tensor(self, expr: cst.BaseExpression) -> bool:
         """`torch.tensor(values)` without a device: a CPU tensor of the program's data, which a
@@ -1745,7 +1745,7 @@ class CpuTensorMovedEachStep(Nesting):
             elif type(expr) is cst.Name and expr.value in self.ctx.scope.assignments:
                 name = expr.value  # its latest value met in the pass before those followed, not a move of it
                 values = self.ctx.scope.assignments[name][:before.get(name)]
-                index = next((i for i in reversed(range(len(values))) if not _moves_itself(values[i], name)), None)
+                index = next((i for i in reversed(range(len(values))) if not moves_itself(values[i], name)), None)
                 if index is None or values[index] is None:
                     return None
                 before[name] = index  # (`z = torch.from_numpy(z)`: the z before)
@@ -1893,12 +1893,6 @@ def _below(made: cst.Call, receiver: cst.BaseExpression) -> bool:
             return True
         expr = expr.func.value
     return expr is made
-
-
-def _moves_itself(value: cst.BaseExpression | None, name: str) -> bool:
-    """`name.to(device)` / `name.cuda()`: what `name = name.cuda()` assigns."""
-    return type(value) is cst.Call and call_name(value) in ("to", "cuda") and type(value.func) is cst.Attribute \
-        and dotted(value.func.value) == name
 
 
 def _one_value(made: cst.Call) -> tuple[cst.BaseExpression, cst.BaseExpression | None] | None:

@@ -10,7 +10,7 @@ import libcst as cst
 
 from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
 from ..nodes import (aborts, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, lazy_init, literal,
-                     names_in, none_test, option_test, positional, short_code, walk)
+                     moves_itself, names_in, none_test, option_test, positional, short_code, walk)
 from ..findings import Related
 from ..importers import named_by_importers
 from ..project import (
@@ -1644,10 +1644,7 @@ class HostSyncEveryStep(Nesting):
         """`data = data.to(device)`: a batch object moved whole (PyG's `Data`), whose fields
         (`data.train_mask`) are tensors there."""
         owner = scope.owner_of(name.value)
-        return owner is not None and any(
-            type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in ("to", "cuda")
-            and type(value.func.value) is cst.Name and value.func.value.value == name.value
-            for value in owner.assignments.get(name.value, ()))
+        return owner is not None and any(moves_itself(value, name.value) for value in owner.assignments.get(name.value, ()))
 
     def _passed_back(self, call: cst.Call, scope: Scope, depth: int) -> bool:
         """A call of a function of the project that gives back the tensor it is passed
