@@ -27,13 +27,14 @@ import re
 import stat
 import threading
 from collections import OrderedDict
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import NamedTuple, cast
 
 import libcst as cst
 
 from .nodes import UNKNOWN, code, dotted, remembered, shortened
-from .vocabulary import CLOCKS, HOST_FACTORIES, MODULE_CLASSES
+from .vocabulary import CLOCKS, HOST_FACTORIES
 
 MAX_FILE = 1_000_000  # bytes: a larger module is not read
 MAX_NOTEBOOK = 10 * 2**20  # bytes of a notebook, its outputs included (only its code cells are read)
@@ -955,37 +956,25 @@ def _made_on_host(value: ast.expr, function, namespace: Namespace) -> bool:
     return head == "torch" and name in HOST_FACTORIES and not any(k.arg == "device" for k in cast(ast.Call, value).keywords)
 
 
-def source_module_class(ctx, name: str | None, depth: int = 0) -> bool:
-    """Whether the class `name` (of the source, read from its libcst node, or of a module of
-    the project it imports) derives from `torch.nn.Module`, through classes of the project."""
-    if name is None or depth > 3:
-        return False
-    key = ("module class", name)
-    if key not in ctx.shared:
-        cls = ctx.classes.get(name)
-        if cls is not None:
-            ctx.shared[key] = any(
-                (ctx.qualname(base.value) or "") in MODULE_CLASSES
-                or (dotted(base.value) or "") != name and source_module_class(ctx, dotted(base.value), depth + 1)
-                for base in cls.bases)
-        else:
-            ctx.shared[key] = (name.partition(".")[0] in ctx.imports or name in ctx.relative_imports) and \
-                module_class(SourceNamespace.of(ctx).klass(name))
-    return ctx.shared[key]
+def derives_from(ctx, name: str | None, qualnames: Collection[str]) -> bool:
+    """Whether the class `name` (of the source, or of a module of the project it imports)
+    derives from one of `qualnames` (`torch.nn.Module`, a DataLoader, DataParallel), through
+    classes of the project."""
+    return name is not None and _derives(SourceNamespace.of(ctx).klass(name), qualnames)
 
 
-def module_class(found, depth: int = 0) -> bool:
-    """Whether the class `found` = (definition, namespace, place) of the project derives from
-    `torch.nn.Module` (through classes of the project, three deep)."""
+def _derives(found, qualnames: Collection[str], depth: int = 0) -> bool:
+    """Whether the class `found` = (definition, namespace, place) derives from one of
+    `qualnames` (through classes of the project, three deep)."""
     if found is None or depth > 3:
         return False
     cls, namespace = found[0], found[1]
     for base in cls.bases:
         name = ast_dotted(base) or ""
-        if (namespace.qualname(name) or "") in MODULE_CLASSES:
+        if (namespace.qualname(name) or "") in qualnames:
             return True
         inner = namespace.klass(name) if name else None
-        if inner is not None and inner[0] is not cls and module_class(inner, depth + 1):
+        if inner is not None and inner[0] is not cls and _derives(inner, qualnames, depth + 1):
             return True
     return False
 

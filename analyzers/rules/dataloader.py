@@ -20,7 +20,7 @@ from ..datasets import (
 )
 from ..findings import Related
 from ..importers import config_default, gpu_importers, importer_namespace_default, importing
-from ..project import (LoaderUses, SourceNamespace, argparse_defaults, ast_dotted, bind, body_nodes, call_target, caller_uses, classes_made_by,
+from ..project import (LoaderUses, SourceNamespace, derives_from, argparse_defaults, ast_dotted, bind, body_nodes, call_target, caller_uses, classes_made_by,
                        instance_default, method as method_of,
                        parsed_defaults,
                        device_moves, iterated, iterated_again, iterated_through, maybe_project_call, parameters, trains_somewhere,
@@ -117,8 +117,7 @@ class LoaderRule(Rule):
     def _loader_class(self, func: cst.BaseExpression) -> bool:
         """A class of the source deriving from a DataLoader (OGB's `PositiveLinkNeighborSampler(NeighborSampler)`):
         a loader whose batches perf-lint does not cost, whose workers start again like any loader's."""
-        cls = self.ctx.classes.get(func.value) if type(func) is cst.Name else None
-        return cls is not None and any((self.ctx.qualname(base.value) or "") in DATALOADER | SUBCLASSES for base in cls.bases)
+        return type(func) is cst.Name and derives_from(self.ctx, func.value, DATALOADER | SUBCLASSES)
 
     def costed(self, call: cst.Call) -> bool:
         """Whether the loader is torch's, whose batches the rules can cost (not one of `SUBCLASSES`,

@@ -12,11 +12,11 @@ from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, 
                      option_test, short_code, star_kwargs, walk)
 from ..findings import Related
 from ..importers import forward_caller
-from ..project import device_moves, maybe_project_call, source_module_class, used_arguments
+from ..project import derives_from, device_moves, maybe_project_call, used_arguments
 from .base import CallNames, Example, FixPlan, Replace
 from .edits import with_keywords
 from .tracking import Nesting, TrainingSteps, calls_under_ifs, few_iterations, interval_test
-from ..vocabulary import (DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, HOST_COPY_METHODS, LEGACY_TENSOR_TYPES,
+from ..vocabulary import (DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, HOST_COPY_METHODS, LEGACY_TENSOR_TYPES, MODULE_CLASSES,
                           PER_CALL_METHODS, RANDOM_FACTORIES, SAME_DEVICE_METHODS)
 
 _RANDOM = RANDOM_FACTORIES | {"randperm", "normal", "bernoulli"}
@@ -1838,7 +1838,7 @@ class CpuTensorMovedEachStep(Nesting):
         if function.name.value in PER_CALL_METHODS:
             return "every forward call"
         cls = self.ctx.class_of.get(id(function))
-        if function.name.value in _LOSS_METHODS and cls is not None and source_module_class(self.ctx, cls.name.value) \
+        if function.name.value in _LOSS_METHODS and cls is not None and derives_from(self.ctx, cls.name.value, MODULE_CLASSES) \
                 and not self.ctx.calls.get(function.name.value):
             return "every training step"  # `model.loss(scores, labels)`, called by the training loop of another module
         return "every training step" if steps.stepped_elsewhere(function) else None

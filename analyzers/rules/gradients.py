@@ -9,7 +9,7 @@ import libcst as cst
 
 from ..context import MODULE_CHAIN, Frame, Site, WITH
 from ..nodes import argument, call_name, children, code, dotted, keyword, literal, remembered, walk
-from ..project import maybe_project_call
+from ..project import derives_from, maybe_project_call
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
 from .edits import replace_argument
 from .timing import torch_alias
@@ -885,9 +885,7 @@ class EvaluationWithGradients(Nesting):
         qualified = self.ctx.qualname(expr.func) or ""
         if qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[-1][:1].isupper():
             return True  # `nn.Linear(...)`, `nn.DataParallel(model)`
-        cls = self.ctx.classes.get(dotted(expr.func) or "")
-        return cls is not None and any(
-            (self.ctx.qualname(base.value) or "") in MODULE_CLASSES for base in cls.bases)
+        return derives_from(self.ctx, dotted(expr.func), MODULE_CLASSES)
 
 
 _FACTORIES = SIZED_FACTORIES | {"arange", "tensor", "normal"}

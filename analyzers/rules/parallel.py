@@ -9,7 +9,7 @@ import libcst as cst
 from ..context import Site
 from ..importers import imported_to_train
 from ..nodes import call_name, children, dotted, walk
-from ..project import SourceNamespace, ast_dotted
+from ..project import derives_from
 from .base import Example, Rule
 from .gradients import NO_GRAD
 from .tracking import TrainingSteps
@@ -215,8 +215,7 @@ class DataParallelTraining(Rule):
 
     def _subclass(self, func: cst.BaseExpression) -> bool:
         """A class of the project deriving from DataParallel (Transformer-XL's `BalancedDataParallel`)."""
-        found = SourceNamespace.of(self.ctx).klass(dotted(func) or "")
-        return found is not None and any(found[1].qualname(ast_dotted(base) or "") in DATA_PARALLEL for base in found[0].bases)
+        return derives_from(self.ctx, dotted(func), DATA_PARALLEL)
 
     def finish(self) -> None:
         if not self.sites or self._evaluates_only():

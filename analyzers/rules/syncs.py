@@ -14,8 +14,8 @@ from ..nodes import (aborts, argument, assigned_in, call_name, children, code, d
 from ..findings import Related
 from ..importers import named_by_importers
 from ..project import (
-    Definition, Use, attribute_module, bind, bound, call_target, copies_every_call, host_reads, iterated, maybe_project_call,
-    parameters, reads_clock, reads_every_call, returned_parameter, source_module_class, steps_in_loops, used_arguments,
+    Definition, Use, attribute_module, bind, derives_from, bound, call_target, copies_every_call, host_reads, iterated, maybe_project_call,
+    parameters, reads_clock, reads_every_call, returned_parameter, steps_in_loops, used_arguments,
     used_by_all_fitting,
 )
 from ..project import trains as project_trains
@@ -1697,7 +1697,7 @@ class HostSyncEveryStep(Nesting):
                         inner, scope, depth + 1)):
                     return False
                 continue
-            if not source_module_class(self.ctx, dotted(value.func)):
+            if not derives_from(self.ctx, dotted(value.func), MODULE_CLASSES):
                 return False
         return True
 

@@ -11,13 +11,13 @@ import libcst as cst
 from ..context import CallSite, Context, Frame, Scope, Site
 from ..nodes import UNKNOWN, call_name, code, dotted, iteration_source, keyword, lazy_init, names_in, positional, walk
 from ..importers import importer_namespace_default, made_only_to_infer
-from ..project import (call_target, instance_default, maybe_project_call, source_module_class, steps_in_loops, tests_interval,
+from ..project import (call_target, derives_from, instance_default, maybe_project_call, steps_in_loops, tests_interval,
                        trains_somewhere)
 from ..project import trains as project_trains
 from .edits import root_name
 from .base import Rule
 from .distributed import COMPILE
-from ..vocabulary import CLOCKS, DEVICE_LIKE, SHORT_LOOP
+from ..vocabulary import CLOCKS, DEVICE_LIKE, MODULE_CLASSES, SHORT_LOOP
 
 _COMPILE_OPTIONS = {"mode", "fullgraph", "dynamic", "backend", "options", "disable"}
 
@@ -219,7 +219,7 @@ class TrainingSteps:
         bases = [dotted(base.value) or "" for base in cls.bases]
         if function.name.value == "training_step":
             return any("LightningModule" in base for base in bases)
-        module = any(base.rpartition(".")[2] == "Module" for base in bases) or source_module_class(self.ctx, cls.name.value)
+        module = any(base.rpartition(".")[2] == "Module" for base in bases) or derives_from(self.ctx, cls.name.value, MODULE_CLASSES)
         return module and function.name.value in self._forward(cls) \
             and (not any(unit.notebook for unit in self.ctx.units) or self.anywhere()) and not self._made_to_infer(cls)
 
