@@ -281,6 +281,27 @@ class HostSyncEveryStep(Nesting):
                     print_samples()
             """
         ),
+        # one loop for training and validation: the reads of the `else` run only in validation
+        Example(
+            """
+            import torch
+            def train_val_loop(is_train, loader):
+                for x, y in loader:
+                    loss = loss_fn(model(x.cuda()), y.cuda())
+                    if is_train:
+                        optimizer.zero_grad()
+                        loss.backward()
+                        optimizer.step()
+                    if is_train:
+                        step += 1
+                    else:
+                        writer.add_scalar("val_loss", loss.item(), step)
+            for epoch in range(10):
+                train_val_loop(True, train_loader)
+                with torch.no_grad():
+                    train_val_loop(False, val_loader)
+            """
+        ),
         # full-batch training: the loop tests the model after every step and waits for its results
         # anyway, so reading the loss adds no stall
         Example(
@@ -1205,7 +1226,9 @@ class HostSyncEveryStep(Nesting):
                     # so is a step function a factory returns, `return perform_train_step_fn`)
                 if looped and all(steps.evaluates_every_iteration(call.loops[-1]) for call in looped):
                     return False  # (full-batch: `train()` then `test()` on every iteration of the epoch loop)
-        return not any(self._guards(frame, site) for frame in frames)
+        owner = stepping or site.scope.node
+        return not any(self._guards(frame, site) for frame in frames) and not (
+            owner is not None and steps.in_evaluation_branch(owner, site.node))
 
     def _guards(self, frame: Frame, site: Site) -> bool:
         key = (id(frame.node), id(site.loops), id(site.scope))  # candidates share their frames

@@ -160,6 +160,8 @@ class TrainingSteps:
         self._inferring: dict[int, bool] = {}  # class id -> see _made_to_infer
         self._intervals: dict[tuple, set[int]] = {}  # (body id, loops id) -> see _guarded_calls
         self._evaluations: dict[int, list[CallSite]] | None = None  # see evaluates_every_iteration
+        self._step_calls: set[int] = set()  # ids of the `backward()` and optimizer `step()` calls
+        self._branches: dict[int, set[int]] = {}  # loop or function id -> see in_evaluation_branch
         for name, sites in ctx.calls.items():
             if name == "backward" or name == "step" or name in ctx.functions:
                 for site in sites:
@@ -198,12 +200,28 @@ class TrainingSteps:
             receiver = (dotted(call.func.value) or "").rsplit(".", 1)[-1].lower()
             steps = "opt" in receiver or (receiver == "scaler" and bool(call.args))
         if steps:
+            self._step_calls.add(id(call))
             self._direct.add(id(owner))
             self._outer.update(map(id, site.loops[:-1]))
             if site.loops and site.scope.node is not None:
                 self._epochs.add(id(site.scope.node))
         elif type(call.func) is cst.Name or type(call.func) is cst.Attribute and dotted(call.func.value) == "self":
             self._callees.setdefault(id(owner), set()).add(name)
+
+    def in_evaluation_branch(self, owner: cst.CSTNode, node: cst.CSTNode) -> bool:
+        """Whether `node` is in the `else` of a test that the training step of `owner` (a loop
+        or function) runs under: a loop shared by training and validation, `if is_train:
+        loss.backward()` ... `else: writer.add_scalar("val_loss", loss.item())`."""
+        found = self._branches.get(id(owner))
+        if found is None:
+            def trains(block) -> bool:
+                return any(id(n) in self._step_calls for n in walk(block))
+            ifs = [n for n in walk(owner) if type(n) is cst.If]
+            tests = {code(branch.test) for branch in ifs if trains(branch.body)}
+            found = self._branches[id(owner)] = {
+                id(n) for branch in ifs if branch.orelse is not None and code(branch.test) in tests and not trains(branch.orelse)
+                for n in walk(branch.orelse)}
+        return id(node) in found
 
     def run_every_step(self, function: cst.FunctionDef) -> bool:
         """Whether a framework calls `function` on every training step: an ignite Engine's
