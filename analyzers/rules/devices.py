@@ -139,6 +139,23 @@ class CpuTensorMovedEachStep(Nesting):
                     return self.model(x, t, cond)
             """,
         ),
+        # CutMix in a DataLoader's collate_fn: it shuffles CPU batches, in the workers
+        Example(
+            """
+            import torch
+            from torch.utils.data.dataloader import default_collate
+            def cutmix(batch, alpha):
+                data, targets = batch
+                indices = torch.randperm(data.size(0))
+                return data[indices], targets[indices]
+            class CutMixCollator:
+                def __call__(self, batch):
+                    return cutmix(default_collate(batch), self.alpha)
+            loader = torch.utils.data.DataLoader(dataset, collate_fn=CutMixCollator())
+            for x, y in loader:
+                loss = model(x.cuda(), y.cuda())
+            """,
+        ),
         # context dropout drawn from a tensor on the batch's device: `torch.bernoulli` draws there
         Example(
             """
@@ -1777,6 +1794,8 @@ class CpuTensorMovedEachStep(Nesting):
     def _every_call(self, site: Site, function) -> str | None:
         """How often the code at `site` runs: in a loop, in a forward (or a training step), or in a
         function of the source that one of those calls (through up to three calls); None otherwise."""
+        if function is not None and self._collates(function):
+            return None  # (a DataLoader's collate_fn: it runs in the workers, on CPU batches)
         loops = [loop for loop in site.loops if not _over_entries(loop)]  # (a dict's entries: its few keys)
         if loops:
             loop = loops[-1]
@@ -1818,6 +1837,18 @@ class CpuTensorMovedEachStep(Nesting):
             if forward is not None:
                 return f"in `{function.name.value}`, called on every forward call ({forward})"
         return None
+
+    def _collates(self, function: cst.FunctionDef, depth: int = 0) -> bool:
+        """Whether `function` batches a DataLoader's samples: it calls `default_collate`, is named
+        for collating (`CutMixCollator.__call__`, `collate_fn`), or only such functions call it
+        (`cutmix(batch, alpha)`)."""
+        cls = self.ctx.class_of.get(id(function))
+        if "collat" in function.name.value.lower() or cls is not None and "collat" in cls.name.value.lower() or any(
+                site.scope.node is function for site in self.ctx.calls.get("default_collate", ())):
+            return True
+        callers = [site.scope.node for site in self.ctx.calls.get(function.name.value, ())]
+        return depth < 2 and bool(callers) and all(
+            caller is not None and caller is not function and self._collates(caller, depth + 1) for caller in callers)
 
     def _intervals(self, loop: cst.CSTNode, scope: Scope) -> set[int]:
         """Ids of the calls in a loop's body under an `if` testing an interval (`step % 200 == 0`,
