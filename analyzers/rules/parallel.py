@@ -55,9 +55,10 @@ class DataParallelTraining(Rule):
     PyTorch's DataParallel tutorial prints shapes) is left alone: with no gradients there is nothing for
     DistributedDataParallel to overlap. So is a wrap in a function that evaluates and trains
     nothing (a `sample()` beside `train()`), and one of a module put in evaluation mode as it
-    is wrapped (`DataParallel(FAN(...).eval())`, a frozen network), and one only saved after
-    (`psp = DataParallel(psp)`, then `psp.state_dict()`: a converted checkpoint given the
-    `module.` prefix of its keys, nothing run through the wrap), and one in the branch a run
+    is wrapped (`DataParallel(FAN(...).eval())`, a frozen network), and one through which
+    nothing runs, only a checkpoint's `module.`-prefixed keys pass (`psp = DataParallel(psp)`,
+    then `psp.state_dict()`; RAFT's `model.load_state_dict(...)`, then `model.module` run
+    unwrapped), and one in the branch a run
     without CUDA takes (the `else:` of `if torch.cuda.is_available():`).
     """
 
@@ -75,6 +76,16 @@ class DataParallelTraining(Rule):
             psp.cuda()
             psp = torch.nn.DataParallel(psp, device_ids=range(torch.cuda.device_count()))
             torch.save({"model_state": psp.state_dict()}, "pspnet.pth")
+            """,
+        ),
+        # wrapped only to load a checkpoint saved from a wrap: the unwrapped module runs
+        Example(
+            """
+            import torch
+            model = torch.nn.DataParallel(RAFT(args))
+            model.load_state_dict(torch.load(args.model))
+            model.cuda()
+            finetune(model.module, args)
             """,
         ),
         # PyTorch's DataParallel tutorial: the wrapped model only runs, printing shapes
@@ -221,7 +232,7 @@ class DataParallelTraining(Rule):
         if not self.sites or self._evaluates_only():
             return
         for site in self.sites:
-            if self._samples(site.scope.node) or self._saved_only(site) or self.ctx.gpu_skips(site.node):
+            if self._samples(site.scope.node) or self._runs_nothing(site) or self.ctx.gpu_skips(site.node):
                 continue
             wrap = call_name(cast(cst.Call, site.node))
             self.report(
@@ -264,9 +275,10 @@ class DataParallelTraining(Rule):
         return any(type(site.node.func) is cst.Name for name in names for site in self.ctx.calls.get(name, ()))
 
 
-    def _saved_only(self, site: Site) -> bool:
-        """`psp = nn.DataParallel(psp)` read after only as `psp.state_dict()`: a wrap that gives a
-        converted checkpoint's keys their `module.` prefix, with nothing run through it."""
+    def _runs_nothing(self, site: Site) -> bool:
+        """`psp = nn.DataParallel(psp)` read after only as `psp.state_dict()`, or as
+        `model.load_state_dict(...)` then `model.module`: a wrap whose checkpoint keys have the
+        `module.` prefix, with nothing run through it."""
         names = [name for name, values in site.scope.assignments.items() if any(value is site.node for value in values)]
         if len(names) != 1:
             return False
@@ -282,8 +294,12 @@ class DataParallelTraining(Rule):
                 continue
             elif after and type(node) is cst.Name and node.value == names[0]:
                 uses.append("")
-            pending.extend(reversed(children(node)))
-        return bool(uses) and all(use == "state_dict" for use in uses)
+            pending.extend(reversed(children(node)) if type(node) is not cst.Attribute else (node.value,))  # (not `args.model`'s attr)
+        return all(use in _NOT_RUN for use in uses) and any(use.endswith("state_dict") for use in uses)
+
+
+# what a wrap is read as when nothing runs through it: its checkpoint, the module it wraps, its placement
+_NOT_RUN = frozenset({"state_dict", "load_state_dict", "module", "cuda", "to", "eval"})
 
 
 def _frozen(call: cst.Call) -> bool:
