@@ -9,7 +9,7 @@ exclude = ["build/*"]       # glob patterns, matched against paths relative to t
 per-file-ignores = { "tests/*" = ["TPL101"] }
 max-file-size = 10485760    # bytes; a larger file is skipped (an error), never read
 assume-device = "auto"      # "cuda": code runs on a GPU even where it never says so; "cpu": never
-include-tests = false       # check tests/, test_*.py, *_test.py and conftest.py with the performance rules
+include-tests = false       # check tests/, conftest.py and test_*.py, *_test.py holding tests with the performance rules
 
 [tool.perf-lint.TPL101]     # rule options, one table per rule
 num-workers = 8
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import sys
 from dataclasses import dataclass, field, replace
 
@@ -81,13 +82,14 @@ class Config:
         return True
 
     def _test_code(self, path: str) -> bool:
-        """A file of a test suite: under `tests/` or `test/` (below the project's root), or
-        named `test_*.py`, `*_test.py`, `conftest.py`."""
+        """A file of a test suite: under `tests/` or `test/` (below the project's root),
+        `conftest.py`, or named `test_*.py` or `*_test.py` and holding tests (not TCN's
+        `add_test.py`, the script that trains on the adding problem)."""
         from .project import project_root
 
         name = os.path.basename(path)
         if name == "conftest.py" or (name.startswith("test_") or name.rsplit(".", 1)[0].endswith("_test")) and \
-                name.endswith((".py", ".ipynb")):
+                name.endswith((".py", ".ipynb")) and _holds_tests(path):
             return True
         absolute = os.path.abspath(path)
         top = os.path.abspath(self.root) if self.root else project_root(os.path.dirname(absolute))
@@ -140,6 +142,18 @@ def _decide(code: str, select, ignore):
             if length > best or (length == best and value is False):
                 best, verdict = length, value
     return verdict
+
+
+_TESTS = re.compile(r"^\s*\"?(def test|class Test|async def test|import pytest|from pytest |import unittest|from unittest )", re.M)
+
+
+def _holds_tests(path: str) -> bool:
+    """Whether a file defines tests or uses a test framework (one that cannot be read: yes)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as file:
+            return _TESTS.search(file.read(MAX_FILE_SIZE)) is not None
+    except OSError:
+        return True
 
 
 def _matches(relative: str, pattern: str) -> bool:

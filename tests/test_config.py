@@ -96,11 +96,13 @@ def test_per_file_ignores(cli, tmp_path):
 
 
 def test_test_code_is_skipped_by_default(cli, tmp_path):
-    """Test suites are not training code: only TPL000 runs on them unless include-tests is set."""
-    write(tmp_path, {"pyproject.toml": "", "tests/helpers.py": PINNING, "test_x.py": PINNING, "conftest.py": PINNING,
-                     "src/train.py": LOADER, "tests/broken.py": "def f(:\n"})
+    """Test suites are not training code: only TPL000 runs on them unless include-tests is set.
+    A script merely named like a test (TCN's `add_test.py` trains on the adding problem) is checked."""
+    tests = "import pytest\n" + PINNING + "def test_loader():\n    assert loader\n"
+    write(tmp_path, {"pyproject.toml": "", "tests/helpers.py": PINNING, "test_x.py": tests, "conftest.py": PINNING,
+                     "src/train.py": LOADER, "tests/broken.py": "def f(:\n", "add_test.py": LOADER})
     result = cli("check", "--format", "json", "--select", "TPL")
-    assert codes_by_path(result) == [("src/train.py", "TPL101"), ("tests/broken.py", "TPL000")]
+    assert codes_by_path(result) == [("add_test.py", "TPL101"), ("src/train.py", "TPL101"), ("tests/broken.py", "TPL000")]
     (tmp_path / "pyproject.toml").write_text("[tool.perf-lint]\ninclude-tests = true\n")
     assert {path for path, _ in codes_by_path(cli("check", "--format", "json"))} >= {"tests/helpers.py", "test_x.py"}
 
