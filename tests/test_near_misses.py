@@ -578,6 +578,26 @@ def test_a_read_of_a_value_already_copied_to_the_host_is_not_a_second_sync():
     assert [f.range.start_line for f in found] == [3]
 
 
+def test_a_read_in_a_helper_of_this_file_is_reported_where_it_reads():
+    """RAFT: `loss, metrics = sequence_loss(flow_predictions, flow, valid)` on every step, whose
+    `epe.mean().item()` reads a value of the batch moved by `[x.cuda() for x in data_blob]`: the
+    finding is on that read, and names the call."""
+    found = [f for f in analyze(python_source(textwrap.dedent("""
+        import torch
+        def sequence_loss(preds, gt):
+            epe = (preds - gt).abs().sum(dim=1)
+            metrics = {"epe": epe.mean().item()}
+            return epe.mean(), metrics
+        for data in loader:
+            image, flow = [x.cuda() for x in data]
+            loss, metrics = sequence_loss(model(image), flow)
+            loss.backward()
+            optimizer.step()
+    """), "t.py")) if f.code == "TPL203"]
+    assert [f.range.start_line for f in found] == [4]
+    assert "`sequence_loss(model(image), flow)` passes to `sequence_loss`" in found[0].message
+
+
 def test_batches_of_a_loader_listed_before_the_loop_are_moved_batches():
     """app_deep_learning: `steps = list(enumerate(train_dataloader, 0))`, then `for i, data in tqdm(steps)`."""
     assert codes("""

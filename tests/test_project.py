@@ -1342,7 +1342,8 @@ def test_a_call_written_over_several_lines_is_named_on_one_line(tmp_path):
     path = tmp_path / "train.py"
     path.write_text(textwrap.dedent(train))
     [finding] = tpl203(str(path))
-    assert finding.message.startswith("`log_loss_dict(diffusion, t, {k: v * w...` passes a CUDA tensor to `log_loss_dict`")
+    assert finding.message.startswith("`values.mean().item()` reads on the host a CUDA tensor that "
+                                      "`log_loss_dict(diffusion, t, {k: v * w...` passes to `log_loss_dict`")
 
 
 def test_a_notebook_importing_a_folder_it_puts_on_sys_path(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 from typing import NamedTuple, cast
@@ -59,6 +60,14 @@ class _Candidate(NamedTuple):  # a tuple: one per candidate of every analysis (a
     kind: str  # "method", "conversion", "print", "test", "synchronize", "logger" or "call"
     frames: tuple[Frame, ...]
     key: int  # statement (or node) identity: one finding per statement
+
+
+def _unparsed(text: str) -> str | None:
+    """An expression's code as `ast.unparse` writes it (the summaries' spelling), or None."""
+    try:
+        return ast.unparse(ast.parse(text.strip(), mode="eval"))
+    except SyntaxError:
+        return None
 
 
 def _env_step(node: cst.CSTNode) -> bool:
@@ -1181,8 +1190,13 @@ class HostSyncEveryStep(Nesting):
             if described is None:
                 continue
             reported.add(candidate.key)
-            message, related = described if type(described) is tuple else (described, ())
-            self.report(candidate.site, message, related=related)
+            message, related, *elsewhere = described if type(described) is tuple else (described, ())
+            read = elsewhere[0] if elsewhere else candidate  # (the read in a helper of this source the step calls)
+            if read is not candidate:
+                if read.key in reported:
+                    continue
+                reported.add(read.key)
+            self.report(read.site, message, related=related)
 
     def _demo(self, loop: cst.CSTNode, site: Site) -> bool:
         """A training loop of a few steps (`for step in range(5):`) that shows how training works,
@@ -1388,8 +1402,25 @@ class HostSyncEveryStep(Nesting):
             related = tuple(
                 Related(use.path, use.line - 1, f"`{use.code}` reads the value on the host ({use.via})") for use in found if use.path
             )
+            at = self._read_here(read) if len(found) == 1 and not read.path else None
+            if at is not None:  # (a helper of this source: the finding goes on its read, which a user fixes)
+                return (f"`{read.code}` reads on the host {passed} that `{short_code(node)}` passes to "
+                        f"`{read.via.split(' -> ')[0]}` on every training step: the CPU waits for the GPU to finish all "
+                        f"queued work, so the GPU idles. {advice}"), (), at
             return message, related
         return self._step_reading(candidate, advice, callee, used)
+
+    def _read_here(self, read: Use) -> _Candidate | None:
+        """The candidate of the source that is `read` (a read in a function of the source), when
+        it runs on every call of its function (under no `if`: not CycleGAN's image pool, which
+        copies to the host while it fills, then on half the calls)."""
+        name = read.via.split(" -> ")[-1].rpartition(".")[2]
+        functions = {id(node) for node, _ in self.ctx.functions.get(name, ())}
+        for candidate in self.candidates:
+            function = candidate.site.scope.node
+            if function is not None and id(function) in functions and _unparsed(code(candidate.site.node)) == read.code:
+                return None if any(frame.kind in (IF, EXCEPT) for frame in candidate.frames) else candidate
+        return None
 
     def _step_reading(self, candidate: _Candidate, advice: str, found: Definition | None, passed: list[tuple]) -> tuple | None:
         """A training-step function of another module (it calls `backward()` or steps an
@@ -1639,6 +1670,10 @@ class HostSyncEveryStep(Nesting):
             if type(expr.func) is cst.Attribute and call_name(expr) in _TENSOR_METHODS:
                 return self._tensor(expr.func.value, scope, depth + 1)
             return self._passed_back(expr, scope, depth)
+        if type(expr) is cst.ListComp:  # `image1, flow = [x.cuda() for x in data_blob]`: a batch's items, moved
+            moved = expr.elt
+            return type(moved) is cst.Call and call_name(moved) in ("cuda", "to") and type(moved.func) is cst.Attribute \
+                and type(moved.func.value) is cst.Name and moved.func.value.value in names_in(expr.for_in.target)
         if type(expr) is cst.DictComp:  # `{k: v * w[k] for k, v in losses.items()}`
             over = _comprehended_values(expr.for_in)
             return over is not None and over[0] in names_in(expr.value) and self._tensor(over[1], scope, depth + 1)
