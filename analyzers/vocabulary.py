@@ -58,6 +58,9 @@ NOT_TENSOR_OPS = {
 # Methods a framework calls once per batch.
 PER_CALL_METHODS = {"forward", "__call__", "training_step"}
 
+# A function's name that says it evaluates: `_eval_step(model, dataset)`, `validate`, DLRM's `inference`.
+EVALUATION_NAME = re.compile(r"eval|valid|test|infer|predict", re.I)
+
 # Words that a name holding a module (or a function running one) contains: `model`, `self.encoder`.
 MODEL_WORDS = ("model", "net", "module", "encoder", "decoder")
 # Whole names that hold a module in training scripts: `model(x)`, `net(x)`.

@@ -290,6 +290,26 @@ class HostSyncEveryStep(Nesting):
                     print_samples()
             """
         ),
+        # a pass named for evaluation, called from the training loop every `test_freq` steps (a
+        # flag it computes, not a modulo it tests: DLRM's `inference(...)`)
+        Example(
+            """
+            import torch
+            def inference(model, test_loader):
+                correct = 0
+                for x, y in test_loader:
+                    z = model(x.cuda())
+                    correct += (z.argmax(dim=1).cpu() == y).sum()
+                return correct
+            for j, (x, y) in enumerate(train_loader):
+                loss = F.cross_entropy(model(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+                should_test = args.test_freq > 0 and (j + 1) % args.test_freq == 0
+                if should_test:
+                    accuracy = inference(model, test_loader)
+            """
+        ),
         # one loop for training and validation: the reads of the `else` run only in validation
         Example(
             """
@@ -638,6 +658,32 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a method the training loop calls with the batch, reading each task's loss and accuracy
+        # (MAML's get_outer_loss): every read where it is
+        Example(
+            """
+            import torch
+            import torch.nn.functional as F
+            class MAML:
+                def get_outer_loss(self, batch):
+                    outer_loss = torch.tensor(0.0, device="cuda")
+                    losses, accuracies = {}, {}
+                    for task_id, (x, y) in enumerate(zip(*batch)):
+                        logits = self.model(x)
+                        loss = F.cross_entropy(logits, y)
+                        losses[task_id] = loss.item()
+                        accuracies[task_id] = (logits.argmax(dim=1) == y).float().mean().item()
+                        outer_loss += loss
+                    return outer_loss, losses, accuracies
+                def train(self, loader):
+                    for batch in loader:
+                        self.optimizer.zero_grad()
+                        outer_loss, losses, accuracies = self.get_outer_loss(batch)
+                        outer_loss.backward()
+                        self.optimizer.step()
+            """,
+            count=2,
+        ),
         # Transformer-XL's attention: a module deriving from torch.nn.Module through a class of the project
         Example(
             """
@@ -1180,23 +1226,27 @@ class HostSyncEveryStep(Nesting):
     def finish(self) -> None:
         if self.ctx.cuda_evidence is None:
             return
-        reported: set[int] = set()
+        found: dict[int, tuple | None] = {}  # statement key -> (site, message, related, said by a call), one each
         for candidate in self.candidates:
-            if candidate.key in reported:
+            if candidate.key in found:
                 continue
             if not self._every_step(candidate) or self.ctx.gpu_skips(candidate.site.node):
                 continue  # (`_every_step` first: the cheaper test, and most often false; then a branch a CUDA run skips)
             described = self._describe(candidate)
             if described is None:
                 continue
-            reported.add(candidate.key)
             message, related, *elsewhere = described if type(described) is tuple else (described, ())
-            read = elsewhere[0] if elsewhere else candidate  # (the read in a helper of this source the step calls)
-            if read is not candidate:
-                if read.key in reported:
-                    continue
-                reported.add(read.key)
-            self.report(read.site, message, related=related)
+            if not elsewhere:
+                found[candidate.key] = (candidate.site, message, related, False)
+                continue
+            read = elsewhere[0]  # (a read in a helper of this source the step calls: reported there, saying by which call)
+            found[candidate.key] = None
+            previous = found.get(read.key)
+            if previous is None or not previous[3]:
+                found[read.key] = (read.site, message, related, True)
+        for value in found.values():
+            if value is not None:
+                self.report(value[0], value[1], related=value[2])
 
     def _demo(self, loop: cst.CSTNode, site: Site) -> bool:
         """A training loop of a few steps (`for step in range(5):`) that shows how training works,
@@ -1413,13 +1463,14 @@ class HostSyncEveryStep(Nesting):
     def _read_here(self, read: Use) -> _Candidate | None:
         """The candidate of the source that is `read` (a read in a function of the source), when
         it runs on every call of its function (under no `if`: not CycleGAN's image pool, which
-        copies to the host while it fills, then on half the calls)."""
+        copies to the host while it fills, then on half the calls) or is reported where it is."""
         name = read.via.split(" -> ")[-1].rpartition(".")[2]
         functions = {id(node) for node, _ in self.ctx.functions.get(name, ())}
         for candidate in self.candidates:
             function = candidate.site.scope.node
             if function is not None and id(function) in functions and _unparsed(code(candidate.site.node)) == read.code:
-                return None if any(frame.kind in (IF, EXCEPT) for frame in candidate.frames) else candidate
+                conditional = any(frame.kind in (IF, EXCEPT) for frame in candidate.frames)
+                return None if conditional and not self._every_step(candidate) else candidate
         return None
 
     def _step_reading(self, candidate: _Candidate, advice: str, found: Definition | None, passed: list[tuple]) -> tuple | None:
@@ -1447,6 +1498,11 @@ class HostSyncEveryStep(Nesting):
                 # the model itself, whose gradients it reads: `clip_gradients(student, clip)`)
         if read is None:
             return None
+        at = self._read_here(read) if not read.path else None
+        if at is not None:  # (a helper of this source: on its read, as `_passed_to_host_read` puts it)
+            return (f"`{read.code}` copies a value to the host on every training step, in `{read.via.split(' -> ')[-1]}` "
+                    f"called by `{short_code(node)}`: the CPU waits for the GPU to finish all queued work, so the GPU "
+                    f"idles. {advice}"), (), at
         where = f", {read.where}" if read.where else ""
         message = (
             f"`{short_code(node)}` reads a value on the host on every training step (`{read.code}` in "

@@ -17,7 +17,7 @@ from ..project import trains as project_trains
 from .edits import root_name
 from .base import Rule
 from .distributed import COMPILE
-from ..vocabulary import CLOCKS, DEVICE_LIKE, MODULE_CLASSES, SHORT_LOOP
+from ..vocabulary import CLOCKS, DEVICE_LIKE, EVALUATION_NAME, MODULE_CLASSES, SHORT_LOOP
 
 _COMPILE_OPTIONS = {"mode", "fullgraph", "dynamic", "backend", "options", "disable"}
 
@@ -315,7 +315,7 @@ class TrainingSteps:
         return found
 
     def called_every_step(self, function: cst.FunctionDef, depth: int = 0) -> bool:
-        """Whether a helper of the source, called without arguments, runs on every training step:
+        """Whether a helper of the source runs on every training step:
         called (`helper()`, or `self.helper()` from a method of its class) in a loop that trains,
         or from a step function called so (`run_step` -> `optimize` -> `self._log_grad_norm()`),
         two calls deep, not under an interval guard; not an evaluation pass."""
@@ -329,8 +329,11 @@ class TrainingSteps:
 
     def _evaluates(self, function: cst.FunctionDef) -> bool:
         """Whether a function is an evaluation pass, not part of a training step: it runs without
-        gradients (`@torch.no_grad()`, `@torch.inference_mode()`) or calls `model.eval()` (a
-        full-batch script's `test()` after each step of its epoch loop)."""
+        gradients (`@torch.no_grad()`, `@torch.inference_mode()`), calls `model.eval()` (a
+        full-batch script's `test()` after each step of its epoch loop), or is named for one
+        (`_eval_step(model, dataset)`, DLRM's `inference(...)`)."""
+        if EVALUATION_NAME.search(function.name.value):
+            return True
         for decorator in function.decorators:
             found = decorator.decorator
             name = dotted(found.func if type(found) is cst.Call else found) or ""
@@ -385,11 +388,11 @@ class TrainingSteps:
         return found is not None and type(found[0]) is cst.Call and dotted(found[0].func) == cls.name.value
 
     def _steps_at(self, site: CallSite, depth: int) -> bool:
-        if site.node.args:
-            return False  # (a call passing values is judged at the call, as a read of what it passes or does)
         caller = site.scope.node
         stepping = next((loop for loop in reversed(site.loops) if self.trains(loop)), None)
         if stepping is not None:
+            if self.evaluates_every_iteration(stepping):
+                return False  # (full-batch: the loop waits for its evaluation's results anyway)
             owner = stepping.body
         else:
             if site.loops or caller is None or not self.trains(caller):
