@@ -144,7 +144,7 @@ def _decide(code: str, select, ignore):
     return verdict
 
 
-_TESTS = re.compile(r"^\s*\"?(def test|class Test|async def test|import pytest|from pytest |import unittest|from unittest )", re.M)
+_TESTS = re.compile(r"^\s*\"?(def test_|class Test|async def test_|import pytest|from pytest |import unittest|from unittest )", re.M)
 
 
 def _holds_tests(path: str) -> bool:

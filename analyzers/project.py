@@ -1243,6 +1243,9 @@ def caller_uses(namespace: FileNamespace, path: str, name: str, index: int | Non
         if names:
             uses = _uses_of_loaders(scope, names, namespace, place)
             moved, again, trained = moved or uses.moved, again or uses.again, trained or uses.trained
+            for function, read, looped in _global_readers(scope, names) if scope is namespace.tree else ():
+                uses = _uses_of_loaders(function, read, namespace, place, looped)
+                moved, again, trained = moved or uses.moved, again or uses.again, trained or uses.trained
     return LoaderUses(moved, again, trained, (moved is not None or again is not None) and _module_trains(namespace, place))
 
 
@@ -1274,8 +1277,23 @@ def _forwarded(found: Definition | None) -> list[Definition]:
     return [inner for call in calls if (inner := _callee(call.func, namespace, place, None)) is not None]
 
 
-def _uses_of_loaders(scope, names: set[str], namespace: FileNamespace, place: Place) -> LoaderUses:
-    """What is done with the loaders bound to `names` in `scope`."""
+def _global_readers(module: ast.Module, names: set[str]):
+    """(function, names, 1 when a loop of the module calls it else 0) for the functions of the
+    module that read some of the module's `names` as globals: TCN's `train(ep)` looping over the
+    `train_loader` that `data_generator(...)` returned, called once per epoch."""
+    functions = [node for node in ast.walk(module) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    looped = {node.func.id for loop in ast.walk(module) if type(loop) in (ast.For, ast.While)
+              for node in ast.walk(loop) if type(node) is ast.Call and type(node.func) is ast.Name}
+    for function in functions:
+        bound = set(parameters(function).names) | {
+            node.id for node in ast.walk(function) if type(node) is ast.Name and type(node.ctx) is ast.Store}
+        read = {node.id for node in ast.walk(function) if type(node) is ast.Name and node.id in names} - bound
+        if read:
+            yield function, read, int(function.name in looped)
+
+
+def _uses_of_loaders(scope, names: set[str], namespace: FileNamespace, place: Place, loops: int = 0) -> LoaderUses:
+    """What is done with the loaders bound to `names` in `scope` (run in as many loops)."""
     moved: Use | None = None
     again: Use | None = None
     trained = False
@@ -1284,7 +1302,7 @@ def _uses_of_loaders(scope, names: set[str], namespace: FileNamespace, place: Pl
         node.targets[0].id for node in body_nodes(scope) if type(node) is ast.Assign and len(node.targets) == 1
         and type(node.targets[0]) is ast.Name and type(node.value) is ast.Call
         and type(wrapped := _loop_source(node.value)) is ast.Name and wrapped.id in names}
-    stack = [(child, 0) for child in ast.iter_child_nodes(scope)]  # (node, loops around it)
+    stack = [(child, loops) for child in ast.iter_child_nodes(scope)]  # (node, loops around it)
     while stack:
         child, loops = stack.pop()
         if type(child) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):

@@ -183,6 +183,44 @@ def test_loaders_a_factory_returns_are_judged_by_the_modules_that_call_it(tmp_pa
     assert found()[0] == []  # (a caller on the CPU)
 
 
+def test_loaders_a_factory_returns_read_as_globals_by_a_function_of_the_caller(tmp_path):
+    """TCN: `train_loader, test_loader = data_generator(root, batch_size)` at the top of
+    pmnist_test.py, whose `train(ep)` loops over the global `train_loader`, moving its batches,
+    once per epoch of the script's loop."""
+    (tmp_path / "pyproject.toml").write_text("")
+    data = tmp_path / "utils.py"
+    data.write_text(textwrap.dedent("""
+        import torch
+        from torchvision import datasets, transforms
+
+        def data_generator(root, batch_size):
+            train_set = datasets.MNIST(root, train=True, transform=transforms.ToTensor())
+            train_loader = torch.utils.data.DataLoader(train_set, batch_size=batch_size, num_workers=2)
+            return train_loader, None
+    """))
+    (tmp_path / "pmnist_test.py").write_text(textwrap.dedent("""
+        import torch
+        from utils import data_generator
+        train_loader, test_loader = data_generator(".", 64)
+        model = Net().cuda()
+
+        def train(ep):
+            for data, target in train_loader:
+                data, target = data.cuda(), target.cuda()
+                loss = model(data).sum()
+                loss.backward()
+                optimizer.step()
+
+        for ep in range(10):
+            train(ep)
+    """))
+    with open(data, encoding="utf-8") as handle:
+        source = python_source(handle.read(), str(data))
+    findings = analyze(source, Config())
+    assert sorted((f.code, f.range.start_line + 1) for f in findings) == [("TPL102", 7), ("TPL104", 7)]
+    assert "pmnist_test.py:9" in next(f.message for f in findings if f.code == "TPL102")
+
+
 def test_a_function_of_another_file_imported_by_name(tmp_path):
     train = TRAIN.replace("import utils\n", "import utils\n    from utils import accuracy\n").replace(
         "logger.update(loss=loss)", "acc = accuracy(out, y)")
