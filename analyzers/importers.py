@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 import libcst as cst
 
-from .nodes import UNKNOWN, dotted
+from .nodes import UNKNOWN, code, dotted
 from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, ast_dotted, body_nodes, call_target, given_namespace_defaults,
                       maybe_project_call, module_file, note, project_root, search_paths, steps_call)
 from .source import SourceError, notebook_source
@@ -198,14 +198,29 @@ def forward_caller(path: str, name: str) -> str | None:
 
 
 def named_by_importers(path: str, name: str) -> bool | None:
-    """Whether a module of the project importing the module at `path` names `name` (imports,
-    calls or passes its function `name`; a `from module import *` may); None when none imports
-    it."""
-    found = importing(path)
+    """Whether a module of the project importing the module at `path` names `name` (its text
+    has the word: it imports, calls or passes it, or may, through a `from module import *`, a
+    string or a file Python cannot parse); None when none imports it."""
+    found = list(_importers(path, any_text=True))
     if not found:
         return None
-    return any(type(node) is ast.Name and node.id == name or type(node) is ast.Attribute and node.attr == name
-               or type(node) is ast.alias and node.name in (name, "*") for module in found for node in ast.walk(module.tree))
+    word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+    return any(word.search(_read(module.path) or b"") is not None for _, module, _ in found)
+
+
+def unused_class(ctx, cls: cst.ClassDef) -> bool:
+    """Whether nothing in the project names the class `cls` of the source: the source only
+    defines it, and the modules importing the source (one at least) never name it (yolov7's
+    `RankSort` and `APLoss` in loss.py, losses no script makes): its methods never run."""
+    name = cls.name.value
+    if not ctx.path or ctx.path.startswith("<"):
+        return False
+    key = ("unused class", name)
+    if key not in ctx.shared:
+        named = re.compile(rf"\b{re.escape(name)}\b")  # (outside the class: not its `super(Name, self)`)
+        ctx.shared[key] = sum(len(named.findall(unit.text)) for unit in ctx.units) == len(named.findall(code(cls))) and \
+            named_by_importers(os.path.abspath(ctx.path), name) is False
+    return ctx.shared[key]
 
 
 def made_only_to_infer(path: str, name: str, depth: int = 0) -> bool:

@@ -221,6 +221,36 @@ def test_loaders_a_factory_returns_read_as_globals_by_a_function_of_the_caller(t
     assert "pmnist_test.py:9" in next(f.message for f in findings if f.code == "TPL102")
 
 
+def test_a_class_nothing_in_the_project_makes_is_dead_code(tmp_path):
+    """yolov7's loss.py: `RankSort`, an autograd Function copying CPU zeros to the GPU in its
+    forward, which no script uses (they import ComputeLoss, and star-import other modules)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    loss = tmp_path / "loss.py"
+    loss.write_text(textwrap.dedent("""
+        import torch
+
+        class RankSort(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, logits, targets):
+                grads = torch.zeros(logits.shape).cuda()
+                return grads
+
+        class ComputeLoss:
+            def __call__(self, p, targets):
+                return (p - targets).abs().mean()
+    """))
+    train = tmp_path / "train.py"
+    train.write_text("from common import *\nfrom loss import ComputeLoss\nloss = ComputeLoss()(model(x.cuda()), y.cuda())\n")
+
+    def tpl501() -> list[str]:
+        with open(loss, encoding="utf-8") as handle:
+            return [f.code for f in analyze(python_source(handle.read(), str(loss)), Config()) if f.code == "TPL501"]
+
+    assert tpl501() == []
+    train.write_text(train.read_text().replace("import ComputeLoss", "import ComputeLoss, RankSort"))
+    assert tpl501() == ["TPL501"]
+
+
 def test_a_function_of_another_file_imported_by_name(tmp_path):
     train = TRAIN.replace("import utils\n", "import utils\n    from utils import accuracy\n").replace(
         "logger.update(loss=loss)", "acc = accuracy(out, y)")

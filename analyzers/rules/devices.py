@@ -11,7 +11,7 @@ from ..context import IF, MODULE_CHAIN, CallSite, Scope, Site
 from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, dotted, keyword, lazy_init, literal, moves_itself,
                      option_test, short_code, star_kwargs, walk)
 from ..findings import Related
-from ..importers import forward_caller
+from ..importers import forward_caller, unused_class
 from ..project import derives_from, device_moves, maybe_project_call, used_arguments
 from .base import CallNames, Example, FixPlan, Replace
 from .edits import with_keywords
@@ -1796,6 +1796,9 @@ class CpuTensorMovedEachStep(Nesting):
         function of the source that one of those calls (through up to three calls); None otherwise."""
         if function is not None and self._collates(function):
             return None  # (a DataLoader's collate_fn: it runs in the workers, on CPU batches)
+        cls = self.ctx.class_of.get(id(function)) if function is not None else None
+        if cls is not None and unused_class(self.ctx, cls):
+            return None  # (a class nothing in the project makes: its methods never run)
         loops = [loop for loop in site.loops if not _over_entries(loop)]  # (a dict's entries: its few keys)
         if loops:
             loop = loops[-1]

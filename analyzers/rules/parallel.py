@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import cast
 
 import libcst as cst
 
 from ..context import Site
 from ..importers import imported_to_train
-from ..nodes import call_name, children, dotted, walk
+from ..nodes import call_name, children, dotted, keyword, walk
 from ..project import derives_from
 from .base import Example, Rule
 from .gradients import NO_GRAD
@@ -58,7 +59,8 @@ class DataParallelTraining(Rule):
     is wrapped (`DataParallel(FAN(...).eval())`, a frozen network), and one through which
     nothing runs, only a checkpoint's `module.`-prefixed keys pass (`psp = DataParallel(psp)`,
     then `psp.state_dict()`; RAFT's `model.load_state_dict(...)`, then `model.module` run
-    unwrapped), and one in the branch a run
+    unwrapped), one over a single GPU (`device_ids=[0]`, or `CUDA_VISIBLE_DEVICES` set to one
+    device: DataParallel then calls the module itself), and one in the branch a run
     without CUDA takes (the `else:` of `if torch.cuda.is_available():`).
     """
 
@@ -76,6 +78,27 @@ class DataParallelTraining(Rule):
             psp.cuda()
             psp = torch.nn.DataParallel(psp, device_ids=range(torch.cuda.device_count()))
             torch.save({"model_state": psp.state_dict()}, "pspnet.pth")
+            """,
+        ),
+        # one GPU: DataParallel calls the module itself
+        Example(
+            """
+            import torch
+            generator = torch.nn.DataParallel(Generator(), device_ids=[0]).cuda()
+            for z in loader:
+                generator(z.cuda()).mean().backward()
+                optimizer.step()
+            """,
+        ),
+        Example(
+            """
+            import os
+            import torch
+            os.environ["CUDA_VISIBLE_DEVICES"] = "0"
+            model = torch.nn.DataParallel(CNN().cuda())
+            for x, y in loader:
+                torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda()).backward()
+                optimizer.step()
             """,
         ),
         # wrapped only to load a checkpoint saved from a wrap: the unwrapped module runs
@@ -232,7 +255,8 @@ class DataParallelTraining(Rule):
         if not self.sites or self._evaluates_only():
             return
         for site in self.sites:
-            if self._samples(site.scope.node) or self._runs_nothing(site) or self.ctx.gpu_skips(site.node):
+            if self._samples(site.scope.node) or self._runs_nothing(site) or self.ctx.gpu_skips(site.node) or \
+                    self._one_device(cast(cst.Call, site.node)):
                 continue
             wrap = call_name(cast(cst.Call, site.node))
             self.report(
@@ -275,6 +299,14 @@ class DataParallelTraining(Rule):
         return any(type(site.node.func) is cst.Name for name in names for site in self.ctx.calls.get(name, ()))
 
 
+    def _one_device(self, call: cst.Call) -> bool:
+        """A wrap over one GPU (`device_ids=[0]`, or the source sets `CUDA_VISIBLE_DEVICES` to one
+        device): DataParallel then calls the module itself, replicating and gathering nothing."""
+        ids = keyword(call, "device_ids")
+        if ids is not None and type(ids.value) in (cst.List, cst.Tuple):
+            return len(cast(cst.List, ids.value).elements) == 1
+        return any(_ONE_VISIBLE.search(unit.text) for unit in self.ctx.units)
+
     def _runs_nothing(self, site: Site) -> bool:
         """`psp = nn.DataParallel(psp)` read after only as `psp.state_dict()`, or as
         `model.load_state_dict(...)` then `model.module`: a wrap whose checkpoint keys have the
@@ -297,6 +329,9 @@ class DataParallelTraining(Rule):
             pending.extend(reversed(children(node)) if type(node) is not cst.Attribute else (node.value,))  # (not `args.model`'s attr)
         return all(use in _NOT_RUN for use in uses) and any(use.endswith("state_dict") for use in uses)
 
+
+# `os.environ["CUDA_VISIBLE_DEVICES"] = "0"`, `%env CUDA_VISIBLE_DEVICES=1`: one GPU visible
+_ONE_VISIBLE = re.compile(r"""CUDA_VISIBLE_DEVICES['"]\s*\]\s*=\s*['"]\s*\d+\s*['"]|%env\s+CUDA_VISIBLE_DEVICES\s*=\s*\d+\s*$""", re.M)
 
 # what a wrap is read as when nothing runs through it: its checkpoint, the module it wraps, its placement
 _NOT_RUN = frozenset({"state_dict", "load_state_dict", "module", "cuda", "to", "eval"})

@@ -13,7 +13,7 @@ from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
 from ..nodes import (aborts, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, lazy_init, literal,
                      moves_itself, names_in, none_test, option_test, positional, short_code, walk)
 from ..findings import Related
-from ..importers import named_by_importers
+from ..importers import named_by_importers, unused_class
 from ..project import (
     Definition, Use, attribute_module, bind, derives_from, bound, call_target, copies_every_call, host_reads, iterated, maybe_project_call,
     parameters, reads_clock, reads_every_call, returned_parameter, steps_in_loops, used_arguments,
@@ -1402,9 +1402,14 @@ class HostSyncEveryStep(Nesting):
         and the modules importing it (one at least) do not either (`train_vae_v1` of a lecture's
         helper_train.py, which the lecture's notebooks never call; a method of a class of the project
         that nothing names, DomainBed's `Transfer.update_second`)."""
-        if function is None or function.name.value in self.ctx.calls or not self.ctx.path or self.ctx.path.startswith("<"):
+        if function is None or not self.ctx.path or self.ctx.path.startswith("<"):
             return False
         cls = self.ctx.class_of.get(id(function))
+        if cls is not None and unused_class(self.ctx, cls):
+            return True  # (a method of a class nothing in the project makes: yolov7's RankSort)
+        if function.name.value in self.ctx.calls or not any(
+                defined is function and scope.parent is self.ctx.module_scope for defined, scope in self.ctx.functions[function.name.value]):
+            return False  # (called here; or nested, run by whoever holds it: `return perform_train_step_fn`)
         if cls is not None and (function.name.value.startswith("__") or function.name.value in PER_CALL_METHODS or any(
                 (self.ctx.qualname(base.value) or "torch.nn.Module") not in MODULE_CLASSES for base in cls.bases)):
             return False  # (a method a framework may call: a hook of a library's class)

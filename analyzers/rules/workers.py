@@ -107,6 +107,19 @@ class NonPersistentWorkers(LoaderRule):
                     step(x, y)
             """,
         ),
+        # an epoch loop that runs once (`num_epoch = 1`): the workers start once
+        Example(
+            """
+            import torch
+            num_epoch = 1
+            train_loader = torch.utils.data.DataLoader(mnist_train, batch_size=16, num_workers=2)
+            for i in range(num_epoch):
+                for image, label in train_loader:
+                    loss = loss_func(model(image.cuda()), label.cuda())
+                    loss.backward()
+                    optimizer.step()
+            """,
+        ),
         # the settings a GPU run takes: merged by `.update()` under `if use_accel:`
         Example(
             """
@@ -673,7 +686,8 @@ class NonPersistentWorkers(LoaderRule):
         iterated = root_name(loop.iter.args[0].value) if type(loop.iter) is cst.Call and loop.iter.args else root_name(loop.iter)
         if site.loops:
             bound = {name for outer in site.loops if type(outer) is cst.For for name in names_in_target(outer.target)}
-            return [] if iterated in bound else [(outer, frozenset()) for outer in site.loops]
+            return [] if iterated in bound else [
+                (outer, frozenset()) for outer in site.loops if not few_iterations(outer, self.ctx, site.scope, 1)]  # (not `range(1)`)
         return self._loops_around_calls(site.scope.node, frozenset())  # its function
 
     def _loops_around_calls(
@@ -687,6 +701,8 @@ class NonPersistentWorkers(LoaderRule):
         found: list[tuple[cst.For | cst.While, frozenset]] = []
         for call in self.ctx.calls.get(function.name.value, []):
             caller = call.scope.node
+            if call.loops and few_iterations(call.loops[-1], self.ctx, call.scope, 1):
+                continue  # (`for epoch in range(num_epochs)` with `num_epochs = 1`: the loop runs once)
             found.extend([(call.loops[-1], called)] if call.loops else self._loops_around_calls(caller, called))
         return found
 
