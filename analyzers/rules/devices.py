@@ -34,6 +34,9 @@ _RANDOM_FILLS = frozenset({"random_", "normal_", "uniform_"})  # in-place draws:
 _NUMPY_FILLS = frozenset({"numpy.zeros", "numpy.ones", "numpy.full", "numpy.empty"})
 _NUMPY_INDICES = frozenset({"numpy.arange", "numpy.random.permutation", "numpy.random.choice", "numpy.random.randint"})
 
+_TABLE_INDEXERS = frozenset({"iloc", "loc", "iat", "at"})  # pandas' indexers: a table's rows, never a tensor's
+
+
 class CpuTensorMovedEachStep(Nesting):
     """
     ## What it does
@@ -137,6 +140,17 @@ class CpuTensorMovedEachStep(Nesting):
                     else:
                         t = torch.sigmoid(torch.randn((b,), device=x.device))
                     return self.model(x, t, cond)
+            """,
+        ),
+        # a random row of a pandas table: `.iloc` indexes no tensor
+        Example(
+            """
+            import torch
+            for fname in files:
+                annotations_df = annotations[annotations.file == fname]
+                rows = annotations_df.iloc[torch.randint(len(annotations_df) - 1, (1,))]
+                samples.append((fname, rows))
+            model = Net().cuda()
             """,
         ),
         # CutMix in a DataLoader's collate_fn: it shuffles CPU batches, in the workers
@@ -1319,6 +1333,8 @@ class CpuTensorMovedEachStep(Nesting):
             cast(cst.If, frame.node), self.ctx.scope.params) for frame in self.local_frames())
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
+        if type(node.value) is cst.Attribute and node.value.attr.value in _TABLE_INDEXERS:
+            return  # (`annotations_df.iloc[torch.randint(n, (1,))]`: a row of a pandas table, on the host)
         indices = [e.slice.value for e in node.slice if type(e.slice) is cst.Index]
         made = [factory for index in indices if not self._made_on_device_too(index) for factory in self._cpu_made(index)]
         if made and not self._cpu_made(node.value) and not self._host_tensor(node.value) and not self._moved_later(
