@@ -68,7 +68,7 @@ class _Listing(NamedTuple):
     folders: list[tuple[str, os.stat_result]]
     importers: dict[bytes, list[str]]
     packages: dict[bytes, list[str]]
-    configs: list[str]  # the modules that import yacs (a `CfgNode` of defaults)
+    configs: list[str]  # the modules that import yacs or a `CfgNode` (of defaults)
 
 
 class _Module:
@@ -348,6 +348,10 @@ def gpu_callee(ctx) -> str | None:
     return None
 
 
+# a module of defaults imports yacs, or a `CfgNode` under another name (`from .config_node import ConfigNode`)
+_CONFIG_WORDS = frozenset({b"yacs", b"CfgNode", b"ConfigNode"})
+
+
 def config_default(path: str, keys: list[str]):
     """The default a yacs config of the project gives `cfg.DATA.NUM_WORKERS` (`keys`: ["DATA",
     "NUM_WORKERS"]): the constant assigned to `_C.DATA.NUM_WORKERS` in the modules that import
@@ -392,7 +396,7 @@ def _listing(root: str) -> _Listing:
             importers[word].append(path)
         for word in module.words if os.path.basename(path) == "__init__.py" else ():
             packages[word].append(path)
-        if b"yacs" in module.words:
+        if not module.words.isdisjoint(_CONFIG_WORDS):
             configs.append(path)
     listing = _Listing(now, folders, dict(importers), dict(packages), configs)
     with _LOCK:

@@ -40,7 +40,7 @@ MAX_FILE = 1_000_000  # bytes: a larger module is not read
 MAX_NOTEBOOK = 10 * 2**20  # bytes of a notebook, its outputs included (only its code cells are read)
 _SYS_PATH_CALLS = ("sys.path.append", "sys.path.insert")
 _SAME_MODULE = {"cuda", "to", "train", "eval", "cpu", "half", "float", "double", "bfloat16"}  # nn.Module methods returning self
-MAX_HOPS = 2  # re-exports followed (`from .data import X` in a package's __init__)
+MAX_HOPS = 3  # re-exports followed (`from .data import X` in a package's __init__, and its subpackage's)
 _MAX_CALLS = 3  # calls followed from a function into others
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 

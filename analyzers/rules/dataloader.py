@@ -469,13 +469,15 @@ class LoaderRule(Rule):
         return defaults[0] if len(set(map(repr, defaults))) == 1 else UNKNOWN
 
     def _yacs_default(self, expr: cst.BaseExpression):
-        """`config.DATA.NUM_WORKERS`: the default a yacs config of the project sets
-        (`_C.DATA.NUM_WORKERS = 8`), which a YAML file may change like a command line an
-        argparse default."""
+        """`config.DATA.NUM_WORKERS` (or `config.train.dataloader.num_workers`): the default a
+        yacs config of the project sets (`_C.DATA.NUM_WORKERS = 8`), which a YAML file may
+        change like a command line an argparse default."""
         parts = (dotted(expr) or "").split(".")
         keys: list[str] = []
         while len(parts) > 1 and parts[-1].isupper():
             keys.insert(0, parts.pop())
+        if not keys and len(parts) > 2 and parts[0] != "self":  # (`config.train.dataloader.num_workers`: hysts')
+            keys = parts[1:]
         path = self.ctx.path
         if len(keys) < 2 or not path or path.startswith("<"):
             return UNKNOWN
