@@ -51,9 +51,9 @@ class DebugModeLeftOn(Nesting):
     Silent when the switch is set from a value perf-lint cannot see
     (`set_detect_anomaly(args.debug)`), under an `if` (a debug flag) other than
     `if __name__ == "__main__":`, or in a function made for debugging (named for
-    `debug`, `anomaly`, `check` or `nan`); and for `CUDA_LAUNCH_BLOCKING` set in a
-    notebook cell after an earlier cell moved something to the GPU: CUDA reads it when it
-    starts, so in that kernel it changes nothing.
+    `debug`, `anomaly`, `check` or `nan`); and for `CUDA_LAUNCH_BLOCKING` set after code
+    above it (or an earlier notebook cell) moved something to the GPU: CUDA reads it when it
+    starts, so there it changes nothing.
 
     ## Example
     ```python
@@ -97,11 +97,19 @@ class DebugModeLeftOn(Nesting):
             os.environ['CUDA_LAUNCH_BLOCKING'] = '0'
             """,
         ),
-        # set in a notebook cell after CUDA started in an earlier one: it changes nothing
-        Example((
-            "import torch\ndevice = torch.device('cuda:0')\nmodel = Net().to(device)\n",
-            "import os\nos.environ['CUDA_LAUNCH_BLOCKING'] = '1'\nfor x in loader:\n    model(x.to(device)).sum().backward()\n",
-        )),
+        # set after the code moved something to the GPU (a cell run after another): CUDA has
+        # started and read it already, so it changes nothing
+        Example(
+            """
+            import os
+            import torch
+            device = torch.device("cuda:0")
+            model = Net().to(device)
+            os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
+            for x in loader:
+                model(x.to(device)).sum().backward()
+            """,
+        ),
         Example(
             """
             import torch
@@ -265,7 +273,7 @@ class DebugModeLeftOn(Nesting):
         if self._guarded() or not _on(literal(value)):
             return
         site = self.ctx.site(value)
-        if self._started_before(site.unit):
+        if self._started():
             return
         fix = None
         if type(value) is cst.SimpleString:
@@ -273,13 +281,12 @@ class DebugModeLeftOn(Nesting):
             fix = FixPlan("Set CUDA_LAUNCH_BLOCKING to 0", (Replace(site, f"{value.prefix}{quote}0{quote}"),))
         self._blocking(site, fix)
 
-    def _started_before(self, unit: int) -> bool:
-        """Whether an earlier cell of the notebook moved something to the GPU (`.cuda()`,
-        `.to(device)`), so that CUDA had started when this one runs (met in cell order)."""
-        return len(self.ctx.units) > 1 and any(
-            site.unit < unit and (name == "cuda" or bool(site.node.args) and self.ctx.is_cuda_device(
-                site.node.args[0].value, site.scope) is True)
-            for name in ("cuda", "to") for site in self.ctx.calls.get(name, ()))
+    def _started(self) -> bool:
+        """Whether code run before this statement (module-level code above it, or an earlier
+        notebook cell) moved something to the GPU (`.cuda()`, `.to(device)`): CUDA has started
+        and read the variable already. (The calls met so far in the pass are those above.)"""
+        return any(site.scope is self.ctx.module_scope and (name == "cuda" or bool(site.node.args) and self.ctx.is_cuda_device(
+            site.node.args[0].value, site.scope) is True) for name in ("cuda", "to") for site in self.ctx.calls.get(name, ()))
 
     def _blocking(self, site: Site, fix: FixPlan | None, at=None) -> None:
         self.report(

@@ -26,7 +26,7 @@ _ONE_DIMENSIONAL = {"randperm", "arange", "linspace", "range"}  # factories of a
 # what to make on the device instead, where it is not the same factory with `device=`
 _ON_DEVICE = {"range": "torch.arange(..., device=...)", **{
     name: "torch.tensor/zeros/arange(..., dtype=..., device=...) (a typed constructor cannot make it there)"
-    for name in LEGACY_TENSOR_TYPES}}
+    for name in LEGACY_TENSOR_TYPES | {"Tensor"}}}
 _CALL_DEPTH = 3  # calls between a forward and the function that runs in it
 _LOSS_METHODS = frozenset({"loss", "compute_loss", "get_loss"})  # a module's loss, computed at each step by its callers
 _CONTAINER_METHODS = frozenset(name for kind in (dict, list, set, str, bytes) for name in dir(kind))  # `d.update(...)`: not a method of the source
@@ -629,6 +629,19 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # older code's latent drawn by `init.normal` into an uninitialised `torch.Tensor`, each step
+        Example(
+            """
+            import torch
+            import torch.nn.init as init
+            from torch.autograd import Variable
+            for image, label in train_loader:
+                z = Variable(init.normal(torch.Tensor(batch_size, 100), mean=0, std=0.1)).cuda()
+                loss = generator(z).mean()
+                loss.backward()
+                optimizer.step()
+            """
+        ),
         # DiT's label dropout: a mask drawn on the CPU by comparing with a number, moved twice
         Example(
             """
@@ -1979,7 +1992,8 @@ def _over_entries(loop: cst.CSTNode) -> bool:
 
 def _factory_below(expr: cst.BaseExpression, ctx) -> cst.Call | None:
     """The torch factory call at the bottom of `torch.arange(n).unsqueeze(0)`-like chains (and
-    of the `Variable(torch.zeros(n))` wrapper older code puts around it), also through
+    of the `Variable(torch.zeros(n))` wrapper and `init.normal(...)` filler older code puts
+    around it), also through
     elementwise math with numbers (`torch.exp(-math.log(period) * torch.arange(half) / half)`,
     the timestep embedding of diffusion models: all of it could run on the device)."""
     while True:
@@ -1989,6 +2003,8 @@ def _factory_below(expr: cst.BaseExpression, ctx) -> cst.Call | None:
             expr = expr.func.value if type(expr.func) is cst.Attribute else expr.args[0].value
         elif type(expr) is cst.Call and len(expr.args) == 1 and ctx.qualname(expr.func) in _MATH:
             expr = expr.args[0].value
+        elif type(expr) is cst.Call and expr.args and (ctx.qualname(expr.func) or "").startswith("torch.nn.init."):
+            expr = expr.args[0].value  # `init.normal(torch.Tensor(b, 100), std=0.1)`: fills and returns its argument
         elif type(expr) is cst.BinaryOperation and _number(expr.left) != _number(expr.right):
             expr = expr.right if _number(expr.left) else expr.left
         elif type(expr) is cst.Comparison and len(expr.comparisons) == 1 and type(expr.comparisons[0].operator) in (
@@ -1998,7 +2014,8 @@ def _factory_below(expr: cst.BaseExpression, ctx) -> cst.Call | None:
             expr = expr.expression
         else:
             break
-    if type(expr) is cst.Call and call_name(expr) in _FACTORIES:
+    if type(expr) is cst.Call and (call_name(expr) in _FACTORIES or call_name(expr) == "Tensor" and len(expr.args) >= 2):
+        # (`torch.Tensor(b, 100)` is sized; `torch.Tensor(image)` converts data)
         if call_name(expr) in _DRAWN_FROM and expr.args and not _number(expr.args[0].value) and _factory_below(
                 expr.args[0].value, ctx) is None:
             return None  # `torch.bernoulli(torch.zeros_like(c) + p)`: drawn where its input is, not on the CPU
