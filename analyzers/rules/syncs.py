@@ -22,7 +22,7 @@ from ..project import (
 from ..project import trains as project_trains
 from .base import Example
 from .edits import root_name
-from .tracking import Nesting, TrainingSteps, few_iterations, interval_test, iterates_dataloader
+from .tracking import Nesting, TrainingSteps, few_iterations, interval_test, iterates_dataloader, runs_once
 from ..vocabulary import (
     CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MATH_TESTS, MODEL_NAMES, MODULE_CLASSES, NOT_TENSOR_OPS, PER_CALL_METHODS,
     SAME_DEVICE_METHODS, TENSOR_NAMESPACES,
@@ -308,6 +308,22 @@ class HostSyncEveryStep(Nesting):
                 should_test = args.test_freq > 0 and (j + 1) % args.test_freq == 0
                 if should_test:
                     accuracy = inference(model, test_loader)
+            """
+        ),
+        # Grad-CAM over one batch: backward for each of 20 images, then `break`
+        Example(
+            """
+            import torch
+            model = Net().cuda()
+            for image, label in test_loader:
+                x, y = image.cuda(), label.cuda()
+                output = model(x)
+                for j in range(20):
+                    model.zero_grad()
+                    lab = y[j].cpu().item()
+                    output[j, lab].backward(retain_graph=True)
+                    show(cam.get_cam(j).cpu().numpy())
+                break
             """
         ),
         # one loop for training and validation: the reads of the `else` run only in validation
@@ -1251,8 +1267,11 @@ class HostSyncEveryStep(Nesting):
     def _demo(self, loop: cst.CSTNode, site: Site) -> bool:
         """A training loop of a few steps (`for step in range(5):`) that shows how training works,
         unless its function runs on every step of another loop (SAC's `update()`, looping
-        `gradient_steps` times, 1 by default, at every step of the environment)."""
+        `gradient_steps` times, 1 by default, at every step of the environment); or one run once:
+        it ends with `break`, or counts a known number of steps inside a loop that does."""
         function = site.scope.node
+        if runs_once(loop, site.loops, self.ctx, site.scope):
+            return True  # (Grad-CAM's `for j in range(20): ... backward()` in a loop over one batch: `break` at its end)
         return few_iterations(loop, self.ctx, site.scope, _DEMO_STEPS) and not (
             function is not None and TrainingSteps.of(self.ctx).called_in_loop(function))
 

@@ -391,8 +391,8 @@ class TrainingSteps:
         caller = site.scope.node
         stepping = next((loop for loop in reversed(site.loops) if self.trains(loop)), None)
         if stepping is not None:
-            if self.evaluates_every_iteration(stepping):
-                return False  # (full-batch: the loop waits for its evaluation's results anyway)
+            if self.evaluates_every_iteration(stepping) or runs_once(stepping, site.loops, self.ctx, site.scope):
+                return False  # (full-batch: the loop waits for its evaluation's results anyway; a loop run once)
             owner = stepping.body
         else:
             if site.loops or caller is None or not self.trains(caller):
@@ -605,6 +605,21 @@ def iterations(loop: cst.For, ctx: Context, scope: Scope) -> int | None:
             if len(values) < 3 or values[2] != 0:
                 return len(range(*values))
     return None
+
+
+def runs_once(loop: cst.CSTNode, loops: tuple, ctx: Context, scope: Scope) -> bool:
+    """Whether `loop` (one of `loops`, the loops around a site) runs its iterations once in all:
+    its body ends with an unconditional `break` (one batch shown), or it counts a known number
+    of iterations inside a loop that does (Grad-CAM's `for j in range(20):` over one batch)."""
+    inside = loops[:loops.index(loop)] if loop in loops else ()
+    return _breaks_at_end(loop) or type(loop) is cst.For and any(map(_breaks_at_end, inside)) and iterations(
+        loop, ctx, scope) is not None
+
+
+def _breaks_at_end(loop: cst.CSTNode) -> bool:
+    body = getattr(getattr(loop, "body", None), "body", ())
+    last = body[-1] if body else None
+    return type(last) is cst.SimpleStatementLine and any(type(small) is cst.Break for small in last.body)
 
 
 def few_iterations(loop: cst.CSTNode, ctx: Context, scope: Scope, most: int = SHORT_LOOP) -> bool:
