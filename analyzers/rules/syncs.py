@@ -90,6 +90,26 @@ def _rollout(site: Site) -> cst.CSTNode | None:
     return None
 
 
+def _sized_by_data(call: cst.Call, name: str | None, qualified: str | None) -> cst.BaseExpression | None:
+    """The CUDA tensor a call reads to size its result, when it does: `x.nonzero()`,
+    `torch.nonzero(x)`, `x.unique()`, `torch.masked_select(x, m)`, `torch.where(cond)` with one
+    argument, `torch.bincount(x)` without `minlength`."""
+    if name not in _SIZED_BY_DATA:
+        return None
+    if type(call.func) is cst.Attribute and not (qualified or "").startswith("torch."):
+        method_syncs = name != "where" and (name != "bincount" or keyword(call, "minlength") is None)
+        return call.func.value if method_syncs else None  # (not `x.where(cond, y)`: its shape is x's)
+    first = call.args[0].value if call.args and call.args[0].keyword is None else None
+    if qualified == f"torch.{name}" and first is not None:
+        if name == "where" and len(call.args) != 1 or name == "bincount" and keyword(call, "minlength") is not None:
+            return None
+        return first
+    return None
+
+
+_SIZED_BY_DATA = frozenset({"nonzero", "unique", "masked_select", "bincount", "where"})
+
+
 def _call(candidate: _Candidate) -> cst.Call:
     """The call a candidate other than a "test" (an `if` or `assert`) is."""
     return cast(cst.Call, candidate.site.node)
@@ -135,7 +155,9 @@ class HostSyncEveryStep(Nesting):
     (`if loss < best:`, `if torch.isnan(loss):`, `w = a if self.update_count >= n else b` on a buffer,
     `assert torch.equal(a, b)` in a `forward`, `if data.train_mask.sum() == 0:` on a field of a
     batch moved whole, `data = data.to(device)`: PyG's, not its `shape` nor `num_*` counts),
-    `torch.cuda.synchronize()` in a loop that reads no clock (itself or through a timer of the
+    operations whose result's size depends on the data (`x.nonzero()`, `x.unique()`,
+    `torch.masked_select`, `torch.where(cond)` with one argument, `bincount` without
+    `minlength`: the host reads the size), `torch.cuda.synchronize()` in a loop that reads no clock (itself or through a timer of the
     project: `timer.toc()` reading `time.time()`), and a CUDA tensor (also what an instance of
     a `torch.nn.Module` subclass of the project returns: `r, g, _, _ = mpd(y, y_hat)`) passed
     to a function or method of the project (this file or a module it imports) that reads it on
@@ -324,6 +346,20 @@ class HostSyncEveryStep(Nesting):
                     output[j, lab].backward(retain_graph=True)
                     show(cam.get_cam(j).cpu().numpy())
                 break
+            """
+        ),
+        # fixed shapes: a three-argument where, a bincount given its length
+        Example(
+            """
+            import torch
+            for x, y in loader:
+                x, y = x.cuda(), y.cuda()
+                logits = torch.relu(model(x))
+                positive = logits.where(logits > 0, torch.zeros_like(logits))
+                counts = torch.bincount(y, minlength=10) + y.bincount(minlength=10)
+                loss = (criterion(positive, y) / counts[y]).mean()
+                loss.backward()
+                optimizer.step()
             """
         ),
         # one loop for training and validation: the reads of the `else` run only in validation
@@ -674,6 +710,17 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a data-dependent size: the host waits to learn how many ids are unique
+        Example(
+            """
+            import torch
+            for batch in loader:
+                edge_label_index = torch.cat([batch.pos.cuda(), batch.neg.cuda()], dim=1)
+                loss = model.recommendation_loss(model(edge_label_index), node_id=edge_label_index.unique())
+                loss.backward()
+                optimizer.step()
+            """
+        ),
         # a method the training loop calls with the batch, reading each task's loss and accuracy
         # (MAML's get_outer_loss): every read where it is
         Example(
@@ -1201,6 +1248,9 @@ class HostSyncEveryStep(Nesting):
             elif self.ctx.qualname(func) in MATH_TESTS and len(node.args) == 1:
                 self._add(node, "conversion")  # `math.isnan(grad_norm)`: a float() of it first
                 return
+            elif _sized_by_data(node, name, self.ctx.qualname(func)) is not None:
+                self._add(node, "shape")  # `mask.nonzero()`, `torch.where(y == c)`: the host reads the result's size
+                return
         elif name in _CONVERSIONS and len(node.args) == 1:
             self._add(node, "conversion")
             return
@@ -1396,6 +1446,14 @@ class HostSyncEveryStep(Nesting):
             if not self._tensor(_call(candidate).args[0].value, scope, 0):
                 return None
             what = f"`{short_code(node)}` converts a CUDA tensor to a Python number"
+        elif candidate.kind == "shape":
+            call = _call(candidate)
+            sized = _sized_by_data(call, call_name(call), self.ctx.qualname(call.func))
+            if sized is None or not self._tensor(sized, scope, 0) or self._made_on_cpu(sized, scope, candidate.site):
+                return None
+            what = f"`{short_code(node)}` makes a tensor whose size depends on the data: the host reads the size from the GPU"
+            advice = ("Keep shapes fixed on the GPU (multiply by the mask, `torch.where(cond, a, b)`, "
+                      "`bincount(..., minlength=n)`), or do it every N steps.")
         elif candidate.kind == "compare":
             if not any(self._tensor(arg.value, scope, 0) for arg in _call(candidate).args):
                 return None
