@@ -495,7 +495,8 @@ class CpuTensorMovedEachStep(Nesting):
                     return x * torch.tensor([1.0]).to(x.device)
             """,
         ),
-        # a CPU tensor made once, moved in the loop: the move is the user's choice of where to keep it
+        # a CPU tensor made once, moved in a loop that does not train: where to keep it is the user's
+        # choice (GPU memory)
         Example(
             """
             import torch
@@ -629,6 +630,20 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # full-batch training on inputs made once on the CPU: the same copy at every step
+        Example(
+            """
+            import torch
+            import torch.nn.init as init
+            x = init.uniform(torch.Tensor(1000, 1), -15, 15)
+            model = Net().cuda()
+            for i in range(5000):
+                optimizer.zero_grad()
+                loss = loss_func(model(x.cuda()), label)
+                loss.backward()
+                optimizer.step()
+            """
+        ),
         # older code's latent drawn by `init.normal` into an uninitialised `torch.Tensor`, each step
         Example(
             """
@@ -1254,6 +1269,8 @@ class CpuTensorMovedEachStep(Nesting):
         self.gathers: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         self.guarded: dict[int, set[int]] = {}  # id(loop) -> _intervals(loop)
         self.host_arrays: list[tuple[CallSite, cst.FunctionDef | None]] = []  # `Tensor(np.ones(...))`, a CUDA type
+        # (move in a loop, the factory that made the name it moves once before the loop, device, enclosing function)
+        self.hoists: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         # (move, the NumPy call drawing the data, device, enclosing function): `torch.from_numpy(np.random...)`
         self.numpy_moves: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         self.tests: dict[int, list[cst.BaseExpression]] = {}  # id(move or indexing) -> the `if` tests around it
@@ -1295,6 +1312,12 @@ class CpuTensorMovedEachStep(Nesting):
         made = _factory_below(node.func.value, self.ctx)
         if made is None and type(node.func.value) is cst.Name:
             made = self._created(node.func.value.value)  # `z = torch.randn(n, d)` ... `z = z.type_as(x)`
+            before = self._made_before_loop(node.func.value.value) if made is None and name in ("cuda", "to") else None
+            if before is not None:
+                device = argument(node, 0, "device")
+                if name == "cuda" or device is not None:
+                    self.hoists.append((self.ctx.call_site(node), before, device, self.function()))
+                return
         if made is None and name in ("cuda", "to") and self.ctx.loops:
             drawn = self._numpy_drawn(node.func.value)  # `z = torch.from_numpy(np.random.uniform(...))`
             device = argument(node, 0, "device")
@@ -1577,11 +1600,22 @@ class CpuTensorMovedEachStep(Nesting):
 
     def finish(self) -> None:
         if self.ctx.default_cuda():  # (torch's factories make CUDA tensors: none is made on the CPU)
-            self.moves, self.indexings, self.returned = [], [], []
+            self.moves, self.indexings, self.returned, self.hoists = [], [], [], []
         else:
             self._report_passed_moves()
         self._report_indexings()
         self._report_numpy_indexings()
+        steps = TrainingSteps.of(self.ctx)
+        for site, made, device, function in self.hoists:
+            where = self._every_call(site, function) if site.loops and steps.trains(site.loops[-1]) else None
+            if where is None or self._never_run(site.node) or device is not None and not self._device(device, site):
+                continue  # (in a loop that does not train, where to keep it is the user's choice: GPU memory)
+            self.report(
+                site,
+                f"`{short_code(site.node)}` copies the same CPU tensor (made once by torch.{call_name(made)}(...)) to "
+                f"the GPU {where}: a blocking copy from pageable memory each time. Move it once, before the loop "
+                "(or make it there with device=...).",
+            )
         for site, function in self.host_arrays:
             made = site.node  # a tensor type's call (visit_Call)
             where = self._every_call(site, function)
@@ -1799,6 +1833,20 @@ class CpuTensorMovedEachStep(Nesting):
             else:
                 return None
         return None
+
+    def _made_before_loop(self, name: str) -> cst.Call | None:
+        """The torch factory that made `name` once, before the loops around the current node
+        (its only assignment, outside them: `x = init.uniform(torch.Tensor(n, 1), -15, 15)`, then
+        `model(x.cuda())` on each of 5,000 full-batch steps): the same data copied each time."""
+        owner = self.ctx.scope.owner_of(name)
+        values = owner.assignments.get(name, ()) if owner is not None else ()
+        if not self.ctx.loops or len(values) != 1 or values[0] is None:
+            return None
+        made = _factory_below(values[0], self.ctx)
+        if made is None or keyword(made, "device") is not None or not (self.ctx.qualname(made.func) or "").startswith("torch."):
+            return None
+        around = self._loops_around(made)
+        return made if around is not None and len(around) < len(self.ctx.loops) and self.ctx.loops[:len(around)] == around else None
 
     def _created(self, name: str) -> cst.Call | None:
         """The factory call that made `name` last, earlier in the current function and in the same
