@@ -66,7 +66,9 @@ class CpuTensorMovedEachStep(Nesting):
     a CPU index tensor copied over) in a forward, a loss's `__call__` or a step function. And
     the move of what a function of the source returns when each of its returns is a torch
     factory's tensor made on the CPU (`create_noise(b, z).to(device)`, returning
-    `torch.rand(b, z) * 2 - 1`).
+    `torch.rand(b, z) * 2 - 1`). And, in a loop that trains, the move of a tensor a factory
+    made once before the loop (`x = init.uniform(torch.Tensor(n, 1), -15, 15)`, then
+    `model(x.cuda())` at each full-batch step): the same copy every step.
     A function the training loop calls on every step counts as the loop (`real_loss(out)`
     making `torch.ones(n).cuda()`), not under an interval guard (`if step % 200 == 0:`); so
     does a function that only other modules call, when one calls it in a module's `forward`
