@@ -89,13 +89,25 @@ class Config:
 
         name = os.path.basename(path)
         if name == "conftest.py" or (name.startswith("test_") or name.rsplit(".", 1)[0].endswith("_test")) and \
-                name.endswith((".py", ".ipynb")) and _holds_tests(path):
+                name.endswith((".py", ".ipynb")) and self._holds_tests(path):
             return True
         absolute = os.path.abspath(path)
         top = os.path.abspath(self.root) if self.root else project_root(os.path.dirname(absolute))
         if not absolute.startswith(top + os.sep):
             return False
         return any(part in ("tests", "test") for part in os.path.relpath(absolute, top).split(os.sep)[:-1])
+
+    def _holds_tests(self, path: str) -> bool:
+        """Whether a file defines tests or uses a test framework (one that cannot be read: yes);
+        read once per path, not once per rule `enabled` is asked about."""
+        key = ("holds tests", path)
+        if key not in self._cache:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as file:
+                    self._cache[key] = _TESTS.search(file.read(MAX_FILE_SIZE)) is not None
+            except OSError:
+                self._cache[key] = True
+        return self._cache[key]
 
     def rule_options(self, code: str) -> dict:
         return dict(dict(self.options).get(code, ()))
@@ -145,15 +157,6 @@ def _decide(code: str, select, ignore):
 
 
 _TESTS = re.compile(r"^\s*\"?(def test_|class Test|async def test_|import pytest|from pytest |import unittest|from unittest )", re.M)
-
-
-def _holds_tests(path: str) -> bool:
-    """Whether a file defines tests or uses a test framework (one that cannot be read: yes)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as file:
-            return _TESTS.search(file.read(MAX_FILE_SIZE)) is not None
-    except OSError:
-        return True
 
 
 def _matches(relative: str, pattern: str) -> bool:

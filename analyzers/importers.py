@@ -85,6 +85,7 @@ class _Module:
         self._looked = not self.hint  # (nothing in its text looks like GPU work: never parsed)
         self._line: int | None = None
         self._namespace: ast.Module | None = None  # its code, parsed when first asked
+        self._identifiers: frozenset[bytes] | None = None  # the words of its text, read when first asked
 
     @classmethod
     def read(cls, path: str, code: bytes) -> "_Module":
@@ -138,6 +139,12 @@ class _Module:
             module = self.namespace("")
             self._line = _gpu_line(ast.walk(module.tree), module) if self._gpu_text else _picked_gpu(module)
         return self._line
+
+    def identifiers(self) -> frozenset[bytes]:
+        """The words of its text (of a notebook, the whole file), read once."""
+        if self._identifiers is None:
+            self._identifiers = frozenset(_WORD.findall(_read(self.path) or b""))
+        return self._identifiers
 
     def namespace(self, root: str) -> FileNamespace:
         """The module read (a notebook's code cells one after another), its places named from
@@ -204,8 +211,7 @@ def named_by_importers(path: str, name: str) -> bool | None:
     found = list(_importers(path, any_text=True))
     if not found:
         return None
-    word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
-    return any(word.search(_read(module.path) or b"") is not None for _, module, _ in found)
+    return any(name.encode() in module.identifiers() for _, module, _ in found)
 
 
 def unused_class(ctx, cls: cst.ClassDef) -> bool:

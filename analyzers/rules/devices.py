@@ -1610,7 +1610,7 @@ class CpuTensorMovedEachStep(Nesting):
         steps = TrainingSteps.of(self.ctx)
         for site, made, device, function in self.hoists:
             where = self._every_call(site, function) if site.loops and steps.trains(site.loops[-1]) else None
-            if where is None or self._never_run(site.node) or device is not None and not self._device(device, site):
+            if where is None or device is not None and not self._device(device, site):
                 continue  # (in a loop that does not train, where to keep it is the user's choice: GPU memory)
             self.report(
                 site,
