@@ -524,6 +524,16 @@ class Context:
         else:
             self.argparse[dest].append(cst.Name("None"))
 
+    def option_defaults(self, expr: cst.BaseExpression, scope: Scope) -> list[cst.BaseExpression] | None:
+        """The defaults the source's `add_argument`s give `args.x` (module-scope expressions),
+        when `args` is the namespace its parser parses; None for any other expression."""
+        if type(expr) is not cst.Attribute or type(expr.value) is not cst.Name:
+            return None
+        namespace = self.origin(expr.value, scope)
+        if namespace is None or not self._is_parse_args(namespace[0]):
+            return None
+        return self.argparse.get(expr.attr.value, [])
+
     def _is_parse_args(self, expr: cst.BaseExpression | None) -> bool:
         if type(expr) is cst.Subscript:
             expr = expr.value
@@ -793,12 +803,10 @@ class Context:
             module, _, name = (self.qualname(expr) or "").rpartition(".")
             if name in LEGACY_TENSOR_TYPES and module in ("torch", "torch.cuda"):
                 return module == "torch.cuda"
-            if type(expr.value) is cst.Name:
-                namespace = self.origin(expr.value, scope)
-                if namespace is not None and self._is_parse_args(namespace[0]):
-                    defaults = self.argparse.get(expr.attr.value, [])
-                    results = [self.is_cuda_device(d, self.module_scope, depth + 1) for d in defaults]
-                    return True if True in results else UNKNOWN
+            defaults = self.option_defaults(expr, scope)
+            if defaults is not None:
+                results = [self.is_cuda_device(d, self.module_scope, depth + 1) for d in defaults]
+                return True if True in results else UNKNOWN
             found = self.origin(expr, scope)
             if found is not None and found[0] is not expr:
                 return self.is_cuda_device(found[0], found[1], depth + 1)

@@ -61,8 +61,11 @@ class Cost:
     in_memory: bool = False  # items converted from arrays held in memory (torchvision's MNIST): no file read
 
     def worse(self, other: "Cost | None") -> "Cost":
+        """The worse of two costs; of two as bad, one held in memory only if both are."""
         if other is None:
             return self
+        if _RANK[other.kind] == _RANK[self.kind] and self.in_memory and not other.in_memory:
+            return other
         return other if _RANK[other.kind] > _RANK[self.kind] else self
 
     def described(self) -> str:

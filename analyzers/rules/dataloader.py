@@ -349,10 +349,15 @@ class LoaderRule(Rule):
             if type(left) in (int, float) and type(right) in (int, float) and not (
                     right == 0 and type(expr.operator) in (cst.Divide, cst.FloorDivide)):
                 return _ARITHMETIC[type(expr.operator)](left, right)
+        if type(expr) is cst.Call and call_name(expr) in ("min", "max") and type(expr.func) is cst.Name and expr.args:
+            return self._bounded(expr, scope, depth)  # `min([os.cpu_count(), batch_size if batch_size > 1 else 0, 8])`
         if type(expr) is cst.IfExp:  # `2 if os.cpu_count() <= 4 else 4`: known when both agree
             windows = _on_windows(expr.test)
             if windows is not None:  # `0 if sys.platform.startswith("win") else 4`: what Linux and macOS run
                 return self._resolved(expr.orelse if windows else expr.body, scope, depth + 1)
+            taken = self._compared(expr.test, scope, depth)
+            if taken is not None:  # `batch_size if batch_size > 1 else 0` with `batch_size = 16`
+                return self._resolved(expr.body if taken else expr.orelse, scope, depth + 1)
             branches = [self._resolved(branch, scope, depth + 1) if not _scaled_when_set(branch, expr.test) else f"`{code(branch)}`"
                         for branch in (expr.body, expr.orelse)]
             if all(type(b) is int and b > 0 or type(b) is str and b.startswith("`") for b in branches):  # (code: a positive count)
@@ -366,7 +371,35 @@ class LoaderRule(Rule):
             given = self._parameter_values(scope, expr.value)
             values = {repr(v): v for v in (self._resolved(e, s, depth + 1) for e, s in given or ())}
             return next(iter(values.values())) if len(values) == 1 else UNKNOWN
+        defaults = self.ctx.option_defaults(expr, scope)
+        if defaults is not None and len(defaults) == 1 and _per_core(self.ctx, defaults[0]):
+            return f"`{code(defaults[0])}`"  # `--workers` defaulting to `mp.cpu_count() - 1`
         return f"`{code(expr)}`" if _per_core(self.ctx, expr) else UNKNOWN
+
+    def _bounded(self, call: cst.Call, scope, depth: int):
+        """`min(...)`/`max(...)` of settings (also of one list or tuple): their value when all
+        are known numbers, the code when each is a positive count or one made from the core count
+        (a number of workers above zero), else UNKNOWN."""
+        args = [arg.value for arg in call.args]
+        if len(args) == 1 and type(args[0]) in (cst.List, cst.Tuple):
+            args = [element.value for element in cast(cst.List, args[0]).elements]
+        values = [self._resolved(arg, scope, depth + 1) for arg in args]
+        if values and all(type(v) in (int, float) for v in values):
+            return (min if call_name(call) == "min" else max)(values)
+        if values and all(type(v) is int and v > 0 or type(v) is str and v.startswith("`") for v in values):
+            return f"`{code(call)}`"
+        return UNKNOWN
+
+    def _compared(self, test: cst.BaseExpression, scope, depth: int) -> bool | None:
+        """The outcome of a test comparing a setting with a number (`batch_size > 1`), None when
+        either side is not a known number."""
+        if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+            return None
+        compare = _COMPARE.get(type(test.comparisons[0].operator))
+        left, right = (self._resolved(side, scope, depth + 1) for side in (test.left, test.comparisons[0].comparator))
+        if compare is None or type(left) not in (int, float) or type(right) not in (int, float):
+            return None
+        return compare(left, right)
 
     def _assigned_once(self, expr: cst.BaseExpression, scope):
         """The one value a name or attribute (`self.workers`) is assigned, and its scope: one step
@@ -1445,8 +1478,9 @@ def _per_core(ctx, expr: cst.BaseExpression) -> bool:
         if name in ("min", "max"):
             return any(_per_core(ctx, a) for a in args) and all(_per_core(ctx, a) or _positive(a) for a in args)
         return False
-    if type(expr) is cst.BinaryOperation and type(expr.operator) in (cst.Divide, cst.FloorDivide):
-        return _per_core(ctx, expr.left) and _positive(expr.right)
+    if type(expr) is cst.BinaryOperation and type(expr.operator) in (cst.Divide, cst.FloorDivide, cst.Subtract):
+        return _per_core(ctx, expr.left) and _positive(expr.right) and (
+            type(expr.operator) is not cst.Subtract or literal(expr.right) == 1)  # `mp.cpu_count() - 1`
     return False
 
 
@@ -2692,6 +2726,8 @@ class SynchronousDataLoader(LoaderRule):
 
 _ARITHMETIC = {cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
                cst.Divide: operator.truediv, cst.FloorDivide: operator.floordiv}
+_COMPARE = {cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge, cst.LessThan: operator.lt,
+            cst.LessThanEqual: operator.le, cst.Equal: operator.eq, cst.NotEqual: operator.ne}
 
 
 def _table_column(expr: cst.BaseExpression) -> bool:

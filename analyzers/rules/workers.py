@@ -37,8 +37,10 @@ class NonPersistentWorkers(LoaderRule):
     in train.py) and iterates it so, itself or through the functions it gives it to; an
     `iter(loader)` made again inside a training loop (`except StopIteration: it =
     iter(loader)`, cycling a loader shorter than the run). Workers
-    from the core count (`os.cpu_count()`, `int(os.cpu_count() / 2)`, also as the default of a
-    parameter of such a function) are workers on any machine. PyG's loaders (`DataLoader`,
+    from the core count (`os.cpu_count()`, `int(os.cpu_count() / 2)`, `mp.cpu_count() - 1`, also
+    as the default of a parameter of such a function or of an argparse option) are workers on
+    any machine; of `min(...)`/`max(...)` (also of a list), each part must be such a count or a
+    positive number, and `bs if bs > 1 else 0` is decided by the known `bs`. PyG's loaders (`DataLoader`,
     `NeighborLoader`, `ClusterLoader`, the GraphSAINT samplers, ...: subclasses batching graphs)
     count as DataLoaders, and so do the source's own subclasses of a loader (OGB's
     `PositiveLinkNeighborSampler(NeighborSampler)`).
@@ -182,8 +184,98 @@ class NonPersistentWorkers(LoaderRule):
                     step(x, y)
             """,
         ),
+        # the count is bounded by a batch size of one: `batch_size if batch_size > 1 else 0` is 0
+        Example(
+            """
+            import os
+            import torch
+            from torchvision import datasets
+            batch_size = 1
+            nw = min([os.cpu_count(), batch_size if batch_size > 1 else 0, 8])
+            loader = torch.utils.data.DataLoader(datasets.ImageFolder(root), batch_size=batch_size, num_workers=nw)
+            for epoch in range(epochs):
+                for x, y in loader:
+                    step(x.cuda(), y.cuda())
+            """,
+        ),
     )
     INVALID = (
+        # the count bounded by the cores, the batch size and 8 (min over a list, a test of the
+        # batch size): 8 workers for a batch of 16
+        Example(
+            """
+            import os
+            import torch
+            from torchvision import datasets
+            batch_size = 16
+            nw = min([os.cpu_count(), batch_size if batch_size > 1 else 0, 8])
+            loader = torch.utils.data.DataLoader(datasets.ImageFolder(root), batch_size=batch_size, num_workers=nw)
+            for epoch in range(epochs):
+                for x, y in loader:
+                    step(x.cuda(), y.cuda())
+            """,
+            """
+            import os
+            import torch
+            from torchvision import datasets
+            batch_size = 16
+            nw = min([os.cpu_count(), batch_size if batch_size > 1 else 0, 8])
+            loader = torch.utils.data.DataLoader(datasets.ImageFolder(root), batch_size=batch_size, num_workers=nw, persistent_workers=nw > 0)
+            for epoch in range(epochs):
+                for x, y in loader:
+                    step(x.cuda(), y.cuda())
+            """,
+        ),
+        # an argparse default of all cores but one; a dataset that is MNIST or one reading image
+        # files (the worse of the two: not a dataset held in memory)
+        Example(
+            """
+            import argparse
+            import multiprocessing as mp
+            import torch
+            from PIL import Image
+            from torchvision import datasets
+            class MiniImagenet(torch.utils.data.Dataset):
+                def __init__(self, paths):
+                    self.paths = paths
+                def __getitem__(self, i):
+                    return Image.open(self.paths[i])
+            parser = argparse.ArgumentParser()
+            parser.add_argument('--num-workers', type=int, default=mp.cpu_count() - 1)
+            args = parser.parse_args()
+            if args.dataset == 'mnist':
+                train_dataset = datasets.MNIST(args.data, train=True)
+            else:
+                train_dataset = MiniImagenet(args.data)
+            loader = torch.utils.data.DataLoader(train_dataset, batch_size=128, num_workers=args.num_workers)
+            for epoch in range(epochs):
+                for x, _ in loader:
+                    step(x.to(args.device))
+            """,
+            """
+            import argparse
+            import multiprocessing as mp
+            import torch
+            from PIL import Image
+            from torchvision import datasets
+            class MiniImagenet(torch.utils.data.Dataset):
+                def __init__(self, paths):
+                    self.paths = paths
+                def __getitem__(self, i):
+                    return Image.open(self.paths[i])
+            parser = argparse.ArgumentParser()
+            parser.add_argument('--num-workers', type=int, default=mp.cpu_count() - 1)
+            args = parser.parse_args()
+            if args.dataset == 'mnist':
+                train_dataset = datasets.MNIST(args.data, train=True)
+            else:
+                train_dataset = MiniImagenet(args.data)
+            loader = torch.utils.data.DataLoader(train_dataset, batch_size=128, num_workers=args.num_workers, persistent_workers=args.num_workers > 0)
+            for epoch in range(epochs):
+                for x, _ in loader:
+                    step(x.to(args.device))
+            """,
+        ),
         # a loader class of the source deriving from PyG's NeighborSampler, zipped with another
         Example(
             """
