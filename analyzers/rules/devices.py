@@ -9,7 +9,7 @@ import libcst as cst
 
 from ..context import IF, MODULE_CHAIN, CallSite, Scope, Site
 from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, dotted, keyword, lazy_init, literal, moves_itself,
-                     option_test, short_code, star_kwargs, walk)
+                     none_test, option_test, short_code, star_kwargs, walk)
 from ..findings import Related
 from ..importers import forward_caller, unused_class
 from ..project import derives_from, device_moves, maybe_project_call, used_arguments
@@ -95,6 +95,9 @@ class CpuTensorMovedEachStep(Nesting):
     source only ever sets to a false constant (`self.stratified = False`); and for torch's factories
     in a source that makes the GPU the default device (`torch.set_default_device("cuda")`,
     NeRF's `torch.set_default_tensor_type('torch.cuda.FloatTensor')`): they make CUDA tensors.
+    Of two branches on an optional parameter that both make the tensor (`if batch_size is None:
+    h0 = torch.zeros(1, self.batch_size, n).cuda() else: h0 = torch.zeros(1, batch_size, n).cuda()`),
+    only the branch that calls leaving the option out take is reported: one thing to fix.
 
     ## Why is this bad?
     The tensor is allocated and filled on the CPU, then copied from pageable memory to the
@@ -632,6 +635,30 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # both branches of an optional parameter's test make the hidden state: one finding, on the
+        # branch a call leaving the option out takes (the fix makes both on the device)
+        Example(
+            """
+            import torch
+            class Classifier(torch.nn.Module):
+                def forward(self, x, batch_size=None):
+                    if batch_size is None:
+                        h = torch.zeros(1, self.batch_size, 8).cuda()
+                    else:
+                        h = torch.zeros(1, batch_size, 8).cuda()
+                    return self.rnn(x, h)
+            """,
+            """
+            import torch
+            class Classifier(torch.nn.Module):
+                def forward(self, x, batch_size=None):
+                    if batch_size is None:
+                        h = torch.zeros(1, self.batch_size, 8, device="cuda")
+                    else:
+                        h = torch.zeros(1, batch_size, 8, device="cuda")
+                    return self.rnn(x, h)
+            """,
+        ),
         # full-batch training on inputs made once on the CPU: the same copy at every step
         Example(
             """
@@ -1702,9 +1729,10 @@ class CpuTensorMovedEachStep(Nesting):
                 f"GPU. Keep them on the GPU: torch.stack({items}).",
             )
         moved: set[int] = set()
+        twins = self._option_twins()
         for site, made, device, function in self.moves:
             where = self._every_call(site, function)
-            if where is None or id(made) in moved or self._never_run(site.node):
+            if where is None or id(made) in moved or self._never_run(site.node) or id(site.node) in twins:
                 continue  # (one finding per factory: `m = m.cuda()`, then `m = m.to(labels.device)`)
             moved_as = call_name(site.node) == "type_as"
             typed = call_name(site.node) == "type"  # `.type(Tensor)`, Tensor a CUDA tensor type
@@ -1724,6 +1752,24 @@ class CpuTensorMovedEachStep(Nesting):
                 + ("" if factory in DETERMINISTIC_FACTORIES or factory in _ON_DEVICE else " (Random values then come from the CUDA generator.)"),
                 fix,
             )
+
+    def _option_twins(self) -> set[int]:
+        """Ids of the moves in the branch of `if batch_size is None: ... else: ...` (an optional
+        parameter of the function) that a call passing the option takes, when the branch a call
+        leaving it out takes moves too: the same tensor made two ways, one finding (the default's)."""
+        found: set[int] = set()
+        moves = {id(site.node) for site, *_ in self.moves}
+        for function in {id(f): f for *_, f in self.moves if f is not None}.values():
+            optional = {p.name.value for p in function.params.params if p.default is not None and literal(p.default) is None}
+            for branch in (n for n in walk(function.body) if type(n) is cst.If):
+                tested = none_test(branch.test)
+                if tested is None or type(tested[0]) is not cst.Name or tested[0].value not in optional or \
+                        type(branch.orelse) is not cst.Else:
+                    continue
+                body, orelse = ({id(n) for n in walk(part)} & moves for part in (branch.body, branch.orelse))
+                if body and orelse:
+                    found |= orelse if tested[1] else body  # (`is None`: the body is what leaving it out runs)
+        return found
 
     def _passed_moves(self):
         """(call, factory, use) for `create_variable(torch.zeros(n))`, or of a name assigned only
