@@ -57,8 +57,9 @@ _ARRAY_METHODS = {"nonzero", "view", "flatten", "reshape", "squeeze", "unsqueeze
 class _Move:
     """A `.to(...)`/`.cuda(...)` of something a loop got from an iterable."""
 
-    def __init__(self, site: Site, loop: cst.For, cuda, non_blocking: bool) -> None:
+    def __init__(self, site: Site, loop: cst.For, cuda, non_blocking: bool, recast: bool = False) -> None:
         self.site, self.loop, self.cuda, self.non_blocking = site, loop, cuda, non_blocking
+        self.recast = recast  # what is moved is a copy the host cast it to (`x.type(torch.FloatTensor).cuda()`)
 
     def to_cuda(self, ctx) -> bool:
         """Provably to CUDA, or to a device variable in code that uses CUDA."""
@@ -97,7 +98,7 @@ class LoaderRule(Rule):
         self.visits = first is self
         self.loaders: dict[cst.Call, Site] = first.loaders if first is not self else {}
         self.loops: dict[cst.For, tuple[Site, set[str]]] = first.loops if first is not self else {}
-        self.pending: list[tuple[Site, cst.For, str]] = first.pending if first is not self else []
+        self.pending: list[tuple[Site, cst.For, str, bool]] = first.pending if first is not self else []
         self.known: dict = first.known if first is not self else {}  # what finish works out once for all
         self.modules: list[cst.Module] = first.modules if first is not self else []
         # name (or attribute) -> (value, index, scope) of the tuples unpacked into it
@@ -171,7 +172,7 @@ class LoaderRule(Rule):
         if type(call.func) is cst.Attribute:
             loop = self._batch_loop(call.func.value)
             if loop is not None:
-                self.pending.append((self.ctx.site(call), loop, name))
+                self.pending.append((self.ctx.site(call), loop, name, self._recast(call.func.value, call)))
 
     # -- resolution at the end of the pass ------------------------------------------------
     @property
@@ -181,8 +182,8 @@ class LoaderRule(Rule):
             self.known["moves"] = [move for move in map(self._resolve_move, self.pending) if move is not None]
         return self.known["moves"]
 
-    def _resolve_move(self, pending: tuple[Site, cst.For, str]) -> _Move | None:
-        site, loop, name = pending
+    def _resolve_move(self, pending: tuple[Site, cst.For, str, bool]) -> _Move | None:
+        site, loop, name, recast = pending
         call = cast(cst.Call, site.node)  # a .to()/.cuda() call (visit_Call)
         if name == "cuda":
             device = argument(call, 0, "device")
@@ -203,7 +204,24 @@ class LoaderRule(Rule):
                 cuda = _DEVICE_VARIABLE
         blocking = keyword(call, "non_blocking")
         non_blocking = blocking is not None and self.ctx.value(blocking.value, site.scope) is True
-        return _Move(site, loop, cuda, non_blocking)
+        return _Move(site, loop, cuda, non_blocking, recast)
+
+    def _recast(self, expr: cst.BaseExpression, move: cst.Call, depth: int = 0) -> bool:
+        """Whether `expr` (what `move` moves) is the batch cast on the host (`x.float()`,
+        `x.type(torch.FloatTensor)`, `x.to(torch.float32)`), or a name whose value before the
+        move's statement is."""
+        if type(expr) is cst.Name:
+            values = [v for v in self.ctx.scope.assignments.get(expr.value, ()) if v is None or not any(n is move for n in walk(v))]
+            return bool(values) and values[-1] is not None and depth < 2 and self._recast(values[-1], move, depth + 1)
+        if type(expr) is not cst.Call or type(expr.func) is not cst.Attribute:
+            return False
+        name = expr.func.attr.value
+        if name in _CASTS:
+            return not expr.args
+        if name in ("type", "to") and len(expr.args) == 1 and expr.args[0].keyword is None:
+            qualified = self.ctx.qualname(expr.args[0].value) or ""
+            return qualified.removeprefix("torch.") in _CAST_TYPES
+        return False
 
     def loaders_of(self, loop: cst.For) -> list[Site]:
         """The DataLoaders a loop iterates over (remembered for the analysis, by every loader rule)."""
@@ -2726,6 +2744,8 @@ class SynchronousDataLoader(LoaderRule):
 
 _ARITHMETIC = {cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
                cst.Divide: operator.truediv, cst.FloorDivide: operator.floordiv}
+_CASTS = {"float", "double", "half", "long", "int"}  # tensor methods that copy to another dtype (unless it is the same)
+_CAST_TYPES = {"FloatTensor", "DoubleTensor", "LongTensor", "float", "float32", "float64", "double", "long", "int64"}
 _COMPARE = {cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge, cst.LessThan: operator.lt,
             cst.LessThanEqual: operator.le, cst.Equal: operator.eq, cst.NotEqual: operator.ne}
 
@@ -2783,7 +2803,9 @@ class PinnedMemoryMissing(LoaderRule):
     from literal sizes (`XORDataset(size=1000)`): a toy example, nothing to overlap;
     when the loader is read by one test pass after training or made in a branch no call
     of its function takes (as TPL101 says); when the `collate_fn` already
-    moves each batch to the GPU (a CUDA tensor cannot be pinned); and for a library's DataLoader
+    moves each batch to the GPU (a CUDA tensor cannot be pinned), or the batch is cast on the host
+    before every move (`x.type(torch.FloatTensor).cuda()`, `x = x.float()` then `x.to(device)`: what
+    is copied is a new pageable tensor; cast it on the GPU instead); and for a library's DataLoader
     whose batches it cannot size (PyG's graphs), and one whose `collate_fn` batches DGL graphs
     (`dgl.batch`), which pin_memory passes through unpinned.
 
@@ -2806,6 +2828,22 @@ class PinnedMemoryMissing(LoaderRule):
     summary = "DataLoader batches go to the GPU from pageable memory (no pin_memory=True)"
     probe = "dataloader"
     VALID = (
+        # the batch is cast on the host first (`ToTensorLab` makes float64): the copy is of a new
+        # pageable tensor, which pinning the loader's output would not reach
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            loader = DataLoader(SalObjDataset(paths), batch_size=12, num_workers=1)
+            net = U2NET(3, 1).cuda()
+            for epoch in range(epochs):
+                for data in loader:
+                    inputs = data['image']
+                    inputs = inputs.type(torch.FloatTensor)
+                    loss = net(inputs.cuda()).sum()
+                    loss.backward()
+            """,
+        ),
         _WHOLE_DATASET,
         # a test loader read by one trainer.test after each fit (uvadlc's train_model)
         Example(
@@ -3161,6 +3199,8 @@ class PinnedMemoryMissing(LoaderRule):
             if not self.costed(call):
                 continue
             cuda = [m for m in moves.get(id(call), []) if m.to_cuda(self.ctx)]
+            if cuda and all(m.recast for m in cuda):
+                continue  # (what is copied is the host's cast of the batch: pinning the batch would not reach it)
             transfer = None if cuda else self.transfers().get(id(call))
             if not cuda and (transfer is None or transfer.framework and self.dataset_cost(site).kind == CHEAP):
                 continue  # (items held in memory, moved by a framework: prompts, small batches, little to gain)
