@@ -79,6 +79,14 @@ NUM_WORKERS, COLLATE_FN, PIN_MEMORY = 5, 6, 7
 # Lightning: the Trainer methods that run the fit loop, and a module's loader hooks they call every epoch.
 FIT_METHODS = {"fit", "validate"}
 EVERY_EPOCH_HOOKS = {"train_dataloader", "val_dataloader"}
+# Trainer keywords Lightning 2.0 removed (a 1.x Trainer, which used the CPU unless a keyword of
+# LIGHTNING_DEVICES chose otherwise), and those keywords.
+LIGHTNING_1_ONLY = {"progress_bar_refresh_rate", "weights_summary", "checkpoint_callback", "flush_logs_every_n_steps",
+                    "resume_from_checkpoint", "distributed_backend", "amp_backend", "amp_level", "auto_lr_find",
+                    "auto_scale_batch_size", "replace_sampler_ddp", "track_grad_norm", "move_metrics_to_cpu",
+                    "stochastic_weight_avg", "terminate_on_nan", "weights_save_path", "log_gpu_memory",
+                    "reload_dataloaders_every_epoch", "process_position", "prepare_data_per_node"}
+LIGHTNING_DEVICES = {"accelerator", "gpus", "devices", "tpu_cores", "ipus", "auto_select_gpus", "strategy", "num_processes"}
 
 # Calls a loop's iterable passes through on its way to the loop: `enumerate(loader)`, `tqdm(loader)`.
 ITER_WRAPPERS = {"enumerate", "tqdm", "iter", "zip", "track", "progress_bar", "list"}

@@ -29,7 +29,8 @@ from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
 from .tracking import TrainingSteps, few_iterations
 from ..vocabulary import (
-    COLLATE_FN, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
+    COLLATE_FN, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, ITER_WRAPPERS, LIGHTNING_1_ONLY, LIGHTNING_DEVICES,
+    NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
 )
 
 # torch's DataLoader, and webdataset's WebLoader, which makes one of its arguments (`WebLoader(*args, **kw)`:
@@ -676,7 +677,8 @@ class LoaderRule(Rule):
         Accelerate (`accelerator.prepare(loader)`) and ignite (`create_supervised_trainer(...,
         device=...)`, an Engine whose process function moves the batch) copy batches to the GPU."""
         ctx = self.ctx
-        on_cpu = any(self._value_is(site, "accelerator", "cpu") for site in ctx.calls.get("Trainer", ()))
+        trainers = ctx.calls.get("Trainer", ())
+        on_cpu = bool(trainers) and all(self._cpu_trainer(site) for site in trainers)  # (`gpus=1` if CUDA is there, else none)
         run = {name for name in _RUN_METHODS if any(self._lightning(site) for site in ctx.calls.get(name, ()))}
         hooks = self.epoch_hooks() | {f"{name}_dataloader" for name in run & {"test", "predict"}}  # (used when run)
         for call, site in self.loaders.items():
@@ -787,9 +789,20 @@ class LoaderRule(Rule):
         return self.ctx.cuda_evidence is not None or id(call) in self.transfers() or self._gpu_trainer()
 
     def _gpu_trainer(self) -> bool:
-        """A Lightning Trainer made for whatever accelerator is there (not `accelerator="cpu"`)."""
+        """A Lightning Trainer made for whatever accelerator is there."""
         return any((self.ctx.qualname(site.node.func) or "").startswith(("lightning", "pytorch_lightning"))
-                   and not self._value_is(site, "accelerator", "cpu") for site in self.ctx.calls.get("Trainer", ()))
+                   and not self._cpu_trainer(site) for site in self.ctx.calls.get("Trainer", ()))
+
+    def _cpu_trainer(self, site: Site) -> bool:
+        """A Trainer made for the CPU: `accelerator="cpu"`, `gpus=0`, or Lightning 1.x's default
+        (a keyword 2.0 removed, `progress_bar_refresh_rate=20`, and none choosing a device: 1.x
+        trained on the CPU unless told otherwise; 2.0 takes the GPU when there is one)."""
+        call = cast(cst.Call, site.node)  # ctx.calls holds call sites
+        if self._value_is(site, "accelerator", "cpu") or self._value_is(site, "gpus", 0):
+            return True
+        keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}
+        return bool(keywords & LIGHTNING_1_ONLY) and not keywords & LIGHTNING_DEVICES and not any(
+            arg.star for arg in call.args)
 
     def _value_is(self, site: Site, name: str, value) -> bool:
         passed = keyword(cast(cst.Call, site.node), name)  # ctx.calls holds call sites
@@ -2796,7 +2809,8 @@ class PinnedMemoryMissing(LoaderRule):
     A host-to-device copy from pageable memory is staged through a pinned buffer by the
     driver and blocks the host; from pinned memory it is a direct DMA that can overlap
     with compute (and `non_blocking=True` can make it asynchronous). Silent in CPU-only
-    code (and in code using `torch.distributed.rpc`, which sends CPU tensors, unless the batches
+    code (a Lightning Trainer with `accelerator="cpu"` or `gpus=0`, or a 1.x Trainer, known by a keyword
+    2.0 removed, that chooses no device: 1.x trained on the CPU by default; and in code using `torch.distributed.rpc`, which sends CPU tensors, unless the batches
     are moved to CUDA itself), when `pin_memory` is set from a value perf-lint cannot see, when the dataset's
     data is a few rows written out in the source (`TensorDataset(torch.tensor([[...],
     ...]), ...)`) or fewer than 65,536 numbers a class of the source generates itself
@@ -2828,6 +2842,19 @@ class PinnedMemoryMissing(LoaderRule):
     summary = "DataLoader batches go to the GPU from pageable memory (no pin_memory=True)"
     probe = "dataloader"
     VALID = (
+        # a Lightning 1.x Trainer (`progress_bar_refresh_rate`, removed in 2.0) given no GPU: 1.x
+        # trains on the CPU
+        Example(
+            """
+            import pytorch_lightning as pl
+            from torch.utils.data import DataLoader
+            class ConvNet(pl.LightningModule):
+                def train_dataloader(self):
+                    return DataLoader(MNIST(root, train=True, transform=ToTensor()), batch_size=32, num_workers=4)
+            trainer = pl.Trainer(progress_bar_refresh_rate=20, max_epochs=10)
+            trainer.fit(ConvNet())
+            """,
+        ),
         # the batch is cast on the host first (`ToTensorLab` makes float64): the copy is of a new
         # pageable tensor, which pinning the loader's output would not reach
         Example(
