@@ -579,7 +579,7 @@ class Context:
                 values = owner.assignments[expr.value]
                 if len(values) == 2 and _rebinds(values[1], expr.value) and type(values[0]) is cst.Call:
                     values = values[1:]
-                one = self.one_value(values)
+                one = self.one_value(values, owner)
                 if one is None:
                     return None
                 expr, scope = one, owner
@@ -597,14 +597,17 @@ class Context:
             return expr, scope
         return None
 
-    def one_value(self, values: list) -> cst.BaseExpression | None:
+    def one_value(self, values: list, owner: Scope | None = None, depth: int = 0) -> cst.BaseExpression | None:
         """The value a name is assigned, when it is assigned one: once, or the same each time
-        (the same code, naming nothing but imports: `NUM_WORKERS = os.cpu_count()` in two
-        notebook cells); None when not."""
+        (the same code, naming nothing but imports and names `owner` assigns one value so:
+        `NUM_WORKERS = os.cpu_count()` in two notebook cells, `kwargs = {'num_workers': 1} if cuda
+        else {}` in five); None when not."""
         if not values or any(value is None for value in values):
             return None
         if len(values) > 1 and (len({code(value) for value in values}) != 1 or any(
-                name not in self.imports and name not in _BUILTINS for name in names_in(values[0], attributes=False))):
+                name not in self.imports and name not in _BUILTINS and not (
+                    owner is not None and depth < 2 and self.one_value(owner.assignments.get(name, []), owner, depth + 1) is not None)
+                for name in names_in(values[0], attributes=False))):
             return None
         return values[0]
 

@@ -317,11 +317,12 @@ class LoaderRule(Rule):
         """The loaders the calls of a function that pass `param` give it (of a notebook's name
         bound to several, the one its cells bound last before the call's)."""
         return [loader for value, where, unit in self._passed_by_callers(scope, param) if value is not None
-                for loader in self._live(self._resolve_loader(value, where, depth + 1), value, where, unit)]
+                for loader in self.live_loaders(value, where, unit, depth + 1)]
 
-    def _live(self, loaders: list[Site], value: cst.BaseExpression, scope, unit: int) -> list[Site]:
-        """Of the loaders a notebook's name is bound to in several cells, those a use of it in
-        cell `unit` sees: bound last before it (all of them elsewhere)."""
+    def live_loaders(self, value: cst.BaseExpression, scope, unit: int, depth: int = 0) -> list[Site]:
+        """The loaders `value` is, used in cell `unit`: of those a notebook's name is bound to in
+        several cells, the ones bound last before it (all of them elsewhere)."""
+        loaders = self._resolve_loader(value, scope, depth)
         if len(loaders) < 2 or type(value) is not cst.Name or scope is not self.ctx.module_scope:
             return loaders
         latest = max((loader.unit for loader in loaders if loader.unit <= unit), default=None)
@@ -425,7 +426,7 @@ class LoaderRule(Rule):
         of `ctx.origin`, which stops short of a value that ends in a parameter."""
         if type(expr) is cst.Name and expr.value not in self.ctx.imports:
             owner = scope.owner_of(expr.value)
-            one = self.ctx.one_value(owner.assignments[expr.value]) if owner is not None else None
+            one = self.ctx.one_value(owner.assignments[expr.value], owner) if owner is not None else None
             return None if one is None else (one, owner)
         key = dotted(expr) if type(expr) is cst.Attribute else None
         assigned = self.ctx.attributes.get(key, []) if key is not None else []
@@ -667,7 +668,7 @@ class LoaderRule(Rule):
         given = {}
         for arg in call.args:
             if type(arg.value) in (cst.Name, cst.Attribute):
-                loaders = self._live(self._resolve_loader(arg.value, site.scope, 0), arg.value, site.scope, site.unit)
+                loaders = self.live_loaders(arg.value, site.scope, site.unit)
                 if loaders:
                     given[id(arg.value)] = loaders
         return given

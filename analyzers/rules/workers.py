@@ -40,7 +40,9 @@ class NonPersistentWorkers(LoaderRule):
     from the core count (`os.cpu_count()`, `int(os.cpu_count() / 2)`, `mp.cpu_count() - 1`, also
     as the default of a parameter of such a function or of an argparse option) are workers on
     any machine; of `min(...)`/`max(...)` (also of a list), each part must be such a count or a
-    positive number, and `bs if bs > 1 else 0` is decided by the known `bs`. PyG's loaders (`DataLoader`,
+    positive number, and `bs if bs > 1 else 0` is decided by the known `bs`. A notebook that sets
+    its loaders up again in later cells (the same `kwargs = {'num_workers': 1} if cuda else {}`
+    each time) is read cell by cell: a call sees the loader its name was bound to last. PyG's loaders (`DataLoader`,
     `NeighborLoader`, `ClusterLoader`, the GraphSAINT samplers, ...: subclasses batching graphs)
     count as DataLoaders, and so do the source's own subclasses of a loader (OGB's
     `PositiveLinkNeighborSampler(NeighborSampler)`).
@@ -200,6 +202,22 @@ class NonPersistentWorkers(LoaderRule):
         ),
     )
     INVALID = (
+        # a notebook setting its loaders up again in each experiment's cell, from the same
+        # `kwargs` (one worker on a GPU), and a training function looping over epochs; the
+        # first cell's loader is replaced before anything iterates it
+        Example(
+            (
+                "%matplotlib inline\nimport torch\ncuda = torch.cuda.is_available()\n"
+                "def train_epoch(loader, model):\n    for x, y in loader:\n        model(x.cuda()).sum().backward()\n"
+                "def fit(loader, model, n_epochs):\n    for epoch in range(n_epochs):\n        train_epoch(loader, model)",
+                "loader = torch.utils.data.DataLoader(images, batch_size=256, num_workers=2)",
+                "kwargs = {'num_workers': 1, 'pin_memory': True} if cuda else {}\n"
+                "loader = torch.utils.data.DataLoader(images, batch_size=256, **kwargs)\nfit(loader, model, 20)",
+                "cuda = torch.cuda.is_available()\nkwargs = {'num_workers': 1, 'pin_memory': True} if cuda else {}\n"
+                "loader = torch.utils.data.DataLoader(pairs, batch_size=128, **kwargs)\nfit(loader, model, 20)",
+            ),
+            count=2,
+        ),
         # the count bounded by the cores, the batch size and 8 (min over a list, a test of the
         # batch size): 8 workers for a batch of 16
         Example(
@@ -697,7 +715,7 @@ class NonPersistentWorkers(LoaderRule):
             loop = site.loops[-1]
             if not (steps.trains(loop) or steps.per_epoch(loop)) or few_iterations(loop, self.ctx, site.scope):
                 continue
-            for loader in self._resolve_loader(site.node.args[0].value, site.scope, 0):
+            for loader in self.live_loaders(site.node.args[0].value, site.scope, site.unit):
                 yield loader, [loop], f" (through a new `{code(site.node)}` made inside the training loop)", ()
 
     def _iterated_by_importers(self):
@@ -729,7 +747,7 @@ class NonPersistentWorkers(LoaderRule):
                     place = callee[2](line)
                     how = f" (by `{callee[0].name}`{f', {place}' if place else ''}{', called in a loop' if site.loops else ''})"
                     related = (Related(callee[2].path, line - 1, f"`{callee[0].name}` iterates the loader"),) if place else ()
-                    for loader in self._resolve_loader(value, site.scope, 0):
+                    for loader in self.live_loaders(value, site.scope, site.unit):
                         yield loader, list(site.loops), how, related
 
     def _iterated_by_frameworks(self):
@@ -748,7 +766,7 @@ class NonPersistentWorkers(LoaderRule):
             for site in ctx.calls.get(name, ()):
                 if self._lightning(site):
                     for arg in self.trainer_arguments(site):
-                        for loader in self._resolve_loader(arg.value, site.scope, 0):
+                        for loader in self.live_loaders(arg.value, site.scope, site.unit):
                             yield loader, [], lightning, ()
         for site in ctx.calls.get("run", ()):
             if not self._made_by(site).startswith("ignite.") or not site.node.args:
@@ -760,7 +778,7 @@ class NonPersistentWorkers(LoaderRule):
             if epochs is None and not handler:
                 continue
             how = " (by an ignite Engine's `run`" + (", from an event handler)" if handler else ")")
-            for loader in self._resolve_loader(site.node.args[0].value, site.scope, 0):
+            for loader in self.live_loaders(site.node.args[0].value, site.scope, site.unit):
                 yield loader, [], how, ()
 
     def _event_handler(self, function: cst.FunctionDef | None) -> bool:
