@@ -320,13 +320,21 @@ class LoaderRule(Rule):
                 for loader in self.live_loaders(value, where, unit, depth + 1)]
 
     def live_loaders(self, value: cst.BaseExpression, scope, unit: int, depth: int = 0) -> list[Site]:
-        """The loaders `value` is, used in cell `unit`: of those a notebook's name is bound to in
-        several cells, the ones bound last before it (all of them elsewhere)."""
+        """The loaders `value` is, used in cell `unit`: of those a name of the module's (a
+        notebook's, cell after cell) own statements is bound to several times, the ones bound last
+        before the use (all of them elsewhere)."""
         loaders = self._resolve_loader(value, scope, depth)
         if len(loaders) < 2 or type(value) is not cst.Name or scope is not self.ctx.module_scope:
             return loaders
-        latest = max((loader.unit for loader in loaders if loader.unit <= unit), default=None)
-        return [loader for loader in loaders if loader.unit == latest] or loaders
+        used = self._statement_at(value, unit)
+        made = {id(loader.node): self._statement_at(loader.node, loader.unit) for loader in loaders}
+        latest = max((where for where in made.values() if where <= used), default=None)
+        return [loader for loader in loaders if made[id(loader.node)] == latest] or loaders
+
+    def _statement_at(self, node: cst.CSTNode, unit: int) -> tuple[int, int]:
+        """(unit, index of the module statement holding `node`; past the end when none does)."""
+        body = self.ctx.modules[unit].body if unit < len(self.ctx.modules) else ()
+        return unit, next((i for i, statement in enumerate(body) if any(n is node for n in walk(statement))), len(body))
 
     def setting(self, site: Site, index: int, name: str):
         """A DataLoader keyword's value: a Python value, None when not passed, UNKNOWN
