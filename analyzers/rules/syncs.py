@@ -710,6 +710,22 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a tensor formatted into a progress bar's description by `str.format`
+        Example(
+            """
+            import torch
+            from tqdm import tqdm
+            device = torch.device("cuda:0")
+            for epoch in range(epochs):
+                train_bar = tqdm(train_loader)
+                for step, (images, labels) in enumerate(train_bar):
+                    optimizer.zero_grad()
+                    loss = loss_function(net(images.to(device)), labels.to(device))
+                    loss.backward()
+                    optimizer.step()
+                    train_bar.desc = "train epoch[{}/{}] loss:{:.3f}".format(epoch + 1, epochs, loss)
+            """,
+        ),
         # a data-dependent size: the host waits to learn how many ids are unique
         Example(
             """
@@ -1251,6 +1267,10 @@ class HostSyncEveryStep(Nesting):
             elif _sized_by_data(node, name, self.ctx.qualname(func)) is not None:
                 self._add(node, "shape")  # `mask.nonzero()`, `torch.where(y == c)`: the host reads the result's size
                 return
+            elif name == "format" and type(func.value) in (cst.SimpleString, cst.ConcatenatedString) and (
+                    self.ctx.loops or self.ctx.scope.node):
+                self._add(node, "format")  # `bar.desc = "loss:{:.3f}".format(loss)`; in a `print`: one report
+                return
         elif name in _CONVERSIONS and len(node.args) == 1:
             self._add(node, "conversion")
             return
@@ -1700,8 +1720,9 @@ class HostSyncEveryStep(Nesting):
         return head == "torch" and name in HOST_FACTORIES and keyword(call, "device") is None
 
     def _formatted_tensor(self, node: cst.CSTNode, scope: Scope) -> bool:
-        """Whether an f-string or a `%` formatting formats a CUDA tensor (each element of a `*tensor`)."""
-        if type(node) is cst.FormattedString:
+        """Whether an f-string, a `str.format` or a `%` formatting formats a CUDA tensor (each element
+        of a `*tensor`)."""
+        if type(node) in (cst.FormattedString, cst.Call):
             return self._printed_tensor(node, scope)
         values = cast(cst.BinaryOperation, node).right
         elements = [e.value for e in values.elements] if type(values) is cst.Tuple else [values]
