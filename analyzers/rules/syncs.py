@@ -1723,7 +1723,7 @@ class HostSyncEveryStep(Nesting):
         """Whether an f-string, a `str.format` or a `%` formatting formats a CUDA tensor (each element
         of a `*tensor`)."""
         if type(node) in (cst.FormattedString, cst.Call):
-            return self._printed_tensor(node, scope)
+            return self._printed_tensor(cast(cst.BaseExpression, node), scope)
         values = cast(cst.BinaryOperation, node).right
         elements = [e.value for e in values.elements] if type(values) is cst.Tuple else [values]
         return any(self._tensor(value, scope, 0) for value in elements)
