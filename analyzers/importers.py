@@ -34,7 +34,7 @@ from typing import NamedTuple
 import libcst as cst
 
 from .nodes import UNKNOWN, code, dotted
-from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, ast_dotted, body_nodes, call_target, given_namespace_defaults,
+from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, SourceNamespace, ast_dotted, body_nodes, call_target, given_namespace_defaults,
                       maybe_project_call, module_file, note, project_root, search_paths, steps_call)
 from .source import SourceError, notebook_source
 from .vocabulary import CUDA_DEVICE, PER_CALL_METHODS, gpu_api
@@ -351,6 +351,32 @@ def gpu_callee(ctx) -> str | None:
         line = _gpu_line(body_nodes(found[0]), found[1])
         if line is not None:
             return found[2](line)
+    return None
+
+
+def gpu_value(ctx) -> str | None:
+    """Where a module of the project names the GPU device the analyzed source takes from it, by
+    name, to move work to (`.to(device)`, `device=device` with `from conf import *` and conf.py's
+    `device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")`: "conf.py:9"), or
+    None. `ctx`: the source's context, after the pass."""
+    asked: set[str] = set()
+    namespace = SourceNamespace.of(ctx)
+    for call, scope in ctx.call_order:
+        moved = type(call.func) is cst.Attribute and call.func.attr.value in ("to", "cuda")
+        for arg in call.args:
+            value = arg.value
+            if type(value) is not cst.Name or value.value in asked or not (
+                    moved or arg.keyword is not None and arg.keyword.value in _DEVICE_KEYWORDS):
+                continue
+            asked.add(value.value)
+            if scope.owner_of(value.value) is not None or len(asked) > MAX_CALLEES:
+                continue  # (bound by the source itself)
+            found = namespace.value(value.value)
+            if found is None or not isinstance(found[1], FileNamespace) or not found[1].label:
+                continue
+            line = _gpu_line(ast.walk(found[0]), found[1])
+            if line is not None:
+                return f"{found[1].label}:{line}"
     return None
 
 

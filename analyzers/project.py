@@ -184,7 +184,7 @@ class FileNamespace(Namespace):
             found = self.assigned[name]
             return None if found is None else (found, self)
         imported = self._imported(name, hops)
-        return imported[0].value(imported[1], hops + 1) if imported is not None else None
+        return imported[0].value(imported[1], hops + 1) if imported is not None else self._starred("value", name, hops)
 
     def _imported(self, name: str, hops: int):
         """(module, name there) for a name this module imports from a local module."""
@@ -202,7 +202,7 @@ _FILES_SIZE = 256
 
 
 def starred(stars: list, directory: str, root: str, kind: str, name: str, hops: int, paths: tuple = ()):
-    """The class or function (`kind`) `name` from the first `from module import *` of a
+    """The class, function or value (`kind`) `name` from the first `from module import *` of a
     project module that defines it."""
     if "." in name or hops >= MAX_HOPS:
         return None
@@ -423,7 +423,7 @@ class SourceNamespace(Namespace):
         """(Only names imported from a module of the project: the source's own values are
         the context's.)"""
         found = self._imported(name)
-        return found[0].value(found[1], hops + 1) if found is not None else None
+        return found[0].value(found[1], hops + 1) if found is not None else self._starred("value", name, hops)
 
     def _starred(self, kind: str, name: str, hops: int):
         if self.directory is None or not self.ctx.star_imports:

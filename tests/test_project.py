@@ -120,6 +120,33 @@ def test_a_device_picked_by_a_function_of_another_file(tmp_path):
     assert tpl203(project(tmp_path, inline.replace("to(utils.try_gpu())", "to(utils.try_gpu(1, 2))"), utils)) == []
 
 
+
+def test_a_device_another_file_names_taken_by_a_star_import(tmp_path):
+    """hyunwoongko's transformer: `from data import *`, which star-imports conf.py, whose
+    `device = torch.device("cuda:0" if ... else "cpu")` the training loop moves its model to;
+    nothing in train.py names CUDA."""
+    conf = """
+    import torch
+    device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+    batch_size = 128
+"""
+    (tmp_path / "data.py").write_text("from utils import *\nloader = make_loader(batch_size)\n")
+    train = """
+    from torch import nn
+    from data import *
+
+    model = Transformer().to(device)
+    for step, batch in enumerate(loader):
+        loss = model(batch).sum()
+        loss.backward()
+        optimizer.step()
+        total += loss.item()
+"""
+    [finding] = tpl203(project(tmp_path, train, conf))
+    assert "`loss.item()` copies a value to the host on every training step" in finding.message
+    assert tpl203(project(tmp_path, train, conf.replace('"cuda:0" if torch.cuda.is_available() else ', ""))) == []
+    assert tpl203(project(tmp_path, train.replace(".to(device)", ""), conf)) == []  # (nothing moved to it)
+
 SETUP_DATA = """
     import os
     import torch
