@@ -42,6 +42,10 @@ _TENSOR_METHODS = {
     "log", "squeeze", "unsqueeze", "view", "reshape", "argmax", "argmin", "softmax", "std", "var", "prod", "cuda",
     "to", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "sub", "add", "mul", "div",
 }
+# tensor methods giving back a tensor on the same device (`x = x.masked_select(m).view(n, -1)` keeps `x` a CUDA tensor)
+_KEEPING_METHODS = _TENSOR_METHODS - {"cuda", "to"} | {
+    "masked_select", "contiguous", "t", "permute", "transpose", "flatten", "index_select", "gather", "expand", "repeat",
+    "masked_fill", "clamp"}
 _HOST_LOGGERS = {"wandb.log"}  # library calls that convert the tensors they are given on the host
 _HOST_LOGGER_NAMES = {name.rpartition(".")[2] for name in _HOST_LOGGERS} | {"add_scalar"}  # (TensorBoard's, any writer)
 # A loop timed on CPU time is timed too; TPL203 has not followed monotonic_ns.
@@ -108,6 +112,18 @@ def _sized_by_data(call: cst.Call, name: str | None, qualified: str | None) -> c
 
 
 _SIZED_BY_DATA = frozenset({"nonzero", "unique", "masked_select", "bincount", "where"})
+
+
+def _kept_tensor(value: cst.BaseExpression, name: str) -> bool:
+    """Whether `value` is `name` through tensor methods and indexing only (`x.masked_select(m).view(n,
+    -1)`, `x[:, 1:].contiguous()`): a tensor when `name` was one."""
+    while True:
+        if type(value) is cst.Subscript:
+            value = value.value
+        elif type(value) is cst.Call and type(value.func) is cst.Attribute and call_name(value) in _KEEPING_METHODS:
+            value = value.func.value
+        else:
+            return type(value) is cst.Name and value.value == name
 
 
 def _call(candidate: _Candidate) -> cst.Call:
@@ -196,7 +212,9 @@ class HostSyncEveryStep(Nesting):
     of the script's `--gradient_accumulation_steps` read from a parameter, or 2, TD3's
     `--policy_delay`: every other step; `if i == 0:`;
     a function of the project returning such a modulo), in a branch a CUDA run does not take
-    (the `else` of `if torch.cuda.is_available():`, Demucs' `if x_is_mps:`), inside an `except`
+    (the `else` of `if torch.cuda.is_available():`, Demucs' `if x_is_mps:`) or a training step
+    does not (the `else` of the test the step trains under, `if is_train:`, and a module's
+    inference branch, the `else` of `if self.training:`), inside an `except`
     handler or a branch that ends the program (`raise`, `sys.exit(1)` after a non-finite
     loss) or that fills a value on the first step (`if loss_ema is None: loss_ema = loss.item()`),
     outside a loop, in a training loop of a few iterations (`for step in range(4):`, a
@@ -246,6 +264,27 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # the inference branch of a module's forward (`else` of `if self.training:`)
+        Example(
+            """
+            import torch
+            class RetinaNet(torch.nn.Module):
+                def forward(self, images, annotations=None):
+                    classification = self.head(images)
+                    if self.training:
+                        return self.focal_loss(classification, annotations)
+                    else:
+                        for i in range(classification.shape[2]):
+                            scores = torch.squeeze(classification[:, :, i])
+                            if (scores > 0.05).sum() == 0:
+                                continue
+            model = RetinaNet().cuda()
+            for images, annotations in loader:
+                loss = model(images.cuda(), annotations)
+                loss.backward()
+                optimizer.step()
+            """,
+        ),
         # a batch field read as the loader gives it, before the iteration moves it to the GPU
         Example(
             """
@@ -710,6 +749,21 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a name rebound to itself through tensor methods stays a tensor (SimCLR's mask of the diagonal)
+        Example(
+            """
+            import torch
+            def train(net, data_loader, optimizer):
+                for x, target in data_loader:
+                    feature, out = net(x.cuda(non_blocking=True))
+                    sim = torch.exp(torch.mm(out, out.t().contiguous()) / 0.5)
+                    mask = (torch.ones_like(sim) - torch.eye(len(x), device=sim.device)).bool()
+                    sim = sim.masked_select(mask).view(len(x), -1)
+                    loss = sim.mean()
+                    loss.backward()
+                    optimizer.step()
+            """,
+        ),
         # a tensor formatted into a progress bar's description by `str.format`
         Example(
             """
@@ -1802,7 +1856,8 @@ class HostSyncEveryStep(Nesting):
                 return all(v is None or self._tensor(v, owner, depth + 1) for v in values)  # `r, g, _, _ = mpd(y, y_hat)`
             if found is None and owner is not None and values and all(v is not None for v in values):  # `acc = (p == y).mean()` or None
                 real = [v for v in values if not (type(v) is cst.Name and v.value == "None")  # (nor a running
-                        and not (type(v) is cst.BinaryOperation and expr.value in names_in(v))]  # mean of itself)
+                        and not (type(v) is cst.BinaryOperation and expr.value in names_in(v))  # mean of itself,
+                        and not _kept_tensor(v, expr.value)]  # nor `x = x.masked_select(m).view(n, -1)`)
                 return bool(real) and all(self._tensor(v, owner, depth + 1) for v in real)
             return found is not None and found[0] is not expr and self._tensor(found[0], found[1], depth + 1)
         if type(expr) is cst.Call:

@@ -211,16 +211,18 @@ class TrainingSteps:
     def in_evaluation_branch(self, owner: cst.CSTNode, node: cst.CSTNode) -> bool:
         """Whether `node` is in the `else` of a test that the training step of `owner` (a loop
         or function) runs under: a loop shared by training and validation, `if is_train:
-        loss.backward()` ... `else: writer.add_scalar("val_loss", loss.item())`."""
+        loss.backward()` ... `else: writer.add_scalar("val_loss", loss.item())`; or a module's
+        inference branch (`if self.training: return self.loss(...) else: ...`, `if not self.training:`)."""
         found = self._branches.get(id(owner))
         if found is None:
             def trains(block) -> bool:
                 return any(id(n) in self._step_calls for n in walk(block))
             ifs = [n for n in walk(owner) if type(n) is cst.If]
-            tests = {code(branch.test) for branch in ifs if trains(branch.body)}
+            tests = {code(branch.test) for branch in ifs if trains(branch.body)} | {"self.training"}
             found = self._branches[id(owner)] = {
                 id(n) for branch in ifs if branch.orelse is not None and code(branch.test) in tests and not trains(branch.orelse)
-                for n in walk(branch.orelse)}
+                for n in walk(branch.orelse)} | {
+                id(n) for branch in ifs if code(branch.test) == "not self.training" for n in walk(branch.body)}
         return id(node) in found
 
     def run_every_step(self, function: cst.FunctionDef) -> bool:
