@@ -34,7 +34,7 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from .nodes import UNKNOWN, code, dotted, remembered, shortened
-from .vocabulary import CLOCKS, HOST_FACTORIES
+from .vocabulary import CLOCKS, HOST_FACTORIES, MATH_TESTS
 
 MAX_FILE = 1_000_000  # bytes: a larger module is not read
 MAX_NOTEBOOK = 10 * 2**20  # bytes of a notebook, its outputs included (only its code cells are read)
@@ -766,6 +766,14 @@ def _host_read(call: ast.Call):
     return None
 
 
+def _argument_read(call: ast.Call):
+    """The value `call` reads on the host, `math.isnan(v)` too (a float() of it first: a read
+    when what the caller passes is a tensor, as the callers' side decides)."""
+    if type(call.func) is ast.Attribute and ast_dotted(call.func) in MATH_TESTS and len(call.args) == 1:
+        return call.args[0]
+    return _host_read(call)
+
+
 def _setting_read(value: ast.expr) -> bool:
     """`config['num_D_accumulations']`: a value looked up by name in a mapping, a setting
     (`float()` of it reads no tensor; a dict of losses is read with `.item()`)."""
@@ -814,7 +822,7 @@ def _device_move(call: ast.Call):
 def host_reads(found: Definition | None) -> dict[str, Use]:
     """{parameter: Use} of the parameters the function `found` = (definition, namespace,
     place, class or None), as `Namespace.function`/`method` give it, reads on the host."""
-    return _uses(found, _host_read, 0)
+    return _uses(found, _argument_read, 0)
 
 
 def device_moves(found: Definition | None) -> dict[str, Use]:
@@ -851,7 +859,7 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
     _propagate(body_nodes(function), derived, roots_of)  # (`for k, v in kwargs.items()`, `x = p[0]`)
     found: dict[str, Use] = {}
     owner: dict[str | None, str] = {name: param for param, names in derived.items() for name in names}
-    tests = matcher is _host_read
+    tests = matcher is _argument_read
     for node in sorted((n for n in body_nodes(function) if type(n) is ast.Call or tests and type(n) in _TESTS),
                        key=lambda n: (n.lineno, n.col_offset)):
         if isinstance(node, _TESTS):  # `if torch.min(y) < -1.:` (hifi-gan's mel_spectrogram)

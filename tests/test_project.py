@@ -147,6 +147,22 @@ def test_a_device_another_file_names_taken_by_a_star_import(tmp_path):
     assert tpl203(project(tmp_path, train, conf.replace('"cuda:0" if torch.cuda.is_available() else ', ""))) == []
     assert tpl203(project(tmp_path, train.replace(".to(device)", ""), conf)) == []  # (nothing moved to it)
 
+
+def test_a_helper_of_another_file_testing_the_loss_with_math_isnan(tmp_path):
+    """SlowFast's `misc.check_nan_losses(loss)` before backward: `if math.isnan(loss): raise`
+    makes a float of the CUDA loss on every step; a float given to the same test reads nothing."""
+    utils = UTILS + """
+    import math
+
+    def check_nan_losses(loss):
+        if math.isnan(loss):
+            raise RuntimeError("NaN loss")
+"""
+    train = TRAIN.replace("        logger.update(loss=loss)\n", "        utils.check_nan_losses(loss)\n")
+    [finding] = tpl203(project(tmp_path, train, utils))
+    assert "passes a CUDA tensor to `check_nan_losses`" in finding.message and "`math.isnan(loss)`" in finding.message
+    assert tpl203(project(tmp_path, train.replace("check_nan_losses(loss)", "check_nan_losses(lr)"), utils)) == []
+
 SETUP_DATA = """
     import os
     import torch

@@ -749,6 +749,24 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a helper testing the loss AMP scales for backward (`scaler.scale(loss).backward()`)
+        Example(
+            """
+            import math
+            import torch
+            def check_nan(loss):
+                if math.isnan(loss):
+                    raise RuntimeError("NaN loss")
+            scaler = torch.cuda.amp.GradScaler()
+            for x, y in loader:
+                with torch.autocast("cuda"):
+                    loss = partial_loss if use_partial else compute(model, x.cuda())
+                check_nan(loss)
+                scaler.scale(loss).backward()
+                scaler.step(optimizer)
+                scaler.update()
+            """,
+        ),
         # a name rebound to itself through tensor methods stays a tensor (SimCLR's mask of the diagonal)
         Example(
             """
@@ -1310,6 +1328,8 @@ class HostSyncEveryStep(Nesting):
                 # `loss.backward()`, or `accelerator.backward(loss)` / `torch.autograd.backward(loss)`
                 first = positional(node, 0)
                 target = func.value if first is None else first.value
+                if type(target) is cst.Call and call_name(target) == "scale" and len(target.args) == 1:
+                    target = target.args[0].value  # `scaler.scale(loss).backward()`: AMP's scaled loss
                 names = self.backward_of.setdefault(id(self.ctx.scope), set())
                 names.add(root_name(target) or "")
             elif name == "synchronize" and self.ctx.qualname(func) == "torch.cuda.synchronize":
