@@ -15,7 +15,7 @@ from ..importers import forward_caller, unused_class
 from ..project import derives_from, device_moves, maybe_project_call, used_arguments
 from .base import CallNames, Example, FixPlan, Replace
 from .edits import with_keywords
-from .tracking import Nesting, TrainingSteps, calls_under_ifs, few_iterations, interval_test
+from .tracking import Nesting, TrainingSteps, calls_under_ifs, few_iterations, interval_test, never_taken
 from ..vocabulary import (DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, HOST_COPY_METHODS, LEGACY_TENSOR_TYPES, MODULE_CLASSES,
                           PER_CALL_METHODS, RANDOM_FACTORIES, SAME_DEVICE_METHODS)
 
@@ -92,7 +92,8 @@ class CpuTensorMovedEachStep(Nesting):
     outside a loop or forward (`for k, v in data.items():`: a few keys), or in a helper that
     a loop which does not train calls; and for an element of a vector (`ind = perm[i]`:
     PyTorch reads a 0-dimensional index as a number, nothing is copied), under a test of a flag the
-    source only ever sets to a false constant (`self.stratified = False`); and for torch's factories
+    source only ever sets to a false constant (`self.stratified = False`), or in the `else` of one
+    it only sets to a true constant; and for torch's factories
     in a source that makes the GPU the default device (`torch.set_default_device("cuda")`,
     NeRF's `torch.set_default_tensor_type('torch.cuda.FloatTensor')`): they make CUDA tensors.
     Of two branches on an optional parameter that both make the tensor (`if batch_size is None:
@@ -1302,7 +1303,6 @@ class CpuTensorMovedEachStep(Nesting):
         self.hoists: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         # (move, the NumPy call drawing the data, device, enclosing function): `torch.from_numpy(np.random...)`
         self.numpy_moves: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
-        self.tests: dict[int, list[cst.BaseExpression]] = {}  # id(move or indexing) -> the `if` tests around it
         self.repeated: list[tuple[CallSite, cst.FunctionDef | None]] = []  # `torch.tensor([t] * n, device=device)`
         # (move, factory, device, function): `torch.tensor([i / n_T]).to(device)`, `torch.tensor([t] * b).to(z.device)`
         self.filled: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
@@ -1374,22 +1374,7 @@ class CpuTensorMovedEachStep(Nesting):
             return
         if self._made_once():
             return  # `if buffer is None: buffer = torch.zeros(n).cuda()`: made once
-        self._note_tests(node)
         self.moves.append((self.ctx.call_site(node), made, device, self.function()))
-
-    def _note_tests(self, node: cst.CSTNode) -> None:
-        """Remember the `if` tests around a site, for `_never_run` after the pass."""
-        self.tests[id(node)] = [cast(cst.If, frame.node).test for frame in self.local_frames() if frame.kind == IF]
-
-    def _never_run(self, node: cst.CSTNode) -> bool:
-        """Whether a site lies under `if self.stratified:` where the source only ever sets
-        `self.stratified` to a false constant (minRF's `self.stratified = False`): it never runs."""
-        for test in self.tests.get(id(node), ()):
-            key = dotted(test) if type(test) is cst.Attribute else None
-            values = self.ctx.attributes.get(key, ()) if key is not None and key.startswith("self.") else ()
-            if values and all(value is not None and literal(value) in (False, None, 0) for value, _ in values):
-                return True
-        return False
 
     def _made_once(self) -> bool:
         """Whether the node visited is under `if buffer is None:` or a branch setting its own
@@ -1404,7 +1389,6 @@ class CpuTensorMovedEachStep(Nesting):
         made = [factory for index in indices if not self._made_on_device_too(index) for factory in self._cpu_made(index)]
         if made and not self._cpu_made(node.value) and not self._host_tensor(node.value) and not self._moved_later(
                 node.value) and not self._made_once():
-            self._note_tests(node)
             self.indexings.append((self.ctx.site(node), made, self.function()))
         if self.ctx.loops and not made:
             drawn = next((d for index in indices if (d := self._numpy_index(index, 0)) is not None), None)
@@ -1732,7 +1716,7 @@ class CpuTensorMovedEachStep(Nesting):
         twins = self._option_twins()
         for site, made, device, function in self.moves:
             where = self._every_call(site, function)
-            if where is None or id(made) in moved or self._never_run(site.node) or id(site.node) in twins:
+            if where is None or id(made) in moved or id(site.node) in never_taken(self.ctx, function) or id(site.node) in twins:
                 continue  # (one finding per factory: `m = m.cuda()`, then `m = m.to(labels.device)`)
             moved_as = call_name(site.node) == "type_as"
             typed = call_name(site.node) == "type"  # `.type(Tensor)`, Tensor a CUDA tensor type
@@ -1823,7 +1807,7 @@ class CpuTensorMovedEachStep(Nesting):
         reported: set[int] = set()
         for site, made, function in self.indexings:
             where = self._every_call(site, function)
-            if where is None or (site.loops and self.ctx.cuda_evidence is None) or self._never_run(site.node):
+            if where is None or (site.loops and self.ctx.cuda_evidence is None) or id(site.node) in never_taken(self.ctx, function):
                 continue  # (a loop in code that may never use a GPU)
             indexed = short_code(cast(cst.Subscript, site.node).value)  # an indexing's site is its subscript
             for factory in made:

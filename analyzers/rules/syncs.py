@@ -22,7 +22,7 @@ from ..project import (
 from ..project import trains as project_trains
 from .base import Example
 from .edits import root_name
-from .tracking import Nesting, TrainingSteps, few_iterations, interval_test, iterates_dataloader, runs_once
+from .tracking import Nesting, TrainingSteps, few_iterations, interval_test, iterates_dataloader, never_taken, runs_once
 from ..vocabulary import (
     CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MATH_TESTS, MODEL_NAMES, MODULE_CLASSES, NOT_TENSOR_OPS, PER_CALL_METHODS,
     SAME_DEVICE_METHODS, TENSOR_NAMESPACES,
@@ -212,7 +212,9 @@ class HostSyncEveryStep(Nesting):
     of the script's `--gradient_accumulation_steps` read from a parameter, or 2, TD3's
     `--policy_delay`: every other step; `if i == 0:`;
     a function of the project returning such a modulo), in a branch a CUDA run does not take
-    (the `else` of `if torch.cuda.is_available():`, Demucs' `if x_is_mps:`) or a training step
+    (the `else` of `if torch.cuda.is_available():`, Demucs' `if x_is_mps:`) or no run takes (under
+    `if self.flag:` where the source only sets `self.flag` to false constants, or in its `else`
+    when only to true ones: SlowFast's `self.swav_use_public_code = True`) or a training step
     does not (the `else` of the test the step trains under, `if is_train:`, and a module's
     inference branch, the `else` of `if self.training:`), inside an `except`
     handler or a branch that ends the program (`raise`, `sys.exit(1)` after a non-finite
@@ -264,6 +266,28 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # the `else` of a flag the source only ever sets to True: no run takes it
+        Example(
+            """
+            import torch
+            class Swav(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.use_public_code = True
+                def forward(self, x, epoch):
+                    if self.use_public_code:
+                        return self.loss(x)
+                    else:
+                        if epoch >= 15 and not torch.all(self.queue[0, -1, :] == 0):
+                            x = torch.cat((self.queue[0], x))
+                        return self.loss(x)
+            model = Swav().cuda()
+            for x, y in loader:
+                loss = model(x.cuda(), epoch)
+                loss.backward()
+                optimizer.step()
+            """,
+        ),
         # the inference branch of a module's forward (`else` of `if self.training:`)
         Example(
             """
@@ -1455,7 +1479,8 @@ class HostSyncEveryStep(Nesting):
                     return False  # (full-batch: `train()` then `test()` on every iteration of the epoch loop)
         owner = stepping or site.scope.node
         return not any(self._guards(frame, site) for frame in frames) and not (
-            owner is not None and steps.in_evaluation_branch(owner, site.node))
+            owner is not None and steps.in_evaluation_branch(owner, site.node)) and id(site.node) not in never_taken(
+            self.ctx, site.scope.node)
 
     def _guards(self, frame: Frame, site: Site) -> bool:
         key = (id(frame.node), id(site.loops), id(site.scope))  # candidates share their frames

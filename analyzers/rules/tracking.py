@@ -9,7 +9,7 @@ from typing import cast
 import libcst as cst
 
 from ..context import CallSite, Context, Frame, Scope, Site
-from ..nodes import UNKNOWN, call_name, code, dotted, iteration_source, keyword, lazy_init, names_in, positional, walk
+from ..nodes import UNKNOWN, call_name, code, dotted, iteration_source, keyword, lazy_init, literal, names_in, positional, walk
 from ..importers import importer_namespace_default, made_only_to_infer
 from ..project import (call_target, derives_from, instance_default, maybe_project_call, steps_in_loops, tests_interval,
                        trains_somewhere)
@@ -622,6 +622,32 @@ def _breaks_at_end(loop: cst.CSTNode) -> bool:
     body = getattr(getattr(loop, "body", None), "body", ())
     last = body[-1] if body else None
     return type(last) is cst.SimpleStatementLine and any(type(small) is cst.Break for small in last.body)
+
+
+def never_taken(ctx: Context, owner: cst.CSTNode | None) -> set[int]:
+    """Ids of the nodes of `owner` (a function; None: nothing) in a branch no run takes: under
+    `if self.flag:` where the source only ever sets `self.flag` to false constants (minRF's
+    `self.stratified = False`), or in the `else` of one it only sets to true ones (SlowFast's
+    `self.swav_use_public_code = True`); `if not self.flag:` likewise."""
+    if owner is None:
+        return set()
+    memo = ctx.shared.setdefault(never_taken, {})
+    found = memo.get(id(owner))
+    if found is None:
+        found = memo[id(owner)] = set[int]()
+        for branch in (n for n in walk(owner) if type(n) is cst.If):
+            test, negated = branch.test, False
+            if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+                test, negated = test.expression, True
+            key = dotted(test) if type(test) is cst.Attribute else None
+            values = ctx.attributes.get(key, ()) if key is not None and key.startswith("self.") else ()
+            constants = [literal(value) if value is not None else UNKNOWN for value, _ in values]
+            if not constants or UNKNOWN in constants or len({bool(c) for c in constants}) != 1:
+                continue
+            dead = branch.orelse if bool(constants[0]) != negated else branch.body
+            if dead is not None:
+                found.update(id(n) for n in walk(dead))
+    return found
 
 
 def few_iterations(loop: cst.CSTNode, ctx: Context, scope: Scope, most: int = SHORT_LOOP) -> bool:
