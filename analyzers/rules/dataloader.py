@@ -1693,7 +1693,7 @@ def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst
         elif type(node) is cst.Arg:
             stack.append((node.value, again, loop))  # not the keyword
         else:
-            repeats = type(node) in (cst.For, cst.While, cst.FunctionDef, cst.Lambda)
+            repeats = type(node) in (cst.For, cst.While, cst.FunctionDef, cst.Lambda) and not _one_iteration(node)
             inner = node if type(node) is cst.For and not again else None
             body_again: bool | cst.FunctionDef = node if type(node) is cst.FunctionDef else True
             for child in children(node):
@@ -1702,6 +1702,14 @@ def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst
                 else:
                     stack.append((child, again, loop))
     return single, other, tuple(passes), tuple(iterators), tuple(calls), tuple(few), tuple(tests)
+
+
+def _one_iteration(node: cst.CSTNode) -> bool:
+    """`for i in range(1):`: a loop whose body runs once."""
+    if type(node) is not cst.For or type(node.iter) is not cst.Call or call_name(node.iter) != "range":
+        return False
+    bounds = [literal(arg.value) for arg in node.iter.args]
+    return bounds == [1] or bounds == [0, 1]
 
 
 _SETTINGS_READ = frozenset({"dataset", "batch_size", "sampler", "num_workers", "collate_fn", "drop_last"})
@@ -2851,6 +2859,24 @@ class PinnedMemoryMissing(LoaderRule):
     summary = "DataLoader batches go to the GPU from pageable memory (no pin_memory=True)"
     probe = "dataloader"
     VALID = (
+        # a test loader read by one pass after training, in a loop of one iteration
+        Example(
+            """
+            import torch
+            from torchvision import datasets, transforms
+            train_loader = torch.utils.data.DataLoader(datasets.MNIST("data", transform=transforms.ToTensor()), batch_size=256, pin_memory=True, num_workers=2)
+            test_loader = torch.utils.data.DataLoader(datasets.MNIST("data", train=False, transform=transforms.ToTensor()), batch_size=256, num_workers=2)
+            model = Autoencoder().cuda()
+            for epoch in range(10):
+                for image, label in train_loader:
+                    loss = loss_func(model(image.cuda()), image.cuda())
+                    loss.backward()
+                    optimizer.step()
+            for i in range(1):
+                for image, label in test_loader:
+                    codes.append(model.encoder(image.cuda()).cpu())
+            """,
+        ),
         # a Lightning 1.x Trainer (`progress_bar_refresh_rate`, removed in 2.0) given no GPU: 1.x
         # trains on the CPU
         Example(
