@@ -773,6 +773,29 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a loop whose two paths both train (with AMP and without): the `else` is no evaluation branch
+        Example(
+            """
+            import torch
+            def train(self, train_loader, criterion, optimizer, scaler):
+                for epoch in range(self.args.train_epochs):
+                    for x, y in train_loader:
+                        x = x.to(self.device)
+                        if self.args.use_amp:
+                            with torch.cuda.amp.autocast():
+                                loss = criterion(self.model(x), y)
+                        else:
+                            loss = criterion(self.model(x), y)
+                            losses.append(loss.item())
+                        if self.args.use_amp:
+                            scaler.scale(loss).backward()
+                            scaler.step(optimizer)
+                            scaler.update()
+                        else:
+                            loss.backward()
+                            optimizer.step()
+            """,
+        ),
         # a helper testing the loss AMP scales for backward (`scaler.scale(loss).backward()`)
         Example(
             """

@@ -218,7 +218,8 @@ class TrainingSteps:
             def trains(block) -> bool:
                 return any(id(n) in self._step_calls for n in walk(block))
             ifs = [n for n in walk(owner) if type(n) is cst.If]
-            tests = {code(branch.test) for branch in ifs if trains(branch.body)} | {"self.training"}
+            tests = {code(branch.test) for branch in ifs if trains(branch.body) and not (
+                branch.orelse is not None and trains(branch.orelse))} | {"self.training"}  # (not `if use_amp:`, both train)
             found = self._branches[id(owner)] = {
                 id(n) for branch in ifs if branch.orelse is not None and code(branch.test) in tests and not trains(branch.orelse)
                 for n in walk(branch.orelse)} | {
