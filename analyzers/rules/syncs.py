@@ -773,6 +773,22 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # `.data` of a CUDA tensor is a CUDA tensor
+        Example(
+            """
+            import torch
+            device = torch.device("cuda")
+            def train(model, loader, optim, loss_func):
+                for x, y in loader:
+                    x, y = x.to(device), y.to(device)
+                    optim.zero_grad()
+                    out = model(x)
+                    loss_func(out, y).backward()
+                    optim.step()
+                    pred = out.data.max(1)[1]
+                    accuracy = float(pred.eq(y.data).sum()) * 100. / len(x)
+            """,
+        ),
         # a loop whose two paths both train (with AMP and without): the `else` is no evaluation branch
         Example(
             """
@@ -1972,6 +1988,8 @@ class HostSyncEveryStep(Nesting):
         if type(expr) is cst.Attribute:
             if expr.attr.value == "grad":
                 return True  # a parameter's gradient (`para.grad.norm()`)
+            if expr.attr.value == "data":
+                return self._tensor(expr.value, scope, depth + 1)  # `pred_raw.data`: the tensor, without autograd
             if type(expr.value) is not cst.Name:
                 return False
             return expr.attr.value == "loss" or (expr.value.value == "self" and expr.attr.value in self._buffers()) or (
