@@ -50,6 +50,19 @@ def _gpu_takes_body(test: cst.BaseExpression) -> bool | None:
     return None if not _GPU_WORDS.search(text) else not flipped
 
 
+def _gpu_trainer(qualified: str, call: cst.Call) -> bool:
+    """A Lightning Trainer told to train on GPUs: `accelerator="gpu"` (or `"cuda"`), `gpus=1`
+    (Lightning 1.x; a count above 0, a list of indices, -1 for all)."""
+    if not qualified.startswith(("lightning.", "pytorch_lightning.")):
+        return False
+    accelerator, gpus = keyword(call, "accelerator"), keyword(call, "gpus")
+    if accelerator is not None and literal(accelerator.value) in ("gpu", "cuda"):
+        return True
+    value = literal(gpus.value) if gpus is not None else None
+    return type(gpus.value) is cst.List and bool(gpus.value.elements) if gpus is not None and value is UNKNOWN else (
+        type(value) is int and value != 0 or type(value) is str and value not in ("", "0"))
+
+
 def _asks_for_cuda(test: cst.BaseExpression) -> bool:
     """Whether an `if` test asks if CUDA is used: `torch.cuda.is_available()`, a flag naming
     CUDA or Apple's MPS (`use_cuda`, `args.no_cuda`, `x_is_mps`), `device == "cpu"`; not which
@@ -443,7 +456,7 @@ class Context:
                 self._evidence(node)
             else:
                 qualified = self.qualname(node.func)
-                if qualified is not None and gpu_api(qualified):
+                if qualified is not None and (gpu_api(qualified) or name == "Trainer" and _gpu_trainer(qualified, node)):
                     self._evidence(node)
 
     def _class(self, node: cst.ClassDef) -> None:

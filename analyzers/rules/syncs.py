@@ -189,7 +189,8 @@ class HostSyncEveryStep(Nesting):
     `backward()` or steps an optimizer, not in a loop of its own) called from a loop, or a
     method of that kind called from other files only (`agent.update(rollouts)`), one a factory
     returns (`return perform_train_step_fn`, kept as `self.train_step_fn`), an ignite `Engine`'s process function, a
-    LightningModule's `training_step`, and a module's `forward` (of a subclass of
+    LightningModule's `training_step` (and the methods it calls on `self`, whose `batch` the
+    Trainer moved to the GPU: `self.shared_step(batch, "train")`), and a module's `forward` (of a subclass of
     `torch.nn.Module`, also through classes of the project; and the methods it calls
     on `self`; in a notebook, when the notebook trains): `lengths.tolist()` there syncs on
     every step the module trains. A loop inside the step that does not step itself runs on
@@ -773,6 +774,22 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a LightningModule's training step, through a method it passes the batch to; the Trainer
+        # trains on the GPU (`gpus=1`) and moves the batch there
+        Example(
+            """
+            import pytorch_lightning as pl
+            class PetModel(pl.LightningModule):
+                def shared_step(self, batch, stage):
+                    image, mask = batch["image"], batch["mask"]
+                    assert mask.max() <= 1.0 and mask.min() >= 0
+                    return self.loss_fn(self.forward(image), mask)
+                def training_step(self, batch, batch_idx):
+                    return self.shared_step(batch, "train")
+            trainer = pl.Trainer(gpus=1, max_epochs=5)
+            trainer.fit(PetModel(), train_dataloaders=train_dataloader)
+            """,
+        ),
         # `.data` of a CUDA tensor is a CUDA tensor
         Example(
             """
@@ -1930,7 +1947,8 @@ class HostSyncEveryStep(Nesting):
             return False
         if type(expr) is cst.Name:
             owner = scope.owner_of(expr.value)
-            if owner is not None and (expr.value in self.backward_of.get(id(owner), ()) or self._fed_to_backward(expr.value, owner)):
+            if owner is not None and (expr.value in self.backward_of.get(id(owner), ()) or self._fed_to_backward(expr.value, owner)
+                                      or self._step_batch(expr.value, owner)):
                 return True
             found = self.ctx.origin(expr, scope)
             values = owner.assignments[expr.value] if owner is not None else ()
@@ -1996,6 +2014,26 @@ class HostSyncEveryStep(Nesting):
                 self._moved_batch(expr.value, scope) and expr.attr.value not in _TENSOR_FACTS
                 and not expr.attr.value.startswith("num_"))
         return False
+
+    def _step_batch(self, name: str, owner: Scope, depth: int = 0) -> bool:
+        """The batch a LightningModule's `training_step(self, batch, batch_idx)` is given (the Trainer
+        moved its tensors to the module's device), also as a method it passes it to receives it
+        (`self.shared_step(batch, "train")`)."""
+        function = owner.node
+        if function is None:
+            return False
+        params = [p.name.value for p in function.params.params]
+        if name not in params[1:]:
+            return False
+        if function.name.value == "training_step":
+            return params.index(name) == 1 and TrainingSteps.of(self.ctx).run_every_step(function)
+        index = params.index(name) - 1
+        return depth < 2 and any(
+            type(call.node.func) is cst.Attribute and dotted(call.node.func.value) == "self" and call.scope.node is not None
+            and len(call.node.args) > index and all(a.keyword is None for a in call.node.args[:index + 1])
+            and type(passed := call.node.args[index].value) is cst.Name
+            and self._step_batch(passed.value, call.scope, depth + 1)
+            for call in self.ctx.calls.get(function.name.value, ()))
 
     @staticmethod
     def _moved_batch(name: cst.Name, scope: Scope) -> bool:

@@ -149,7 +149,7 @@ class TrainingSteps:
         self._outer: set[int] = set()  # ids of loops around a loop that steps
         self._callees: dict[int, set[str]] = {}  # loop or function id -> names of functions it calls
         self.engines: set[str] = set()  # functions a framework runs on every iteration
-        self._forwards: dict[int, set[str]] = {}  # class id -> the methods its forward runs
+        self._forwards: dict[tuple[int, str], set[str]] = {}  # (class id, root method) -> the methods the root runs
         self._by_class: dict[int, dict[str, set[str]]] | None = None  # see _self_calls
         self._elsewhere: dict[int, list[CallSite]] | None = None  # loop or function id -> calls of other names
         self._elsewhere_known: dict[int, bool] = {}  # loop or function id -> whether it trains through them
@@ -228,7 +228,8 @@ class TrainingSteps:
 
     def run_every_step(self, function: cst.FunctionDef) -> bool:
         """Whether a framework calls `function` on every training step: an ignite Engine's
-        process function, a LightningModule's `training_step`, a module's `forward` (of a
+        process function, a LightningModule's `training_step` (and the methods it calls on
+        `self`: `self.shared_step(batch, "train")`), a module's `forward` (of a
         subclass of `torch.nn.Module`, also through classes of the project; and the
         methods it calls on `self`; in a notebook, one that trains: a notebook that only runs
         a model has no training step)."""
@@ -238,10 +239,12 @@ class TrainingSteps:
         if cls is None:
             return False
         bases = [dotted(base.value) or "" for base in cls.bases]
+        if any("LightningModule" in base for base in bases) and function.name.value in self._called_on_self(cls, "training_step"):
+            return True
         if function.name.value == "training_step":
-            return any("LightningModule" in base for base in bases)
+            return False
         module = any(base.rpartition(".")[2] == "Module" for base in bases) or derives_from(self.ctx, cls.name.value, MODULE_CLASSES)
-        return module and function.name.value in self._forward(cls) \
+        return module and function.name.value in self._called_on_self(cls, "forward") \
             and (not any(unit.notebook for unit in self.ctx.units) or self.anywhere()) and not self._made_to_infer(cls)
 
     def _made_to_infer(self, cls: cst.ClassDef) -> bool:
@@ -254,12 +257,13 @@ class TrainingSteps:
                 path or "", cls.name.value)
         return found
 
-    def _forward(self, cls: cst.ClassDef) -> set[str]:
-        """The names of `forward` and of the methods of `cls` it calls on `self`, two calls deep."""
-        found = self._forwards.get(id(cls))
+    def _called_on_self(self, cls: cst.ClassDef, root: str) -> set[str]:
+        """The names of the method `root` (`forward`, `training_step`) and of the methods of `cls`
+        it calls on `self`, two calls deep."""
+        found = self._forwards.get((id(cls), root))
         if found is None:
             calls = self._self_calls().get(id(cls), {})
-            found = self._forwards[id(cls)] = {"forward"}
+            found = self._forwards[(id(cls), root)] = {root}
             for _ in range(2):
                 found |= {name for caller in found for name in calls.get(caller, ())}
         return found
