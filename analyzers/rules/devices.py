@@ -636,6 +636,22 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # an index tuple holding a CPU arange, made in the training loop (SlowFast's mixup labels)
+        Example(
+            """
+            import torch
+            def train_epoch(loader, model, optimizer):
+                for inputs, labels in loader:
+                    preds = model(inputs.cuda())
+                    loss = loss_fun(preds, labels.cuda())
+                    loss.backward()
+                    optimizer.step()
+                    _, top = torch.topk(labels.cuda(), 2, dim=1)
+                    idx_top1 = torch.arange(labels.shape[0]), top[:, 0]
+                    preds = preds.detach()
+                    preds[idx_top1] += 1.0
+            """,
+        ),
         # both branches of an optional parameter's test make the hidden state: one finding, on the
         # branch a call leaving the option out takes (the fix makes both on the device)
         Example(
@@ -1514,6 +1530,8 @@ class CpuTensorMovedEachStep(Nesting):
             return self._cpu_made(expr.left, depth) + self._cpu_made(expr.right, depth)
         if type(expr) is cst.UnaryOperation:
             return self._cpu_made(expr.expression, depth)
+        if type(expr) is cst.Tuple:  # `idx = torch.arange(n), inds[:, 0]`, then `preds[idx]`: an index per dimension
+            return [made for element in expr.elements for made in self._cpu_made(element.value, depth)]
         scope = self.ctx.scope
         if type(expr) is cst.Name and depth < _CALL_DEPTH and scope.node is not None and scope.assignments.get(expr.value):
             value = scope.assignments[expr.value][-1]  # the latest met in the pass
