@@ -70,7 +70,9 @@ class CpuTensorMovedEachStep(Nesting):
     made once before the loop (`x = init.uniform(torch.Tensor(n, 1), -15, 15)`, then
     `model(x.cuda())` at each full-batch step): the same copy every step.
     A function the training loop calls on every step counts as the loop (`real_loss(out)`
-    making `torch.ones(n).cuda()`), not under an interval guard (`if step % 200 == 0:`); so
+    making `torch.ones(n).cuda()`), not under an interval guard (`if step % 200 == 0:`), and so
+    does a class's constructor where the class is made (`TriangularCausalMask(B, L, device=...)`
+    in a forward); so
     does a function that only other modules call, when one calls it in a module's `forward`
     (the diffusion codebases' `timestep_embedding` in util.py, called by the UNet's forward),
     and a module's `loss` method (`compute_loss`, `get_loss`) that the source never calls: the
@@ -636,6 +638,29 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # a class whose constructor makes the tensor, made in a module's forward
+        Example(
+            """
+            import torch
+            class TriangularCausalMask():
+                def __init__(self, B, L, device="cpu"):
+                    self.mask = torch.ones([B, 1, L, L], dtype=torch.bool).to(device)
+            class Attention(torch.nn.Module):
+                def forward(self, q):
+                    return q.masked_fill(TriangularCausalMask(1, q.shape[1], device=q.device).mask, 0)
+            model = Attention().cuda()
+            """,
+            """
+            import torch
+            class TriangularCausalMask():
+                def __init__(self, B, L, device="cpu"):
+                    self.mask = torch.ones([B, 1, L, L], dtype=torch.bool, device=device)
+            class Attention(torch.nn.Module):
+                def forward(self, q):
+                    return q.masked_fill(TriangularCausalMask(1, q.shape[1], device=q.device).mask, 0)
+            model = Attention().cuda()
+            """,
+        ),
         # an index tuple holding a CPU arange, made in the training loop (SlowFast's mixup labels)
         Example(
             """
@@ -1943,7 +1968,9 @@ class CpuTensorMovedEachStep(Nesting):
         if own is not None:
             return f"on {own}"
         steps = TrainingSteps.of(self.ctx)
-        names, seen = [function.name.value], {function.name.value}
+        made = cls is not None and function.name.value == "__init__" and self.ctx.classes.get(cls.name.value) is cls
+        shown = cls.name.value if made and cls is not None else function.name.value  # (a class's constructor runs when it is made)
+        names, seen = [shown], {shown}
         for _ in range(_CALL_DEPTH):
             calls = [call for name in names for call in self.ctx.calls.get(name, ())
                      if (type(call.node.func) is cst.Name or name not in _CONTAINER_METHODS and not (
@@ -1951,13 +1978,13 @@ class CpuTensorMovedEachStep(Nesting):
                      and id(call.node) not in steps.cached(call.scope.node)]  # (not `self.D.train()` for a method `train`)
             if any(call.loops and steps.trains(call.loops[-1]) and id(call.node) not in self._intervals(call.loops[-1], call.scope)
                    for call in calls):
-                return f"in `{function.name.value}`, called on every training step"
+                return f"in `{shown}`, called on every training step"
             called_from = [call.scope.node for call in calls]
             callers = [caller for caller in called_from if caller is not None and caller.name.value not in seen]
             for caller in callers:
                 how = self._per_call(caller)
                 if how is not None:
-                    return f"in `{function.name.value}`, called on {how}"
+                    return f"in `{shown}`, called on {how}"
             names = [caller.name.value for caller in callers]
             seen.update(names)
         path = self.ctx.path
