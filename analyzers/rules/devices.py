@@ -95,7 +95,9 @@ class CpuTensorMovedEachStep(Nesting):
     a loop which does not train calls; and for an element of a vector (`ind = perm[i]`:
     PyTorch reads a 0-dimensional index as a number, nothing is copied), under a test of a flag the
     source only ever sets to a false constant (`self.stratified = False`), or in the `else` of one
-    it only sets to a true constant; and for torch's factories
+    it only sets to a true constant (also through a parameter of `__init__` that every construction
+    of the class in the file leaves at its default or passes so: minRF's `RF(model)` with
+    `ln=True`); and for torch's factories
     in a source that makes the GPU the default device (`torch.set_default_device("cuda")`,
     NeRF's `torch.set_default_tensor_type('torch.cuda.FloatTensor')`): they make CUDA tensors.
     Of two branches on an optional parameter that both make the tensor (`if batch_size is None:
@@ -131,6 +133,27 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset(_MOVES | {"tensor"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # the `else` of a flag every construction of the class leaves at its default, True
+        Example(
+            """
+            import torch
+            class RF:
+                def __init__(self, model, ln=True):
+                    self.model = model
+                    self.ln = ln
+                def forward(self, x, cond):
+                    if self.ln:
+                        t = torch.sigmoid(torch.randn((x.size(0),), device=x.device))
+                    else:
+                        t = torch.rand((x.size(0),)).to(x.device)
+                    return self.model(x, t, cond)
+            rf = RF(model.cuda())
+            for x, c in loader:
+                loss = rf.forward(x.cuda(), c.cuda())
+                loss.backward()
+                optimizer.step()
+            """,
+        ),
         # a branch on a flag the source only ever sets to False: it never runs
         Example(
             """

@@ -646,13 +646,35 @@ def never_taken(ctx: Context, owner: cst.CSTNode | None) -> set[int]:
                 test, negated = test.expression, True
             key = dotted(test) if type(test) is cst.Attribute else None
             values = ctx.attributes.get(key, ()) if key is not None and key.startswith("self.") else ()
-            constants = [literal(value) if value is not None else UNKNOWN for value, _ in values]
+            constants = [c for value, scope in values for c in _constants(ctx, value, scope)]
             if not constants or UNKNOWN in constants or len({bool(c) for c in constants}) != 1:
                 continue
             dead = branch.orelse if bool(constants[0]) != negated else branch.body
             if dead is not None:
                 found.update(id(n) for n in walk(dead))
     return found
+
+
+def _constants(ctx: Context, value: cst.BaseExpression | None, scope: Scope) -> list:
+    """The constants an attribute's value is: a literal, or a parameter of the `__init__` assigning
+    it (`self.ln = ln`), as every construction of the class in the source passes it or leaves its
+    default (`RF(model)`, `def __init__(self, model, ln=True)`); [UNKNOWN] when not known."""
+    found = literal(value) if value is not None else UNKNOWN
+    init = scope.node
+    if found is not UNKNOWN or type(value) is not cst.Name or init is None or init.name.value != "__init__":
+        return [found]
+    params = list(init.params.params)
+    names = [p.name.value for p in params]
+    cls = ctx.class_of.get(id(init))
+    if value.value not in names[1:] or cls is None or scope.assignments.get(value.value) != [None]:
+        return [UNKNOWN]
+    index, default = names.index(value.value) - 1, params[names.index(value.value)].default
+    made = ctx.calls.get(cls.name.value, ())
+    passed = [keyword(call.node, value.value) or positional(call.node, index) for call in made]
+    if not made or any(arg is None and default is None for arg in passed) or any(
+            arg.star for call in made for arg in call.node.args):
+        return [UNKNOWN]  # (an argument left out without a default, or `*args`/`**kwargs` given)
+    return [literal(arg.value if arg is not None else cast(cst.BaseExpression, default)) for arg in passed]
 
 
 def few_iterations(loop: cst.CSTNode, ctx: Context, scope: Scope, most: int = SHORT_LOOP) -> bool:
