@@ -18,7 +18,7 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from .nodes import UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, names_in, remembered, star_kwargs, walk
-from .vocabulary import CUDA_STRING, LEGACY_TENSOR_TYPES, gpu_api
+from .vocabulary import CUDA_STRING, LEGACY_TENSOR_TYPES, LIGHTNING_1_ONLY, LIGHTNING_DEVICES, gpu_api
 
 _MAX_DEPTH = 12
 _MUTATORS = {"setdefault", "pop", "popitem", "clear", "__setitem__"}  # (`update` is followed: see kwargs)
@@ -50,17 +50,24 @@ def _gpu_takes_body(test: cst.BaseExpression) -> bool | None:
     return None if not _GPU_WORDS.search(text) else not flipped
 
 
-def _gpu_trainer(qualified: str, call: cst.Call) -> bool:
-    """A Lightning Trainer told to train on GPUs: `accelerator="gpu"` (or `"cuda"`), `gpus=1`
-    (Lightning 1.x; a count above 0, a list of indices, -1 for all)."""
-    if not qualified.startswith(("lightning.", "pytorch_lightning.")):
-        return False
-    accelerator, gpus = keyword(call, "accelerator"), keyword(call, "gpus")
-    if accelerator is not None and literal(accelerator.value) in ("gpu", "cuda"):
-        return True
-    value = literal(gpus.value) if gpus is not None else None
-    return type(gpus.value) is cst.List and bool(gpus.value.elements) if gpus is not None and value is UNKNOWN else (
-        type(value) is int and value != 0 or type(value) is str and value not in ("", "0"))
+def trainer_device(call: cst.Call, value) -> str | None:
+    """The device a Lightning Trainer's keywords choose: "cpu" (`accelerator="cpu"`, `gpus=0`, or a
+    1.x Trainer, known by a keyword 2.0 removed, that chooses no device: 1.x trained on the CPU
+    unless told otherwise), "gpu" (`accelerator="gpu"` or `"cuda"`, `gpus=1`: a count other than 0,
+    a list of indices), None when they do not say (2.0 takes the GPU when there is one). `value`
+    reads a keyword's expression (`literal`, or the context's `value` in the call's scope)."""
+    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    accelerator = value(keywords["accelerator"]) if "accelerator" in keywords else None
+    gpus = keywords.get("gpus")
+    count = value(gpus) if gpus is not None else None
+    if accelerator == "cpu" or count == 0:
+        return "cpu"
+    if accelerator in ("gpu", "cuda") or (type(gpus) is cst.List and bool(gpus.elements) if count is UNKNOWN else
+                                          type(count) is int and count != 0 or type(count) is str and count not in ("", "0")):
+        return "gpu"
+    if keywords.keys() & LIGHTNING_1_ONLY and not keywords.keys() & LIGHTNING_DEVICES and not any(arg.star for arg in call.args):
+        return "cpu"
+    return None
 
 
 def _asks_for_cuda(test: cst.BaseExpression) -> bool:
@@ -456,7 +463,8 @@ class Context:
                 self._evidence(node)
             else:
                 qualified = self.qualname(node.func)
-                if qualified is not None and (gpu_api(qualified) or name == "Trainer" and _gpu_trainer(qualified, node)):
+                if qualified is not None and (gpu_api(qualified) or name == "Trainer" and qualified.startswith(
+                        ("lightning.", "pytorch_lightning.")) and trainer_device(node, literal) == "gpu"):
                     self._evidence(node)
 
     def _class(self, node: cst.ClassDef) -> None:

@@ -9,7 +9,7 @@ from typing import cast
 
 import libcst as cst
 
-from ..context import CallSite, Site, paired
+from ..context import CallSite, Site, paired, trainer_device
 from ..nodes import (
     UNKNOWN, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, literal, none_test,
     positional, remembered, short_code, star_kwargs, walk,
@@ -29,8 +29,7 @@ from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
 from .tracking import TrainingSteps, few_iterations
 from ..vocabulary import (
-    COLLATE_FN, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, ITER_WRAPPERS, LIGHTNING_1_ONLY, LIGHTNING_DEVICES,
-    NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
+    COLLATE_FN, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
 )
 
 # torch's DataLoader, and webdataset's WebLoader, which makes one of its arguments (`WebLoader(*args, **kw)`:
@@ -803,15 +802,8 @@ class LoaderRule(Rule):
                    and not self._cpu_trainer(site) for site in self.ctx.calls.get("Trainer", ()))
 
     def _cpu_trainer(self, site: Site) -> bool:
-        """A Trainer made for the CPU: `accelerator="cpu"`, `gpus=0`, or Lightning 1.x's default
-        (a keyword 2.0 removed, `progress_bar_refresh_rate=20`, and none choosing a device: 1.x
-        trained on the CPU unless told otherwise; 2.0 takes the GPU when there is one)."""
-        call = cast(cst.Call, site.node)  # ctx.calls holds call sites
-        if self._value_is(site, "accelerator", "cpu") or self._value_is(site, "gpus", 0):
-            return True
-        keywords = {arg.keyword.value for arg in call.args if arg.keyword is not None}
-        return bool(keywords & LIGHTNING_1_ONLY) and not keywords & LIGHTNING_DEVICES and not any(
-            arg.star for arg in call.args)
+        """A Trainer made for the CPU (see `trainer_device`)."""
+        return trainer_device(cast(cst.Call, site.node), lambda expr: self.ctx.value(expr, site.scope)) == "cpu"
 
     def _value_is(self, site: Site, name: str, value) -> bool:
         passed = keyword(cast(cst.Call, site.node), name)  # ctx.calls holds call sites

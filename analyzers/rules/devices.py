@@ -1984,15 +1984,14 @@ class CpuTensorMovedEachStep(Nesting):
             return None if TrainingSteps.of(self.ctx).per_epoch(loop) else "on every iteration"
         if function is None:
             return None
-        cls = self.ctx.class_of.get(id(function))
         if cls is not None and "onnx" in cls.name.value.lower():
             return None  # an export wrapper: its forward runs once, to be traced
         own = self._per_call(function)
         if own is not None:
             return f"on {own}"
         steps = TrainingSteps.of(self.ctx)
-        made = cls is not None and function.name.value == "__init__" and self.ctx.classes.get(cls.name.value) is cls
-        shown = cls.name.value if made and cls is not None else function.name.value  # (a class's constructor runs when it is made)
+        shown = cls.name.value if cls is not None and function.name.value == "__init__" and self.ctx.classes.get(
+            cls.name.value) is cls else function.name.value  # (a constructor runs where its class is made)
         names, seen = [shown], {shown}
         for _ in range(_CALL_DEPTH):
             calls = [call for name in names for call in self.ctx.calls.get(name, ())
