@@ -330,9 +330,7 @@ def gpu_callee(ctx) -> str | None:
     asked: set[str] = set()
     assigned = {id(value) for scope in (ctx.module_scope, *ctx.scopes.values())
                 for values in scope.assignments.values() for value in values}
-    assigned.update(id(arg.value) for call, _ in ctx.call_order for arg in call.args  # `.to(dist_util.dev())`,
-                    if arg.keyword is not None and arg.keyword.value in _DEVICE_KEYWORDS  # `device=dist_util.dev()`
-                    or type(call.func) is cst.Attribute and call.func.attr.value in ("to", "cuda"))
+    assigned.update(id(value) for value, _ in _device_arguments(ctx))  # `.to(dist_util.dev())`, `device=dist_util.dev()`
     for call, scope in ctx.call_order:
         name = dotted(call.func) or ""  # an imported function (`d2l.try_gpu()`, `get_device()`): not a method,
         head = name.partition(".")[0]  # called for the value it gives, with an index at most
@@ -361,23 +359,29 @@ def gpu_value(ctx) -> str | None:
     None. `ctx`: the source's context, after the pass."""
     asked: set[str] = set()
     namespace = SourceNamespace.of(ctx)
+    for value, scope in _device_arguments(ctx):
+        if type(value) is not cst.Name or value.value in asked:
+            continue
+        asked.add(value.value)
+        if scope.owner_of(value.value) is not None or len(asked) > MAX_CALLEES:
+            continue  # (bound by the source itself)
+        found = namespace.value(value.value)
+        if found is None or not isinstance(found[1], FileNamespace) or not found[1].label:
+            continue
+        line = _gpu_line(ast.walk(found[0]), found[1])
+        if line is not None:
+            return f"{found[1].label}:{line}"
+    return None
+
+
+def _device_arguments(ctx):
+    """(expression, scope) of what the source hands over as a device: the arguments of its
+    `.to()`/`.cuda()` calls and its `device=` keywords, in pass order."""
     for call, scope in ctx.call_order:
         moved = type(call.func) is cst.Attribute and call.func.attr.value in ("to", "cuda")
         for arg in call.args:
-            value = arg.value
-            if type(value) is not cst.Name or value.value in asked or not (
-                    moved or arg.keyword is not None and arg.keyword.value in _DEVICE_KEYWORDS):
-                continue
-            asked.add(value.value)
-            if scope.owner_of(value.value) is not None or len(asked) > MAX_CALLEES:
-                continue  # (bound by the source itself)
-            found = namespace.value(value.value)
-            if found is None or not isinstance(found[1], FileNamespace) or not found[1].label:
-                continue
-            line = _gpu_line(ast.walk(found[0]), found[1])
-            if line is not None:
-                return f"{found[1].label}:{line}"
-    return None
+            if moved or arg.keyword is not None and arg.keyword.value in _DEVICE_KEYWORDS:
+                yield arg.value, scope
 
 
 # a module of defaults imports yacs, or a `CfgNode` under another name (`from .config_node import ConfigNode`)
