@@ -37,8 +37,6 @@ def rows(labels: Path = LABELS) -> list[dict]:
     for table in sorted(labels.glob("*.csv")):
         with open(table, newline="") as handle:
             for row in csv.DictReader(handle):
-                if row["rule"] == "TPL000":
-                    continue
                 row["cell"] = int(row["cell"]) if row["cell"] else None
                 row["line"] = int(row["line"])
                 found.append(row)
@@ -46,8 +44,7 @@ def rows(labels: Path = LABELS) -> list[dict]:
 
 
 def findings(clone: Path, labels: Path = LABELS, saved: Path | None = None) -> tuple[list[dict], str]:
-    """perf-lint's findings in a clone (TPL000 left out, related paths made relative to
-    it) and its stderr; with `saved`, those of `saved/OWNER__NAME.json` (the JSON output of an
+    """perf-lint's findings in a clone (related paths made relative to it) and its stderr; with `saved`, those of `saved/OWNER__NAME.json` (the JSON output of an
     earlier version's run over the same scope) instead."""
     if saved is not None:
         out, stderr = json.loads((saved / f"{clone.name}.json").read_text()), ""
@@ -60,7 +57,7 @@ def findings(clone: Path, labels: Path = LABELS, saved: Path | None = None) -> t
     for finding in out:
         finding["related"] = [{**r, "path": os.path.relpath(r["path"], clone) if os.path.isabs(r["path"]) else r["path"]}
                               for r in finding.get("related", ())]
-    return [f for f in out if f["code"] != "TPL000"], stderr
+    return out, stderr
 
 
 def distance(finding: dict, row: dict) -> int | None:
@@ -111,7 +108,10 @@ def main() -> int:
         if head != repo_rows[0]["commit"]:
             notes.append(f"{repo}: clone at {head[:12]}, labelled at {repo_rows[0]['commit'][:12]}")
         found, _ = findings(clone, args.labels, args.findings)
-        reported += [{**f, "repo": repo} for f in found if not args.rule or f["code"] == args.rule]
+        unread = {(os.path.normpath(f["path"]), f["cell"]) for f in found if f["code"] == "TPL000"}
+        kept = [r for r in repo_rows if (os.path.normpath(r["path"]), r["cell"]) not in unread and r["rule"] != "TPL000"]
+        labelled = [r for r in labelled if r["repo"] != repo] + kept
+        reported += [{**f, "repo": repo} for f in found if f["code"] != "TPL000" and (not args.rule or f["code"] == args.rule)]
 
     judged_by = [(f, nearest(f, labelled)) for f in reported]
 
