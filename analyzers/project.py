@@ -1243,15 +1243,17 @@ def caller_uses(namespace: FileNamespace, path: str, name: str, index: int | Non
                 target = elements[index] if index < len(elements) else None
             if type(target) is ast.Subscript and type(target.value) is ast.Name:
                 target = target.value  # `dataloaders["tar"] = load_data(...)`: a dict of loaders
-            if not isinstance(target, ast.Name):
+            kept = type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self"
+            if not isinstance(target, ast.Name) and not kept:
                 continue
             found = _callee(node.value.func, namespace, place, None)
             if _makes(found, path, name) or any(_makes(inner, path, name) for inner in _forwarded(found)):
-                names.add(target.id)
+                names.add(ast_dotted(cast(ast.expr, target)) or "")
         if names:
             uses = _uses_of_loaders(scope, names, namespace, place)
             moved, again, trained = moved or uses.moved, again or uses.again, trained or uses.trained
-            for function, read, looped in _global_readers(scope, names) if scope is namespace.tree else ():
+            readers = _global_readers(scope, names) if scope is namespace.tree else _attribute_readers(namespace.tree, scope, names)
+            for function, read, looped in readers:
                 uses = _uses_of_loaders(function, read, namespace, place, looped)
                 moved, again, trained = moved or uses.moved, again or uses.again, trained or uses.trained
     return LoaderUses(moved, again, trained, (moved is not None or again is not None) and _module_trains(namespace, place))
@@ -1300,6 +1302,24 @@ def _global_readers(module: ast.Module, names: set[str]):
             yield function, read, int(function.name in looped)
 
 
+def _attribute_readers(module: ast.Module, method, names: set[str]):
+    """(method, names, 1 when a loop of the module calls it else 0) for the other methods of
+    the class of `method` that read the attributes `names` (`self.train_loader`) it sets:
+    deeplab's `Trainer.training(epoch)`, looping over the loader `__init__` stored, called
+    once per epoch."""
+    kept = {name for name in names if name.startswith("self.")}
+    cls = next((node for node in ast.walk(module) if type(node) is ast.ClassDef and method in node.body), None)
+    if cls is None or not kept:
+        return
+    looped = {node.func.attr for loop in ast.walk(module) if type(loop) in (ast.For, ast.While)
+              for node in ast.walk(loop) if type(node) is ast.Call and type(node.func) is ast.Attribute}
+    for function in cls.body:
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function is not method:
+            read = {dotted for node in ast.walk(function) if type(node) is ast.Attribute and (dotted := ast_dotted(node)) in kept}
+            if read:
+                yield function, read, int(function.name in looped)
+
+
 def _uses_of_loaders(scope, names: set[str], namespace: FileNamespace, place: Place, loops: int = 0) -> LoaderUses:
     """What is done with the loaders bound to `names` in `scope` (run in as many loops)."""
     moved: Use | None = None
@@ -1309,14 +1329,14 @@ def _uses_of_loaders(scope, names: set[str], namespace: FileNamespace, place: Pl
     names = names | {  # `epoch_iterator = tqdm(train_loader, ...)`, then a loop over it
         node.targets[0].id for node in body_nodes(scope) if type(node) is ast.Assign and len(node.targets) == 1
         and type(node.targets[0]) is ast.Name and type(node.value) is ast.Call
-        and type(wrapped := _loop_source(node.value)) is ast.Name and wrapped.id in names}
+        and ast_dotted(_loop_source(node.value)) in names}
     stack = [(child, loops) for child in ast.iter_child_nodes(scope)]  # (node, loops around it)
     while stack:
         child, loops = stack.pop()
         if type(child) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
             continue
         source = _loop_source(child.iter) if isinstance(child, (ast.For, ast.AsyncFor)) else None
-        if isinstance(child, (ast.For, ast.AsyncFor)) and type(source) is ast.Name and source.id in names:
+        if isinstance(child, (ast.For, ast.AsyncFor)) and source is not None and ast_dotted(source) in names:
             if loops and again is None:
                 again = Use(shortened(ast.unparse(child.iter)), place(child.lineno), place.path, child.lineno, where)
             trained = trained or _steps_in(child, namespace, place, None, 0)
@@ -1441,13 +1461,13 @@ def instance_default(ctx, expr, scope):
     return class_default(namespace.klass(cls) if cls else None, expr.attr.value)
 
 
-def argparse_defaults(found: Definition | ast.Module | None) -> dict[str, list]:
+def argparse_defaults(found: Definition | ast.Module | ast.FunctionDef | None) -> dict[str, list]:
     """{dest: [default, ...]} of the `add_argument` calls of a function of the project that
     builds an argparse parser, or of a module's own statements (a constant default; None for
     one it does not give or that is not a constant)."""
     if found is None:
         return {}
-    function = found if isinstance(found, ast.Module) else found[0]
+    function = found if isinstance(found, (ast.Module, ast.FunctionDef)) else found[0]
     memo = function.__dict__.setdefault("_perf_lint_memo", {})
     if argparse_defaults not in memo:
         defaults: dict[str, list] = {}

@@ -2396,3 +2396,91 @@ def test_a_log_interval_whose_default_the_calling_module_parses(tmp_path):
     (tmp_path / "main.py").write_text(textwrap.dedent(main).replace("default=1", "default=100"))
     os.utime(tmp_path / "main.py", (1, 1))
     assert findings_of(str(tmp_path / "utils.py"), "TPL203") == []
+
+
+def test_loader_options_through_a_factorys_kwargs_kept_on_a_trainer(tmp_path):
+    """deeplab-xception: train.py's `Trainer.__init__` calls dataloaders/__init__.py's
+    `make_data_loader(args, **kwargs)` with `kwargs = {'num_workers': args.workers, 'pin_memory':
+    True}` (`--workers` 4 in the parser `main()` builds), keeps the loaders on `self`, and its
+    `training(epoch)`, called once per epoch, loops over them: 4 workers started every epoch."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "loaders.py").write_text(textwrap.dedent("""
+        from torch.utils.data import DataLoader
+
+        def make_data_loader(args, **kwargs):
+            train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True, **kwargs)
+            val_loader = DataLoader(val_set, batch_size=args.batch_size, shuffle=False, **kwargs)
+            return train_loader, val_loader
+    """))
+    train = """
+        import argparse
+        from tqdm import tqdm
+        from loaders import make_data_loader
+
+        class Trainer:
+            def __init__(self, args):
+                kwargs = {'num_workers': args.workers, 'pin_memory': True}
+                self.train_loader, self.val_loader = make_data_loader(args, **kwargs)
+
+            def training(self, epoch):
+                tbar = tqdm(self.train_loader)
+                for i, sample in enumerate(tbar):
+                    image = sample['image'].cuda()
+                    self.criterion(self.model(image)).backward()
+                    self.optimizer.step()
+
+        def main():
+            parser = argparse.ArgumentParser()
+            parser.add_argument('--workers', type=int, default=4)
+            args = parser.parse_args()
+            trainer = Trainer(args)
+            for epoch in range(100):
+                trainer.training(epoch)
+    """
+    (tmp_path / "train.py").write_text(textwrap.dedent(train))
+    loaders = str(tmp_path / "loaders.py")
+    [finding] = findings_of(loaders, "TPL104")
+    assert finding.range.start_line + 1 == 5 and "its 4 worker processes" in finding.message and "train.py" in finding.message
+    assert findings_of(loaders, "TPL102") == []  # (pin_memory=True in the mapping)
+    (tmp_path / "train.py").write_text(textwrap.dedent(train).replace("default=4", "default=0"))
+    assert findings_of(loaders, "TPL104") == []
+
+
+def test_loader_options_a_factory_sets_by_default_in_its_kwargs_and_loaders_it_appends(tmp_path):
+    """pytorch-playground: `get10(batch_size, **kwargs)` sets `kwargs.setdefault('num_workers',
+    1)`, appends its loaders to a list it returns, and train.py unpacks them, moves the
+    batches to the GPU and loops over the training loader every epoch: no call gives
+    pin_memory."""
+    (tmp_path / "pyproject.toml").write_text("")
+    dataset = """
+        import torch
+
+        def get10(batch_size, train=True, val=True, **kwargs):
+            num_workers = kwargs.setdefault('num_workers', 1)
+            kwargs.pop('input_size', None)
+            ds = []
+            if train:
+                train_loader = torch.utils.data.DataLoader(train_set, batch_size=batch_size, shuffle=True, **kwargs)
+                ds.append(train_loader)
+            if val:
+                test_loader = torch.utils.data.DataLoader(test_set, batch_size=batch_size, shuffle=False, **kwargs)
+                ds.append(test_loader)
+            ds = ds[0] if len(ds) == 1 else ds
+            return ds
+    """
+    (tmp_path / "dataset.py").write_text(textwrap.dedent(dataset))
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        import dataset
+
+        train_loader, test_loader = dataset.get10(batch_size=200)
+        for epoch in range(40):
+            for data, target in train_loader:
+                loss = model(data.cuda()).sum()
+                loss.backward()
+                optimizer.step()
+    """))
+    path = str(tmp_path / "dataset.py")
+    assert [(f.range.start_line + 1, "its worker process" in f.message) for f in findings_of(path, "TPL104")] == [(9, True)]
+    assert [f.range.start_line + 1 for f in findings_of(path, "TPL102")] == [9]
+    (tmp_path / "dataset.py").write_text(textwrap.dedent(dataset).replace("kwargs.pop('input_size', None)", "kwargs.update(extra)"))
+    assert findings_of(path, "TPL104") == [] and findings_of(path, "TPL102") == []

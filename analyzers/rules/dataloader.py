@@ -345,11 +345,105 @@ class LoaderRule(Rule):
 
     def _setting(self, site: Site, index: int, name: str):
         passed = self.ctx.call_argument(cast(cst.Call, site.node), index, name, site.scope)  # a loader call
-        if passed is None or passed is UNKNOWN:
+        if passed is UNKNOWN:
+            return self._star_parameter_setting(cast(cst.Call, site.node), name, site.scope)
+        if passed is None:
             return passed
         expr, scope = passed
         value = self._resolved(expr, scope, 0)
         return UNKNOWN if value is None and name != "pin_memory" else value
+
+    def _star_parameter_setting(self, call: cst.Call, name: str, scope):
+        """A loader keyword that can only come through the function's own `**kwargs` (`def
+        get10(batch_size, **kwargs): ... DataLoader(ds, batch_size=batch_size, **kwargs)`): the
+        value every call of the function gives it by that name (in this module or the modules
+        importing it; directly or in a `**mapping` it knows), else the function's
+        `kwargs.setdefault(name, value)`, else None (not passed); UNKNOWN when the calls differ,
+        none is found, or the function changes the mapping otherwise."""
+        function = scope.node
+        star = function.params.star_kwarg if function is not None else None
+        stars = star_kwargs(call)
+        if type(star) is not cst.Param or len(stars) != 1 or dotted(stars[0].value) != star.name.value or any(
+                arg.star == "*" for arg in call.args) or self.ctx.class_of.get(id(function)) is not None:
+            return UNKNOWN
+        mapping = star.name.value
+        default = self._star_default(function, mapping, name)
+        if default is UNKNOWN:
+            return UNKNOWN
+        values = []
+        for call_site in self.ctx.calls.get(function.name.value, []):
+            if type(call_site.node.func) is not cst.Name:
+                continue  # (`trainer.get10()` is not a call of the module's function)
+            given = keyword(call_site.node, name)
+            found = (given.value, call_site.scope) if given is not None else None
+            for passed in star_kwargs(call_site.node) if given is None else ():
+                known = self.ctx.kwargs(passed.value, call_site.scope)
+                if known is UNKNOWN:
+                    return UNKNOWN
+                found = (known[0][name], known[1]) if name in known[0] else found
+            values.append(self._resolved(*found, 1) if found is not None else
+                          self._resolved(default, scope, 1) if default is not None else None)
+        imported = self._imported_star_values(function.name.value, name)
+        if imported is UNKNOWN:
+            return UNKNOWN
+        values += [value if value is not None else self._resolved(default, scope, 1) if default is not None else None
+                   for value in imported]
+        distinct = {repr(value) for value in values}
+        return values[0] if len(distinct) == 1 and UNKNOWN not in values else UNKNOWN
+
+    @staticmethod
+    def _star_default(function: cst.FunctionDef, mapping: str, name: str):
+        """What `kwargs.setdefault("name", value)` in the function gives a key no call passes
+        (None when it sets none); UNKNOWN when the function uses the mapping otherwise than by
+        `**`, `get`, `setdefault` and `pop` of other keys."""
+        default = None
+        for node in walk(function.body):
+            if type(node) is cst.Attribute and dotted(node.value) == mapping:
+                if node.attr.value not in ("get", "setdefault", "pop"):
+                    return UNKNOWN
+            elif type(node) is cst.Call and type(node.func) is cst.Attribute and dotted(node.func.value) == mapping:
+                key = literal(node.args[0].value) if node.args else UNKNOWN
+                if key == name and node.func.attr.value == "pop" or not isinstance(key, str):
+                    return UNKNOWN
+                if key == name and node.func.attr.value == "setdefault":
+                    default = node.args[1].value if len(node.args) > 1 else UNKNOWN
+            elif type(node) is cst.Subscript and dotted(node.value) == mapping:
+                return UNKNOWN
+        return default
+
+    def _imported_star_values(self, function: str, name: str):
+        """What the calls of this module's function `function` in the modules importing it
+        pass as keyword `name`: constants (an argparse default of `args.x` as well), directly
+        or in a `**mapping` assigned a dict once in the calling function, None where a call
+        does not pass it; UNKNOWN when one passes what is not known."""
+        path = self.ctx.path
+        if not path or path.startswith("<"):
+            return []
+        importers = self.ctx.shared.get(importing)
+        if importers is None:
+            importers = self.ctx.shared[importing] = importing(path)
+        found: list = []
+        for namespace in importers:
+            for owner in [namespace.tree, *(n for n in ast.walk(namespace.tree) if type(n) in (ast.FunctionDef, ast.AsyncFunctionDef))]:
+                for node in body_nodes(owner):
+                    called = ast_dotted(node.func) if type(node) is ast.Call else None
+                    if called is None or called.rpartition(".")[2] != function:
+                        continue
+                    target = namespace.function(called)
+                    if target is None or os.path.abspath(target[2].path) != os.path.abspath(path):
+                        continue
+                    given = next((k.value for k in node.keywords if k.arg == name), None)
+                    for passed in (k.value for k in node.keywords if k.arg is None) if given is None else ():
+                        mapping = _assigned_dict(owner, passed)
+                        if mapping is None:
+                            return UNKNOWN
+                        given = mapping.get(name, given)
+                    if given is not None and type(given) is not ast.Constant:
+                        given = _parsed_default(namespace, given, anywhere=True)
+                        if given is None:
+                            return UNKNOWN
+                    found.append(None if given is None else given.value)
+        return found
 
     def _resolved(self, expr: cst.BaseExpression, scope, depth: int):
         """The value of a loader setting: a constant, an argparse default (also through a
@@ -644,6 +738,11 @@ class LoaderRule(Rule):
             for position, element in enumerate(elements if elements is not None else [value]):
                 if element is site.node or type(element) is cst.Name and element.value in names:
                     index = position if elements is not None else None
+            if type(value) is cst.Name and index is False:  # `ds.append(train_loader)` ... `return ds`: by the order of the appends
+                appended = [call.node.args[0].value for call in self.ctx.calls.get("append", ()) if call.scope is site.scope
+                            and len(call.node.args) == 1 and dotted(cast(cst.Attribute, call.node.func).value) == value.value]
+                index = next((position for position, element in enumerate(appended) if element is site.node
+                              or type(element) is cst.Name and element.value in names), False)
         if index is False:
             return []
         importers = self.ctx.shared.get(gpu_importers)
@@ -1528,16 +1627,31 @@ def _iterator_class(cls: cst.ClassDef | None) -> bool:
     return any(type(s) is cst.FunctionDef and s.name.value in ("__iter__", "__next__") for s in body)
 
 
-def _parsed_default(namespace, expr: ast.expr) -> ast.Constant | None:
+def _parsed_default(namespace, expr: ast.expr, anywhere: bool = False) -> ast.Constant | None:
     """`args.num_workers` in a module that parses its command line at its top level (`args =
-    parser.parse_args()`, perhaps then given to its `main(args)`): the one constant default its
-    parser gives that option (`--num_workers`, default 2)."""
+    parser.parse_args()`, perhaps then given to its `main(args)`; with `anywhere`, in one of
+    its functions as well): the one constant default its parser gives that option
+    (`--num_workers`, default 2)."""
     if type(expr) is not ast.Attribute or type(expr.value) is not ast.Name or not any(
             type(n) is ast.Call and type(n.func) is ast.Attribute and n.func.attr in ("parse_args", "parse_known_args")
-            for n in body_nodes(namespace.tree)):
+            for n in (ast.walk(namespace.tree) if anywhere else body_nodes(namespace.tree))):
         return None
-    defaults = argparse_defaults(namespace.tree).get(expr.attr, [])
+    owners = [namespace.tree, *(n for n in ast.walk(namespace.tree) if type(n) is ast.FunctionDef)] if anywhere else [namespace.tree]
+    defaults = [default for owner in owners for default in argparse_defaults(owner).get(expr.attr, [])]
     return ast.Constant(defaults[0]) if len(defaults) == 1 and defaults[0] is not None else None
+
+
+def _assigned_dict(owner, expr: ast.expr) -> dict[str, ast.expr] | None:
+    """The keys of the dict literal (string keys only) that the name `expr` is assigned once in
+    `owner` (a function or module, nested definitions left out); None when it is not that."""
+    if type(expr) is not ast.Name:
+        return None
+    values = [n.value for n in body_nodes(owner) if type(n) is ast.Assign
+              and any(type(t) is ast.Name and t.id == expr.id for t in n.targets)]
+    if len(values) != 1 or type(values[0]) is not ast.Dict or not all(
+            type(k) is ast.Constant and type(k.value) is str for k in values[0].keys):
+        return None
+    return {str(cast(ast.Constant, k).value): v for k, v in zip(values[0].keys, values[0].values)}
 
 
 def _enclosing_tests(tree: cst.CSTNode, node: cst.CSTNode) -> list[tuple[cst.BaseExpression, bool]] | None:
@@ -2955,12 +3069,14 @@ class PinnedMemoryMissing(LoaderRule):
                 out = model(x.to(torch.float16))
             """,
         ),
+        # options passed through `**kw` from a mapping perf-lint cannot read: may hold pin_memory
         Example(
             """
+            import json
             from torch.utils.data import DataLoader
             def make(ds, **kw):
                 return DataLoader(ds, num_workers=2, **kw)
-            loader = make(ds)
+            loader = make(ds, **json.load(open("loader.json")))
             for x in loader:
                 x.cuda()
             """,
@@ -2998,6 +3114,19 @@ class PinnedMemoryMissing(LoaderRule):
         ),
     )
     INVALID = (
+        # options passed through the factory's `**kwargs`: no call gives pin_memory
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            def get_loader(ds, batch_size, **kwargs):
+                kwargs.setdefault("num_workers", 1)
+                return DataLoader(ds, batch_size=batch_size, shuffle=True, **kwargs)
+            loader = get_loader(ds, 64, num_workers=4)
+            for epoch in range(10):
+                for x, y in loader:
+                    model(x.cuda()).sum().backward()
+            """,
+        ),
         # older scripts wrap the batch in `Variable` before moving it
         Example(
             """
