@@ -661,6 +661,18 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # a loop over two datasets inside a long training loop runs on every iteration (StarGAN's train_multi)
+        Example(
+            """
+            import torch
+            device = torch.device("cuda")
+            for i in range(200000):
+                for dataset in ["CelebA", "RaFD"]:
+                    x = next(loaders[dataset]).to(device)
+                    alpha = torch.rand(x.size(0), 1, 1, 1).to(device)
+                    D(alpha * x).mean().backward()
+            """,
+        ),
         # a class whose constructor makes the tensor, made in a module's forward
         Example(
             """
@@ -1977,8 +1989,9 @@ class CpuTensorMovedEachStep(Nesting):
         loops = [loop for loop in site.loops if not _over_entries(loop)]  # (a dict's entries: its few keys)
         if loops:
             loop = loops[-1]
-            if few_iterations(loop, self.ctx, site.scope):
-                return None  # a few iterations (ten plots of a 2x2 matrix)
+            if all(few_iterations(around, self.ctx, site.scope) for around in loops):
+                return None  # a few iterations (ten plots of a 2x2 matrix); not StarGAN's `for dataset in
+                # ["CelebA", "RaFD"]:` in its loop of 200,000 iterations
             if id(site.node) in self._intervals(loop, site.scope):
                 return None  # `if i % generate_every == 0:` (a sample every 500 steps)
             return None if TrainingSteps.of(self.ctx).per_epoch(loop) else "on every iteration"

@@ -774,6 +774,21 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a loop over two datasets inside a long training loop is not a demonstration (StarGAN's train_multi)
+        Example(
+            """
+            import torch
+            device = torch.device("cuda")
+            for i in range(200000):
+                for dataset in ["CelebA", "RaFD"]:
+                    x = next(loaders[dataset]).to(device)
+                    d_loss = D(x).mean()
+                    d_optimizer.zero_grad()
+                    d_loss.backward()
+                    d_optimizer.step()
+                    log["D/loss"] = d_loss.item()
+            """,
+        ),
         # a LightningModule's training step, through a method it passes the batch to; the Trainer
         # trains on the GPU (`gpus=1`) and moves the batch there
         Example(
@@ -1491,13 +1506,17 @@ class HostSyncEveryStep(Nesting):
     def _demo(self, loop: cst.CSTNode, site: Site) -> bool:
         """A training loop of a few steps (`for step in range(5):`) that shows how training works,
         unless its function runs on every step of another loop (SAC's `update()`, looping
-        `gradient_steps` times, 1 by default, at every step of the environment); or one run once:
+        `gradient_steps` times, 1 by default, at every step of the environment) or sits in a longer
+        loop of its own function; or one run once:
         it ends with `break`, or counts a known number of steps inside a loop that does."""
         function = site.scope.node
         if runs_once(loop, site.loops, self.ctx, site.scope):
             return True  # (Grad-CAM's `for j in range(20): ... backward()` in a loop over one batch: `break` at its end)
+        outer = site.loops[: next((i for i, around in enumerate(site.loops) if around is loop), 0)]
         return few_iterations(loop, self.ctx, site.scope, _DEMO_STEPS) and not (
-            function is not None and TrainingSteps.of(self.ctx).called_in_loop(function))
+            function is not None and TrainingSteps.of(self.ctx).called_in_loop(function)) and all(
+            few_iterations(around, self.ctx, site.scope, _DEMO_STEPS) for around in outer)  # (not StarGAN's
+        # `for dataset in ["CelebA", "RaFD"]:` in its loop of 200,000 iterations)
 
     def _every_step(self, candidate: _Candidate) -> bool:
         """In a training loop (or step function called from a loop), not under an interval guard."""
