@@ -1307,9 +1307,10 @@ class LoaderRule(Rule):
                 return False
             if passes or iterators or calls:
                 if not once or any(steps.trains(loop) or steps.per_epoch(loop) for loop in passes):
-                    if calls or not all(_shows_only(loop) or self._waits_for_user(loop) for loop in passes):
-                        return False  # (not when every pass only prints its batches or waits for a person at
-                        # each: a demo of the loader, a viewer)
+                    if calls or not all(_shows_only(loop) or self._waits_for_user(loop) or self._short(loop, site.scope)
+                                        for loop in passes):
+                        return False  # (not when every pass only prints its batches, waits for a person at
+                        # each or stops after a few: a demo of the loader, a viewer)
                 if not all(map(self._next_once, iterators)) or not all(self._one_pass(call, name, site.scope) for call in calls):
                     return False
             single += one + len(passes) + len(iterators) + len(calls) + len(few) + len(tests)
@@ -2085,6 +2086,25 @@ class SynchronousDataLoader(LoaderRule):
     options = {"num-workers": 4}
     VALID = (
         _WHOLE_DATASET,
+        # a dataset module's self-check: two batches plotted, then the loop stops (deeplab's)
+        Example(
+            """
+            import torch
+            import matplotlib.pyplot as plt
+            from PIL import Image
+            class VOCSegmentation(torch.utils.data.Dataset):
+                def __getitem__(self, index):
+                    return Image.open(self.images[index])
+            if __name__ == "__main__":
+                dataloader = torch.utils.data.DataLoader(VOCSegmentation(), batch_size=5, shuffle=True, num_workers=0)
+                for ii, sample in enumerate(dataloader):
+                    plt.imshow(sample[0])
+                    if ii == 1:
+                        break
+                plt.show(block=True)
+            model = torch.nn.Linear(2, 2).cuda()
+            """,
+        ),
         # tensors loaded once with torch.load (a label cast `.to(torch.long)`), indexed per item
         Example(
             """

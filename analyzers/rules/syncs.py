@@ -267,6 +267,41 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # a constant set on the first call, in the state the test reads (CMC's memory bank)
+        Example(
+            """
+            import torch
+            class NCEAverage(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.params = [0.07, -1.0]
+                def forward(self, l, memory):
+                    Z = self.params[1]
+                    out = torch.exp(torch.mm(memory, l.t()) / 0.07)
+                    if Z < 0:
+                        self.params[1] = out.mean().item() * memory.size(0)
+                        print("normalization constant Z is set to {:.1f}".format(self.params[1]))
+                    return out / self.params[1]
+            model = NCEAverage().cuda()
+            """,
+        ),
+        # a trainer module whose forward is the training loop: what it reads before the loop, once
+        Example(
+            """
+            import torch
+            class Trainer(torch.nn.Module):
+                def __init__(self, net, loader):
+                    super().__init__()
+                    self.net, self.loader = net.cuda(), loader
+                    self.register_buffer("step", torch.tensor(0))
+                def forward(self):
+                    step = self.step.item()
+                    for images in self.loader:
+                        self.net(images.cuda()).mean().backward()
+                        self.optimizer.step()
+                        step += 1
+            """,
+        ),
         # the `else` of a flag the source only ever sets to True: no run takes it
         Example(
             """
@@ -1582,6 +1617,8 @@ class HostSyncEveryStep(Nesting):
                 assigned_in(branch.body, found[0].value) for n in walk(test)
                 if (found := none_test(n)) is not None and found[1] and type(found[0]) is cst.Name):
             return True  # `if loss_ema is None: loss_ema = loss.item()`: on the first step only
+        if _sets_its_state(branch, site.scope):
+            return True  # `if Z_l < 0: self.params[2] = out_l.mean() * n` with `Z_l = self.params[2].item()`: once
         return interval_test(self.ctx, test, site.loops, site.scope)
 
     # -- what syncs -------------------------------------------------------------------------------
@@ -2142,6 +2179,16 @@ class HostSyncEveryStep(Nesting):
                      for first in [positional(site.node, 0)] if first is not None)
             self.buffers = {name for name in names if type(name) is str}
         return self.buffers
+
+
+def _sets_its_state(branch: cst.If, scope: Scope) -> bool:
+    """Whether the branch assigns the state of the object its test reads (`self.params[2]`,
+    directly or through a local name assigned from it): a value set on the first run, and
+    read as set afterwards (CMC's normalisation constant)."""
+    tested = [n for n in walk(branch.test) if type(n) is cst.Name]
+    read = [value for name in tested for value in scope.assignments.get(name.value, ()) if value is not None] + [branch.test]
+    state = {code(n) for value in read for n in walk(value) if type(n) in (cst.Attribute, cst.Subscript) and root_name(n) == "self"}
+    return bool(state) and any(type(n) is cst.AssignTarget and code(n.target) in state for n in walk(branch.body))
 
 
 def _loss_call(call: cst.Call) -> bool:

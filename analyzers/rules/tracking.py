@@ -230,7 +230,8 @@ class TrainingSteps:
         """Whether a framework calls `function` on every training step: an ignite Engine's
         process function, a LightningModule's `training_step` (and the methods it calls on
         `self`: `self.shared_step(batch, "train")`), a module's `forward` (of a
-        subclass of `torch.nn.Module`, also through classes of the project; and the
+        subclass of `torch.nn.Module`, also through classes of the project, that does not
+        loop over training steps itself; and the
         methods it calls on `self`; in a notebook, one that trains: a notebook that only runs
         a model has no training step)."""
         if function.name.value in self.engines:
@@ -241,8 +242,8 @@ class TrainingSteps:
         bases = [dotted(base.value) or "" for base in cls.bases]
         if any("LightningModule" in base for base in bases) and function.name.value in self._called_on_self(cls, "training_step"):
             return True
-        if function.name.value == "training_step":
-            return False
+        if function.name.value == "training_step" or id(function) in self._epochs:
+            return False  # (a Trainer module whose `forward` loops over the steps itself: byol-pytorch's)
         module = any(base.rpartition(".")[2] == "Module" for base in bases) or derives_from(self.ctx, cls.name.value, MODULE_CLASSES)
         return module and function.name.value in self._called_on_self(cls, "forward") \
             and (not any(unit.notebook for unit in self.ctx.units) or self.anywhere()) and not self._made_to_infer(cls)
@@ -602,7 +603,8 @@ def calls_outside_loops(body: cst.CSTNode) -> list[cst.Call]:
 
 
 def iterations(loop: cst.For, ctx: Context, scope: Scope) -> int | None:
-    """How many times a `for` loop runs, when it iterates a literal sequence or a constant range()."""
+    """How many times a `for` loop runs, when it iterates a literal sequence or a constant
+    range(), or stops by a count: `for i, batch in enumerate(loader): ... if i == 1: break`."""
     iterable = loop.iter
     if type(iterable) is cst.List or type(iterable) is cst.Tuple or type(iterable) is cst.Set:
         return len(iterable.elements)
@@ -611,7 +613,25 @@ def iterations(loop: cst.For, ctx: Context, scope: Scope) -> int | None:
         if 1 <= len(values) <= 3 and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
             if len(values) < 3 or values[2] != 0:
                 return len(range(*values))
+    if type(iterable) is cst.Call and call_name(iterable) == "enumerate" and len(iterable.args) == 1 and type(
+            loop.target) is cst.Tuple and type(counter := loop.target.elements[0].value) is cst.Name:
+        return _counted_stop(loop, counter.value, ctx, scope)
     return None
+
+
+def _counted_stop(loop: cst.For, counter: str, ctx: Context, scope: Scope) -> int | None:
+    """The iterations of a loop whose body ends with `if counter == n: break` (or `>= n`, `> n`)."""
+    body = loop.body.body if type(loop.body) is cst.IndentedBlock else ()
+    last = body[-1] if body else None
+    if type(last) is not cst.If or last.orelse is not None or type(last.test) is not cst.Comparison or len(
+            last.test.comparisons) != 1 or not (type(last.body) is cst.IndentedBlock and len(last.body.body) == 1 and type(
+            last.body.body[0]) is cst.SimpleStatementLine and type(last.body.body[0].body[0]) is cst.Break):
+        return None
+    test = last.test
+    operator, bound = type(test.comparisons[0].operator), ctx.value(test.comparisons[0].comparator, scope)
+    if type(test.left) is not cst.Name or test.left.value != counter or type(bound) is not int or bound < 0:
+        return None
+    return {cst.Equal: bound + 1, cst.GreaterThanEqual: bound + 1, cst.GreaterThan: bound + 2}.get(operator)
 
 
 def runs_once(loop: cst.CSTNode, loops: tuple, ctx: Context, scope: Scope) -> bool:
