@@ -2187,7 +2187,7 @@ def _sets_its_state(branch: cst.If, scope: Scope) -> bool:
     read as set afterwards (CMC's normalisation constant)."""
     tested = [n for n in walk(branch.test) if type(n) is cst.Name]
     read = [value for name in tested for value in scope.assignments.get(name.value, ()) if value is not None] + [branch.test]
-    state = {code(n) for value in read for n in walk(value) if type(n) in (cst.Attribute, cst.Subscript) and root_name(n) == "self"}
+    state = {code(n) for value in read for n in walk(value) if isinstance(n, (cst.Attribute, cst.Subscript)) and root_name(n) == "self"}
     return bool(state) and any(type(n) is cst.AssignTarget and code(n.target) in state for n in walk(branch.body))
 
 
