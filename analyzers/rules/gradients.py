@@ -405,6 +405,36 @@ class EvaluationWithGradients(Nesting):
                     out = model(img)
             """,
         ),
+        # the same, in a `test()` given the loader as a parameter (densenet.pytorch)
+        Example(
+            """
+            import torch
+            from torch.autograd import Variable
+            def test(net, test_loader):
+                net.eval()
+                for data, target in test_loader:
+                    data, target = Variable(data.cuda(), volatile=True), Variable(target.cuda())
+                    loss = criterion(net(data), target)
+            loader = torch.utils.data.DataLoader(test_set, batch_size=64)
+            for epoch in range(300):
+                train(net, train_loader)
+                test(net, loader)
+            """,
+            """
+            import torch
+            from torch.autograd import Variable
+            @torch.no_grad()
+            def test(net, test_loader):
+                net.eval()
+                for data, target in test_loader:
+                    data, target = Variable(data.cuda(), volatile=True), Variable(target.cuda())
+                    loss = criterion(net(data), target)
+            loader = torch.utils.data.DataLoader(test_set, batch_size=64)
+            for epoch in range(300):
+                train(net, train_loader)
+                test(net, loader)
+            """,
+        ),
         # a module held by a name that does not say so (`classifier`), run in `test()` every epoch
         Example(
             """

@@ -9,7 +9,7 @@ from typing import cast
 import libcst as cst
 
 from ..context import CallSite, Context, Frame, Scope, Site
-from ..nodes import UNKNOWN, call_name, code, dotted, iteration_source, keyword, lazy_init, literal, names_in, positional, walk
+from ..nodes import UNKNOWN, argument, call_name, code, dotted, iteration_source, keyword, lazy_init, literal, names_in, positional, walk
 from ..importers import importer_namespace_default, made_only_to_infer
 from ..project import (call_target, derives_from, instance_default, maybe_project_call, steps_in_loops, tests_interval,
                        trains_somewhere)
@@ -559,8 +559,21 @@ def _setting(ctx: Context, expr: cst.BaseExpression, scope: Scope):
 
 def iterates_dataloader(ctx: Context, loop: cst.For, scope: Scope) -> bool:
     """Whether a `for` loop takes its items (through `enumerate`, `tqdm`, ...) from a
-    DataLoader the source makes: CPU batches, a pass over a dataset."""
-    found = ctx.origin(iteration_source(loop.iter), scope)
+    DataLoader the source makes: CPU batches, a pass over a dataset; also a parameter every
+    call of its function in the source gives one (`test(args, epoch, net, testLoader)`)."""
+    source = iteration_source(loop.iter)
+    function = scope.node
+    if type(source) is cst.Name and function is not None and source.value in scope.params and scope.assignments.get(
+            source.value) == [None] and ctx.class_of.get(id(function)) is None:
+        index = scope.params.index(source.value)
+        calls = [site for site in ctx.calls.get(function.name.value, ()) if type(site.node.func) is cst.Name]
+        given = [(argument(site.node, index, source.value), site.scope) for site in calls]
+        return bool(given) and all(arg is not None and _a_loader(ctx, arg, where) for arg, where in given)
+    return _a_loader(ctx, source, scope)
+
+
+def _a_loader(ctx: Context, expr: cst.BaseExpression, scope: Scope) -> bool:
+    found = ctx.origin(expr, scope)
     return found is not None and type(found[0]) is cst.Call and (ctx.qualname(found[0].func) or "").endswith(".DataLoader")
 
 
