@@ -214,6 +214,14 @@ def named_by_importers(path: str, name: str) -> bool | None:
     return any(name.encode() in module.identifiers() for _, module, _ in found)
 
 
+def subclassed_by_importers(path: str, name: str) -> bool:
+    """Whether a module of the project importing the module at `path` derives a class from its
+    class `name` (pytorch_GAN_zoo's `ProgressiveGAN(BaseGAN)`): the methods it inherits run
+    where that one is used."""
+    return any(type(node) is ast.ClassDef and any((ast_dotted(base) or "").rpartition(".")[2] == name for base in node.bases)
+               for _, module, root in _importers(path, any_text=True) for node in ast.walk(module.namespace(root).tree))
+
+
 def unused_class(ctx, cls: cst.ClassDef) -> bool:
     """Whether nothing in the project names the class `cls` of the source: the source only
     defines it, and the modules importing the source (one at least) never name it (yolov7's

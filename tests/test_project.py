@@ -2484,3 +2484,43 @@ def test_loader_options_a_factory_sets_by_default_in_its_kwargs_and_loaders_it_a
     assert [f.range.start_line + 1 for f in findings_of(path, "TPL102")] == [9]
     (tmp_path / "dataset.py").write_text(textwrap.dedent(dataset).replace("kwargs.pop('input_size', None)", "kwargs.update(extra)"))
     assert findings_of(path, "TPL104") == [] and findings_of(path, "TPL102") == []
+
+
+def test_a_step_method_a_subclass_in_another_module_inherits(tmp_path):
+    """pytorch_GAN_zoo: base_GAN.py's `BaseGAN.optimizeParameters` trains and reads the losses
+    on the host; progressive_gan.py derives `ProgressiveGAN(BaseGAN)`, and the trainer, which
+    imports only progressive_gan.py, calls `model.optimizeParameters(batch)` on every batch.
+    The method runs although no module importing base_GAN.py names it."""
+    base = textwrap.dedent("""
+        import torch
+
+        class BaseGAN():
+            def __init__(self):
+                self.device = torch.device("cuda:0")
+
+            def optimizeParameters(self, batch):
+                self.optimizerD.zero_grad()
+                lossD = self.netD(batch.to(self.device)).mean()
+                lossD.backward()
+                self.optimizerD.step()
+                return {"lossD": lossD.item()}
+    """)
+    trainer = textwrap.dedent("""
+        from progressive_gan import ProgressiveGAN
+
+        model = ProgressiveGAN()
+        for epoch in range(10):
+            for batch in loader:
+                losses = model.optimizeParameters(batch)
+    """)
+
+    def reads(folder, progressive):
+        folder.mkdir()
+        (folder / "pyproject.toml").write_text("")
+        (folder / "base_gan.py").write_text(base)
+        (folder / "progressive_gan.py").write_text(progressive)
+        (folder / "trainer.py").write_text(trainer)
+        return [f.range.start_line + 1 for f in findings_of(str(folder / "base_gan.py"), "TPL203")]
+
+    assert reads(tmp_path / "derived", "from base_gan import BaseGAN\nclass ProgressiveGAN(BaseGAN):\n    pass\n") == [13]
+    assert reads(tmp_path / "unrelated", "from base_gan import BaseGAN\nclass ProgressiveGAN:\n    pass\n") == []  # (nothing runs it)

@@ -13,7 +13,7 @@ from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
 from ..nodes import (aborts, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, lazy_init, literal,
                      moves_itself, names_in, none_test, option_test, positional, short_code, walk)
 from ..findings import Related
-from ..importers import named_by_importers, unused_class
+from ..importers import named_by_importers, subclassed_by_importers, unused_class
 from ..project import (
     Definition, Use, attribute_module, bind, derives_from, bound, call_target, copies_every_call, host_reads, iterated, maybe_project_call,
     parameters, reads_clock, reads_every_call, returned_parameter, steps_in_loops, used_arguments,
@@ -1723,7 +1723,9 @@ class HostSyncEveryStep(Nesting):
             return False  # (a method a framework may call: a hook of a library's class)
         key = ("unused", function.name.value)
         if key not in self.ctx.shared:
-            self.ctx.shared[key] = named_by_importers(os.path.abspath(self.ctx.path), function.name.value) is False
+            path = os.path.abspath(self.ctx.path)
+            self.ctx.shared[key] = named_by_importers(path, function.name.value) is False and not (
+                cls is not None and subclassed_by_importers(path, cls.name.value))
         return self.ctx.shared[key]
 
     def _timed(self, site: Site) -> bool:
