@@ -2524,3 +2524,34 @@ def test_a_step_method_a_subclass_in_another_module_inherits(tmp_path):
 
     assert reads(tmp_path / "derived", "from base_gan import BaseGAN\nclass ProgressiveGAN(BaseGAN):\n    pass\n") == [13]
     assert reads(tmp_path / "unrelated", "from base_gan import BaseGAN\nclass ProgressiveGAN:\n    pass\n") == []  # (nothing runs it)
+
+
+def test_a_worker_count_from_a_parser_another_module_builds(tmp_path):
+    """temporal-shift-module: opts.py builds `parser` at its top level (`--workers`, default 8),
+    main.py does `from opts import parser` and `args = parser.parse_args()`: its loaders have 8
+    workers."""
+    (tmp_path / "pyproject.toml").write_text("")
+    opts = """
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument('--epochs', default=120, type=int)
+        parser.add_argument('-j', '--workers', default=8, type=int)
+    """
+    (tmp_path / "opts.py").write_text(textwrap.dedent(opts))
+    (tmp_path / "main.py").write_text(textwrap.dedent("""
+        import torch
+        from opts import parser
+
+        def main():
+            args = parser.parse_args()
+            loader = torch.utils.data.DataLoader(train_set, batch_size=64, num_workers=args.workers, pin_memory=True)
+            for epoch in range(args.epochs):
+                for x, y in loader:
+                    model(x.cuda()).sum().backward()
+                    optimizer.step()
+    """))
+    main = str(tmp_path / "main.py")
+    [finding] = findings_of(main, "TPL104")
+    assert "its 8 worker processes" in finding.message
+    (tmp_path / "opts.py").write_text(textwrap.dedent(opts).replace("default=8", "default=0"))
+    assert findings_of(main, "TPL104") == []

@@ -20,7 +20,7 @@ from ..datasets import (
 )
 from ..findings import Related
 from ..importers import config_default, gpu_importers, importer_namespace_default, importing
-from ..project import (LoaderUses, SourceNamespace, derives_from, argparse_defaults, ast_dotted, bind, body_nodes, call_target, caller_uses, classes_made_by,
+from ..project import (FileNamespace, LoaderUses, SourceNamespace, derives_from, argparse_defaults, ast_dotted, bind, body_nodes, call_target, caller_uses, classes_made_by,
                        instance_default, method as method_of,
                        parsed_defaults,
                        device_moves, iterated, iterated_again, iterated_through, maybe_project_call, parameters, trains_somewhere,
@@ -451,6 +451,9 @@ class LoaderRule(Rule):
         (passed or its default), or, for a number of worker processes made from the core
         count (`int(os.cpu_count() / 2)`), that code; else UNKNOWN."""
         value = self.ctx.value(expr, scope)
+        option = _options_entry(self.ctx, expr, scope) if value is UNKNOWN and type(expr) is cst.Subscript else None
+        if option is not None:  # `config['num_workers']`, `config = vars(parse_args())`
+            return UNKNOWN if depth > 3 else self._resolved(option, scope, depth + 1)
         if value is UNKNOWN:
             value = self._namespace_setting(expr, scope, depth)
         if value is UNKNOWN:
@@ -607,7 +610,7 @@ class LoaderRule(Rule):
         parsed = self.ctx.origin(expr.value, scope) if type(expr.value) is cst.Name else (expr.value, scope)
         if parsed is None or type(parsed[0]) is not cst.Call:
             return UNKNOWN
-        if call_name(parsed[0]) not in ("parse_args", "parse_known_args"):  # `opt = parse_opts()` of the project
+        if call_name(parsed[0]) not in ("parse_args", "parse_known_args") or type(parsed[0].func) is cst.Name:  # `opt = parse_opts()` of the project
             found = call_target(self.ctx, parsed[0].func, parsed[1]) if maybe_project_call(self.ctx, parsed[0].func) else None
             defaults = parsed_defaults(found).get(expr.attr.value, [])
             return defaults[0] if len(set(map(repr, defaults))) == 1 else UNKNOWN
@@ -615,6 +618,11 @@ class LoaderRule(Rule):
         if type(func) is not cst.Attribute or type(func.value) is not cst.Name:
             return UNKNOWN
         parser = func.value.value  # (`parser = deepspeed.add_config_arguments(parser)` extends the same one)
+        if parser in self.ctx.imports and self.ctx.assigned(parser, parsed[1]) is None:
+            found = self._namespace().value(parser)  # `from opts import parser`: the parser opts.py builds at its top level
+            namespace = found[1] if found is not None else None
+            defaults = argparse_defaults(namespace.tree).get(expr.attr.value, []) if isinstance(namespace, FileNamespace) else []
+            return defaults[0] if len(defaults) == 1 and defaults[0] is not None else UNKNOWN
         made = [v for v in self.ctx.assigned(parser, parsed[1]) or [None]
                 if not (type(v) is cst.Call and any(type(a.value) is cst.Name and a.value.value == parser for a in v.args))]
         if len(made) != 1 or type(made[0]) is not cst.Call or type(made[0].func) is not cst.Name:
@@ -1640,6 +1648,22 @@ def _parsed_default(namespace, expr: ast.expr, anywhere: bool = False) -> ast.Co
     owners = [namespace.tree, *(n for n in ast.walk(namespace.tree) if type(n) is ast.FunctionDef)] if anywhere else [namespace.tree]
     defaults = [default for owner in owners for default in argparse_defaults(owner).get(expr.attr, [])]
     return ast.Constant(defaults[0]) if len(defaults) == 1 and defaults[0] is not None else None
+
+
+def _options_entry(ctx, expr: cst.Subscript, scope) -> cst.Attribute | None:
+    """`options.key` for `config["key"]` where `config = vars(options)` (an argparse namespace as
+    a dict: `config = vars(parse_args())`) and nothing assigns `config["key"]`; else None."""
+    key = literal(expr.slice[0].slice.value) if len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Index else None
+    found = ctx.origin(expr.value, scope) if type(expr.value) is cst.Name and isinstance(key, str) else None
+    if found is None or type(found[0]) is not cst.Call or call_name(found[0]) != "vars" or len(found[0].args) != 1:
+        return None
+    owner = found[1].node or ctx.modules[0]
+    for n in walk(owner):
+        target = n.target if type(n) is cst.AssignTarget else None
+        if type(target) is cst.Subscript and dotted(target.value) == dotted(expr.value) and type(
+                index := target.slice[0].slice) is cst.Index and literal(index.value) == key:
+            return None  # (`config["num_workers"] = 0` somewhere)
+    return cst.Attribute(value=found[0].args[0].value, attr=cst.Name(cast(str, key)))
 
 
 def _assigned_dict(owner, expr: ast.expr) -> dict[str, ast.expr] | None:

@@ -202,6 +202,37 @@ class NonPersistentWorkers(LoaderRule):
         ),
     )
     INVALID = (
+        # the worker count of the options a function of the source parses, read as a dict
+        Example(
+            """
+            import argparse
+            import torch
+            def parse_args():
+                parser = argparse.ArgumentParser()
+                parser.add_argument('--num_workers', default=4, type=int)
+                return parser.parse_args()
+            def main():
+                config = vars(parse_args())
+                loader = torch.utils.data.DataLoader(ds, batch_size=16, shuffle=True, num_workers=config['num_workers'])
+                for epoch in range(100):
+                    for x, y in loader:
+                        model(x.cuda()).sum().backward()
+            """,
+            """
+            import argparse
+            import torch
+            def parse_args():
+                parser = argparse.ArgumentParser()
+                parser.add_argument('--num_workers', default=4, type=int)
+                return parser.parse_args()
+            def main():
+                config = vars(parse_args())
+                loader = torch.utils.data.DataLoader(ds, batch_size=16, shuffle=True, num_workers=config['num_workers'], persistent_workers=config['num_workers'] > 0)
+                for epoch in range(100):
+                    for x, y in loader:
+                        model(x.cuda()).sum().backward()
+            """,
+        ),
         # a notebook setting its loaders up again in each experiment's cell, from the same
         # `kwargs` (one worker on a GPU), and a training function looping over epochs; the
         # first cell's loader is replaced before anything iterates it
