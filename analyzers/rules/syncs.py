@@ -809,6 +809,23 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a running mean started from the first step's value: the read of every later step (fast-autoaugment's)
+        Example(
+            """
+            import torch
+            def run_epoch(model, loader, optimizer):
+                loss_ema = None
+                for data, label in loader:
+                    loss = model(data.cuda(), label.cuda())
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                    if loss_ema:
+                        loss_ema = loss_ema * 0.9 + loss.item() * 0.1
+                    else:
+                        loss_ema = loss.item()
+            """,
+        ),
         # a loop over two datasets inside a long training loop is not a demonstration (StarGAN's train_multi)
         Example(
             """
@@ -1590,7 +1607,7 @@ class HostSyncEveryStep(Nesting):
         owner = stepping or site.scope.node
         return not any(self._guards(frame, site) for frame in frames) and not (
             owner is not None and steps.in_evaluation_branch(owner, site.node)) and id(site.node) not in never_taken(
-            self.ctx, site.scope.node)
+            self.ctx, site.scope.node) and id(site.node) not in _first_runs(self.ctx, site.scope.node)
 
     def _guards(self, frame: Frame, site: Site) -> bool:
         key = (id(frame.node), id(site.loops), id(site.scope))  # candidates share their frames
@@ -2181,6 +2198,20 @@ class HostSyncEveryStep(Nesting):
                      for first in [positional(site.node, 0)] if first is not None)
             self.buffers = {name for name in names if type(name) is str}
         return self.buffers
+
+
+def _first_runs(ctx, owner: cst.CSTNode | None) -> set[int]:
+    """Ids of the nodes of `owner` (a function) in the `else` of `if name:` that assigns `name`:
+    what starts a running value on the first step (`if loss_ema: ... else: loss_ema = loss.item()`)."""
+    if owner is None:
+        return set()
+    memo = ctx.shared.setdefault(_first_runs, {})
+    found = memo.get(id(owner))
+    if found is None:
+        found = memo[id(owner)] = {id(n) for branch in walk(owner) if type(branch) is cst.If and type(branch.test) is cst.Name
+                                   and type(branch.orelse) is cst.Else and assigned_in(branch.orelse, branch.test.value)
+                                   for n in walk(branch.orelse)}
+    return found
 
 
 def _sets_its_state(branch: cst.If, scope: Scope) -> bool:
