@@ -11,7 +11,7 @@ import libcst as cst
 
 from ..context import CallSite, Site, paired, trainer_device
 from ..nodes import (
-    UNKNOWN, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, literal, none_test,
+    UNKNOWN, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, literal, names_in, none_test,
     positional, remembered, short_code, star_kwargs, walk,
 )
 from ..datasets import (
@@ -57,9 +57,10 @@ _ARRAY_METHODS = {"nonzero", "view", "flatten", "reshape", "squeeze", "unsqueeze
 class _Move:
     """A `.to(...)`/`.cuda(...)` of something a loop got from an iterable."""
 
-    def __init__(self, site: Site, loop: cst.For, cuda, non_blocking: bool, recast: bool = False) -> None:
+    def __init__(self, site: Site, loop: cst.For, cuda, non_blocking: bool, recast: bool = False, source=None) -> None:
         self.site, self.loop, self.cuda, self.non_blocking = site, loop, cuda, non_blocking
         self.recast = recast  # what is moved is a copy the host cast it to (`x.type(torch.FloatTensor).cuda()`)
+        self.source = source  # (iterator, scope) of `batch = next(iterator)` in the loop, for a batch taken so
 
     def to_cuda(self, ctx) -> bool:
         """Provably to CUDA, or to a device variable in code that uses CUDA."""
@@ -98,7 +99,9 @@ class LoaderRule(Rule):
         self.visits = first is self
         self.loaders: dict[cst.Call, Site] = first.loaders if first is not self else {}
         self.loops: dict[cst.For, tuple[Site, set[str]]] = first.loops if first is not self else {}
-        self.pending: list[tuple[Site, cst.For, str, bool]] = first.pending if first is not self else []
+        self.pending: list[tuple] = first.pending if first is not self else []  # (site, loop, method, recast, source)
+        # loop id -> {name: (iterator, scope)} for `image, _ = next(dataset)` in the loop
+        self.nexts: dict[int, dict[str, tuple]] = first.nexts if first is not self else {}
         self.known: dict = first.known if first is not self else {}  # what finish works out once for all
         self.modules: list[cst.Module] = first.modules if first is not self else []
         # name (or attribute) -> (value, index, scope) of the tuples unpacked into it
@@ -133,6 +136,11 @@ class LoaderRule(Rule):
             self.loops[node] = (self.ctx.site(node), set(names_in_target(node.target)))
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        taken = node.value
+        if type(taken) is cst.Call and type(taken.func) is cst.Name and taken.func.value == "next" and taken.args and self.ctx.loops:
+            batches = self.nexts.setdefault(id(self.ctx.loops[-1]), {})
+            for target in node.targets:
+                batches.update(dict.fromkeys(names_in_target(target.target), (taken.args[0].value, self.ctx.scope)))
         for target in node.targets:
             unpacked = target.target
             # `train, val = random_split(ds, ...)` (`a, b = x, y`: the context has paired them)
@@ -172,7 +180,14 @@ class LoaderRule(Rule):
         if type(call.func) is cst.Attribute:
             loop = self._batch_loop(call.func.value)
             if loop is not None:
-                self.pending.append((self.ctx.site(call), loop, name, self._recast(call.func.value, call)))
+                self.pending.append((self.ctx.site(call), loop, name, self._recast(call.func.value, call), None))
+                return
+            base = root_name(_variable_of(call.func.value))
+            for around in reversed(self.ctx.loops):  # `image, _ = next(dataset)` then `image.to(device)`
+                source = self.nexts.get(id(around), {}).get(base or "")
+                if source is not None:
+                    self.pending.append((self.ctx.site(call), around, name, self._recast(call.func.value, call), source))
+                    return
 
     # -- resolution at the end of the pass ------------------------------------------------
     @property
@@ -182,8 +197,8 @@ class LoaderRule(Rule):
             self.known["moves"] = [move for move in map(self._resolve_move, self.pending) if move is not None]
         return self.known["moves"]
 
-    def _resolve_move(self, pending: tuple[Site, cst.For, str, bool]) -> _Move | None:
-        site, loop, name, recast = pending
+    def _resolve_move(self, pending: tuple) -> _Move | None:
+        site, loop, name, recast, source = pending
         call = cast(cst.Call, site.node)  # a .to()/.cuda() call (visit_Call)
         if name == "cuda":
             device = argument(call, 0, "device")
@@ -204,7 +219,7 @@ class LoaderRule(Rule):
                 cuda = _DEVICE_VARIABLE
         blocking = keyword(call, "non_blocking")
         non_blocking = blocking is not None and self.ctx.value(blocking.value, site.scope) is True
-        return _Move(site, loop, cuda, non_blocking, recast)
+        return _Move(site, loop, cuda, non_blocking, recast, source)
 
     def _recast(self, expr: cst.BaseExpression, move: cst.Call, depth: int = 0) -> bool:
         """Whether `expr` (what `move` moves) is the batch cast on the host (`x.float()`,
@@ -293,10 +308,10 @@ class LoaderRule(Rule):
                 functions = [f for f, _ in self.ctx.functions.get(call.func.value, ())]
             else:
                 return []
-            return [  # `loader = make_loader(...)`: the loaders a function (a method) of the source returns
+            return [  # `loader = make_loader(...)`: the loaders a function (a method) of the source returns, or yields the batches of
                 loader
                 for function in functions
-                for value in self.ctx.returns.get(id(function), ())
+                for value in [*self.ctx.returns.get(id(function), ()), *_yielded_sources(function)]
                 for loader in self._resolve_loader(value, self.ctx.scopes[id(function)], depth + 1)
             ]
         key = dotted(expr)
@@ -672,9 +687,14 @@ class LoaderRule(Rule):
     def _by_loader(self) -> dict[int, list[_Move]]:
         result: dict[int, list[_Move]] = {}
         for move in self.moves:
-            for loader in self.loaders_of(move.loop):
+            for loader in self.moved_from(move):
                 result.setdefault(id(loader.node), []).append(move)
         return result
+
+    def moved_from(self, move: _Move) -> list[Site]:
+        """The loaders whose batch a move moves: those of its loop, or of the iterator the
+        batch was taken from by `next()`."""
+        return self._resolve_loader(move.source[0], move.source[1], 0) if move.source else self.loaders_of(move.loop)
 
     # -- batches moved elsewhere: by a function of the project, by a framework --------------
     def transfers(self) -> dict[int, _Transfer]:
@@ -1286,6 +1306,9 @@ class LoaderRule(Rule):
         if self._whole_dataset_batch(site):
             return True
         function = site.scope.node
+        if function is not None and any(loader.node is site.node for source in _yielded_sources(function)
+                                        for loader in self._resolve_loader(source, site.scope, 0)):
+            return False  # (a generator handing out its batches: `yield next(loader)`, as many as asked)
         if function is not None and function.name.value in _ONE_BATCH_HOOKS:
             return bool(self.ctx.calls.get("fit")) and not self.ctx.calls.get(_ONE_BATCH_HOOKS[function.name.value])
         returned = self.returned_to(site)
@@ -1648,6 +1671,24 @@ def _parsed_default(namespace, expr: ast.expr, anywhere: bool = False) -> ast.Co
     owners = [namespace.tree, *(n for n in ast.walk(namespace.tree) if type(n) is ast.FunctionDef)] if anywhere else [namespace.tree]
     defaults = [default for owner in owners for default in argparse_defaults(owner).get(expr.attr, [])]
     return ast.Constant(defaults[0]) if len(defaults) == 1 and defaults[0] is not None else None
+
+
+def _yielded_sources(function: cst.FunctionDef) -> list[cst.BaseExpression]:
+    """What a generator yields the items of: `X` of `yield next(X)`, `yield from X`, and of `for
+    batch in X: yield batch` (glow-pytorch's `sample_data`, guided-diffusion's `load_data`; a
+    `DataLoader` made again when it runs out: `loader = iter(DataLoader(...))` in `except
+    StopIteration:`)."""
+    found: list[cst.BaseExpression] = []
+    loops = {name: loop.iter for loop in walk(function.body) if type(loop) is cst.For for name in names_in(loop.target)}
+    for node in walk(function.body):
+        value = node.value if type(node) is cst.Yield else None
+        if type(value) is cst.From:
+            found.append(value.item)
+        elif type(value) is cst.Call and call_name(value) == "next" and type(value.func) is cst.Name and value.args:
+            found.append(value.args[0].value)
+        elif type(value) is cst.Name and value.value in loops:
+            found.append(loops[value.value])
+    return found
 
 
 def _options_entry(ctx, expr: cst.Subscript, scope) -> cst.Attribute | None:
@@ -3158,6 +3199,39 @@ class PinnedMemoryMissing(LoaderRule):
         ),
     )
     INVALID = (
+        # batches a generator hands out with `yield next(loader)`, taken by `next()` in the training loop (glow-pytorch)
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            from torchvision import datasets, transforms
+            def sample_data(path, batch_size):
+                dataset = datasets.ImageFolder(path, transform=transforms.ToTensor())
+                loader = iter(DataLoader(dataset, shuffle=True, batch_size=batch_size, num_workers=4))
+                while True:
+                    yield next(loader)
+            dataset = iter(sample_data("images", 16))
+            for i in range(200000):
+                image, _ = next(dataset)
+                image = image.to("cuda")
+                model(image).mean().backward()
+            """,
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            from torchvision import datasets, transforms
+            def sample_data(path, batch_size):
+                dataset = datasets.ImageFolder(path, transform=transforms.ToTensor())
+                loader = iter(DataLoader(dataset, shuffle=True, batch_size=batch_size, num_workers=4, pin_memory=True))
+                while True:
+                    yield next(loader)
+            dataset = iter(sample_data("images", 16))
+            for i in range(200000):
+                image, _ = next(dataset)
+                image = image.to("cuda")
+                model(image).mean().backward()
+            """,
+        ),
         # options passed through the factory's `**kwargs`: no call gives pin_memory
         Example(
             """
@@ -3548,7 +3622,7 @@ class NonBlockingWithoutPinnedMemory(LoaderRule):
         for move in self.moves:
             if not move.non_blocking:
                 continue
-            loaders = self.loaders_of(move.loop)
+            loaders = self.moved_from(move)
             unpinned = [s for s in loaders if self.setting(s, PIN_MEMORY, "pin_memory") in (None, False)]
             if loaders and not unpinned and all(self.setting(s, PIN_MEMORY, "pin_memory") is True for s in loaders):
                 joined = _joined_on_host(move)
