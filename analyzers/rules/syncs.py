@@ -173,7 +173,8 @@ class HostSyncEveryStep(Nesting):
     batch moved whole, `data = data.to(device)`: PyG's, not its `shape` nor `num_*` counts),
     operations whose result's size depends on the data (`x.nonzero()`, `x.unique()`,
     `torch.masked_select`, `torch.where(cond)` with one argument, `bincount` without
-    `minlength`: the host reads the size), `torch.cuda.synchronize()` in a loop that reads no clock (itself or through a timer of the
+    `minlength`, a selection with a boolean mask, `logits[~mask]`, not a fill through one,
+    `logits[mask] = 0`: the host reads the size), `torch.cuda.synchronize()` in a loop that reads no clock (itself or through a timer of the
     project: `timer.toc()` reading `time.time()`), and a CUDA tensor (also what an instance of
     a `torch.nn.Module` subclass of the project returns: `r, g, _, _ = mpd(y, y_hat)`) passed
     to a function or method of the project (this file or a module it imports) that reads it on
@@ -809,6 +810,24 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # selecting with a boolean mask sizes the result by the mask's count (SimCLR's InfoNCE logits);
+        # filling through a mask (`x[mask] = 0`) does not
+        Example(
+            """
+            import torch
+            device = torch.device("cuda")
+            mask = torch.eye(512, dtype=torch.bool).to(device)
+            for images, _ in loader:
+                features = model(images.to(device))
+                similarity = features @ features.T
+                similarity[mask] = 0.0
+                negatives = similarity[~mask].view(512, -1)
+                loss = negatives.logsumexp(1).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            """,
+        ),
         # a running mean started from the first step's value: the read of every later step (fast-autoaugment's)
         Example(
             """
@@ -1458,6 +1477,7 @@ class HostSyncEveryStep(Nesting):
         self.backward_of: dict[int, set[str]] = {}  # scope id -> names whose backward() is called
         self.guarded: dict[tuple, bool] = {}  # (frame, loops, scope) ids -> whether the frame guards
         self.buffers: set[str] | None = None  # names of registered buffers (made when first asked)
+        self.targets: set[int] = set()  # ids of the subscripts assigned to
 
     def _add(self, node: cst.CSTNode, kind: str) -> None:
         site = self.ctx.site(node)
@@ -1525,9 +1545,17 @@ class HostSyncEveryStep(Nesting):
         if self.ctx.loops or self.ctx.scope.node:
             self._add(node, "test")  # `w = a if self.update_count >= n else b`
 
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.targets.add(id(node.target))  # (`x[mask] = 0` fills in place: masked_fill_, no read of the mask's count)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.targets.add(id(node.target))
+
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if _legacy_read(node) is not None:  # `loss.data[0]`
             self._add(node, "legacy")
+        elif _mask_index(node) is not None and id(node) not in self.targets and (self.ctx.loops or self.ctx.scope.node):
+            self._add(node, "mask")  # `logits[~mask]`: as many elements as the mask holds
 
     # -- the end of the pass ------------------------------------------------------------------
     def finish(self) -> None:
@@ -1702,6 +1730,15 @@ class HostSyncEveryStep(Nesting):
             what = f"`{short_code(node)}` makes a tensor whose size depends on the data: the host reads the size from the GPU"
             advice = ("Keep shapes fixed on the GPU (multiply by the mask, `torch.where(cond, a, b)`, "
                       "`bincount(..., minlength=n)`), or do it every N steps.")
+        elif candidate.kind == "mask":
+            subscript = cast(cst.Subscript, node)  # a "mask" candidate is a subscript (visit_Subscript)
+            mask = self._mask(cast(cst.BaseExpression, _mask_index(subscript)), scope)
+            if mask is None or not self._tensor(subscript.value, scope, 0) or not self._tensor(mask, scope, 0) or \
+                    self._made_on_cpu(subscript.value, scope, candidate.site):
+                return None
+            what = (f"`{short_code(node)}` selects with a boolean mask: the result's size depends on the data, so "
+                    "the host reads the mask's count from the GPU")
+            advice = "Keep shapes fixed on the GPU (multiply by the mask, `masked_fill`, `torch.where(mask, a, b)`), or do it every N steps."
         elif candidate.kind == "compare":
             if not any(self._tensor(arg.value, scope, 0) for arg in _call(candidate).args):
                 return None
@@ -1948,6 +1985,19 @@ class HostSyncEveryStep(Nesting):
             return True
         head, _, name = (self.ctx.qualname(call.func) or "").partition(".")
         return head == "torch" and name in HOST_FACTORIES and keyword(call, "device") is None
+
+    def _mask(self, index: cst.BaseExpression, scope: Scope) -> cst.BaseExpression | None:
+        """The boolean tensor an index is: a comparison, `~m`, `m.bool()`, or a name assigned one
+        of those or a factory's `dtype=torch.bool` result (also moved: `.to(device)`); else None."""
+        if type(index) is not cst.Name:
+            return index
+        found = self.ctx.origin(index, scope)
+        value = found[0] if found is not None else None
+        while type(value) is cst.Call and call_name(value) in ("to", "cuda") and type(value.func) is cst.Attribute:
+            value = value.func.value
+        if type(value) is cst.Call and (dtype := keyword(value, "dtype")) is not None and self.ctx.qualname(dtype.value) == "torch.bool":
+            return index
+        return index if value is not None and type(value) is not cst.Name and _mask_form(value) else None
 
     def _formatted_tensor(self, node: cst.CSTNode, scope: Scope) -> bool:
         """Whether an f-string, a `str.format` or a `%` formatting formats a CUDA tensor (each element
@@ -2274,6 +2324,24 @@ def _comprehended_values(for_in: cst.CompFor) -> tuple[str, cst.BaseExpression] 
         value = target.elements[1].value
         return (value.value, it.func.value) if type(value) is cst.Name else None
     return None
+
+
+def _mask_index(node: cst.Subscript) -> cst.BaseExpression | None:
+    """The first index of `x[i, ...]` when it may be a boolean mask: a comparison (`flat ==
+    token`), `~m`, `m.bool()` or a name; None for a number, a slice, anything else."""
+    index = node.slice[0].slice if node.slice else None
+    if type(index) is not cst.Index:
+        return None
+    value = index.value
+    return value if type(value) is cst.Name and value.value not in ("None", "Ellipsis") or _mask_form(value) else None
+
+
+def _mask_form(value: cst.BaseExpression) -> bool:
+    if type(value) is cst.Comparison:
+        return not any(type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in value.comparisons)
+    if type(value) is cst.UnaryOperation:
+        return type(value.operator) is cst.BitInvert
+    return type(value) is cst.Call and call_name(value) == "bool" and type(value.func) is cst.Attribute and not value.args
 
 
 def _legacy_read(node: cst.Subscript) -> cst.BaseExpression | None:
