@@ -7,7 +7,7 @@ from typing import NamedTuple, cast
 
 import libcst as cst
 
-from ..context import MODULE_CHAIN, Frame, Site, WITH
+from ..context import MODULE_CHAIN, CallSite, Frame, Site, WITH
 from ..nodes import argument, call_name, children, code, dotted, keyword, literal, remembered, walk
 from ..project import derives_from, maybe_project_call
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
@@ -405,6 +405,34 @@ class EvaluationWithGradients(Nesting):
                     out = model(img)
             """,
         ),
+        # the caller puts the model in evaluation mode and hands it over (vq-vae-2's extract_code.py)
+        Example(
+            """
+            import torch
+            def extract(loader, model):
+                codes = []
+                for img, _ in loader:
+                    codes.append(model(img.cuda()).argmax(1).cpu())
+                return codes
+            model = VQVAE().cuda()
+            model.load_state_dict(torch.load("vqvae.pt"))
+            model.eval()
+            codes = extract(torch.utils.data.DataLoader(dataset, batch_size=128), model)
+            """,
+            """
+            import torch
+            @torch.no_grad()
+            def extract(loader, model):
+                codes = []
+                for img, _ in loader:
+                    codes.append(model(img.cuda()).argmax(1).cpu())
+                return codes
+            model = VQVAE().cuda()
+            model.load_state_dict(torch.load("vqvae.pt"))
+            model.eval()
+            codes = extract(torch.utils.data.DataLoader(dataset, batch_size=128), model)
+            """,
+        ),
         # the same, in a `test()` given the loader as a parameter (densenet.pytorch)
         Example(
             """
@@ -772,7 +800,9 @@ class EvaluationWithGradients(Nesting):
                     decorator = InsertLineBefore(Site(function, loop.site.unit, loop.site.scope), f"@{alias}.no_grad()")
                     fix = FixPlan("Decorate the function with @torch.no_grad()", (decorator,))
             # (no module evaluated: the function is named for evaluation)
-            why = f"after `{evaluated}.eval()`" if evaluated or function is None else f"in `{function.name.value}`"
+            caller = evaluated is not None and not any(site.scope is loop.site.scope for site, *_ in self.modes)
+            why = f"after `{evaluated}.eval()`{' in the caller' if caller else ''}" if evaluated or function is None \
+                else f"in `{function.name.value}`"
             volatile = any(type(n) is cst.Call and keyword(n, "volatile") is not None for n in walk(loop.node.body))
             self.report(
                 Site(call, loop.site.unit, loop.site.scope),
@@ -851,7 +881,29 @@ class EvaluationWithGradients(Nesting):
         for site, receiver, evaluation, order in self.modes:
             if order < loop.order and site.scope is loop.site.scope:
                 last = receiver if evaluation else None
-        return dotted(last) if last is not None else None
+        return dotted(last) if last is not None else self._evaluated_by_callers(loop)
+
+    def _evaluated_by_callers(self, loop: _Loop) -> str | None:
+        """A parameter of the loop's function that every call of it in the source gives a module
+        its caller put in evaluation mode before (`model.eval()`, then `extract(loader, model)`),
+        and that no `.train()` of the function's own turns back."""
+        function = loop.function
+        scope = loop.site.scope
+        if function is None or self.ctx.class_of.get(id(function)) is not None or any(
+                site.scope is scope for site, *_ in self.modes):
+            return None
+        calls = [site for site in self.ctx.calls.get(function.name.value, ()) if type(site.node.func) is cst.Name]
+        for index, param in enumerate(scope.params):
+            given = [argument(site.node, index, param) for site in calls]
+            if calls and all(type(value) is cst.Name and self._left_evaluating(value.value, site) for value, site in zip(given, calls)):
+                return param
+        return None
+
+    def _left_evaluating(self, name: str, call: CallSite) -> bool:
+        """Whether the last mode its scope gives the module `name` before `call` is evaluation."""
+        modes = [(order, evaluation) for site, receiver, evaluation, order in self.modes
+                 if site.scope is call.scope and dotted(receiver) == name]
+        return bool(modes) and all(evaluation for _, evaluation in modes)
 
     def _over_loader(self, loop: _Loop) -> bool:
         """Whether the loop iterates a DataLoader made in the source: a pass over a dataset
