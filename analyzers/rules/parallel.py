@@ -7,9 +7,9 @@ from typing import cast
 
 import libcst as cst
 
-from ..context import Site
+from ..context import IF, Site
 from ..importers import imported_to_train
-from ..nodes import call_name, children, dotted, keyword, walk
+from ..nodes import aborts, call_name, children, dotted, keyword, walk
 from ..project import derives_from
 from .base import Example, Rule
 from .gradients import NO_GRAD
@@ -69,6 +69,28 @@ class DataParallelTraining(Rule):
     summary = "nn.DataParallel for multi-GPU training (use DistributedDataParallel)"
     triggers = ("DataParallel",)
     VALID = (
+        # a test-only mode that evaluates a checkpoint and exits before the training (wide-resnet.pytorch)
+        Example(
+            """
+            import sys
+            import torch
+            if args.testOnly:
+                net = torch.load("checkpoint.t7")["net"].cuda()
+                net = torch.nn.DataParallel(net, device_ids=range(torch.cuda.device_count()))
+                net.eval()
+                with torch.no_grad():
+                    for inputs, targets in testloader:
+                        correct += (net(inputs.cuda()).argmax(1) == targets.cuda()).sum()
+                sys.exit(0)
+            net = WideResNet().cuda()
+            for epoch in range(200):
+                for inputs, targets in trainloader:
+                    loss = criterion(net(inputs.cuda()), targets.cuda())
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+            """,
+        ),
         # wrapped only to save the converted weights with `module.` keys
         Example(
             """
@@ -240,12 +262,14 @@ class DataParallelTraining(Rule):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.sites: list[Site] = []
+        self.branches: dict[int, list[cst.If]] = {}  # wrap id -> the `if`s whose bodies hold it
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node) or ""
         if name.endswith("DataParallel") and not _frozen(node) and (
                 self.ctx.qualname(node.func) in DATA_PARALLEL or self._subclass(node.func)):
             self.sites.append(self.ctx.site(node))
+            self.branches[id(node)] = [cast(cst.If, frame.node) for frame in self.ctx.local_frames() if frame.kind == IF]
 
     def _subclass(self, func: cst.BaseExpression) -> bool:
         """A class of the project deriving from DataParallel (Transformer-XL's `BalancedDataParallel`)."""
@@ -256,7 +280,7 @@ class DataParallelTraining(Rule):
             return
         for site in self.sites:
             if self._samples(site.scope.node) or self._runs_nothing(site) or self.ctx.gpu_skips(site.node) or \
-                    self._one_device(cast(cst.Call, site.node)):
+                    self._one_device(cast(cst.Call, site.node)) or self._tests_and_exits(site):
                 continue
             wrap = call_name(cast(cst.Call, site.node))
             self.report(
@@ -273,6 +297,14 @@ class DataParallelTraining(Rule):
         steps = TrainingSteps.of(self.ctx)
         return function is not None and not steps.trains(function) and not any(
             type(node) in (cst.For, cst.While) and steps.trains(node) for node in walk(function.body)) and self._evaluates(function)
+
+    def _tests_and_exits(self, site: Site) -> bool:
+        """Whether the wrap is in a branch that evaluates, trains nothing and ends the program
+        (`if args.testOnly: ... net = nn.DataParallel(net) ... sys.exit(0)`)."""
+        steps = TrainingSteps.of(self.ctx)
+        return any(aborts(branch) and not any(type(node) in (cst.For, cst.While) and steps.trains(node) for node in walk(branch.body))
+                   and any(type(node) is cst.Call and call_name(node) in ("eval", "no_grad", "inference_mode") for node in walk(branch.body))
+                   for branch in self.branches.get(id(site.node), ()))
 
     def _evaluates(self, function: cst.FunctionDef | None = None) -> bool:
         """Whether the source (or `function`) puts a module in evaluation mode (`model.eval()`, not
