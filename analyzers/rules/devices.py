@@ -37,6 +37,11 @@ _NUMPY_INDICES = frozenset({"numpy.arange", "numpy.random.permutation", "numpy.r
 _TABLE_INDEXERS = frozenset({"iloc", "loc", "iat", "at"})  # pandas' indexers: a table's rows, never a tensor's
 
 
+
+# functions writing a file per call
+_FILE_WRITERS = frozenset({"torchvision.utils.save_image", "cv2.imwrite", "matplotlib.pyplot.savefig", "imageio.imwrite",
+                           "imageio.imsave", "torch.save", "numpy.save", "PIL.Image.Image.save"})
+
 class CpuTensorMovedEachStep(Nesting):
     """
     ## What it does
@@ -133,6 +138,17 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset(_MOVES | {"tensor"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # each iteration writes an image file: the copy of a latent is small next to it (lightweight-gan's generate)
+        Example(
+            """
+            import torch
+            import torchvision
+            G = Generator().cuda()
+            for i in range(num_images):
+                latents = torch.randn((1, 256)).cuda()
+                torchvision.utils.save_image(G(latents)[0], f"generated-{i}.png")
+            """,
+        ),
         # the `else` of a flag every construction of the class leaves at its default, True
         Example(
             """
@@ -1978,6 +1994,13 @@ class CpuTensorMovedEachStep(Nesting):
         sites = self.ctx.calls[name] if name is not None else []  # (a factory: named)
         return next((site.loops for site in sites if site.node is call), None)
 
+    def _saves_files(self, loop: cst.CSTNode) -> bool:
+        """Whether each iteration of the loop writes a file of what it made (`save_image`,
+        `cv2.imwrite`, `plt.savefig`, `imageio.imwrite`, `torch.save`): lightweight-gan's
+        `generate()` saving an image per latent."""
+        return any(type(node) is cst.Call and (self.ctx.qualname(node.func) in _FILE_WRITERS or call_name(node) in (
+            "save_image", "imwrite", "savefig")) for node in walk(getattr(loop, "body", loop)))
+
     def _every_call(self, site: Site, function) -> str | None:
         """How often the code at `site` runs: in a loop, in a forward (or a training step), or in a
         function of the source that one of those calls (through up to three calls); None otherwise."""
@@ -1994,6 +2017,8 @@ class CpuTensorMovedEachStep(Nesting):
                 # ["CelebA", "RaFD"]:` in its loop of 200,000 iterations
             if id(site.node) in self._intervals(loop, site.scope):
                 return None  # `if i % generate_every == 0:` (a sample every 500 steps)
+            if not TrainingSteps.of(self.ctx).trains(loop) and self._saves_files(loop):
+                return None  # (an image written to disk per iteration: the copy is small next to it)
             return None if TrainingSteps.of(self.ctx).per_epoch(loop) else "on every iteration"
         if function is None:
             return None
