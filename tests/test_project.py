@@ -220,7 +220,7 @@ def test_loaders_a_factory_returns_are_judged_by_the_modules_that_call_it(tmp_pa
     assert "(`X.to(device)`, engine.py:4)" in pinned.message
     assert pinned.related[0].path == str(tmp_path / "engine.py") and pinned.related[0].line == 3
     [respawned] = [f for f in analyze(source, Config()) if f.code == "TPL104"]
-    assert "iterated once per epoch (`engine.train(model, train_dataloader,...`, train.py:7)" in respawned.message
+    assert "iterated again and again (`engine.train(model, train_dataloader,...`, train.py:7)" in respawned.message
     assert "`os.cpu_count()` worker processes" in respawned.message
     (tmp_path / "train.py").write_text(textwrap.dedent(SETUP_MAIN).replace('"cuda" if torch.cuda.is_available() else ', ""))
     assert found()[0] == []  # (a caller on the CPU)
@@ -474,7 +474,7 @@ def test_loaders_iterated_every_epoch_by_a_function_or_a_framework(tmp_path):
     (tmp_path / "engine.py").write_text(textwrap.dedent(engine))
     [finding] = findings_of(path, "TPL104")
     assert finding.range.start_line == 3
-    assert "iterated once per epoch (by `train_one_epoch`, engine.py:3, called in a loop)" in finding.message
+    assert "iterated again and again (by `train_one_epoch`, engine.py:3, called in a loop)" in finding.message
     assert finding.related[0].path == str(tmp_path / "engine.py")
     lightning = """
         import lightning as L
@@ -1295,7 +1295,7 @@ def test_both_loaders_given_to_an_epoch_function_of_another_module(tmp_path):
     assert "(`X.to(device)` in `test_step`, engine.py:19)" in pinned[1].message
     persistent = findings_of(path, "TPL104")
     assert [f.range.start_line for f in persistent] == [6, 7]
-    assert "iterated once per epoch (by `train`, engine.py:24)" in persistent[0].message
+    assert "iterated again and again (by `train`, engine.py:24)" in persistent[0].message
     assert "its `2 if os.cpu_count() <= 4 else 4` worker processes" in persistent[0].message
     once = train.replace("results = engine.train(", "results = engine.test_step(").replace(
         "train_dataloader=train_dl, test_dataloader=test_dl,\n", "dataloader=test_dl,\n").replace(

@@ -698,9 +698,9 @@ class NonPersistentWorkers(LoaderRule):
             reported.add(id(loader.node))
             self.report(
                 loader,
-                f"This DataLoader is iterated once per epoch{how} without persistent_workers=True, so its "
+                f"This DataLoader is iterated again and again{how} without persistent_workers=True, so its "
                 f"{'worker process is' if workers == 1 else f'{workers} worker processes are'} shut down and started "
-                f"again every epoch ({self._start(loader)}, "
+                f"again at every pass over it ({self._start(loader)}, "
                 f"and the prefetch queue refilled) while the {'GPU' if gpu else 'training loop'} waits: "
                 "set persistent_workers=True.",
                 self._fix(loader),
