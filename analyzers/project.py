@@ -625,12 +625,14 @@ def _unknown_parameter(expr, scope) -> bool:
     return expr.value in scope.params and scope.assignments.get(expr.value) == [None]
 
 
-def fitting_methods(ctx, call, scope) -> list[tuple]:
-    """For `obj.m(...)` on a parameter `obj` (its class not known: any may be passed), the
-    methods `m` of the classes of the source and of the project modules it imports that
-    accept the call's arguments, as `call_target` gives them; [] for other calls."""
+def fitting_methods(ctx, call, scope, made: bool = False) -> list[tuple]:
+    """For `obj.m(...)` on a parameter `obj` (its class not known: any may be passed; with
+    `made`, also a name bound to what a call returns that perf-lint cannot follow: `model =
+    create_model(opt)`, a class picked by name), the methods `m` of the classes of the source
+    and of the project modules it imports that accept the call's arguments, as `call_target`
+    gives them; [] for other calls."""
     func = call.func
-    if type(func) is not cst.Attribute or not _unknown_parameter(func.value, scope):
+    if type(func) is not cst.Attribute or not (_unknown_parameter(func.value, scope) or made and _unknown_made(ctx, func.value, scope)):
         return []
     return [target for target in _methods_named(ctx, func.attr.value) if _accepts(call, parameters(target[0]))]
 
@@ -653,11 +655,22 @@ def _methods_named(ctx, name: str) -> list[Definition]:
     return found
 
 
-def used_by_all_fitting(ctx, call, scope, summary) -> list[tuple]:
-    """For each argument of `obj.m(...)` on a parameter `obj` that every method it may call
-    (`fitting_methods`, one at least) uses by `summary`: (argument, [what each uses])."""
+def _unknown_made(ctx, expr, scope) -> bool:
+    """Whether `expr` is a name bound once to the result of a call of a function (not a class)
+    that `call_target` does not resolve to a definition of the project."""
+    found = ctx.origin(expr, scope) if type(expr) is cst.Name else None
+    if found is None or type(found[0]) is not cst.Call:
+        return False
+    name = dotted(found[0].func) or ""
+    return not name.rpartition(".")[2][:1].isupper() and call_target(ctx, found[0].func, found[1]) is None
+
+
+def used_by_all_fitting(ctx, call, scope, summary, made: bool = False) -> list[tuple]:
+    """For each argument of `obj.m(...)` on a parameter `obj` (with `made`, see
+    `fitting_methods`) that every method it may call (`fitting_methods`, one at least) uses by
+    `summary`: (argument, [what each uses])."""
     uses: dict[int, tuple] | None = None  # id(argument) -> (argument, [what each method uses])
-    for target in fitting_methods(ctx, call, scope):
+    for target in fitting_methods(ctx, call, scope, made):
         said = summary(target)
         found = {id(value): (value, said[param]) for param, value in bind(call, parameters(target[0]), True) if param in said}
         if uses is None:
@@ -1152,7 +1165,7 @@ def iterated_again(found: Definition | None) -> dict[str, int]:
     if iterated_again not in memo:
         names = set(parameters(function).names)
         again: dict[str, int] = {}
-        for loop in (n for n in body_nodes(function) if type(n) in (ast.For, ast.While)):
+        for loop in (n for n in body_nodes(function) if type(n) in (ast.For, ast.While) and not _runs_once(n, function, namespace)):
             for node in (n for statement in loop.body for n in ast.walk(statement)):
                 if type(node) is ast.For:
                     source = _loop_source(node.iter)
@@ -1168,6 +1181,25 @@ def iterated_again(found: Definition | None) -> dict[str, int]:
                             again.setdefault(argument.id, node.lineno)
         memo[iterated_again] = again
     return memo[iterated_again]
+
+
+def _runs_once(loop, function, namespace: Namespace) -> bool:
+    """`for _ in range(num_to_avg):` where the parameter's default is 1 (a literal, or the
+    default of the option it names: `num_to_avg=args.num_to_avg`, `--num_to_avg` 1)."""
+    if type(loop) is not ast.For or type(loop.iter) is not ast.Call or ast_dotted(loop.iter.func) != "range" or len(loop.iter.args) != 1:
+        return False
+    count = loop.iter.args[0]
+    if type(count) is ast.Name:
+        defaults = dict(zip(reversed([a.arg for a in (*function.args.posonlyargs, *function.args.args)]), reversed(function.args.defaults)))
+        defaults.update({a.arg: d for a, d in zip(function.args.kwonlyargs, function.args.kw_defaults) if d is not None})
+        count = defaults.get(count.id, count)
+    if type(count) is ast.Attribute and type(count.value) is ast.Name:
+        if isinstance(namespace, FileNamespace):
+            found = argparse_defaults(namespace.tree).get(count.attr, [])
+            count = ast.Constant(found[0]) if len(found) == 1 else count
+        elif isinstance(namespace, SourceNamespace):
+            count = ast.Constant(namespace.ctx.option_default(count.attr))
+    return type(count) is ast.Constant and count.value == 1
 
 
 def trained_over(found: Definition | None, depth: int = 0) -> set[str]:

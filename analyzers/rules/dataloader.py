@@ -24,7 +24,7 @@ from ..project import (FileNamespace, LoaderUses, SourceNamespace, derives_from,
                        instance_default, method as method_of,
                        parsed_defaults,
                        device_moves, iterated, iterated_again, iterated_through, maybe_project_call, parameters, trains_somewhere,
-                       used_arguments, yields)
+                       used_arguments, used_by_all_fitting, yields)
 from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
 from .tracking import TrainingSteps, few_iterations
@@ -721,7 +721,10 @@ class LoaderRule(Rule):
                 given = self._batches_given(site) or self._loaders_given(site)
                 if not given:
                     continue
-                for value, use in used_arguments(self.ctx, call, site.scope, device_moves)[1]:
+                callee, used = used_arguments(self.ctx, call, site.scope, device_moves)
+                if callee is None:  # `model.set_input(data)`, `model = create_model(opt)`: every project method `set_input` moves it
+                    used = [(value, uses[0]) for value, uses in used_by_all_fitting(self.ctx, call, site.scope, device_moves, made=True)]
+                for value, use in used:
                     loaders = given.get(id(value))
                     if not loaders:
                         continue

@@ -623,6 +623,7 @@ def iterations(loop: cst.For, ctx: Context, scope: Scope) -> int | None:
         return len(iterable.elements)
     if type(iterable) is cst.Call and type(iterable.func) is cst.Name and iterable.func.value == "range":
         values = [ctx.value(arg.value, scope) for arg in iterable.args]
+        values = [parameter_constant(ctx, arg.value, scope) if value is UNKNOWN else value for arg, value in zip(iterable.args, values)]
         if 1 <= len(values) <= 3 and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
             if len(values) < 3 or values[2] != 0:
                 return len(range(*values))
@@ -630,6 +631,31 @@ def iterations(loop: cst.For, ctx: Context, scope: Scope) -> int | None:
             loop.target) is cst.Tuple and type(counter := loop.target.elements[0].value) is cst.Name:
         return _counted_stop(loop, counter.value, ctx, scope)
     return None
+
+
+def parameter_constant(ctx: Context, expr: cst.BaseExpression, scope: Scope):
+    """The one constant every call of the function (of the source, by its name) gives its
+    parameter `expr`, passed or left to its default (`def get_and_print_results(loader,
+    num_to_avg=args.num_to_avg)`, `--num_to_avg` 1 by default, called without it); else UNKNOWN."""
+    function = scope.node
+    if type(expr) is not cst.Name or function is None or expr.value not in scope.params or scope.assignments.get(
+            expr.value) != [None] or ctx.class_of.get(id(function)) is not None:
+        return UNKNOWN
+    params = function.params
+    param = next(p for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.name.value == expr.value)
+    index = scope.params.index(expr.value) if param in params.params or param in params.posonly_params else -1
+    calls = [site for site in ctx.calls.get(function.name.value, ()) if type(site.node.func) is cst.Name]
+    found = set()
+    for site in calls:
+        passed = argument(site.node, index, expr.value)
+        if passed is None and (param.default is None or any(arg.star for arg in site.node.args)):
+            return UNKNOWN
+        value = ctx.value(passed, site.scope) if passed is not None else ctx.value(cast(cst.BaseExpression, param.default), scope.parent or scope)
+        if value is UNKNOWN:
+            return UNKNOWN
+        found.add(repr(value))
+        constant = value
+    return constant if len(found) == 1 else UNKNOWN
 
 
 def _counted_stop(loop: cst.For, counter: str, ctx: Context, scope: Scope) -> int | None:

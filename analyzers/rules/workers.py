@@ -90,6 +90,24 @@ class NonPersistentWorkers(LoaderRule):
     triggers = ("Loader", "Sampler")  # (PyG's `ClusterLoader`, `GraphSAINTRandomWalkSampler`, ...)
     probe = "dataloader"
     VALID = (
+        # a measure averaged over `num_to_avg` passes, one by default (outlier-exposure's test.py)
+        Example(
+            """
+            import argparse
+            import torch
+            parser = argparse.ArgumentParser()
+            parser.add_argument('--num_to_avg', type=int, default=1)
+            args = parser.parse_args()
+            def get_scores(loader):
+                with torch.no_grad():
+                    return [net(x.cuda()).max(1)[0].cpu() for x, _ in loader]
+            def get_and_print_results(ood_loader, num_to_avg=args.num_to_avg):
+                for _ in range(num_to_avg):
+                    print(get_scores(ood_loader))
+            ood_loader = torch.utils.data.DataLoader(ood_data, batch_size=200, num_workers=4, pin_memory=True)
+            get_and_print_results(ood_loader)
+            """,
+        ),
         # a script that never uses a GPU, over tensors in memory: its workers start quickly next
         # to an epoch of steps on the CPU
         Example(
@@ -771,6 +789,9 @@ class NonPersistentWorkers(LoaderRule):
                 callee, used = used_arguments(self.ctx, site.node, site.scope, iterated if site.loops else iterated_again)
                 if not used or _reshuffles_given(callee):
                     continue
+                loops = [outer for outer in site.loops if not few_iterations(outer, self.ctx, site.scope, 1)]
+                if site.loops and not loops:
+                    continue  # (in a loop of one pass: `for _ in range(num_to_avg)`, 1 by default)
                 bound = {n for outer in site.loops if type(outer) is cst.For for n in names_in_target(outer.target)}
                 for value, line in used:
                     if root_name(value) in bound:
