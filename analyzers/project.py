@@ -656,13 +656,14 @@ def _methods_named(ctx, name: str) -> list[Definition]:
 
 
 def _unknown_made(ctx, expr, scope) -> bool:
-    """Whether `expr` is a name bound once to the result of a call of a function (not a class)
-    that `call_target` does not resolve to a definition of the project."""
+    """Whether `expr` is a name bound once to what a call of a function (not a class) returns:
+    a factory (`create_model(opt)`, picking the class by name) or one perf-lint cannot follow."""
     found = ctx.origin(expr, scope) if type(expr) is cst.Name else None
     if found is None or type(found[0]) is not cst.Call:
         return False
     name = dotted(found[0].func) or ""
-    return not name.rpartition(".")[2][:1].isupper() and call_target(ctx, found[0].func, found[1]) is None
+    target = call_target(ctx, found[0].func, found[1])
+    return not name.rpartition(".")[2][:1].isupper() and (target is None or type(target[0]) is not ast.ClassDef)
 
 
 def used_by_all_fitting(ctx, call, scope, summary, made: bool = False) -> list[tuple]:

@@ -3202,6 +3202,47 @@ class PinnedMemoryMissing(LoaderRule):
         ),
     )
     INVALID = (
+        # a model a factory picks by name, whose every project method `set_input` moves the batch (pix2pix's)
+        Example(
+            """
+            import torch
+            from torchvision import datasets, transforms
+            class Pix2PixModel:
+                def set_input(self, data):
+                    self.real_A = data[0].cuda()
+                def optimize_parameters(self):
+                    self.loss = self.netG(self.real_A).mean()
+                    self.loss.backward()
+                    self.optimizer.step()
+            def create_model(name):
+                return {"pix2pix": Pix2PixModel}[name]()
+            model = create_model("pix2pix")
+            loader = torch.utils.data.DataLoader(datasets.ImageFolder("data", transform=transforms.ToTensor()), batch_size=4, num_workers=4, persistent_workers=True)
+            for epoch in range(200):
+                for data in loader:
+                    model.set_input(data)
+                    model.optimize_parameters()
+            """,
+            """
+            import torch
+            from torchvision import datasets, transforms
+            class Pix2PixModel:
+                def set_input(self, data):
+                    self.real_A = data[0].cuda()
+                def optimize_parameters(self):
+                    self.loss = self.netG(self.real_A).mean()
+                    self.loss.backward()
+                    self.optimizer.step()
+            def create_model(name):
+                return {"pix2pix": Pix2PixModel}[name]()
+            model = create_model("pix2pix")
+            loader = torch.utils.data.DataLoader(datasets.ImageFolder("data", transform=transforms.ToTensor()), batch_size=4, num_workers=4, persistent_workers=True, pin_memory=True)
+            for epoch in range(200):
+                for data in loader:
+                    model.set_input(data)
+                    model.optimize_parameters()
+            """,
+        ),
         # batches a generator hands out with `yield next(loader)`, taken by `next()` in the training loop (glow-pytorch)
         Example(
             """
