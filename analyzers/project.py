@@ -1088,8 +1088,14 @@ def _returned_functions(function) -> list:
 
 
 def steps_call(call: ast.Call) -> bool:
-    """`loss.backward()`, or an optimizer's (a scaler's, an engine's) `step()`."""
+    """`loss.backward()`, or an optimizer's (a scaler's, an engine's) `step()`, or a call given
+    both a loss and an optimizer (timm's `loss_scaler(loss, optimizer, clip_grad=...)`)."""
     func = call.func
+    callee = (ast_dotted(func) or "").rsplit(".", 1)[-1].lower()
+    if len(call.args) >= 2 and any(word in callee for word in ("scaler", "step", "backward")):
+        names = [(ast_dotted(arg) or "").rsplit(".", 1)[-1].lower() for arg in call.args]
+        if any("optim" in name for name in names) and any("loss" in name for name in names):
+            return True
     if type(func) is not ast.Attribute:
         return False
     if func.attr == "backward":

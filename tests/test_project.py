@@ -2555,3 +2555,31 @@ def test_a_worker_count_from_a_parser_another_module_builds(tmp_path):
     assert "its 8 worker processes" in finding.message
     (tmp_path / "opts.py").write_text(textwrap.dedent(opts).replace("default=8", "default=0"))
     assert findings_of(main, "TPL104") == []
+
+
+def test_an_epoch_function_of_another_module_stepping_through_a_loss_scaler(tmp_path):
+    """convit/deit: engine.py's `train_one_epoch` loops over the batches and steps with timm's
+    `loss_scaler(loss, optimizer, ...)`; main.py calls it once per epoch, then logs a
+    parameter with `.cpu()`: once per epoch, not per step."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "engine.py").write_text(textwrap.dedent("""
+        import torch
+
+        def train_one_epoch(model, criterion, data_loader, optimizer, device, loss_scaler):
+            for samples, targets in data_loader:
+                loss = criterion(model(samples.to(device)), targets.to(device))
+                optimizer.zero_grad()
+                loss_scaler(loss, optimizer, parameters=model.parameters())
+    """))
+    main = """
+        import torch
+        from engine import train_one_epoch
+
+        device = torch.device("cuda")
+        model = Net().to(device)
+        for epoch in range(300):
+            train_one_epoch(model, criterion, loader, optimizer, device, loss_scaler)
+            gating = model.gating_param.data.cpu().numpy().tolist()
+    """
+    (tmp_path / "main.py").write_text(textwrap.dedent(main))
+    assert findings_of(str(tmp_path / "main.py"), "TPL203") == []
