@@ -38,6 +38,17 @@ _TABLE_INDEXERS = frozenset({"iloc", "loc", "iat", "at"})  # pandas' indexers: a
 
 
 
+def _optional_branches(function: cst.FunctionDef) -> set[int]:
+    """Ids of the nodes under `if option:` in `function`, `option` a parameter defaulting to
+    False or None (wsolevaluation's `forward(self, x, labels=None, return_cam=False)`: the CAM
+    branch, which the evaluation asks for, not the training step)."""
+    params = function.params
+    off = {p.name.value for p in (*params.params, *params.kwonly_params) if p.default is not None and type(p.default) is cst.Name
+           and p.default.value in ("False", "None")}
+    return {id(n) for branch in walk(function.body) if type(branch) is cst.If and type(branch.test) is cst.Name
+            and branch.test.value in off for n in walk(branch.body)} if off else set()
+
+
 # functions writing a file per call
 _FILE_WRITERS = frozenset({"torchvision.utils.save_image", "cv2.imwrite", "matplotlib.pyplot.savefig", "imageio.imwrite",
                            "imageio.imsave", "torch.save", "numpy.save", "PIL.Image.Image.save"})
@@ -138,6 +149,19 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset(_MOVES | {"tensor"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # a branch of forward for an option off by default, which the evaluation asks for (wsolevaluation's CAMs)
+        Example(
+            """
+            import torch
+            class ResNetCam(torch.nn.Module):
+                def forward(self, x, labels=None, return_cam=False):
+                    feature = self.features(x)
+                    if return_cam:
+                        return feature[range(x.shape[0]), labels]
+                    return self.fc(feature.mean((2, 3)))
+            model = ResNetCam().cuda()
+            """,
+        ),
         # each iteration writes an image file: the copy of a latent is small next to it (lightweight-gan's generate)
         Example(
             """
@@ -2026,7 +2050,7 @@ class CpuTensorMovedEachStep(Nesting):
             return None  # an export wrapper: its forward runs once, to be traced
         own = self._per_call(function)
         if own is not None:
-            return f"on {own}"
+            return None if id(site.node) in _optional_branches(function) else f"on {own}"  # (not `if return_cam:`, off by default)
         steps = TrainingSteps.of(self.ctx)
         shown = cls.name.value if cls is not None and function.name.value == "__init__" and self.ctx.classes.get(
             cls.name.value) is cls else function.name.value  # (a constructor runs where its class is made)

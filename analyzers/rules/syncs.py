@@ -268,6 +268,24 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # the branch for PyTorch 0.3 of a test of torch's version: no current PyTorch runs it
+        Example(
+            """
+            import torch
+            version = torch.__version__
+            def train(model, loader, optimizer):
+                for step, (x, y) in enumerate(loader):
+                    loss = model(x.cuda(), y.cuda())
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                    if int(version[0]) > 0 or int(version[2]) > 3:
+                        if step % 100 == 0:
+                            print(loss.item())
+                    else:
+                        print(f"{loss.data[0]:.4f}")
+            """,
+        ),
         # a constant set on the first call, in the state the test reads (CMC's memory bank)
         Example(
             """
@@ -1635,7 +1653,8 @@ class HostSyncEveryStep(Nesting):
         owner = stepping or site.scope.node
         return not any(self._guards(frame, site) for frame in frames) and not (
             owner is not None and steps.in_evaluation_branch(owner, site.node)) and id(site.node) not in never_taken(
-            self.ctx, site.scope.node) and id(site.node) not in _first_runs(self.ctx, site.scope.node)
+            self.ctx, site.scope.node) and id(site.node) not in _first_runs(self.ctx, site.scope.node) and id(
+            site.node) not in _version_branches(self.ctx, site.scope)
 
     def _guards(self, frame: Frame, site: Site) -> bool:
         key = (id(frame.node), id(site.loops), id(site.scope))  # candidates share their frames
@@ -2248,6 +2267,25 @@ class HostSyncEveryStep(Nesting):
                      for first in [positional(site.node, 0)] if first is not None)
             self.buffers = {name for name in names if type(name) is str}
         return self.buffers
+
+
+def _version_branches(ctx, scope: Scope) -> set[int]:
+    """Ids of the nodes, in the function of `scope` (or the module), of the branch for PyTorch
+    0.3 of an `if` that tests torch's version (`torch.__version__`, or a name assigned it): the
+    branch that reads `x.data[0]`, which no current PyTorch runs."""
+    owner = scope.node
+    memo = ctx.shared.setdefault(_version_branches, {})
+    found = memo.get(id(owner))
+    if found is None:
+        def versioned(test: cst.BaseExpression) -> bool:
+            return any(type(n) is cst.Attribute and n.attr.value == "__version__" or type(n) is cst.Name and (
+                origin := ctx.origin(n, scope)) is not None and "__version__" in code(origin[0]) for n in walk(test))
+        roots = [owner] if owner is not None else ctx.modules
+        found = memo[id(owner)] = {id(n) for root in roots for branch in walk(root) if type(branch) is cst.If and versioned(branch.test)
+                                   for part in (branch.body, branch.orelse) if part is not None and any(
+                                       type(r) is cst.Subscript and _legacy_read(r) is not None for r in walk(part))
+                                   for n in walk(part)}
+    return found
 
 
 def _first_runs(ctx, owner: cst.CSTNode | None) -> set[int]:
