@@ -963,9 +963,32 @@ class LoaderRule(Rule):
         if key not in self.known:
             dataset = argument(cast(cst.Call, site.node), 0, "dataset")  # a loader call
             self.budget = _COST_BUDGET
+            dataset = self._bound_before(dataset, site) if dataset is not None else None
             found = None if dataset is None else self._cost(dataset, site.scope, 0, frozenset())
             self.known[key] = found or UNKNOWN_DATASET
         return self.known[key]
+
+    def _bound_before(self, dataset: cst.BaseExpression, site: Site) -> cst.BaseExpression:
+        """For a name the module's own statements bind several times (outlier-exposure's
+        `ood_data = ...` before each of its loaders), the value bound last before the loader's
+        statement; else the name itself."""
+        if type(dataset) is not cst.Name or site.scope is not self.ctx.module_scope:
+            return dataset
+        values = [v for v in self.ctx.module_scope.assignments.get(dataset.value, ()) if v is not None]
+        if len(values) < 2 or len(values) != len(self.ctx.module_scope.assignments[dataset.value]):
+            return dataset
+        at = self._statement_at(site.node, site.unit)
+        placed = [(self._placed(value), value) for value in values]
+        before = [(where, value) for where, value in placed if where is not None and where < at]
+        return max(before, key=lambda pair: pair[0])[1] if before and all(where is not None for where, _ in placed) else dataset
+
+    def _placed(self, node: cst.CSTNode) -> tuple[int, int] | None:
+        """(unit, index of the module statement holding `node`), or None."""
+        for unit in range(len(self.ctx.modules)):
+            where = self._statement_at(node, unit)
+            if where[1] < len(self.ctx.modules[unit].body):
+                return where
+        return None
 
     def _namespace(self) -> SourceNamespace:
         return SourceNamespace.of(self.ctx)
@@ -2154,6 +2177,24 @@ class SynchronousDataLoader(LoaderRule):
     options = {"num-workers": 4}
     VALID = (
         _WHOLE_DATASET,
+        # a name the module binds again before each loader: the dataset the loader is given is the
+        # one bound last (tensors in memory), not the image folder before it (outlier-exposure's test.py)
+        Example(
+            """
+            import torch
+            from torchvision import datasets, transforms
+            net = torch.nn.Linear(3, 3).cuda()
+            def scores(loader):
+                with torch.no_grad():
+                    return [net(x.cuda()).max(1)[0].cpu() for x, _ in loader]
+            ood_data = datasets.ImageFolder("icons", transform=transforms.ToTensor())
+            ood_loader = torch.utils.data.DataLoader(ood_data, batch_size=200, num_workers=4, pin_memory=True)
+            print(scores(ood_loader))
+            ood_data = torch.utils.data.TensorDataset(torch.randn(2000, 3), torch.ones(2000))
+            ood_loader = torch.utils.data.DataLoader(ood_data, batch_size=200, shuffle=True)
+            print(scores(ood_loader))
+            """,
+        ),
         # a dataset module's self-check: two batches plotted, then the loop stops (deeplab's)
         Example(
             """
