@@ -22,7 +22,8 @@ from ..project import (
 from ..project import trains as project_trains
 from .base import Example
 from .edits import root_name
-from .tracking import Nesting, TrainingSteps, few_iterations, interval_test, iterates_dataloader, never_taken, runs_once
+from .tracking import (Nesting, TrainingSteps, few_iterations, interval_test, iterates_dataloader, never_taken, parameter_constant,
+                       runs_once)
 from ..vocabulary import (
     CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MATH_TESTS, MODEL_NAMES, MODULE_CLASSES, NOT_TENSOR_OPS, PER_CALL_METHODS,
     SAME_DEVICE_METHODS, TENSOR_NAMESPACES,
@@ -268,6 +269,28 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # a debug switch the command line leaves off, handed down to the training function (pytorch-pose)
+        Example(
+            """
+            import argparse
+            import torch
+            def train(loader, model, optimizer, debug=False):
+                for inputs, target in loader:
+                    output = model(inputs.cuda())
+                    loss = (output - target.cuda()).pow(2).mean()
+                    if debug:
+                        show(output.cpu().numpy())
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+            def main(args):
+                for epoch in range(100):
+                    train(loader, model, optimizer, args.debug)
+            parser = argparse.ArgumentParser()
+            parser.add_argument('-d', '--debug', dest='debug', action='store_true')
+            main(parser.parse_args())
+            """,
+        ),
         # the branch for PyTorch 0.3 of a test of torch's version: no current PyTorch runs it
         Example(
             """
@@ -1675,8 +1698,8 @@ class HostSyncEveryStep(Nesting):
         if self._truth_sync(test, site.scope) if type(test) is not cst.Name else self._element(test.value, site.loops, site.scope):
             return True  # reported itself; its body runs when something went wrong (not `if acc:`: when nonzero),
             # or for the element that holds (`for i, d in enumerate(done): if d:`, an episode's end)
-        if self.ctx.value(test, site.scope) is False:
-            return True  # a switch off by default (`if args.print_loss:`, a store_true flag)
+        if self.ctx.value(test, site.scope) is False or parameter_constant(self.ctx, test, site.scope) is False:
+            return True  # a switch off by default (`if args.print_loss:`, a store_true flag; `train(..., debug=args.debug)`)
         if lazy_init(branch) and not option_test(branch, site.scope.params) and any(
                 assigned_in(branch.body, found[0].value) for n in walk(test)
                 if (found := none_test(n)) is not None and found[1] and type(found[0]) is cst.Name):

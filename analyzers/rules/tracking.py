@@ -651,11 +651,29 @@ def parameter_constant(ctx: Context, expr: cst.BaseExpression, scope: Scope):
         if passed is None and (param.default is None or any(arg.star for arg in site.node.args)):
             return UNKNOWN
         value = ctx.value(passed, site.scope) if passed is not None else ctx.value(cast(cst.BaseExpression, param.default), scope.parent or scope)
+        if value is UNKNOWN and type(passed) is cst.Attribute:
+            value = _parsed_option(ctx, passed, site.scope)
         if value is UNKNOWN:
             return UNKNOWN
         found.add(repr(value))
         constant = value
     return constant if len(found) == 1 else UNKNOWN
+
+
+def _parsed_option(ctx: Context, expr: cst.Attribute, scope: Scope):
+    """`args.debug` where `args` is a parameter of the function that every call of it gives the
+    parsed command line (`main(parser.parse_args())`): the option's default; else UNKNOWN."""
+    function = scope.node
+    if type(expr.value) is not cst.Name or function is None or expr.value.value not in scope.params:
+        return UNKNOWN
+    index = scope.params.index(expr.value.value)
+    calls = [site for site in ctx.calls.get(function.name.value, ()) if type(site.node.func) is cst.Name]
+    for site in calls:
+        passed = argument(site.node, index, expr.value.value)
+        found = ctx.origin(passed, site.scope) if type(passed) is cst.Name else (passed, site.scope) if passed is not None else None
+        if found is None or type(found[0]) is not cst.Call or call_name(found[0]) not in ("parse_args", "parse_known_args"):
+            return UNKNOWN
+    return ctx.option_default(expr.attr.value) if calls else UNKNOWN
 
 
 def _counted_stop(loop: cst.For, counter: str, ctx: Context, scope: Scope) -> int | None:
