@@ -980,7 +980,11 @@ class LoaderRule(Rule):
         at = self._statement_at(site.node, site.unit)
         placed = [(self._placed(value), value) for value in values]
         before = [(where, value) for where, value in placed if where is not None and where < at]
-        return max(before, key=lambda pair: pair[0])[1] if before and all(where is not None for where, _ in placed) else dataset
+        if not before or any(where is None for where, _ in placed):
+            return dataset
+        where, value = max(before, key=lambda pair: pair[0])
+        statement = self.ctx.modules[where[0]].body[where[1]]
+        return value if type(statement) is cst.SimpleStatementLine else dataset  # (not alternatives: `if ...: ds = A else: ds = B`)
 
     def _placed(self, node: cst.CSTNode) -> tuple[int, int] | None:
         """(unit, index of the module statement holding `node`), or None."""
