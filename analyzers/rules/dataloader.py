@@ -1708,17 +1708,23 @@ def _yielded_sources(function: cst.FunctionDef) -> list[cst.BaseExpression]:
     batch in X: yield batch` (glow-pytorch's `sample_data`, guided-diffusion's `load_data`; a
     `DataLoader` made again when it runs out: `loader = iter(DataLoader(...))` in `except
     StopIteration:`)."""
-    found: list[cst.BaseExpression] = []
-    loops = {name: loop.iter for loop in walk(function.body) if type(loop) is cst.For for name in names_in(loop.target)}
-    for node in walk(function.body):
-        value = node.value if type(node) is cst.Yield else None
-        if type(value) is cst.From:
-            found.append(value.item)
-        elif type(value) is cst.Call and call_name(value) == "next" and type(value.func) is cst.Name and value.args:
-            found.append(value.args[0].value)
-        elif type(value) is cst.Name and value.value in loops:
-            found.append(loops[value.value])
-    return found
+    def sources() -> list[cst.BaseExpression]:
+        nodes = walk(function.body)
+        yielded = [node.value for node in nodes if type(node) is cst.Yield]
+        if not yielded:
+            return []  # (not a generator: most functions)
+        loops = {name: loop.iter for loop in nodes if type(loop) is cst.For for name in names_in(loop.target)}
+        found: list[cst.BaseExpression] = []
+        for value in yielded:
+            if type(value) is cst.From:
+                found.append(value.item)
+            elif type(value) is cst.Call and call_name(value) == "next" and type(value.func) is cst.Name and value.args:
+                found.append(value.args[0].value)
+            elif type(value) is cst.Name and value.value in loops:
+                found.append(loops[value.value])
+        return found
+
+    return remembered(_yielded_sources, function, sources)
 
 
 def _options_entry(ctx, expr: cst.Subscript, scope) -> cst.Attribute | None:

@@ -9,7 +9,7 @@ import libcst as cst
 
 from ..context import IF, MODULE_CHAIN, CallSite, Scope, Site
 from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, dotted, keyword, lazy_init, literal, moves_itself,
-                     none_test, option_test, short_code, star_kwargs, walk)
+                     none_test, option_test, remembered, short_code, star_kwargs, walk)
 from ..findings import Related
 from ..importers import forward_caller, unused_class
 from ..project import derives_from, device_moves, maybe_project_call, used_arguments
@@ -45,8 +45,9 @@ def _optional_branches(function: cst.FunctionDef) -> set[int]:
     params = function.params
     off = {p.name.value for p in (*params.params, *params.kwonly_params) if p.default is not None and type(p.default) is cst.Name
            and p.default.value in ("False", "None")}
-    return {id(n) for branch in walk(function.body) if type(branch) is cst.If and type(branch.test) is cst.Name
-            and branch.test.value in off for n in walk(branch.body)} if off else set()
+    return remembered(_optional_branches, function, lambda: {
+        id(n) for branch in walk(function.body) if type(branch) is cst.If and type(branch.test) is cst.Name
+        and branch.test.value in off for n in walk(branch.body)}) if off else set()
 
 
 # functions writing a file per call

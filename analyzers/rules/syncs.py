@@ -11,7 +11,7 @@ import libcst as cst
 
 from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
 from ..nodes import (aborts, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, lazy_init, literal,
-                     moves_itself, names_in, none_test, option_test, positional, short_code, walk)
+                     moves_itself, names_in, none_test, option_test, positional, remembered, short_code, walk)
 from ..findings import Related
 from ..importers import named_by_importers, subclassed_by_importers, unused_class
 from ..project import (
@@ -1676,7 +1676,7 @@ class HostSyncEveryStep(Nesting):
         owner = stepping or site.scope.node
         return not any(self._guards(frame, site) for frame in frames) and not (
             owner is not None and steps.in_evaluation_branch(owner, site.node)) and id(site.node) not in never_taken(
-            self.ctx, site.scope.node) and id(site.node) not in _first_runs(self.ctx, site.scope.node) and id(
+            self.ctx, site.scope.node) and id(site.node) not in _first_runs(site.scope.node) and id(
             site.node) not in _version_branches(self.ctx, site.scope)
 
     def _guards(self, frame: Frame, site: Site) -> bool:
@@ -2299,6 +2299,8 @@ def _version_branches(ctx, scope: Scope) -> set[int]:
     owner = scope.node
     memo = ctx.shared.setdefault(_version_branches, {})
     found = memo.get(id(owner))
+    if found is None and not any("__version__" in unit.text for unit in ctx.units):
+        found = memo[id(owner)] = set()  # (the cheap test first: most sources never read torch's version)
     if found is None:
         def versioned(test: cst.BaseExpression) -> bool:
             return any(type(n) is cst.Attribute and n.attr.value == "__version__" or type(n) is cst.Name and (
@@ -2311,18 +2313,14 @@ def _version_branches(ctx, scope: Scope) -> set[int]:
     return found
 
 
-def _first_runs(ctx, owner: cst.CSTNode | None) -> set[int]:
+def _first_runs(owner: cst.CSTNode | None) -> set[int]:
     """Ids of the nodes of `owner` (a function) in the `else` of `if name:` that assigns `name`:
     what starts a running value on the first step (`if loss_ema: ... else: loss_ema = loss.item()`)."""
     if owner is None:
         return set()
-    memo = ctx.shared.setdefault(_first_runs, {})
-    found = memo.get(id(owner))
-    if found is None:
-        found = memo[id(owner)] = {id(n) for branch in walk(owner) if type(branch) is cst.If and type(branch.test) is cst.Name
-                                   and type(branch.orelse) is cst.Else and assigned_in(branch.orelse, branch.test.value)
-                                   for n in walk(branch.orelse)}
-    return found
+    return remembered(_first_runs, owner, lambda: {
+        id(n) for branch in walk(owner) if type(branch) is cst.If and type(branch.test) is cst.Name
+        and type(branch.orelse) is cst.Else and assigned_in(branch.orelse, branch.test.value) for n in walk(branch.orelse)})
 
 
 def _sets_its_state(branch: cst.If, scope: Scope) -> bool:
