@@ -431,33 +431,19 @@ class LoaderRule(Rule):
         pass as keyword `name`: constants (an argparse default of `args.x` as well), directly
         or in a `**mapping` assigned a dict once in the calling function, None where a call
         does not pass it; UNKNOWN when one passes what is not known."""
-        path = self.ctx.path
-        if not path or path.startswith("<"):
-            return []
-        importers = self.ctx.shared.get(importing)
-        if importers is None:
-            importers = self.ctx.shared[importing] = importing(path)
         found: list = []
-        for namespace in importers:
-            for owner in [namespace.tree, *(n for n in ast.walk(namespace.tree) if type(n) in (ast.FunctionDef, ast.AsyncFunctionDef))]:
-                for node in body_nodes(owner):
-                    called = ast_dotted(node.func) if type(node) is ast.Call else None
-                    if called is None or called.rpartition(".")[2] != function:
-                        continue
-                    target = namespace.function(called)
-                    if target is None or os.path.abspath(target[2].path) != os.path.abspath(path):
-                        continue
-                    given = next((k.value for k in node.keywords if k.arg == name), None)
-                    for passed in (k.value for k in node.keywords if k.arg is None) if given is None else ():
-                        mapping = _assigned_dict(owner, passed)
-                        if mapping is None:
-                            return UNKNOWN
-                        given = mapping.get(name, given)
-                    if given is not None and type(given) is not ast.Constant:
-                        given = _parsed_default(namespace, given, anywhere=True)
-                        if given is None:
-                            return UNKNOWN
-                    found.append(None if given is None else given.value)
+        for namespace, owner, node in self._importer_calls(function):
+            given = next((k.value for k in node.keywords if k.arg == name), None)
+            for passed in (k.value for k in node.keywords if k.arg is None) if given is None else ():
+                mapping = _assigned_dict(owner, passed)
+                if mapping is None:
+                    return UNKNOWN
+                given = mapping.get(name, given)
+            if given is not None and type(given) is not ast.Constant:
+                given = _parsed_default(namespace, given, anywhere=True)
+                if given is None:
+                    return UNKNOWN
+            found.append(None if given is None else given.value)
         return found
 
     def _resolved(self, expr: cst.BaseExpression, scope, depth: int):
@@ -585,35 +571,41 @@ class LoaderRule(Rule):
         the modules of the project that import it give its parameter `param`
         (at `index` among the positional ones): constants, or the default where a call gives
         none; [] when one gives something else, or none calls it."""
+        found = []
+        for namespace, _, node in self._importer_calls(name, init):
+            given = next((k.value for k in node.keywords if k.arg == param), None)
+            if given is None and index < len(node.args) and not any(type(a) is ast.Starred for a in node.args[:index + 1]):
+                given = node.args[index]
+            if given is None and (default is None or any(k.arg is None for k in node.keywords)):
+                return []
+            if given is not None and type(given) is not ast.Constant:
+                given = _parsed_default(namespace, given)
+                if given is None:
+                    return []
+            found.append((default, self.ctx.module_scope) if given is None else
+                         (cst.parse_expression(repr(given.value)), self.ctx.module_scope))
+        return found
+
+    def _importer_calls(self, name: str, init: bool = False):
+        """(namespace, owner, call) for each call, in the modules of the project importing this
+        one, of its function (its class, with `init`) `name`; `owner` is the module, function or
+        class whose own statements hold the call."""
         path = self.ctx.path
         if not path or path.startswith("<"):
-            return []
+            return
         importers = self.ctx.shared.get(importing)
         if importers is None:
             importers = self.ctx.shared[importing] = importing(path)
-        found = []
         for namespace in importers:
-            for node in ast.walk(namespace.tree):
-                if type(node) is not ast.Call:
-                    continue
-                called = ast_dotted(node.func)
-                if called is None or called.rpartition(".")[2] != name:
-                    continue
-                target = namespace.klass(called) if init else namespace.function(called)
-                if target is None or os.path.abspath(target[2].path) != os.path.abspath(path):
-                    continue
-                given = next((k.value for k in node.keywords if k.arg == param), None)
-                if given is None and index < len(node.args) and not any(type(a) is ast.Starred for a in node.args[:index + 1]):
-                    given = node.args[index]
-                if given is None and (default is None or any(k.arg is None for k in node.keywords)):
-                    return []
-                if given is not None and type(given) is not ast.Constant:
-                    given = _parsed_default(namespace, given)
-                    if given is None:
-                        return []
-                found.append((default, self.ctx.module_scope) if given is None else
-                             (cst.parse_expression(repr(given.value)), self.ctx.module_scope))
-        return found
+            owners = [namespace.tree, *(n for n in ast.walk(namespace.tree) if type(n) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+            for owner in owners:
+                for node in body_nodes(owner, lambdas=True):
+                    called = ast_dotted(node.func) if type(node) is ast.Call else None
+                    if called is None or called.rpartition(".")[2] != name:
+                        continue
+                    target = namespace.klass(called) if init else namespace.function(called)
+                    if target is not None and os.path.abspath(target[2].path) == os.path.abspath(path):
+                        yield namespace, owner, node
 
     def _project_argparse(self, expr: cst.BaseExpression, scope):
         """`args.workers` where `args = parser.parse_args()` and `parser` is made by a function

@@ -52,7 +52,7 @@ def _optional_branches(function: cst.FunctionDef) -> set[int]:
 
 # functions writing a file per call
 _FILE_WRITERS = frozenset({"torchvision.utils.save_image", "cv2.imwrite", "matplotlib.pyplot.savefig", "imageio.imwrite",
-                           "imageio.imsave", "torch.save", "numpy.save", "PIL.Image.Image.save"})
+                           "imageio.imsave", "torch.save", "numpy.save"})
 
 class CpuTensorMovedEachStep(Nesting):
     """

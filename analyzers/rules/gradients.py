@@ -800,7 +800,7 @@ class EvaluationWithGradients(Nesting):
                     decorator = InsertLineBefore(Site(function, loop.site.unit, loop.site.scope), f"@{alias}.no_grad()")
                     fix = FixPlan("Decorate the function with @torch.no_grad()", (decorator,))
             # (no module evaluated: the function is named for evaluation)
-            caller = evaluated is not None and not any(site.scope is loop.site.scope for site, *_ in self.modes)
+            caller = evaluated is not None and not self._sets_modes(loop.site.scope)
             why = f"after `{evaluated}.eval()`{' in the caller' if caller else ''}" if evaluated or function is None \
                 else f"in `{function.name.value}`"
             volatile = any(type(n) is cst.Call and keyword(n, "volatile") is not None for n in walk(loop.node.body))
@@ -889,8 +889,7 @@ class EvaluationWithGradients(Nesting):
         and that no `.train()` of the function's own turns back."""
         function = loop.function
         scope = loop.site.scope
-        if function is None or self.ctx.class_of.get(id(function)) is not None or any(
-                site.scope is scope for site, *_ in self.modes):
+        if function is None or self.ctx.class_of.get(id(function)) is not None or self._sets_modes(scope):
             return None
         calls = [site for site in self.ctx.calls.get(function.name.value, ()) if type(site.node.func) is cst.Name]
         for index, param in enumerate(scope.params):
@@ -898,6 +897,10 @@ class EvaluationWithGradients(Nesting):
             if calls and all(type(value) is cst.Name and self._left_evaluating(value.value, site) for value, site in zip(given, calls)):
                 return param
         return None
+
+    def _sets_modes(self, scope) -> bool:
+        """Whether `scope` itself puts a module in a mode (`.eval()`, `.train()`)."""
+        return any(site.scope is scope for site, *_ in self.modes)
 
     def _left_evaluating(self, name: str, call: CallSite) -> bool:
         """Whether the last mode its scope gives the module `name` before `call` is evaluation."""

@@ -789,8 +789,7 @@ class NonPersistentWorkers(LoaderRule):
                 callee, used = used_arguments(self.ctx, site.node, site.scope, iterated if site.loops else iterated_again)
                 if not used or _reshuffles_given(callee):
                     continue
-                loops = [outer for outer in site.loops if not few_iterations(outer, self.ctx, site.scope, 1)]
-                if site.loops and not loops:
+                if site.loops and all(few_iterations(outer, self.ctx, site.scope, 1) for outer in site.loops):
                     continue  # (in a loop of one pass: `for _ in range(num_to_avg)`, 1 by default)
                 bound = {n for outer in site.loops if type(outer) is cst.For for n in names_in_target(outer.target)}
                 for value, line in used:
