@@ -7,7 +7,7 @@ from typing import cast
 
 import libcst as cst
 
-from ..context import Site
+from ..context import CallSite, Site
 from ..nodes import argument, children, code, dotted, iteration_source, keyword, walk
 from ..findings import Related
 from ..project import ast_dotted, iterated, iterated_again, maybe_project_call, used_arguments
@@ -36,7 +36,10 @@ class NonPersistentWorkers(LoaderRule):
     the function returning the loader (`train_loader, test_loader = data_setup.create_dataloaders()`
     in train.py) and iterates it so, itself or through the functions it gives it to; an
     `iter(loader)` made again inside a training loop (`except StopIteration: it =
-    iter(loader)`, cycling a loader shorter than the run). Workers
+    iter(loader)`, cycling a loader shorter than the run; `next(enumerate(test_loader))` every
+    10 steps) or in a function it calls (`next(iter(val_loader))` in a `sample_images` run
+    every N steps). A function looping over the loader it is given counts for the loaders the
+    calls in the loop give it (not the test loader it reads once after training). Workers
     from the core count (`os.cpu_count()`, `int(os.cpu_count() / 2)`, `mp.cpu_count() - 1`, also
     as the default of a parameter of such a function or of an argparse option) are workers on
     any machine; of `min(...)`/`max(...)` (also of a list), each part must be such a count or a
@@ -90,6 +93,40 @@ class NonPersistentWorkers(LoaderRule):
     triggers = ("Loader", "Sampler")  # (PyG's `ClusterLoader`, `GraphSAINTRandomWalkSampler`, ...)
     probe = "dataloader"
     VALID = (
+        # the function the epoch loop calls with the training loader reads the test loader once
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            def compute_accuracy(model, data_loader):
+                for features, targets in data_loader:
+                    model(features.cuda())
+            train_loader = DataLoader(train_set, batch_size=128, num_workers=8, persistent_workers=True)
+            test_loader = DataLoader(test_set, batch_size=128, num_workers=8)
+            for epoch in range(10):
+                for x, y in train_loader:
+                    model(x.cuda()).sum().backward()
+                    optimizer.step()
+                compute_accuracy(model, train_loader)
+            compute_accuracy(model, test_loader)
+            """
+        ),
+        # one batch taken after training, by a function called once
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            val_loader = DataLoader(val_set, batch_size=10, num_workers=1)
+            def sample_images():
+                imgs = next(iter(val_loader))
+                save(generator(imgs.cuda()))
+            for epoch in range(200):
+                for batch in loader:
+                    generator(batch.cuda()).mean().backward()
+                    optimizer.step()
+            sample_images()
+            """
+        ),
         # a measure averaged over `num_to_avg` passes, one by default (outlier-exposure's test.py)
         Example(
             """
@@ -409,6 +446,64 @@ class NonPersistentWorkers(LoaderRule):
                     x, y = next(labeled_iter)
                 model(x.cuda()).sum().backward()
                 optimizer.step()
+            """,
+        ),
+        # one validation batch taken by a function the training loop calls every N steps
+        # (PyTorch-GAN's `sample_images`), or by `next(enumerate(...))` in the loop (pointnet's)
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            val_loader = DataLoader(val_set, batch_size=10, shuffle=True, num_workers=1)
+            def sample_images(done):
+                imgs = next(iter(val_loader))
+                save(generator(imgs.cuda()), done)
+            for epoch in range(200):
+                for i, batch in enumerate(loader):
+                    generator(batch.cuda()).mean().backward()
+                    optimizer.step()
+                    if i % 500 == 0:
+                        sample_images(i)
+            """,
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            val_loader = DataLoader(val_set, batch_size=10, shuffle=True, num_workers=1, persistent_workers=True)
+            def sample_images(done):
+                imgs = next(iter(val_loader))
+                save(generator(imgs.cuda()), done)
+            for epoch in range(200):
+                for i, batch in enumerate(loader):
+                    generator(batch.cuda()).mean().backward()
+                    optimizer.step()
+                    if i % 500 == 0:
+                        sample_images(i)
+            """,
+        ),
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            test_loader = DataLoader(test_set, batch_size=32, shuffle=True, num_workers=4)
+            for epoch in range(250):
+                for i, (points, target) in enumerate(loader, 0):
+                    model(points.cuda()).sum().backward()
+                    optimizer.step()
+                    if i % 10 == 0:
+                        j, (points, target) = next(enumerate(test_loader, 0))
+                        model(points.cuda())
+            """,
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            test_loader = DataLoader(test_set, batch_size=32, shuffle=True, num_workers=4, persistent_workers=True)
+            for epoch in range(250):
+                for i, (points, target) in enumerate(loader, 0):
+                    model(points.cuda()).sum().backward()
+                    optimizer.step()
+                    if i % 10 == 0:
+                        j, (points, target) = next(enumerate(test_loader, 0))
+                        model(points.cuda())
             """,
         ),
         # a library's loader (PyG's, batching graphs) re-spawns its workers like torch's
@@ -744,8 +839,11 @@ class NonPersistentWorkers(LoaderRule):
             if found and not loop_site.loops and self._reshuffles(loop, loop_site):
                 continue
             for loader in self.loaders_of(loop) if found else ():
-                # (not the loops around a function that makes the loader: a new one each time)
-                repeats = [outer for outer, called in found if loader.scope.node not in called]
+                # (not the loops around a function that makes the loader: a new one each time; nor
+                # around a call giving the function another loader: `compute_accuracy(model,
+                # train_loader)` every epoch, `compute_accuracy(model, test_loader)` once after)
+                repeats = [outer for outer, called, call in found
+                           if loader.scope.node not in called and self._given(loop, loop_site, call, loader)]
                 if repeats:
                     yield loader, repeats, "", ()
         yield from self._iterated_by_callees()
@@ -754,18 +852,31 @@ class NonPersistentWorkers(LoaderRule):
         yield from self._iterators_made_again()
 
     def _iterators_made_again(self):
-        """`iter(loader)` called inside a loop that trains (`except StopIteration: it =
-        iter(labeled_loader)`, FixMatch's way of cycling two loaders): each call starts the
-        workers again."""
+        """`iter(loader)` (or `next(enumerate(loader))`) called inside a loop that trains
+        (`except StopIteration: it = iter(labeled_loader)`, FixMatch's way of cycling two
+        loaders), or in a function called in one (`sample_images` taking one validation batch
+        every N steps): each call starts the workers again."""
         steps = TrainingSteps.of(self.ctx)
-        for site in self.ctx.calls.get("iter", ()):
-            if type(site.node.func) is not cst.Name or len(site.node.args) != 1 or not site.loops:
+        made = [(site, site.node) for site in self.ctx.calls.get("iter", ())]
+        made += [(site, first) for site in self.ctx.calls.get("next", ()) if site.node.args and type(
+            first := site.node.args[0].value) is cst.Call and type(first.func) is cst.Name and first.func.value == "enumerate"]
+        for site, call in made:  # (and `next(enumerate(loader))`, pointnet's way of taking one test batch)
+            if type(call.func) is not cst.Name or not 0 < len(call.args) <= 1 + (call is not site.node):  # (`enumerate(loader, 0)`)
                 continue
-            loop = site.loops[-1]
-            if not (steps.trains(loop) or steps.per_epoch(loop)) or few_iterations(loop, self.ctx, site.scope):
+            function = site.scope.node
+            if site.loops:
+                found = [(site.loops[-1], site.scope)]
+                how = "made inside the training loop"
+            elif function is not None:  # (PyTorch-GAN's `sample_images`: `next(iter(val_dataloader))`, called every N steps)
+                found = [(caller.loops[-1], caller.scope) for caller in self.ctx.calls.get(function.name.value, ()) if caller.loops]
+                how = f"made at every call of `{function.name.value}` in the training loop"
+            else:
                 continue
-            for loader in self.live_loaders(site.node.args[0].value, site.scope, site.unit):
-                yield loader, [loop], f" (through a new `{code(site.node)}` made inside the training loop)", ()
+            loops = [loop for loop, scope in found
+                     if (steps.trains(loop) or steps.per_epoch(loop)) and not few_iterations(loop, self.ctx, scope)]
+            for loader in self.live_loaders(call.args[0].value, site.scope, site.unit) if loops else ():
+                if site.loops or loader.scope.node is not function:  # (not a loader made at each call)
+                    yield loader, loops, f" (through a new `{code(call)}` {how})", ()
 
     def _iterated_by_importers(self):
         """`return train_loader` in a function of the source that a module of the project calls
@@ -839,33 +950,47 @@ class NonPersistentWorkers(LoaderRule):
             return False
         return bool(function.decorators) or bool(self.registrations(function.name.value))
 
-    def _repeating_loops(self, loop: cst.For, site: Site) -> list[tuple[cst.For | cst.While, frozenset]]:
+    def _repeating_loops(self, loop: cst.For, site: Site) -> list[tuple[cst.For | cst.While, frozenset, CallSite | None]]:
         """The loops that run `loop` again and again, each with the functions it runs it
-        through: its enclosing loops, or the loops around calls of the function holding it,
-        or of a function calling that one (`validate` in an epoch loop calling the
-        `run_validate` that loops). Empty when the outer loop hands out the loaders."""
+        through and the call in it: its enclosing loops (no call), or the loops around calls of
+        the function holding it, or of a function calling that one (`validate` in an epoch loop
+        calling the `run_validate` that loops). Empty when the outer loop hands out the loaders."""
         iterated = root_name(loop.iter.args[0].value) if type(loop.iter) is cst.Call and loop.iter.args else root_name(loop.iter)
         if site.loops:
             bound = {name for outer in site.loops if type(outer) is cst.For for name in names_in_target(outer.target)}
             return [] if iterated in bound else [
-                (outer, frozenset()) for outer in site.loops if not few_iterations(outer, self.ctx, site.scope, 1)]  # (not `range(1)`)
+                (outer, frozenset(), None) for outer in site.loops if not few_iterations(outer, self.ctx, site.scope, 1)]  # (not `range(1)`)
         return self._loops_around_calls(site.scope.node, frozenset())  # its function
 
     def _loops_around_calls(
         self, function: cst.FunctionDef | None, called: frozenset
-    ) -> list[tuple[cst.For | cst.While, frozenset]]:
+    ) -> list[tuple[cst.For | cst.While, frozenset, CallSite | None]]:
         """The innermost loop around each call of `function`, through up to two callers that
-        call it outside a loop, with the functions passed through."""
+        call it outside a loop, with the functions passed through and the call in the loop."""
         if function is None or function in called or len(called) > 2:
             return []
         called = called | {function}
-        found: list[tuple[cst.For | cst.While, frozenset]] = []
+        found: list[tuple[cst.For | cst.While, frozenset, CallSite | None]] = []
         for call in self.ctx.calls.get(function.name.value, []):
             caller = call.scope.node
             if call.loops and few_iterations(call.loops[-1], self.ctx, call.scope, 1):
                 continue  # (`for epoch in range(num_epochs)` with `num_epochs = 1`: the loop runs once)
-            found.extend([(call.loops[-1], called)] if call.loops else self._loops_around_calls(caller, called))
+            found.extend([(call.loops[-1], called, call)] if call.loops else self._loops_around_calls(caller, called))
         return found
+
+    def _given(self, loop: cst.For, site: Site, call: CallSite | None, loader: Site) -> bool:
+        """Whether `call`, in a loop repeating the function holding `loop`, gives it `loader`
+        when the loop iterates a parameter of that function (any loader when not known:
+        through other functions, or for a method)."""
+        function = site.scope.node
+        if call is None or function is None or call.scope.node is function or type(call.node.func) is not cst.Name:
+            return True
+        iterated = root_name(iteration_source(loop.iter))
+        names = [p.name.value for p in function.params.params]
+        if iterated not in names or call.node.func.value != function.name.value:
+            return True
+        value = argument(call.node, names.index(iterated), iterated)
+        return value is None or any(found.node is loader.node for found in self.live_loaders(value, call.scope, call.unit))
 
     def _reshuffles(self, loop: cst.For, site: Site) -> bool:
         """Whether the function holding `loop`, which its callers run each epoch, changes the
