@@ -17,6 +17,7 @@ from typing import NamedTuple, cast
 
 import libcst as cst
 
+from .importers import cuda_default_importer
 from .nodes import UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, names_in, remembered, star_kwargs, walk
 from .vocabulary import CUDA_STRING, LEGACY_TENSOR_TYPES, LIGHTNING_1_ONLY, LIGHTNING_DEVICES, gpu_api
 
@@ -770,7 +771,8 @@ class Context:
         return "dtype" in (dotted(expr) or "").rsplit(".", 1)[-1].lower()
 
     def default_cuda(self) -> bool:
-        """Whether the source makes the GPU torch's default device (`torch.set_default_device("cuda")`,
+        """Whether the source, or a module of the project importing it, makes the GPU torch's
+        default device (`torch.set_default_device("cuda")`,
         `torch.set_default_tensor_type("torch.cuda.FloatTensor")`): a factory given no device then
         makes a CUDA tensor. Asked after the pass."""
         for name in ("set_default_device", "set_default_tensor_type"):
@@ -778,7 +780,8 @@ class Context:
                 value = site.node.args[0].value if site.node.args and self.qualname(site.node.func) == f"torch.{name}" else None
                 if value is not None and ("cuda" in str(literal(value)) or self.is_cuda_device(value, site.scope) is True):
                     return True
-        return False
+        path = self.path
+        return path is not None and not path.startswith("<") and cuda_default_importer(path)
 
     def made_on_cuda(self, call: cst.Call, scope: Scope) -> bool:
         """`x.cuda()`, `x.to("cuda")`, `torch.randn(n, device="cuda")`: a call whose tensor is on the GPU."""

@@ -288,6 +288,17 @@ def _trains(tree: ast.Module) -> bool:
                for node in ast.walk(tree))
 
 
+# `torch.set_default_tensor_type('torch.cuda.FloatTensor')`, `torch.set_default_device("cuda")`
+_CUDA_DEFAULT = re.compile(rb"""set_default_tensor_type\(\s*['"]?torch\.cuda\.|set_default_device\(\s*['"]cuda""")
+
+
+def cuda_default_importer(path: str) -> bool:
+    """Whether a module of the project that imports the module at `path` makes the GPU torch's
+    default device (yolact's train.py, for the losses of layers/modules): its factories given no
+    device make CUDA tensors."""
+    return any(_CUDA_DEFAULT.search(_read(candidate) or b"") for candidate, _, _ in _importers(path))
+
+
 def _importers(path: str, hops: int = 0, any_text: bool = False):
     """(path, module, project root) of the modules of the project whose text may use a GPU
     (or, with `any_text`, any) and that import the module at `path`, or a package that

@@ -294,6 +294,61 @@ def test_a_class_nothing_in_the_project_makes_is_dead_code(tmp_path):
     assert tpl501() == ["TPL501"]
 
 
+def test_a_method_backpropagating_to_read_the_input_gradient_is_no_training_step(tmp_path):
+    """pytorch-grad-cam's guided backprop: `backward()` in `__call__`, then the input's gradient
+    read on the host; nothing in the class steps an optimizer and the scripts using it do not
+    train. A script that trains with it makes it a step again."""
+    (tmp_path / "pyproject.toml").write_text("")
+    guided = tmp_path / "guided.py"
+    guided.write_text(textwrap.dedent("""
+        import torch
+
+        class GuidedBackprop:
+            def __init__(self, model):
+                self.model = model.cuda()
+
+            def __call__(self, x):
+                x = x.cuda().requires_grad_(True)
+                out = self.model(x)
+                out[0, 3].backward()
+                return x.grad.cpu().numpy()
+    """))
+    cam = tmp_path / "cam.py"
+    cam.write_text("from guided import GuidedBackprop\ngb = GuidedBackprop(model)\nfor img in images:\n    save(gb(img))\n")
+    assert findings_of(str(guided), "TPL203") == []
+    cam.write_text(cam.read_text() + "    loss = criterion(model(img.cuda()), y.cuda())\n    loss.backward()\n    optimizer.step()\n")
+    assert [f.code for f in findings_of(str(guided), "TPL203")] == ["TPL203"]
+
+
+def test_factories_of_a_module_whose_importer_makes_cuda_the_default_device(tmp_path):
+    """yolact: train.py calls `torch.set_default_tensor_type('torch.cuda.FloatTensor')`, so the
+    `torch.randperm` of its loss module, given no device, is made on the GPU: no copy."""
+    (tmp_path / "pyproject.toml").write_text("")
+    loss = tmp_path / "loss.py"
+    loss.write_text(textwrap.dedent("""
+        import torch
+
+        class MultiBoxLoss(torch.nn.Module):
+            def forward(self, masks, targets):
+                select = torch.randperm(masks.size(0))[:100]
+                return (masks[select].cuda() - targets[select].cuda()).abs().mean()
+    """))
+    train = tmp_path / "train.py"
+    train.write_text(textwrap.dedent("""
+        import torch
+        from loss import MultiBoxLoss
+
+        torch.set_default_tensor_type('torch.cuda.FloatTensor')
+        criterion = MultiBoxLoss()
+        for x, y in loader:
+            criterion(model(x.cuda()), y.cuda()).backward()
+            optimizer.step()
+    """))
+    assert findings_of(str(loss), "TPL501") == []
+    train.write_text(train.read_text().replace("torch.set_default_tensor_type('torch.cuda.FloatTensor')", ""))
+    assert [f.code for f in findings_of(str(loss), "TPL501")] == ["TPL501"]
+
+
 def test_a_function_of_another_file_imported_by_name(tmp_path):
     train = TRAIN.replace("import utils\n", "import utils\n    from utils import accuracy\n").replace(
         "logger.update(loss=loss)", "acc = accuracy(out, y)")

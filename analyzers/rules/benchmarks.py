@@ -17,7 +17,7 @@ from ..source import Block, Magic
 from .base import CallNames, Example
 from .cells import cell_statements
 from .timing import TIMING_MAGIC_TRIGGERS, calls_in_order
-from .tracking import Compiled, CompiledModules, all_calls
+from .tracking import Compiled, CompiledModules, TrainingSteps, all_calls
 from ..vocabulary import CLOCK_NAMES, CLOCKS, DEVICE_LIKE, MODEL_WORDS, SIZED_FACTORIES
 
 TIMEIT = {"timeit.timeit", "timeit.repeat", "timeit.Timer"}
@@ -181,7 +181,8 @@ class TimingWithoutWarmup(_TimedRegions):
     `torch.compile`d model, or the program's first CUDA operation (nothing before the
     region touched the GPU or called code that might), or, in a region timed to a
     `torch.cuda.synchronize()`, the first call of a model built in the same function
-    (and loop iteration), called or passed to the code timed once.
+    (and loop iteration), called or passed to the code timed once. Not the time of a whole
+    training run (the region runs training steps: the start-up is a part of it, and small).
 
     ## Why is this bad?
     The first call of a compiled model traces and compiles it: seconds, against
@@ -281,6 +282,23 @@ class TimingWithoutWarmup(_TimedRegions):
                     print(t1 - t0)
             """,
         ),
+        # the time of the whole script, training included (knowledge-distillation's mnist scripts)
+        Example(
+            """
+            import time, torch
+            start_time = time.time()
+            model = Net()
+            model.cuda()
+            def train(model):
+                for x, y in loader:
+                    loss = criterion(model(x.cuda()), y.cuda())
+                    loss.backward()
+                    optimizer.step()
+            for epoch in range(10):
+                train(model)
+            print("--- %s seconds ---" % (time.time() - start_time))
+            """,
+        ),
         # a whole training run, not a GPU-synchronized measurement of one step
         Example(
             """
@@ -370,8 +388,9 @@ class TimingWithoutWarmup(_TimedRegions):
                 )
                 continue
             if region.site.scope is not self.ctx.module_scope or (
-                    self._first_touch is not None and self._first_touch < self.start(region)):
-                continue
+                    self._first_touch is not None and self._first_touch < self.start(region)) or any(
+                    map(TrainingSteps.of(self.ctx).steps, region.calls)):
+                continue  # (nor a whole training run's time: the start-up is a part of it, and small)
             touch = next((c for c in region.calls if self._touch(c, proven=True)), None)
             if touch is not None:
                 self.report(

@@ -116,7 +116,9 @@ class CpuTensorMovedEachStep(Nesting):
     of the class in the file leaves at its default or passes so: minRF's `RF(model)` with
     `ln=True`); and for torch's factories
     in a source that makes the GPU the default device (`torch.set_default_device("cuda")`,
-    NeRF's `torch.set_default_tensor_type('torch.cuda.FloatTensor')`): they make CUDA tensors.
+    NeRF's `torch.set_default_tensor_type('torch.cuda.FloatTensor')`), or whose importers do
+    (yolact's train.py, for its losses): they make CUDA tensors (not the CPU tensor types:
+    `torch.LongTensor(n)` is still made on the CPU).
     Of two branches on an optional parameter that both make the tensor (`if batch_size is None:
     h0 = torch.zeros(1, self.batch_size, n).cuda() else: h0 = torch.zeros(1, batch_size, n).cuda()`),
     only the branch that calls leaving the option out take is reported: one thing to fix.
@@ -1730,9 +1732,20 @@ class CpuTensorMovedEachStep(Nesting):
             device is not None and self._device(device, Site(call, self.ctx.unit, scope))
         )
 
+    def _cpu_type(self, made: cst.Call) -> bool:
+        """Whether `made` is on the CPU whatever torch's default device: a CPU tensor type
+        (`torch.LongTensor(n)`), or `torch.from_numpy`."""
+        qualified = self.ctx.qualname(made.func) or ""
+        return qualified == "torch.from_numpy" or qualified.startswith("torch.") and qualified[6:] in LEGACY_TENSOR_TYPES
+
     def finish(self) -> None:
-        if self.ctx.default_cuda():  # (torch's factories make CUDA tensors: none is made on the CPU)
-            self.moves, self.indexings, self.returned, self.hoists = [], [], [], []
+        if (self.moves or self.indexings or self.returned or self.hoists) and self.ctx.default_cuda():
+            # (torch's factories make CUDA tensors; a CPU tensor type, `torch.LongTensor(n)`, stays one)
+            cpu = self._cpu_type
+            self.moves = [move for move in self.moves if cpu(move[1])]
+            self.hoists = [hoist for hoist in self.hoists if cpu(hoist[1])]
+            self.returned = [found for found in self.returned if cpu(found[2])]
+            self.indexings = [(site, made, function) for site, made, function in self.indexings if all(map(cpu, made))]
         else:
             self._report_passed_moves()
         self._report_indexings()

@@ -11,7 +11,7 @@ import libcst as cst
 
 from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
 from ..nodes import (aborts, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, lazy_init, literal,
-                     moves_itself, names_in, none_test, option_test, positional, remembered, short_code, walk)
+                     moves_itself, names_in, none_test, option_test, positional, remembered, short_code, walk, UNKNOWN)
 from ..findings import Related
 from ..importers import named_by_importers, subclassed_by_importers, unused_class
 from ..project import (
@@ -269,6 +269,25 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # a command-line option named like a loss, compared with a string (spectral-normalization-gan)
+        Example(
+            """
+            import argparse
+            import torch
+            parser = argparse.ArgumentParser()
+            parser.add_argument('--loss', type=str, default='hinge')
+            args = parser.parse_args()
+            for epoch in range(100):
+                for data, target in loader:
+                    z = torch.randn(64, 128, device="cuda")
+                    if args.loss == 'hinge':
+                        disc_loss = torch.relu(1.0 - discriminator(data.cuda())).mean()
+                    else:
+                        disc_loss = -discriminator(data.cuda()).mean()
+                    disc_loss.backward()
+                    optim_disc.step()
+            """
+        ),
         # a debug switch the command line leaves off, handed down to the training function (pytorch-pose)
         Example(
             """
@@ -2071,8 +2090,9 @@ class HostSyncEveryStep(Nesting):
         if type(test) is cst.BooleanOperation:
             return self._truth_sync(test.left, scope, loops) or self._truth_sync(test.right, scope, loops)
         if type(test) is cst.Comparison:
-            if any(type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in test.comparisons):
-                return False
+            if _text(test.left) or any(type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) or _text(c.comparator)
+                                       for c in test.comparisons):
+                return False  # (nor a comparison with a string: `if args.loss == 'hinge':`)
             return any(self._tensor(e, scope, 0) and not self._made_on_cpu(e, scope)
                        for e in [test.left, *(c.comparator for c in test.comparisons)])
         if type(test) is cst.Call:
@@ -2177,7 +2197,7 @@ class HostSyncEveryStep(Nesting):
                 return self._tensor(expr.value, scope, depth + 1)  # `pred_raw.data`: the tensor, without autograd
             if type(expr.value) is not cst.Name:
                 return False
-            return expr.attr.value == "loss" or (expr.value.value == "self" and expr.attr.value in self._buffers()) or (
+            return expr.attr.value == "loss" and self.ctx.value(expr, scope) is UNKNOWN or (expr.value.value == "self" and expr.attr.value in self._buffers()) or (
                 self._moved_batch(expr.value, scope) and expr.attr.value not in _TENSOR_FACTS
                 and not expr.attr.value.startswith("num_"))
         return False

@@ -10,7 +10,7 @@ import libcst as cst
 
 from ..context import CallSite, Context, Frame, Scope, Site
 from ..nodes import UNKNOWN, argument, call_name, code, dotted, iteration_source, keyword, lazy_init, literal, names_in, positional, walk
-from ..importers import importer_namespace_default, made_only_to_infer
+from ..importers import imported_to_train, importer_namespace_default, made_only_to_infer
 from ..project import (call_target, derives_from, instance_default, maybe_project_call, steps_in_loops, tests_interval,
                        trains_somewhere)
 from ..project import trains as project_trains
@@ -293,6 +293,15 @@ class TrainingSteps:
                         self._by_class.setdefault(id(cls), {}).setdefault(function.name.value, set()).add(name)
         return self._by_class
 
+    def steps(self, call: cst.Call) -> bool:
+        """Whether `call` is a training step (`backward()`, an optimizer's `step()`), or calls a
+        function of the source that trains, in a loop of its own or not (`train(epoch, model)`)."""
+        if id(call) in self._step_calls:
+            return True
+        defs = self.ctx.functions.get(call.func.value) if type(call.func) is cst.Name else None
+        return defs is not None and bool(defs) and (
+            self.trains(defs[-1][0]) or any(id(n) in self._step_calls for n in walk(defs[-1][0])))
+
     def trains(self, node: cst.CSTNode, depth: int = 0) -> bool:
         """`node`: a loop or a function definition."""
         if id(node) in self._direct:
@@ -438,10 +447,18 @@ class TrainingSteps:
                 for call in self.ctx.calls.get(name, ())):
             return False  # (not `losses.update(...)` of a meter: another method of that name)
         if id(function) in self.ctx.class_of:
-            return True
+            return not self._explains(function)
         parent = next((scope.parent for defined, scope in self.ctx.functions.get(name, ()) if defined is function), None)
         return parent is not None and parent.node is not None and any(
             type(value) is cst.Name and value.value == name for value in self.ctx.returns.get(id(parent.node), ()))
+
+    def _explains(self, method: cst.FunctionDef) -> bool:
+        """Whether a method that backpropagates only computes gradients to read them: no method
+        of its class steps an optimizer, and no module of the project importing it trains
+        (pytorch-grad-cam's `GuidedBackpropReLUModel.__call__`, reading the input's gradient)."""
+        cls, path = self.ctx.class_of.get(id(method)), self.ctx.path
+        return cls is not None and not any(type(n) is cst.Call and call_name(n) == "step" for n in walk(cls)) and \
+            path is not None and not path.startswith("<") and not imported_to_train(path)
 
     def per_epoch(self, loop: cst.CSTNode) -> bool:
         """Whether `loop` runs no training step itself but holds a loop that does, or calls a
