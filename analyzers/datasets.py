@@ -20,6 +20,10 @@ modification time), and its `__getitem__` judged by what it calls:
 - *unknown*: anything else (a call the model does not know): callers keep their
   default behaviour.
 
+A branch of `__getitem__` on an attribute that `__init__` copies from a parameter is left out
+when the construction decides it (`ModelNet40(partition='test')` never takes `if
+self.partition == 'train':`, with its augmentation).
+
 Library datasets are known by name (torchvision's decode a PIL image per item, a
 `TensorDataset` indexes tensors, a Hugging Face `datasets` table reads a row from Arrow
 memory).
@@ -222,6 +226,11 @@ def _self_attr(node: ast.expr) -> str | None:
     return None
 
 
+def _own_attr(node: ast.expr) -> str | None:
+    """`self.x`: "x" (not `self.x.y`)."""
+    return node.attr if type(node) is ast.Attribute and type(node.value) is ast.Name and node.value.id == "self" else None
+
+
 def _short(node: ast.AST, limit: int = 40) -> str:
     """The node's code for a message; a long call as `callee(...)`, a long item as `value[...]`."""
     try:
@@ -256,9 +265,11 @@ def _device_move(call: ast.Call) -> bool | None:
 
 
 # -- the cost of a class ---------------------------------------------------------------
-def class_cost(found: tuple | None, has_transform: bool = False, depth: int = 0) -> Cost:
+def class_cost(found: tuple | None, has_transform: bool = False, depth: int = 0, given: tuple = ()) -> Cost:
     """The per-item cost of a dataset class, as found by a namespace's `klass` (its
-    definition, namespace and place)."""
+    definition, namespace and place); `given`: the constants its construction passes, as
+    (keyword or position, value) pairs, which decide the branches of `__getitem__` on the
+    attributes `__init__` copies them to (`if self.partition == 'train':` of a test set)."""
     if found is None or depth > 2:
         return UNKNOWN_DATASET
     cls, namespace, place = found
@@ -272,6 +283,7 @@ def class_cost(found: tuple | None, has_transform: bool = False, depth: int = 0)
         return UNKNOWN_DATASET
     body = _Body(cls.name, namespace, methods, stores, libraries, has_transform)
     body.arguments = _arguments(methods.get("__init__"))
+    body.constants = _constants(methods.get("__init__"), body.arguments, dict(given))
     cost = body.function(*getitem, depth=0)
     if cost.kind == CHEAP:
         passed = tuple(sorted(body.indexed.items()))
@@ -295,6 +307,24 @@ def _arguments(init) -> dict[str, tuple[str, int]]:
             found[target.attr] = (value.id, params.index(value.id))
         elif value.id in keywords:
             found[target.attr] = (value.id, -1)
+    return found
+
+
+def _constants(init, arguments: dict[str, tuple[str, int]], given: dict) -> dict[str, object]:
+    """The attributes `__init__` copies a parameter to, with the constant the construction
+    passes it (by keyword or position) or, not passed, the parameter's constant default."""
+    if init is None:
+        return {}
+    args = init[0].args
+    positional = (*args.posonlyargs, *args.args)
+    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
+    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    found = {}
+    for attr, (param, index) in arguments.items():
+        if param in given or index in given:
+            found[attr] = given.get(param, given.get(index))
+        elif type(default := defaults.get(param)) is ast.Constant:
+            found[attr] = default.value
     return found
 
 
@@ -374,6 +404,7 @@ class _Body:
         self.libraries, self.has_transform = libraries, has_transform
         self.seen: set[int] = set()
         self.arguments: dict[str, tuple[str, int]] = {}  # attributes holding a constructor argument
+        self.constants: dict[str, object] = {}  # of those, the ones the construction makes constants
         self.indexed: dict[str, int] = {}  # the parameters whose arguments __getitem__ indexes
 
     def function(self, node, namespace: Namespace, place: Place, depth: int) -> Cost:
@@ -381,7 +412,10 @@ class _Body:
             return Cost(CHEAP)  # (a recursion: judged where it started)
         self.seen.add(id(node))
         found = Cost(CHEAP)
-        judged = sorted((n for n in body_nodes(node, lambdas=True) if type(n) in (ast.Call, ast.Subscript)),
+        untaken = {id(n) for branch in body_nodes(node) if type(branch) is ast.If
+                   and (taken := self._decided(branch.test)) is not None
+                   for part in (branch.orelse if taken else branch.body) for n in ast.walk(part)}
+        judged = sorted((n for n in body_nodes(node, lambdas=True) if type(n) in (ast.Call, ast.Subscript) and id(n) not in untaken),
                         key=lambda n: (n.lineno, n.col_offset, n.end_col_offset or 0))
         for item in judged:  # in source order: the first of the worst is the one reported
             if type(item) is ast.Call:
@@ -392,6 +426,23 @@ class _Body:
             if found.kind == ON_DEVICE:
                 break
         return found
+
+    def _decided(self, test: ast.expr) -> bool | None:
+        """The value of a test on an attribute holding a constant of the construction
+        (`self.partition == 'train'`, `self.augment`, `not self.train`), or None."""
+        if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+            inner = self._decided(test.operand)
+            return None if inner is None else not inner
+        attr = _own_attr(test)
+        if attr is not None:
+            return bool(self.constants[attr]) if attr in self.constants else None
+        if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) not in (ast.Eq, ast.NotEq) or type(
+                test.comparators[0]) is not ast.Constant:
+            return None
+        attr = _own_attr(test.left)
+        if attr is None or attr not in self.constants:
+            return None
+        return (self.constants[attr] == test.comparators[0].value) == (type(test.ops[0]) is ast.Eq)
 
     def subscript(self, node: ast.Subscript, place: Place) -> Cost | None:
         held = node.value

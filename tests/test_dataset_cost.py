@@ -137,6 +137,33 @@ def test_a_random_start_index_into_a_tensor_held_in_memory_is_cheap():
     assert len(findings(made_up)) == 1
 
 
+def test_a_branch_the_construction_decides_is_left_out():
+    """dgcnn's ModelNet40: point clouds held in memory, augmented only `if self.partition ==
+    'train'`; the test set's items are slices (the train set's are CPU work per item)."""
+    code = """
+        import numpy as np
+        import torch
+        from torch.utils.data import DataLoader, Dataset
+        class ModelNet40(Dataset):
+            def __init__(self, num_points, partition='train'):
+                self.data, self.label = load_data(partition)
+                self.num_points = num_points
+                self.partition = partition
+            def __getitem__(self, item):
+                pointcloud = self.data[item][:self.num_points]
+                if self.partition == 'train':
+                    pointcloud = translate_pointcloud(pointcloud)
+                return pointcloud, self.label[item]
+        loader = DataLoader(ModelNet40(partition='test', num_points=1024), batch_size=32)
+        model = Net().cuda()
+        for x, y in loader:
+            model(x.cuda())
+    """
+    assert findings(code) == []
+    assert len(findings(code.replace("partition='test'", "partition='train'"))) == 1
+    assert len(findings(code.replace("partition='test', ", ""))) == 1  # (the default: 'train')
+
+
 def test_an_hdf5_store_opened_in_init_is_read_per_item():
     found = findings("""
         import h5py

@@ -1186,7 +1186,7 @@ class LoaderRule(Rule):
             return UNKNOWN_DATASET
         found = self._namespace().klass(name)
         if found is not None:
-            cost = self._class_cost(found, has_transform)
+            cost = self._class_cost(found, has_transform, _constants_given(call))
             if not cost.passed:
                 return cost
             # it indexes what it was passed: a tensor or a list is cheap, another dataset may not be
@@ -1516,11 +1516,12 @@ class LoaderRule(Rule):
                     return None
         return total or None
 
-    def _class_cost(self, found: tuple, has_transform: bool) -> Cost:
-        """`class_cost` of a dataset class, judged once per analysis (loaders of one class)."""
-        key = ("class cost", id(found[0]), has_transform)
+    def _class_cost(self, found: tuple, has_transform: bool, given: tuple = ()) -> Cost:
+        """`class_cost` of a dataset class, judged once per analysis (loaders of one class
+        constructed alike)."""
+        key = ("class cost", id(found[0]), has_transform, given)
         if key not in self.known:
-            self.known[key] = class_cost(found, has_transform)
+            self.known[key] = class_cost(found, has_transform, given=given)
         return self.known[key]
 
     def _literal_arguments(self, call: cst.Call, init: cst.FunctionDef) -> dict[str, int]:
@@ -1779,6 +1780,15 @@ def _literal_data(node: cst.BaseExpression, depth: int = 0) -> bool:
         return depth < 4 and all(type(e) is cst.Element and _literal_data(e.value, depth + 1) for e in node.elements)
     value = literal(node)
     return value is not UNKNOWN and not isinstance(value, str)
+
+
+def _constants_given(call: cst.Call) -> tuple:
+    """The constants a construction passes (`ModelNet40(partition='test', num_points=n)`):
+    (keyword, or position, value) pairs, for `class_cost`."""
+    if any(arg.star for arg in call.args):
+        return ()
+    return tuple((arg.keyword.value if arg.keyword is not None else index, value) for index, arg in enumerate(call.args)
+                 if type(value := literal(arg.value)) in (str, bool, int, type(None)))
 
 
 def _batches_dgl_graphs(found) -> bool:
@@ -2178,6 +2188,23 @@ class SynchronousDataLoader(LoaderRule):
     probe = "dataloader"
     options = {"num-workers": 4}
     VALID = (
+        # a few test items read once, before training, to save them (melgan's reference audio)
+        Example(
+            """
+            import argparse
+            import torch
+            from torch.utils.data import DataLoader
+            from torchvision.datasets import ImageFolder
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--n_test_samples", type=int, default=8)
+            args = parser.parse_args()
+            test_loader = DataLoader(ImageFolder("test"), batch_size=1)
+            for i, x_t in enumerate(test_loader):
+                save(x_t.cuda(), i)
+                if i == args.n_test_samples - 1:
+                    break
+            """
+        ),
         _WHOLE_DATASET,
         # a name the module binds again before each loader: the dataset the loader is given is the
         # one bound last (tensors in memory), not the image folder before it (outlier-exposure's test.py)

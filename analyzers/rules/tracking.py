@@ -702,7 +702,12 @@ def _counted_stop(loop: cst.For, counter: str, ctx: Context, scope: Scope) -> in
             last.body.body[0]) is cst.SimpleStatementLine and type(last.body.body[0].body[0]) is cst.Break):
         return None
     test = last.test
-    operator, bound = type(test.comparisons[0].operator), ctx.value(test.comparisons[0].comparator, scope)
+    operator, comparator = type(test.comparisons[0].operator), test.comparisons[0].comparator
+    bound = ctx.value(comparator, scope)
+    if type(comparator) is cst.BinaryOperation and type(comparator.operator) in (cst.Add, cst.Subtract):
+        left, right = ctx.value(comparator.left, scope), ctx.value(comparator.right, scope)  # `if i == args.n - 1: break`
+        bound = (left + right if type(comparator.operator) is cst.Add else left - right) \
+            if type(left) is int and type(right) is int else UNKNOWN
     if type(test.left) is not cst.Name or test.left.value != counter or type(bound) is not int or bound < 0:
         return None
     return {cst.Equal: bound + 1, cst.GreaterThanEqual: bound + 1, cst.GreaterThan: bound + 2}.get(operator)
