@@ -130,6 +130,9 @@ def paired(target: cst.Tuple | cst.List, value: cst.BaseExpression | None) -> li
     return [None] * len(elements)
 
 
+_ABSL_DEFINES = {f"DEFINE_{kind}" for kind in ("integer", "float", "string", "bool", "boolean", "enum")}
+
+
 class Site:
     """A node together with where it was met: its unit, scope and enclosing loops (a
     slotted class: one is made for every call of every analysis)."""
@@ -448,6 +451,8 @@ class Context:
             self.calls[name].append(CallSite(node, self.unit, scope, self.loops))
         if name == "add_argument":
             self._add_argument(node)
+        elif name in _ABSL_DEFINES and self.qualname(func) == f"absl.flags.{name}":
+            self._define_flag(node)
         elif name == "update" and type(func) is cst.Attribute:
             key = dotted(func.value)
             if key is not None:
@@ -546,6 +551,12 @@ class Context:
         else:
             self.argparse[dest].append(cst.Name("None"))
 
+    def _define_flag(self, call: cst.Call) -> None:
+        """absl's `flags.DEFINE_integer('num_workers', 4, 'help')`: `FLAGS.num_workers` defaults to 4."""
+        name, default = argument(call, 0, "name"), argument(call, 1, "default")
+        if name is not None and default is not None and isinstance(flag := literal(name), str):
+            self.argparse[flag].append(default)
+
     def option_defaults(self, expr: cst.BaseExpression, scope: Scope) -> list[cst.BaseExpression] | None:
         """The defaults the source's `add_argument`s give `args.x` (module-scope expressions),
         when `args` is the namespace its parser parses; None for any other expression."""
@@ -559,6 +570,8 @@ class Context:
     def _is_parse_args(self, expr: cst.BaseExpression | None) -> bool:
         if type(expr) is cst.Subscript:
             expr = expr.value
+        if type(expr) is cst.Attribute:  # `FLAGS = flags.FLAGS`: absl's parsed flags
+            return self.qualname(expr) == "absl.flags.FLAGS"
         if type(expr) is not cst.Call:
             return False
         name = call_name(expr)

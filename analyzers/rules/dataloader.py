@@ -9,7 +9,7 @@ from typing import cast
 
 import libcst as cst
 
-from ..context import CallSite, Site, paired, trainer_device
+from ..context import IF, CallSite, Site, paired, trainer_device
 from ..nodes import (
     UNKNOWN, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, literal, names_in, none_test,
     positional, remembered, short_code, star_kwargs, walk,
@@ -27,7 +27,7 @@ from ..project import (FileNamespace, LoaderUses, SourceNamespace, derives_from,
                        used_arguments, used_by_all_fitting, yields)
 from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
-from .tracking import TrainingSteps, few_iterations
+from .tracking import TrainingSteps, few_iterations, interval_test
 from ..vocabulary import (
     COLLATE_FN, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
 )
@@ -57,10 +57,12 @@ _ARRAY_METHODS = {"nonzero", "view", "flatten", "reshape", "squeeze", "unsqueeze
 class _Move:
     """A `.to(...)`/`.cuda(...)` of something a loop got from an iterable."""
 
-    def __init__(self, site: Site, loop: cst.For, cuda, non_blocking: bool, recast: bool = False, source=None) -> None:
+    def __init__(self, site: Site, loop: cst.For, cuda, non_blocking: bool, recast: bool = False, source=None,
+                 rare: bool = False) -> None:
         self.site, self.loop, self.cuda, self.non_blocking = site, loop, cuda, non_blocking
         self.recast = recast  # what is moved is a copy the host cast it to (`x.type(torch.FloatTensor).cuda()`)
         self.source = source  # (iterator, scope) of `batch = next(iterator)` in the loop, for a batch taken so
+        self.rare = rare  # a batch so taken every N iterations (`if i % 100 == 0: val = next(val_loader).cuda()`)
 
     def to_cuda(self, ctx) -> bool:
         """Provably to CUDA, or to a device variable in code that uses CUDA."""
@@ -99,7 +101,7 @@ class LoaderRule(Rule):
         self.visits = first is self
         self.loaders: dict[cst.Call, Site] = first.loaders if first is not self else {}
         self.loops: dict[cst.For, tuple[Site, set[str]]] = first.loops if first is not self else {}
-        self.pending: list[tuple] = first.pending if first is not self else []  # (site, loop, method, recast, source)
+        self.pending: list[tuple] = first.pending if first is not self else []  # (site, loop, method, recast, source[, rare])
         # loop id -> {name: (iterator, scope)} for `image, _ = next(dataset)` in the loop
         self.nexts: dict[int, dict[str, tuple]] = first.nexts if first is not self else {}
         self.known: dict = first.known if first is not self else {}  # what finish works out once for all
@@ -182,12 +184,26 @@ class LoaderRule(Rule):
             if loop is not None:
                 self.pending.append((self.ctx.site(call), loop, name, self._recast(call.func.value, call), None))
                 return
+            taken = call.func.value
+            while type(taken) is cst.Subscript:
+                taken = taken.value
+            if type(taken) is cst.Call and type(taken.func) is cst.Name and taken.func.value == "next" and taken.args \
+                    and self.ctx.loops:  # `x_0 = next(datalooper).to(device)`
+                self.pending.append((self.ctx.site(call), self.ctx.loops[-1], name, self._recast(call.func.value, call),
+                                     (taken.args[0].value, self.ctx.scope), self._rare()))
+                return
             base = root_name(_variable_of(call.func.value))
             for around in reversed(self.ctx.loops):  # `image, _ = next(dataset)` then `image.to(device)`
                 source = self.nexts.get(id(around), {}).get(base or "")
                 if source is not None:
-                    self.pending.append((self.ctx.site(call), around, name, self._recast(call.func.value, call), source))
+                    self.pending.append((self.ctx.site(call), around, name, self._recast(call.func.value, call), source,
+                                         self._rare()))
                     return
+
+    def _rare(self) -> bool:
+        """Whether the move being visited runs every N iterations of its loop (`if i % 100 == 0:`)."""
+        return any(frame.kind == IF and interval_test(self.ctx, cast(cst.If, frame.node).test, self.ctx.loops, self.ctx.scope)
+                   for frame in self.ctx.local_frames())
 
     # -- resolution at the end of the pass ------------------------------------------------
     @property
@@ -198,7 +214,7 @@ class LoaderRule(Rule):
         return self.known["moves"]
 
     def _resolve_move(self, pending: tuple) -> _Move | None:
-        site, loop, name, recast, source = pending
+        site, loop, name, recast, source, *rare = pending
         call = cast(cst.Call, site.node)  # a .to()/.cuda() call (visit_Call)
         if name == "cuda":
             device = argument(call, 0, "device")
@@ -219,7 +235,7 @@ class LoaderRule(Rule):
                 cuda = _DEVICE_VARIABLE
         blocking = keyword(call, "non_blocking")
         non_blocking = blocking is not None and self.ctx.value(blocking.value, site.scope) is True
-        return _Move(site, loop, cuda, non_blocking, recast, source)
+        return _Move(site, loop, cuda, non_blocking, recast, source, bool(rare) and rare[0])
 
     def _recast(self, expr: cst.BaseExpression, move: cst.Call, depth: int = 0) -> bool:
         """Whether `expr` (what `move` moves) is the batch cast on the host (`x.float()`,
@@ -308,12 +324,13 @@ class LoaderRule(Rule):
                 functions = [f for f, _ in self.ctx.functions.get(call.func.value, ())]
             else:
                 return []
-            return [  # `loader = make_loader(...)`: the loaders a function (a method) of the source returns, or yields the batches of
-                loader
-                for function in functions
-                for value in [*self.ctx.returns.get(id(function), ()), *_yielded_sources(function)]
-                for loader in self._resolve_loader(value, self.ctx.scopes[id(function)], depth + 1)
-            ]
+            found = []  # `loader = make_loader(...)`: the loaders a function (a method) of the source returns, or yields the batches of
+            for function in functions:
+                for value in [*self.ctx.returns.get(id(function), ()), *_yielded_sources(function)]:
+                    given = _given(call, function, value)  # (what this call passes it: `cycle(DataLoader(val_ds))`)
+                    found += self._resolve_loader(given, origin[1], depth + 1) if given is not None else \
+                        self._resolve_loader(value, self.ctx.scopes[id(function)], depth + 1)
+            return found
         key = dotted(expr)
         if key is None:
             return []
@@ -1782,6 +1799,17 @@ def _literal_data(node: cst.BaseExpression, depth: int = 0) -> bool:
     return value is not UNKNOWN and not isinstance(value, str)
 
 
+def _given(call: cst.Call, function: cst.FunctionDef, value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """What `call` passes for the parameter of `function` that `value` (what it returns or
+    yields the items of) is: `cycle(DataLoader(val_ds))` gives its loader, not every caller's."""
+    inner = iteration_source(value)
+    names = [param.name.value for param in function.params.params]
+    if type(inner) is not cst.Name or inner.value not in names or type(call.func) is not cst.Name or any(
+            arg.star for arg in call.args):
+        return None
+    return argument(call, names.index(inner.value), inner.value)
+
+
 def _constants_given(call: cst.Call) -> tuple:
     """The constants a construction passes (`ModelNet40(partition='test', num_points=n)`):
     (keyword, or position, value) pairs, for `class_cost`."""
@@ -3100,7 +3128,8 @@ class PinnedMemoryMissing(LoaderRule):
     of its function takes (as TPL101 says); when the `collate_fn` already
     moves each batch to the GPU (a CUDA tensor cannot be pinned), or the batch is cast on the host
     before every move (`x.type(torch.FloatTensor).cuda()`, `x = x.float()` then `x.to(device)`: what
-    is copied is a new pageable tensor; cast it on the GPU instead); and for a library's DataLoader
+    is copied is a new pageable tensor; cast it on the GPU instead); when its only moves take one batch
+    every N steps (`if i % 100 == 0: val = next(val_loader).cuda()`); and for a library's DataLoader
     whose batches it cannot size (PyG's graphs), and one whose `collate_fn` batches DGL graphs
     (`dgl.batch`), which pin_memory passes through unpinned.
 
@@ -3123,6 +3152,25 @@ class PinnedMemoryMissing(LoaderRule):
     summary = "DataLoader batches go to the GPU from pageable memory (no pin_memory=True)"
     probe = "dataloader"
     VALID = (
+        # one validation batch every 100 steps (x-transformers' `cycle(DataLoader(val_dataset))`)
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            def cycle(loader):
+                while True:
+                    for data in loader:
+                        yield data
+            train_loader = cycle(DataLoader(train_set, batch_size=4, pin_memory=True))
+            val_loader = cycle(DataLoader(val_set, batch_size=4))
+            for i in range(100000):
+                model(next(train_loader).to("cuda")).backward()
+                optim.step()
+                if i % 100 == 0:
+                    with torch.no_grad():
+                        model(next(val_loader).to("cuda"))
+            """
+        ),
         # a test loader read by one pass after training, in a loop of one iteration
         Example(
             """
@@ -3272,6 +3320,39 @@ class PinnedMemoryMissing(LoaderRule):
         ),
     )
     INVALID = (
+        # batches a generator cycling the loader hands out, moved as `next(...)` gives them (pytorch-ddpm)
+        Example(
+            """
+            import torch
+            from torchvision import datasets, transforms
+            def infiniteloop(dataloader):
+                while True:
+                    for x, y in iter(dataloader):
+                        yield x
+            loader = torch.utils.data.DataLoader(datasets.CIFAR10("data", transform=transforms.ToTensor()), batch_size=128, num_workers=4, persistent_workers=True)
+            datalooper = infiniteloop(loader)
+            model = UNet().to("cuda")
+            for step in range(800000):
+                x_0 = next(datalooper).to("cuda")
+                model(x_0).mean().backward()
+                optim.step()
+            """,
+            """
+            import torch
+            from torchvision import datasets, transforms
+            def infiniteloop(dataloader):
+                while True:
+                    for x, y in iter(dataloader):
+                        yield x
+            loader = torch.utils.data.DataLoader(datasets.CIFAR10("data", transform=transforms.ToTensor()), batch_size=128, num_workers=4, persistent_workers=True, pin_memory=True)
+            datalooper = infiniteloop(loader)
+            model = UNet().to("cuda")
+            for step in range(800000):
+                x_0 = next(datalooper).to("cuda")
+                model(x_0).mean().backward()
+                optim.step()
+            """,
+        ),
         # a model a factory picks by name, whose every project method `set_input` moves the batch (pix2pix's)
         Example(
             """
@@ -3614,8 +3695,9 @@ class PinnedMemoryMissing(LoaderRule):
             if not self.costed(call):
                 continue
             cuda = [m for m in moves.get(id(call), []) if m.to_cuda(self.ctx)]
-            if cuda and all(m.recast for m in cuda):
-                continue  # (what is copied is the host's cast of the batch: pinning the batch would not reach it)
+            if cuda and all(m.recast or m.rare for m in cuda):
+                continue  # (what is copied is the host's cast of the batch: pinning the batch would not reach it;
+                # or one batch every N steps, `if i % 100 == 0: val = next(val_loader).cuda()`: little to gain)
             transfer = None if cuda else self.transfers().get(id(call))
             if not cuda and (transfer is None or transfer.framework and self.dataset_cost(site).kind == CHEAP):
                 continue  # (items held in memory, moved by a framework: prompts, small batches, little to gain)

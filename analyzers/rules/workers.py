@@ -257,6 +257,39 @@ class NonPersistentWorkers(LoaderRule):
         ),
     )
     INVALID = (
+        # the worker count of an absl flag; a generator cycling the loader (pytorch-ddpm)
+        Example(
+            """
+            import torch
+            from absl import flags
+            FLAGS = flags.FLAGS
+            flags.DEFINE_integer('num_workers', 4, help='workers of Dataloader')
+            def infiniteloop(dataloader):
+                while True:
+                    for x, y in iter(dataloader):
+                        yield x
+            loader = torch.utils.data.DataLoader(dataset, batch_size=128, num_workers=FLAGS.num_workers)
+            datalooper = infiniteloop(loader)
+            for step in range(800000):
+                model(next(datalooper).cuda()).mean().backward()
+                optim.step()
+            """,
+            """
+            import torch
+            from absl import flags
+            FLAGS = flags.FLAGS
+            flags.DEFINE_integer('num_workers', 4, help='workers of Dataloader')
+            def infiniteloop(dataloader):
+                while True:
+                    for x, y in iter(dataloader):
+                        yield x
+            loader = torch.utils.data.DataLoader(dataset, batch_size=128, num_workers=FLAGS.num_workers, persistent_workers=FLAGS.num_workers > 0)
+            datalooper = infiniteloop(loader)
+            for step in range(800000):
+                model(next(datalooper).cuda()).mean().backward()
+                optim.step()
+            """,
+        ),
         # the worker count of the options a function of the source parses, read as a dict
         Example(
             """
