@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 from typing import NamedTuple, cast
 
 import libcst as cst
@@ -45,11 +46,13 @@ class EvaluationWithGradients(Nesting):
     """
     ## What it does
     Finds an evaluation loop that runs the model with autograd on: a loop calling the
-    model after `model.eval()`, or inside a function named for validation (`validate`,
+    model after `model.eval()` (in its function, or in every caller: the last mode the caller
+    gives the module it passes is evaluation), or inside a function named for validation (`validate`,
     `evaluate`, `eval_epoch`, `run_inference`, `predict`, `test`; not a helper nested in
     another function, named for its part there), with no
     `torch.no_grad()` / `torch.inference_mode()` around it (a `with`, a decorator, or the
-    callers' `with` or decorator), and no gradient use (`backward`, `torch.autograd.grad`,
+    callers' `with` or decorator: around every call that repeats, also through a function so
+    called), and no gradient use (`backward`, `torch.autograd.grad`,
     `requires_grad_`) in the function.
 
     A model call counts only where it runs with gradients: not inside a no-grad `with`
@@ -102,6 +105,43 @@ class EvaluationWithGradients(Nesting):
     calls = CallNames(frozenset({"set_grad_enabled", "eval", "train", "requires_grad_"}))
     probe = "memory"
     VALID = (
+        # every call repeated is under no_grad; the test pass after training runs once
+        Example(
+            """
+            import torch
+            def compute_accuracy(model, data_loader):
+                correct = 0
+                for features, targets in data_loader:
+                    correct += (model(features.cuda()).argmax(1) == targets.cuda()).sum()
+                return correct
+            for epoch in range(10):
+                model.train()
+                for features, targets in train_loader:
+                    criterion(model(features.cuda()), targets.cuda()).backward()
+                    optimizer.step()
+                model.eval()
+                with torch.set_grad_enabled(False):
+                    print(compute_accuracy(model, train_loader))
+            print(compute_accuracy(model, test_loader))
+            """
+        ),
+        # called in a function that every call runs under no_grad
+        Example(
+            """
+            import torch
+            def validation(model, loader):
+                model.eval()
+                for x, y in loader:
+                    model(x.cuda())
+            def benchmark_all_eval(model, names):
+                for name in names:
+                    validation(model, make_loader(name))
+            def test(model, loader):
+                with torch.no_grad():
+                    benchmark_all_eval(model, NAMES)
+                    validation(model, loader)
+            """
+        ),
         # a helper nested in the renderer, named for what it does there: training runs it too
         Example(
             """
@@ -368,6 +408,49 @@ class EvaluationWithGradients(Nesting):
         ),
     )
     INVALID = (
+        # the caller's epoch loop trains, then puts the model in eval mode and calls the helper
+        # (deeplearning-models' `compute_accuracy`); the test pass after it is under no_grad
+        Example(
+            """
+            import torch
+            def compute_accuracy(model, data_loader):
+                correct = 0
+                for features, targets in data_loader:
+                    logits = model(features.cuda())
+                    correct += (logits.argmax(1) == targets.cuda()).sum()
+                return correct
+            for epoch in range(10):
+                model = model.train()
+                for features, targets in train_loader:
+                    loss = criterion(model(features.cuda()), targets.cuda())
+                    loss.backward()
+                    optimizer.step()
+                model = model.eval()
+                print(compute_accuracy(model, train_loader))
+            with torch.set_grad_enabled(False):
+                print(compute_accuracy(model, test_loader))
+            """,
+            """
+            import torch
+            @torch.no_grad()
+            def compute_accuracy(model, data_loader):
+                correct = 0
+                for features, targets in data_loader:
+                    logits = model(features.cuda())
+                    correct += (logits.argmax(1) == targets.cuda()).sum()
+                return correct
+            for epoch in range(10):
+                model = model.train()
+                for features, targets in train_loader:
+                    loss = criterion(model(features.cuda()), targets.cuda())
+                    loss.backward()
+                    optimizer.step()
+                model = model.eval()
+                print(compute_accuracy(model, train_loader))
+            with torch.set_grad_enabled(False):
+                print(compute_accuracy(model, test_loader))
+            """,
+        ),
         # the training loop tests the model on its last batch of each epoch, autograd still on
         Example(
             """
@@ -761,11 +844,20 @@ class EvaluationWithGradients(Nesting):
         alias = torch_alias(self.ctx)
         reported: set[int] = set()
         self._resolve_pending_withs()
-        called_without_grad = {name for node in self.no_grad_withs.values() for name in _called_in(node.body)}
+        covered = {call for node in self.no_grad_withs.values() for call in _calls_in(node.body)}
         for definitions in self.ctx.functions.values():  # called from a function that runs under no_grad
             for definition, _ in definitions:
                 if definition.decorators and self._decorated(definition):
-                    called_without_grad |= _called_in(definition.body)
+                    covered |= _calls_in(definition.body)
+        trains = TrainingSteps.of(self.ctx).anywhere()
+        called_without_grad: set[str] = set()
+        for _ in range(3):  # (and the calls in those functions: `validation(...)` in `benchmark_all_eval`, called so)
+            called_without_grad = {  # (every call that repeats: not `compute_accuracy(model, train_loader)` each
+                name for name, sites in self.ctx.calls.items()  # epoch, with the test pass under no_grad)
+                if sites and any(id(site.node) in covered for site in sites) and all(
+                    id(site.node) in covered or trains and not site.loops and site.scope.node is None for site in sites)}
+            covered |= {call for name in called_without_grad for definition, _ in self.ctx.functions.get(name, ())
+                        for call in _calls_in(definition.body)}
         for loop in self.loops:
             function = loop.function
             if id(loop.site.scope) in self.grad_disabled or id(function) in reported:
@@ -903,10 +995,19 @@ class EvaluationWithGradients(Nesting):
         return any(site.scope is scope for site, *_ in self.modes)
 
     def _left_evaluating(self, name: str, call: CallSite) -> bool:
-        """Whether the last mode its scope gives the module `name` before `call` is evaluation."""
-        modes = [(order, evaluation) for site, receiver, evaluation, order in self.modes
+        """Whether the last mode its scope gives the module `name` before `call` is evaluation
+        (`model.train()` at the start of each epoch, `model.eval()` before the call at its end)."""
+        places = self._places
+        before = places.get(id(call.node), 0)
+        modes = [(places.get(id(site.node), before), evaluation) for site, receiver, evaluation, _ in self.modes
                  if site.scope is call.scope and dotted(receiver) == name]
-        return bool(modes) and all(evaluation for _, evaluation in modes)
+        modes = [mode for mode in modes if mode[0] < before]
+        return bool(modes) and max(modes)[1]
+
+    @functools.cached_property
+    def _places(self) -> dict[int, int]:
+        """id(call) -> its place in pass order (made when a caller's mode is first asked)."""
+        return {id(node): index for index, (node, _) in enumerate(self.ctx.call_order)}
 
     def _over_loader(self, loop: _Loop) -> bool:
         """Whether the loop iterates a DataLoader made in the source: a pass over a dataset
@@ -1059,20 +1160,20 @@ def _withs_and_calls(body: cst.CSTNode) -> list[cst.With | cst.Call]:
     return list(remembered(_withs_and_calls, body, collect))
 
 
-def _called_in(body: cst.CSTNode) -> frozenset[str]:
-    """The names called in `body`, but not in the bodies of the functions it defines."""
+def _calls_in(body: cst.CSTNode) -> frozenset[int]:
+    """The ids of the calls in `body`, but not in the bodies of the functions it defines."""
 
-    def names() -> frozenset[str]:
-        found: set[str] = set()
+    def ids() -> frozenset[int]:
+        found: set[int] = set()
         stack = [body]
         while stack:
             node = stack.pop()
-            if type(node) is cst.Call and (name := call_name(node)) is not None:
-                found.add(name)
+            if type(node) is cst.Call:
+                found.add(id(node))
             stack.extend(child for child in children(node) if not (type(node) is cst.FunctionDef and child is node.body))
         return frozenset(found)
 
-    return remembered(_called_in, body, names)
+    return remembered(_calls_in, body, ids)
 
 
 class GradientsZeroedInPlace(Nesting):
