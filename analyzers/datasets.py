@@ -226,7 +226,7 @@ def _self_attr(node: ast.expr) -> str | None:
     return None
 
 
-def _own_attr(node: ast.expr) -> str | None:
+def _own_attr(node: ast.AST) -> str | None:
     """`self.x`: "x" (not `self.x.y`)."""
     return node.attr if type(node) is ast.Attribute and type(node.value) is ast.Name and node.value.id == "self" else None
 
@@ -283,7 +283,9 @@ def class_cost(found: tuple | None, has_transform: bool = False, depth: int = 0,
         return UNKNOWN_DATASET
     body = _Body(cls.name, namespace, methods, stores, libraries, has_transform)
     body.arguments = _arguments(methods.get("__init__"))
-    body.constants = _constants(methods.get("__init__"), body.arguments, dict(given))
+    decisive = deciding(found)
+    body.constants = _constants(methods.get("__init__"), {attr: place for attr, place in body.arguments.items()
+                                                          if place[0] in decisive}, dict(given)) if decisive else {}
     cost = body.function(*getitem, depth=0)
     if cost.kind == CHEAP:
         passed = tuple(sorted(body.indexed.items()))
@@ -308,6 +310,23 @@ def _arguments(init) -> dict[str, tuple[str, int]]:
         elif value.id in keywords:
             found[target.attr] = (value.id, -1)
     return found
+
+
+def deciding(found: tuple) -> frozenset:
+    """The parameters of a dataset class's `__init__` (by name and position) copied to an
+    attribute that a test of its methods reads (`self.partition = partition`, then `if
+    self.partition == 'train':`): the constants of a construction that `class_cost` uses.
+    Kept on the class node."""
+    cls = found[0]
+    known = cls.__dict__.get("_perf_lint_deciding")
+    if known is None:
+        init = next((node for node in cls.body if isinstance(node, ast.FunctionDef) and node.name == "__init__"), None)
+        arguments = _arguments((init,) if init is not None else None)
+        tested = {attr for node in ast.walk(cls) if type(node) is ast.If
+                  for part in ast.walk(node.test) if (attr := _own_attr(part)) is not None}
+        known = frozenset(key for attr, (param, index) in arguments.items() if attr in tested for key in (param, index))
+        cls.__dict__["_perf_lint_deciding"] = known
+    return known
 
 
 def _constants(init, arguments: dict[str, tuple[str, int]], given: dict) -> dict[str, object]:
@@ -414,7 +433,7 @@ class _Body:
         found = Cost(CHEAP)
         untaken = {id(n) for branch in body_nodes(node) if type(branch) is ast.If
                    and (taken := self._decided(branch.test)) is not None
-                   for part in (branch.orelse if taken else branch.body) for n in ast.walk(part)}
+                   for part in (branch.orelse if taken else branch.body) for n in ast.walk(part)} if self.constants else ()
         judged = sorted((n for n in body_nodes(node, lambdas=True) if type(n) in (ast.Call, ast.Subscript) and id(n) not in untaken),
                         key=lambda n: (n.lineno, n.col_offset, n.end_col_offset or 0))
         for item in judged:  # in source order: the first of the worst is the one reported

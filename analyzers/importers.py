@@ -86,6 +86,7 @@ class _Module:
         self._line: int | None = None
         self._namespace: ast.Module | None = None  # its code, parsed when first asked
         self._identifiers: frozenset[bytes] | None = None  # the words of its text, read when first asked
+        self._cuda_default: bool | None = None  # whether its text makes CUDA the default device, read when first asked
 
     @classmethod
     def read(cls, path: str, code: bytes) -> "_Module":
@@ -139,6 +140,12 @@ class _Module:
             module = self.namespace("")
             self._line = _gpu_line(ast.walk(module.tree), module) if self._gpu_text else _picked_gpu(module)
         return self._line
+
+    def sets_cuda_default(self) -> bool:
+        """Whether its text makes the GPU torch's default device (see `cuda_default_importer`), read once."""
+        if self._cuda_default is None:
+            self._cuda_default = _CUDA_DEFAULT.search(_read(self.path) or b"") is not None
+        return self._cuda_default
 
     def identifiers(self) -> frozenset[bytes]:
         """The words of its text (of a notebook, the whole file), read once."""
@@ -296,7 +303,7 @@ def cuda_default_importer(path: str) -> bool:
     """Whether a module of the project that imports the module at `path` makes the GPU torch's
     default device (yolact's train.py, for the losses of layers/modules): its factories given no
     device make CUDA tensors."""
-    return any(_CUDA_DEFAULT.search(_read(candidate) or b"") for candidate, _, _ in _importers(path))
+    return any(module.sets_cuda_default() for _, module, _ in _importers(path))
 
 
 def _importers(path: str, hops: int = 0, any_text: bool = False):

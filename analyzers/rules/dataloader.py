@@ -16,7 +16,7 @@ from ..nodes import (
 )
 from ..datasets import (
     CHEAP, EXPENSIVE, HF_METHODS, HF_TRANSFORMS, ON_DEVICE, ROWS, ROWS_BATCH, TENSOR_DATASET, UNKNOWN_DATASET, WRAPPERS,
-    Cost, class_cost, combine, library_cost, returned_cost, tokenizes,
+    Cost, class_cost, combine, deciding, library_cost, returned_cost, tokenizes,
 )
 from ..findings import Related
 from ..importers import config_default, gpu_importers, importer_namespace_default, importing
@@ -1203,7 +1203,8 @@ class LoaderRule(Rule):
             return UNKNOWN_DATASET
         found = self._namespace().klass(name)
         if found is not None:
-            cost = self._class_cost(found, has_transform, _constants_given(call))
+            decisive = deciding(found)
+            cost = self._class_cost(found, has_transform, tuple(item for item in _constants_given(call) if item[0] in decisive))
             if not cost.passed:
                 return cost
             # it indexes what it was passed: a tensor or a list is cheap, another dataset may not be

@@ -849,15 +849,16 @@ class EvaluationWithGradients(Nesting):
             for definition, _ in definitions:
                 if definition.decorators and self._decorated(definition):
                     covered |= _calls_in(definition.body)
-        trains = TrainingSteps.of(self.ctx).anywhere()
         called_without_grad: set[str] = set()
-        for _ in range(3):  # (and the calls in those functions: `validation(...)` in `benchmark_all_eval`, called so)
-            called_without_grad = {  # (every call that repeats: not `compute_accuracy(model, train_loader)` each
-                name for name, sites in self.ctx.calls.items()  # epoch, with the test pass under no_grad)
-                if sites and any(id(site.node) in covered for site in sites) and all(
-                    id(site.node) in covered or trains and not site.loops and site.scope.node is None for site in sites)}
-            covered |= {call for name in called_without_grad for definition, _ in self.ctx.functions.get(name, ())
-                        for call in _calls_in(definition.body)}
+        if covered:
+            trains = TrainingSteps.of(self.ctx).anywhere()
+            for _ in range(3):  # (and the calls in those functions: `validation(...)` in `benchmark_all_eval`, called so)
+                called_without_grad = {  # (every call that repeats: not `compute_accuracy(model, train_loader)` each
+                    name for name in self.ctx.functions  # epoch, with the test pass under no_grad)
+                    if (sites := self.ctx.calls.get(name)) and any(id(site.node) in covered for site in sites) and all(
+                        id(site.node) in covered or trains and not site.loops and site.scope.node is None for site in sites)}
+                covered |= {call for name in called_without_grad for definition, _ in self.ctx.functions[name]
+                            for call in _calls_in(definition.body)}
         for loop in self.loops:
             function = loop.function
             if id(loop.site.scope) in self.grad_disabled or id(function) in reported:
