@@ -37,7 +37,7 @@ from .nodes import UNKNOWN, code, dotted
 from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, SourceNamespace, ast_dotted, body_nodes, call_target, given_namespace_defaults,
                       maybe_project_call, module_file, note, project_root, search_paths, steps_call)
 from .source import SourceError, notebook_source
-from .vocabulary import CUDA_DEVICE, PER_CALL_METHODS, gpu_api
+from .vocabulary import CUDA_DEVICE, MODULE_CLASSES, PER_CALL_METHODS, gpu_api
 
 MAX_FILES = 5000  # a larger project is listed up to this many modules
 MAX_FOLDERS = 2000  # and this many folders (a home folder without a project marker can hold millions)
@@ -242,6 +242,38 @@ def unused_class(ctx, cls: cst.ClassDef) -> bool:
         ctx.shared[key] = sum(len(named.findall(unit.text)) for unit in ctx.units) == len(named.findall(code(cls))) and \
             named_by_importers(os.path.abspath(ctx.path), name) is False
     return ctx.shared[key]
+
+
+def unused_function(ctx, function: cst.FunctionDef | None) -> bool:
+    """A function of the analyzed module that nothing in the project runs: the module does not
+    name it, and the modules importing it (one at least) do not either (`train_vae_v1` of a
+    lecture's helper_train.py, which the lecture's notebooks never call; a method of a class of
+    the project that nothing names, DomainBed's `Transfer.update_second`; a method of a class
+    nothing makes, yolov7's RankSort)."""
+    if function is None or not ctx.path or ctx.path.startswith("<"):
+        return False
+    cls = ctx.class_of.get(id(function))
+    if cls is not None and unused_class(ctx, cls):
+        return True
+    if function.name.value in ctx.calls or not any(
+            defined is function and scope.parent is ctx.module_scope for defined, scope in ctx.functions[function.name.value]):
+        return False  # (called here; or nested, run by whoever holds it: `return perform_train_step_fn`)
+    if cls is not None and (function.name.value.startswith("__") or function.name.value in PER_CALL_METHODS or any(
+            (ctx.qualname(base.value) or "torch.nn.Module") not in MODULE_CLASSES for base in cls.bases)):
+        return False  # (a method a framework may call: a hook of a library's class)
+    key = ("unused", function.name.value)
+    if key not in ctx.shared:
+        path = os.path.abspath(ctx.path)
+        ctx.shared[key] = named_by_importers(path, function.name.value) is False and not (
+            cls is not None and subclassed_by_importers(path, cls.name.value))
+    return ctx.shared[key]
+
+
+def installable(path: str) -> bool:
+    """Whether the module at `path` is part of a project packaged for others to import (a
+    `setup.py` or `pyproject.toml` at its root): its functions are an API, run by its users."""
+    root = project_root(os.path.dirname(os.path.abspath(path)))
+    return any(os.path.exists(os.path.join(root, marker)) for marker in ("setup.py", "pyproject.toml"))
 
 
 def made_only_to_infer(path: str, name: str, depth: int = 0) -> bool:

@@ -490,3 +490,36 @@ def test_a_dataset_of_encodings_tokenized_once_is_cheap():
     per_item = code.replace('{key: torch.tensor(val[idx]) for key, val in self.encodings.items()}',
                             'tokenizer(self.encodings[idx], truncation=True)')
     assert len(findings(per_item)) == 1  # (tokenized item by item: the loader's time)
+
+
+def test_a_loader_of_a_function_nothing_in_the_project_calls_is_dead_code(tmp_path):
+    """pytorch-generative-model-collections' utils.py: `load_celebA` builds an ImageFolder loader
+    without workers, and no script calls it (they call `load_mnist`); in a package (imagen-pytorch's
+    `get_images_dataloader`) such a function is for its users."""
+    utils = """
+        import torch
+        from torchvision import datasets, transforms
+        from torch.utils.data import DataLoader
+
+        def load_mnist(batch_size):
+            return DataLoader(datasets.MNIST("data", transform=transforms.ToTensor()), batch_size=batch_size)
+
+        def load_celebA(dir, batch_size):
+            return DataLoader(datasets.ImageFolder(dir, transforms.ToTensor()), batch_size=batch_size)
+    """
+    main = """
+        import torch
+        import utils
+        loader = utils.load_mnist(64)
+        model = Net().cuda()
+        for epoch in range(10):
+            for x, y in loader:
+                model(x.cuda()).sum().backward()
+    """
+    (tmp_path / ".git").mkdir()  # (a repository of scripts, not a package others import)
+    found = project(tmp_path, {"utils.py": utils, "main.py": main}, main="utils.py")
+    assert [f.range.start_line for f in found] == [6]
+    (tmp_path / "main.py").write_text(textwrap.dedent(main).replace("load_mnist(64)", "load_celebA('img', 64)"))
+    assert [f.range.start_line for f in project(tmp_path, {}, main="utils.py")] == [9]
+    (tmp_path / "setup.py").write_text("")  # a package: its functions are for its users to call
+    assert [f.range.start_line for f in project(tmp_path, {}, main="utils.py")] == [6, 9]

@@ -19,7 +19,7 @@ from ..datasets import (
     Cost, class_cost, combine, deciding, library_cost, returned_cost, tokenizes,
 )
 from ..findings import Related
-from ..importers import config_default, gpu_importers, importer_namespace_default, importing
+from ..importers import config_default, gpu_importers, importer_namespace_default, importing, installable, unused_function
 from ..project import (FileNamespace, LoaderUses, SourceNamespace, derives_from, argparse_defaults, ast_dotted, bind, body_nodes, call_target, caller_uses, classes_made_by,
                        instance_default, method as method_of,
                        parsed_defaults,
@@ -1408,10 +1408,14 @@ class LoaderRule(Rule):
         """Whether the loader is made in a branch no call of its function takes: under
         `if param is None` (`is not None`, or the `else` of either) where every call of the
         function, in this module and the modules importing it, gives `param` a constant that
-        decides the other way (stat453's `get_dataloaders_mnist(..., validation_fraction=0.1)`)."""
+        decides the other way (stat453's `get_dataloaders_mnist(..., validation_fraction=0.1)`);
+        or in a function nothing in the project runs (`load_celebA` of a utils.py no script calls),
+        unless the project is a package others import (imagen-pytorch's `get_images_dataloader`)."""
         function = site.scope.node
         if function is None:
             return False
+        if unused_function(self.ctx, function) and not installable(cast(str, self.ctx.path)):
+            return True
         for test, holds in _enclosing_tests(function.body, site.node) or ():
             found = none_test(test)
             if found is None:
@@ -2192,7 +2196,9 @@ class SynchronousDataLoader(LoaderRule):
       as in CPU-only code;
     - the loader is made in a branch no call of its function takes: under `if p is None:`
       (or `is not None`, or the `else`) where every call in the project gives the parameter
-      `p` a constant deciding the other way (`get_loaders(..., validation_fraction=0.1)`).
+      `p` a constant deciding the other way (`get_loaders(..., validation_fraction=0.1)`), or
+      in a function nothing in the project runs (a `load_celebA` no script calls; not in a
+      package with a `setup.py` or `pyproject.toml`, whose functions are for its users).
 
     When the dataset cannot be resolved (a name perf-lint cannot follow, a call it does
     not know), the rule reports as before.

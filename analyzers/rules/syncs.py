@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import os
 import re
 from typing import NamedTuple, cast
 
@@ -13,7 +12,7 @@ from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
 from ..nodes import (aborts, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, lazy_init, literal,
                      moves_itself, names_in, none_test, option_test, positional, remembered, short_code, walk, UNKNOWN)
 from ..findings import Related
-from ..importers import named_by_importers, subclassed_by_importers, unused_class
+from ..importers import unused_function
 from ..project import (
     Definition, Use, attribute_module, bind, derives_from, bound, call_target, copies_every_call, host_reads, iterated, maybe_project_call,
     parameters, reads_clock, reads_every_call, returned_parameter, steps_in_loops, used_arguments,
@@ -25,8 +24,7 @@ from .edits import root_name
 from .tracking import (Nesting, TrainingSteps, few_iterations, interval_test, iterates_dataloader, never_taken, parameter_constant,
                        runs_once)
 from ..vocabulary import (
-    CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MATH_TESTS, MODEL_NAMES, MODULE_CLASSES, NOT_TENSOR_OPS, PER_CALL_METHODS,
-    SAME_DEVICE_METHODS, TENSOR_NAMESPACES,
+    CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MATH_TESTS, MODEL_NAMES, MODULE_CLASSES, NOT_TENSOR_OPS, SAME_DEVICE_METHODS, TENSOR_NAMESPACES,
 )
 
 _CONVERSIONS = {"float", "int", "bool"}
@@ -269,6 +267,19 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # the new priorities of a prioritized replay buffer, a sum tree on the host (Rainbow)
+        Example(
+            """
+            import torch
+            for step in range(100000):
+                idxs, states, actions, returns, weights = memory.sample(32)
+                log_probs = online_net(states.cuda())
+                loss = -torch.sum(log_probs.sum(1), 1)
+                (weights * loss).mean().backward()
+                optimiser.step()
+                memory.update_priorities(idxs, loss.detach().cpu().numpy())
+            """
+        ),
         # a command-line option named like a loss, compared with a string (spectral-normalization-gan)
         Example(
             """
@@ -870,6 +881,18 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a boolean mask made by a torch comparison function (EfficientDet's `torch.ge(IoU_max, 0.5)`)
+        Example(
+            """
+            import torch
+            for x, y in loader:
+                out = model(x.cuda())
+                positive = torch.ge(out, 0.5)
+                loss = criterion(out[positive], y.cuda()[positive])
+                loss.backward()
+                optimizer.step()
+            """
+        ),
         # selecting with a boolean mask sizes the result by the mask's count (SimCLR's InfoNCE logits);
         # filling through a mask (`x[mask] = 0`) does not
         Example(
@@ -1538,8 +1561,11 @@ class HostSyncEveryStep(Nesting):
         self.guarded: dict[tuple, bool] = {}  # (frame, loops, scope) ids -> whether the frame guards
         self.buffers: set[str] | None = None  # names of registered buffers (made when first asked)
         self.targets: set[int] = set()  # ids of the subscripts assigned to
+        self.host_bound: set[int] = set()  # ids of the nodes of values a host structure needs (replay priorities)
 
     def _add(self, node: cst.CSTNode, kind: str) -> None:
+        if id(node) in self.host_bound:
+            return
         site = self.ctx.site(node)
         key = id(self.statement) if self.statement is not None else id(node)
         self.candidates.append(_Candidate(site, kind, self.local_frames(), key))
@@ -1547,6 +1573,11 @@ class HostSyncEveryStep(Nesting):
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
         func = node.func
+        if name is not None and name.startswith("update_priorit") and node.args:
+            # a prioritized replay buffer, a host structure (a sum tree): the new TD errors must reach
+            # the host at every update (`memory.update_priorities(idxs, loss.detach().cpu().numpy())`)
+            self.host_bound.update(id(n) for arg in node.args for n in walk(arg.value))
+            return
         if type(func) is cst.Attribute:
             if _host_copy(node):
                 if not _host_copy_below(func.value):  # report the first copy of a chain
@@ -1667,7 +1698,7 @@ class HostSyncEveryStep(Nesting):
         stepping = rollout or stepping  # (an epoch or RL iteration loop: its rollout steps)
         if stepping is not None:  # (loops inside it that do not step run on every step: `for k, v in losses.items()`)
             if not (steps.trains(stepping) or stepping is rollout) or steps.on_cpu(site.scope.node) \
-                    or steps.evaluates_every_iteration(stepping) or self._demo(stepping, site) or self._unused(site.scope.node):
+                    or steps.evaluates_every_iteration(stepping) or self._demo(stepping, site) or unused_function(self.ctx, site.scope.node):
                 return False  # (an epoch loop, around a loop that steps; a training function on the CPU; a
                 # full-batch loop that waits for its evaluation's results on every iteration anyway; dead code)
             inner = [i for i, frame in enumerate(frames) if frame.kind == LOOP and frame.node is stepping]
@@ -1683,7 +1714,7 @@ class HostSyncEveryStep(Nesting):
                     if steps.called_every_step(function):  # (a helper run every step: `self._log_grad_norm()`)
                         return not any(self._guards(frame, site) for frame in frames)
                     return False
-                if self._unused(function):
+                if unused_function(self.ctx, function):
                     return False  # (dead code)
                 callers = self.ctx.calls.get(function.name.value, [])
                 looped = [call for call in callers if call.loops]
@@ -1819,29 +1850,6 @@ class HostSyncEveryStep(Nesting):
             f"{what} on every {when}, which waits for the GPU to finish all queued work: the "
             f"CPU cannot run ahead to launch the next step, so the GPU idles. {advice}"
         )
-
-    def _unused(self, function: cst.FunctionDef | None) -> bool:
-        """A function of the module that nothing in the project runs: the module does not name it,
-        and the modules importing it (one at least) do not either (`train_vae_v1` of a lecture's
-        helper_train.py, which the lecture's notebooks never call; a method of a class of the project
-        that nothing names, DomainBed's `Transfer.update_second`)."""
-        if function is None or not self.ctx.path or self.ctx.path.startswith("<"):
-            return False
-        cls = self.ctx.class_of.get(id(function))
-        if cls is not None and unused_class(self.ctx, cls):
-            return True  # (a method of a class nothing in the project makes: yolov7's RankSort)
-        if function.name.value in self.ctx.calls or not any(
-                defined is function and scope.parent is self.ctx.module_scope for defined, scope in self.ctx.functions[function.name.value]):
-            return False  # (called here; or nested, run by whoever holds it: `return perform_train_step_fn`)
-        if cls is not None and (function.name.value.startswith("__") or function.name.value in PER_CALL_METHODS or any(
-                (self.ctx.qualname(base.value) or "torch.nn.Module") not in MODULE_CLASSES for base in cls.bases)):
-            return False  # (a method a framework may call: a hook of a library's class)
-        key = ("unused", function.name.value)
-        if key not in self.ctx.shared:
-            path = os.path.abspath(self.ctx.path)
-            self.ctx.shared[key] = named_by_importers(path, function.name.value) is False and not (
-                cls is not None and subclassed_by_importers(path, cls.name.value))
-        return self.ctx.shared[key]
 
     def _timed(self, site: Site) -> bool:
         """Whether the loop (or step function) around `site` reads a clock: a synchronize
@@ -2416,11 +2424,23 @@ def _mask_index(node: cst.Subscript) -> cst.BaseExpression | None:
 
 
 def _mask_form(value: cst.BaseExpression) -> bool:
+    """A boolean tensor's form: a comparison, `~m`, `m.bool()`, `torch.ge(a, b)` / `a.ge(b)` (and
+    the other comparisons), `torch.isnan(x)`."""
     if type(value) is cst.Comparison:
         return not any(type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in value.comparisons)
     if type(value) is cst.UnaryOperation:
         return type(value.operator) is cst.BitInvert
-    return type(value) is cst.Call and call_name(value) == "bool" and type(value.func) is cst.Attribute and not value.args
+    if type(value) is not cst.Call:
+        return False
+    name = call_name(value)
+    if type(value.func) is cst.Attribute and dotted(value.func.value) == "torch":
+        return name in _COMPARING and len(value.args) >= (1 if name in _TESTS else 2)
+    return type(value.func) is cst.Attribute and (name == "bool" and not value.args or name in _COMPARING - _TESTS
+                                                  and len(value.args) == 1)
+
+
+_TESTS = {"isnan", "isinf", "isfinite", "logical_not"}  # of one tensor
+_COMPARING = {"ge", "gt", "le", "lt", "eq", "ne", "logical_and", "logical_or"} | _TESTS  # make a boolean tensor
 
 
 def _legacy_read(node: cst.Subscript) -> cst.BaseExpression | None:
