@@ -269,6 +269,11 @@ def unused_function(ctx, function: cst.FunctionDef | None) -> bool:
     return ctx.shared[key]
 
 
+def imported(path: str) -> bool:
+    """Whether a module of the project imports the module at `path`."""
+    return next(_importers(path, any_text=True), None) is not None
+
+
 def installable(path: str) -> bool:
     """Whether the module at `path` is part of a project packaged for others to import (a
     `setup.py` or `pyproject.toml` at its root): its functions are an API, run by its users."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import textwrap
 
-from perf_lint.analyzers import analyze, python_source, read_source
+from perf_lint.analyzers import analyze, importers, python_source, read_source
 
 
 def findings(code: str, rule: str = "TPL101"):
@@ -523,3 +523,34 @@ def test_a_loader_of_a_function_nothing_in_the_project_calls_is_dead_code(tmp_pa
     assert [f.range.start_line for f in project(tmp_path, {}, main="utils.py")] == [9]
     (tmp_path / "setup.py").write_text("")  # a package: its functions are for its users to call
     assert [f.range.start_line for f in project(tmp_path, {}, main="utils.py")] == [6, 9]
+
+
+def test_a_loader_in_the_main_block_of_a_module_others_import_is_its_self_test(tmp_path):
+    """FastSpeech2's dataset.py: `if __name__ == "__main__":` counts the batches of a loader
+    without workers; train.py imports the module. Nothing imports it: the block is the job."""
+    dataset = """
+        import torch
+        from PIL import Image
+        from torch.utils.data import DataLoader, Dataset
+
+        class Frames(Dataset):
+            def __getitem__(self, i):
+                return Image.open(self.paths[i])
+
+        if __name__ == "__main__":
+            loader = DataLoader(Frames(), batch_size=16)
+            n_batch = 0
+            for batch in loader:
+                batch = batch.to("cuda")
+                n_batch += 1
+            print(n_batch)
+    """
+    (tmp_path / ".git").mkdir()
+    alone = project(tmp_path, {"dataset.py": dataset}, main="dataset.py")
+    assert [f.code for f in alone] == ["TPL101"]
+    importers.forget()  # (a listing is kept for a few seconds)
+    assert project(tmp_path, {"train.py": "from dataset import Frames\n"}, main="dataset.py") == []
+    command = dataset.replace('if __name__ == "__main__":', 'if __name__ == "__main__":\n'
+                              '            parser = argparse.ArgumentParser()\n'
+                              '            parser.add_argument("--batch", type=int, default=16)')
+    assert [f.code for f in project(tmp_path, {"dataset.py": command}, main="dataset.py")] == ["TPL101"]  # a command

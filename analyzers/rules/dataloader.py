@@ -19,7 +19,8 @@ from ..datasets import (
     Cost, class_cost, combine, deciding, library_cost, returned_cost, tokenizes,
 )
 from ..findings import Related
-from ..importers import config_default, gpu_importers, importer_namespace_default, importing, installable, unused_function
+from ..importers import (config_default, gpu_importers, imported, importer_namespace_default, importing, installable,
+                         unused_function)
 from ..project import (FileNamespace, LoaderUses, SourceNamespace, derives_from, argparse_defaults, ast_dotted, bind, body_nodes, call_target, caller_uses, classes_made_by,
                        instance_default, method as method_of,
                        parsed_defaults,
@@ -1368,7 +1369,7 @@ class LoaderRule(Rule):
         if len(site.scope.assignments[name]) > 1 and id(site.node) not in segments:
             return False  # (bound again, and not by a statement of its own: which uses are its is not known)
         steps = TrainingSteps.of(self.ctx)
-        once = function is None and steps.anywhere()  # a module's own statement runs once
+        once = function is None and (steps.anywhere() or self._self_test(site))  # a module's own statement runs once
         single = 0
         for statement in segments.get(id(site.node), segments[0]):  # its uses: those until the name is bound again
             one, other, passes, iterators, calls, few, tests = remembered(
@@ -1427,6 +1428,16 @@ class LoaderRule(Rule):
             if len(given) == 1 and None not in given and (given.pop() == none_when) != holds:
                 return True
         return False
+
+    def _self_test(self, site: Site) -> bool:
+        """Whether the loader is made in the `if __name__ == "__main__":` block of a module that
+        other modules of the project import and that takes no command line (FastSpeech2's
+        dataset.py, counting its batches): a check of the module, not a job (stylegan2's
+        calc_inception.py, whose `load_patched_inception_v3` fid.py imports, is a command)."""
+        path = self.ctx.path
+        return path is not None and not path.startswith("<") and not self.ctx.argparse and any(
+            any(type(test) is cst.Comparison and dotted(test.left) == "__name__" and holds for test, holds in found)
+            for module in self.ctx.modules if (found := _enclosing_tests(module, site.node))) and imported(path)
 
     def _short(self, loop: cst.For, scope) -> bool:
         """A loop of a few iterations (`for j in range(num_epochs)`, 5) that does not train."""
@@ -2174,7 +2185,9 @@ class SynchronousDataLoader(LoaderRule):
       notebook counts as the function it names; a Lightning Trainer's `test`, `validate` or
       `predict` given it, also in a function that first calls `trainer.fit`: one pass per
       training run). In a source that only
-      evaluates, that pass is the job, and is reported. The same for a loader a factory
+      evaluates, that pass is the job, and is reported, except in the `if __name__ ==
+      "__main__":` block of a module other modules import that takes no command line (a
+      dataset module counting its batches: a check of the module). The same for a loader a factory
       function returns (`return train_loader, valid_loader, test_loader`) when each module of
       the project calling it trains and reads that loader in such passes only (a
       `train_model(...)` of another file that reads its `test_loader` once, after its epochs);
