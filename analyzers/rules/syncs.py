@@ -881,6 +881,26 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # PyTorch 0.3's read of a loss a helper returns, the name bound in two training loops
+        # (RL-Adventure's CartPole and Pong runs in one notebook)
+        Example(
+            """
+            import torch
+            def compute_td_loss(batch_size):
+                loss = model(replay_buffer.sample(batch_size).cuda()).pow(2).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                return loss
+            for frame_idx in range(10000):
+                loss = compute_td_loss(32)
+                losses.append(loss.data[0])
+            for frame_idx in range(1400000):
+                loss = compute_td_loss(32)
+                losses.append(loss.data[0])
+            """,
+            count=2,
+        ),
         # a boolean mask made by a torch comparison function (EfficientDet's `torch.ge(IoU_max, 0.5)`)
         Example(
             """
@@ -2257,6 +2277,9 @@ class HostSyncEveryStep(Nesting):
             if owner is not None and expr.value in self.backward_of.get(id(owner), ()):
                 return True
             found = self.ctx.origin(expr, scope)
+            if found is None and owner is not None:  # (bound in each of two training loops: `loss = compute_td_loss(32)`)
+                values = owner.assignments.get(expr.value, ())
+                return bool(values) and all(type(value) is cst.Call and _loss_call(value) for value in values)
             expr = found[0] if found is not None else None
         return type(expr) is cst.Call and _loss_call(expr)
 
