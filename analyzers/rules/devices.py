@@ -24,7 +24,7 @@ _FACTORIES = DETERMINISTIC_FACTORIES | _RANDOM | LEGACY_TENSOR_TYPES | {"range"}
 _MOVES = {"cuda", "to", "type_as", "type"}
 _ONE_DIMENSIONAL = {"randperm", "arange", "linspace", "range"}  # factories of a vector: an element is a number
 # what to make on the device instead, where it is not the same factory with `device=`
-_ON_DEVICE = {"range": "torch.arange(..., device=...)", **{
+_ON_DEVICE = {"range": "torch.arange(..., device=...)", "from_numpy": "torch.tensor(..., device=...), or a buffer made once", **{
     name: "torch.tensor/zeros/arange(..., dtype=..., device=...) (a typed constructor cannot make it there)"
     for name in LEGACY_TENSOR_TYPES | {"Tensor"}}}
 _CALL_DEPTH = 3  # calls between a forward and the function that runs in it
@@ -32,6 +32,8 @@ _LOSS_METHODS = frozenset({"loss", "compute_loss", "get_loss"})  # a module's lo
 _CONTAINER_METHODS = frozenset(name for kind in (dict, list, set, str, bytes) for name in dir(kind))  # `d.update(...)`: not a method of the source
 _RANDOM_FILLS = frozenset({"random_", "normal_", "uniform_"})  # in-place draws: another generator on the GPU
 _NUMPY_FILLS = frozenset({"numpy.zeros", "numpy.ones", "numpy.full", "numpy.empty"})
+_NUMPY_IDENTITY = frozenset({"numpy.eye", "numpy.identity"})
+_ARRAY_SHAPING = frozenset({"astype", "flatten", "reshape", "ravel"})
 _NUMPY_INDICES = frozenset({"numpy.arange", "numpy.random.permutation", "numpy.random.choice", "numpy.random.randint"})
 
 _TABLE_INDEXERS = frozenset({"iloc", "loc", "iat", "at"})  # pandas' indexers: a table's rows, never a tensor's
@@ -59,9 +61,10 @@ class CpuTensorMovedEachStep(Nesting):
     ## What it does
     Finds a tensor created by a torch factory (`torch.zeros`, `torch.ones`, `torch.arange`,
     `torch.tensor`, `torch.randn`, ...) and moved with `.cuda()` or `.to(device)` (right
-    away or after reshapes, casts and elementwise math with numbers:
+    away or after reshapes, casts, indexing and elementwise math with numbers:
     `torch.arange(n).unsqueeze(0).to(device)`, `torch.exp(-c * torch.arange(half) / half).to(t.device)`,
-    or in a later statement of the same function, `z = z.type_as(x)`), inside a loop, a module's
+    `torch.eye(d)[None, :, :].cuda()`, and `torch.from_numpy` of a NumPy constant,
+    `np.array([1, 0, 0, 1])` or `np.eye(k)`; or in a later statement of the same function, `z = z.type_as(x)`), inside a loop, a module's
     `forward` or `training_step` (or an ignite Engine's process function, a training-step
     method other files call, `algorithm.update(minibatches)`), or a function that one of
     those calls (through up to three calls). A device variable counts in code
@@ -704,6 +707,25 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # a constant NumPy array made into a tensor in every forward (pointnet's STN3d), and a
+        # part of a factory's tensor (`torch.eye(d)[None, :, :]`)
+        Example(
+            """
+            import numpy as np
+            import torch
+            class STN3d(torch.nn.Module):
+                def forward(self, x):
+                    iden = torch.from_numpy(np.array([1, 0, 0, 0, 1, 0, 0, 0, 1]).astype(np.float32)).view(1, 9)
+                    if x.is_cuda:
+                        iden = iden.cuda()
+                    return self.fc(x) + iden
+            class Regularized(torch.nn.Module):
+                def forward(self, trans):
+                    eye = torch.eye(trans.size(1))[None, :, :]
+                    return (trans - eye.cuda()).norm()
+            """,
+            count=2,
+        ),
         # a loop over two datasets inside a long training loop runs on every iteration (StarGAN's train_multi)
         Example(
             """
@@ -1644,7 +1666,7 @@ class CpuTensorMovedEachStep(Nesting):
     def _on_cpu(self, call: cst.Call) -> bool:
         """A torch factory call that makes its tensor on the CPU, from constants or sizes."""
         qualified = self.ctx.qualname(call.func) or ""
-        return (
+        return _constant_array(call, self.ctx) or (
             call_name(call) in _FACTORIES and qualified.count(".") == 1 and qualified.startswith("torch.")
             and keyword(call, "device") is None and not star_kwargs(call) and not _from_host_data(call)
         )
@@ -2213,6 +2235,23 @@ def _over_entries(loop: cst.CSTNode) -> bool:
         call_name(loop.iter) in ("items", "keys", "values") and type(loop.iter.func) is cst.Attribute
 
 
+def _constant_array(call: cst.Call, ctx) -> bool:
+    """`torch.from_numpy(...)` of an array NumPy makes from constants (`np.array([1, 0, 0, 1])`,
+    `np.eye(k)`), through casts and reshapes."""
+    if ctx.qualname(call.func) != "torch.from_numpy" or len(call.args) != 1:
+        return False
+    array = call.args[0].value
+    while type(array) is cst.Call and type(array.func) is cst.Attribute and call_name(array) in _ARRAY_SHAPING:
+        array = array.func.value
+    if type(array) is not cst.Call or not array.args:
+        return False
+    qualified = ctx.qualname(array.func) or ""
+    data = array.args[0].value
+    return qualified in _NUMPY_IDENTITY or qualified in ("numpy.array", "numpy.asarray") and (
+        type(data) is cst.List or type(data) is cst.Tuple) and all(
+        type(element) is cst.Element and _number(element.value) for element in cast(cst.List, data).elements)
+
+
 def _factory_below(expr: cst.BaseExpression, ctx) -> cst.Call | None:
     """The torch factory call at the bottom of `torch.arange(n).unsqueeze(0)`-like chains (and
     of the `Variable(torch.zeros(n))` wrapper and `init.normal(...)` filler older code puts
@@ -2235,8 +2274,12 @@ def _factory_below(expr: cst.BaseExpression, ctx) -> cst.Call | None:
             expr = expr.left  # `torch.rand(n) < p`: a mask drawn on the CPU
         elif type(expr) is cst.UnaryOperation:
             expr = expr.expression
+        elif type(expr) is cst.Subscript:
+            expr = expr.value  # `torch.eye(d)[None, :, :]`: a part of it, where it is
         else:
             break
+    if type(expr) is cst.Call and _constant_array(expr, ctx):
+        return expr  # `torch.from_numpy(np.eye(self.k).flatten().astype(np.float32))`: the same values each time
     if type(expr) is cst.Call and (call_name(expr) in _FACTORIES or call_name(expr) == "Tensor" and len(expr.args) >= 2):
         # (`torch.Tensor(b, 100)` is sized; `torch.Tensor(image)` converts data)
         if call_name(expr) in _DRAWN_FROM and expr.args and not _number(expr.args[0].value) and _factory_below(
