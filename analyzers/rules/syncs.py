@@ -172,8 +172,8 @@ class HostSyncEveryStep(Nesting):
     batch moved whole, `data = data.to(device)`: PyG's, not its `shape` nor `num_*` counts),
     operations whose result's size depends on the data (`x.nonzero()`, `x.unique()`,
     `torch.masked_select`, `torch.where(cond)` with one argument, `bincount` without
-    `minlength`, a selection with a boolean mask, `logits[~mask]`, not a fill through one,
-    `logits[mask] = 0`: the host reads the size), `torch.cuda.synchronize()` in a loop that reads no clock (itself or through a timer of the
+    `minlength`, a selection with a boolean mask, `logits[~mask]` (also `l[mask] -= 1`, which reads
+    it first), not a fill through one, `logits[mask] = 0`: the host reads the size), `torch.cuda.synchronize()` in a loop that reads no clock (itself or through a timer of the
     project: `timer.toc()` reading `time.time()`), and a CUDA tensor (also what an instance of
     a `torch.nn.Module` subclass of the project returns: `r, g, _, _ = mpd(y, y_hat)`) passed
     to a function or method of the project (this file or a module it imports) that reads it on
@@ -881,6 +881,19 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # an augmented assignment reads what it selects: `l[mask] -= 1` (Rainbow's projection),
+        # the mask a product of two comparisons
+        Example(
+            """
+            import torch
+            for x, y in loader:
+                out = model(x.cuda())
+                out[(out > 0) * (out < 1)] -= 1
+                loss = criterion(out, y.cuda())
+                loss.backward()
+                optimizer.step()
+            """
+        ),
         # PyTorch 0.3's read of a loss a helper returns, the name bound in two training loops
         # (RL-Adventure's CartPole and Pong runs in one notebook)
         Example(
@@ -1657,10 +1670,8 @@ class HostSyncEveryStep(Nesting):
             self._add(node, "test")  # `w = a if self.update_count >= n else b`
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self.targets.add(id(node.target))  # (`x[mask] = 0` fills in place: masked_fill_, no read of the mask's count)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self.targets.add(id(node.target))
+        self.targets.add(id(node.target))  # (`x[mask] = 0` fills in place: masked_fill_, no read of the mask's
+        # count; not `x[mask] -= 1`, an augmented assignment, which reads `x[mask]` first)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if _legacy_read(node) is not None:  # `loss.data[0]`
@@ -2448,11 +2459,13 @@ def _mask_index(node: cst.Subscript) -> cst.BaseExpression | None:
 
 def _mask_form(value: cst.BaseExpression) -> bool:
     """A boolean tensor's form: a comparison, `~m`, `m.bool()`, `torch.ge(a, b)` / `a.ge(b)` (and
-    the other comparisons), `torch.isnan(x)`."""
+    the other comparisons), `torch.isnan(x)`, and `&`, `|` or `*` of two of those."""
     if type(value) is cst.Comparison:
         return not any(type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in value.comparisons)
     if type(value) is cst.UnaryOperation:
         return type(value.operator) is cst.BitInvert
+    if type(value) is cst.BinaryOperation:  # `(u > 0) * (l == u)`, `a & ~b`: of two masks
+        return type(value.operator) in (cst.BitAnd, cst.BitOr, cst.Multiply) and _mask_form(value.left) and _mask_form(value.right)
     if type(value) is not cst.Call:
         return False
     name = call_name(value)
