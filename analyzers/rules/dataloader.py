@@ -1435,9 +1435,13 @@ class LoaderRule(Rule):
         dataset.py, counting its batches): a check of the module, not a job (stylegan2's
         calc_inception.py, whose `load_patched_inception_v3` fid.py imports, is a command)."""
         path = self.ctx.path
-        return path is not None and not path.startswith("<") and not self.ctx.argparse and any(
-            any(type(test) is cst.Comparison and dotted(test.left) == "__name__" and holds for test, holds in found)
-            for module in self.ctx.modules if (found := _enclosing_tests(module, site.node))) and imported(path)
+        if path is None or path.startswith("<") or self.ctx.argparse:
+            return False
+        if "main blocks" not in self.known:  # the nodes under the modules' `if __name__ == "__main__":`
+            self.known["main blocks"] = {id(node) for module in self.ctx.modules for statement in module.body
+                                         if type(statement) is cst.If and type(statement.test) is cst.Comparison
+                                         and dotted(statement.test.left) == "__name__" for node in walk(statement.body)}
+        return id(site.node) in self.known["main blocks"] and imported(path)
 
     def _short(self, loop: cst.For, scope) -> bool:
         """A loop of a few iterations (`for j in range(num_epochs)`, 5) that does not train."""

@@ -161,6 +161,7 @@ class TrainingSteps:
         self._intervals: dict[tuple, set[int]] = {}  # (body id, loops id) -> see _guarded_calls
         self._evaluations: dict[int, list[CallSite]] | None = None  # see evaluates_every_iteration
         self._step_calls: set[int] = set()  # ids of the `backward()` and optimizer `step()` calls
+        self._stepping: dict[int, bool] = {}  # id(function) -> whether it steps, in a loop or not; id(class) -> whether it steps an optimizer
         self._branches: dict[int, set[int]] = {}  # loop or function id -> see in_evaluation_branch
         for name, sites in ctx.calls.items():
             if name == "backward" or name == "step" or name in ctx.functions:
@@ -299,8 +300,13 @@ class TrainingSteps:
         if id(call) in self._step_calls:
             return True
         defs = self.ctx.functions.get(call.func.value) if type(call.func) is cst.Name else None
-        return defs is not None and bool(defs) and (
-            self.trains(defs[-1][0]) or any(id(n) in self._step_calls for n in walk(defs[-1][0])))
+        if not defs:
+            return False
+        function = defs[-1][0]
+        found = self._stepping.get(id(function))
+        if found is None:
+            found = self._stepping[id(function)] = self.trains(function) or any(id(n) in self._step_calls for n in walk(function))
+        return found
 
     def trains(self, node: cst.CSTNode, depth: int = 0) -> bool:
         """`node`: a loop or a function definition."""
@@ -457,8 +463,12 @@ class TrainingSteps:
         of its class steps an optimizer, and no module of the project importing it trains
         (pytorch-grad-cam's `GuidedBackpropReLUModel.__call__`, reading the input's gradient)."""
         cls, path = self.ctx.class_of.get(id(method)), self.ctx.path
-        return cls is not None and not any(type(n) is cst.Call and call_name(n) == "step" for n in walk(cls)) and \
-            path is not None and not path.startswith("<") and not imported_to_train(path)
+        if cls is None or path is None or path.startswith("<"):
+            return False
+        found = self._stepping.get(id(cls))  # (whether the class steps an optimizer, asked once)
+        if found is None:
+            found = self._stepping[id(cls)] = any(type(n) is cst.Call and call_name(n) == "step" for n in walk(cls))
+        return not found and not imported_to_train(path)
 
     def per_epoch(self, loop: cst.CSTNode) -> bool:
         """Whether `loop` runs no training step itself but holds a loop that does, or calls a
