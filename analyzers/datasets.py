@@ -37,7 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import overload
 
-from .project import Namespace, Place, ast_dotted, body_nodes, parameters
+from .project import Namespace, Place, ast_dotted, body_nodes, parameter_defaults, parameters
 from .vocabulary import DEVICE_LIKE, DTYPE_LIKE
 
 CHEAP, ROWS, UNKNOWN_COST, EXPENSIVE, ON_DEVICE = "cheap", "rows", "unknown", "expensive", "on-device"
@@ -334,10 +334,7 @@ def _constants(init, arguments: dict[str, tuple[str, int]], given: dict) -> dict
     passes it (by keyword or position) or, not passed, the parameter's constant default."""
     if init is None:
         return {}
-    args = init[0].args
-    positional = (*args.posonlyargs, *args.args)
-    defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
-    defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    defaults = parameter_defaults(init[0])
     found = {}
     for attr, (param, index) in arguments.items():
         if param in given or index in given:

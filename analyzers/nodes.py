@@ -351,3 +351,8 @@ def walk(node: cst.CSTNode) -> list[cst.CSTNode]:
         found.append(pending.pop())
         pending.extend(children(found[-1]))
     return found
+
+
+def main_guard(test: cst.BaseExpression) -> bool:
+    """`__name__ == "__main__"` (a script's entry, skipped when the module is imported)."""
+    return type(test) is cst.Comparison and dotted(test.left) == "__name__"

@@ -1197,9 +1197,7 @@ def _runs_once(loop, function, namespace: Namespace) -> bool:
         return False
     count = loop.iter.args[0]
     if type(count) is ast.Name:
-        defaults = dict(zip(reversed([a.arg for a in (*function.args.posonlyargs, *function.args.args)]), reversed(function.args.defaults)))
-        defaults.update({a.arg: d for a, d in zip(function.args.kwonlyargs, function.args.kw_defaults) if d is not None})
-        count = defaults.get(count.id, count)
+        count = parameter_defaults(function).get(count.id, count)
     if type(count) is ast.Attribute and type(count.value) is ast.Name:
         if isinstance(namespace, FileNamespace):
             found = argparse_defaults(namespace.tree).get(count.attr, [])
@@ -1582,6 +1580,15 @@ class Parameters:
     args: str | None  # the *args name
     kwargs: str | None  # the **kwargs name
     static: bool = False  # a @staticmethod: no instance, even called on one
+
+
+def parameter_defaults(function) -> dict[str, ast.expr]:
+    """The defaults of an `ast` function's parameters, by name (positional and keyword-only)."""
+    args = function.args
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+    found = dict(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    found.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+    return found
 
 
 def parameters(function) -> Parameters:

@@ -11,7 +11,8 @@ import libcst as cst
 
 from ..context import IF, CallSite, Site, paired, trainer_device
 from ..nodes import (
-    UNKNOWN, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, literal, names_in, none_test,
+    UNKNOWN, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, literal, main_guard, names_in,
+    none_test,
     positional, remembered, short_code, star_kwargs, walk,
 )
 from ..datasets import (
@@ -102,7 +103,7 @@ class LoaderRule(Rule):
         self.visits = first is self
         self.loaders: dict[cst.Call, Site] = first.loaders if first is not self else {}
         self.loops: dict[cst.For, tuple[Site, set[str]]] = first.loops if first is not self else {}
-        self.pending: list[tuple] = first.pending if first is not self else []  # (site, loop, method, recast, source[, rare])
+        self.pending: list[tuple] = first.pending if first is not self else []  # (site, loop, method, recast, source, rare)
         # loop id -> {name: (iterator, scope)} for `image, _ = next(dataset)` in the loop
         self.nexts: dict[int, dict[str, tuple]] = first.nexts if first is not self else {}
         self.known: dict = first.known if first is not self else {}  # what finish works out once for all
@@ -183,7 +184,7 @@ class LoaderRule(Rule):
         if type(call.func) is cst.Attribute:
             loop = self._batch_loop(call.func.value)
             if loop is not None:
-                self.pending.append((self.ctx.site(call), loop, name, self._recast(call.func.value, call), None))
+                self.pending.append((self.ctx.site(call), loop, name, self._recast(call.func.value, call), None, False))
                 return
             taken = call.func.value
             while type(taken) is cst.Subscript:
@@ -215,7 +216,7 @@ class LoaderRule(Rule):
         return self.known["moves"]
 
     def _resolve_move(self, pending: tuple) -> _Move | None:
-        site, loop, name, recast, source, *rare = pending
+        site, loop, name, recast, source, rare = pending
         call = cast(cst.Call, site.node)  # a .to()/.cuda() call (visit_Call)
         if name == "cuda":
             device = argument(call, 0, "device")
@@ -236,7 +237,7 @@ class LoaderRule(Rule):
                 cuda = _DEVICE_VARIABLE
         blocking = keyword(call, "non_blocking")
         non_blocking = blocking is not None and self.ctx.value(blocking.value, site.scope) is True
-        return _Move(site, loop, cuda, non_blocking, recast, source, bool(rare) and rare[0])
+        return _Move(site, loop, cuda, non_blocking, recast, source, rare)
 
     def _recast(self, expr: cst.BaseExpression, move: cst.Call, depth: int = 0) -> bool:
         """Whether `expr` (what `move` moves) is the batch cast on the host (`x.float()`,
@@ -328,7 +329,7 @@ class LoaderRule(Rule):
             found = []  # `loader = make_loader(...)`: the loaders a function (a method) of the source returns, or yields the batches of
             for function in functions:
                 for value in [*self.ctx.returns.get(id(function), ()), *_yielded_sources(function)]:
-                    given = _given(call, function, value)  # (what this call passes it: `cycle(DataLoader(val_ds))`)
+                    given = passed_for(call, function, value)  # (what this call passes it: `cycle(DataLoader(val_ds))`)
                     found += self._resolve_loader(given, origin[1], depth + 1) if given is not None else \
                         self._resolve_loader(value, self.ctx.scopes[id(function)], depth + 1)
             return found
@@ -1439,8 +1440,7 @@ class LoaderRule(Rule):
             return False
         if "main blocks" not in self.known:  # the nodes under the modules' `if __name__ == "__main__":`
             self.known["main blocks"] = {id(node) for module in self.ctx.modules for statement in module.body
-                                         if type(statement) is cst.If and type(statement.test) is cst.Comparison
-                                         and dotted(statement.test.left) == "__name__" for node in walk(statement.body)}
+                                         if type(statement) is cst.If and main_guard(statement.test) for node in walk(statement.body)}
         return id(site.node) in self.known["main blocks"] and imported(path)
 
     def _short(self, loop: cst.For, scope) -> bool:
@@ -1819,7 +1819,7 @@ def _literal_data(node: cst.BaseExpression, depth: int = 0) -> bool:
     return value is not UNKNOWN and not isinstance(value, str)
 
 
-def _given(call: cst.Call, function: cst.FunctionDef, value: cst.BaseExpression) -> cst.BaseExpression | None:
+def passed_for(call: cst.Call, function: cst.FunctionDef, value: cst.BaseExpression) -> cst.BaseExpression | None:
     """What `call` passes for the parameter of `function` that `value` (what it returns or
     yields the items of) is: `cycle(DataLoader(val_ds))` gives its loader, not every caller's."""
     inner = iteration_source(value)

@@ -8,7 +8,7 @@ from typing import cast
 import libcst as cst
 
 from ..context import IF, Site
-from ..nodes import argument, call_name, dotted, keyword, literal
+from ..nodes import argument, call_name, dotted, keyword, literal, main_guard
 from ..findings import Range
 from .base import Example, FixPlan, Replace
 from .edits import replace_argument, with_keywords
@@ -204,7 +204,7 @@ class DebugModeLeftOn(Nesting):
         if function is not None and any(word in function.name.value.lower() for word in _DEBUG_WORDS):
             return True
         return any(
-            frame.kind == IF and not _main_guard(cast(cst.If, frame.node).test)  # IF frames hold an If
+            frame.kind == IF and not main_guard(cast(cst.If, frame.node).test)  # IF frames hold an If
             for frame in self.local_frames()
         )
 
@@ -318,5 +318,3 @@ class DebugModeLeftOn(Nesting):
                     self._blocking(Site(no_node, index, self.ctx.module_scope), None, at=(index, whole))
 
 
-def _main_guard(test: cst.BaseExpression) -> bool:
-    return type(test) is cst.Comparison and dotted(test.left) == "__name__"

@@ -161,7 +161,8 @@ class TrainingSteps:
         self._intervals: dict[tuple, set[int]] = {}  # (body id, loops id) -> see _guarded_calls
         self._evaluations: dict[int, list[CallSite]] | None = None  # see evaluates_every_iteration
         self._step_calls: set[int] = set()  # ids of the `backward()` and optimizer `step()` calls
-        self._stepping: dict[int, bool] = {}  # id(function) -> whether it steps, in a loop or not; id(class) -> whether it steps an optimizer
+        self._stepping: dict[int, bool] = {}  # id(function) -> whether it steps, in a loop or not
+        self._optimizing: dict[int, bool] = {}  # id(class) -> whether a method of it steps an optimizer
         self._branches: dict[int, set[int]] = {}  # loop or function id -> see in_evaluation_branch
         for name, sites in ctx.calls.items():
             if name == "backward" or name == "step" or name in ctx.functions:
@@ -465,9 +466,9 @@ class TrainingSteps:
         cls, path = self.ctx.class_of.get(id(method)), self.ctx.path
         if cls is None or path is None or path.startswith("<"):
             return False
-        found = self._stepping.get(id(cls))  # (whether the class steps an optimizer, asked once)
+        found = self._optimizing.get(id(cls))
         if found is None:
-            found = self._stepping[id(cls)] = any(type(n) is cst.Call and call_name(n) == "step" for n in walk(cls))
+            found = self._optimizing[id(cls)] = any(type(n) is cst.Call and call_name(n) == "step" for n in walk(cls))
         return not found and not imported_to_train(path)
 
     def per_epoch(self, loop: cst.CSTNode) -> bool:

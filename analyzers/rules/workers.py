@@ -13,7 +13,7 @@ from ..findings import Related
 from ..project import ast_dotted, iterated, iterated_again, maybe_project_call, used_arguments
 from .base import Example, FixPlan, Replace
 from ..datasets import CHEAP
-from .dataloader import LoaderRule
+from .dataloader import LoaderRule, passed_for
 from .tracking import TrainingSteps, few_iterations
 from .edits import names_in_target, replace_argument, root_name
 from ..vocabulary import FIT_METHODS, NUM_WORKERS
@@ -1016,13 +1016,10 @@ class NonPersistentWorkers(LoaderRule):
         when the loop iterates a parameter of that function (any loader when not known:
         through other functions, or for a method)."""
         function = site.scope.node
-        if call is None or function is None or call.scope.node is function or type(call.node.func) is not cst.Name:
+        if call is None or function is None or call.scope.node is function or type(call.node.func) is not cst.Name or \
+                call.node.func.value != function.name.value:
             return True
-        iterated = root_name(iteration_source(loop.iter))
-        names = [p.name.value for p in function.params.params]
-        if iterated not in names or call.node.func.value != function.name.value:
-            return True
-        value = argument(call.node, names.index(iterated), iterated)
+        value = passed_for(call.node, function, loop.iter)
         return value is None or any(found.node is loader.node for found in self.live_loaders(value, call.scope, call.unit))
 
     def _reshuffles(self, loop: cst.For, site: Site) -> bool:
