@@ -176,8 +176,9 @@ class Context:
         self.call_order: list[tuple[cst.Call, Scope]] = []  # every call, in pass order
         self.attributes: dict[str, list[tuple[cst.BaseExpression | None, Scope]]] = defaultdict(list)
         self.by_name: dict[str, list[tuple[cst.BaseExpression | None, Scope]]] = defaultdict(list)
-        # (id(scope), name) -> the values it was unpacked from (`a, b = model(x)`: its None assignments)
-        self.unpacked: dict[tuple[int, str], list[cst.BaseExpression]] = defaultdict(list)
+        # (id(scope), name) -> the values it was unpacked from (`a, b = model(x)`: its None assignments),
+        # each with the name's index in the target (None after a starred name)
+        self.unpacked: dict[tuple[int, str], list[tuple[cst.BaseExpression, int | None]]] = defaultdict(list)
         self.argparse: dict[str, list] = defaultdict(list)
         self.args_functions: set[str] = set()
         self.returns: dict[int, list[cst.BaseExpression]] = defaultdict(list)  # id(function) -> what it returns
@@ -323,10 +324,12 @@ class Context:
             self.by_name[target.value].append((value, self.scope))
         elif type(target) is cst.Tuple or type(target) is cst.List:
             values = paired(target, value)
-            for element, element_value in zip(target.elements, values):
+            starred = False
+            for index, (element, element_value) in enumerate(zip(target.elements, values)):
                 self._bind(element.value, element_value)
+                starred = starred or type(element) is cst.StarredElement
                 if element_value is None and value is not None and type(element.value) is cst.Name:
-                    self.unpacked[(id(self.scope), element.value.value)].append(value)
+                    self.unpacked[(id(self.scope), element.value.value)].append((value, None if starred else index))
         elif type(target) is cst.StarredElement:
             self._bind(target.value, None)
         elif type(target) is cst.Attribute:

@@ -12,10 +12,10 @@ import libcst as cst
 from .config import Config
 from .context import Context
 from .nodes import children, remembered, use_memos
-from .findings import Edit, Finding, Fix, Range
+from .findings import Edit, Finding, Fix, Range, Related
 from .importers import gpu_callee, gpu_importer, gpu_value
 from .rules import enabled_rules
-from .rules.base import InsertLineBefore, MoveLinesBefore, Replace, Report, Rule
+from .rules.base import Here, InsertLineBefore, MoveLinesBefore, Replace, Report, Rule
 from .document import DocumentState
 from .parse import MAX_LINE, Chunk, LongLine, Parsed, Split, parse, split
 from .spans import Spans
@@ -413,9 +413,11 @@ def _locate(source: Source, parsed: dict[int, Parsed], reports: list[Report], kn
             unit_index, rng = report.site.unit, position(report.site.unit, report.site.node)
         plan = report.fix
         steps = () if plan is None else tuple(_step_key(source, modules, step, position, newline) for step in plan.steps)
+        related = tuple(Related(None, position(r.site.unit, r.site.node).start_line, r.message) if type(r) is Here else r
+                        for r in report.related)
         key = None if report.extra or None in steps else (
             report.rule.code, report.message, report.severity, source.units[unit_index].cell, rng,
-            plan and plan.title, steps, report.related)
+            plan and plan.title, steps, related)
         finding = known.get(key)
         if finding is None:
             fix = None
@@ -425,7 +427,7 @@ def _locate(source: Source, parsed: dict[int, Parsed], reports: list[Report], kn
                 if len(groups) == len(edits):
                     fix = Fix(plan.title, tuple(e for group in groups for e in group))
             finding = Finding(report.rule.code, report.message, report.severity, source.units[unit_index].cell,
-                              rng, fix, report.rule.probe, report.related, report.extra)
+                              rng, fix, report.rule.probe, related, report.extra)
         if key is not None:
             made[key] = finding
         findings.append(finding)

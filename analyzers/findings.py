@@ -37,10 +37,11 @@ class Fix:
 
 @dataclass(frozen=True)
 class Related:
-    """Another place a finding depends on (a function of another file it reaches):
-    `path`, a 0-based `line`, and what happens there."""
+    """Another place a finding depends on (a function of another file it reaches, or a
+    further read in the statement it flags): `path` (None: the finding's own file or cell),
+    a 0-based `line` (in that cell for a notebook's), and what happens there."""
 
-    path: str
+    path: str | None
     line: int
     message: str
 
@@ -100,5 +101,6 @@ class Finding:
                     for e in self.fix.edits
                 ],
             },
-            "related": [{"path": r.path, "line": r.line + 1, "message": r.message} for r in self.related],
+            "related": [{"path": r.path, "cell": None if r.path is not None or self.cell is None else self.cell + 1,
+                         "line": r.line + 1, "message": r.message} for r in self.related],
         }

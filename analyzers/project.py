@@ -562,7 +562,7 @@ def _handed_back(ctx, name, scope):
 
     values = owner.assignments[name.value]
     known = [value for value in values if value is not None]
-    unpacked = ctx.unpacked.get((id(owner), name.value), ())
+    unpacked = [value for value, _ in ctx.unpacked.get((id(owner), name.value), ())]
     if not known or given(known[0]) or values.count(None) != len(unpacked) or not all(map(given, [*known[1:], *unpacked])):
         return None
     return known[0], owner
@@ -1452,6 +1452,30 @@ def returned_parameter(found: Definition | None) -> str | None:
         constant = any(value is None or type(value) is ast.Constant for value in values)
         memo[returned_parameter] = given[0] if len(set(given)) == 1 and not constant else None
     return memo[returned_parameter]
+
+
+def returns_host_copy(found: Definition | None, index: int | None, depth: int = 0) -> bool:
+    """Whether every return of the function `found` gives back a copy on the host (`x.cpu()`,
+    `x.item()`, or what a function of the project returning one gives: `to_cpu(x)`), as the
+    element `index` of a tuple when `index` is not None (`return loss, to_cpu(torch.cat(parts))`
+    in YOLOv3's `compute_loss`: the caller's `loss_components` is a CPU tensor)."""
+    if found is None or depth > 3:
+        return False
+    values = [node.value for node in body_nodes(found[0]) if type(node) is ast.Return]
+    if not values:
+        return False
+    for value in values:
+        if index is not None:
+            if type(value) is not ast.Tuple or index >= len(value.elts) or any(type(e) is ast.Starred for e in value.elts):
+                return False
+            value = value.elts[index]
+        if type(value) is not ast.Call:
+            return False
+        if _host_read(value) is None:
+            callee = _callee(value.func, found[1], found[2], found[3])
+            if callee is None or not returns_host_copy(callee, None, depth + 1):
+                return False
+    return True
 
 
 def class_default(found: tuple | None, attribute: str):

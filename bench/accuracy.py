@@ -8,7 +8,7 @@ Each repository is checked (its `.scope` paths, else all of it) with `perf-lint 
 --no-config`; a finding matches a label row with the same path, cell and rule within
 `SLACK` lines (a TPL501 move within six lines of the factory it moves, a TPL502 model call
 or TPL301 wrap within twenty of the loop or compile labelled), or whose related location
-(the helper of another file it names) is the row's line; it is judged by the rows it
+(the helper of another file it names, a further read of its statement) is the row's line; it is judged by the rows it
 matches at the smallest distance. Per rule and overall it prints: recall (labelled
 pitfalls found), near-misses flagged (labelled near-misses reported), precision (findings
 on pitfalls among findings that match a row) and the findings no row judges. Files that do
@@ -65,7 +65,7 @@ def distance(finding: dict, row: dict) -> int | None:
     if finding["code"] != row["rule"]:
         return None
     places = [(finding["path"], finding["cell"], finding["line"], WIDER.get(row["rule"], SLACK))]
-    places += [(r["path"], None, r["line"], 0) for r in finding["related"]]
+    places += [(r["path"], r.get("cell"), r["line"], 0) for r in finding["related"]]
     found = [abs(line - row["line"]) for path, cell, line, slack in places
              if os.path.normpath(path) == os.path.normpath(row["path"]) and cell == row["cell"]
              and abs(line - row["line"]) <= slack]

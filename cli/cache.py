@@ -74,7 +74,7 @@ def decode(data: dict) -> Finding:
 def _related(data: list) -> Related:
     if len(_of(data, list)) != 3:
         raise TypeError("related")
-    return Related(_of(data[0], str), _of(data[1], int), _of(data[2], str))
+    return Related(_of(data[0], str, NONE), _of(data[1], int), _of(data[2], str))
 
 
 class Cache:

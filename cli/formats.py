@@ -91,6 +91,7 @@ def text(items: list[Item]) -> str:
 def finding_dict(item: Item) -> dict:
     data = item.finding.to_dict()
     head = {key: data.pop(key) for key in ("code", "message", "severity")}
+    data["related"] = [{**r, "path": item.path} if r["path"] is None else r for r in data["related"]]
     return {**head, "path": item.path, **data}
 
 

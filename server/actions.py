@@ -61,7 +61,7 @@ async def code_actions(server, params: types.CodeActionParams) -> list[types.Cod
         finding = entry.finding
         if not _overlaps(finding, start, end):
             continue
-        diagnostic = to_diagnostic(finding, doc.lines, documents.encoding, server.diagnostics.note(uri, finding))
+        diagnostic = to_diagnostic(finding, uri, doc.lines, documents.encoding, server.diagnostics.note(uri, finding))
         key = {"uri": uri, "code": finding.code, "range": list(_tuple(finding.range))}
         measured = winner_action(target, finding) if entry.fresh else None
         if measured is not None and _wanted(types.CodeActionKind.QuickFix, only):

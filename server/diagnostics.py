@@ -104,7 +104,8 @@ def message(finding: Finding, note: str | None) -> str:
     return finding.message if note is None else f"{finding.message} {note}"
 
 
-def to_diagnostic(finding: Finding, lines: list[str], encoding: str, note: str | None = None) -> types.Diagnostic:
+def to_diagnostic(finding: Finding, uri: str, lines: list[str], encoding: str, note: str | None = None) -> types.Diagnostic:
+    """The diagnostic of a finding shown in the unit `uri` (a file, or a notebook's cell)."""
     r = finding.range
 
     def position(line: int, col: int) -> types.Position:
@@ -120,7 +121,8 @@ def to_diagnostic(finding: Finding, lines: list[str], encoding: str, note: str |
         source=SOURCE,
         related_information=[
             types.DiagnosticRelatedInformation(
-                types.Location(pathlib.Path(r.path).as_uri(), types.Range(types.Position(r.line, 0), types.Position(r.line, 0))),
+                types.Location(uri if r.path is None else pathlib.Path(r.path).as_uri(),
+                               types.Range(types.Position(r.line, 0), types.Position(r.line, 0))),
                 r.message,
             )
             for r in finding.related
@@ -300,7 +302,7 @@ class Diagnostics:
         for entry in state.shown.get(uri, []):
             note = self.note(uri, entry.finding)
             if note is not None:
-                items.append(attrs.evolve(to_diagnostic(entry.finding, lines, encoding), message=note,
+                items.append(attrs.evolve(to_diagnostic(entry.finding, uri, lines, encoding), message=note,
                                           severity=types.DiagnosticSeverity.Information))
         if items:
             version = doc.version if doc else None
@@ -466,7 +468,7 @@ class Diagnostics:
                 key = (finding, self.note(uri, finding), encoding,
                        lines[r.start_line] if r.start_line < len(lines) else "",
                        lines[r.end_line] if r.end_line < len(lines) else "")
-                item = state.converted.get(key) or to_diagnostic(finding, lines, encoding, key[1])
+                item = state.converted.get(key) or to_diagnostic(finding, uri, lines, encoding, key[1])
                 converted[key] = item
                 items.append(item)
             if state.items.get(uri) != items or uri not in state.result_ids:

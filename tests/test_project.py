@@ -356,6 +356,26 @@ def test_a_function_of_another_file_imported_by_name(tmp_path):
     assert "passes a CUDA tensor to `accuracy`" in finding.message and "correct.item()" in finding.message
 
 
+def test_a_tuple_element_a_function_of_another_file_copies_to_the_host_is_no_cuda_tensor(tmp_path):
+    """YOLOv3's `loss, loss_components = compute_loss(...)` with `return loss, to_cpu(...)`:
+    `float(loss_components[0])` reads a CPU tensor; the copy in `to_cpu` and the CUDA loss's
+    read are the findings."""
+    utils = UTILS + """
+    def to_cpu(tensor):
+        return tensor.detach().cpu()
+
+    def compute_loss(out, y):
+        loss = ((out - y) ** 2).mean()
+        return loss, to_cpu(torch.stack([loss, out.abs().mean()]))
+"""
+    train = TRAIN.replace("import utils\n", "import utils\n    from utils import compute_loss\n").replace(
+        "loss = criterion(out, y.to(device))", "loss, parts = compute_loss(out, y.to(device))").replace(
+        "logger.update(loss=loss)", "print(float(parts[0]), float(parts[1]))\n        print(loss.item())")
+    copy, read = tpl203(project(tmp_path, train, utils))
+    assert "`tensor.detach().cpu()` in `to_cpu`" in copy.message and "`loss.item()`" in read.message
+    assert (copy.range.start_line, read.range.start_line) == (9, 13)
+
+
 def test_near_misses_stay_silent(tmp_path):
     shapes = {
         "a Python number passed": "logger.update(lr=optimizer.param_groups[0]['lr'])",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass, field
-from typing import ClassVar, Union
+from typing import ClassVar, NamedTuple, Union
 
 import libcst as cst
 
@@ -112,7 +112,15 @@ class Report:
     fix: FixPlan | None = None
     range_override: tuple | None = None  # (unit, Range) for findings not tied to a node
     extra: dict = field(default_factory=dict)
-    related: tuple = ()  # Related places in other files
+    related: tuple = ()  # Related places in other files, and Here ones of the finding's own unit
+
+
+class Here(NamedTuple):
+    """A place of the finding's own unit (file or cell) it also names: a Related there once
+    the engine knows the node's line."""
+
+    site: Site
+    message: str
 
 
 class Rule:

@@ -15,11 +15,11 @@ from ..findings import Related
 from ..importers import unused_function
 from ..project import (
     Definition, Use, attribute_module, bind, derives_from, bound, call_target, copies_every_call, host_reads, iterated, maybe_project_call,
-    parameters, reads_clock, reads_every_call, returned_parameter, steps_in_loops, used_arguments,
+    parameters, reads_clock, reads_every_call, returned_parameter, returns_host_copy, steps_in_loops, used_arguments,
     used_by_all_fitting,
 )
 from ..project import trains as project_trains
-from .base import Example
+from .base import Example, Here
 from .edits import root_name
 from .tracking import (Nesting, TrainingSteps, few_iterations, interval_test, iterates_dataloader, never_taken, parameter_constant,
                        runs_once)
@@ -63,6 +63,15 @@ class _Candidate(NamedTuple):  # a tuple: one per candidate of every analysis (a
     kind: str  # "method", "conversion", "print", "test", "synchronize", "logger" or "call"
     frames: tuple[Frame, ...]
     key: int  # statement (or node) identity: one finding per statement
+
+
+def _shown(candidate: _Candidate) -> str:
+    """A candidate's code as a message names it: a long chain by the method that reads
+    (`...item()`)."""
+    text = short_code(candidate.site.node)
+    if candidate.kind == "method" and text.endswith("..."):
+        return f"...{short_code(_method(candidate).attr)}()"
+    return text
 
 
 def _unparsed(text: str) -> str | None:
@@ -197,6 +206,11 @@ class HostSyncEveryStep(Nesting):
     every step too (`for k, v in losses.items(): meters[k].update(v.item())`). A function
     that trains in a loop of its own and names no device, beside one that takes a device or
     moves its batches, runs on the CPU (d2l's `train_ch3` beside `train_ch5(..., device)`).
+    A statement that reads several values (a progress line formatting six losses with
+    `.item()`) is one finding, on its first read, which waits for the queue; its message and
+    related locations name the others, mended by the same fix. What a function of the project
+    hands back already copied to the host is no CUDA tensor (`loss, parts = compute_loss(...)`
+    with `return loss, to_cpu(torch.cat(losses))`: `float(parts[0])` reads a CPU tensor).
 
     ## Why is this bad?
     CUDA work is queued asynchronously: while the GPU runs step *n*, the CPU can prepare
@@ -1684,8 +1698,10 @@ class HostSyncEveryStep(Nesting):
         if self.ctx.cuda_evidence is None:
             return
         found: dict[int, tuple | None] = {}  # statement key -> (site, message, related, said by a call), one each
+        later: dict[int, list[_Candidate]] = {}  # statement key -> the candidates after its finding's
         for candidate in self.candidates:
             if candidate.key in found:
+                later.setdefault(candidate.key, []).append(candidate)
                 continue
             if not self._every_step(candidate) or self.ctx.gpu_skips(candidate.site.node):
                 continue  # (`_every_step` first: the cheaper test, and most often false; then a branch a CUDA run skips)
@@ -1701,9 +1717,24 @@ class HostSyncEveryStep(Nesting):
             previous = found.get(read.key)
             if previous is None or not previous[3]:
                 found[read.key] = (read.site, message, related, True)
-        for value in found.values():
+        for key, value in found.items():
             if value is not None:
-                self.report(value[0], value[1], related=value[2])
+                site, message, related, said = value
+                more = () if said else self._more_reads(site, later.get(key, ()))
+                if more:
+                    named = ", ".join(f"`{_shown(c)}`" for c in more[:3]) + (
+                        f" and {len(more) - 3} other{'s' if len(more) > 4 else ''}" if len(more) > 3 else "")
+                    count = "another value" if len(more) == 1 else f"{len(more)} more values"
+                    message += f" This statement reads {count} on the host too ({named})."
+                    related += tuple(Here(c.site, f"`{_shown(c)}` also reads a value on the host") for c in more)
+                self.report(site, message, related=related)
+
+    def _more_reads(self, site: Site, candidates) -> list[_Candidate]:
+        """The further reads on the host of the statement a finding flags at `site` (a progress
+        line formatting six losses with `.item()`): one finding names them all, which one fix
+        (reading every N steps) mends."""
+        return [c for c in candidates if c.site.unit == site.unit and self._every_step(c) and not self.ctx.gpu_skips(
+            c.site.node) and type(self._describe(c)) is str]
 
     def _demo(self, loop: cst.CSTNode, site: Site) -> bool:
         """A training loop of a few steps (`for step in range(5):`) that shows how training works,
@@ -1839,8 +1870,7 @@ class HostSyncEveryStep(Nesting):
             if _method(candidate).attr.value in ("cpu", "to") and self.ctx.uses_rpc() or self._loader_batch(candidate) or \
                     self._made_on_cpu(_method(candidate).value, scope, candidate.site) or self._acted_on(candidate.site):
                 return None  # (`torch.randint(0, n, (1,)).item()`; the actions an environment takes on the host)
-            text = short_code(node)
-            what = f"`{text if not text.endswith('...') else '...' + short_code(_method(candidate).attr) + '()'}` copies a value to the host"
+            what = f"`{_shown(candidate)}` copies a value to the host"
         elif candidate.kind == "conversion":
             if not self._tensor(_call(candidate).args[0].value, scope, 0):
                 return None
@@ -2086,6 +2116,12 @@ class HostSyncEveryStep(Nesting):
         head, _, name = (self.ctx.qualname(call.func) or "").partition(".")
         return head == "torch" and name in HOST_FACTORIES and keyword(call, "device") is None
 
+    def _host_element(self, value: cst.BaseExpression, index: int | None, scope: Scope) -> bool:
+        """Whether the element `index` of what `value` gives back is a copy on the host: a function of
+        the project returning it so (`loss, loss_components = compute_loss(...)`, `to_cpu(...)` second)."""
+        return index is not None and type(value) is cst.Call and maybe_project_call(self.ctx, value.func) and \
+            returns_host_copy(call_target(self.ctx, value.func, scope), index)
+
     def _mask(self, index: cst.BaseExpression, scope: Scope) -> cst.BaseExpression | None:
         """The boolean tensor an index is: a comparison, `~m`, `m.bool()`, or a name assigned one
         of those or a factory's `dtype=torch.bool` result (also moved: `.to(device)`); else None."""
@@ -2180,7 +2216,7 @@ class HostSyncEveryStep(Nesting):
             values = owner.assignments[expr.value] if owner is not None else ()
             unpacked = self.ctx.unpacked.get((id(owner), expr.value), ()) if owner is not None else ()
             if owner is not None and unpacked and values.count(None) == len(unpacked) and all(
-                    self._tensor(v, owner, depth + 1) for v in unpacked):
+                    self._tensor(v, owner, depth + 1) and not self._host_element(v, index, owner) for v, index in unpacked):
                 return all(v is None or self._tensor(v, owner, depth + 1) for v in values)  # `r, g, _, _ = mpd(y, y_hat)`
             if found is None and owner is not None and values and all(v is not None for v in values):  # `acc = (p == y).mean()` or None
                 real = [v for v in values if not (type(v) is cst.Name and v.value == "None")  # (nor a running
