@@ -29,7 +29,7 @@ import stat
 import threading
 import time
 from collections import OrderedDict, defaultdict
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import libcst as cst
 
@@ -208,6 +208,35 @@ def forward_caller(path: str, name: str) -> str | None:
                     if type(call.func) is ast.Name and call.func.id == name or \
                             type(call.func) is ast.Attribute and call.func.attr == name:
                         return namespace.label if namespace.path.endswith(".ipynb") else f"{namespace.label}:{call.lineno}"
+    return None
+
+
+def step_caller(path: str, name: str) -> str | None:
+    """Where a module of the project importing the module at `path` calls its function `name`
+    in a loop that trains (one whose body calls `backward()` or steps an optimizer), not under
+    an interval test (`if step % 100 == 0:`): "trainer.py:197" for pycls' `net.mixup(inputs,
+    labels)`; None when none does."""
+    def calls_in(nodes, guarded: bool):
+        for node in nodes:
+            if type(node) is ast.If and any(type(n) is ast.BinOp and type(n.op) is ast.Mod for n in ast.walk(node.test)):
+                guarded = True  # (its body and its `else`: one runs every N steps)
+            if type(node) is ast.Call and not guarded and (type(node.func) is ast.Name and node.func.id == name or
+                                                           type(node.func) is ast.Attribute and node.func.attr == name):
+                yield node
+            yield from calls_in(ast.iter_child_nodes(node), guarded)
+
+    path = os.path.normpath(os.path.abspath(path))
+    for _, module, root in _importers(path):
+        namespace = module.namespace(root)
+
+        def this(call: ast.Call) -> bool:  # (the function of `path`, not another of that name)
+            found = namespace.function(ast_dotted(call.func) or "")
+            return found is not None and found[0].name == name and os.path.normpath(found[2].path) == path
+
+        for loop in (node for node in ast.walk(namespace.tree) if type(node) in (ast.For, ast.While)):
+            found = next((call for call in calls_in(cast(ast.For, loop).body, False) if this(call)), None)
+            if found is not None and any(type(node) is ast.Call and steps_call(node) for node in ast.walk(loop)):
+                return namespace.label if namespace.path.endswith(".ipynb") else f"{namespace.label}:{found.lineno}"
     return None
 
 

@@ -283,8 +283,10 @@ def lazy_init(branch: cst.If) -> bool:
     same value: `if cache is None or cache.shape[0] != n:`): a branch that fills a value on its
     first run only, or again when what it depends on changes; or one that sets the attribute
     it tests (`if not self.initialized: ... self.initialized = True`, `if
-    self.data_initialized.item() == 0: ... self.data_initialized.fill_(1)`): it runs once."""
-    if _flips_its_flag(branch):
+    self.data_initialized.item() == 0: ... self.data_initialized.fill_(1)`): it runs once;
+    or one that fills the entry of a cache it tests for (`if key not in hann_window:
+    hann_window[key] = ...`): once per key."""
+    if _flips_its_flag(branch) or _fills_its_entry(branch):
         return True
     tests = [branch.test]
     while tests:
@@ -298,6 +300,19 @@ def lazy_init(branch: cst.If) -> bool:
         elif _none_tested(test) is not None:
             return True
     return False
+
+
+def _fills_its_entry(branch: cst.If) -> bool:
+    """`if key not in cache:` whose body assigns `cache[key]` (a memo: vits' mel basis and
+    window per dtype and device)."""
+    test = branch.test
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.NotIn:
+        return False
+    cache, key = dotted(test.comparisons[0].comparator), code(test.left)
+    return cache is not None and any(
+        type(node) is cst.AssignTarget and type(node.target) is cst.Subscript and dotted(node.target.value) == cache
+        and len(node.target.slice) == 1 and type(node.target.slice[0].slice) is cst.Index
+        and code(node.target.slice[0].slice.value) == key for node in walk(branch.body))
 
 
 def _flips_its_flag(branch: cst.If) -> bool:

@@ -349,6 +349,40 @@ def test_factories_of_a_module_whose_importer_makes_cuda_the_default_device(tmp_
     assert [f.code for f in findings_of(str(loss), "TPL501")] == ["TPL501"]
 
 
+def test_a_helper_another_files_training_loop_calls_on_every_step(tmp_path):
+    """pycls' `net.mixup(inputs, labels)`, called by trainer.py's training loop: its CPU
+    `torch.randperm` indexes the GPU batch at every step; not when the loop calls it every
+    N steps only, nor a function of the same name of another module."""
+    (tmp_path / "pyproject.toml").write_text("")
+    net = tmp_path / "net.py"
+    net.write_text(textwrap.dedent("""
+        import torch
+
+        def mixup(inputs, labels):
+            permutation = torch.randperm(labels.shape[0])
+            return inputs + inputs[permutation, :], labels + labels[permutation, :]
+    """))
+    train = tmp_path / "train.py"
+    train.write_text(textwrap.dedent("""
+        import torch
+        import net
+
+        for step, (inputs, labels) in enumerate(loader):
+            inputs, labels = inputs.cuda(), labels.cuda()
+            inputs, labels = net.mixup(inputs, labels)
+            criterion(model(inputs), labels).backward()
+            optimizer.step()
+    """))
+    [finding] = findings_of(str(net), "TPL501")
+    assert "in `mixup`, called on every training step (train.py:7)" in finding.message
+    text = train.read_text()
+    train.write_text(text.replace("    inputs, labels = net.mixup", "    if step % 100 == 0:\n        inputs, labels = net.mixup"))
+    assert findings_of(str(net), "TPL501") == []
+    (tmp_path / "other.py").write_text("def mixup(inputs, labels):\n    return inputs, labels\n")
+    train.write_text(text.replace("import net", "import net\nfrom other import mixup").replace("net.mixup(", "mixup("))
+    assert findings_of(str(net), "TPL501") == []
+
+
 def test_a_function_of_another_file_imported_by_name(tmp_path):
     train = TRAIN.replace("import utils\n", "import utils\n    from utils import accuracy\n").replace(
         "logger.update(loss=loss)", "acc = accuracy(out, y)")

@@ -11,7 +11,7 @@ from ..context import IF, MODULE_CHAIN, CallSite, Scope, Site
 from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, dotted, keyword, lazy_init, literal, moves_itself,
                      none_test, option_test, remembered, short_code, star_kwargs, walk)
 from ..findings import Related
-from ..importers import forward_caller, unused_class
+from ..importers import forward_caller, step_caller, unused_class
 from ..project import derives_from, device_moves, maybe_project_call, used_arguments
 from .base import CallNames, Example, FixPlan, Replace
 from .edits import with_keywords
@@ -34,7 +34,8 @@ _RANDOM_FILLS = frozenset({"random_", "normal_", "uniform_"})  # in-place draws:
 _NUMPY_FILLS = frozenset({"numpy.zeros", "numpy.ones", "numpy.full", "numpy.empty"})
 _NUMPY_IDENTITY = frozenset({"numpy.eye", "numpy.identity"})
 _ARRAY_SHAPING = frozenset({"astype", "flatten", "reshape", "ravel"})
-_NUMPY_INDICES = frozenset({"numpy.arange", "numpy.random.permutation", "numpy.random.choice", "numpy.random.randint"})
+_NUMPY_INDICES = frozenset({"numpy.arange", "numpy.random.permutation", "numpy.random.choice", "numpy.random.randint",
+                            "numpy.zeros", "numpy.ones"})  # (an array of zeros or ones as an index: a mask filled in place)
 
 _TABLE_INDEXERS = frozenset({"iloc", "loc", "iat", "at"})  # pandas' indexers: a table's rows, never a tensor's
 
@@ -94,7 +95,10 @@ class CpuTensorMovedEachStep(Nesting):
     does a class's constructor where the class is made (`TriangularCausalMask(B, L, device=...)`
     in a forward); so
     does a function that only other modules call, when one calls it in a module's `forward`
-    (the diffusion codebases' `timestep_embedding` in util.py, called by the UNet's forward),
+    (the diffusion codebases' `timestep_embedding` in util.py, called by the UNet's forward)
+    or in a training loop, not under an interval test (pycls' `net.mixup(inputs, labels)` in
+    trainer.py), a training-step method a loop calls (SAC's `agent.update()`, also inside its
+    loop of `gradient_steps`, 1 by default),
     and a module's `loss` method (`compute_loss`, `get_loss`) that the source never calls: the
     training loops of other modules call `model.loss(scores, labels)` at each step.
     Data NumPy draws or fills in the loop (`torch.from_numpy(np.random.uniform(...)).cuda()`)
@@ -103,11 +107,14 @@ class CpuTensorMovedEachStep(Nesting):
     (`torch.cuda.FloatTensor if cuda else torch.FloatTensor`). So is a factory tensor given (or
     a name assigned only it, then given) to a function of the project that moves what it is
     passed (`create_variable(torch.zeros(n))` with `return Variable(tensor.cuda())`). And, in a
-    loop of code that uses CUDA, a NumPy index array (`np.arange`, `np.random.permutation`, sliced
-    or reshaped: PPO's `mb_inds = b_inds[start:end]`) indexing a tensor moved to or made on the
-    device (`b_obs[mb_inds]`), reported once per array, at its first indexing.
+    loop of code that uses CUDA (or a function that runs as often), a NumPy index array
+    (`np.arange`, `np.random.permutation`, sliced or reshaped: PPO's `mb_inds =
+    b_inds[start:end]`; a mask filled in place and wrapped, `torch.from_numpy(~mask)` of
+    `np.zeros(n, dtype=bool)`) indexing a tensor moved to or made on the device (`b_obs[mb_inds]`),
+    reported once per index, at its first indexing.
 
-    Silent for a tensor made under `if buffer is None:`, `if not len(self.q):` or a test of a flag
+    Silent for a tensor made under `if buffer is None:`, `if not len(self.q):`, `if key not in
+    cache:` filling `cache[key]` (once per key: vits' window per dtype and device) or a test of a flag
     the branch sets (`if self.data_initialized.item() == 0: ... self.data_initialized.fill_(1)`) (made once, on the first
     iteration; not when what is tested is a parameter, `mask=None`, left out of each call) or under an interval guard in the loop (`if i % 500 == 0:`), in an epoch
     loop around the loop that trains (once per epoch), in a loop over a dict's entries
@@ -155,6 +162,22 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset(_MOVES | {"tensor"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # vits' mel_spectrogram_torch: the window is made once per dtype and device, kept in a cache
+        Example(
+            """
+            import torch
+            hann_window = {}
+            def mel_spectrogram(y, win_size):
+                key = str(win_size) + "_" + str(y.dtype) + "_" + str(y.device)
+                if key not in hann_window:
+                    hann_window[key] = torch.hann_window(win_size).to(dtype=y.dtype, device=y.device)
+                return torch.stft(y, win_size, window=hann_window[key], return_complex=True).abs()
+            for x, y in loader:
+                loss = (mel_spectrogram(model(x.cuda()), 1024) - mel_spectrogram(y.cuda(), 1024)).abs().mean()
+                loss.backward()
+                optimizer.step()
+            """
+        ),
         # a branch of forward for an option off by default, which the evaluation asks for (wsolevaluation's CAMs)
         Example(
             """
@@ -989,6 +1012,53 @@ class CpuTensorMovedEachStep(Nesting):
                         optimizer.step()
             """,
         ),
+        # learn2learn's task split: a NumPy mask (and its complement) made a CPU tensor, indexing the
+        # batch the function moved, in a function the training loop calls for every task
+        Example(
+            """
+            import numpy as np
+            import torch
+            def fast_adapt(batch, learner, device):
+                data, labels = batch
+                data, labels = data.to(device), labels.to(device)
+                adaptation = np.zeros(data.size(0), dtype=bool)
+                adaptation[np.arange(5) * 2] = True
+                evaluation = torch.from_numpy(~adaptation)
+                adaptation = torch.from_numpy(adaptation)
+                learner.adapt(loss(learner(data[adaptation]), labels[adaptation]))
+                return loss(learner(data[evaluation]), labels[evaluation])
+            device = torch.device("cuda")
+            for iteration in range(60000):
+                for task in range(32):
+                    error = fast_adapt(tasks.sample(), maml.clone(), device)
+                    error.backward()
+                opt.step()
+            """,
+            count=2,
+        ),
+        # SAC's `update()`: a training step the environment loop calls, looping `gradient_steps` times
+        # (1 by default): its NumPy minibatch indices are copied at every call
+        Example(
+            """
+            import numpy as np
+            import torch
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+            class SAC:
+                def update(self):
+                    s = torch.tensor(self.states).float().to(device)
+                    for _ in range(1):
+                        index = np.random.choice(range(10000), 128, replace=False)
+                        loss = self.value_net(s[index]).mean()
+                        self.optimizer.zero_grad()
+                        loss.backward()
+                        self.optimizer.step()
+            agent = SAC()
+            for episode in range(1000):
+                for t in range(200):
+                    agent.store(env.step(agent.act()))
+                    agent.update()
+            """,
+        ),
         # `mask is None` tests an option of the call, not a cache: the eye is made at every call
         Example(
             """
@@ -1451,6 +1521,7 @@ class CpuTensorMovedEachStep(Nesting):
         self.returned: list[tuple[CallSite, cst.Call, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         # (subscript, the NumPy call making its index, enclosing function): `b_obs[mb_inds]`, mb_inds from np.arange
         self.numpy_indexings: list[tuple[Site, cst.Call, cst.FunctionDef | None]] = []
+        self.elsewhere: dict[str, str | None] = {}  # module-level function -> how often other modules run it
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
@@ -1531,7 +1602,7 @@ class CpuTensorMovedEachStep(Nesting):
         if made and not self._cpu_made(node.value) and not self._host_tensor(node.value) and not self._moved_later(
                 node.value) and not self._made_once():
             self.indexings.append((self.ctx.site(node), made, self.function()))
-        if self.ctx.loops and not made:
+        if (self.ctx.loops or self.ctx.scope.node is not None) and not made:
             drawn = next((d for index in indices if (d := self._numpy_index(index, 0)) is not None), None)
             if drawn is not None and self._on_device(node.value, 0):
                 self.numpy_indexings.append((self.ctx.site(node), drawn, self.function()))
@@ -1547,18 +1618,30 @@ class CpuTensorMovedEachStep(Nesting):
         values = self.ctx.scope.assignments.get(expr.value, ()) if type(expr) is cst.Name else ()
         return len(values) > 1 and any(self._on_device(value, 0) for value in values)
 
-    def _latest(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
-        """The value last assigned (before here, in the pass) to the name `expr`, in its scope."""
-        values = self.ctx.scope.assignments.get(expr.value, ()) if type(expr) is cst.Name else ()
+    def _latest(self, expr: cst.Name, within: tuple | None) -> cst.BaseExpression | None:
+        """The value last assigned (before here, in the pass) to the name `expr` in its scope; or,
+        `within` the value of an assignment to that name that is being followed, (name, value),
+        the one before it (`mask = torch.from_numpy(mask)`, `labels = labels[idx].long()`)."""
+        values = list(self.ctx.scope.assignments.get(expr.value, ()))
+        if within is not None and within[0] == expr.value:
+            values = values[: next((i for i, v in enumerate(values) if v is within[1]), len(values))]
         return values[-1] if values else None
 
-    def _numpy_index(self, expr: cst.BaseExpression | None, depth: int) -> cst.Call | None:
-        """The NumPy call making the integer array `expr` is (`np.arange(n)`, shuffled in place,
-        then sliced: `mb_inds = b_inds[start:end]`), or None."""
+    def _numpy_index(self, expr: cst.BaseExpression | None, depth: int, within: tuple | None = None) -> cst.Call | None:
+        """The NumPy call making the integer array or boolean mask `expr` is (`np.arange(n)`,
+        shuffled in place, then sliced: `mb_inds = b_inds[start:end]`; `np.zeros(n, dtype=bool)`
+        filled in place, then `torch.from_numpy(~mask)`: a CPU tensor sharing its memory), or
+        None. `within`: (name, value) of the assignment whose value is being followed, where that
+        name is its earlier value (`mask = torch.from_numpy(mask)`)."""
         if expr is None or depth > 8:
             return None
         if type(expr) is cst.Name:
-            return self._numpy_index(self._latest(expr), depth + 1)
+            value = self._latest(expr, within)
+            return self._numpy_index(value, depth + 1, (expr.value, value))
+        if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.BitInvert:
+            return self._numpy_index(expr.expression, depth + 1, within)  # (`~mask`: the other elements)
+        if type(expr) is cst.Call and self.ctx.qualname(expr.func) == "torch.from_numpy" and len(expr.args) == 1:
+            return self._numpy_index(expr.args[0].value, depth + 1, within)
         if type(expr) is cst.Subscript and any(type(e.slice) is cst.Slice for e in expr.slice):
             return self._numpy_index(expr.value, depth + 1)  # (`b_inds[start:end]`, `flatinds[:, mbenvinds]`)
         if type(expr) is cst.Call and type(expr.func) is cst.Attribute and call_name(expr) in ("ravel", "flatten", "reshape"):
@@ -1567,15 +1650,18 @@ class CpuTensorMovedEachStep(Nesting):
             return expr
         return None
 
-    def _on_device(self, expr: cst.BaseExpression | None, depth: int) -> bool:
+    def _on_device(self, expr: cst.BaseExpression | None, depth: int, within: tuple | None = None) -> bool:
         """Whether `expr` is a tensor this scope moved to a device or made there (`obs =
         torch.zeros(n, d).to(device)`, then `b_obs = obs.reshape(-1, d)`)."""
         if expr is None or depth > 6:
             return False
         if type(expr) is cst.Name:
-            return self._on_device(self._latest(expr), depth + 1)
+            value = self._latest(expr, within)
+            return self._on_device(value, depth + 1, (expr.value, value))
         if type(expr) is cst.BinaryOperation:
-            return self._on_device(expr.left, depth + 1) or self._on_device(expr.right, depth + 1)
+            return self._on_device(expr.left, depth + 1, within) or self._on_device(expr.right, depth + 1, within)
+        if type(expr) is cst.Subscript:
+            return self._on_device(expr.value, depth + 1, within)  # (a selection: on its tensor's device)
         if type(expr) is not cst.Call:
             return False
         name = call_name(expr)
@@ -1584,9 +1670,9 @@ class CpuTensorMovedEachStep(Nesting):
             device = argument(expr, 0, "device")
             return name == "cuda" or device is not None and literal(device) != "cpu"
         if type(expr.func) is cst.Attribute and name not in HOST_COPY_METHODS and not qualified.startswith("torch."):
-            return self._on_device(expr.func.value, depth + 1)  # (a tensor's method: on its device, `.clip(-5, 5)`)
+            return self._on_device(expr.func.value, depth + 1, within)  # (a tensor's method: on its device, `.clip(-5, 5)`)
         if qualified.startswith("torch.") and name is not None and name.endswith("_like") and expr.args:
-            return self._on_device(expr.args[0].value, depth + 1)
+            return self._on_device(expr.args[0].value, depth + 1, within)
         given = keyword(expr, "device")
         return qualified.startswith("torch.") and given is not None and literal(given.value) != "cpu"
 
@@ -1977,17 +2063,20 @@ class CpuTensorMovedEachStep(Nesting):
                 )
 
     def _report_numpy_indexings(self) -> None:
-        reported: set[int] = set()
+        reported: set = set()
         for site, drawn, function in self.numpy_indexings:
-            where = self._every_call(site, function)
-            if where is None or self.ctx.cuda_evidence is None or id(drawn) in reported:
-                continue
-            reported.add(id(drawn))  # (once, at its first indexing: `b_obs[mb_inds]`, `b_logprobs[mb_inds]`, ...)
             subscript = cast(cst.Subscript, site.node)
             index = short_code(subscript.slice[0].slice.value) if type(subscript.slice[0].slice) is cst.Index else "..."
+            key = (id(drawn), index)  # (once per index, at its first indexing: `b_obs[mb_inds]`, `b_logprobs[mb_inds]`, ...;
+            if key in reported:  # a mask and its complement are two: `data[mask]`, `data[~mask]`)
+                continue
+            where = self._every_call(site, function)
+            if where is None or self.ctx.cuda_evidence is None:
+                continue
+            reported.add(key)
             self.report(
                 site,
-                f"`{index}` is a NumPy array (`{short_code(drawn)}`) and indexes the GPU tensor "
+                f"`{index}` is made on the host by NumPy (`{short_code(drawn)}`) and indexes the GPU tensor "
                 f"`{short_code(subscript.value)}` {where}: PyTorch copies the index to the device at each indexing "
                 "(a blocking copy from pageable memory). Make the indices on the device: "
                 "torch.randperm(n, device=device), torch.arange(n, device=device).",
@@ -2070,11 +2159,13 @@ class CpuTensorMovedEachStep(Nesting):
         if cls is not None and unused_class(self.ctx, cls):
             return None  # (a class nothing in the project makes: its methods never run)
         loops = [loop for loop in site.loops if not _over_entries(loop)]  # (a dict's entries: its few keys)
-        if loops:
+        few = loops and all(few_iterations(around, self.ctx, site.scope) for around in loops)
+        if few and function is None:
+            return None  # a few iterations (ten plots of a 2x2 matrix); not StarGAN's `for dataset in
+            # ["CelebA", "RaFD"]:` in its loop of 200,000 iterations; in a function, as often as it runs
+            # (SAC's `update()`, looping `gradient_steps` times, 1 by default, at every environment step)
+        if loops and not few:
             loop = loops[-1]
-            if all(few_iterations(around, self.ctx, site.scope) for around in loops):
-                return None  # a few iterations (ten plots of a 2x2 matrix); not StarGAN's `for dataset in
-                # ["CelebA", "RaFD"]:` in its loop of 200,000 iterations
             if id(site.node) in self._intervals(loop, site.scope):
                 return None  # `if i % generate_every == 0:` (a sample every 500 steps)
             if not TrainingSteps.of(self.ctx).trains(loop) and self._saves_files(loop):
@@ -2107,12 +2198,19 @@ class CpuTensorMovedEachStep(Nesting):
                     return f"in `{shown}`, called on {how}"
             names = [caller.name.value for caller in callers]
             seen.update(names)
+        if steps.called_every_step(function) or (steps.trains(function) or any(steps.trains(loop) for loop in loops)) and any(
+                call.loops for call in steps.callers(function)):
+            return f"in `{shown}`, a training step"  # (a helper a step calls; a step a loop calls: SAC's `agent.update()`)
         path = self.ctx.path
         if any(d is function and s.parent is self.ctx.module_scope for d, s in self.ctx.functions.get(function.name.value, ())) and \
                 not self.ctx.calls.get(function.name.value) and path and not path.startswith("<"):
-            forward = forward_caller(os.path.abspath(path), function.name.value)  # (a helper of other modules' models)
-            if forward is not None:
-                return f"in `{function.name.value}`, called on every forward call ({forward})"
+            name = function.name.value
+            if name not in self.elsewhere:  # (once per function: its sites ask in turn)
+                forward = forward_caller(os.path.abspath(path), name)  # (a helper of other modules' models)
+                stepping = step_caller(path, name) if forward is None else None  # (one of their training loops)
+                self.elsewhere[name] = f"in `{name}`, called on every forward call ({forward})" if forward is not None else \
+                    f"in `{name}`, called on every training step ({stepping})" if stepping is not None else None
+            return self.elsewhere[name]
         return None
 
     def _collates(self, function: cst.FunctionDef, depth: int = 0) -> bool:

@@ -347,7 +347,7 @@ class TrainingSteps:
         found = self._every.get(key)
         if found is None:
             self._every[key] = False  # (a recursive call adds nothing)
-            found = self._every[key] = any(self._steps_at(site, depth) for site in self._callers(function)) \
+            found = self._every[key] = any(self._steps_at(site, depth) for site in self.callers(function)) \
                 and not self._evaluates(function)
         return found
 
@@ -395,9 +395,11 @@ class TrainingSteps:
     def called_in_loop(self, function: cst.FunctionDef) -> bool:
         """Whether the source calls `function` (`helper()`, `self.helper()`, `agent.update()` on an
         instance of its class) inside a loop."""
-        return any(site.loops for site in self._callers(function))
+        return any(site.loops for site in self.callers(function))
 
-    def _callers(self, function: cst.FunctionDef) -> list[CallSite]:
+    def callers(self, function: cst.FunctionDef) -> list[CallSite]:
+        """The calls of `function` in the source: by name, or as a method on `self` (from its
+        class) or on an instance of its class (`agent = SAC()`, then `agent.update()`)."""
         cls = self.ctx.class_of.get(id(function))
         sites = self.ctx.calls.get(function.name.value, [])
         if cls is None:
@@ -421,7 +423,7 @@ class TrainingSteps:
         else:
             if site.loops or caller is None or not self.trains(caller):
                 return False
-            if not (self.run_every_step(caller) or any(call.loops for call in self._callers(caller)) or (
+            if not (self.run_every_step(caller) or any(call.loops for call in self.callers(caller)) or (
                     depth < 2 and self.called_every_step(caller, depth + 1))):
                 return False
             owner = caller.body
