@@ -44,10 +44,10 @@ MAX_FOLDERS = 2000  # and this many folders (a home folder without a project mar
 LISTING_LIFE = 5.0  # seconds a project's listing is reused (a run, a burst of edits) before it is made again
 _SKIPPED_FOLDERS = {"__pycache__", "node_modules", "site-packages", "venv", "env", "build", "dist"}
 _GPU_HINT = re.compile(rb"cuda|nccl|accelerat|deepspeed|gpu")  # a file without any of these never uses a GPU
-# what a GPU line looks like in text (confirmed on the parsed module): `.cuda(`, "cuda:0", "nccl",
+# what a GPU line looks like in text (confirmed on the parsed module): `.cuda(`, "cuda:0", "cuda:" (+ an index), "nccl",
 # torch.cuda.* but the queries, torch.accelerator.*, deepspeed.*, Accelerator(
 _GPU_TEXT = re.compile(
-    rb"""\.cuda\(|['"](?:cuda(?::\d+)?|nccl)['"]|f['"]cuda:\{|cuda\.(?!is_available|device_count|get_device_)\w"""
+    rb"""\.cuda\(|['"](?:cuda(?::\d*)?|nccl)['"]|f['"]cuda:\{|cuda\.(?!is_available|device_count|get_device_)\w"""
     rb"""|accelerator\.(?!is_available|device_count)\w|deepspeed\.|Accelerator\(""")
 _DEVICE_KEYWORDS = {"device", "map_location", "output_device"}
 MAX_CALLEES = 64  # functions of other modules a source calls, looked at for a GPU line
@@ -175,12 +175,24 @@ _MODULES: OrderedDict[tuple, _Module] = OrderedDict()  # (path, size, mtime) -> 
 
 def gpu_importer(path: str) -> str | None:
     """Where a module of the project that imports the module at `path` uses a GPU
-    ("train.py:12", a notebook by its name), or None."""
-    for candidate, module, root in _importers(path):
+    ("train.py:12", a notebook by its name), or one importing such an importer (ogb's conv.py,
+    imported by gnn.py, which main_pyg.py trains on a GPU), or None."""
+    def where(candidate: str, module: _Module, root: str) -> str | None:
         line = module.gpu_line()
-        if line is not None:  # (a notebook's lines run on across its cells: named by its file alone)
-            label = os.path.relpath(candidate, root).replace(os.sep, "/")
-            return label if candidate.endswith(".ipynb") else f"{label}:{line}"
+        if line is None:
+            return None
+        label = os.path.relpath(candidate, root).replace(os.sep, "/")  # (a notebook's lines run on across its
+        return label if candidate.endswith(".ipynb") else f"{label}:{line}"  # cells: named by its file alone)
+
+    for candidate, module, root in _importers(path):
+        found = where(candidate, module, root)
+        if found is not None:
+            return found
+    for middle, _, _ in _importers(path, any_text=True):
+        for candidate, module, root in _importers(middle):
+            found = where(candidate, module, root) if candidate != path else None
+            if found is not None:
+                return found
     return None
 
 
@@ -679,7 +691,8 @@ def _device_calls(tree: ast.Module):
 
 def _on_gpu(node: ast.AST, module: FileNamespace) -> bool:
     if type(node) is ast.Constant:
-        return type(node.value) is str and CUDA_DEVICE.fullmatch(node.value) is not None
+        return type(node.value) is str and (CUDA_DEVICE.fullmatch(node.value) is not None or node.value == "cuda:")
+        # (`"cuda:" + str(args.device)`: the prefix of a device's name, its index appended)
     if type(node) is ast.JoinedStr:  # f"cuda:{rank % GPUS_PER_NODE}"
         head = node.values[0] if node.values else None
         return type(head) is ast.Constant and type(head.value) is str and head.value.startswith("cuda:")

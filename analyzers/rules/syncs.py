@@ -250,7 +250,10 @@ class HostSyncEveryStep(Nesting):
     sends CPU tensors (unless device maps are set), so there the copy is the transfer the
     design needs. Silent too for the actions a reinforcement-learning agent hands to its
     environment (`actions = q_values.argmax(1).cpu().numpy()`, then `envs.step(actions)` in
-    the same loop): a simulator on the host needs them to take its step.
+    the same loop): a simulator on the host needs them to take its step. Likewise for a cost
+    matrix copied for SciPy (`C = C.cpu()`, then `linear_sum_assignment(c[i])` in the same
+    function: DETR's Hungarian matching needs it on the host), and in a module named for
+    post-processing (DETR's `PostProcessPanoptic`: predictions for evaluation).
 
     ## Example
     ```python
@@ -292,6 +295,36 @@ class HostSyncEveryStep(Nesting):
                 (weights * loss).mean().backward()
                 optimiser.step()
                 memory.update_priorities(idxs, loss.detach().cpu().numpy())
+            """
+        ),
+        # DETR's Hungarian matcher: SciPy's linear_sum_assignment needs the cost matrix on the host
+        Example(
+            """
+            import torch
+            from scipy.optimize import linear_sum_assignment
+            class HungarianMatcher(torch.nn.Module):
+                @torch.no_grad()
+                def forward(self, outputs, targets):
+                    C = torch.cdist(outputs["pred_boxes"].flatten(0, 1), torch.cat([t["boxes"] for t in targets]), p=1)
+                    C = C.view(len(targets), outputs["pred_boxes"].shape[1], -1).cpu()
+                    sizes = [len(t["boxes"]) for t in targets]
+                    return [linear_sum_assignment(c[i]) for i, c in enumerate(C.split(sizes, -1))]
+            class Criterion(torch.nn.Module):
+                def forward(self, outputs, targets):
+                    return matcher(outputs, targets)
+            model = model.cuda()
+            """
+        ),
+        # DETR's post-processing module: predictions made from the outputs, which evaluation runs
+        Example(
+            """
+            import torch
+            class PostProcessPanoptic(torch.nn.Module):
+                def forward(self, outputs):
+                    for label in outputs["pred_logits"].argmax(-1).flatten():
+                        if self.is_thing_map[label.item()]:
+                            self.things += 1
+            model = model.cuda()
             """
         ),
         # a command-line option named like a loss, compared with a string (spectral-normalization-gan)
@@ -1609,6 +1642,8 @@ class HostSyncEveryStep(Nesting):
         self.buffers: set[str] | None = None  # names of registered buffers (made when first asked)
         self.targets: set[int] = set()  # ids of the subscripts assigned to
         self.host_bound: set[int] = set()  # ids of the nodes of values a host structure needs (replay priorities)
+        self.copied_to: dict[int, str] = {}  # id of a host copy -> the name a statement assigns it (`C = C.cpu()`)
+        self.scipy_reads: dict[int, set[str]] = {}  # scope id -> names the statements calling SciPy there read
 
     def _add(self, node: cst.CSTNode, kind: str) -> None:
         if id(node) in self.host_bound:
@@ -1625,10 +1660,15 @@ class HostSyncEveryStep(Nesting):
             # the host at every update (`memory.update_priorities(idxs, loss.detach().cpu().numpy())`)
             self.host_bound.update(id(n) for arg in node.args for n in walk(arg.value))
             return
+        if (self.ctx.qualname(func) or "").startswith("scipy.") and self.statement is not None:
+            self.scipy_reads.setdefault(id(self.ctx.scope), set()).update(names_in(self.statement, attributes=False))
         if type(func) is cst.Attribute:
             if _host_copy(node):
                 if not _host_copy_below(func.value):  # report the first copy of a chain
                     self._add(node, "method")
+                    assigned = self.statement.body[0] if self.statement is not None else None
+                    if type(assigned) is cst.Assign and len(assigned.targets) == 1 and type(assigned.targets[0].target) is cst.Name:
+                        self.copied_to[id(node)] = assigned.targets[0].target.value
             elif name == "backward":
                 # `loss.backward()`, or `accelerator.backward(loss)` / `torch.autograd.backward(loss)`
                 first = positional(node, 0)
@@ -1776,8 +1816,8 @@ class HostSyncEveryStep(Nesting):
                     if steps.called_every_step(function):  # (a helper run every step: `self._log_grad_norm()`)
                         return not any(self._guards(frame, site) for frame in frames)
                     return False
-                if unused_function(self.ctx, function):
-                    return False  # (dead code)
+                if unused_function(self.ctx, function) or steps.explains(function):
+                    return False  # (dead code; a method backpropagating to read gradients, Grad-CAM's `forward`)
                 callers = self.ctx.calls.get(function.name.value, [])
                 looped = [call for call in callers if call.loops]
                 if not looped and not steps.stepped_elsewhere(function):
@@ -1868,8 +1908,10 @@ class HostSyncEveryStep(Nesting):
                 advice = "Check it every N steps, or keep the decision on the GPU (`torch.where`, masking)."
         elif candidate.kind == "method":
             if _method(candidate).attr.value in ("cpu", "to") and self.ctx.uses_rpc() or self._loader_batch(candidate) or \
-                    self._made_on_cpu(_method(candidate).value, scope, candidate.site) or self._acted_on(candidate.site):
-                return None  # (`torch.randint(0, n, (1,)).item()`; the actions an environment takes on the host)
+                    self._made_on_cpu(_method(candidate).value, scope, candidate.site) or self._acted_on(candidate.site) or \
+                    self.copied_to.get(id(node)) in self.scipy_reads.get(id(scope), ()):
+                return None  # (`torch.randint(0, n, (1,)).item()`; the actions an environment takes on the host; a cost
+                # matrix SciPy's Hungarian matching needs there, `C = C.cpu()` then `linear_sum_assignment(c[i]) for ...`)
             what = f"`{_shown(candidate)}` copies a value to the host"
         elif candidate.kind == "conversion":
             if not self._tensor(_call(candidate).args[0].value, scope, 0):

@@ -248,7 +248,16 @@ class TrainingSteps:
             return False  # (a Trainer module whose `forward` loops over the steps itself: byol-pytorch's)
         module = any(base.rpartition(".")[2] == "Module" for base in bases) or derives_from(self.ctx, cls.name.value, MODULE_CLASSES)
         return module and function.name.value in self._called_on_self(cls, "forward") \
-            and (not any(unit.notebook for unit in self.ctx.units) or self.anywhere()) and not self._made_to_infer(cls)
+            and (not any(unit.notebook for unit in self.ctx.units) or self.anywhere()) and not self._made_to_infer(cls) \
+            and not self._infers(cls)
+
+    @staticmethod
+    def _infers(cls: cst.ClassDef) -> bool:
+        """Whether the module is named for post-processing (DETR's `PostProcess`,
+        `PostProcessPanoptic`): it turns a model's outputs into predictions, which evaluation
+        runs, no training step. (A `forward` under `@torch.no_grad()` may still run at every
+        step: DETR's Hungarian matcher.)"""
+        return "postprocess" in cls.name.value.lower()
 
     def _made_to_infer(self, cls: cst.ClassDef) -> bool:
         """Whether a module class of a source that does not train is made only by modules of the
@@ -317,8 +326,8 @@ class TrainingSteps:
             return False
         for name in self._callees.get(id(node), ()):
             defs = self.ctx.functions.get(name)
-            if defs and self.trains(defs[-1][0], depth + 1):
-                return True
+            if defs and self.trains(defs[-1][0], depth + 1) and not self.explains(defs[-1][0]):
+                return True  # (not through a method backpropagating to read gradients: Grad-CAM's `forward`)
         return depth == 0 and self._trains_elsewhere(node)
 
     def on_cpu(self, function: cst.FunctionDef | None) -> bool:
@@ -358,12 +367,7 @@ class TrainingSteps:
         (`_eval_step(model, dataset)`, DLRM's `inference(...)`)."""
         if EVALUATION_NAME.search(function.name.value):
             return True
-        for decorator in function.decorators:
-            found = decorator.decorator
-            name = dotted(found.func if type(found) is cst.Call else found) or ""
-            if "no_grad" in name or "inference_mode" in name:
-                return True
-        return self._sets_eval(function)
+        return _without_gradients(function) or self._sets_eval(function)
 
     def _sets_eval(self, function: cst.FunctionDef) -> bool:
         """Whether a function puts a module in evaluation mode (`model.eval()`)."""
@@ -421,7 +425,7 @@ class TrainingSteps:
                 return False  # (full-batch: the loop waits for its evaluation's results anyway; a loop run once)
             owner = stepping.body
         else:
-            if site.loops or caller is None or not self.trains(caller):
+            if site.loops or caller is None or not self.trains(caller) or self.explains(caller):
                 return False
             if not (self.run_every_step(caller) or any(call.loops for call in self.callers(caller)) or (
                     depth < 2 and self.called_every_step(caller, depth + 1))):
@@ -456,21 +460,23 @@ class TrainingSteps:
                 for call in self.ctx.calls.get(name, ())):
             return False  # (not `losses.update(...)` of a meter: another method of that name)
         if id(function) in self.ctx.class_of:
-            return not self._explains(function)
+            return not self.explains(function)
         parent = next((scope.parent for defined, scope in self.ctx.functions.get(name, ()) if defined is function), None)
         return parent is not None and parent.node is not None and any(
             type(value) is cst.Name and value.value == name for value in self.ctx.returns.get(id(parent.node), ()))
 
-    def _explains(self, method: cst.FunctionDef) -> bool:
+    def explains(self, method: cst.FunctionDef) -> bool:
         """Whether a method that backpropagates only computes gradients to read them: no method
-        of its class steps an optimizer, and no module of the project importing it trains
+        of its class steps (or names) an optimizer, and no module of the project importing it trains
         (pytorch-grad-cam's `GuidedBackpropReLUModel.__call__`, reading the input's gradient)."""
         cls, path = self.ctx.class_of.get(id(method)), self.ctx.path
         if cls is None or path is None or path.startswith("<"):
             return False
         found = self._optimizing.get(id(cls))
         if found is None:
-            found = self._optimizing[id(cls)] = any(type(n) is cst.Call and call_name(n) == "step" for n in walk(cls))
+            found = self._optimizing[id(cls)] = any(type(n) is cst.Call and call_name(n) == "step" or type(n) is cst.Name and (
+                "optim" in n.value.lower() or n.value in ("opt", "opts")) for n in walk(cls))  # (or names an optimizer:
+            # consistency_models' `self.mp_trainer.optimize(self.opt)`)
         return not found and not imported_to_train(path)
 
     def per_epoch(self, loop: cst.CSTNode) -> bool:
@@ -793,3 +799,13 @@ def few_iterations(loop: cst.CSTNode, ctx: Context, scope: Scope, most: int = SH
     """A `for` loop known to run at most `most` times (`for i in range(5):`)."""
     count = iterations(loop, ctx, scope) if type(loop) is cst.For else None
     return count is not None and count <= most
+
+
+def _without_gradients(function: cst.FunctionDef) -> bool:
+    """Whether a decorator runs `function` without gradients (`@torch.no_grad()`, `@torch.inference_mode()`)."""
+    for decorator in function.decorators:
+        found = decorator.decorator
+        name = dotted(found.func if type(found) is cst.Call else found) or ""
+        if "no_grad" in name or "inference_mode" in name:
+            return True
+    return False
