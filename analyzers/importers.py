@@ -45,9 +45,9 @@ LISTING_LIFE = 5.0  # seconds a project's listing is reused (a run, a burst of e
 _SKIPPED_FOLDERS = {"__pycache__", "node_modules", "site-packages", "venv", "env", "build", "dist"}
 _GPU_HINT = re.compile(rb"cuda|nccl|accelerat|deepspeed|gpu")  # a file without any of these never uses a GPU
 # what a GPU line looks like in text (confirmed on the parsed module): `.cuda(`, "cuda:0", "cuda:" (+ an index), "nccl",
-# torch.cuda.* but the queries, torch.accelerator.*, deepspeed.*, Accelerator(
+# torch.cuda.* but the queries and seeding, torch.accelerator.*, deepspeed.*, Accelerator(
 _GPU_TEXT = re.compile(
-    rb"""\.cuda\(|['"](?:cuda(?::\d*)?|nccl)['"]|f['"]cuda:\{|cuda\.(?!is_available|device_count|get_device_)\w"""
+    rb"""\.cuda\(|['"](?:cuda(?::\d*)?|nccl)['"]|f['"]cuda:\{|cuda\.(?!is_available|device_count|get_device_|manual_seed|seed)\w"""
     rb"""|accelerator\.(?!is_available|device_count)\w|deepspeed\.|Accelerator\(""")
 _DEVICE_KEYWORDS = {"device", "map_location", "output_device"}
 MAX_CALLEES = 64  # functions of other modules a source calls, looked at for a GPU line

@@ -273,7 +273,11 @@ def aborts(branch: cst.If) -> bool:
 
 
 def moves_itself(value: cst.BaseExpression | None, name: str) -> bool:
-    """`name.to(device)` / `name.cuda()`: what `name = name.cuda()` assigns."""
+    """`name.to(device)` / `name.cuda()`: what `name = name.cuda()` assigns (also as one side of a
+    choice whose other is `name` itself: `padding.cuda() if x.is_cuda else padding`)."""
+    if type(value) is cst.IfExp:
+        sides = (value.body, value.orelse)
+        return any(moves_itself(side, name) for side in sides) and any(dotted(side) == name for side in sides)
     return type(value) is cst.Call and call_name(value) in ("to", "cuda") and type(value.func) is cst.Attribute \
         and dotted(value.func.value) == name
 

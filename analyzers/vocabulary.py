@@ -97,10 +97,10 @@ CUDA_DEVICE = re.compile(r"cuda(:\d+)?|nccl")
 CUDA_STRING = re.compile(rf"""^[rRbBuU]?(['"])({CUDA_DEVICE.pattern})\1$""")  # the same, as a string literal's code
 GPU_APIS = ("torch.cuda.", "torch.accelerator.", "deepspeed.")
 GPU_ENGINES = {"accelerate.Accelerator"}
-GPU_QUERIES = {
+GPU_QUERIES = {  # (and the seeding of CUDA's generators, which scripts do whether or not they use a GPU)
     f"torch.{backend}.{query}" for backend in ("cuda", "accelerator")
     for query in ("is_available", "device_count", "get_device_name", "get_device_properties", "get_device_capability")
-}
+} | {f"torch.cuda.{seed}" for seed in ("manual_seed", "manual_seed_all", "seed", "seed_all")}
 
 
 def gpu_api(qualified: str) -> bool:

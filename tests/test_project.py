@@ -446,6 +446,35 @@ def test_a_helper_another_files_training_loop_calls_on_every_step(tmp_path):
     assert findings_of(str(net), "TPL501") == []
 
 
+def test_the_self_test_of_a_module_a_gpu_script_imports_is_no_training_job(tmp_path):
+    """awd-lstm-lm's splitcross.py: its `__main__` block trains a toy loss on the CPU to check
+    the module; main.py, which imports it, uses the GPU. The block runs only by hand, on the
+    CPU: its prints of the loss are no per-step sync. A module whose block uses the GPU itself
+    is judged as written."""
+    (tmp_path / "pyproject.toml").write_text("")
+    loss = tmp_path / "splitcross.py"
+    block = textwrap.dedent("""
+        import torch
+
+        class SplitLoss(torch.nn.Module):
+            def forward(self, x, y):
+                return (x - y).pow(2).mean()
+
+        if __name__ == "__main__":
+            crit = SplitLoss()
+            for _ in range(10):
+                c = crit(embed(x), y)
+                print(c.item())
+                c.backward()
+                optimizer.step()
+    """)
+    loss.write_text(block)
+    (tmp_path / "main.py").write_text("import torch\nfrom splitcross import SplitLoss\ncriterion = SplitLoss().cuda()\n")
+    assert findings_of(str(loss), "TPL203") == []
+    loss.write_text(block.replace("crit = SplitLoss()", "crit = SplitLoss().cuda()"))
+    assert [f.range.start_line for f in findings_of(str(loss), "TPL203")] == [11]
+
+
 def test_a_function_of_another_file_imported_by_name(tmp_path):
     train = TRAIN.replace("import utils\n", "import utils\n    from utils import accuracy\n").replace(
         "logger.update(loss=loss)", "acc = accuracy(out, y)")

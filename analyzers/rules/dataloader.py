@@ -11,7 +11,7 @@ import libcst as cst
 
 from ..context import IF, CallSite, Site, paired, trainer_device
 from ..nodes import (
-    UNKNOWN, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, literal, main_guard, names_in,
+    UNKNOWN, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, literal, names_in,
     none_test,
     positional, remembered, short_code, star_kwargs, walk,
 )
@@ -20,7 +20,7 @@ from ..datasets import (
     Cost, class_cost, combine, deciding, library_cost, returned_cost, tokenizes,
 )
 from ..findings import Related
-from ..importers import (config_default, gpu_importers, imported, importer_namespace_default, importing, installable,
+from ..importers import (config_default, gpu_importers, importer_namespace_default, importing, installable,
                          unused_function)
 from ..project import (FileNamespace, LoaderUses, SourceNamespace, derives_from, argparse_defaults, ast_dotted, bind, body_nodes, call_target, caller_uses, classes_made_by,
                        instance_default, method as method_of,
@@ -1370,7 +1370,7 @@ class LoaderRule(Rule):
         if len(site.scope.assignments[name]) > 1 and id(site.node) not in segments:
             return False  # (bound again, and not by a statement of its own: which uses are its is not known)
         steps = TrainingSteps.of(self.ctx)
-        once = function is None and (steps.anywhere() or self._self_test(site))  # a module's own statement runs once
+        once = function is None and (steps.anywhere() or steps.self_test(site.node))  # a module's own statement runs once
         single = 0
         for statement in segments.get(id(site.node), segments[0]):  # its uses: those until the name is bound again
             one, other, passes, iterators, calls, few, tests = remembered(
@@ -1429,19 +1429,6 @@ class LoaderRule(Rule):
             if len(given) == 1 and None not in given and (given.pop() == none_when) != holds:
                 return True
         return False
-
-    def _self_test(self, site: Site) -> bool:
-        """Whether the loader is made in the `if __name__ == "__main__":` block of a module that
-        other modules of the project import and that takes no command line (FastSpeech2's
-        dataset.py, counting its batches): a check of the module, not a job (stylegan2's
-        calc_inception.py, whose `load_patched_inception_v3` fid.py imports, is a command)."""
-        path = self.ctx.path
-        if path is None or path.startswith("<") or self.ctx.argparse:
-            return False
-        if "main blocks" not in self.known:  # the nodes under the modules' `if __name__ == "__main__":`
-            self.known["main blocks"] = {id(node) for module in self.ctx.modules for statement in module.body
-                                         if type(statement) is cst.If and main_guard(statement.test) for node in walk(statement.body)}
-        return id(site.node) in self.known["main blocks"] and imported(path)
 
     def _short(self, loop: cst.For, scope) -> bool:
         """A loop of a few iterations (`for j in range(num_epochs)`, 5) that does not train."""

@@ -65,7 +65,8 @@ class CpuTensorMovedEachStep(Nesting):
     away or after reshapes, casts, indexing and elementwise math with numbers:
     `torch.arange(n).unsqueeze(0).to(device)`, `torch.exp(-c * torch.arange(half) / half).to(t.device)`,
     `torch.eye(d)[None, :, :].cuda()`, and `torch.from_numpy` of a NumPy constant,
-    `np.array([1, 0, 0, 1])` or `np.eye(k)`; or in a later statement of the same function, `z = z.type_as(x)`), inside a loop, a module's
+    `np.array([1, 0, 0, 1])` or `np.eye(k)`; or in a later statement of the same function, `z = z.type_as(x)`,
+    `padding = padding.cuda() if x.is_cuda else padding`), inside a loop, a module's
     `forward` or `training_step` (or an ignite Engine's process function, a training-step
     method other files call, `algorithm.update(minibatches)`), or a function that one of
     those calls (through up to three calls). A device variable counts in code
@@ -113,7 +114,8 @@ class CpuTensorMovedEachStep(Nesting):
     `np.zeros(n, dtype=bool)`) indexing a tensor moved to or made on the device (`b_obs[mb_inds]`),
     reported once per index, at its first indexing.
 
-    Silent for a tensor made under `if buffer is None:`, `if not len(self.q):`, `if key not in
+    Silent for a tensor made under `if buffer is None:` (not `if hidden is None:` testing a parameter
+    each call may leave out: DRNN's `init_hidden`), `if not len(self.q):`, `if key not in
     cache:` filling `cache[key]` (once per key: vits' window per dtype and device) or a test of a flag
     the branch sets (`if self.data_initialized.item() == 0: ... self.data_initialized.fill_(1)`) (made once, on the first
     iteration; not when what is tested is a parameter, `mask=None`, left out of each call) or under an interval guard in the loop (`if i % 500 == 0:`), in an epoch
@@ -1011,6 +1013,27 @@ class CpuTensorMovedEachStep(Nesting):
                         loss.backward()
                         optimizer.step()
             """,
+        ),
+        # pytorch-dilated-rnn: the hidden state made under `if hidden is None:`, an option each call
+        # leaves out (no cache), moved under a flag; and a padding moved by a choice of expressions
+        Example(
+            """
+            import torch
+            use_cuda = torch.cuda.is_available()
+            class DRNN(torch.nn.Module):
+                def forward(self, inputs, hidden=None):
+                    if hidden is None:
+                        hidden = self.init_hidden(inputs.size(1), 64)
+                    padding = torch.zeros(inputs.size(1), 1)
+                    padding = padding.cuda() if inputs.is_cuda else padding
+                    return self.cell(torch.cat([inputs, padding], -1), hidden)
+                def init_hidden(self, batch_size, hidden_dim):
+                    hidden = torch.zeros(batch_size, hidden_dim)
+                    if use_cuda:
+                        hidden = hidden.cuda()
+                    return hidden
+            """,
+            count=2,
         ),
         # learn2learn's task split: a NumPy mask (and its complement) made a CPU tensor, indexing the
         # batch the function moved, in a function the training loop calls for every task
@@ -2133,7 +2156,8 @@ class CpuTensorMovedEachStep(Nesting):
             made = None if value is None else _factory_below(value, self.ctx)
             if made is not None:
                 return made if self._loops_around(made) == self.ctx.loops and not _filled(scope.node, name) else None
-            if not (type(value) is cst.Call and type(value.func) is cst.Attribute and dotted(value.func.value) == name):
+            if not (type(value) is cst.Call and type(value.func) is cst.Attribute and dotted(value.func.value) == name
+                    or moves_itself(value, name)):  # (`padding = padding.cuda() if x.is_cuda else padding`)
                 return None
         return None
 

@@ -221,7 +221,8 @@ class HostSyncEveryStep(Nesting):
     In reinforcement learning, a loop that steps an environment (`envs.step(...)`) inside an
     iteration that trains is a rollout of many steps: a read there happens on every environment
     step, like testing each element of a CUDA tensor (`for idx, d in enumerate(next_done): if d:`).
-    Silent when the read is guarded by a step interval (`if step % log_every == 0:`, or a time
+    Silent when the read is guarded by a step interval (`if step % log_every == 0:`, also through
+    names the step assigns such tests, `if early_phase or late_phase:`; or a time
     interval, `if current_time - last_logging > args.log_freq_time:`; but not a
     modulo by a setting that is 1, `opt.d_every` of `class Config: d_every = 1` or the default
     of the script's `--gradient_accumulation_steps` read from a parameter, or 2, TD3's
@@ -245,7 +246,11 @@ class HostSyncEveryStep(Nesting):
     the training loops of other lectures in a course's shared helper_train.py; a method of a
     class of the project, not of a library's, that no module names), on tensors made on the
     CPU (`if torch.rand(1) < p:`, `torch.randperm(n).tolist()` in a helper), and in
-    code with no sign of CUDA (asking `torch.cuda.is_available()` is no sign of using it).
+    code with no sign of CUDA (asking `torch.cuda.is_available()` or seeding CUDA's generators,
+    `torch.cuda.manual_seed(42)`, is no sign of using it), and in the `if __name__ == "__main__":`
+    block of a module the project imports, that takes no command line and uses no GPU itself
+    (awd-lstm-lm's splitcross.py checking its loss on the CPU: its importer's GPU runs the
+    module's functions, not the block).
     `.cpu()` and `.to("cpu")` are silent in a module that uses `torch.distributed.rpc`: RPC
     sends CPU tensors (unless device maps are set), so there the copy is the transfer the
     design needs. Silent too for the actions a reinforcement-learning agent hands to its
@@ -295,6 +300,35 @@ class HostSyncEveryStep(Nesting):
                 (weights * loss).mean().backward()
                 optimiser.step()
                 memory.update_priorities(idxs, loss.detach().cpu().numpy())
+            """
+        ),
+        # monodepth2: the log guard is named, `early_phase or late_phase`, each a modulo of the step
+        Example(
+            """
+            import torch
+            model = model.cuda()
+            for batch_idx, (x, y) in enumerate(loader):
+                loss = criterion(model(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+                early_phase = batch_idx % log_frequency == 0 and step < 2000
+                late_phase = step % 2000 == 0
+                if early_phase or late_phase:
+                    print(loss.cpu().data)
+                step += 1
+            """
+        ),
+        # seeding CUDA's generators is no use of a GPU: this script trains on the CPU
+        Example(
+            """
+            import torch
+            if torch.cuda.is_available():
+                torch.cuda.manual_seed(42)
+            for x, y in loader:
+                loss = criterion(model(x), y)
+                loss.backward()
+                optimizer.step()
+                print(loss.item())
             """
         ),
         # DETR's Hungarian matcher: SciPy's linear_sum_assignment needs the cost matrix on the host
@@ -1826,6 +1860,8 @@ class HostSyncEveryStep(Nesting):
                 if looped and all(steps.evaluates_every_iteration(call.loops[-1]) for call in looped):
                     return False  # (full-batch: `train()` then `test()` on every iteration of the epoch loop)
         owner = stepping or site.scope.node
+        if site.scope.node is None and self.ctx.gpu_importer is not None and steps.self_test(site.node):
+            return False  # (a module's self-test, with no GPU of its own: its importer's GPU runs the module's functions)
         return not any(self._guards(frame, site) for frame in frames) and not (
             owner is not None and steps.in_evaluation_branch(owner, site.node)) and id(site.node) not in never_taken(
             self.ctx, site.scope.node) and id(site.node) not in _first_runs(site.scope.node) and id(

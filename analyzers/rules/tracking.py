@@ -9,8 +9,9 @@ from typing import cast
 import libcst as cst
 
 from ..context import CallSite, Context, Frame, Scope, Site
-from ..nodes import UNKNOWN, argument, call_name, code, dotted, iteration_source, keyword, lazy_init, literal, names_in, positional, walk
-from ..importers import imported_to_train, importer_namespace_default, made_only_to_infer
+from ..nodes import (UNKNOWN, argument, call_name, code, dotted, iteration_source, keyword, lazy_init, literal, main_guard, names_in,
+                     option_test, positional, walk)
+from ..importers import imported, imported_to_train, importer_namespace_default, made_only_to_infer
 from ..project import (call_target, derives_from, instance_default, maybe_project_call, steps_in_loops, tests_interval,
                        trains_somewhere)
 from ..project import trains as project_trains
@@ -158,6 +159,7 @@ class TrainingSteps:
         self._devices: dict[int, bool] = {}  # function id -> whether its text names a device or moves a value
         self._every: dict[tuple, bool] = {}  # (function id, depth) -> see called_every_step
         self._inferring: dict[int, bool] = {}  # class id -> see _made_to_infer
+        self._main_blocks: set[int] | None = None  # ids of the nodes under the modules' `if __name__ == "__main__":`
         self._intervals: dict[tuple, set[int]] = {}  # (body id, loops id) -> see _guarded_calls
         self._evaluations: dict[int, list[CallSite]] | None = None  # see evaluates_every_iteration
         self._step_calls: set[int] = set()  # ids of the `backward()` and optimizer `step()` calls
@@ -282,12 +284,17 @@ class TrainingSteps:
 
     def cached(self, function: cst.FunctionDef | None) -> set[int]:
         """Ids of the calls in a function under an `if` that fills a cache, run on its first
-        call only (`if self.cache is None or self.cache.shape[1] != n: self.cache = self.build(n)`)."""
+        call only (`if self.cache is None or self.cache.shape[1] != n: self.cache = self.build(n)`;
+        not a test of a parameter, `if hidden is None:` with `hidden=None`: an option each call
+        may leave out)."""
         if function is None:
             return set()
         found = self._cached.get(id(function))
         if found is None:
-            found = self._cached[id(function)] = calls_under_ifs(function.body, lazy_init)
+            params = {p.name.value for p in (*function.params.posonly_params, *function.params.params,
+                                             *function.params.kwonly_params)}
+            found = self._cached[id(function)] = calls_under_ifs(
+                function.body, lambda branch: lazy_init(branch) and not option_test(branch, params))
         return found
 
     def _self_calls(self) -> dict[int, dict[str, set[str]]]:
@@ -495,6 +502,20 @@ class TrainingSteps:
         return any(steps_in_loops(call_target(self.ctx, site.node.func, site.scope))
                    for site in (self._elsewhere or {}).get(id(loop), ()))
 
+    def self_test(self, node: cst.CSTNode) -> bool:
+        """Whether `node` is in the `if __name__ == "__main__":` block of a module that other
+        modules of the project import and that takes no command line (FastSpeech2's dataset.py,
+        counting its batches; awd-lstm-lm's splitcross.py, training a toy loss on the CPU): a
+        check of the module, not a job, and not run where its importers run it (stylegan2's
+        calc_inception.py, whose `load_patched_inception_v3` fid.py imports, is a command)."""
+        path = self.ctx.path
+        if path is None or path.startswith("<") or self.ctx.argparse:
+            return False
+        if self._main_blocks is None:
+            self._main_blocks = {id(n) for module in self.ctx.modules for statement in module.body
+                                 if type(statement) is cst.If and main_guard(statement.test) for n in walk(statement.body)}
+        return id(node) in self._main_blocks and imported(path)
+
     def anywhere(self) -> bool:
         """Whether the source trains at all: a training step in a loop or function of its own,
         in a function of another module it calls, or a framework's loop (ignite's Engine,
@@ -538,6 +559,10 @@ def interval_test(ctx: Context, test: cst.BaseExpression, loops: tuple, scope: S
     (`step % 100 == 0`; not by a setting that is 1 or 2 by default), a function of the project returning one (`divisible_by(i,
     validate_every)`), or an equality naming a loop variable or a counter (`if epoch == 1:`,
     `i == len(loader) - 1`)."""
+    if type(test) in (cst.Name, cst.BooleanOperation):
+        named = _named_interval(ctx, test, loops, scope, 0)
+        if named is not None:
+            return named
     loop_names = {n for loop in loops if type(loop) is cst.For for n in names_in(loop.target)}
     found = False
 
@@ -568,6 +593,31 @@ def interval_test(ctx: Context, test: cst.BaseExpression, loops: tuple, scope: S
 
     test.visit(Interval())
     return found
+
+
+def _named_interval(ctx: Context, test: cst.BaseExpression, loops: tuple, scope: Scope, depth: int) -> bool | None:
+    """For a test of names only, joined by `and`/`or` (monodepth2's `if early_phase or
+    late_phase:`, with `late_phase = self.step % 2000 == 0`): whether it picks some iterations,
+    each name standing for the tests the scope assigns it (`or` needs every side to, `and`
+    one); None for another test."""
+    if depth > 4:
+        return None
+    if type(test) is cst.BooleanOperation:
+        sides = [_named_interval(ctx, side, loops, scope, depth + 1) for side in (test.left, test.right)]
+        if None in sides:
+            return None
+        return all(sides) if type(test.operator) is cst.Or else any(sides)
+    if type(test) is not cst.Name:
+        return None
+    owner = scope.owner_of(test.value)
+    if owner is None:
+        return None
+    values = owner.assignments.get(test.value, ())
+    if not values or any(v is None or type(v) not in (cst.Comparison, cst.BooleanOperation, cst.Name) for v in values):
+        return None
+    return all(bool(_named_interval(ctx, v, loops, owner, depth + 1)) if type(v) is cst.Name else any(
+        type(n) is cst.BinaryOperation and type(n.operator) is cst.Modulo for n in walk(v)) and interval_test(
+        ctx, v, loops, owner) for v in values)  # (a modulo: not `acc = (out.argmax(1) == y).float().mean()`)
 
 
 def _clock_read(ctx: Context, expr: cst.BaseExpression, scope: Scope) -> bool:
