@@ -34,7 +34,7 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from .nodes import UNKNOWN, code, dotted, remembered, shortened
-from .vocabulary import CLOCKS, HOST_FACTORIES, MATH_TESTS
+from .vocabulary import CLOCKS, HOST_FACTORIES, MATH_TESTS, SAME_DEVICE_METHODS
 
 MAX_FILE = 1_000_000  # bytes: a larger module is not read
 MAX_NOTEBOOK = 10 * 2**20  # bytes of a notebook, its outputs included (only its code cells are read)
@@ -1476,6 +1476,66 @@ def returns_host_copy(found: Definition | None, index: int | None, depth: int = 
             if callee is None or not returns_host_copy(callee, None, depth + 1):
                 return False
     return True
+
+
+def returns_cpu_factory(found: Definition | None) -> Use | None:
+    """Where the function `found` makes, by a torch factory given no device, the tensor each of
+    its returns gives back (`return torch.zeros(n, self.hidden_size)`, `mask = torch.triu(
+    torch.ones(1, n, n)).type(torch.int)` then `return mask == 0`: through casts, reshapes,
+    comparisons and math with numbers, and names it assigns only such values): a CPU tensor its
+    callers move; None otherwise. `Use.code`: the factory's name."""
+    if found is None:
+        return None
+    function, namespace, place = found[0], found[1], found[2]
+    memo = _memo(function)
+    if returns_cpu_factory not in memo:
+        assigned: dict[str, list] = {}
+        for node in body_nodes(function):
+            if type(node) is ast.Assign:
+                for target in node.targets:
+                    for name in _names(target):
+                        assigned.setdefault(name, []).append(node.value if type(target) is ast.Name else None)
+                    if type(target) is ast.Subscript and type(target.value) is ast.Name:  # (filled with the program's
+                        assigned.setdefault(target.value.id, []).append(None)  # data: CLIP's `result[i, :n] = tokens`)
+
+        def factory(value, depth: int = 0) -> ast.Call | None:
+            while depth < 8:
+                depth += 1
+                if type(value) is ast.Name:
+                    values = assigned.get(value.id, [None])
+                    made = [factory(v, depth) for v in values]
+                    return made[0] if all(made) else None
+                if type(value) is ast.Tuple and value.elts:  # (an LSTM's `(h, c)`: each made so)
+                    made = [factory(element, depth) for element in value.elts]
+                    return made[0] if all(made) else None
+                if type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "Variable" and value.args:
+                    value = value.args[0]  # (PyTorch 0.3's wrapper)
+                elif type(value) is ast.Compare and len(value.ops) == 1:
+                    value = value.left
+                elif type(value) is ast.BinOp and type(value.right) is ast.Constant:
+                    value = value.left
+                elif type(value) is ast.Call and type(value.func) is ast.Attribute and (value.func.attr in SAME_DEVICE_METHODS or (
+                        value.func.attr == "type" and "cuda" not in ast.unparse(value))):  # (`.type(torch.int)`)
+                    value = value.func.value
+                elif type(value) is ast.Call:
+                    head, _, name = (namespace.qualname(ast_dotted(value.func) or "") or "").partition(".")
+                    if head == "torch" and name in ("triu", "tril") and value.args:
+                        value = value.args[0]
+                        continue
+                    data = value.args and type(value.args[0]) not in (ast.Constant, ast.Name, ast.Attribute)  # (`torch.Tensor(
+                    return value if head == "torch" and name in HOST_FACTORIES - {"from_numpy", "tensor", "as_tensor"} and not any(
+                        k.arg == "device" for k in value.keywords) and not (data and name[0].isupper()) else None  # image / 255)`)
+                else:
+                    return None
+            return None
+
+        values = [node.value for node in body_nodes(function) if type(node) is ast.Return]
+        made = [factory(v) if v is not None else None for v in values]
+        first = made[0] if made and all(made) else None
+        memo[returns_cpu_factory] = None if first is None else Use(
+            (namespace.qualname(ast_dotted(first.func) or "") or "").partition(".")[2], place(first.lineno),
+            place.path, first.lineno, _name(function, found[3]))
+    return memo[returns_cpu_factory]
 
 
 def class_default(found: tuple | None, attribute: str):

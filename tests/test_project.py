@@ -475,6 +475,55 @@ def test_the_self_test_of_a_module_a_gpu_script_imports_is_no_training_job(tmp_p
     assert [f.range.start_line for f in findings_of(str(loss), "TPL203")] == [11]
 
 
+def test_a_cpu_tensor_a_function_of_another_file_returns_moved_every_step(tmp_path):
+    """hkproj's `causal_mask(n)` in dataset.py (`torch.triu(torch.ones(1, n, n)) == 0`), moved
+    with `.to(device)` at every decoding step of train.py; char-rnn's `decoder.init_hidden(b)`,
+    a method of model.py's class, moved under `if args.cuda:`. Not CLIP's `tokenize`, whose
+    zeros it fills with the program's tokens: that data must be copied."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "dataset.py").write_text(textwrap.dedent("""
+        import torch
+
+        def causal_mask(size):
+            mask = torch.triu(torch.ones((1, size, size)), diagonal=1).type(torch.int)
+            return mask == 0
+
+        def tokenize(texts):
+            result = torch.zeros(len(texts), 77, dtype=torch.long)
+            for i, tokens in enumerate(texts):
+                result[i, :len(tokens)] = torch.tensor(tokens)
+            return result
+    """))
+    (tmp_path / "model.py").write_text(textwrap.dedent("""
+        import torch
+
+        class CharRNN(torch.nn.Module):
+            def init_hidden(self, batch_size):
+                return torch.zeros(2, batch_size, 100)
+    """))
+    train = tmp_path / "train.py"
+    train.write_text(textwrap.dedent("""
+        import torch
+        from dataset import causal_mask, tokenize
+        from model import CharRNN
+
+        device = torch.device("cuda")
+        decoder = CharRNN().to(device)
+        for step in range(1000):
+            hidden = decoder.init_hidden(32)
+            hidden = hidden.cuda()
+            mask = causal_mask(step % 50 + 1).to(device)
+            texts = tokenize(batch_texts).to(device)
+            loss = decoder(texts, hidden, mask).mean()
+            loss.backward()
+            optimizer.step()
+    """))
+    found = findings_of(str(train), "TPL501")
+    assert [(f.range.start_line, f.related[0].path, f.related[0].line) for f in found] == [
+        (9, str(tmp_path / "model.py"), 5), (10, str(tmp_path / "dataset.py"), 4)]
+    assert "`causal_mask(...)` returns a tensor that torch.ones(...) makes on the CPU (dataset.py:5)" in found[1].message
+
+
 def test_a_function_of_another_file_imported_by_name(tmp_path):
     train = TRAIN.replace("import utils\n", "import utils\n    from utils import accuracy\n").replace(
         "logger.update(loss=loss)", "acc = accuracy(out, y)")

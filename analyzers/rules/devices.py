@@ -12,7 +12,7 @@ from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, 
                      none_test, option_test, remembered, short_code, star_kwargs, walk)
 from ..findings import Related
 from ..importers import forward_caller, step_caller, unused_class
-from ..project import derives_from, device_moves, maybe_project_call, used_arguments
+from ..project import call_target, derives_from, device_moves, maybe_project_call, returns_cpu_factory, used_arguments
 from .base import CallNames, Example, FixPlan, Replace
 from .edits import with_keywords
 from .tracking import Nesting, TrainingSteps, calls_under_ifs, few_iterations, interval_test, never_taken
@@ -88,7 +88,10 @@ class CpuTensorMovedEachStep(Nesting):
     a CPU index tensor copied over) in a forward, a loss's `__call__` or a step function. And
     the move of what a function of the source returns when each of its returns is a torch
     factory's tensor made on the CPU (`create_noise(b, z).to(device)`, returning
-    `torch.rand(b, z) * 2 - 1`). And, in a loop that trains, the move of a tensor a factory
+    `torch.rand(b, z) * 2 - 1`), or a function or method of another module of the project
+    (`causal_mask(n).to(device)` with dataset.py's `return torch.triu(torch.ones(1, n, n)) == 0`;
+    `hidden = decoder.init_hidden(b)`, then `hidden = hidden.cuda()`), named as a related
+    location (not one that fills the tensor with the program's data: CLIP's `tokenize`). And, in a loop that trains, the move of a tensor a factory
     made once before the loop (`x = init.uniform(torch.Tensor(n, 1), -15, 15)`, then
     `model(x.cuda())` at each full-batch step): the same copy every step.
     A function the training loop calls on every step counts as the loop (`real_loss(out)`
@@ -1542,6 +1545,8 @@ class CpuTensorMovedEachStep(Nesting):
         self.filled: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         # (move, the helper's call, the factory it returns, device, enclosing function): `create_noise(b, z).to(device)`
         self.returned: list[tuple[CallSite, cst.Call, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
+        # (move, call of a function of another module, device, enclosing function): see _note_helper_move
+        self.helper_moves: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         # (subscript, the NumPy call making its index, enclosing function): `b_obs[mb_inds]`, mb_inds from np.arange
         self.numpy_indexings: list[tuple[Site, cst.Call, cst.FunctionDef | None]] = []
         self.elsewhere: dict[str, str | None] = {}  # module-level function -> how often other modules run it
@@ -1566,6 +1571,8 @@ class CpuTensorMovedEachStep(Nesting):
             if name == "cuda" or device is not None:
                 self.constants.append((self.ctx.call_site(node), device))
             return
+        if name in ("cuda", "to"):
+            self._note_helper_move(node)
         returned = self._returned_factory(node.func.value) if name in ("cuda", "to") else None
         if returned is not None:
             device = argument(node, 0, "device")
@@ -1800,6 +1807,32 @@ class CpuTensorMovedEachStep(Nesting):
         function, scope = defs[-1]
         return [node.value for node in _returns(function.body)], scope
 
+    def _note_helper_move(self, move: cst.Call) -> None:
+        """Note `move` (a `.cuda()`/`.to(device)`) when what it moves is what a function of another
+        module of the project returns (`causal_mask(n).type_as(mask).to(device)`; `hidden =
+        decoder.init_hidden(b)`, then `hidden = hidden.cuda()`): `finish` asks whether that
+        function makes it with a torch factory given no device (dataset.py's `return
+        torch.triu(torch.ones(1, n, n)) == 0`), once the names of the source are all known."""
+        func = cast(cst.Attribute, move.func)
+        device = argument(move, 0, "device")
+        if func.attr.value == "to" and device is None:
+            return
+        expr: cst.BaseExpression = func.value
+        for _ in range(6):
+            if type(expr) is cst.Call and type(expr.func) is cst.Attribute and (
+                    call_name(expr) in SAME_DEVICE_METHODS or call_name(expr) == "type_as"):
+                expr = expr.func.value
+            elif type(expr) is cst.Name:
+                values = [v for v in self.ctx.scope.assignments.get(expr.value, ()) if not moves_itself(v, expr.value)]
+                if not values or values[-1] is None:
+                    return
+                expr = values[-1]
+            else:
+                break
+        if type(expr) is cst.Call and maybe_project_call(self.ctx, expr.func) and not (
+                type(expr.func) is cst.Name and expr.func.value in self.ctx.functions):  # (one of the source:
+            self.helper_moves.append((self.ctx.call_site(move), expr, device, self.function()))  # `_returned_factory`)
+
     def _returned_factory(self, expr: cst.BaseExpression) -> cst.Call | None:
         """For `create_noise(b, z)`, a call of a function of the source each of whose returns is
         a torch factory's tensor made on the CPU (`torch.rand(b, z) * 2 - 1`, directly or through
@@ -1963,6 +1996,23 @@ class CpuTensorMovedEachStep(Nesting):
                 f"a blocking copy from pageable memory each time. Make it on the device inside `{code(helper.func)}`: "
                 f"{_ON_DEVICE.get(factory or '', f'torch.{factory}(..., device=...)')}"
                 + ("." if factory in DETERMINISTIC_FACTORIES or factory in _ON_DEVICE else " (random values then come from the CUDA generator)."),
+            )
+        for site, helper, device, function in self.helper_moves:
+            found = call_target(self.ctx, helper.func, site.scope)
+            use = returns_cpu_factory(found) if found is not None and found[2].path else None
+            if use is None:
+                continue
+            where = self._every_call(site, function)
+            if where is None or (device is not None and not self._device(device, site)):
+                continue
+            factory, called = use.code, short_code(helper.func)
+            self.report(
+                site,
+                f"`{called}(...)` returns a tensor that torch.{factory}(...) makes on the CPU ({use.where}), copied to the GPU "
+                f"{where}: a blocking copy from pageable memory each time. Make it on the device inside `{use.via}`: "
+                f"{_ON_DEVICE.get(factory, f'torch.{factory}(..., device=...)')}"
+                + ("." if factory in DETERMINISTIC_FACTORIES or factory in _ON_DEVICE else " (random values then come from the CUDA generator)."),
+                related=(Related(use.path, use.line - 1, f"`torch.{factory}(...)` makes the tensor on the CPU"),),
             )
         for site, made, device, function in self.gathers:
             where = self._every_call(site, function)
