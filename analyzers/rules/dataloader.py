@@ -341,9 +341,14 @@ class LoaderRule(Rule):
             found.extend(self._from_callers(scope, expr.value, depth))
         if not found:  # the same name (or attribute) bound to a DataLoader elsewhere in the source
             last = key.rsplit(".", 1)[-1]
-            values = [v for v, _ in self.ctx.by_name.get(last, [])]
+            bound = list(self.ctx.by_name.get(last, []))
+            values = [v for v, _ in bound]
             values += [v for k, vs in self.ctx.attributes.items() if k.rsplit(".", 1)[-1] == last for v, _ in vs]
             found.extend(self.loaders[v] for v in values if type(v) is cst.Call and v in self.loaders)
+            if not found and type(expr) is cst.Name and bound and all(  # `loader_iter = iter(loader)`, made again
+                    type(v) is cst.Call and call_name(v) == "iter" and len(v.args) == 1 for v, _ in bound):  # when it ends
+                found.extend(loader for v, where in bound for loader in self._resolve_loader(
+                    cast(cst.Call, v).args[0].value, where, depth + 1) if loader not in found)
         return found
 
     def _from_callers(self, scope, param: str, depth: int) -> list[Site]:
@@ -3120,7 +3125,8 @@ class PinnedMemoryMissing(LoaderRule):
     given to a handler through `add_event_handler(event, handler, loader)`). Batches are
     followed through `enumerate`/`tqdm`/`zip`, through a generator of the project that
     yields the items of the loader it is given (`metric_logger.log_every(loader, 10)`,
-    `loader = sample_data(loader)` then `next(loader)`) and through functions of the project
+    `loader = sample_data(loader)` then `next(loader)`; an iterator made again when it runs
+    out, `loader_iter = iter(loader)` in an `except StopIteration:`) and through functions of the project
     that take them apart or move them (`X, T = unpack_batch(batch)`, `dlrm_wrap(X, device)`). A move is
     also `imgs.type(Tensor)` where `Tensor` is a CUDA tensor type
     (`Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`, as older scripts do).
@@ -3331,6 +3337,40 @@ class PinnedMemoryMissing(LoaderRule):
         ),
     )
     INVALID = (
+        # deeplab-pytorch: an iteration-based loop taking batches from `iter(loader)`, made again
+        # when it runs out
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            loader = DataLoader(dataset, batch_size=5, num_workers=4, shuffle=True)
+            loader_iter = iter(loader)
+            for iteration in range(20000):
+                try:
+                    _, images, labels = next(loader_iter)
+                except StopIteration:
+                    loader_iter = iter(loader)
+                    _, images, labels = next(loader_iter)
+                loss = criterion(model(images.cuda()), labels.cuda())
+                loss.backward()
+                optimizer.step()
+            """,
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            loader = DataLoader(dataset, batch_size=5, num_workers=4, shuffle=True, pin_memory=True)
+            loader_iter = iter(loader)
+            for iteration in range(20000):
+                try:
+                    _, images, labels = next(loader_iter)
+                except StopIteration:
+                    loader_iter = iter(loader)
+                    _, images, labels = next(loader_iter)
+                loss = criterion(model(images.cuda()), labels.cuda())
+                loss.backward()
+                optimizer.step()
+            """,
+        ),
         # batches a generator cycling the loader hands out, moved as `next(...)` gives them (pytorch-ddpm)
         Example(
             """
