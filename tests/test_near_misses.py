@@ -627,3 +627,33 @@ def test_a_few_batches_taken_in_a_short_loop_to_show_them():
     """
     assert codes(code, ("TPL101",)) == []
     assert codes(code.replace("range(5)", "range(500)"), ("TPL101",)) == ["TPL101"]
+
+
+VALIDATION = """
+    import torch
+    from torch.utils.data import DataLoader
+    def run_validation(model, validation_ds, num_examples=2):
+        count = 0
+        with torch.no_grad():
+            for batch in validation_ds:
+                count += 1
+                print(model(batch.cuda()).argmax(-1))
+                if count == num_examples:
+                    break
+    def get_ds():
+        val_dataloader = DataLoader(val_ds, batch_size=16, shuffle=True)
+        return train_dataloader, val_dataloader
+    def train_model():
+        train_dataloader, val_dataloader = get_ds()
+        for epoch in range(20):
+            train(model, train_dataloader)
+            run_validation(model, val_dataloader)
+"""
+
+
+@pytest.mark.parametrize("bound, expected", [("2", []), ("100", ["TPL102"]), ("n_val", ["TPL102"])])
+def test_a_validation_loop_reading_a_few_batches_needs_no_pinned_memory(bound, expected):
+    """hkproj's `run_validation` stops after `num_examples` (2) batches each epoch: nothing to
+    overlap. A hundred batches, or a bound perf-lint cannot know, is a pass worth pinning."""
+    code = VALIDATION.replace("num_examples=2", f"num_examples={bound}")
+    assert codes(code, ("TPL102",)) == expected

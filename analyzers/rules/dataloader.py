@@ -29,7 +29,7 @@ from ..project import (FileNamespace, LoaderUses, SourceNamespace, derives_from,
                        used_arguments, used_by_all_fitting, yields)
 from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
-from .tracking import TrainingSteps, few_iterations, interval_test
+from .tracking import TrainingSteps, few_iterations, interval_test, parameter_constant
 from ..vocabulary import (
     COLLATE_FN, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
 )
@@ -1361,14 +1361,7 @@ class LoaderRule(Rule):
         returned = self.returned_to(site)
         if returned and all(uses.again is None and not uses.trained and uses.module_trains for uses in returned):
             return True  # a factory's test loader, read by one pass after the training its callers run
-        key = ("names", id(site.scope))
-        if key not in self.known:  # value -> the (first) name it is assigned to, once per scope
-            names: dict[int, str] = {}
-            for n, values in site.scope.assignments.items():
-                for v in values:
-                    names.setdefault(id(v), n)
-            self.known[key] = names
-        name = self.known[key].get(id(site.node))
+        name = self._name_of(site)
         if name is None:
             return False
         segments = self._segments(function, name)
@@ -1393,6 +1386,88 @@ class LoaderRule(Rule):
                     return False
             single += one + len(passes) + len(iterators) + len(calls) + len(few) + len(tests)
         return single > 0 or function is not None or any(unit.notebook for unit in self.ctx.units)
+
+    def _name_of(self, site: Site) -> str | None:
+        """The (first) name the loader made at `site` is assigned to in its scope."""
+        key = ("names", id(site.scope))
+        if key not in self.known:  # value -> the (first) name it is assigned to, once per scope
+            names: dict[int, str] = {}
+            for n, values in site.scope.assignments.items():
+                for v in values:
+                    names.setdefault(id(v), n)
+            self.known[key] = names
+        return self.known[key].get(id(site.node))
+
+    def reads_few(self, site: Site) -> bool:
+        """Whether each pass over the loader reads a few batches at most: every use of the name
+        it is bound to passes it to a function of the source whose every loop over that
+        parameter stops after at most `_FEW_BATCHES` of them (hkproj's `run_validation(model,
+        val_dataloader, ...)`, breaking when `count == num_examples`, 2 by default): nothing
+        for workers or pinned memory to overlap."""
+        key = ("few", id(site.node))  # (asked by TPL101 and TPL102)
+        if key not in self.known:
+            self.known[key] = self._reads_few(site)
+        return self.known[key]
+
+    def _reads_few(self, site: Site) -> bool:
+        scope = site.scope
+        name = self._name_of(site)
+        if name is None or len(scope.assignments[name]) != 1 or scope.node is None:
+            return False
+        function = scope.node
+        returned = [v for v in self.ctx.returns.get(id(function), ()) if v is not None]
+        if returned:  # (`return train_dataloader, val_dataloader`: judged where the callers bind it)
+            index = next((i for i, e in enumerate(returned[0].elements) if type(e.value) is cst.Name and e.value.value == name),
+                         None) if len(returned) == 1 and type(returned[0]) is cst.Tuple else None
+            callers = self.ctx.calls.get(function.name.value, [])
+            bound = [(target.elements[index].value, call.scope) for call in callers
+                     if index is not None and type(target := self._bound_by(call)) is cst.Tuple and index < len(target.elements)]
+            if not callers or len(bound) != len(callers) or not all(type(b) is cst.Name for b, _ in bound):
+                return False
+            return all(self._passes_few(cast(cst.Name, b).value, where) for b, where in bound)
+        return self._passes_few(name, scope)
+
+    def _bound_by(self, call: Site) -> cst.BaseExpression | None:
+        """The target a statement `target = call` binds (a name or a tuple), or None."""
+        for statement in walk(call.scope.node if call.scope.node is not None else self.ctx.modules[call.unit]):
+            if type(statement) is cst.Assign and statement.value is call.node and len(statement.targets) == 1:
+                return statement.targets[0].target
+        return None
+
+    def _passes_few(self, name: str, scope) -> bool:
+        """Whether `name`, bound once in `scope` (a function's), is only passed to functions of the
+        source whose every loop over it reads a few batches (see `reads_few`)."""
+        body = scope.node
+        if body is None or len(scope.assignments.get(name, ())) != 1:
+            return False
+        key = ("mentions", id(scope))
+        if key not in self.known:  # name -> (its mentions, the calls given it), once per scope
+            found: dict[str, tuple[int, list[cst.Call]]] = {}
+            for n in walk(body):
+                if type(n) is cst.Name:
+                    count, calls = found.get(n.value, (0, []))
+                    found[n.value] = (count + 1, calls)
+                elif type(n) is cst.Call:
+                    for given in {a.value.value for a in n.args if type(a.value) is cst.Name}:
+                        found.setdefault(given, (0, []))[1].append(n)
+            self.known[key] = found
+        mentions, uses = self.known[key].get(name, (0, []))
+        if not uses or mentions != len(uses) + 1:  # (its binding, and one argument of each call: no other use)
+            return False
+        for call in uses:
+            defs = self.ctx.functions.get(call.func.value) if type(call.func) is cst.Name else None
+            if not defs:
+                return False
+            function, inner = defs[-1]
+            params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+            arg = next(a for a in call.args if type(a.value) is cst.Name and a.value.value == name)
+            param = arg.keyword.value if arg.keyword is not None else params[call.args.index(arg)] \
+                if call.args.index(arg) < len(params) and not any(a.star for a in call.args) else None
+            loops = [n for n in walk(function.body) if type(n) is cst.For and _iterated(n.iter) == param]
+            if param is None or not loops or any(
+                    (stop := _stops_after(loop, self.ctx, inner)) is None or stop > _FEW_BATCHES for loop in loops):
+                return False
+        return True
 
     def _waits_for_user(self, loop: cst.For) -> bool:
         """A loop that does not train and waits for a person at each batch: `input()`,
@@ -2018,6 +2093,37 @@ def _iterated(expr: cst.BaseExpression) -> str | None:
     return source.value if type(source) is cst.Name else None
 
 
+_FEW_BATCHES = 10  # batches a pass may read and still be "a few" (a validation loop showing two examples)
+
+
+def _stops_after(loop: cst.For, ctx, scope) -> int | None:
+    """How many items a loop takes at most when its body ends with `if count == n: ...; break`,
+    `count` its `enumerate` index or a name it adds 1 to (`count += 1`), and `n` known (or a
+    parameter every call leaves at, or gives, one constant)."""
+    body = loop.body.body if type(loop.body) is cst.IndentedBlock else ()
+    last = body[-1] if body else None
+    if type(last) is not cst.If or last.orelse is not None or type(last.test) is not cst.Comparison or len(
+            last.test.comparisons) != 1 or type(last.test.left) is not cst.Name:
+        return None
+    inner = last.body.body if type(last.body) is cst.IndentedBlock else ()
+    if not inner or type(inner[-1]) is not cst.SimpleStatementLine or type(inner[-1].body[-1]) is not cst.Break:
+        return None
+    counter = last.test.left.value
+    indexed = type(loop.target) is cst.Tuple and type(loop.iter) is cst.Call and call_name(loop.iter) == "enumerate" and \
+        dotted(loop.target.elements[0].value) == counter
+    counted = any(type(n) is cst.AugAssign and dotted(n.target) == counter and type(n.operator) is cst.AddAssign
+                  and literal(n.value) == 1 for n in walk(loop.body))
+    comparator = last.test.comparisons[0].comparator
+    bound = ctx.value(comparator, scope)
+    if bound is UNKNOWN:
+        bound = parameter_constant(ctx, comparator, scope)
+    if not (indexed or counted) or type(bound) is not int:
+        return None
+    operator = type(last.test.comparisons[0].operator)
+    # (an index counts from 0, a counter added to first from 1)
+    return {cst.Equal: bound + indexed, cst.GreaterThanEqual: bound + indexed, cst.GreaterThan: bound + 1 + indexed}.get(operator)
+
+
 def _breaks_after_one(loop: cst.For) -> bool:
     """A loop whose body ends with `break` and holds no `continue`: it takes one item."""
     body = loop.body.body if type(loop.body) is cst.IndentedBlock else ()
@@ -2173,6 +2279,9 @@ class SynchronousDataLoader(LoaderRule):
       in range(5):`, to show a few batches), `len(loader.dataset)`, or it is a Lightning
       `test_dataloader`
       (`predict_dataloader`) in a script that calls `trainer.fit` but never `trainer.test`;
+    - each pass reads a few batches only: the loader is only passed to functions of the source
+      whose every loop over it stops after ten at most (`if count == num_examples: break`,
+      `num_examples=2`: hkproj's `run_validation`, also for a loader a function returns);
     - in a script or notebook that trains, the loader is made by the module's own code and
       read by one pass that does not train, outside any loop or function, its own or that
       of a function of the project it is given to, or that it gives the loader on to
@@ -3008,8 +3117,8 @@ class SynchronousDataLoader(LoaderRule):
             rows = self.batch_size(site) if cost.kind == ROWS else None
             if cost.kind == ROWS and (rows is None or rows < ROWS_BATCH):
                 continue  # a few Arrow rows per step: small next to the step
-            if self.collate_moves(site) is not None or self.loads_once(site) or self.never_made(site):
-                continue  # workers could not move batches to the GPU; one batch: nothing to overlap
+            if self.collate_moves(site) is not None or self.loads_once(site) or self.reads_few(site) or self.never_made(site):
+                continue  # workers could not move batches to the GPU; one batch, or a few per pass: nothing to overlap
             passed_expr = self.ctx.call_argument(call, NUM_WORKERS, "num_workers", site.scope)
             if value is None:
                 where = "is not set"
@@ -3134,7 +3243,8 @@ class PinnedMemoryMissing(LoaderRule):
     ## Why is this bad?
     A host-to-device copy from pageable memory is staged through a pinned buffer by the
     driver and blocks the host; from pinned memory it is a direct DMA that can overlap
-    with compute (and `non_blocking=True` can make it asynchronous). Silent in CPU-only
+    with compute (and `non_blocking=True` can make it asynchronous). Silent for a loader each
+    of whose passes reads a few batches (TPL101 says which), and silent in CPU-only
     code (a Lightning Trainer with `accelerator="cpu"` or `gpus=0`, or a 1.x Trainer, known by a keyword
     2.0 removed, that chooses no device: 1.x trained on the CPU by default; and in code using `torch.distributed.rpc`, which sends CPU tensors, unless the batches
     are moved to CUDA itself), when `pin_memory` is set from a value perf-lint cannot see, when the dataset's
@@ -3169,6 +3279,33 @@ class PinnedMemoryMissing(LoaderRule):
     summary = "DataLoader batches go to the GPU from pageable memory (no pin_memory=True)"
     probe = "dataloader"
     VALID = (
+        # hkproj's pytorch-transformer: the validation loader is read for two examples per epoch
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            def run_validation(model, validation_ds, num_examples=2):
+                count = 0
+                with torch.no_grad():
+                    for batch in validation_ds:
+                        count += 1
+                        print(model(batch["encoder_input"].cuda()).argmax(-1))
+                        if count == num_examples:
+                            print("-" * 80)
+                            break
+            def get_ds():
+                train_dataloader = DataLoader(train_ds, batch_size=8, num_workers=4, pin_memory=True)
+                val_dataloader = DataLoader(val_ds, batch_size=1, shuffle=True)
+                return train_dataloader, val_dataloader
+            def train_model():
+                train_dataloader, val_dataloader = get_ds()
+                for epoch in range(20):
+                    for batch in train_dataloader:
+                        model(batch["encoder_input"].cuda()).sum().backward()
+                        optimizer.step()
+                    run_validation(model, val_dataloader)
+            """
+        ),
         # one validation batch every 100 steps (x-transformers' `cycle(DataLoader(val_dataset))`)
         Example(
             """
@@ -3755,8 +3892,9 @@ class PinnedMemoryMissing(LoaderRule):
             pinned = self.setting(site, PIN_MEMORY, "pin_memory")
             if pinned is UNKNOWN or pinned is True:
                 continue
-            if self.toy_data(site) or self.collate_moves(site) is not None or self.loads_once(site) or self.never_made(site):
-                continue  # a few rows written in the source; batches already on the GPU cannot be pinned; one pass
+            if self.toy_data(site) or self.collate_moves(site) is not None or self.loads_once(site) or self.reads_few(site) \
+                    or self.never_made(site):
+                continue  # a few rows written in the source; batches already on the GPU cannot be pinned; one pass (or a few batches each)
             fix = None
             passed = keyword(call, "pin_memory") or positional(call, PIN_MEMORY)
             if passed is None and self.ctx.call_argument(call, PIN_MEMORY, "pin_memory", site.scope) is None:
