@@ -35,7 +35,7 @@ import libcst as cst
 
 from .nodes import UNKNOWN, code, dotted
 from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, SourceNamespace, ast_dotted, body_nodes, call_target, given_namespace_defaults,
-                      maybe_project_call, module_file, note, project_root, search_paths, steps_call)
+                      guarded, maybe_project_call, module_file, note, project_root, search_paths, steps_call)
 from .source import SourceError, notebook_source
 from .vocabulary import CUDA_DEVICE, MODULE_CLASSES, PER_CALL_METHODS, gpu_api
 
@@ -226,29 +226,25 @@ def forward_caller(path: str, name: str) -> str | None:
 def step_caller(path: str, name: str) -> str | None:
     """Where a module of the project importing the module at `path` calls its function `name`
     in a loop that trains (one whose body calls `backward()` or steps an optimizer), not under
-    an interval test (`if step % 100 == 0:`): "trainer.py:197" for pycls' `net.mixup(inputs,
-    labels)`; None when none does."""
-    def calls_in(nodes, guarded: bool):
-        for node in nodes:
-            if type(node) is ast.If and any(type(n) is ast.BinOp and type(n.op) is ast.Mod for n in ast.walk(node.test)):
-                guarded = True  # (its body and its `else`: one runs every N steps)
-            if type(node) is ast.Call and not guarded and (type(node.func) is ast.Name and node.func.id == name or
-                                                           type(node.func) is ast.Attribute and node.func.attr == name):
-                yield node
-            yield from calls_in(ast.iter_child_nodes(node), guarded)
-
+    an interval test (`if step % 100 == 0:`) nor in an `except` handler (`project.guarded`):
+    "trainer.py:197" for pycls' `net.mixup(inputs, labels)`; None when none does."""
     path = os.path.normpath(os.path.abspath(path))
     for _, module, root in _importers(path):
         namespace = module.namespace(root)
 
-        def this(call: ast.Call) -> bool:  # (the function of `path`, not another of that name)
+        def this(call: ast.AST) -> bool:  # (the function of `path`, not another of that name)
+            if type(call) is not ast.Call or not (type(call.func) is ast.Name and call.func.id == name or
+                                                  type(call.func) is ast.Attribute and call.func.attr == name):
+                return False
             found = namespace.function(ast_dotted(call.func) or "")
             return found is not None and found[0].name == name and os.path.normpath(found[2].path) == path
 
         for loop in (node for node in ast.walk(namespace.tree) if type(node) in (ast.For, ast.While)):
-            found = next((call for call in calls_in(cast(ast.For, loop).body, False) if this(call)), None)
-            if found is not None and any(type(node) is ast.Call and steps_call(node) for node in ast.walk(loop)):
-                return namespace.label if namespace.path.endswith(".ipynb") else f"{namespace.label}:{found.lineno}"
+            skipped = guarded(loop)
+            calls = [node for node in body_nodes(loop) if id(node) not in skipped and this(node)]
+            if calls and any(type(node) is ast.Call and steps_call(node) for node in ast.walk(loop)):
+                line = min(cast(ast.Call, call).lineno for call in calls)
+                return namespace.label if namespace.path.endswith(".ipynb") else f"{namespace.label}:{line}"
     return None
 
 

@@ -951,7 +951,7 @@ def _memo(function: ast.stmt) -> dict:
 
 
 def _first(function, namespace: Namespace, place: Place, cls, kind: str, depth: int) -> Use | None:
-    skipped = _guarded(function, typed=kind == "copies") if kind != "syncs" else set()
+    skipped = guarded(function, typed=kind == "copies") if kind != "syncs" else set()
     calls = sorted((n for n in body_nodes(function) if type(n) is ast.Call and id(n) not in skipped),
                    key=lambda n: (n.lineno, n.col_offset))
     for node in calls:
@@ -1018,7 +1018,7 @@ def tests_interval(found: Definition | None) -> bool:
         type(n) is ast.BinOp and type(n.op) is ast.Mod for n in ast.walk(body[0].value))
 
 
-def _guarded(function, typed: bool = False) -> set[int]:
+def guarded(function, typed: bool = False) -> set[int]:
     """Ids of the nodes of a function that do not run every time: under an `if` testing an
     interval (`step % 100 == 0`), in an `except` handler; with `typed`, also under an `if`
     testing what a value is (`if isinstance(v, torch.Tensor): v = v.item()`: a read of what

@@ -1420,19 +1420,12 @@ class LoaderRule(Rule):
             index = next((i for i, e in enumerate(returned[0].elements) if type(e.value) is cst.Name and e.value.value == name),
                          None) if len(returned) == 1 and type(returned[0]) is cst.Tuple else None
             callers = self.ctx.calls.get(function.name.value, [])
-            bound = [(target.elements[index].value, call.scope) for call in callers
-                     if index is not None and type(target := self._bound_by(call)) is cst.Tuple and index < len(target.elements)]
-            if not callers or len(bound) != len(callers) or not all(type(b) is cst.Name for b, _ in bound):
+            bound = [next((n for (where, n), values in self.ctx.unpacked.items() if where == id(call.scope) and any(
+                value is call.node and at == index for value, at in values)), None) for call in callers] if index is not None else []
+            if not callers or len(bound) != len(callers) or None in bound:  # (`a, val_loader = get_ds()` in each)
                 return False
-            return all(self._passes_few(cast(cst.Name, b).value, where) for b, where in bound)
+            return all(self._passes_few(cast(str, b), call.scope) for b, call in zip(bound, callers))
         return self._passes_few(name, scope)
-
-    def _bound_by(self, call: Site) -> cst.BaseExpression | None:
-        """The target a statement `target = call` binds (a name or a tuple), or None."""
-        for statement in walk(call.scope.node if call.scope.node is not None else self.ctx.modules[call.unit]):
-            if type(statement) is cst.Assign and statement.value is call.node and len(statement.targets) == 1:
-                return statement.targets[0].target
-        return None
 
     def _passes_few(self, name: str, scope) -> bool:
         """Whether `name`, bound once in `scope` (a function's), is only passed to functions of the
