@@ -29,7 +29,7 @@ from ..project import (FileNamespace, LoaderUses, SourceNamespace, derives_from,
                        used_arguments, used_by_all_fitting, yields)
 from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
-from .tracking import TrainingSteps, few_iterations, interval_test, parameter_constant
+from .tracking import TrainingSteps, few_iterations, interval_test, stops_after
 from ..vocabulary import (
     COLLATE_FN, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
 )
@@ -1458,7 +1458,7 @@ class LoaderRule(Rule):
                 if call.args.index(arg) < len(params) and not any(a.star for a in call.args) else None
             loops = [n for n in walk(function.body) if type(n) is cst.For and _iterated(n.iter) == param]
             if param is None or not loops or any(
-                    (stop := _stops_after(loop, self.ctx, inner)) is None or stop > _FEW_BATCHES for loop in loops):
+                    (stop := stops_after(loop, self.ctx, inner)) is None or stop > _FEW_BATCHES for loop in loops):
                 return False
         return True
 
@@ -2087,34 +2087,6 @@ def _iterated(expr: cst.BaseExpression) -> str | None:
 
 
 _FEW_BATCHES = 10  # batches a pass may read and still be "a few" (a validation loop showing two examples)
-
-
-def _stops_after(loop: cst.For, ctx, scope) -> int | None:
-    """How many items a loop takes at most when its body ends with `if count == n: ...; break`,
-    `count` its `enumerate` index or a name it adds 1 to (`count += 1`), and `n` known (or a
-    parameter every call leaves at, or gives, one constant)."""
-    body = loop.body.body if type(loop.body) is cst.IndentedBlock else ()
-    last = body[-1] if body else None
-    if type(last) is not cst.If or last.orelse is not None or type(last.test) is not cst.Comparison or len(
-            last.test.comparisons) != 1 or type(last.test.left) is not cst.Name:
-        return None
-    inner = last.body.body if type(last.body) is cst.IndentedBlock else ()
-    if not inner or type(inner[-1]) is not cst.SimpleStatementLine or type(inner[-1].body[-1]) is not cst.Break:
-        return None
-    counter = last.test.left.value
-    indexed = type(loop.target) is cst.Tuple and type(loop.iter) is cst.Call and call_name(loop.iter) == "enumerate" and \
-        dotted(loop.target.elements[0].value) == counter
-    counted = any(type(n) is cst.AugAssign and dotted(n.target) == counter and type(n.operator) is cst.AddAssign
-                  and literal(n.value) == 1 for n in walk(loop.body))
-    comparator = last.test.comparisons[0].comparator
-    bound = ctx.value(comparator, scope)
-    if bound is UNKNOWN:
-        bound = parameter_constant(ctx, comparator, scope)
-    if not (indexed or counted) or type(bound) is not int:
-        return None
-    operator = type(last.test.comparisons[0].operator)
-    # (an index counts from 0, a counter added to first from 1)
-    return {cst.Equal: bound + indexed, cst.GreaterThanEqual: bound + indexed, cst.GreaterThan: bound + 1 + indexed}.get(operator)
 
 
 def _breaks_after_one(loop: cst.For) -> bool:

@@ -703,7 +703,7 @@ def calls_outside_loops(body: cst.CSTNode) -> list[cst.Call]:
 
 def iterations(loop: cst.For, ctx: Context, scope: Scope) -> int | None:
     """How many times a `for` loop runs, when it iterates a literal sequence or a constant
-    range(), or stops by a count: `for i, batch in enumerate(loader): ... if i == 1: break`."""
+    range(), or stops by a count (`stops_after`)."""
     iterable = loop.iter
     if type(iterable) is cst.List or type(iterable) is cst.Tuple or type(iterable) is cst.Set:
         return len(iterable.elements)
@@ -713,10 +713,7 @@ def iterations(loop: cst.For, ctx: Context, scope: Scope) -> int | None:
         if 1 <= len(values) <= 3 and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
             if len(values) < 3 or values[2] != 0:
                 return len(range(*values))
-    if type(iterable) is cst.Call and call_name(iterable) == "enumerate" and len(iterable.args) == 1 and type(
-            loop.target) is cst.Tuple and type(counter := loop.target.elements[0].value) is cst.Name:
-        return _counted_stop(loop, counter.value, ctx, scope)
-    return None
+    return stops_after(loop, ctx, scope)
 
 
 def parameter_constant(ctx: Context, expr: cst.BaseExpression, scope: Scope):
@@ -762,24 +759,36 @@ def _parsed_option(ctx: Context, expr: cst.Attribute, scope: Scope):
     return ctx.option_default(expr.attr.value) if calls else UNKNOWN
 
 
-def _counted_stop(loop: cst.For, counter: str, ctx: Context, scope: Scope) -> int | None:
-    """The iterations of a loop whose body ends with `if counter == n: break` (or `>= n`, `> n`)."""
+def stops_after(loop: cst.For, ctx: Context, scope: Scope) -> int | None:
+    """How many items a loop takes at most when its body ends with `if count == n: ...; break`
+    (or `>= n`, `> n`), `count` its `enumerate` index or a name it adds 1 to (`count += 1`), and
+    `n` known (`args.n - 1` too, or a parameter every call leaves at, or gives, one constant)."""
     body = loop.body.body if type(loop.body) is cst.IndentedBlock else ()
     last = body[-1] if body else None
     if type(last) is not cst.If or last.orelse is not None or type(last.test) is not cst.Comparison or len(
-            last.test.comparisons) != 1 or not (type(last.body) is cst.IndentedBlock and len(last.body.body) == 1 and type(
-            last.body.body[0]) is cst.SimpleStatementLine and type(last.body.body[0].body[0]) is cst.Break):
+            last.test.comparisons) != 1 or type(last.test.left) is not cst.Name:
         return None
-    test = last.test
-    operator, comparator = type(test.comparisons[0].operator), test.comparisons[0].comparator
+    inner = last.body.body if type(last.body) is cst.IndentedBlock else ()
+    if not inner or type(inner[-1]) is not cst.SimpleStatementLine or type(inner[-1].body[-1]) is not cst.Break:
+        return None
+    counter = last.test.left.value
+    indexed = type(loop.target) is cst.Tuple and type(loop.iter) is cst.Call and call_name(loop.iter) == "enumerate" and \
+        dotted(loop.target.elements[0].value) == counter
+    counted = any(type(n) is cst.AugAssign and dotted(n.target) == counter and type(n.operator) is cst.AddAssign
+                  and literal(n.value) == 1 for n in walk(loop.body))
+    comparator = last.test.comparisons[0].comparator
     bound = ctx.value(comparator, scope)
     if type(comparator) is cst.BinaryOperation and type(comparator.operator) in (cst.Add, cst.Subtract):
         left, right = ctx.value(comparator.left, scope), ctx.value(comparator.right, scope)  # `if i == args.n - 1: break`
         bound = (left + right if type(comparator.operator) is cst.Add else left - right) \
             if type(left) is int and type(right) is int else UNKNOWN
-    if type(test.left) is not cst.Name or test.left.value != counter or type(bound) is not int or bound < 0:
+    if bound is UNKNOWN:
+        bound = parameter_constant(ctx, comparator, scope)
+    if not (indexed or counted) or type(bound) is not int or bound < 0:
         return None
-    return {cst.Equal: bound + 1, cst.GreaterThanEqual: bound + 1, cst.GreaterThan: bound + 2}.get(operator)
+    operator = type(last.test.comparisons[0].operator)
+    # (an index counts from 0, a counter added to first from 1)
+    return {cst.Equal: bound + indexed, cst.GreaterThanEqual: bound + indexed, cst.GreaterThan: bound + 1 + indexed}.get(operator)
 
 
 def runs_once(loop: cst.CSTNode, loops: tuple, ctx: Context, scope: Scope) -> bool:
