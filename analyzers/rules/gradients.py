@@ -488,6 +488,28 @@ class EvaluationWithGradients(Nesting):
                     out = model(img)
             """,
         ),
+        # the same over a loader another module makes (pytorch-playground): a batch wrapped
+        # `volatile` says the author meant no gradients, so the plain `Variable` beside it asks for none
+        Example(
+            """
+            import torch
+            from torch.autograd import Variable
+            import dataset
+            train_loader, test_loader = dataset.get10(batch_size=200)
+            for epoch in range(150):
+                model.train()
+                for data, target in train_loader:
+                    data, target = Variable(data.cuda()), Variable(target.cuda())
+                    loss = criterion(model(data), target)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                model.eval()
+                for data, target in test_loader:
+                    data, target = Variable(data.cuda(), volatile=True), Variable(target.cuda())
+                    output = model(data)
+            """,
+        ),
         # the caller puts the model in evaluation mode and hands it over (vq-vae-2's extract_code.py)
         Example(
             """
@@ -881,7 +903,10 @@ class EvaluationWithGradients(Nesting):
             # function that trains and then validates once is judged by its training)
             inside = evaluated is not None and bool(loop.site.loops)
             body = loop.node.body if function is None or inside else function.body
-            if _uses_gradients(body, self.ctx, legacy=not self._over_loader(loop)):
+            volatile = any(type(n) is cst.Call and keyword(n, "volatile") is not None for n in walk(loop.node.body))
+            # (old code wrapped each tensor in `Variable`, asking for gradients per tensor: not in a
+            # pass over a loader, nor in a loop wrapping its batches `volatile`, meant to ask for none)
+            if _uses_gradients(body, self.ctx, legacy=not self._over_loader(loop) and not volatile):
                 continue
             call = self._model_call(loop.node, evaluated, loop.site.scope)
             if call is None:
@@ -896,7 +921,6 @@ class EvaluationWithGradients(Nesting):
             caller = evaluated is not None and not self._sets_modes(loop.site.scope)
             why = f"after `{evaluated}.eval()`{' in the caller' if caller else ''}" if evaluated or function is None \
                 else f"in `{function.name.value}`"
-            volatile = any(type(n) is cst.Call and keyword(n, "volatile") is not None for n in walk(loop.node.body))
             self.report(
                 Site(call, loop.site.unit, loop.site.scope),
                 f"This evaluation loop ({why}) runs the model with autograd on: every activation is kept for a "
