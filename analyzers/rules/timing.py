@@ -515,6 +515,14 @@ def _bound_names(node: cst.CSTNode, found: dict) -> None:
         stack.extend(children(current))
 
 
+def _in_place_move(node: cst.Expr) -> tuple[cst.BaseExpression, cst.Call] | None:
+    """The receiver and call of a statement moving a module in place (`model.to(device)`)."""
+    value = node.value
+    if type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in ("to", "cuda"):
+        return value.func.value, value
+    return None
+
+
 def _reaching(body: list, index: int, scope: Scope):
     """`lookup(name)`: the (value, scope) of the plain assignment to `name` that the
     statements of a block above `index` end with, or None (not assigned there, or bound in a
@@ -934,9 +942,8 @@ class UnsynchronizedTiming(Rule):
         self.moves: list[tuple[cst.BaseExpression, cst.Call, Scope]] = []  # `model.to(device)` statements
 
     def visit_Expr(self, node: cst.Expr) -> None:
-        value = node.value
-        if type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in ("to", "cuda"):
-            self.moves.append((value.func.value, value, self.ctx.scope))
+        if (move := _in_place_move(node)) is not None:
+            self.moves.append((*move, self.ctx.scope))
 
     def visit_Call(self, node: cst.Call) -> None:
         statement = self.ctx.statement
@@ -1037,9 +1044,10 @@ class TimingMagicWithoutSync(Rule):
     In notebooks, finds `%%time`, `%time`, `%%timeit` and `%timeit` over CUDA work with no
     synchronization at the end of the timed code, and `%%time`/`%%timeit` that is not
     the first line of its cell (IPython refuses such a cell: severity error). Timed code
-    whose every name holds a tensor a torch factory made on the host before it
-    (`tensor = torch.tensor([1, 2, 3])` ... `%%time torch.matmul(tensor, tensor)`) does no
-    CUDA work, however much the notebook uses the GPU elsewhere; timed code that ends
+    that reads no value known to be on the GPU at that point of the notebook (`tensor =
+    torch.tensor([1, 2, 3])` ... `%%time torch.matmul(tensor, tensor)`, `%timeit
+    torch.randn(784, 10)`) does no CUDA work, however much the notebook uses the GPU
+    later; timed code that ends
     waiting for the device (formatting a tensor, `torch.save`, a function of the project
     that reads a value on the host, as `engine.train(...)` reading `loss.item()` every
     step) measures the work.
@@ -1084,6 +1092,10 @@ class TimingMagicWithoutSync(Rule):
         Example(("import torch\nx = torch.ones(3).cuda()", "%%time\nprint('hello')")),
         Example(("import torch\nx = torch.ones(3).cuda()", "%%capture\n%%time\ny = x.sum().item()")),
         Example(("import torch", "%%writefile bench.py\nimport torch\n%%time\n")),
+        # host tensors timed before the notebook moves copies of them to the GPU (fastai's 01_matmul)
+        Example(("import torch\nfrom torch import tensor\nx_train, weights = map(tensor, load()), torch.randn(784, 10)",
+                 "%timeit -n 10 torch.randn(784, 10)", "%timeit -n 5 _ = torch.matmul(x_train, weights)",
+                 "m1c, m2c = x_train.cuda(), weights.cuda()", "%timeit -n 10 r = (m1c @ m2c).cpu()")),
     )
     INVALID = (
         Example(
@@ -1110,9 +1122,15 @@ class TimingMagicWithoutSync(Rule):
         self.modules: dict[int, cst.Module] = {}
         # module name -> ((unit, line of its top-level statement), value)
         self.bound: dict[str, list[tuple[tuple[int, int], cst.BaseExpression | None]]] = {}
+        self.moves: list[tuple[cst.BaseExpression, cst.Call, Scope]] = []  # `model.to(device)` statements
+        self.values: CudaValues | None = None
 
     def visit_Module(self, node: cst.Module) -> None:
         self.modules[self.ctx.unit] = node
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        if (move := _in_place_move(node)) is not None:
+            self.moves.append((*move, self.ctx.scope))
 
     def leave_Assign(self, node: cst.Assign) -> None:
         scope = self.ctx.scope
@@ -1131,29 +1149,23 @@ class TimingMagicWithoutSync(Rule):
         return any(self._cuda_before(name, (unit, line)) for name in names)
 
     def _leaves_work(self, work: TimedWork, statements: list, unit: int, line: int) -> bool:
-        """Whether the timed code leaves CUDA work queued when the magic reads the clock."""
-        if self._on_the_host(statements, unit, line):
-            return False
+        """Whether the timed code leaves CUDA work queued when the magic reads the clock: work
+        pending at its end, on values it reads that are known to be on the GPU there."""
         events = [event for statement in statements for event in events_in_order(statement)]
         if not any(type(event) is cst.Call for event in events):
             return self._operates_on_cuda(statements, unit, line)
         pending, _ = work.pending(events, self.ctx.module_scope)
-        return type(pending) is cst.Call or (pending is not None and self._operates_on_cuda([pending], unit, line))
-
-    def _on_the_host(self, statements: list, unit: int, line: int) -> bool:
-        """Timed code that names nothing but torch and tensors a torch factory made on the
-        host before it (`torch.tensor([1, 2, 3])`, not moved since): no CUDA work."""
-        names = {name for statement in statements for name in _names(statement)} - {torch_alias(self.ctx)}
-        names -= {name for statement in statements for name in _assigned(statement)}
-        return bool(names) and all(self._host_tensor(name, (unit, line)) for name in names)
-
-    def _host_tensor(self, name: str, where: tuple[int, int]) -> bool:
-        values = [value for at, value in self.bound.get(name, ()) if at <= where]
-        if not values or type(values[-1]) is not cst.Call:
+        if pending is None or type(pending) is not cst.Call and not self._operates_on_cuda([pending], unit, line):
             return False
-        made = values[-1]
-        namespace, _, factory = (self.ctx.qualname(made.func) or "").rpartition(".")
-        return namespace == "torch" and factory in HOST_FACTORIES and not self.ctx.made_on_cuda(made, self.ctx.module_scope)
+        if self.values is None:
+            self.values = CudaValues(self.ctx, _functions(self.ctx), self.moves)
+        scope = self.ctx.module_scope
+
+        def reaching(name: str):
+            values = [value for at, value in self.bound.get(name, ()) if at <= (unit, line)]
+            return (values[-1], scope) if values and values[-1] is not None else None
+
+        return self.values.read_by(statements, scope, reaching)
 
     def _cuda_before(self, name: str, where: tuple[int, int]) -> bool:
         """Whether the value `name` last got before `where` (unit, line) is made on or moved to
