@@ -1399,11 +1399,11 @@ class LoaderRule(Rule):
         return self.known[key].get(id(site.node))
 
     def reads_few(self, site: Site) -> bool:
-        """Whether each pass over the loader reads a few batches at most: every use of the name
-        it is bound to passes it to a function of the source whose every loop over that
-        parameter stops after at most `_FEW_BATCHES` of them (hkproj's `run_validation(model,
-        val_dataloader, ...)`, breaking when `count == num_examples`, 2 by default): nothing
-        for workers or pinned memory to overlap."""
+        """Whether each pass over the loader reads a few batches at most: every read is a
+        `next(iter(loader))` in a loop, or every use of the name it is bound to passes it to a
+        function of the source whose every loop over that parameter stops after at most
+        `_FEW_BATCHES` of them (hkproj's `run_validation(model, val_dataloader, ...)`, breaking
+        when `count == num_examples`, 2 by default): nothing for workers or pinned memory to overlap."""
         key = ("few", id(site.node))  # (asked by TPL101 and TPL102)
         if key not in self.known:
             self.known[key] = self._reads_few(site)
@@ -1412,6 +1412,8 @@ class LoaderRule(Rule):
     def _reads_few(self, site: Site) -> bool:
         scope = site.scope
         name = self._name_of(site)
+        if name is not None and self._one_batch_each(site, name):
+            return True
         if name is None or len(scope.assignments[name]) != 1 or scope.node is None:
             return False
         function = scope.node
@@ -1426,6 +1428,24 @@ class LoaderRule(Rule):
                 return False
             return all(self._passes_few(cast(str, b), call.scope) for b, call in zip(bound, callers))
         return self._passes_few(name, scope)
+
+    def _one_batch_each(self, site: Site, name: str) -> bool:
+        """Whether every read of the loader is a `next(iter(name))` in an epoch loop (a test
+        batch each epoch; not a training batch each step): each makes a new iterator that loads
+        one batch, so workers would only start and stop, and a single copy has nothing to overlap."""
+        segments = self._segments(site.scope.node, name)
+        if len(site.scope.assignments[name]) > 1 and id(site.node) not in segments:
+            return False
+        found = False
+        for statement in segments.get(id(site.node), segments[0]):
+            _, other, passes, iterators, calls, few, tests = remembered(
+                _loader_uses, statement, lambda: _loader_uses(statement, name), name)
+            if other or passes or iterators or calls or tests:
+                return False
+            if not all(map(TrainingSteps.of(self.ctx).per_epoch, few)):
+                return False
+            found = found or bool(few)
+        return found
 
     def _passes_few(self, name: str, scope) -> bool:
         """Whether `name`, bound once in `scope` (a function's), is only passed to functions of the
@@ -1936,7 +1956,7 @@ def _bound(statement: cst.CSTNode, name: str) -> cst.BaseExpression | None:
 
 
 def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst.For, ...], tuple[str, ...], tuple[cst.Call, ...],
-                                                               tuple[cst.For, ...], tuple[tuple[cst.Call, cst.FunctionDef], ...]]:
+                                                               tuple[cst.For | cst.While, ...], tuple[tuple[cst.Call, cst.FunctionDef], ...]]:
     """How `statement` uses the loader bound to `name`: (uses that take one batch at most: a
     `next(iter(name))` outside loops, a loop over it that breaks at the end of its first pass, `len(name)`,
     `name.dataset`, a statement showing it; other uses; the loops over it outside any loop or
@@ -1952,11 +1972,11 @@ def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst
     passes: list[cst.For] = []
     iterators: list[str] = []
     calls: list[cst.Call] = []
-    few: list[cst.For] = []
+    few: list[cst.For | cst.While] = []
     tests: list[tuple[cst.Call, cst.FunctionDef]] = []
     # (node, whether it may run again: the function when in its own statements, the loop of the
     # statement's own it runs in: not in another loop or function)
-    stack: list[tuple[cst.CSTNode, bool | cst.FunctionDef, cst.For | None]] = [(statement, False, None)]
+    stack: list[tuple[cst.CSTNode, bool | cst.FunctionDef, cst.For | cst.While | None]] = [(statement, False, None)]
     while stack:
         node, again, loop = stack.pop()
         if type(node) is cst.Name:
@@ -2012,7 +2032,7 @@ def _loader_uses(statement: cst.CSTNode, name: str) -> tuple[int, int, tuple[cst
             stack.append((node.value, again, loop))  # not the keyword
         else:
             repeats = type(node) in (cst.For, cst.While, cst.FunctionDef, cst.Lambda) and not _one_iteration(node)
-            inner = node if type(node) is cst.For and not again else None
+            inner = node if (type(node) is cst.For or type(node) is cst.While) and not again else None
             body_again: bool | cst.FunctionDef = node if type(node) is cst.FunctionDef else True
             for child in children(node):
                 if repeats and type(child) in (cst.IndentedBlock, cst.SimpleStatementSuite):
@@ -2244,7 +2264,8 @@ class SynchronousDataLoader(LoaderRule):
       in range(5):`, to show a few batches), `len(loader.dataset)`, or it is a Lightning
       `test_dataloader`
       (`predict_dataloader`) in a script that calls `trainer.fit` but never `trainer.test`;
-    - each pass reads a few batches only: the loader is only passed to functions of the source
+    - each pass reads a few batches only: every read is a `next(iter(loader))` in an epoch
+      loop (one test batch each epoch), or the loader is only passed to functions of the source
       whose every loop over it stops after ten at most (`if count == num_examples: break`,
       `num_examples=2`: hkproj's `run_validation`, also for a loader a function returns);
     - in a script or notebook that trains, the loader is made by the module's own code and
@@ -3244,6 +3265,24 @@ class PinnedMemoryMissing(LoaderRule):
     summary = "DataLoader batches go to the GPU from pageable memory (no pin_memory=True)"
     probe = "dataloader"
     VALID = (
+        # one test batch each epoch, from a new iterator (DTU's 02456 VAE notebook)
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            train_loader = DataLoader(dset_train, batch_size=64, num_workers=4, pin_memory=True)
+            test_loader = DataLoader(dset_test, batch_size=64)
+            while epoch < 100:
+                epoch += 1
+                for x, y in train_loader:
+                    loss = vi(vae, x.cuda())
+                    loss.backward()
+                    optimizer.step()
+                with torch.no_grad():
+                    x, y = next(iter(test_loader))
+                    vi(vae, x.cuda())
+            """
+        ),
         # hkproj's pytorch-transformer: the validation loader is read for two examples per epoch
         Example(
             """
