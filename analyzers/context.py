@@ -51,6 +51,14 @@ def _gpu_takes_body(test: cst.BaseExpression) -> bool | None:
     return None if not _GPU_WORDS.search(text) else not flipped
 
 
+def _leaves(block: cst.BaseSuite) -> bool:
+    """Whether a block always ends in `return` or `raise`."""
+    last = block.body[-1] if block.body else None
+    if type(last) is cst.SimpleStatementLine:
+        last = last.body[-1]
+    return type(last) is cst.Return or type(last) is cst.Raise
+
+
 def trainer_device(call: cst.Call, value) -> str | None:
     """The device a Lightning Trainer's keywords choose: "cpu" (`accelerator="cpu"`, `gpus=0`, or a
     1.x Trainer, known by a keyword 2.0 removed, that chooses no device: 1.x trained on the CPU
@@ -198,7 +206,8 @@ class Context:
         self.updated: dict[str, list[tuple[cst.Call, Scope, bool]]] = defaultdict(list)
         self.blocks: list[cst.Module | cst.IndentedBlock] = []  # enclosing statement blocks
         self.modules: list[cst.Module] = []  # the units' modules, in pass order
-        self.cuda_ifs: list[cst.If] = []  # `if torch.cuda.is_available():`, `if x_is_mps:` (see gpu_skips)
+        # `if torch.cuda.is_available():`, `if x_is_mps:`, with the block holding them (see gpu_skips)
+        self.cuda_ifs: list[tuple[cst.If, cst.Module | cst.IndentedBlock | None]] = []
         self._gpu_skipped: set[int] | None = None
         self.statement: cst.SimpleStatementLine | None = None  # the simple statement being visited
         self.frames: list[Frame] = []  # compound statements around the node being visited, outermost first
@@ -374,7 +383,7 @@ class Context:
     def _if(self, node: cst.If) -> None:
         self._frame_bodies[id(node.body)] = Frame(IF, node)
         if _asks_for_cuda(node.test):
-            self.cuda_ifs.append(node)
+            self.cuda_ifs.append((node, self.blocks[-1] if self.blocks else None))
 
     def _with(self, node: cst.With) -> None:
         self._frame_bodies[id(node.body)] = Frame(WITH, node)
@@ -722,14 +731,20 @@ class Context:
 
     def gpu_skips(self, node: cst.CSTNode) -> bool:
         """Whether `node` lies in a branch a CUDA run does not take: the `else` of `if
-        torch.cuda.is_available():`, the body of `if args.no_cuda:` or of `if x_is_mps:`. After the pass."""
+        torch.cuda.is_available():`, the body of `if args.no_cuda:` or of `if x_is_mps:`, or
+        what follows an `if use_cuda:` with no `else` whose body returns (`if use_cuda: return
+        x.cpu().numpy()`, then `return x.numpy()`). After the pass."""
         if self._gpu_skipped is None:
             self._gpu_skipped = set()
-            for branch in self.cuda_ifs:
+            for branch, block in self.cuda_ifs:
                 body = _gpu_takes_body(branch.test)
                 other = None if body is None else branch.orelse if body else branch.body
                 if other is not None:
                     self._gpu_skipped.update(id(inner) for inner in walk(other))
+                statements = list(block.body) if body and branch.orelse is None and block is not None else []
+                if branch in statements and _leaves(branch.body):
+                    for statement in statements[statements.index(branch) + 1:]:
+                        self._gpu_skipped.update(id(inner) for inner in walk(statement))
         return id(node) in self._gpu_skipped
 
     @staticmethod

@@ -228,7 +228,7 @@ class HostSyncEveryStep(Nesting):
     of the script's `--gradient_accumulation_steps` read from a parameter, or 2, TD3's
     `--policy_delay`: every other step; `if i == 0:`;
     a function of the project returning such a modulo), in a branch a CUDA run does not take
-    (the `else` of `if torch.cuda.is_available():`, Demucs' `if x_is_mps:`) or no run takes (under
+    (the `else` of `if torch.cuda.is_available():`, what follows an `if use_cuda: return ...`, Demucs' `if x_is_mps:`) or no run takes (under
     `if self.flag:` where the source only sets `self.flag` to false constants, or in its `else`
     when only to true ones: SlowFast's `self.swav_use_public_code = True`) or a training step
     does not (the `else` of the test the step trains under, `if is_train:`, and a module's
@@ -994,6 +994,26 @@ class HostSyncEveryStep(Nesting):
                 losses.append(loss.data[0])
             """,
             count=2,
+        ),
+        # a helper reading on the host every step: only its CUDA branch waits, the return after
+        # `if use_cuda: return ...` runs on CPU-only machines (DTU's 02456 leaf notebook)
+        Example(
+            """
+            import torch
+            use_cuda = torch.cuda.is_available()
+            def get_numpy(x):
+                if use_cuda:
+                    return x.cpu().data.numpy()
+                return x.data.numpy()
+            net = Net().cuda() if use_cuda else Net()
+            for x, y in train_loader:
+                output = net(x.cuda())
+                loss = criterion(output, y.cuda())
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                train_preds.append(get_numpy(output.argmax(1)))
+            """,
         ),
         # a boolean mask made by a torch comparison function (EfficientDet's `torch.ge(IoU_max, 0.5)`)
         Example(
