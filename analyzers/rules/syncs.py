@@ -226,7 +226,7 @@ class HostSyncEveryStep(Nesting):
     interval, `if current_time - last_logging > args.log_freq_time:`; but not a
     modulo by a setting that is 1, `opt.d_every` of `class Config: d_every = 1` or the default
     of the script's `--gradient_accumulation_steps` read from a parameter, or 2, TD3's
-    `--policy_delay`: every other step; `if i == 0:`;
+    `--policy_delay`: every other step; `if i == 0:`; `if global_step in upsample_steps:`;
     a function of the project returning such a modulo), in a branch a CUDA run does not take
     (the `else` of `if torch.cuda.is_available():`, what follows an `if use_cuda: return ...`, Demucs' `if x_is_mps:`) or no run takes (under
     `if self.flag:` where the source only sets `self.flag` to false constants, or in its `else`
@@ -289,6 +289,21 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # read at a few listed steps: the step counter tested for membership (torch-ngp's upsampling)
+        Example(
+            """
+            import torch
+            upsample_steps = [2000, 3000, 4000]
+            model = TensoRF().cuda()
+            for step, batch in enumerate(loader):
+                loss = model(batch.cuda()).mean()
+                loss.backward()
+                optimizer.step()
+                if step in upsample_steps:
+                    aabb = model.aabb_train.cpu().numpy()
+                    model.upsample(aabb)
+            """,
+        ),
         # the new priorities of a prioritized replay buffer, a sum tree on the host (Rainbow)
         Example(
             """

@@ -558,7 +558,7 @@ def interval_test(ctx: Context, test: cst.BaseExpression, loops: tuple, scope: S
     """Whether an `if` test picks some iterations of the loops around it: a modulo
     (`step % 100 == 0`; not by a setting that is 1 or 2 by default), a function of the project returning one (`divisible_by(i,
     validate_every)`), or an equality naming a loop variable or a counter (`if epoch == 1:`,
-    `i == len(loader) - 1`)."""
+    `i == len(loader) - 1`), or one of those in a collection (`if global_step in upsample_steps:`)."""
     if type(test) in (cst.Name, cst.BooleanOperation):
         named = _named_interval(ctx, test, loops, scope, 0)
         if named is not None:
@@ -586,8 +586,9 @@ def interval_test(ctx: Context, test: cst.BaseExpression, loops: tuple, scope: S
                     for side in (node.left, *(c.comparator for c in node.comparisons))):
                 found = True  # `current_time - last_logging > args.log_freq_time`: every so many seconds
                 return
-            if any(type(c.operator) is cst.Equal for c in node.comparisons):
-                names = names_in(node)
+            equal = any(type(c.operator) is cst.Equal for c in node.comparisons)
+            if equal or len(node.comparisons) == 1 and type(node.comparisons[0].operator) is cst.In:
+                names = names_in(node if equal else node.left)  # (`if global_step in upsample_steps:`)
                 found = found or bool(names & loop_names) or any(
                     word in n.lower() for n in names for word in _INTERVAL_WORDS)
 
