@@ -167,6 +167,18 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset(_MOVES | {"tensor"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # sampling loops of a few steps in a notebook: `n_steps` is 5, then 10; four noise levels
+        Example(
+            (
+                "import torch\nmodel = Net().cuda()\nn_steps = 5",
+                "n_steps = 10\nxb = torch.rand(80, 1, 28, 28).cuda()",
+                "for i in range(n_steps):\n"
+                "    noise = torch.ones((xb.shape[0],)).to('cuda') * (1 - i / n_steps)\n"
+                "    xb = model(xb, noise)",
+                "for sig in reversed([5.0, 10.0, 20.0, 40.0]):\n"
+                "    xb = model(xb + sig * torch.randn(xb.shape).cuda())",
+            )
+        ),
         # vits' mel_spectrogram_torch: the window is made once per dtype and device, kept in a cache
         Example(
             """

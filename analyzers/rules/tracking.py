@@ -703,18 +703,32 @@ def calls_outside_loops(body: cst.CSTNode) -> list[cst.Call]:
 
 
 def iterations(loop: cst.For, ctx: Context, scope: Scope) -> int | None:
-    """How many times a `for` loop runs, when it iterates a literal sequence or a constant
-    range(), or stops by a count (`stops_after`)."""
+    """How many times a `for` loop runs (at most), when it iterates a literal sequence (also
+    reversed or sorted) or a constant range() (of a name only ever given constants: the largest),
+    or stops by a count (`stops_after`)."""
     iterable = loop.iter
+    if type(iterable) is cst.Call and call_name(iterable) in ("reversed", "sorted") and len(iterable.args) == 1:
+        iterable = iterable.args[0].value  # (`reversed([5.0, 10.0, 20.0, 40.0])`)
     if type(iterable) is cst.List or type(iterable) is cst.Tuple or type(iterable) is cst.Set:
         return len(iterable.elements)
     if type(iterable) is cst.Call and type(iterable.func) is cst.Name and iterable.func.value == "range":
         values = [ctx.value(arg.value, scope) for arg in iterable.args]
         values = [parameter_constant(ctx, arg.value, scope) if value is UNKNOWN else value for arg, value in zip(iterable.args, values)]
+        if len(values) == 1 and values[0] is UNKNOWN:
+            values = [_largest_constant(ctx, iterable.args[0].value, scope)]  # (`n_steps = 5`, later `n_steps = 10`)
         if 1 <= len(values) <= 3 and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
             if len(values) < 3 or values[2] != 0:
                 return len(range(*values))
     return stops_after(loop, ctx, scope)
+
+
+def _largest_constant(ctx: Context, expr: cst.BaseExpression, scope: Scope):
+    """The largest of the int constants a name is assigned, when every assignment of it is one
+    (a notebook setting `n_steps = 5`, then `n_steps = 10`); else UNKNOWN."""
+    if type(expr) is not cst.Name or (owner := scope.owner_of(expr.value)) is None:
+        return UNKNOWN
+    values = [literal(v) if v is not None else UNKNOWN for v in owner.assignments[expr.value]]
+    return max(values) if values and all(type(v) is int for v in values) else UNKNOWN
 
 
 def parameter_constant(ctx: Context, expr: cst.BaseExpression, scope: Scope):
