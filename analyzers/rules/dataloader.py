@@ -1333,8 +1333,8 @@ class LoaderRule(Rule):
 
     def loads_once(self, site: Site) -> bool:
         """Whether the loader loads one batch, or one pass that does not train, at most, so that
-        no epoch of loading is there to speed up: each use of its name (one at least) is a
-        `next(iter(loader))`, a loop that breaks after its first batch, one that loads nothing
+        no epoch of loading is there to speed up: it is read unnamed by a `next(iter(DataLoader(...)))`,
+        or each use of its name (one at least) is a `next(iter(loader))`, a loop that breaks after its first batch, one that loads nothing
         (`len(loader)`, the name shown by a notebook cell), or, for a loader of the module of a
         source that trains, a loop of the module's own statements (not in a loop or function)
         that does not train, or a call of a function of the project that loops over it once and
@@ -1362,8 +1362,9 @@ class LoaderRule(Rule):
         if returned and all(uses.again is None and not uses.trained and uses.module_trains for uses in returned):
             return True  # a factory's test loader, read by one pass after the training its callers run
         name = self._name_of(site)
-        if name is None:
-            return False
+        if name is None:  # (`next(iter(DataLoader(ds, batch_size=2)))`: one batch to look at)
+            return any(call.node.args and type(made := call.node.args[0].value) is cst.Call and call_name(made) == "iter"
+                       and len(made.args) == 1 and made.args[0].value is site.node for call in self.ctx.calls.get("next", ()))
         segments = self._segments(function, name)
         if len(site.scope.assignments[name]) > 1 and id(site.node) not in segments:
             return False  # (bound again, and not by a statement of its own: which uses are its is not known)
@@ -2256,7 +2257,8 @@ class SynchronousDataLoader(LoaderRule):
       `.to(device)`): worker processes cannot do that;
     - only one batch is taken: the batch is the whole dataset (`batch_size=len(dev_dataset)`),
       or every use of the loader is a `next(iter(loader))` (also
-      `it = iter(loader)` then one `next(it)` / `it.next()`), a loop that breaks after its
+      `it = iter(loader)` then one `next(it)` / `it.next()`, or
+      `next(iter(DataLoader(...)))` itself), a loop that breaks after its
       first batch or only shows the batches (`print(x.size())`: a demo of the loader; a
       viewer waiting for a person at each batch: `input()`, `breakpoint()`, `cv2.waitKey(0)`,
       `plt.show()` in a script),
@@ -2327,6 +2329,11 @@ class SynchronousDataLoader(LoaderRule):
     probe = "dataloader"
     options = {"num-workers": 4}
     VALID = (
+        # one batch of a loader made on the spot, to look at (fastai's DDPM notebook)
+        Example(("import torch\nfrom torch.utils.data import DataLoader\nmodel = UNet().cuda()",
+                 "next(iter(DataLoader(tds['train'], batch_size=2)))",
+                 "for x in DataLoader(tds['train'], batch_size=512, num_workers=4, persistent_workers=True, pin_memory=True):\n"
+                 "    model(x.cuda()).mean().backward()")),
         # a few test items read once, before training, to save them (melgan's reference audio)
         Example(
             """
