@@ -747,6 +747,21 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # the noise of a sampling step, drawn on the CPU in either branch (fastai's DDPM sampler)
+        Example(
+            """
+            import torch
+            @torch.no_grad()
+            def sample(model, sz, n_steps=1000):
+                device = next(model.parameters()).device
+                x_t = torch.randn(sz, device=device)
+                for t in reversed(range(n_steps)):
+                    z = (torch.randn(x_t.shape) if t > 0 else torch.zeros(x_t.shape)).to(device)
+                    x_t = step(x_t, model(x_t, t), t) + z
+                return x_t
+            samples = sample(UNet().cuda(), (16, 1, 32, 32))
+            """,
+        ),
         # a constant NumPy array made into a tensor in every forward (pointnet's STN3d), and a
         # part of a factory's tensor (`torch.eye(d)[None, :, :]`)
         Example(
@@ -2441,7 +2456,8 @@ def _factory_below(expr: cst.BaseExpression, ctx) -> cst.Call | None:
     of the `Variable(torch.zeros(n))` wrapper and `init.normal(...)` filler older code puts
     around it), also through
     elementwise math with numbers (`torch.exp(-math.log(period) * torch.arange(half) / half)`,
-    the timestep embedding of diffusion models: all of it could run on the device)."""
+    the timestep embedding of diffusion models: all of it could run on the device), and either
+    branch of a conditional that makes a tensor in both."""
     while True:
         if type(expr) is cst.Call and (type(expr.func) is cst.Attribute and (call_name(expr) in SAME_DEVICE_METHODS or call_name(
                 expr) == "to" and len(expr.args) == 1 and ctx.is_dtype(expr.args[0].value))  # `.to(edge_index.dtype)`
@@ -2460,6 +2476,8 @@ def _factory_below(expr: cst.BaseExpression, ctx) -> cst.Call | None:
             expr = expr.expression
         elif type(expr) is cst.Subscript:
             expr = expr.value  # `torch.eye(d)[None, :, :]`: a part of it, where it is
+        elif type(expr) is cst.IfExp and _factory_below(expr.orelse, ctx) is not None:
+            expr = expr.body  # `(torch.randn(shape) if t > 0 else torch.zeros(shape)).to(device)`: made either way
         else:
             break
     if type(expr) is cst.Call and _constant_array(expr, ctx):
