@@ -79,6 +79,13 @@ NUM_WORKERS, COLLATE_FN, PIN_MEMORY = 5, 6, 7
 # Lightning: the Trainer methods that run the fit loop, and a module's loader hooks they call every epoch.
 FIT_METHODS = {"fit", "validate"}
 EVERY_EPOCH_HOOKS = {"train_dataloader", "val_dataloader"}
+# Callback methods a training loop's framework calls on every batch: fastai's (and its course's
+# miniai), Lightning's, Hugging Face's TrainerCallback, Keras-style; of a class named for callbacks.
+BATCH_HOOKS = {"before_batch", "after_pred", "after_loss", "before_backward", "after_backward", "before_step", "after_step",
+               "after_batch", "on_train_batch_start", "on_train_batch_end", "on_before_backward", "on_after_backward",
+               "on_before_optimizer_step", "on_before_zero_grad", "on_step_begin", "on_step_end", "on_substep_end",
+               "on_batch_begin", "on_batch_end"}
+CALLBACK_CLASS = re.compile(r"(Callback|CB)$")
 # Trainer keywords Lightning 2.0 removed (a 1.x Trainer, which used the CPU unless a keyword of
 # LIGHTNING_DEVICES chose otherwise), and those keywords.
 LIGHTNING_1_ONLY = {"progress_bar_refresh_rate", "weights_summary", "checkpoint_callback", "flush_logs_every_n_steps",

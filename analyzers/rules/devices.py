@@ -12,7 +12,8 @@ from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, 
                      none_test, option_test, remembered, short_code, star_kwargs, walk)
 from ..findings import Related
 from ..importers import forward_caller, step_caller, unused_class
-from ..project import call_target, derives_from, device_moves, maybe_project_call, returns_cpu_factory, used_arguments
+from ..project import (SourceNamespace, call_target, derives_from, device_moves, maybe_project_call, returns_cpu_factory,
+                       used_arguments)
 from .base import CallNames, Example, FixPlan, Replace
 from .edits import with_keywords
 from .tracking import Nesting, TrainingSteps, calls_under_ifs, few_iterations, interval_test, never_taken
@@ -167,6 +168,16 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset(_MOVES | {"tensor"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # a notebook redefines a helper for its collate_fn: the training loop's cells ran the first
+        Example(
+            (
+                "import torch\nmodel = UNet().cuda()\n"
+                "def noisify(x0):\n    device = x0.device\n    t = torch.randint(0, 1000, (len(x0),), device=device)\n    return x0, t",
+                "for x0 in loader:\n    xt, t = noisify(x0.cuda())\n    model(xt, t).mean().backward()\n    optimizer.step()",
+                "def noisify(x0):\n    device = x0.device\n    t = torch.randint(0, 1000, (len(x0),))\n    return x0, t.to(device)\n"
+                "def collate_ddpm(b):\n    return noisify(default_collate(b))",
+            )
+        ),
         # sampling loops of a few steps in a notebook: `n_steps` is 5, then 10; four noise levels
         Example(
             (
@@ -2282,12 +2293,15 @@ class CpuTensorMovedEachStep(Nesting):
         steps = TrainingSteps.of(self.ctx)
         shown = cls.name.value if cls is not None and function.name.value == "__init__" and self.ctx.classes.get(
             cls.name.value) is cls else function.name.value  # (a constructor runs where its class is made)
-        names, seen = [shown], {shown}
+        names, seen = [(shown, function)], {shown}
+        namespace = SourceNamespace.of(self.ctx)
         for _ in range(_CALL_DEPTH):
-            calls = [call for name in names for call in self.ctx.calls.get(name, ())
+            calls = [call for name, defined in names for call in self.ctx.calls.get(name, ())
                      if (type(call.node.func) is cst.Name or name not in _CONTAINER_METHODS and not (
                          name in MODULE_CHAIN and dotted(cast(cst.Attribute, call.node.func).value) != "self"))
-                     and id(call.node) not in steps.cached(call.scope.node)]  # (not `self.D.train()` for a method `train`)
+                     and id(call.node) not in steps.cached(call.scope.node)  # (not `self.D.train()` for a method `train`)
+                     and not (type(call.node.func) is cst.Name and namespace.redefined_run_by(call.node.func, call.unit) not in (
+                         None, defined))]  # (a notebook's earlier definition of the name, not this one)
             if any(call.loops and steps.trains(call.loops[-1]) and id(call.node) not in self._intervals(call.loops[-1], call.scope)
                    for call in calls):
                 return f"in `{shown}`, called on every training step"
@@ -2297,8 +2311,8 @@ class CpuTensorMovedEachStep(Nesting):
                 how = self._per_call(caller)
                 if how is not None:
                     return f"in `{shown}`, called on {how}"
-            names = [caller.name.value for caller in callers]
-            seen.update(names)
+            names = [(caller.name.value, caller) for caller in callers]
+            seen.update(name for name, _ in names)
         if steps.called_every_step(function) or (steps.trains(function) or any(steps.trains(loop) for loop in loops)) and any(
                 call.loops for call in steps.callers(function)):
             return f"in `{shown}`, a training step"  # (a helper a step calls; a step a loop calls: SAC's `agent.update()`)

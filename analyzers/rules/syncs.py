@@ -198,6 +198,8 @@ class HostSyncEveryStep(Nesting):
     `backward()` or steps an optimizer, not in a loop of its own) called from a loop, or a
     method of that kind called from other files only (`agent.update(rollouts)`), one a factory
     returns (`return perform_train_step_fn`, kept as `self.train_step_fn`), an ignite `Engine`'s process function, a
+    per-batch hook of a callback class in a project that trains (`after_batch` of a fastai `Callback`,
+    `on_train_batch_end`), a
     LightningModule's `training_step` (and the methods it calls on `self`, whose `batch` the
     Trainer moved to the GPU: `self.shared_step(batch, "train")`), and a module's `forward` (of a subclass of
     `torch.nn.Module`, also through classes of the project; and the methods it calls
@@ -977,6 +979,29 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a callback's per-batch hook, which the project's training loop calls every step (fastai's miniai)
+        Example(
+            """
+            import torch
+            class Callback: pass
+            class ProgressCB(Callback):
+                def after_batch(self, learn):
+                    self.losses.append(learn.loss.item())
+            class Learner:
+                def one_batch(self):
+                    self.loss = self.loss_func(self.model(self.batch[0]), self.batch[1])
+                    self.loss.backward()
+                    self.opt.step()
+                    for cb in self.cbs:
+                        cb.after_batch(self)
+                def fit(self, epochs):
+                    for epoch in range(epochs):
+                        for self.batch in self.dl:
+                            self.one_batch()
+            learn = Learner(model.cuda(), dl, cbs=[ProgressCB()])
+            learn.fit(5)
+            """,
+        ),
         # an augmented assignment reads what it selects: `l[mask] -= 1` (Rainbow's projection),
         # the mask a product of two comparisons
         Example(

@@ -12,13 +12,13 @@ from ..context import CallSite, Context, Frame, Scope, Site
 from ..nodes import (UNKNOWN, argument, call_name, code, dotted, iteration_source, keyword, lazy_init, literal, main_guard, names_in,
                      option_test, positional, walk)
 from ..importers import imported, imported_to_train, importer_namespace_default, made_only_to_infer
-from ..project import (call_target, derives_from, instance_default, maybe_project_call, steps_in_loops, tests_interval,
+from ..project import (SourceNamespace, call_target, derives_from, instance_default, maybe_project_call, steps_in_loops, tests_interval,
                        trains_somewhere)
 from ..project import trains as project_trains
 from .edits import root_name
 from .base import Rule
 from .distributed import COMPILE
-from ..vocabulary import CLOCKS, DEVICE_LIKE, EVALUATION_NAME, MODULE_CLASSES, SHORT_LOOP
+from ..vocabulary import BATCH_HOOKS, CALLBACK_CLASS, CLOCKS, DEVICE_LIKE, EVALUATION_NAME, MODULE_CLASSES, SHORT_LOOP
 
 _COMPILE_OPTIONS = {"mode", "fullgraph", "dynamic", "backend", "options", "disable"}
 
@@ -232,7 +232,8 @@ class TrainingSteps:
 
     def run_every_step(self, function: cst.FunctionDef) -> bool:
         """Whether a framework calls `function` on every training step: an ignite Engine's
-        process function, a LightningModule's `training_step` (and the methods it calls on
+        process function, a per-batch hook of a callback class (`after_batch` of a fastai
+        `Callback`, `on_train_batch_end`, in a project that trains), a LightningModule's `training_step` (and the methods it calls on
         `self`: `self.shared_step(batch, "train")`), a module's `forward` (of a
         subclass of `torch.nn.Module`, also through classes of the project, that does not
         loop over training steps itself; and the
@@ -244,6 +245,8 @@ class TrainingSteps:
         if cls is None:
             return False
         bases = [dotted(base.value) or "" for base in cls.bases]
+        if function.name.value in BATCH_HOOKS and any(CALLBACK_CLASS.search(base) for base in bases) and self.anywhere():
+            return True  # (fastai's `MetricsCB(Callback).after_batch`, Lightning's `on_train_batch_end`)
         if any("LightningModule" in base for base in bases) and function.name.value in self._called_on_self(cls, "training_step"):
             return True
         if function.name.value == "training_step" or id(function) in self._epochs:
@@ -413,8 +416,10 @@ class TrainingSteps:
         class) or on an instance of its class (`agent = SAC()`, then `agent.update()`)."""
         cls = self.ctx.class_of.get(id(function))
         sites = self.ctx.calls.get(function.name.value, [])
-        if cls is None:
-            return [site for site in sites if type(site.node.func) is cst.Name]
+        if cls is None:  # (in a notebook defining the name again, the calls that run this definition)
+            namespace = SourceNamespace.of(self.ctx)
+            return [site for site in sites if type(site.node.func) is cst.Name
+                    and namespace.redefined_run_by(site.node.func, site.unit) in (None, function)]
         return [site for site in sites if type(site.node.func) is cst.Attribute and (
             dotted(site.node.func.value) == "self" and site.scope.node is not None and self.ctx.class_of.get(id(site.scope.node)) is cls
             or self._instance_of(site.node.func.value, site.scope, cls))]
