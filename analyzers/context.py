@@ -180,6 +180,7 @@ class Context:
         self._loop_bodies: dict[int, cst.CSTNode] = {}  # id(loop body) -> loop (ids: a node's hash is a Python method)
         self.functions: dict[str, list[tuple[cst.FunctionDef, Scope]]] = defaultdict(list)
         self.function_units: dict[int, int] = {}  # id(function) -> the unit (notebook cell) defining it
+        self.function_order: dict[int, int] = {}  # id(function) -> the calls met before it in the pass
         self.calls: dict[str, list[CallSite]] = defaultdict(list)  # callee's last name -> its calls
         self.call_order: list[tuple[cst.Call, Scope]] = []  # every call, in pass order
         self.attributes: dict[str, list[tuple[cst.BaseExpression | None, Scope]]] = defaultdict(list)
@@ -445,6 +446,7 @@ class Context:
             scope.assignments[name].append(None)
         self.functions[node.name.value].append((node, scope))
         self.function_units[id(node)] = self.unit
+        self.function_order[id(node)] = len(self.call_order)
         self.scopes[id(node)] = scope
         self.scope = scope
         self._outer_loops.append(self.loops)

@@ -372,12 +372,20 @@ class SourceNamespace(Namespace):
         """In a notebook that defines the function a call names (its libcst `func`, in the
         unit `unit`, found when not given) in several cells: the last definition in a cell
         before the call's (a `training_loop` redefined for the GPU further down is not the
-        one an earlier cell runs); None when it is defined once."""
-        if len(self.ctx.units) < 2:  # (a `.py` file: asked for every call of the source, answered at once)
-            return None
+        one an earlier cell runs); so too in one document (a notebook as jupyterlab-lsp sends
+        it), for a call of the module's own code: the last definition above it. None when it
+        is defined once."""
         defined = [node for node, scope in self.ctx.functions.get(func.value, ()) if scope.parent is self.ctx.module_scope]
         if len(defined) < 2:
             return None
+        if len(self.ctx.units) < 2:
+            order = self.ctx.shared.get("call order")
+            if order is None:  # id(func) -> (the call's place in the pass, whether the module's own code makes it)
+                order = self.ctx.shared["call order"] = {
+                    id(call.func): (index, scope is self.ctx.module_scope) for index, (call, scope) in enumerate(self.ctx.call_order)}
+            place, own = order.get(id(func), (None, False))
+            earlier = [node for node in defined if place is not None and self.ctx.function_order[id(node)] <= place]
+            return earlier[-1] if own and earlier else None
         if unit is None:
             units = self.ctx.shared.get("call units")
             if units is None:  # the unit of each call of the source, by its func node

@@ -2330,7 +2330,7 @@ class SynchronousDataLoader(LoaderRule):
     options = {"num-workers": 4}
     VALID = (
         # one batch of a loader made on the spot, to look at (fastai's DDPM notebook)
-        Example(("import torch\nfrom torch.utils.data import DataLoader\nmodel = UNet().cuda()",
+        Example(("%matplotlib inline\nimport torch\nfrom torch.utils.data import DataLoader\nmodel = UNet().cuda()",
                  "next(iter(DataLoader(tds['train'], batch_size=2)))",
                  "for x in DataLoader(tds['train'], batch_size=512, num_workers=4, persistent_workers=True, pin_memory=True):\n"
                  "    model(x.cuda()).mean().backward()")),

@@ -171,7 +171,7 @@ class CpuTensorMovedEachStep(Nesting):
         # a notebook redefines a helper for its collate_fn: the training loop's cells ran the first
         Example(
             (
-                "import torch\nmodel = UNet().cuda()\n"
+                "%matplotlib inline\nimport torch\nmodel = UNet().cuda()\n"
                 "def noisify(x0):\n    device = x0.device\n    t = torch.randint(0, 1000, (len(x0),), device=device)\n    return x0, t",
                 "for x0 in loader:\n    xt, t = noisify(x0.cuda())\n    model(xt, t).mean().backward()\n    optimizer.step()",
                 "def noisify(x0):\n    device = x0.device\n    t = torch.randint(0, 1000, (len(x0),))\n    return x0, t.to(device)\n"
@@ -181,7 +181,7 @@ class CpuTensorMovedEachStep(Nesting):
         # sampling loops of a few steps in a notebook: `n_steps` is 5, then 10; four noise levels
         Example(
             (
-                "import torch\nmodel = Net().cuda()\nn_steps = 5",
+                "%matplotlib inline\nimport torch\nmodel = Net().cuda()\nn_steps = 5",
                 "n_steps = 10\nxb = torch.rand(80, 1, 28, 28).cuda()",
                 "for i in range(n_steps):\n"
                 "    noise = torch.ones((xb.shape[0],)).to('cuda') * (1 - i / n_steps)\n"
