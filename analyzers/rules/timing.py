@@ -1232,14 +1232,6 @@ def _target_names(target: cst.BaseExpression) -> list[str]:
     return []
 
 
-def _assigned(statement: cst.CSTNode) -> list[str]:
-    """The names a simple statement's `=` assignments bind (`y = a @ b`: y)."""
-    if type(statement) is not cst.SimpleStatementLine:
-        return []
-    return [name for small in statement.body if type(small) is cst.Assign
-            for target in small.targets for name in _target_names(target.target)]
-
-
 _VALUES = (cst.Name, cst.Attribute, cst.Subscript)
 _REDUCTIONS = {"sum", "mean", "max", "min", "norm", "prod", "all", "any", "argmax", "count_nonzero", "detach"}
 
@@ -1254,15 +1246,6 @@ def _formats_a_value(expr: cst.BaseExpression) -> bool:
     """An f-string formatting a variable (`f"loss {loss:.3f}"`): a tensor's is read on the host."""
     return type(expr) is cst.FormattedString and any(
         type(part) is cst.FormattedStringExpression and type(part.expression) in _VALUES for part in expr.parts)
-
-
-def _names(node: cst.CSTNode) -> list[str]:
-    """The names `node` reads (not attributes: `torch` of `torch.matmul`, not `matmul`)."""
-    if type(node) is cst.Name:
-        return [node.value]
-    if type(node) is cst.Attribute:
-        return _names(node.value)
-    return [name for child in children(node) for name in _names(child)]
 
 
 def _operands(node: cst.CSTNode) -> list[str]:
