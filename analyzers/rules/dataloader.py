@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 import os
+from collections.abc import Iterator
 from typing import cast
 
 import libcst as cst
@@ -1365,15 +1367,13 @@ class LoaderRule(Rule):
         if name is None:  # (`next(iter(DataLoader(ds, batch_size=2)))`: one batch to look at)
             return any(call.node.args and type(made := call.node.args[0].value) is cst.Call and call_name(made) == "iter"
                        and len(made.args) == 1 and made.args[0].value is site.node for call in self.ctx.calls.get("next", ()))
-        segments = self._segments(function, name)
-        if len(site.scope.assignments[name]) > 1 and id(site.node) not in segments:
-            return False  # (bound again, and not by a statement of its own: which uses are its is not known)
+        uses = self._segment_uses(site, name)
+        if uses is None:
+            return False
         steps = TrainingSteps.of(self.ctx)
         once = function is None and (steps.anywhere() or steps.self_test(site.node))  # a module's own statement runs once
         single = 0
-        for statement in segments.get(id(site.node), segments[0]):  # its uses: those until the name is bound again
-            one, other, passes, iterators, calls, few, tests = remembered(
-                _loader_uses, statement, lambda: _loader_uses(statement, name), name)
+        for one, other, passes, iterators, calls, few, tests in uses:
             if other or not all(self._short(loop, site.scope) for loop in few) or not all(
                     self._tested_after_fit(call, function) for call, function in tests):
                 return False
@@ -1434,13 +1434,11 @@ class LoaderRule(Rule):
         """Whether every read of the loader is a `next(iter(name))` in an epoch loop (a test
         batch each epoch; not a training batch each step): each makes a new iterator that loads
         one batch, so workers would only start and stop, and a single copy has nothing to overlap."""
-        segments = self._segments(site.scope.node, name)
-        if len(site.scope.assignments[name]) > 1 and id(site.node) not in segments:
+        uses = self._segment_uses(site, name)
+        if uses is None:
             return False
         found = False
-        for statement in segments.get(id(site.node), segments[0]):
-            _, other, passes, iterators, calls, few, tests = remembered(
-                _loader_uses, statement, lambda: _loader_uses(statement, name), name)
+        for _, other, passes, iterators, calls, few, tests in uses:
             if other or passes or iterators or calls or tests:
                 return False
             if not all(map(TrainingSteps.of(self.ctx).per_epoch, few)):
@@ -1527,6 +1525,16 @@ class LoaderRule(Rule):
     def _short(self, loop: cst.For, scope) -> bool:
         """A loop of a few iterations (`for j in range(num_epochs)`, 5) that does not train."""
         return few_iterations(loop, self.ctx, scope) and not TrainingSteps.of(self.ctx).trains(loop)
+
+    def _segment_uses(self, site: Site, name: str) -> Iterator[tuple] | None:
+        """`_loader_uses` of each statement after the binding of the loader made at `site` to
+        `name`, until the name is bound again (computed as they are asked for); None when the
+        name is bound again and not by a statement of its own (which uses are its is not known)."""
+        segments = self._segments(site.scope.node, name)
+        if len(site.scope.assignments[name]) > 1 and id(site.node) not in segments:
+            return None
+        return (remembered(_loader_uses, statement, functools.partial(_loader_uses, statement, name), name)
+                for statement in segments.get(id(site.node), segments[0]))
 
     def _segments(self, function: cst.FunctionDef | None, name: str) -> dict[int, list[cst.CSTNode]]:
         """The statements of `function` (of the module's code when None) after each statement
