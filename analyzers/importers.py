@@ -52,6 +52,7 @@ _GPU_TEXT = re.compile(
 _DEVICE_KEYWORDS = {"device", "map_location", "output_device"}
 MAX_CALLEES = 64  # functions of other modules a source calls, looked at for a GPU line
 MAX_IMPORTERS = 32  # importers of one module parsed for their GPU line (a library module has hundreds)
+IMPORT_LEVELS = 4  # imports followed from a module to the one that puts its work on a GPU
 # `import a.b as c, d` / `from .e import f, g as h` / `from . import (i,\n j)`: (from what, what)
 _IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+)?import[ \t]+(\([^)]*\)|[^\n#;]+)", re.MULTILINE)
 _WORD = re.compile(rb"\w+")
@@ -175,8 +176,10 @@ _MODULES: OrderedDict[tuple, _Module] = OrderedDict()  # (path, size, mtime) -> 
 
 def gpu_importer(path: str) -> str | None:
     """Where a module of the project that imports the module at `path` uses a GPU
-    ("train.py:12", a notebook by its name), or one importing such an importer (ogb's conv.py,
-    imported by gnn.py, which main_pyg.py trains on a GPU), or None."""
+    ("train.py:12", a notebook by its name), or one importing such an importer, up to
+    `IMPORT_LEVELS` imports away (ogb's conv.py, imported by gnn.py, which main_pyg.py trains on
+    a GPU; a loss of `loss_funcs/`, re-exported by its package, which transfer_losses.py
+    imports, which models.py imports, which main.py trains on a GPU), nearest first, or None."""
     def where(candidate: str, module: _Module, root: str) -> str | None:
         line = module.gpu_line()
         if line is None:
@@ -184,15 +187,18 @@ def gpu_importer(path: str) -> str | None:
         label = os.path.relpath(candidate, root).replace(os.sep, "/")  # (a notebook's lines run on across its
         return label if candidate.endswith(".ipynb") else f"{label}:{line}"  # cells: named by its file alone)
 
-    for candidate, module, root in _importers(path):
-        found = where(candidate, module, root)
-        if found is not None:
-            return found
-    for middle, _, _ in _importers(path, any_text=True):
-        for candidate, module, root in _importers(middle):
-            found = where(candidate, module, root) if candidate != path else None
-            if found is not None:
-                return found
+    path = os.path.normpath(os.path.abspath(path))
+    seen, layer = {path}, [path]
+    for level in range(IMPORT_LEVELS):
+        for module_path in layer:
+            for candidate, module, root in _importers(module_path):
+                found = where(candidate, module, root) if candidate not in seen else None
+                if found is not None:
+                    return found
+        if level + 1 < IMPORT_LEVELS:
+            layer = [middle for module_path in layer for middle, _, _ in _importers(module_path, any_text=True)]
+            layer = [middle for middle in dict.fromkeys(layer) if middle not in seen]
+            seen.update(layer)
     return None
 
 

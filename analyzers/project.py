@@ -273,14 +273,15 @@ def local_module(directory: str, module: str | None, level: int, root: str, path
 def module_file(directory: str, module: str | None, level: int, paths: tuple = ()) -> tuple[str, os.stat_result] | None:
     """(path, stat) of the file `from <level dots><module> import ...` in `directory` names,
     resolved like Python (level 0: `module.py` or `module/__init__.py` in `directory`, in
-    `paths` (folders the importer puts on sys.path: `search_paths`), else in the project's
-    root; level n: n-1 folders up); None when there is none."""
+    `paths` (folders the importer puts on sys.path: `search_paths`), else in the folders holding
+    its packages (`_ancestors`) or the project's root; level n: n-1 folders up); None when there
+    is none."""
     if not module and level == 0:
         return None
     bases = [directory]
     if level == 0:
         top = project_root(directory)
-        bases += [path for path in paths if path != directory] + ([top] if top != directory else [])
+        bases += [path for path in paths if path != directory] + list(_ancestors(directory, top))
     else:
         for _ in range(level - 1):
             bases = [os.path.dirname(bases[0]) or bases[0]]
@@ -294,6 +295,21 @@ def module_file(directory: str, module: str | None, level: int, paths: tuple = (
         except OSError:
             continue
     return None
+
+
+@functools.lru_cache(maxsize=256)
+def _ancestors(directory: str, top: str) -> tuple[str, ...]:
+    """The folders holding the packages `directory` is in (it and the folders above it with an
+    `__init__.py`), nearest first, within the project's root, then the root: where a script
+    importing the package runs (`from loss_funcs.adv import *` in `loss_funcs/daan.py`, imported
+    by `main.py` beside `loss_funcs/`). Not the folders above a notebook's or a script's: it
+    runs where it is."""
+    found: list[str] = []
+    folder = directory
+    while folder.startswith(top + os.sep) and os.path.isfile(os.path.join(folder, "__init__.py")):
+        folder = os.path.dirname(folder)
+        found.append(folder)
+    return (*found, *([top] if top != directory and top not in found else []))
 
 
 def search_paths(directory: str, added: list[list[str]]) -> tuple[str, ...]:

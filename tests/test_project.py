@@ -383,6 +383,45 @@ def test_layers_a_model_module_imports_run_where_its_importer_trains_it(tmp_path
     assert findings_of(str(conv), "TPL203") == []
 
 
+def test_a_loss_four_imports_from_the_script_that_trains_on_the_gpu(tmp_path):
+    """transferlearning's DeepDA: `loss_funcs/daan.py` imports its sibling as the script's folder
+    sees it (`from loss_funcs.adv import *`), the package re-exports it, transfer_losses.py
+    imports the package, models.py imports that, and main.py trains on the GPU."""
+    (tmp_path / "setup.py").write_text("")
+    project = tmp_path / "DeepDA"
+    (project / "loss_funcs").mkdir(parents=True)
+    (project / "loss_funcs" / "adv.py").write_text("import torch\nimport torch.nn as nn\n\nclass AdversarialLoss(nn.Module):\n    pass\n")
+    daan = project / "loss_funcs" / "daan.py"
+    daan.write_text(textwrap.dedent("""
+        from loss_funcs.adv import *
+
+        class DAANLoss(AdversarialLoss):
+            def forward(self, source, target):
+                global_loss = (source - target).pow(2).mean()
+                self.d_g = self.d_g + 2 * (1 - 2 * global_loss.cpu().item())
+                return global_loss
+    """))
+    (project / "loss_funcs" / "__init__.py").write_text("from loss_funcs.adv import *\nfrom loss_funcs.daan import *\n")
+    (project / "transfer_losses.py").write_text(
+        "import torch\nfrom loss_funcs import *\n\nclass TransferLoss(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.loss_func = DAANLoss()\n")
+    (project / "models.py").write_text("import torch\nfrom transfer_losses import TransferLoss\n")
+    main = project / "main.py"
+    main.write_text(textwrap.dedent("""
+        import torch
+        import models
+
+        model = models.TransferNet().to("cuda")
+        for source, target in loader:
+            model(source.cuda(), target.cuda()).backward()
+            optimizer.step()
+    """))
+    [finding] = findings_of(str(daan), "TPL203")
+    assert "`global_loss.cpu()`" in finding.message
+    main.write_text(main.read_text().replace('.to("cuda")', "").replace(".cuda()", ""))
+    assert findings_of(str(daan), "TPL203") == []
+
+
 def test_factories_of_a_module_whose_importer_makes_cuda_the_default_device(tmp_path):
     """yolact: train.py calls `torch.set_default_tensor_type('torch.cuda.FloatTensor')`, so the
     `torch.randperm` of its loss module, given no device, is made on the GPU: no copy."""
