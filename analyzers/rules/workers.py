@@ -8,7 +8,7 @@ from typing import cast
 import libcst as cst
 
 from ..context import CallSite, Site
-from ..nodes import argument, children, code, dotted, iteration_source, keyword, walk
+from ..nodes import argument, call_name, children, code, dotted, iteration_source, keyword, walk
 from ..findings import Related
 from ..project import ast_dotted, iterated, iterated_again, maybe_project_call, used_arguments
 from .base import Example, FixPlan, Replace
@@ -63,8 +63,9 @@ class NonPersistentWorkers(LoaderRule):
     when the loader is created inside the loop or a function it calls (a new loader each
     time), when the loop over its batches only shows or moves them (a demo of the loader:
     `print(x.shape); x = x.to(device)`), and when the
-    epoch loop changes the dataset (`dataset.set_epoch(epoch)`, `loader.dataset.x = ...`):
-    persistent workers keep their own copy and would not see the change; and for a loader
+    epoch loop changes the dataset (`dataset.set_epoch(epoch)`, `loader.dataset.x = ...`, also
+    in the function it runs, before that function's loop: `loader_out.dataset.offset = ...`, then
+    `for a, b in zip(loader_in, loader_out):`): persistent workers keep their own copy and would not see the change; and for a loader
     made in a branch no call of its function takes (as TPL101 says). In code that never
     uses a GPU the finding says that the training loop waits, and is silent for a dataset
     that loads little (tensors in memory, torchvision's MNIST or CIFAR10): a restart is small
@@ -257,6 +258,34 @@ class NonPersistentWorkers(LoaderRule):
         ),
     )
     INVALID = (
+        # the function each epoch runs gives a zipped loader's dataset a new offset first: new workers
+        # carry it; the other loader restarts for nothing
+        Example(
+            """
+            import numpy as np
+            import torch
+            loader_in = torch.utils.data.DataLoader(ds_in, num_workers=4)
+            loader_out = torch.utils.data.DataLoader(ds_out, num_workers=4)
+            def train():
+                loader_out.dataset.offset = np.random.randint(len(loader_out.dataset))
+                for (x_in, _), (x_out, _) in zip(loader_in, loader_out):
+                    step(x_in.cuda(), x_out.cuda())
+            for epoch in range(10):
+                train()
+            """,
+            """
+            import numpy as np
+            import torch
+            loader_in = torch.utils.data.DataLoader(ds_in, num_workers=4, persistent_workers=True)
+            loader_out = torch.utils.data.DataLoader(ds_out, num_workers=4)
+            def train():
+                loader_out.dataset.offset = np.random.randint(len(loader_out.dataset))
+                for (x_in, _), (x_out, _) in zip(loader_in, loader_out):
+                    step(x_in.cuda(), x_out.cuda())
+            for epoch in range(10):
+                train()
+            """,
+        ),
         # the worker count of an absl flag; a generator cycling the loader (pytorch-ddpm)
         Example(
             """
@@ -869,9 +898,10 @@ class NonPersistentWorkers(LoaderRule):
         project called in a loop, by Lightning's Trainer, by an ignite Engine."""
         for loop, (loop_site, _) in self.loops.items():
             found = self._repeating_loops(loop, loop_site) if _works(loop) else None  # (not a demo of the loader)
-            if found and not loop_site.loops and self._reshuffles(loop, loop_site):
-                continue
+            reshuffled = self._reshuffled(loop, loop_site) if found and not loop_site.loops else set()
             for loader in self.loaders_of(loop) if found else ():
+                if id(loader.node) in reshuffled:
+                    continue
                 # (not the loops around a function that makes the loader: a new one each time; nor
                 # around a call giving the function another loader: `compute_accuracy(model,
                 # train_loader)` every epoch, `compute_accuracy(model, test_loader)` once after)
@@ -1022,21 +1052,25 @@ class NonPersistentWorkers(LoaderRule):
         value = passed_for(call.node, function, loop.iter)
         return value is None or any(found.node is loader.node for found in self.live_loaders(value, call.scope, call.unit))
 
-    def _reshuffles(self, loop: cst.For, site: Site) -> bool:
-        """Whether the function holding `loop`, which its callers run each epoch, changes the
-        dataset of the loader it iterates first (`train_dl.dataset.shuffleSamples()`, then
-        `for batch in enumerateWithEstimate(train_dl, ...)`): persistent workers would keep
-        the old copy."""
+    def _reshuffled(self, loop: cst.For, site: Site) -> set[int]:
+        """The loaders (ids of their calls) whose dataset the function holding `loop`, which its
+        callers run each epoch, changes before iterating them (`train_dl.dataset.shuffleSamples()`,
+        then `for batch in enumerateWithEstimate(train_dl, ...)`; `loader_out.dataset.offset = ...`,
+        then `for a, b in zip(loader_in, loader_out)`): persistent workers would keep the old copy."""
         function = site.scope.node
         source = iteration_source(loop.iter)
         made = self.ctx.origin(source, site.scope) if type(source) is cst.Name else None
         if made is not None and type(made[0]) is cst.Call and made[0].args:
             source = made[0].args[0].value  # `batch_iter = enumerateWithEstimate(train_dl, ...)`
-        name = dotted(source)
-        if function is None or name is None:
-            return False
-        return any(f"{dotted(node.func.value)}.".startswith(f"{name}.dataset.") for node in walk(function.body)
-                   if type(node) is cst.Call and type(node.func) is cst.Attribute)
+        sources = [iteration_source(arg.value) for arg in source.args] if type(source) is cst.Call and \
+            call_name(source) == "zip" else [source]
+        if function is None:
+            return set()
+        changed = [node.func.value for node in walk(function.body) if type(node) is cst.Call and type(node.func) is cst.Attribute]
+        changed += [target.target for node in walk(function.body) if type(node) is cst.Assign for target in node.targets]
+        texts = [f"{dotted(expr)}." for expr in changed]
+        return {id(loader.node) for expr in sources for name in [dotted(expr)] if name is not None and any(
+            text.startswith(f"{name}.dataset.") for text in texts) for loader in self.live_loaders(expr, site.scope, site.unit)}
 
     def _changes_dataset(self, loop: cst.For | cst.While, loader: Site) -> bool:
         """Whether `loop` calls a method of, or assigns into, the loader's dataset."""
