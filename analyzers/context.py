@@ -608,6 +608,27 @@ class Context:
         parts.append(base)
         return ".".join(reversed(parts))
 
+    def handed_calls(self, name: str) -> list[CallSite]:
+        """Where the function `name` runs when the source passes it to a function of its own:
+        the calls of the parameter it is given (`sample(ddim_step, model)`, with `def sample(f,
+        model):` calling `f(x_t, t)` in its loop). Asked once the pass is over."""
+        key = ("handed calls", name)
+        if key not in self.shared:
+            found: list[CallSite] = []
+            for node, _ in self.call_order:
+                if type(node.func) is not cst.Name or any(arg.star for arg in node.args):
+                    continue
+                for index, arg in enumerate(node.args):
+                    if type(arg.value) is not cst.Name or arg.value.value != name:
+                        continue
+                    for function, _ in self.functions.get(node.func.value, ()):
+                        params = [param.name.value for param in function.params.params]
+                        param = arg.keyword.value if arg.keyword is not None else params[index] if index < len(params) else None
+                        found += [site for site in self.calls.get(param or "", ()) if site.scope.node is function
+                                  and type(site.node.func) is cst.Name and site not in found]
+            self.shared[key] = found
+        return self.shared[key]
+
     def assigned(self, name: str, scope: Scope) -> list | None:
         """The values assigned to `name` as seen from `scope` (None entries: unknown)."""
         owner = scope.owner_of(name)

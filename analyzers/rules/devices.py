@@ -23,6 +23,7 @@ from ..vocabulary import (DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, HOST
 _RANDOM = RANDOM_FACTORIES | {"randperm", "normal", "bernoulli"}
 _FACTORIES = DETERMINISTIC_FACTORIES | _RANDOM | LEGACY_TENSOR_TYPES | {"range"}
 _MOVES = {"cuda", "to", "type_as", "type"}
+_TENSOR_FACTS = {"shape", "size", "dtype", "ndim", "dim"}  # what only a tensor has, of the names `.to(x)` is given
 _ONE_DIMENSIONAL = {"randperm", "arange", "linspace", "range"}  # factories of a vector: an element is a number
 # what to make on the device instead, where it is not the same factory with `device=`
 _ON_DEVICE = {"range": "torch.arange(..., device=...)", "from_numpy": "torch.tensor(..., device=...), or a buffer made once", **{
@@ -70,8 +71,11 @@ class CpuTensorMovedEachStep(Nesting):
     `padding = padding.cuda() if x.is_cuda else padding`), inside a loop, a module's
     `forward` or `training_step` (or an ignite Engine's process function, a training-step
     method other files call, `algorithm.update(minibatches)`), or a function that one of
-    those calls (through up to three calls). A device variable counts in code
-    that uses CUDA; `.to(x.device)` (another tensor's device) always does, since creating
+    those calls (through up to three calls, also as the parameter it is passed to), or the
+    function a loop calls as such a parameter (`sample(ddim_step, model)` calling `f(x_t, t)`
+    at each sampling step). A device variable counts in code
+    that uses CUDA, and so does a tensor the function reads the shape, size or dtype of
+    (`torch.randn(x_t.shape).to(x_t)`); `.to(x.device)` (another tensor's device) always does, since creating
     the tensor there is never slower (but for an `x` the function made on the CPU itself:
     stochastic depth's `var = torch.bernoulli(torch.tensor(p))`). Likewise a factory tensor without `device=` that indexes
     another tensor (`x[torch.arange(n), ids]`, directly or through arithmetic and names) there,
@@ -758,7 +762,25 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
-        # the noise of a sampling step, drawn on the CPU in either branch (fastai's DDPM sampler)
+        # the step function a sampler is given, called at each of its steps (fastai's DDIM notebooks):
+        # its noise is made on the CPU and moved to the device of the image (`.to(x_t)`)
+        Example(
+            """
+            import torch
+            def ddim_step(x_t, t, noise, eta):
+                x_t = x_t - noise * eta
+                if t > 0:
+                    x_t += eta * torch.randn(x_t.shape).to(x_t)
+                return x_t
+            @torch.no_grad()
+            def sample(f, model, sz, n_steps):
+                x_t = torch.randn(sz).cuda()
+                for t in reversed(range(n_steps)):
+                    x_t = f(x_t, t, model(x_t, t), 1.0)
+                return x_t
+            samples = sample(ddim_step, model, (16, 1, 32, 32), 100)
+            """,
+        ),
         Example(
             """
             import torch
@@ -2073,11 +2095,12 @@ class CpuTensorMovedEachStep(Nesting):
             typed = call_name(site.node) == "type"  # `.type(Tensor)`, Tensor a CUDA tensor type
             if typed and (device is None or self.ctx.is_cuda_device(device, site.scope) is not True):
                 continue
-            if device is not None and not moved_as and not typed and not self._device(device, site):
+            like = device is not None and not moved_as and not typed and self._tensor_like(device, site, function)
+            if device is not None and not moved_as and not typed and not like and not self._device(device, site):
                 continue
             moved.add(id(made))
             factory = call_name(made)
-            fix = self._fix(site, made, device) if factory in DETERMINISTIC_FACTORIES and not typed else None
+            fix = self._fix(site, made, device) if factory in DETERMINISTIC_FACTORIES and not typed and not like else None
             how = f"`.type_as({code(device)})`" if moved_as and device is not None else "copied to the GPU"
             instead = _ON_DEVICE.get(factory or "", f"torch.{factory}(..., device=...)")
             self.report(
@@ -2302,9 +2325,15 @@ class CpuTensorMovedEachStep(Nesting):
                      and id(call.node) not in steps.cached(call.scope.node)  # (not `self.D.train()` for a method `train`)
                      and not (type(call.node.func) is cst.Name and namespace.redefined_run_by(call.node.func, call.unit) not in (
                          None, defined))]  # (a notebook's earlier definition of the name, not this one)
+            handed = [call for name, defined in names if self.ctx.class_of.get(id(defined)) is None
+                      for call in self.ctx.handed_calls(name)]  # (`sample(ddim_step, model)` calling `f(x_t, t)`)
+            calls += handed
             if any(call.loops and steps.trains(call.loops[-1]) and id(call.node) not in self._intervals(call.loops[-1], call.scope)
                    for call in calls):
                 return f"in `{shown}`, called on every training step"
+            driver = next((call.scope.node for call in handed if self._iterates(call)), None)
+            if driver is not None:
+                return f"in `{shown}`, called on every step of `{driver.name.value}`"  # (a sampler's step function)
             called_from = [call.scope.node for call in calls]
             callers = [caller for caller in called_from if caller is not None and caller.name.value not in seen]
             for caller in callers:
@@ -2327,6 +2356,18 @@ class CpuTensorMovedEachStep(Nesting):
                     f"in `{name}`, called on every training step ({stepping})" if stepping is not None else None
             return self.elsewhere[name]
         return None
+
+    def _iterates(self, call: CallSite) -> bool:
+        """Whether `call` (of a function passed as an argument: the step function a sampler is
+        given) runs on every iteration of a loop around it that is not a few iterations, an
+        epoch loop, nor one writing a file each time (as a factory in it would)."""
+        loops = [loop for loop in call.loops if not _over_entries(loop)]
+        if not loops or all(few_iterations(around, self.ctx, call.scope) for around in loops):
+            return False
+        loop = loops[-1]
+        steps = TrainingSteps.of(self.ctx)
+        return id(call.node) not in self._intervals(loop, call.scope) and not steps.per_epoch(loop) and not (
+            not steps.trains(loop) and self._saves_files(loop))
 
     def _collates(self, function: cst.FunctionDef, depth: int = 0) -> bool:
         """Whether `function` batches a DataLoader's samples: it calls `default_collate`, is named
@@ -2363,6 +2404,16 @@ class CpuTensorMovedEachStep(Nesting):
                 and not self.ctx.calls.get(function.name.value):
             return "every training step"  # `model.loss(scores, labels)`, called by the training loop of another module
         return "every training step" if steps.stepped_elsewhere(function) else None
+
+    def _tensor_like(self, device: cst.BaseExpression, site: Site, function) -> bool:
+        """`.to(x_t)` with a tensor the function reads the shape, size or dtype of
+        (`torch.randn(x_t.shape).to(x_t)`), in code that uses CUDA: moved to that tensor's
+        device, as with `.type_as(x_t)`."""
+        if type(device) is not cst.Name or function is None or self.ctx.cuda_evidence is None or \
+                DEVICE_LIKE.search(device.value) or self._on_host(device, site.scope, 0):
+            return False
+        return any(type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == device.value
+                   and node.attr.value in _TENSOR_FACTS for node in walk(function.body))
 
     def _device(self, device: cst.BaseExpression, site: Site) -> bool:
         """Provably CUDA, or a device variable in code that uses CUDA."""
