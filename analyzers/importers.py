@@ -208,10 +208,21 @@ def gpu_importers(path: str) -> list[FileNamespace]:
     return [module.namespace(root) for _, module, root in _importers(path) if module.gpu_line() is not None]
 
 
-def importing(path: str) -> list[FileNamespace]:
-    """The modules of the project that import the module at `path` (and whose text may use a
-    GPU: see `_importers`), read, their places named from the project's root."""
-    return [module.namespace(root) for _, module, root in _importers(path)]
+def uses_gpu(path: str) -> bool:
+    """Whether the module at `path` puts work on a GPU itself (a Trainer's solver.py, whose
+    `self.device` is CUDA when there is one)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    note(path, info)
+    return _module(path, info).gpu_line() is not None
+
+
+def importing(path: str, any_text: bool = False) -> list[FileNamespace]:
+    """The modules of the project that import the module at `path` (and, unless `any_text`,
+    whose text may use a GPU: see `_importers`), read, their places named from the project's root."""
+    return [module.namespace(root) for _, module, root in _importers(path, any_text=any_text)]
 
 
 def forward_caller(path: str, name: str) -> str | None:

@@ -630,15 +630,19 @@ def _attached(ctx, receiver: str, attribute: str) -> cst.Name | None:
 
 
 def used_arguments(ctx, call, scope, summary) -> tuple[tuple | None, list[tuple]]:
-    """The project function or method a call of the source calls (see `call_target`) and, for
+    """The project function or method a call of the source calls (see `call_target`; a class
+    made: its `__init__`) and, for
     each argument bound to a parameter that `summary(callee)` ({parameter: what}) names,
     (argument, what), in argument order; (None, []) when the call reaches no such function."""
     callee = call_target(ctx, call.func, scope)
+    made = None if callee is not None or type(call.func) is not cst.Name else SourceNamespace.of(ctx).klass(call.func.value)
+    if made is not None:  # `Trainer(model, train_loader, ...)`: its `__init__`, which may keep them
+        callee = method(made[0], "__init__", *made[1:])
     said = summary(callee) if callee is not None else {}
     if not said:
         return callee, []
-    method = callee[3] is not None and bound(call.func)
-    return callee, [(value, said[param]) for param, value in bind(call, parameters(callee[0]), method) if param in said]
+    method_call = callee[3] is not None and (made is not None or bound(call.func))
+    return callee, [(value, said[param]) for param, value in bind(call, parameters(callee[0]), method_call) if param in said]
 
 
 def _unknown_parameter(expr, scope) -> bool:
@@ -864,8 +868,10 @@ def host_reads(found: Definition | None) -> dict[str, Use]:
 
 
 def device_moves(found: Definition | None) -> dict[str, Use]:
-    """{parameter: Use} of the parameters the function `found` moves to a device."""
-    return _uses(found, _device_move, 0)
+    """{parameter: Use} of the parameters the function `found` moves to a device (a
+    constructor: also the loaders it keeps whose batches the class moves, `_kept_loaders`)."""
+    kept = {param: uses.moved for param, uses in _kept_loaders(found).items() if uses.moved is not None}
+    return {**kept, **_uses(found, _device_move, 0)} if kept else _uses(found, _device_move, 0)
 
 
 def _uses(found: Definition | None, matcher, depth: int) -> dict[str, Use]:
@@ -1155,6 +1161,10 @@ def iterated(found: Definition | None) -> dict[str, int]:
                     source = _loop_source(bound[source.id][0])  # `progress = tqdm(enumerate(x))`
             if type(source) is ast.Name and source.id in names:
                 loops.setdefault(source.id, getattr(node, "lineno", 0) or source.lineno)
+        for param, uses in _kept_loaders(found).items():
+            use = uses.again or uses.moved
+            if use is not None:
+                loops.setdefault(param, use.line)
         memo[iterated] = loops
     return memo[iterated]
 
@@ -1210,6 +1220,9 @@ def iterated_again(found: Definition | None) -> dict[str, int]:
                     for param, argument in bind(node, parameters(callee[0]), callee[3] is not None and bound(node.func)):
                         if param in loops and type(argument) is ast.Name and argument.id in names:
                             again.setdefault(argument.id, node.lineno)
+        for param, uses in _kept_loaders(found).items():
+            if uses.again is not None:
+                again.setdefault(param, uses.again.line)
         memo[iterated_again] = again
     return memo[iterated_again]
 
@@ -1317,7 +1330,7 @@ def caller_uses(namespace: FileNamespace, path: str, name: str, index: int | Non
             for function, read, looped in readers:
                 uses = _uses_of_loaders(function, read, namespace, place, looped)
                 moved, again, trained = moved or uses.moved, again or uses.again, trained or uses.trained
-    return LoaderUses(moved, again, trained, (moved is not None or again is not None) and _module_trains(namespace, place))
+    return LoaderUses(moved, again, trained, (moved is not None or again is not None) and (trained or _module_trains(namespace, place)))
 
 
 def _module_trains(namespace: FileNamespace, place: Place) -> bool:
@@ -1381,7 +1394,7 @@ def _attribute_readers(module: ast.Module, method, names: set[str]):
                 yield function, read, int(function.name in looped)
 
 
-def _uses_of_loaders(scope, names: set[str], namespace: FileNamespace, place: Place, loops: int = 0) -> LoaderUses:
+def _uses_of_loaders(scope, names: set[str], namespace: Namespace, place: Place, loops: int = 0) -> LoaderUses:
     """What is done with the loaders bound to `names` in `scope` (run in as many loops)."""
     moved: Use | None = None
     again: Use | None = None
@@ -1416,17 +1429,50 @@ def _uses_of_loaders(scope, names: set[str], namespace: FileNamespace, place: Pl
         elif type(child) is ast.Call and any(type(a) is ast.Name and a.id in names
                                              for a in (*child.args, *(k.value for k in child.keywords))):
             callee = _callee(child.func, namespace, place, None)
+            made = callee is None and (callee := _constructor(child.func, namespace)) is not None
             if callee is not None:
-                given = [param for param, value in bind(child, parameters(callee[0]), callee[3] is not None and bound(child.func))
+                method_call = callee[3] is not None and (made or bound(child.func))
+                given = [param for param, value in bind(child, parameters(callee[0]), method_call)
                          if type(value) is ast.Name and value.id in names]
                 moves, loops_over = device_moves(callee), iterated(callee) if loops else iterated_again(callee)
                 moved = moved or next((moves[param] for param in given if param in moves), None)
                 if again is None and any(param in loops_over for param in given):
                     again = Use(shortened(ast.unparse(child)), place(child.lineno), place.path, child.lineno, where)
-                trained = trained or bool(_trained_on(child, names, namespace, place, None, 0))
+                kept = _kept_loaders(callee)
+                trained = trained or bool(_trained_on(child, names, namespace, place, None, 0)) or any(
+                    param in kept and kept[param].trained for param in given)  # (a Trainer's `train` looping over it)
         inner = loops + (type(child) in (ast.For, ast.AsyncFor, ast.While))
         stack.extend((grandchild, inner) for grandchild in ast.iter_child_nodes(child))
     return LoaderUses(moved, again, trained)
+
+
+def _kept_loaders(found: Definition | None) -> dict[str, LoaderUses]:
+    """{parameter: LoaderUses} of the parameters a class's `__init__` (`found`) keeps as
+    attributes (`self.train_loader = train_loader`), from what its other methods do with them:
+    a Trainer looping over its loader in `train_epoch`, which `fit` calls in its epoch loop."""
+    if found is None or found[3] is None or getattr(found[0], "name", None) != "__init__":
+        return {}
+    function, namespace, place, cls = found[0], found[1], found[2], found[3]
+    memo = _memo(function)
+    if _kept_loaders not in memo:
+        memo[_kept_loaders] = {}  # (a recursion uses nothing more)
+        params = set(parameters(function).names)
+        kept = {target: node.value.id for node in body_nodes(function) if type(node) is ast.Assign and len(node.targets) == 1
+                and type(node.value) is ast.Name and node.value.id in params and (target := ast_dotted(node.targets[0]))
+                and target.startswith("self.") and target.count(".") == 1}
+        methods = [node for node in cls.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not function]
+        looped = {node.func.attr for other in methods for loop in body_nodes(other) if type(loop) in (ast.For, ast.While)
+                  for node in ast.walk(loop) if type(node) is ast.Call and type(node.func) is ast.Attribute
+                  and ast_dotted(node.func.value) == "self"}  # (`for epoch in ...: self.train_epoch()`)
+        uses: dict[str, LoaderUses] = {}
+        for other in methods if kept else ():
+            for name in {dotted for node in ast.walk(other) if type(node) is ast.Attribute and (dotted := ast_dotted(node)) in kept}:
+                found_uses = _uses_of_loaders(other, {name}, namespace, place, int(other.name in looped))
+                before = uses.get(kept[name], LoaderUses(None, None, False))
+                uses[kept[name]] = LoaderUses(before.moved or found_uses.moved, before.again or found_uses.again,
+                                              before.trained or found_uses.trained)
+        memo[_kept_loaders] = uses
+    return memo[_kept_loaders]
 
 
 def _batch_names(loop: ast.For | ast.AsyncFor, namespace: Namespace, place: Place) -> set[str]:
@@ -1761,6 +1807,12 @@ def _callee(func, namespace: Namespace, place: Place, cls) -> Definition | None:
         found = namespace.function(f"{func.value.id}.{func.attr}")
         return (*found, None) if found is not None else _class_method(namespace, func.value.id, func.attr)
     return None
+
+
+def _constructor(func, namespace: Namespace) -> Definition | None:
+    """The `__init__` of the class of the project an ast call makes (`Solver(loader, config)`)."""
+    made = namespace.klass(func.id) if type(func) is ast.Name else None
+    return None if made is None else method(made[0], "__init__", *made[1:])
 
 
 def _class_method(namespace: Namespace, receiver: str, name: str) -> Definition | None:

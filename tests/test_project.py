@@ -383,6 +383,88 @@ def test_layers_a_model_module_imports_run_where_its_importer_trains_it(tmp_path
     assert findings_of(str(conv), "TPL203") == []
 
 
+def test_a_loader_a_trainer_class_keeps_is_judged_by_its_methods(tmp_path):
+    """A Trainer of another module keeps the loaders it is given (`self.train_loader =
+    train_loader`), loops over the training one in `train_epoch`, which `fit` calls every
+    epoch, and moves its batches to the GPU; the validation loader it keeps is never read."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "trainer.py").write_text(textwrap.dedent("""
+        import torch
+
+        class Trainer:
+            def __init__(self, model, train_loader, val_loader):
+                self.model = model.cuda()
+                self.train_loader = train_loader
+                self.val_loader = val_loader
+                self.opt = torch.optim.SGD(model.parameters(), 0.1)
+
+            def train_epoch(self):
+                for x, y in self.train_loader:
+                    x, y = x.cuda(), y.cuda()
+                    torch.nn.functional.cross_entropy(self.model(x), y).backward()
+                    self.opt.step()
+
+            def fit(self, epochs):
+                for epoch in range(epochs):
+                    self.train_epoch()
+    """))
+    main = tmp_path / "main.py"
+    main.write_text(textwrap.dedent("""
+        import torch
+        from trainer import Trainer
+
+        train_loader = torch.utils.data.DataLoader(train_set, batch_size=64, shuffle=True, num_workers=4)
+        val_loader = torch.utils.data.DataLoader(val_set, batch_size=64, num_workers=4)
+        Trainer(torch.nn.Linear(10, 10), train_loader, val_loader).fit(10)
+    """))
+    found = sorted((f.code, f.range.start_line + 1) for f in analyze(read_source(str(main)), Config()))
+    assert found == [("TPL102", 5), ("TPL104", 5)]
+    [again] = [f for f in analyze(read_source(str(main)), Config()) if f.code == "TPL104"]
+    assert "(by `Trainer`, trainer.py:12)" in again.message
+
+
+def test_a_loader_a_factory_returns_to_a_script_that_hands_it_to_a_gpu_trainer(tmp_path):
+    """Image_Segmentation: data_loader.py's `get_loader` returns the loader, main.py (which
+    never names a device) gives it to `Solver`, and solver.py moves its batches to
+    `self.device`, CUDA when there is one, in its epoch loop."""
+    (tmp_path / "pyproject.toml").write_text("")
+    data = tmp_path / "data_loader.py"
+    data.write_text(textwrap.dedent("""
+        from torch.utils import data
+
+        def get_loader(dataset, batch_size, num_workers=2):
+            return data.DataLoader(dataset=dataset, batch_size=batch_size, shuffle=True, num_workers=num_workers)
+    """))
+    (tmp_path / "main.py").write_text(textwrap.dedent("""
+        from data_loader import get_loader
+        from solver import Solver
+
+        def main(config):
+            train_loader = get_loader(config.train_set, config.batch_size)
+            Solver(config, train_loader).train()
+    """))
+    solver = tmp_path / "solver.py"
+    solver.write_text(textwrap.dedent("""
+        import torch
+
+        class Solver:
+            def __init__(self, config, train_loader):
+                self.train_loader = train_loader
+                self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+                self.num_epochs = config.num_epochs
+
+            def train(self):
+                for epoch in range(self.num_epochs):
+                    for images, gt in self.train_loader:
+                        images = images.to(self.device)
+                        self.loss(self.net(images), gt.to(self.device)).backward()
+                        self.optimizer.step()
+    """))
+    assert sorted(f.code for f in analyze(read_source(str(data)), Config())) == ["TPL102", "TPL104"]
+    solver.write_text(solver.read_text().replace('"cuda" if torch.cuda.is_available() else ', ""))
+    assert sorted(f.code for f in analyze(read_source(str(data)), Config())) == []
+
+
 def test_a_loss_four_imports_from_the_script_that_trains_on_the_gpu(tmp_path):
     """transferlearning's DeepDA: `loss_funcs/daan.py` imports its sibling as the script's folder
     sees it (`from loss_funcs.adv import *`), the package re-exports it, transfer_losses.py

@@ -23,7 +23,7 @@ from ..datasets import (
 )
 from ..findings import Related
 from ..importers import (config_default, gpu_importers, importer_namespace_default, importing, installable,
-                         unused_function)
+                         unused_function, uses_gpu)
 from ..project import (FileNamespace, LoaderUses, SourceNamespace, derives_from, argparse_defaults, ast_dotted, bind, body_nodes, call_target, caller_uses, classes_made_by,
                        instance_default, method as method_of,
                        parsed_defaults,
@@ -794,12 +794,15 @@ class LoaderRule(Rule):
                               or type(element) is cst.Name and element.value in names), False)
         if index is False:
             return []
-        importers = self.ctx.shared.get(gpu_importers)
+        importers = self.ctx.shared.get(uses_gpu)
         if importers is None:
-            importers = self.ctx.shared[gpu_importers] = gpu_importers(path)
+            on_gpu = {namespace.path for namespace in gpu_importers(path)}
+            importers = self.ctx.shared[uses_gpu] = [(namespace, namespace.path in on_gpu) for namespace in importing(path, any_text=True)]
         found = []
-        for namespace in sorted(importers, key=lambda n: n.path.endswith(".ipynb")):  # (a script's lines can be named)
+        for namespace, on_gpu in sorted(importers, key=lambda pair: pair[0].path.endswith(".ipynb")):  # (a script's lines can be named)
             uses = caller_uses(namespace, os.path.abspath(path), function.name.value, index)
+            if not on_gpu and (uses.moved is None or not uses_gpu(uses.moved.path)):
+                continue  # (moved, where a module of the project that uses a GPU moves it: a Trainer's `self.device`)
             if uses.moved is not None or uses.again is not None:
                 found.append(uses)
         return found
@@ -3227,7 +3230,10 @@ class PinnedMemoryMissing(LoaderRule):
     it passes them, or the loader, to (`train_step(model, batch)`, `train(model, loader)`
     in another module), by a module of the project that calls the function returning the
     loader (`return train_loader, test_loader` in data_setup.py; `X.to(device)` in train.py or
-    in a function it gives the loader to), or by a framework:
+    in a function it gives the loader to, or by a class of the project it gives the loader to,
+    which keeps it and loops over it: `Solver(config, train_loader)` with `self.train_loader =
+    train_loader` and `images.to(self.device)` in `Solver.train`, counted when the module
+    moving the batches uses a GPU), or by a framework:
     Lightning's Trainer (a LightningModule's or DataModule's `train_dataloader` and
     `val_dataloader`, loaders given to `fit`), Accelerate (`accelerator.prepare(loader)`)
     and ignite (`create_supervised_trainer(..., device=...)`, an `Engine` whose process

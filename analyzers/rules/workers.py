@@ -34,7 +34,9 @@ class NonPersistentWorkers(LoaderRule):
     an ignite Engine's `run(loader, max_epochs=N)`, or a `run` in an event handler
     (decorated, or registered with `add_event_handler`); a module of the project that calls
     the function returning the loader (`train_loader, test_loader = data_setup.create_dataloaders()`
-    in train.py) and iterates it so, itself or through the functions it gives it to; an
+    in train.py) and iterates it so, itself or through the functions it gives it to; a class
+    of the project that keeps the loader it is given and loops over it each epoch (`Trainer(model,
+    train_loader).fit(10)`, with `fit` calling `self.train_epoch()` in its epoch loop); an
     `iter(loader)` made again inside a training loop (`except StopIteration: it =
     iter(loader)`, cycling a loader shorter than the run; `next(enumerate(test_loader))` every
     10 steps) or in a function it calls (`next(iter(val_loader))` in a `sample_images` run
@@ -970,8 +972,9 @@ class NonPersistentWorkers(LoaderRule):
                     if root_name(value) in bound:
                         continue  # (an outer loop handing out the loaders)
                     place = callee[2](line)
-                    how = f" (by `{callee[0].name}`{f', {place}' if place else ''}{', called in a loop' if site.loops else ''})"
-                    related = (Related(callee[2].path, line - 1, f"`{callee[0].name}` iterates the loader"),) if place else ()
+                    name = callee[3].name if callee[0].name == "__init__" and callee[3] is not None else callee[0].name
+                    how = f" (by `{name}`{f', {place}' if place else ''}{', called in a loop' if site.loops else ''})"
+                    related = (Related(callee[2].path, line - 1, f"`{name}` iterates the loader"),) if place else ()
                     for loader in self.live_loaders(value, site.scope, site.unit):
                         yield loader, list(site.loops), how, related
 
