@@ -35,6 +35,8 @@ _TRUTH_FUNCTIONS = {"torch.isnan", "torch.isinf", "torch.isfinite", "torch.any",
 _TRUTH_METHODS = {"any", "all"}
 _TENSOR_PREFIXES = tuple(f"{namespace}." for namespace in TENSOR_NAMESPACES)
 _NOT_TENSOR = NOT_TENSOR_OPS | {"equal", "allclose", "autocast"}  # and those returning a bool or a context
+# methods whose result lives where their receiver does (`.cpu().sum()`; NumPy's `np.ceil(x).astype("int")`)
+_HOST_KEEPING = SAME_DEVICE_METHODS | {"sum", "mean", "max", "min", "argmax", "eq", "ne", "astype", "numpy", "squeeze", "round"}
 _TENSOR_FACTS = {"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout", "keys", "batch_size"}  # not tensors
 _TENSOR_METHODS = {
     "sum", "mean", "max", "min", "norm", "detach", "clone", "float", "half", "double", "abs", "sqrt", "pow", "exp",
@@ -212,7 +214,9 @@ class HostSyncEveryStep(Nesting):
     `.item()`) is one finding, on its first read, which waits for the queue; its message and
     related locations name the others, mended by the same fix. What a function of the project
     hands back already copied to the host is no CUDA tensor (`loss, parts = compute_loss(...)`
-    with `return loss, to_cpu(torch.cat(losses))`: `float(parts[0])` reads a CPU tensor).
+    with `return loss, to_cpu(torch.cat(losses))`: `float(parts[0])` reads a CPU tensor), nor
+    is what a host copy gives (`correct = pred.eq(y).cpu().sum()`, then `correct.item()`: the
+    `.cpu()` is the read that waits) or a NumPy value (`np.ceil(np.log(n)).astype("int").item()`).
 
     ## Why is this bad?
     CUDA work is queued asynchronously: while the GPU runs step *n*, the CPU can prepare
@@ -291,6 +295,21 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # a NumPy scalar's `.item()` in a forward (Informer's ProbAttention)
+        Example(
+            """
+            import numpy as np
+            import torch
+            class ProbAttention(torch.nn.Module):
+                def forward(self, queries, keys):
+                    u = self.factor * np.ceil(np.log(keys.shape[2])).astype("int").item()
+                    return queries[:, :, :u]
+            model = ProbAttention().cuda()
+            for x in loader:
+                model(x.cuda(), x.cuda()).sum().backward()
+                optimizer.step()
+            """,
+        ),
         # read at a few listed steps: the step counter tested for membership (torch-ngp's upsampling)
         Example(
             """
@@ -979,6 +998,20 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # the count of a host copy: its `.cpu()` is the read that waits, not the `.item()` after it
+        Example(
+            """
+            import torch
+            model = Net().cuda()
+            for points, target in loader:
+                pred = model(points.cuda())
+                loss = criterion(pred, target.cuda())
+                loss.backward()
+                optimizer.step()
+                correct = pred.argmax(1).eq(target.cuda()).cpu().sum()
+                mean_correct.append(correct.item() / len(target))
+            """,
+        ),
         # a callback's per-batch hook, which the project's training loop calls every step (fastai's miniai)
         Example(
             """
@@ -2232,8 +2265,9 @@ class HostSyncEveryStep(Nesting):
 
     def _made_on_cpu(self, expr: cst.BaseExpression, scope: Scope, site: Site | None = None) -> bool:
         """`x` made by `torch.linspace(...)` (a factory) with no device, and not moved; or copied to
-        the host already (`loss = criterion(out, y).cpu()`, then `loss.data.item()`: the copy
-        waited, the read does not)."""
+        the host already (`loss = criterion(out, y).cpu()`, then `loss.data.item()`; `correct =
+        pred.eq(y).cpu().sum()`, then `correct.item()`: the copy waited, the read does not); or
+        a NumPy value (`np.ceil(np.log(n)).astype("int").item()`)."""
         while type(expr) is cst.Attribute and expr.attr.value == "data" or type(expr) is cst.Call and type(
                 expr.func) is cst.Attribute and expr.func.attr.value in SAME_DEVICE_METHODS:
             expr = expr.value if type(expr) is cst.Attribute else cast(cst.Attribute, cast(cst.Call, expr).func).value
@@ -2247,12 +2281,18 @@ class HostSyncEveryStep(Nesting):
             found = (values[-1], scope) if values and values[-1] is not None else found
         if found is None or type(found[0]) is not cst.Call:
             return False
-        call = found[0]
-        if type(call.func) is cst.Attribute and (call.func.attr.value == "cpu" and not call.args or call.func.attr.value == "to"
-                                                  and len(call.args) == 1 and literal(call.args[0].value) == "cpu"):
-            return True
-        head, _, name = (self.ctx.qualname(call.func) or "").partition(".")
-        return head == "torch" and name in HOST_FACTORIES and keyword(call, "device") is None
+        call, made = found[0], found[0]
+        while True:
+            if type(call.func) is cst.Attribute and (call.func.attr.value == "cpu" and not call.args or call.func.attr.value == "to"
+                                                      and len(call.args) == 1 and literal(call.args[0].value) == "cpu"):
+                return True
+            if type(call.func) is not cst.Attribute or type(call.func.value) is not cst.Call or \
+                    call.func.attr.value not in _HOST_KEEPING or self.ctx.qualname(call.func) is not None:
+                break
+            call = call.func.value  # `pred.eq(y).cpu().sum()`: what a host copy gives is on the host
+        head, _, name = (self.ctx.qualname(call.func) or "").partition(".")  # (a factory only as the value itself: not
+        # `torch.Tensor(losses).mean().item()` of a list of CUDA losses, which the factory reads one by one)
+        return head == "numpy" or call is made and head == "torch" and name in HOST_FACTORIES and keyword(call, "device") is None
 
     def _host_element(self, value: cst.BaseExpression, index: int | None, scope: Scope) -> bool:
         """Whether the element `index` of what `value` gives back is a copy on the host: a function of
