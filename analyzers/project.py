@@ -635,13 +635,12 @@ def used_arguments(ctx, call, scope, summary) -> tuple[tuple | None, list[tuple]
     each argument bound to a parameter that `summary(callee)` ({parameter: what}) names,
     (argument, what), in argument order; (None, []) when the call reaches no such function."""
     callee = call_target(ctx, call.func, scope)
-    made = None if callee is not None or type(call.func) is not cst.Name else SourceNamespace.of(ctx).klass(call.func.value)
-    if made is not None:  # `Trainer(model, train_loader, ...)`: its `__init__`, which may keep them
-        callee = method(made[0], "__init__", *made[1:])
+    made = callee is None and type(call.func) is cst.Name and (  # `Trainer(model, train_loader, ...)`: its `__init__`,
+        callee := _constructor(call.func.value, SourceNamespace.of(ctx))) is not None  # which may keep them
     said = summary(callee) if callee is not None else {}
     if not said:
         return callee, []
-    method_call = callee[3] is not None and (made is not None or bound(call.func))
+    method_call = callee[3] is not None and (made or bound(call.func))
     return callee, [(value, said[param]) for param, value in bind(call, parameters(callee[0]), method_call) if param in said]
 
 
@@ -870,8 +869,9 @@ def host_reads(found: Definition | None) -> dict[str, Use]:
 def device_moves(found: Definition | None) -> dict[str, Use]:
     """{parameter: Use} of the parameters the function `found` moves to a device (a
     constructor: also the loaders it keeps whose batches the class moves, `_kept_loaders`)."""
+    moves = _uses(found, _device_move, 0)
     kept = {param: uses.moved for param, uses in _kept_loaders(found).items() if uses.moved is not None}
-    return {**kept, **_uses(found, _device_move, 0)} if kept else _uses(found, _device_move, 0)
+    return {**kept, **moves} if kept else moves
 
 
 def _uses(found: Definition | None, matcher, depth: int) -> dict[str, Use]:
@@ -1387,6 +1387,12 @@ def _attribute_readers(module: ast.Module, method, names: set[str]):
         return
     looped = {node.func.attr for loop in ast.walk(module) if type(loop) in (ast.For, ast.While)
               for node in ast.walk(loop) if type(node) is ast.Call and type(node.func) is ast.Attribute}
+    yield from _class_readers(cls, method, kept, looped)
+
+
+def _class_readers(cls: ast.ClassDef, method, kept: set[str], looped: set[str]):
+    """(method, attributes, 1 when its name is in `looped` else 0) for the methods of `cls`
+    other than `method` that read some of the attributes `kept` (`self.train_loader`)."""
     for function in cls.body:
         if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function is not method:
             read = {dotted for node in ast.walk(function) if type(node) is ast.Attribute and (dotted := ast_dotted(node)) in kept}
@@ -1429,7 +1435,7 @@ def _uses_of_loaders(scope, names: set[str], namespace: Namespace, place: Place,
         elif type(child) is ast.Call and any(type(a) is ast.Name and a.id in names
                                              for a in (*child.args, *(k.value for k in child.keywords))):
             callee = _callee(child.func, namespace, place, None)
-            made = callee is None and (callee := _constructor(child.func, namespace)) is not None
+            made = callee is None and type(child.func) is ast.Name and (callee := _constructor(child.func.id, namespace)) is not None
             if callee is not None:
                 method_call = callee[3] is not None and (made or bound(child.func))
                 given = [param for param, value in bind(child, parameters(callee[0]), method_call)
@@ -1465,9 +1471,9 @@ def _kept_loaders(found: Definition | None) -> dict[str, LoaderUses]:
                   for node in ast.walk(loop) if type(node) is ast.Call and type(node.func) is ast.Attribute
                   and ast_dotted(node.func.value) == "self"}  # (`for epoch in ...: self.train_epoch()`)
         uses: dict[str, LoaderUses] = {}
-        for other in methods if kept else ():
-            for name in {dotted for node in ast.walk(other) if type(node) is ast.Attribute and (dotted := ast_dotted(node)) in kept}:
-                found_uses = _uses_of_loaders(other, {name}, namespace, place, int(other.name in looped))
+        for other, read, repeated in _class_readers(cls, function, set(kept), looped) if kept else ():
+            for name in read:
+                found_uses = _uses_of_loaders(other, {name}, namespace, place, repeated)
                 before = uses.get(kept[name], LoaderUses(None, None, False))
                 uses[kept[name]] = LoaderUses(before.moved or found_uses.moved, before.again or found_uses.again,
                                               before.trained or found_uses.trained)
@@ -1809,9 +1815,9 @@ def _callee(func, namespace: Namespace, place: Place, cls) -> Definition | None:
     return None
 
 
-def _constructor(func, namespace: Namespace) -> Definition | None:
-    """The `__init__` of the class of the project an ast call makes (`Solver(loader, config)`)."""
-    made = namespace.klass(func.id) if type(func) is ast.Name else None
+def _constructor(name: str, namespace: Namespace) -> Definition | None:
+    """The `__init__` of the class of the project a call of `name` makes (`Solver(loader, config)`)."""
+    made = namespace.klass(name)
     return None if made is None else method(made[0], "__init__", *made[1:])
 
 

@@ -794,10 +794,11 @@ class LoaderRule(Rule):
                               or type(element) is cst.Name and element.value in names), False)
         if index is False:
             return []
-        importers = self.ctx.shared.get(uses_gpu)
-        if importers is None:
+        importers = self.ctx.shared.get("importers, on a GPU")
+        if importers is None:  # (every importer, and whether it uses a GPU itself)
             on_gpu = {namespace.path for namespace in gpu_importers(path)}
-            importers = self.ctx.shared[uses_gpu] = [(namespace, namespace.path in on_gpu) for namespace in importing(path, any_text=True)]
+            importers = self.ctx.shared["importers, on a GPU"] = [
+                (namespace, namespace.path in on_gpu) for namespace in importing(path, any_text=True)]
         found = []
         for namespace, on_gpu in sorted(importers, key=lambda pair: pair[0].path.endswith(".ipynb")):  # (a script's lines can be named)
             uses = caller_uses(namespace, os.path.abspath(path), function.name.value, index)

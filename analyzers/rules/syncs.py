@@ -36,7 +36,7 @@ _TRUTH_METHODS = {"any", "all"}
 _TENSOR_PREFIXES = tuple(f"{namespace}." for namespace in TENSOR_NAMESPACES)
 _NOT_TENSOR = NOT_TENSOR_OPS | {"equal", "allclose", "autocast"}  # and those returning a bool or a context
 # methods whose result lives where their receiver does (`.cpu().sum()`; NumPy's `np.ceil(x).astype("int")`)
-_HOST_KEEPING = SAME_DEVICE_METHODS | {"sum", "mean", "max", "min", "argmax", "eq", "ne", "astype", "numpy", "squeeze", "round"}
+_HOST_KEEPING = SAME_DEVICE_METHODS | {"sum", "mean", "max", "min", "argmax", "eq", "ne", "astype", "numpy", "round"}
 _TENSOR_FACTS = {"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout", "keys", "batch_size"}  # not tensors
 _TENSOR_METHODS = {
     "sum", "mean", "max", "min", "norm", "detach", "clone", "float", "half", "double", "abs", "sqrt", "pow", "exp",
