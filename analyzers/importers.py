@@ -43,13 +43,15 @@ MAX_FILES = 5000  # a larger project is listed up to this many modules
 MAX_FOLDERS = 2000  # and this many folders (a home folder without a project marker can hold millions)
 LISTING_LIFE = 5.0  # seconds a project's listing is reused (a run, a burst of edits) before it is made again
 _SKIPPED_FOLDERS = {"__pycache__", "node_modules", "site-packages", "venv", "env", "build", "dist"}
-_GPU_HINT = re.compile(rb"cuda|nccl|accelerat|deepspeed|gpu")  # a file without any of these never uses a GPU
+# a file without any of these never uses a GPU, nor picks a device with a function of the project (`get_device()`)
+_GPU_HINT = re.compile(rb"cuda|nccl|accelerat|deepspeed|gpu|device\(")
 # what a GPU line looks like in text (confirmed on the parsed module): `.cuda(`, "cuda:0", "cuda:" (+ an index), "nccl",
 # torch.cuda.* but the queries and seeding, torch.accelerator.*, deepspeed.*, Accelerator(
 _GPU_TEXT = re.compile(
     rb"""\.cuda\(|['"](?:cuda(?::\d*)?|nccl)['"]|f['"]cuda:\{|cuda\.(?!is_available|device_count|get_device_|manual_seed|seed)\w"""
     rb"""|accelerator\.(?!is_available|device_count)\w|deepspeed\.|Accelerator\(""")
 _DEVICE_KEYWORDS = {"device", "map_location", "output_device"}
+_PICKER = re.compile(r"device|gpu", re.IGNORECASE)  # a function named as one that picks the device (`get_device`, `try_gpu`)
 MAX_CALLEES = 64  # functions of other modules a source calls, looked at for a GPU line
 MAX_IMPORTERS = 32  # importers of one module parsed for their GPU line (a library module has hundreds)
 IMPORT_LEVELS = 4  # imports followed from a module to the one that puts its work on a GPU
@@ -228,11 +230,16 @@ def importing(path: str, any_text: bool = False) -> list[FileNamespace]:
 def forward_caller(path: str, name: str) -> str | None:
     """Where a module of the project importing the module at `path` calls its function `name`
     in a module's `forward` (or `__call__`, `training_step`): "openaimodel.py:723" for
-    `timestep_embedding` of util.py; None when none does."""
+    `timestep_embedding` of util.py, or the class `name` made in a method a forward calls
+    (`ProbMask(...)` in `_update_context`); None when none does."""
     for _, module, root in _importers(path, any_text=True):
         namespace = module.namespace(root)
         for cls in (node for node in ast.walk(namespace.tree) if type(node) is ast.ClassDef):
-            for method in (node for node in cls.body if type(node) is ast.FunctionDef and node.name in PER_CALL_METHODS):
+            methods = {node.name: node for node in cls.body if type(node) is ast.FunctionDef}
+            forwards = [method for method_name, method in methods.items() if method_name in PER_CALL_METHODS]
+            helpers = {node.func.attr for method in forwards for node in ast.walk(method) if type(node) is ast.Call
+                       and type(node.func) is ast.Attribute and type(node.func.value) is ast.Name and node.func.value.id == "self"}
+            for method in forwards + [methods[helper] for helper in sorted(helpers) if helper in methods and helper not in PER_CALL_METHODS]:
                 for call in (node for node in ast.walk(method) if type(node) is ast.Call):
                     if type(call.func) is ast.Name and call.func.id == name or \
                             type(call.func) is ast.Attribute and call.func.attr == name:
@@ -285,17 +292,33 @@ def subclassed_by_importers(path: str, name: str) -> bool:
 
 def unused_class(ctx, cls: cst.ClassDef) -> bool:
     """Whether nothing in the project names the class `cls` of the source: the source only
-    defines it, and the modules importing the source (one at least) never name it (yolov7's
-    `RankSort` and `APLoss` in loss.py, losses no script makes): its methods never run."""
+    defines it, the modules importing the source (one at least) never name it (yolov7's
+    `RankSort` and `APLoss` in loss.py, losses no script makes), and no YAML config of the
+    project names it as `module.Class` (Hydra's `_target_: training.trainer.Trainer`): its
+    methods never run."""
     name = cls.name.value
     if not ctx.path or ctx.path.startswith("<"):
         return False
     key = ("unused class", name)
     if key not in ctx.shared:
         named = re.compile(rf"\b{re.escape(name)}\b")  # (outside the class: not its `super(Name, self)`)
+        path = os.path.abspath(ctx.path)
         ctx.shared[key] = sum(len(named.findall(unit.text)) for unit in ctx.units) == len(named.findall(code(cls))) and \
-            named_by_importers(os.path.abspath(ctx.path), name) is False
+            named_by_importers(path, name) is False and not _named_in_configs(path, name)
     return ctx.shared[key]
+
+
+def _named_in_configs(path: str, name: str) -> bool:
+    """Whether a YAML file of the project names `name` of the module at `path` as
+    `module.name` (a class Hydra or a similar config instantiates)."""
+    stem = os.path.splitext(os.path.basename(path))[0].encode()
+    named = re.compile(rb"(?<![\w.])[\w.]*\b" + re.escape(stem) + rb"\." + re.escape(name.encode()) + rb"\b")
+    folders: list = []
+    for config, info in _files(project_root(os.path.dirname(path)), folders, (".yaml", ".yml")):
+        note(config, info)
+        if named.search(_read(config) or b""):
+            return True
+    return False
 
 
 def unused_function(ctx, function: cst.FunctionDef | None) -> bool:
@@ -493,12 +516,16 @@ def gpu_value(ctx) -> str | None:
 
 def _device_arguments(ctx):
     """(expression, scope) of what the source hands over as a device: the arguments of its
-    `.to()`/`.cuda()` calls and its `device=` keywords, in pass order."""
+    `.to()`/`.cuda()` calls, its `device=` keywords and the device pickers it hands to a call
+    (`Trainer(cfg, model, get_device())`), in pass order."""
     for call, scope in ctx.call_order:
         moved = type(call.func) is cst.Attribute and call.func.attr.value in ("to", "cuda")
         for arg in call.args:
-            if moved or arg.keyword is not None and arg.keyword.value in _DEVICE_KEYWORDS:
-                yield arg.value, scope
+            value = arg.value
+            picker = type(value) is cst.Call and not value.args and _PICKER.search(
+                (dotted(value.func) or "").rpartition(".")[2]) is not None
+            if moved or picker or arg.keyword is not None and arg.keyword.value in _DEVICE_KEYWORDS:
+                yield value, scope
 
 
 # a module of defaults imports yacs, or a `CfgNode` under another name (`from .config_node import ConfigNode`)
@@ -559,8 +586,9 @@ def _listing(root: str) -> _Listing:
     return listing
 
 
-def _files(root: str, folders: list):
-    """(path, stat) of the project's `.py` and `.ipynb` files; its folders go to `folders`."""
+def _files(root: str, folders: list, suffixes: tuple[str, ...] = (".py", ".ipynb")):
+    """(path, stat) of the project's `.py` and `.ipynb` files (or those ending in `suffixes`);
+    its folders go to `folders`."""
     count = 0
     for folder, subfolders, files in os.walk(root):
         if len(folders) >= MAX_FOLDERS:
@@ -571,7 +599,7 @@ def _files(root: str, folders: list):
             continue
         subfolders[:] = sorted(f for f in subfolders if not f.startswith(".") and f not in _SKIPPED_FOLDERS)
         for file in sorted(files):
-            if not file.endswith((".py", ".ipynb")):
+            if not file.endswith(suffixes):
                 continue
             candidate = os.path.join(folder, file)
             try:
@@ -689,17 +717,25 @@ def _picked_gpu(module: FileNamespace) -> int | None:
 
 def _device_calls(tree: ast.Module):
     """(statement or call, call) of the calls with one argument at most whose value is
-    assigned, given to `.to()`/`.cuda()` or as a `device=` (as a device is picked)."""
+    assigned, given to `.to()`/`.cuda()` or as a `device=` (as a device is picked), or handed
+    to a call when named as a device picker (`Trainer(cfg, model, get_device())`)."""
     for node in ast.walk(tree):
         candidates: list[ast.expr]
         if type(node) is ast.Assign and type(node.value) is ast.Call:
             candidates = [node.value]
         elif type(node) is ast.Call:
             moved = type(node.func) is ast.Attribute and node.func.attr in ("to", "cuda")
-            candidates = [arg for arg in node.args if moved] + [k.value for k in node.keywords if k.arg in _DEVICE_KEYWORDS]
+            candidates = [arg for arg in node.args if moved or _picker(arg)] + [
+                k.value for k in node.keywords if k.arg in _DEVICE_KEYWORDS or _picker(k.value)]
         else:
             continue
         yield from ((node, call) for call in candidates if type(call) is ast.Call and len(call.args) <= 1)
+
+
+def _picker(node: ast.expr) -> bool:
+    """A call without arguments of a function named as one that picks the device."""
+    name = ast_dotted(node.func) if type(node) is ast.Call and not node.args and not node.keywords else None
+    return name is not None and _PICKER.search(name.rpartition(".")[2]) is not None
 
 
 def _on_gpu(node: ast.AST, module: FileNamespace) -> bool:

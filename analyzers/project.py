@@ -34,7 +34,7 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from .nodes import UNKNOWN, code, dotted, remembered, shortened
-from .vocabulary import CLOCKS, HOST_FACTORIES, MATH_TESTS, SAME_DEVICE_METHODS
+from .vocabulary import CLOCKS, HOST_FACTORIES, MATH_TESTS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS
 
 MAX_FILE = 1_000_000  # bytes: a larger module is not read
 MAX_NOTEBOOK = 10 * 2**20  # bytes of a notebook, its outputs included (only its code cells are read)
@@ -1295,11 +1295,13 @@ class LoaderUses(NamedTuple):
     module_trains: bool = False  # whether the module runs training steps at all (with any loader)
 
 
-def caller_uses(namespace: FileNamespace, path: str, name: str, index: int | None) -> LoaderUses:
+def caller_uses(namespace: FileNamespace, path: str, name: str, index: int | None, attribute: str | None = None) -> LoaderUses:
     """What the module `namespace` does with what the function `name` of the module at `path`
     returns (element `index` of the tuple it returns, or all of it) where it assigns it to
     names. A DataLoader a factory of another module returns: `train_loader, test_loader =
-    data.make_loaders(...)` in train.py."""
+    data.make_loaders(...)` in train.py. With `attribute`, `name` is a class of that module
+    whose instances keep the loader as `attribute` (`dataset = Cifar(...)`, then `for batch in
+    dataset.train:`)."""
     place = Place(namespace.label, namespace.path)
     if namespace.path.endswith(".ipynb"):  # (its cells' lines run on: named by the file alone)
         place = _NotebookPlace(namespace.label, namespace.path)
@@ -1319,6 +1321,12 @@ def caller_uses(namespace: FileNamespace, path: str, name: str, index: int | Non
                 target = target.value  # `dataloaders["tar"] = load_data(...)`: a dict of loaders
             kept = type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self"
             if not isinstance(target, ast.Name) and not kept:
+                continue
+            if attribute is not None:
+                func = node.value.func
+                made = _constructor(func.id, namespace) if type(func) is ast.Name else None
+                if made is not None and made[3] is not None and made[3].name == name and _makes(made, path, "__init__"):
+                    names.add(f"{ast_dotted(cast(ast.expr, target))}.{attribute}")
                 continue
             found = _callee(node.value.func, namespace, place, None)
             if _makes(found, path, name) or any(_makes(inner, path, name) for inner in _forwarded(found)):
@@ -1483,7 +1491,8 @@ def _kept_loaders(found: Definition | None) -> dict[str, LoaderUses]:
 
 def _batch_names(loop: ast.For | ast.AsyncFor, namespace: Namespace, place: Place) -> set[str]:
     """The names a loop over a loader binds to its batches: its targets, and the names its body
-    assigns from them, also through a function of the project (`X, lS_o, lS_i, T = unpack_batch(b)`)."""
+    assigns or iterates from them (`(b.to(device) for b in batch)`), also through a function of
+    the project (`X, lS_o, lS_i, T = unpack_batch(b)`)."""
     def roots_of(node, value: ast.expr) -> set[str]:
         roots = _roots(value)
         if type(value) is ast.Call and _callee(value.func, namespace, place, None) is not None:
@@ -1491,7 +1500,8 @@ def _batch_names(loop: ast.For | ast.AsyncFor, namespace: Namespace, place: Plac
         return roots
 
     derived = {"batch": set(_names(loop.target))}
-    _propagate([node for node in ast.walk(loop) if type(node) is ast.Assign], derived, roots_of)
+    _propagate([node for node in ast.walk(loop) if type(node) in (ast.Assign, ast.comprehension, ast.For) and node is not loop],
+               derived, roots_of)
     return derived["batch"]
 
 
@@ -1595,7 +1605,7 @@ def returns_cpu_factory(found: Definition | None) -> Use | None:
                     value = value.func.value
                 elif type(value) is ast.Call:
                     head, _, name = (namespace.qualname(ast_dotted(value.func) or "") or "").partition(".")
-                    if head == "torch" and name in ("triu", "tril") and value.args:
+                    if head == "torch" and name in SAME_DEVICE_FUNCTIONS and value.args:
                         value = value.args[0]
                         continue
                     data = value.args and type(value.args[0]) not in (ast.Constant, ast.Name, ast.Attribute)  # (`torch.Tensor(

@@ -46,6 +46,9 @@ SAME_DEVICE_METHODS = frozenset({
     "reshape_as", "clone", "detach", "div", "mul", "random_", "normal_", "uniform_",
 })
 
+# torch functions whose result is on the device of their first argument (`torch.triu(torch.ones(n, n))`)
+SAME_DEVICE_FUNCTIONS = frozenset({"triu", "tril", "flip", "roll"})
+
 # torch namespaces other than `torch` itself whose public functions run tensor ops.
 MODULE_CLASSES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})  # `nn.Module` as imports spell it
 TENSOR_NAMESPACES = ("torch.nn.functional", "torch.linalg", "torch.fft", "torch.special")

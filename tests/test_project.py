@@ -383,6 +383,102 @@ def test_layers_a_model_module_imports_run_where_its_importer_trains_it(tmp_path
     assert findings_of(str(conv), "TPL203") == []
 
 
+def test_mask_classes_another_file_makes_in_every_forward(tmp_path):
+    """Informer's masking.py: `TriangularCausalMask(B, L, device=q.device)` made in attn.py's
+    `forward`, `ProbMask(...)` in `_update_context`, which `forward` calls; their constructors
+    build the mask on the CPU (`torch.triu(torch.ones(...))`, `torch.arange(B)` indexing it)
+    and move it, in every forward of a model exp.py trains on the GPU. A mask class nothing
+    makes in a forward stays silent."""
+    (tmp_path / "pyproject.toml").write_text("")
+    masking = tmp_path / "masking.py"
+    masking.write_text(textwrap.dedent("""
+        import torch
+
+        class TriangularCausalMask():
+            def __init__(self, B, L, device="cpu"):
+                self._mask = torch.triu(torch.ones([B, 1, L, L], dtype=torch.bool), diagonal=1).to(device)
+
+        class ProbMask():
+            def __init__(self, B, L, index, device="cpu"):
+                _mask = torch.ones(L, L, dtype=torch.bool).to(device).triu(1)
+                self._mask = _mask[None].expand(B, L, L)[torch.arange(B)[:, None], index, :]
+    """))
+    attn = tmp_path / "attn.py"
+    script = """
+        import torch
+        from masking import TriangularCausalMask, ProbMask
+
+        class Attention(torch.nn.Module):
+            def _update_context(self, q, index):
+                return ProbMask(q.shape[0], q.shape[1], index, device=q.device)._mask
+
+            def forward(self, q, index):
+                full = TriangularCausalMask(q.shape[0], q.shape[1], device=q.device)._mask
+                return q.masked_fill(full, 0) + self._update_context(q, index)
+    """
+    attn.write_text(textwrap.dedent(script))
+    (tmp_path / "exp.py").write_text(textwrap.dedent("""
+        import torch
+        from attn import Attention
+
+        device = torch.device("cuda:0")
+        model = Attention().to(device)
+        for q, index in loader:
+            model(q.to(device), index.to(device)).sum().backward()
+            optimizer.step()
+    """))
+    found = sorted((f.range.start_line + 1, f.message.split(" is created")[0]) for f in findings_of(str(masking), "TPL501"))
+    assert found == [(6, "torch.ones(...)"), (10, "torch.ones(...)"), (11, "torch.arange(...)")]
+    assert "in `ProbMask`, called on every forward call (attn.py:7)" in findings_of(str(masking), "TPL501")[1].message
+    attn.write_text(textwrap.dedent(script.replace("def forward(self, q, index):", "def build(self, q, index):")))
+    assert findings_of(str(masking), "TPL501") == []
+
+
+def test_a_trainer_class_only_a_yaml_config_names_runs(tmp_path):
+    """sam2's training/trainer.py: train.py builds the Trainer with Hydra's `instantiate`
+    (`_target_: training.trainer.Trainer` in a YAML config), so no module names the class, yet
+    its `_run_step` runs on every batch; the read in the message of the branch that stops on a
+    non-finite loss runs once. Without the config, the class is dead code."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "training").mkdir()
+    trainer = tmp_path / "training" / "trainer.py"
+    trainer.write_text(textwrap.dedent("""
+        import math
+        import torch
+
+        class Trainer:
+            def __init__(self, model, loader):
+                self.device = torch.device("cuda", 0)
+                self.model, self.loader = model.to(self.device), loader
+
+            def train_epoch(self):
+                for batch in self.loader:
+                    self._run_step(batch.to(self.device))
+
+            def _run_step(self, batch):
+                loss = self.model(batch).mean()
+                if not math.isfinite(loss.item()):
+                    raise FloatingPointError(f"Loss is {loss.item()}")
+                loss.backward()
+                self.optimizer.step()
+                self.meter.update(loss.item())
+    """))
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        from hydra.utils import instantiate
+        import training.trainer
+
+        def main(cfg):
+            trainer = instantiate(cfg.trainer)
+            trainer.train_epoch()
+    """))
+    config = tmp_path / "configs" / "train.yaml"
+    config.parent.mkdir()
+    config.write_text("trainer:\n  _target_: training.trainer.Trainer\n  model: null\n")
+    assert sorted(f.range.start_line + 1 for f in tpl203(str(trainer))) == [16, 20]
+    config.write_text("trainer:\n  _target_: training.other.Trainer\n")
+    assert tpl203(str(trainer)) == []
+
+
 def test_a_loader_a_trainer_class_keeps_is_judged_by_its_methods(tmp_path):
     """A Trainer of another module keeps the loaders it is given (`self.train_loader =
     train_loader`), loops over the training one in `train_epoch`, which `fit` calls every
@@ -421,6 +517,96 @@ def test_a_loader_a_trainer_class_keeps_is_judged_by_its_methods(tmp_path):
     assert found == [("TPL102", 5), ("TPL104", 5)]
     [again] = [f for f in analyze(read_source(str(main)), Config()) if f.code == "TPL104"]
     assert "(by `Trainer`, trainer.py:12)" in again.message
+
+
+def test_a_device_picker_handed_to_a_trainer_of_another_file(tmp_path):
+    """pytorchic-bert: `train.Trainer(cfg, model, loader, optimizer, get_device())`, with
+    utils.py's `get_device()` picking CUDA when there is one; train.py never names a device,
+    its Trainer's per-step `loss.item()` runs on the GPU. A handed value that is not named as a
+    device picker (`make_config()`) says nothing."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "utils.py").write_text(textwrap.dedent("""
+        import torch
+
+        def get_device():
+            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+        def make_config():
+            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    """))
+    trainer = tmp_path / "train.py"
+    trainer.write_text(textwrap.dedent("""
+        import torch
+
+        class Trainer:
+            def __init__(self, model, loader, optimizer, device):
+                self.model, self.loader, self.optimizer, self.device = model, loader, optimizer, device
+
+            def train(self, epochs):
+                model = self.model.to(self.device)
+                for epoch in range(epochs):
+                    loss_sum = 0.0
+                    for batch in self.loader:
+                        batch = [t.to(self.device) for t in batch]
+                        self.optimizer.zero_grad()
+                        loss = model(*batch).mean()
+                        loss.backward()
+                        self.optimizer.step()
+                        loss_sum += loss.item()
+    """))
+    main = tmp_path / "classify.py"
+    script = """
+        import train
+        from utils import get_device, make_config
+
+        trainer = train.Trainer(model, loader, optimizer, get_device())
+        trainer.train(3)
+    """
+    main.write_text(textwrap.dedent(script))
+    [finding] = tpl203(str(trainer))
+    assert finding.range.start_line + 1 == 18 and "`loss.item()`" in finding.message
+    main.write_text(textwrap.dedent(script.replace("get_device())", "make_config())")))
+    assert tpl203(str(trainer)) == []
+
+
+def test_loaders_a_class_builds_and_keeps_read_through_its_instance_by_another_file(tmp_path):
+    """davda54/sam: `Cifar.__init__` builds `self.train` and `self.test`; train.py makes
+    `dataset = Cifar(...)` and, every epoch, loops over `dataset.train` moving each batch with
+    `(b.to(device) for b in batch)`. The one pass over an unnamed loader that computes the
+    normalisation statistics is no loading to speed up."""
+    (tmp_path / "pyproject.toml").write_text("")
+    data = tmp_path / "cifar.py"
+    data.write_text(textwrap.dedent("""
+        import torch
+        from torch.utils.data import DataLoader
+
+        class Cifar:
+            def __init__(self, batch_size, threads):
+                mean, std = self._statistics()
+                self.train = DataLoader(train_set, batch_size=batch_size, shuffle=True, num_workers=threads)
+                self.test = DataLoader(test_set, batch_size=batch_size, num_workers=threads)
+
+            def _statistics(self):
+                data = torch.cat([d[0] for d in DataLoader(train_set)])
+                return data.mean(dim=[0, 2, 3]), data.std(dim=[0, 2, 3])
+    """))
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        import torch
+        from cifar import Cifar
+
+        device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+        dataset = Cifar(128, 2)
+        for epoch in range(200):
+            for batch in dataset.train:
+                inputs, targets = (b.to(device) for b in batch)
+                loss = criterion(model(inputs), targets)
+                loss.backward()
+                optimizer.step()
+    """))
+    found = sorted((f.code, f.range.start_line + 1) for f in analyze(read_source(str(data)), Config()))
+    assert found == [("TPL102", 8), ("TPL104", 8)]
+    [again] = [f for f in analyze(read_source(str(data)), Config()) if f.code == "TPL104"]
+    assert "`dataset.train`, train.py:8" in again.message
 
 
 def test_a_loader_a_factory_returns_to_a_script_that_hands_it_to_a_gpu_trainer(tmp_path):

@@ -112,6 +112,8 @@ class LoaderRule(Rule):
         self.modules: list[cst.Module] = first.modules if first is not self else []
         # name (or attribute) -> (value, index, scope) of the tuples unpacked into it
         self.unpacked: dict[str, list[tuple]] = first.unpacked if first is not self else {}
+        # id of a call iterated where it is made (`for x in DataLoader(...)`, `[x for x in DataLoader(...)]`) -> the loop
+        self.iterated_in_place: dict[int, cst.CSTNode] = first.iterated_in_place if first is not self else {}
         self.budget = _COST_BUDGET
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -135,6 +137,8 @@ class LoaderRule(Rule):
         return self.ctx.qualname(call.func) in DATALOADER and not self.batches_graphs(self.loaders[call])
 
     def visit_For(self, node: cst.For) -> None:
+        if type(node.iter) is cst.Call:
+            self.iterated_in_place[id(node.iter)] = node
         outer = self._batch_loop(node.iter)
         if outer is not None:  # `for key, value in batch.items()`: parts of the batch
             self.loops[outer][1].update(names_in_target(node.target))
@@ -167,6 +171,8 @@ class LoaderRule(Rule):
         """`{k: v.to(device) for k, v in batch.items()}`: bind k, v before the element is visited."""
         comp = node.for_in
         while comp is not None:
+            if type(comp.iter) is cst.Call:
+                self.iterated_in_place[id(comp.iter)] = node
             loop = self._batch_loop(comp.iter)
             if loop is not None:
                 self.loops[loop][1].update(names_in_target(comp.target))
@@ -777,8 +783,16 @@ class LoaderRule(Rule):
 
     def _returned_to(self, site: Site) -> list[LoaderUses]:
         function, path = site.scope.node, self.ctx.path
-        if function is None or not path or path.startswith("<") or self.ctx.class_of.get(id(function)) is not None \
-                or not any(d is function for d, _ in self.ctx.functions.get(function.name.value, ())):
+        if function is None or not path or path.startswith("<"):
+            return []
+        cls = self.ctx.class_of.get(id(function))
+        if cls is not None:  # (kept by the instances a class's `__init__` makes: `self.train = DataLoader(...)`)
+            kept = [key for key, values in self.ctx.attributes.items() if key.startswith("self.") and key.count(".") == 1
+                    and any(value is site.node and scope is site.scope for value, scope in values)]
+            if function.name.value != "__init__" or len(kept) != 1 or self.ctx.class_of.get(id(cls)) is not None:
+                return []
+            return self._used_by_importers(path, cls.name.value, None, kept[0][len("self."):])
+        if not any(d is function for d, _ in self.ctx.functions.get(function.name.value, ())):
             return []
         names = {n for n, values in site.scope.assignments.items() if any(v is site.node for v in values)}
         index: int | None | bool = False  # (False: not returned)
@@ -794,6 +808,12 @@ class LoaderRule(Rule):
                               or type(element) is cst.Name and element.value in names), False)
         if index is False:
             return []
+        return self._used_by_importers(path, function.name.value, index, None)
+
+    def _used_by_importers(self, path: str, name: str, index: int | None, attribute: str | None) -> list[LoaderUses]:
+        """What each module of the project that uses a GPU and calls `name` of this source does
+        with the loader it gets (see `caller_uses`), when it moves its batches to a device or
+        iterates it again and again."""
         importers = self.ctx.shared.get("importers, on a GPU")
         if importers is None:  # (every importer, and whether it uses a GPU itself)
             on_gpu = {namespace.path for namespace in gpu_importers(path)}
@@ -801,7 +821,7 @@ class LoaderRule(Rule):
                 (namespace, namespace.path in on_gpu) for namespace in importing(path, any_text=True)]
         found = []
         for namespace, on_gpu in sorted(importers, key=lambda pair: pair[0].path.endswith(".ipynb")):  # (a script's lines can be named)
-            uses = caller_uses(namespace, os.path.abspath(path), function.name.value, index)
+            uses = caller_uses(namespace, os.path.abspath(path), name, index, attribute)
             if not on_gpu and (uses.moved is None or not uses_gpu(uses.moved.path)):
                 continue  # (moved, where a module of the project that uses a GPU moves it: a Trainer's `self.device`)
             if uses.moved is not None or uses.again is not None:
@@ -1368,13 +1388,15 @@ class LoaderRule(Rule):
         if returned and all(uses.again is None and not uses.trained and uses.module_trains for uses in returned):
             return True  # a factory's test loader, read by one pass after the training its callers run
         name = self._name_of(site)
+        steps = TrainingSteps.of(self.ctx)
+        if name is None and self._one_pass_in_place(site, steps):
+            return True
         if name is None:  # (`next(iter(DataLoader(ds, batch_size=2)))`: one batch to look at)
             return any(call.node.args and type(made := call.node.args[0].value) is cst.Call and call_name(made) == "iter"
                        and len(made.args) == 1 and made.args[0].value is site.node for call in self.ctx.calls.get("next", ()))
         uses = self._segment_uses(site, name)
         if uses is None:
             return False
-        steps = TrainingSteps.of(self.ctx)
         once = function is None and (steps.anywhere() or steps.self_test(site.node))  # a module's own statement runs once
         single = 0
         for one, other, passes, iterators, calls, few, tests in uses:
@@ -1391,6 +1413,15 @@ class LoaderRule(Rule):
                     return False
             single += one + len(passes) + len(iterators) + len(calls) + len(few) + len(tests)
         return single > 0 or function is not None or any(unit.notebook for unit in self.ctx.units)
+
+    def _one_pass_in_place(self, site: Site, steps: TrainingSteps) -> bool:
+        """Whether the loader is iterated once where it is made, by a loop or comprehension
+        that does not train, in no loop, in a function no loop of the source calls: the
+        normalisation statistics of `torch.cat([x for x, _ in DataLoader(train_set)])`."""
+        loop = self.iterated_in_place.get(id(site.node))
+        function = site.scope.node
+        return loop is not None and not site.loops and not (type(loop) is cst.For and (
+            steps.trains(loop) or steps.per_epoch(loop))) and (function is None or not steps.called_in_loop(function))
 
     def _name_of(self, site: Site) -> str | None:
         """The (first) name the loader made at `site` is assigned to in its scope."""

@@ -18,7 +18,7 @@ from .base import CallNames, Example, FixPlan, Replace
 from .edits import with_keywords
 from .tracking import Nesting, TrainingSteps, calls_under_ifs, few_iterations, interval_test, never_taken
 from ..vocabulary import (DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, HOST_COPY_METHODS, LEGACY_TENSOR_TYPES, MODULE_CLASSES,
-                          PER_CALL_METHODS, RANDOM_FACTORIES, SAME_DEVICE_METHODS)
+                          PER_CALL_METHODS, RANDOM_FACTORIES, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS)
 
 _RANDOM = RANDOM_FACTORIES | {"randperm", "normal", "bernoulli"}
 _FACTORIES = DETERMINISTIC_FACTORIES | _RANDOM | LEGACY_TENSOR_TYPES | {"range"}
@@ -2063,8 +2063,8 @@ class CpuTensorMovedEachStep(Nesting):
             if use is None:
                 continue
             where = self._every_call(site, function)
-            if where is None or (device is not None and not self._device(device, site)):
-                continue
+            if where is None or (device is not None and not self._device(device, site) and not self._tensor_like(device, site, function)):
+                continue  # (`kernel_upsample2(zeros).to(x)`, x the input of a function that reads its shape)
             factory, called = use.code, short_code(helper.func)
             self.report(
                 site,
@@ -2346,9 +2346,10 @@ class CpuTensorMovedEachStep(Nesting):
                 call.loops for call in steps.callers(function)):
             return f"in `{shown}`, a training step"  # (a helper a step calls; a step a loop calls: SAC's `agent.update()`)
         path = self.ctx.path
-        if any(d is function and s.parent is self.ctx.module_scope for d, s in self.ctx.functions.get(function.name.value, ())) and \
-                not self.ctx.calls.get(function.name.value) and path and not path.startswith("<"):
-            name = function.name.value
+        name = shown  # (a function of the module, or a class of it whose constructor makes the tensor)
+        top = shown != function.name.value or any(
+            d is function and s.parent is self.ctx.module_scope for d, s in self.ctx.functions.get(name, ()))
+        if top and not self.ctx.calls.get(name) and path and not path.startswith("<"):
             if name not in self.elsewhere:  # (once per function: its sites ask in turn)
                 forward = forward_caller(os.path.abspath(path), name)  # (a helper of other modules' models)
                 stepping = step_caller(path, name) if forward is None else None  # (one of their training loops)
@@ -2524,7 +2525,10 @@ def _factory_below(expr: cst.BaseExpression, ctx) -> cst.Call | None:
     the timestep embedding of diffusion models: all of it could run on the device), and either
     branch of a conditional that makes a tensor in both."""
     while True:
-        if type(expr) is cst.Call and (type(expr.func) is cst.Attribute and (call_name(expr) in SAME_DEVICE_METHODS or call_name(
+        if type(expr) is cst.Call and expr.args and call_name(expr) in SAME_DEVICE_FUNCTIONS and ctx.qualname(
+                expr.func) == f"torch.{call_name(expr)}":
+            expr = expr.args[0].value  # `torch.triu(torch.ones(n, n), diagonal=1)`
+        elif type(expr) is cst.Call and (type(expr.func) is cst.Attribute and (call_name(expr) in SAME_DEVICE_METHODS or call_name(
                 expr) == "to" and len(expr.args) == 1 and ctx.is_dtype(expr.args[0].value))  # `.to(edge_index.dtype)`
                                        or call_name(expr) == "Variable" and len(expr.args) >= 1):
             expr = expr.func.value if type(expr.func) is cst.Attribute else expr.args[0].value

@@ -1976,6 +1976,8 @@ class HostSyncEveryStep(Nesting):
         if aborts(branch):
             return True  # the program stops after it: it runs at most once
         test = branch.test
+        if self._failure_test(test):
+            return True  # `if not math.isfinite(loss.item()):`: reported itself; its body runs when training went wrong
         if self._truth_sync(test, site.scope) if type(test) is not cst.Name else self._element(test.value, site.loops, site.scope):
             return True  # reported itself; its body runs when something went wrong (not `if acc:`: when nonzero),
             # or for the element that holds (`for i, d in enumerate(done): if d:`, an episode's end)
@@ -1988,6 +1990,13 @@ class HostSyncEveryStep(Nesting):
         if _sets_its_state(branch, site.scope):
             return True  # `if Z_l < 0: self.params[2] = out_l.mean() * n` with `Z_l = self.params[2].item()`: once
         return interval_test(self.ctx, test, site.loops, site.scope)
+
+    def _failure_test(self, test: cst.BaseExpression) -> bool:
+        """`math.isnan(x)`, `math.isinf(x)`, `not math.isfinite(x)`: a test for a value gone wrong."""
+        negated = type(test) is cst.UnaryOperation and type(test.operator) is cst.Not
+        inner = cast(cst.UnaryOperation, test).expression if negated else test
+        qualified = self.ctx.qualname(inner.func) if type(inner) is cst.Call else None
+        return qualified in MATH_TESTS and (qualified == "math.isfinite") == negated
 
     # -- what syncs -------------------------------------------------------------------------------
     def _describe(self, candidate: _Candidate) -> str | tuple | None:
