@@ -34,8 +34,9 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from .nodes import UNKNOWN, code, dotted
-from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, SourceNamespace, ast_dotted, body_nodes, call_target, given_namespace_defaults,
-                      guarded, maybe_project_call, module_file, note, project_root, search_paths, steps_call)
+from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, SourceNamespace, argparse_defaults, ast_dotted, body_nodes, call_target,
+                      given_namespace_defaults, guarded, maybe_project_call, module_file, module_trains, note, project_root, search_paths,
+                      steps_call)
 from .source import SourceError, notebook_source
 from .vocabulary import CUDA_DEVICE, MODULE_CLASSES, PER_CALL_METHODS, gpu_api
 
@@ -72,6 +73,7 @@ class _Listing(NamedTuple):
     importers: dict[bytes, list[str]]
     packages: dict[bytes, list[str]]
     configs: list[str]  # the modules that import yacs or a `CfgNode` (of defaults)
+    modules: dict[str, list[str]]  # module name (`function` of core/function.py, `config` of config/__init__.py) -> files
 
 
 class _Module:
@@ -239,10 +241,12 @@ def forward_caller(path: str, name: str) -> str | None:
             forwards = [method for method_name, method in methods.items() if method_name in PER_CALL_METHODS]
             helpers = {node.func.attr for method in forwards for node in ast.walk(method) if type(node) is ast.Call
                        and type(node.func) is ast.Attribute and type(node.func.value) is ast.Name and node.func.value.id == "self"}
-            for method in forwards + [methods[helper] for helper in sorted(helpers) if helper in methods and helper not in PER_CALL_METHODS]:
+            called = [(method, True) for method in forwards] + [
+                (methods[helper], False) for helper in sorted(helpers) if helper in methods and helper not in PER_CALL_METHODS]
+            for method, forward in called:  # (in a helper, only what is called by its own name: `ProbMask(...)`)
                 for call in (node for node in ast.walk(method) if type(node) is ast.Call):
                     if type(call.func) is ast.Name and call.func.id == name or \
-                            type(call.func) is ast.Attribute and call.func.attr == name:
+                            forward and type(call.func) is ast.Attribute and call.func.attr == name:
                         return namespace.label if namespace.path.endswith(".ipynb") else f"{namespace.label}:{call.lineno}"
     return None
 
@@ -372,7 +376,7 @@ def made_only_to_infer(path: str, name: str, depth: int = 0) -> bool:
             makers.append((module, {cls.name for cls in ast.walk(module.tree) if type(cls) is ast.ClassDef
                                     for node in ast.walk(cls) if id(node) in calls}))
     return bool(makers) and depth < 2 and not any(
-        _trains(module.tree) or not all(made_only_to_infer(module.path, owner, depth + 1) for owner in owners)
+        module_trains(module) or not all(made_only_to_infer(module.path, owner, depth + 1) for owner in owners)
         for module, owners in makers)
 
 
@@ -397,16 +401,38 @@ def importer_namespace_default(ctx, scope, param: str, attribute: str):
     return defaults[0][0] if defaults and len(values) == 1 and defaults[0][0] is not None else UNKNOWN
 
 
+def project_option_default(path: str, attribute: str):
+    """The default that every argparse option of the project whose destination is `attribute`
+    gives (`--num_workers`, default 10, in run_longExp.py), when they agree; UNKNOWN otherwise.
+    For a parsed namespace that reaches the analyzed module by ways perf-lint does not follow
+    (`self.args` of an experiment class, handed on to a data factory). The options of the
+    analyzed module's top folder come first (PatchTST_supervised/ of a repository holding two
+    projects)."""
+    path = os.path.abspath(path)
+    root = project_root(os.path.dirname(path))
+    top = os.path.relpath(path, root).split(os.sep)[0]
+    found: dict[bool, list] = {True: [], False: []}  # in the module's top folder -> defaults
+    for candidate in _listing(root).importers.get(b"argparse", ())[:MAX_IMPORTERS]:
+        try:
+            info = os.stat(candidate)
+        except OSError:
+            continue
+        note(candidate, info)
+        tree = _module(candidate, info).namespace(root).tree
+        near = os.path.relpath(candidate, root).split(os.sep)[0] == top
+        owners: list = [tree, *(node for node in ast.walk(tree) if type(node) is ast.FunctionDef)]
+        for owner in owners:
+            found[near] += argparse_defaults(owner).get(attribute, [])
+    defaults = found[True] or found[False]
+    values = {repr(value) for value in defaults}
+    return defaults[0] if len(values) == 1 and defaults[0] is not None else UNKNOWN
+
+
 def imported_to_train(path: str) -> bool:
     """Whether a module of the project that imports the module at `path` trains (calls
     `backward()`, an optimizer's `step()` or a trainer's `fit()`): `build_model(args)` of
     model.py, whose networks solver.py trains."""
-    return any(_trains(module.tree) for module in importing(path))
-
-
-def _trains(tree: ast.Module) -> bool:
-    return any(type(node) is ast.Call and (steps_call(node) or type(node.func) is ast.Attribute and node.func.attr == "fit")
-               for node in ast.walk(tree))
+    return any(map(module_trains, importing(path)))
 
 
 # `torch.set_default_tensor_type('torch.cuda.FloatTensor')`, `torch.set_default_device("cuda")`
@@ -570,7 +596,11 @@ def _listing(root: str) -> _Listing:
     importers: dict[bytes, list[str]] = defaultdict(list)
     packages: dict[bytes, list[str]] = defaultdict(list)
     configs: list[str] = []
+    modules: dict[str, list[str]] = defaultdict(list)
     for path, info in _files(root, folders):
+        stem = os.path.splitext(os.path.basename(path))[0]
+        if path.endswith(".py"):
+            modules[os.path.basename(os.path.dirname(path)) if stem == "__init__" else stem].append(path)
         module = _module(path, info)
         for word in module.words:
             importers[word].append(path)
@@ -578,12 +608,23 @@ def _listing(root: str) -> _Listing:
             packages[word].append(path)
         if not module.words.isdisjoint(_CONFIG_WORDS):
             configs.append(path)
-    listing = _Listing(now, folders, dict(importers), dict(packages), configs)
+    listing = _Listing(now, folders, dict(importers), dict(packages), configs, dict(modules))
     with _LOCK:
         _LISTINGS[root] = listing
         while len(_LISTINGS) > 16:
             _LISTINGS.popitem(last=False)
     return listing
+
+
+def placed_anywhere(directory: str, parts: list[str]) -> str | None:
+    """The one file of the project that is the module `parts` (["core", "function"]:
+    `.../core/function.py` or `.../core/function/__init__.py`), for an import no folder on the
+    importer's path resolves: the project puts it on sys.path by other means (HRNet's
+    `import _init_paths`, adding lib/; PYTHONPATH in a launch script); None unless exactly one."""
+    suffix = os.sep + os.path.join(*parts)
+    found = [path for path in _listing(project_root(directory)).modules.get(parts[-1], ())
+             if path.endswith((suffix + ".py", suffix + os.sep + "__init__.py"))]
+    return found[0] if len(found) == 1 else None
 
 
 def _files(root: str, folders: list, suffixes: tuple[str, ...] = (".py", ".ipynb")):

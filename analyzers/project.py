@@ -33,8 +33,8 @@ from typing import NamedTuple, cast
 
 import libcst as cst
 
-from .nodes import UNKNOWN, code, dotted, remembered, shortened
-from .vocabulary import CLOCKS, HOST_FACTORIES, MATH_TESTS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS
+from .nodes import UNKNOWN, call_name, code, dotted, remembered, shortened
+from .vocabulary import CAST_METHODS, CAST_TYPES, CLOCKS, HOST_FACTORIES, MATH_TESTS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS
 
 MAX_FILE = 1_000_000  # bytes: a larger module is not read
 MAX_NOTEBOOK = 10 * 2**20  # bytes of a notebook, its outputs included (only its code cells are read)
@@ -274,8 +274,9 @@ def module_file(directory: str, module: str | None, level: int, paths: tuple = (
     """(path, stat) of the file `from <level dots><module> import ...` in `directory` names,
     resolved like Python (level 0: `module.py` or `module/__init__.py` in `directory`, in
     `paths` (folders the importer puts on sys.path: `search_paths`), else in the folders holding
-    its packages (`_ancestors`) or the project's root; level n: n-1 folders up); None when there
-    is none."""
+    its packages (`_ancestors`) or the project's root, else the one file of the project that
+    is that module, wherever it is (`placed_anywhere`); level n: n-1 folders up); None when
+    there is none."""
     if not module and level == 0:
         return None
     bases = [directory]
@@ -294,21 +295,32 @@ def module_file(directory: str, module: str | None, level: int, paths: tuple = (
             return candidate, os.stat(candidate)
         except OSError:
             continue
+    if level == 0 and parts:
+        from .importers import placed_anywhere  # (imported here: importers builds on this module)
+        found = placed_anywhere(directory, parts)
+        if found is not None:
+            with contextlib.suppress(OSError):
+                return found, os.stat(found)
     return None
 
 
 @functools.lru_cache(maxsize=256)
 def _ancestors(directory: str, top: str) -> tuple[str, ...]:
-    """The folders holding the packages `directory` is in (it and the folders above it with an
-    `__init__.py`), nearest first, within the project's root, then the root: where a script
-    importing the package runs (`from loss_funcs.adv import *` in `loss_funcs/daan.py`, imported
-    by `main.py` beside `loss_funcs/`). Not the folders above a notebook's or a script's: it
-    runs where it is."""
+    """The folders above `directory` within the project's root, nearest first, then the root:
+    first those holding the packages it is in (it and the folders above it with an
+    `__init__.py`), where a script importing the package runs (`from loss_funcs.adv import *` in
+    `loss_funcs/daan.py`, imported by `main.py` beside `loss_funcs/`); then the others, where a
+    script runs that imports a folder without an `__init__.py` (FEDformer/run.py, importing
+    exp/exp_main.py, whose `from data_provider.data_factory import ...` is FEDformer's)."""
     found: list[str] = []
     folder = directory
     while folder.startswith(top + os.sep) and os.path.isfile(os.path.join(folder, "__init__.py")):
         folder = os.path.dirname(folder)
         found.append(folder)
+    while folder.startswith(top + os.sep):
+        folder = os.path.dirname(folder)
+        if folder not in found:
+            found.append(folder)
     return (*found, *([top] if top != directory and top not in found else []))
 
 
@@ -788,13 +800,15 @@ class Use:
     """Where a function uses a parameter's value (reads it on the host, moves it to a
     device): the code (`v.item()`), its place ("utils.py:42", empty in the analyzed
     source), the module's file and line, and the functions the value went through
-    ("MetricLogger.update")."""
+    ("MetricLogger.update"); for a move, whether what is moved is the host's cast of the
+    value (`batch_x.float().to(device)`: a copy pinned memory would not reach)."""
 
     code: str
     where: str
     path: str
     line: int
     via: str
+    recast: bool = False
 
 
 def _host_read(call: ast.Call):
@@ -858,6 +872,17 @@ def _device_move(call: ast.Call):
         return func.value if isinstance(target.value, str) and target.value.startswith("cuda") else None
     text = ast.unparse(target) if target is not None else ""
     return func.value if _DEVICE_WORDS.search(text.rsplit(".", 1)[-1]) else None
+
+
+def _host_cast(value: ast.expr) -> bool:
+    """`x.float()`, `x.type(torch.FloatTensor)`, `x.to(torch.float32)`: a copy of `x` the host
+    casts to another dtype."""
+    if type(value) is not ast.Call or type(value.func) is not ast.Attribute:
+        return False
+    if value.func.attr in CAST_METHODS:
+        return not value.args
+    return value.func.attr in ("type", "to") and len(value.args) == 1 and not value.keywords and (
+        ast_dotted(value.args[0]) or "").removeprefix("torch.") in CAST_TYPES
 
 
 def host_reads(found: Definition | None) -> dict[str, Use]:
@@ -1091,6 +1116,35 @@ def steps_in_loops(found: Definition | None) -> bool:
         type(node) is ast.Call and steps_call(node) for node in body_nodes(found[0]))
 
 
+def forward_helpers(found: tuple[ast.ClassDef, Namespace, Place]) -> set[str]:
+    """The names of the methods the `forward` of the class `found` (of another module, a base
+    of a class of the source) calls on `self`, two calls deep (MiniGPTBase's `forward` calling
+    `self.preparing_embedding`, which calls `self.encode_img`, that subclasses define)."""
+    cls = found[0]
+    memo = cls.__dict__.setdefault("_perf_lint_memo", {})
+    if forward_helpers not in memo:
+        methods = {node.name: node for node in cls.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        reached: set[str] = set()
+        layer = {"forward"} & set(methods)
+        for _ in range(2):
+            called = {node.func.attr for name in layer for node in ast.walk(methods[name]) if type(node) is ast.Call
+                      and type(node.func) is ast.Attribute and type(node.func.value) is ast.Name and node.func.value.id == "self"}
+            reached |= called
+            layer = (called & set(methods)) - layer
+        memo[forward_helpers] = reached
+    return memo[forward_helpers]
+
+
+def evaluates(found: Definition) -> bool:
+    """Whether the function `found` puts a module in evaluation mode (`model.eval()`) or opens
+    `no_grad`/`inference_mode` (also as its decorator)."""
+    function, namespace = found[0], found[1]
+    decorated = [decorator.func if type(decorator) is ast.Call else decorator for decorator in getattr(function, "decorator_list", ())]
+    calls = [node.func for node in body_nodes(function) if type(node) is ast.Call]
+    return any(type(func) is ast.Attribute and func.attr == "eval" or (namespace.qualname(ast_dotted(func) or "") or "") in (
+        "torch.no_grad", "torch.inference_mode") for func in calls + decorated)
+
+
 def trains_somewhere(found: Definition | None, depth: int = 0) -> bool:
     """Whether the function `found` runs training steps at all: itself, in its loops or
     through the functions of the project it calls (`engine.train` looping over the epochs
@@ -1308,6 +1362,7 @@ def caller_uses(namespace: FileNamespace, path: str, name: str, index: int | Non
     moved = again = None
     trained = False
     scopes = [namespace.tree, *(node for node in ast.walk(namespace.tree) if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef))]
+    owners = {id(node): cls for cls in ast.walk(namespace.tree) if type(cls) is ast.ClassDef for node in cls.body}
     for scope in scopes:
         names = set()
         for node in body_nodes(scope):
@@ -1328,7 +1383,7 @@ def caller_uses(namespace: FileNamespace, path: str, name: str, index: int | Non
                 if made is not None and made[3] is not None and made[3].name == name and _makes(made, path, "__init__"):
                     names.add(f"{ast_dotted(cast(ast.expr, target))}.{attribute}")
                 continue
-            found = _callee(node.value.func, namespace, place, None)
+            found = _callee(node.value.func, namespace, place, owners.get(id(scope)))  # (`self._get_data(flag)` too)
             if _makes(found, path, name) or any(_makes(inner, path, name) for inner in _forwarded(found)):
                 names.add(ast_dotted(cast(ast.expr, target)) or "")
         if names:
@@ -1338,19 +1393,23 @@ def caller_uses(namespace: FileNamespace, path: str, name: str, index: int | Non
             for function, read, looped in readers:
                 uses = _uses_of_loaders(function, read, namespace, place, looped)
                 moved, again, trained = moved or uses.moved, again or uses.again, trained or uses.trained
-    return LoaderUses(moved, again, trained, (moved is not None or again is not None) and (trained or _module_trains(namespace, place)))
+    return LoaderUses(moved, again, trained, (moved is not None or again is not None) and (trained or module_trains(namespace)))
 
 
-def _module_trains(namespace: FileNamespace, place: Place) -> bool:
-    """Whether the module runs training steps: its own calls, or a function of the project it
-    calls that does (a notebook's `train_model(...)` of helper_train.py)."""
+def module_trains(namespace: FileNamespace) -> bool:
+    """Whether the module runs training steps: its own calls (`backward()`, an optimizer's
+    `step()`, a trainer's `fit()`), or a function of the project it calls that does (a
+    notebook's `train_model(...)` of helper_train.py; yolov4's train.py, calling utils_fit.py's
+    `fit_one_epoch`)."""
     memo = namespace.tree.__dict__.setdefault("_perf_lint_memo", {})
-    if _module_trains not in memo:
+    if module_trains not in memo:
+        place = (_NotebookPlace if namespace.path.endswith(".ipynb") else Place)(namespace.label, namespace.path)
         calls = [node for node in ast.walk(namespace.tree) if type(node) is ast.Call]
-        memo[_module_trains] = any(map(steps_call, calls)) or any(
+        memo[module_trains] = any(steps_call(node) or type(node.func) is ast.Attribute and node.func.attr == "fit"
+                                  for node in calls) or any(
             trains_somewhere(_callee(node.func, namespace, place, None)) for node in calls if type(node.func) is ast.Name
             or type(node.func) is ast.Attribute and type(node.func.value) is ast.Name)
-    return memo[_module_trains]
+    return memo[module_trains]
 
 
 def _makes(found: Definition | None, path: str, name: str) -> bool:
@@ -1361,12 +1420,16 @@ def _makes(found: Definition | None, path: str, name: str) -> bool:
 
 def _forwarded(found: Definition | None) -> list[Definition]:
     """The functions of the project whose result `found` returns as it is (`return
-    _build_loader(config)` in a package's `build_loader` wrapper)."""
+    _build_loader(config)` in a package's `build_loader` wrapper; `data_set, data_loader =
+    data_provider(self.args, flag)` then `return data_set, data_loader` in a `_get_data` method)."""
     if found is None:
         return []
     function, namespace, place, _ = found
-    calls = [node.value for node in body_nodes(function) if type(node) is ast.Return and type(node.value) is ast.Call]
-    return [inner for call in calls if (inner := _callee(call.func, namespace, place, None)) is not None]
+    made = {ast.unparse(node.targets[0]).strip("()"): node.value for node in body_nodes(function) if type(node) is ast.Assign
+            and len(node.targets) == 1 and type(node.value) is ast.Call}
+    returned = [node.value for node in body_nodes(function) if type(node) is ast.Return and node.value is not None]
+    calls = [value if type(value) is ast.Call else made.get(ast.unparse(value).strip("()")) for value in returned]
+    return [inner for call in calls if call is not None and (inner := _callee(call.func, namespace, place, None)) is not None]
 
 
 def _global_readers(module: ast.Module, names: set[str]):
@@ -1429,10 +1492,18 @@ def _uses_of_loaders(scope, names: set[str], namespace: Namespace, place: Place,
                 again = Use(shortened(ast.unparse(child.iter)), place(child.lineno), place.path, child.lineno, where)
             trained = trained or _steps_in(child, namespace, place, None, 0)
             batch = _batch_names(child, namespace, place)
-            for call in (n for n in ast.walk(child) if type(n) is ast.Call and moved is None):
+            placed: dict[str, int] = {}  # batch name -> the line it is first bound to a moved value
+            for node in ast.walk(child):
+                if type(node) is ast.Assign and type(node.value) is ast.Call and _device_move(node.value) is not None:
+                    for name in (n for target in node.targets for n in _names(target)):
+                        placed[name] = min(placed.get(name, node.lineno), node.lineno)
+            for call in (n for n in ast.walk(child) if type(n) is ast.Call and (moved is None or moved.recast)):
                 value = _device_move(call)
-                if value is not None and not batch.isdisjoint(_roots(value)):
-                    moved = Use(shortened(ast.unparse(call)), place(call.lineno), place.path, call.lineno, where)
+                if value is not None and not batch.isdisjoint(roots := _roots(value)) and not any(
+                        placed.get(root, call.lineno) < call.lineno for root in roots):  # (not a batch moved already)
+                    recast = _host_cast(value)
+                    if moved is None or not recast:
+                        moved = Use(shortened(ast.unparse(call)), place(call.lineno), place.path, call.lineno, where, recast)
                 elif value is None and call.args and (callee := _callee(call.func, namespace, place, None)) is not None:
                     moves = device_moves(callee)  # `dlrm_wrap(X, lS_o, lS_i, use_gpu, device)` moving `X`
                     use = next((moves[param] for param, argument in bind(call, parameters(callee[0]), method=callee[3] is not None
@@ -1650,6 +1721,24 @@ def class_default(found: tuple | None, attribute: str):
     return value.value if type(value) is ast.Constant else UNKNOWN
 
 
+def from_afar(ctx, expr, scope) -> bool:
+    """`args.num_workers` or `self.args.num_workers`, in a module of a project on disk, where
+    nothing of the module binds `args` to a value (a parameter, an attribute set from one) or it
+    is what a class or function of the project makes (`config = AugmentConfig()`, whose
+    `__init__` parses the command line): a parsed namespace from another module, whose
+    attributes are the project's options (`project_option_default`)."""
+    if type(expr) is not cst.Attribute or not ctx.path or ctx.path.startswith("<"):
+        return False
+    base = expr.value
+    if not (type(base) is cst.Name and base.value not in ctx.imports and scope.owner_of(base.value) is not None
+            or type(base) is cst.Attribute and type(base.value) is cst.Name and base.value.value == "self"):
+        return False
+    origin = ctx.origin(base, scope)
+    made = origin[0] if origin is not None else None
+    return made is None or type(made) is cst.Name or type(made) is cst.Call and call_name(made) not in (
+        "parse_args", "parse_known_args") and maybe_project_call(ctx, made.func)
+
+
 def instance_default(ctx, expr, scope):
     """`opt.num_workers` where `opt` is the one instance of a class of the project, made
     without arguments here (`opt = Config()`) or in the module it is imported from (`from
@@ -1687,8 +1776,11 @@ def argparse_defaults(found: Definition | ast.Module | ast.FunctionDef | None) -
             longs = [f for f in flags if f.startswith("--")] or flags
             name = dest.value if type(dest) is ast.Constant else longs[0].lstrip("-").replace("-", "_") if longs else None
             given = keywords.get("default")
-            if isinstance(name, str):
-                defaults.setdefault(name, []).append(given.value if type(given) is ast.Constant else None)
+            action = keywords.get("action")
+            switch = action.value if type(action) is ast.Constant and action.value in ("store_true", "store_false") else None
+            if isinstance(name, str):  # (a switch's default: False for `store_true`, True for `store_false`)
+                defaults.setdefault(name, []).append(
+                    given.value if type(given) is ast.Constant else switch == "store_false" if switch and given is None else None)
         memo[argparse_defaults] = defaults
     return memo[argparse_defaults]
 

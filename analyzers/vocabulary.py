@@ -46,6 +46,10 @@ SAME_DEVICE_METHODS = frozenset({
     "reshape_as", "clone", "detach", "div", "mul", "random_", "normal_", "uniform_",
 })
 
+# tensor methods that copy to another dtype (unless it is the same), and the types `.type()`/`.to()` cast to
+CAST_METHODS = frozenset({"float", "double", "half", "long", "int"})
+CAST_TYPES = frozenset({"FloatTensor", "DoubleTensor", "LongTensor", "float", "float32", "float64", "double", "long", "int64"})
+
 # torch functions whose result is on the device of their first argument (`torch.triu(torch.ones(n, n))`)
 SAME_DEVICE_FUNCTIONS = frozenset({"triu", "tril", "flip", "roll"})
 

@@ -479,6 +479,197 @@ def test_a_trainer_class_only_a_yaml_config_names_runs(tmp_path):
     assert tpl203(str(trainer)) == []
 
 
+def test_a_factory_an_experiment_class_wraps_in_a_sub_project(tmp_path):
+    """LTSF-Linear's FEDformer/: run.py parses `--num_workers` (default 10) into the `args` an
+    experiment class keeps; its `_get_data` method returns what data_factory.py's
+    `data_provider(self.args, flag)` returns, and `train` re-iterates the loader every epoch.
+    `exp/` has no `__init__.py`: `data_provider` is FEDformer's, not the root's copy. Batches
+    are cast on the host before they move (`batch_x.float().to(device)`), so pinning is no help;
+    a move of the moved batch again is no copy from the loader."""
+    (tmp_path / "pyproject.toml").write_text("")
+    sub = tmp_path / "FEDformer"
+    for folder in (sub / "exp", sub / "data_provider", tmp_path / "data_provider"):
+        folder.mkdir(parents=True)
+    factory = textwrap.dedent("""
+        from torch.utils.data import DataLoader
+
+        def data_provider(args, flag):
+            data_set = Dataset_Custom(flag)
+            data_loader = DataLoader(data_set, batch_size=32, shuffle=flag == "train", num_workers=args.num_workers)
+            return data_set, data_loader
+    """)
+    (sub / "data_provider" / "data_factory.py").write_text(factory)
+    (tmp_path / "data_provider" / "data_factory.py").write_text(factory)
+    (sub / "exp" / "exp_main.py").write_text(textwrap.dedent("""
+        import torch
+        from data_provider.data_factory import data_provider
+
+        class Exp_Main:
+            def __init__(self, args):
+                self.args = args
+                self.device = torch.device("cuda:0")
+
+            def _get_data(self, flag):
+                data_set, data_loader = data_provider(self.args, flag)
+                return data_set, data_loader
+
+            def train(self):
+                train_data, train_loader = self._get_data(flag="train")
+                for epoch in range(self.args.train_epochs):
+                    for i, (batch_x, batch_y) in enumerate(train_loader):
+                        batch_x = batch_x.float().to(self.device)
+                        batch_y = batch_y.float().to(self.device)
+                        loss = criterion(self.model(batch_x), batch_y[:, -24:].to(self.device))
+                        loss.backward()
+                        optimizer.step()
+    """))
+    (sub / "run.py").write_text(textwrap.dedent("""
+        import argparse
+        from exp.exp_main import Exp_Main
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--num_workers", type=int, default=10)
+        Exp_Main(parser.parse_args()).train()
+    """))
+    (tmp_path / "other.py").write_text("import argparse\nparser = argparse.ArgumentParser()\nparser.add_argument('--num_workers', default=0)\n")
+    findings = analyze(read_source(str(sub / "data_provider" / "data_factory.py")), Config())
+    assert [(f.code, f.range.start_line + 1) for f in findings] == [("TPL104", 6)]
+    assert "its 10 worker processes" in findings[0].message and "FEDformer/exp/exp_main.py:17" in findings[0].message
+    assert analyze(read_source(str(tmp_path / "data_provider" / "data_factory.py")), Config()) == []
+
+
+def test_a_helper_a_base_class_forward_of_another_file_calls(tmp_path):
+    """MiniGPT-4: `MiniGPT4(MiniGPTBase)` defines `encode_img`, which MiniGPTBase's `forward`
+    (minigpt_base.py) calls through `self.preparing_embedding`: the mask it builds on the CPU and
+    moves runs on every forward. A subclass with its own forward that never calls it is silent."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "base.py").write_text(textwrap.dedent("""
+        import torch
+
+        class Base(torch.nn.Module):
+            def preparing_embedding(self, samples):
+                return self.encode_img(samples["image"])
+
+            def forward(self, samples):
+                return self.llm(self.preparing_embedding(samples)).loss
+    """))
+    sub = tmp_path / "model.py"
+    script = """
+        import torch
+        from base import Base
+
+        class MiniGPT4(Base):
+            def encode_img(self, image):
+                embeds = self.visual(image.to("cuda"))
+                return embeds, torch.ones(embeds.size()[:-1], dtype=torch.long).to(image.device)
+    """
+    sub.write_text(textwrap.dedent(script))
+    [finding] = findings_of(str(sub), "TPL501")
+    assert finding.range.start_line + 1 == 8 and "on every forward call" in finding.message
+    sub.write_text(textwrap.dedent(script + """
+            def forward(self, image):
+                return self.visual(image)
+    """))
+    assert findings_of(str(sub), "TPL501") == []
+
+
+def test_modules_a_helper_module_puts_on_sys_path(tmp_path):
+    """HRNet's tools/test.py: `import _init_paths` puts lib/ on sys.path, then `from
+    core.function import testval`; the one core/function.py of the project is that module. The
+    DataParallel wrap is handed to `testval`, which evaluates under no_grad, and nothing trains:
+    an evaluation script, not worth a DDP rewrite. `config.WORKERS` is yacs' `_C.WORKERS = 4`."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "lib" / "core").mkdir(parents=True)
+    (tmp_path / "lib" / "config").mkdir()
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "lib" / "core" / "function.py").write_text(textwrap.dedent("""
+        import torch
+
+        def testval(model, loader):
+            model.eval()
+            with torch.no_grad():
+                for image, label in loader:
+                    pred = model(image.cuda())
+
+        def train(model, loader, optimizer):
+            for image, label in loader:
+                model(image.cuda()).mean().backward()
+                optimizer.step()
+    """))
+    (tmp_path / "lib" / "config" / "__init__.py").write_text(textwrap.dedent("""
+        from yacs.config import CfgNode as CN
+        _C = CN()
+        _C.WORKERS = 4
+        config = _C
+    """))
+    (tmp_path / "tools" / "_init_paths.py").write_text(
+        "import os.path as osp\nimport sys\nsys.path.insert(0, osp.join(osp.dirname(__file__), '..', 'lib'))\n")
+    test = tmp_path / "tools" / "test.py"
+    test.write_text(textwrap.dedent("""
+        import torch
+        import _init_paths
+        from config import config
+        from core.function import testval
+
+        model = torch.nn.DataParallel(build_model(), device_ids=[0, 1]).cuda()
+        testval(model, loader)
+    """))
+    assert findings_of(str(test), "TPL304") == []
+    train = tmp_path / "tools" / "train.py"
+    train.write_text(textwrap.dedent("""
+        import torch
+        import _init_paths
+        from config import config
+        from core.function import train
+
+        model = build_model().cuda()
+        loader = torch.utils.data.DataLoader(dataset, batch_size=8, shuffle=True, num_workers=config.WORKERS, pin_memory=True)
+        for epoch in range(100):
+            train(model, loader, optimizer)
+    """))
+    [again] = findings_of(str(train), "TPL104")
+    assert "its 4 worker processes" in again.message and "core/function.py" in again.message
+
+
+def test_a_loss_module_a_script_makes_for_a_training_function_of_another_file(tmp_path):
+    """yolov4's train.py makes `YOLOLoss(...)` and hands it to `fit_one_epoch` of
+    utils_fit.py, which trains: the loss's forward runs every step, so its `if n != 0:` on a
+    CUDA count reads the GPU each step (the mask is rebound: `obj_mask = obj_mask & ~nan`)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    loss = tmp_path / "yolo_training.py"
+    loss.write_text(textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        class YOLOLoss(nn.Module):
+            def forward(self, pred, y_true):
+                obj_mask = y_true[..., 4] == 1
+                obj_mask = obj_mask & torch.logical_not(torch.isnan(pred))
+                n = torch.sum(obj_mask)
+                if n != 0:
+                    return (pred - y_true).abs().mean()
+                return pred.sum() * 0
+    """))
+    (tmp_path / "utils_fit.py").write_text(textwrap.dedent("""
+        def fit_one_epoch(model, yolo_loss, loader, optimizer):
+            for images, targets in loader:
+                loss = yolo_loss(model(images.cuda()), targets.cuda())
+                loss.backward()
+                optimizer.step()
+    """))
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        import torch
+        from yolo_training import YOLOLoss
+        from utils_fit import fit_one_epoch
+
+        model = build_model().cuda()
+        for epoch in range(300):
+            fit_one_epoch(model, YOLOLoss(), loader, optimizer)
+    """))
+    [finding] = findings_of(str(loss), "TPL203")
+    assert "`if n != 0:`" in finding.message
+
+
 def test_a_loader_a_trainer_class_keeps_is_judged_by_its_methods(tmp_path):
     """A Trainer of another module keeps the loaders it is given (`self.train_loader =
     train_loader`), loops over the training one in `train_epoch`, which `fit` calls every
@@ -2016,26 +2207,28 @@ def test_a_call_written_over_several_lines_is_named_on_one_line(tmp_path):
 
 
 def test_a_notebook_importing_a_folder_it_puts_on_sys_path(tmp_path):
-    """Dive-into-DL's notebooks: `sys.path.append("..")`, then `import d2lzh_pytorch as d2l`
-    from the folder above theirs (not the project's root), whose `try_gpu()` picks the GPU."""
+    """Dive-into-DL's notebooks: `sys.path.append("../../code")`, then `import d2l` from a
+    folder that is not above theirs, whose `try_gpu()` picks the GPU; the project holds a second
+    `d2l` package elsewhere, so without that line the import names neither."""
     (tmp_path / "pyproject.toml").write_text("")
-    (tmp_path / "code" / "d2l").mkdir(parents=True)
-    (tmp_path / "code" / "d2l" / "__init__.py").write_text("from .utils import *\n")
+    for folder in ("code", "vendored"):
+        (tmp_path / folder / "d2l").mkdir(parents=True)
+        (tmp_path / folder / "d2l" / "__init__.py").write_text("from .utils import *\n")
     (tmp_path / "code" / "d2l" / "utils.py").write_text(textwrap.dedent(UTILS + """
     def try_gpu():
         return torch.device("cuda:0") if torch.cuda.is_available() else torch.device("cpu")
     """))
-    (tmp_path / "code" / "chapter05").mkdir()
-    train = TRAIN.replace("import utils", 'import sys\n    sys.path.append("..")\n    import d2l').replace(
+    (tmp_path / "notebooks" / "chapter05").mkdir(parents=True)
+    train = TRAIN.replace("import utils", 'import sys\n    sys.path.append("../../code")\n    import d2l').replace(
         "utils.", "d2l.").replace('torch.device("cuda")', "d2l.try_gpu()").replace(
         "logger.update(loss=loss)", "total += loss.item()")
     cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": textwrap.dedent(train)}]
-    notebook = tmp_path / "code" / "chapter05" / "alexnet.ipynb"
+    notebook = tmp_path / "notebooks" / "chapter05" / "alexnet.ipynb"
     notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
     assert len(findings_of(str(notebook), "TPL203")) == 1
-    cells[0]["source"] = cells[0]["source"].replace('sys.path.append("..")', 'sys.path.append("../elsewhere")')
+    cells[0]["source"] = cells[0]["source"].replace('sys.path.append("../../code")', 'sys.path.append("../elsewhere")')
     notebook.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
-    assert findings_of(str(notebook), "TPL203") == []  # d2l is not found: nothing says where the code runs
+    assert findings_of(str(notebook), "TPL203") == []  # two d2l packages, neither on the path: nothing says where it runs
 
 
 def test_a_package_run_by_notebooks_that_pick_the_gpu_through_it(tmp_path):

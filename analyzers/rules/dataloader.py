@@ -22,9 +22,9 @@ from ..datasets import (
     Cost, class_cost, combine, deciding, library_cost, returned_cost, tokenizes,
 )
 from ..findings import Related
-from ..importers import (config_default, gpu_importers, importer_namespace_default, importing, installable,
+from ..importers import (config_default, gpu_importers, importer_namespace_default, importing, installable, project_option_default,
                          unused_function, uses_gpu)
-from ..project import (FileNamespace, LoaderUses, SourceNamespace, derives_from, argparse_defaults, ast_dotted, bind, body_nodes, call_target, caller_uses, classes_made_by,
+from ..project import (FileNamespace, LoaderUses, SourceNamespace, derives_from, from_afar, argparse_defaults, ast_dotted, bind, body_nodes, call_target, caller_uses, classes_made_by,
                        instance_default, method as method_of,
                        parsed_defaults,
                        device_moves, iterated, iterated_again, iterated_through, maybe_project_call, parameters, trains_somewhere,
@@ -33,7 +33,7 @@ from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
 from .tracking import TrainingSteps, few_iterations, interval_test, stops_after
 from ..vocabulary import (
-    COLLATE_FN, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
+    CAST_METHODS, CAST_TYPES, COLLATE_FN, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
 )
 
 # torch's DataLoader, and webdataset's WebLoader, which makes one of its arguments (`WebLoader(*args, **kw)`:
@@ -257,11 +257,11 @@ class LoaderRule(Rule):
         if type(expr) is not cst.Call or type(expr.func) is not cst.Attribute:
             return False
         name = expr.func.attr.value
-        if name in _CASTS:
+        if name in CAST_METHODS:
             return not expr.args
         if name in ("type", "to") and len(expr.args) == 1 and expr.args[0].keyword is None:
             qualified = self.ctx.qualname(expr.args[0].value) or ""
-            return qualified.removeprefix("torch.") in _CAST_TYPES
+            return qualified.removeprefix("torch.") in CAST_TYPES
         return False
 
     def loaders_of(self, loop: cst.For) -> list[Site]:
@@ -495,6 +495,8 @@ class LoaderRule(Rule):
             value = instance_default(self.ctx, expr, scope)
         if value is UNKNOWN:
             value = self._yacs_default(expr)
+        if value is UNKNOWN and from_afar(self.ctx, expr, scope):
+            value = project_option_default(cast(str, self.ctx.path), cast(cst.Attribute, expr).attr.value)
         if value is not UNKNOWN or depth > 3:
             return value
         if type(expr) is cst.Call and call_name(expr) == "int" and len(expr.args) == 1 and type(expr.func) is cst.Name:
@@ -527,6 +529,8 @@ class LoaderRule(Rule):
         if type(expr) is cst.Name and scope.node is not None and scope.assignments.get(expr.value) == [None]:
             given = self._parameter_values(scope, expr.value)
             values = {repr(v): v for v in (self._resolved(e, s, depth + 1) for e, s in given or ())}
+            if len(values) > 1 and all(type(v) is int and v > 0 or type(v) is str and v.startswith("`") for v in values.values()):
+                return f"`{code(expr)}`"  # (a positive count whatever the caller: 8 here, `os.cpu_count()` there)
             return next(iter(values.values())) if len(values) == 1 else UNKNOWN
         defaults = self.ctx.option_defaults(expr, scope)
         if defaults is not None and len(defaults) == 1 and _per_core(self.ctx, defaults[0]):
@@ -680,8 +684,8 @@ class LoaderRule(Rule):
         if not keys and len(parts) > 2 and parts[0] != "self":  # (`config.train.dataloader.num_workers`: hysts')
             keys = parts[1:]
         path = self.ctx.path
-        if len(keys) < 2 or not path or path.startswith("<"):
-            return UNKNOWN
+        if not keys or len(keys) < 2 and parts[0] == "self" or not path or path.startswith("<"):
+            return UNKNOWN  # (one key: `config.WORKERS`, HRNet's `_C.WORKERS = 4`)
         found = config_default(path, keys)
         return UNKNOWN if found is None else found
 
@@ -765,7 +769,7 @@ class LoaderRule(Rule):
         of the project that calls it moves to the GPU (`train.py`: `X.to(device)`)."""
         for call, site in self.loaders.items():
             for moved in (uses.moved for uses in self.returned_to(site)) if id(call) not in found else ():
-                if moved is not None:
+                if moved is not None and not moved.recast:  # (the host's cast of the batch: pinning would not reach it)
                     said = f"`{moved.code}`, {moved.where}"
                     related = (Related(moved.path, moved.line - 1, f"`{moved.code}` moves the batch to the GPU"),) \
                         if not moved.path.endswith(".ipynb") else ()
@@ -1198,6 +1202,12 @@ class LoaderRule(Rule):
                 self.ctx.qualname(made[0].func) or "") == "functools.partial":  # `dataset = partial(ReverseDataset, 10, 16)`
             bound = made[0]
             return self._call_cost(cst.Call(func=bound.args[0].value, args=[*bound.args[1:], *call.args]), made[1], depth + 1, seen)
+        if made is not None and type(made[0]) is cst.Subscript:  # `Data = data_dict[args.data]`: one of a table's classes
+            table = self.ctx.origin(made[0].value, made[1]) if type(made[0].value) is cst.Name else (made[0].value, made[1])
+            if table is not None and type(table[0]) is cst.Dict and table[0].elements and all(
+                    type(e) is cst.DictElement and type(e.value) in (cst.Name, cst.Attribute) for e in table[0].elements):
+                classes = {code(cast(cst.DictElement, e).value): cast(cst.DictElement, e).value for e in table[0].elements}
+                return combine(self._call_cost(call.with_changes(func=made_by), scope, depth + 1, seen) for made_by in classes.values())
         qualified = self.ctx.qualname(func)
         has_transform = any(
             arg.keyword is not None and "transform" in arg.keyword.value and literal(arg.value) is not None
@@ -2262,7 +2272,9 @@ class SynchronousDataLoader(LoaderRule):
     whose one instance it reads (`opt.num_workers` with `opt = Config()`), what every call of
     the function gives the parameter it is (in the file, or else in the modules that import
     it: `Cifar10DataModule(num_workers=4)` in a notebook, or `num_workers=args.num_workers`
-    where that module parses `--num_workers` itself), or its default), over a dataset
+    where that module parses `--num_workers` itself), or its default; for a namespace that
+    comes from afar, `self.args.num_workers`, the default every `--num_workers` option of the
+    project gives, those of the file's top folder first), over a dataset
     that is not cheap to load.
 
     ## Why is this bad?
@@ -2275,7 +2287,8 @@ class SynchronousDataLoader(LoaderRule):
     in the file, or in a local module the file imports (`from .data import MyDataset`,
     `from data import MyDataset`: the file next to it), or what a function of such a
     module returns (through its names, torch's `Subset`/`ConcatDataset`, the module's
-    functions and classes, a `torch.load` of the file it `torch.save`d the dataset to),
+    functions and classes, a `torch.load` of the file it `torch.save`d the dataset to, each
+    class of a table the dataset class is picked from: `Data = data_dict[args.data]`),
     and what its `__getitem__` calls
     (its own methods and the module's functions too). Per-item file I/O (`open`,
     `Image.open`, `cv2.imread`, `read_image`, audio loads, `np.load`, reading an HDF5/LMDB
@@ -2301,7 +2314,8 @@ class SynchronousDataLoader(LoaderRule):
     - only one batch is taken: the batch is the whole dataset (`batch_size=len(dev_dataset)`),
       or every use of the loader is a `next(iter(loader))` (also
       `it = iter(loader)` then one `next(it)` / `it.next()`, or
-      `next(iter(DataLoader(...)))` itself), a loop that breaks after its
+      `next(iter(DataLoader(...)))` itself, or one pass over `DataLoader(...)` where it is made,
+      in no loop and not training: normalisation statistics), a loop that breaks after its
       first batch or only shows the batches (`print(x.size())`: a demo of the loader; a
       viewer waiting for a person at each batch: `input()`, `breakpoint()`, `cv2.waitKey(0)`,
       `plt.show()` in a script),
@@ -2395,6 +2409,26 @@ class SynchronousDataLoader(LoaderRule):
             """
         ),
         _WHOLE_DATASET,
+        # a dataset class picked from a table of classes that all slice arrays held in memory (Pyraformer)
+        Example(
+            """
+            import numpy as np
+            import torch
+            from torch.utils.data import DataLoader, Dataset
+            class Hourly(Dataset):
+                def __init__(self, path):
+                    self.data = np.load(path)
+                def __getitem__(self, index):
+                    return self.data[index:index + 96]
+            class Minutely(Hourly):
+                pass
+            Data = {"ETTh1": Hourly, "ETTm1": Minutely}[args.data]
+            loader = DataLoader(Data(args.path), batch_size=32, shuffle=True, num_workers=0)
+            for epoch in range(10):
+                for x in loader:
+                    model(x.cuda()).mean().backward()
+            """,
+        ),
         # a name the module binds again before each loader: the dataset the loader is given is the
         # one bound last (tensors in memory), not the image folder before it (outlier-exposure's test.py)
         Example(
@@ -3227,8 +3261,6 @@ class SynchronousDataLoader(LoaderRule):
 
 _ARITHMETIC = {cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
                cst.Divide: operator.truediv, cst.FloorDivide: operator.floordiv}
-_CASTS = {"float", "double", "half", "long", "int"}  # tensor methods that copy to another dtype (unless it is the same)
-_CAST_TYPES = {"FloatTensor", "DoubleTensor", "LongTensor", "float", "float32", "float64", "double", "long", "int64"}
 _COMPARE = {cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge, cst.LessThan: operator.lt,
             cst.LessThanEqual: operator.le, cst.Equal: operator.eq, cst.NotEqual: operator.ne}
 

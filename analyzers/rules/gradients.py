@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import os
 from typing import NamedTuple, cast
 
 import libcst as cst
@@ -33,23 +34,27 @@ class _Loop(NamedTuple):  # a tuple: one per loop of every analysis (a frozen da
     order: int
 
     @property
-    def node(self) -> cst.For:
-        return cast(cst.For, self.site.node)  # visit_For makes a _Loop for a `for` only
+    def node(self) -> cst.For | cst.While:
+        return cast(cst.For, self.site.node)  # visit_For makes a _Loop for a loop only
 
 
-def _evaluation_name(name: str) -> bool:
+def _evaluation_name(name: str, path: str | None = None) -> bool:
+    """Named for evaluation (`validate`, `eval_epoch`, `test`, `run_test`), or, outside a
+    pytest module, for a test of what it names (`test_env`: episodes of a trained policy)."""
     words = name.lower().strip("_").split("_")
-    return name == "test" or name.endswith("_test") or bool(set(words) & _EVAL_WORDS)
+    tests = path is not None and not os.path.basename(path).startswith("test_") and not path.endswith("_test.py")
+    return name == "test" or name.endswith("_test") or bool(set(words) & _EVAL_WORDS) or tests and words[0] == "test"
 
 
 class EvaluationWithGradients(Nesting):
     """
     ## What it does
-    Finds an evaluation loop that runs the model with autograd on: a loop calling the
+    Finds an evaluation loop that runs the model with autograd on: a loop (`for`, or `while not
+    done:` over an environment's episode) calling the
     model after `model.eval()` (in its function, or in every caller: the last mode the caller
     gives the module it passes is evaluation), or inside a function named for validation (`validate`,
-    `evaluate`, `eval_epoch`, `run_inference`, `predict`, `test`; not a helper nested in
-    another function, named for its part there), with no
+    `evaluate`, `eval_epoch`, `run_inference`, `predict`, `test`, and outside a pytest module
+    `test_env`; not a helper nested in another function, named for its part there), with no
     `torch.no_grad()` / `torch.inference_mode()` around it (a `with`, a decorator, or the
     callers' `with` or decorator: around every call that repeats, also through a function so
     called), and no gradient use (`backward`, `torch.autograd.grad`,
@@ -538,6 +543,42 @@ class EvaluationWithGradients(Nesting):
             codes = extract(torch.utils.data.DataLoader(dataset, batch_size=128), model)
             """,
         ),
+        # episodes of the policy in a `test_env()` a training loop calls every 1000 frames (RL-Adventure)
+        Example(
+            """
+            import torch
+            def test_env():
+                state, done, total = env.reset(), False, 0
+                while not done:
+                    dist, _ = model(torch.FloatTensor(state).unsqueeze(0).to(device))
+                    state, reward, done, _ = env.step(dist.sample().cpu().numpy()[0])
+                    total += reward
+                return total
+            device = torch.device("cuda")
+            model = ActorCritic().to(device)
+            for frame in range(100000):
+                train_step(model)
+                if frame % 1000 == 0:
+                    print(test_env())
+            """,
+            """
+            import torch
+            @torch.no_grad()
+            def test_env():
+                state, done, total = env.reset(), False, 0
+                while not done:
+                    dist, _ = model(torch.FloatTensor(state).unsqueeze(0).to(device))
+                    state, reward, done, _ = env.step(dist.sample().cpu().numpy()[0])
+                    total += reward
+                return total
+            device = torch.device("cuda")
+            model = ActorCritic().to(device)
+            for frame in range(100000):
+                train_step(model)
+                if frame % 1000 == 0:
+                    print(test_env())
+            """,
+        ),
         # the same, in a `test()` given the loader as a parameter (densenet.pytorch)
         Example(
             """
@@ -782,9 +823,17 @@ class EvaluationWithGradients(Nesting):
     def _without_grad(self) -> bool:
         return any(f.kind == WITH and id(f.node) in self.no_grad_withs for f in self.local_frames())
 
-    def visit_For(self, node: cst.For) -> None:
+    def visit_For(self, node: cst.For | cst.While) -> None:
         self.count += 1
         self.loops.append(_Loop(self.ctx.site(node), self.local_frames(), self.function(), self.count))
+
+    def visit_While(self, node: cst.While) -> None:
+        """An episode of an environment (`while not done:`), not a module's own decoding loop
+        (Tacotron's `Decoder.inference`: its caller decides whether gradients are on)."""
+        function = self.function()
+        cls = self.ctx.class_of.get(id(function)) if function is not None else None
+        if cls is None or not derives_from(self.ctx, cls.name.value, MODULE_CLASSES):
+            self.visit_For(node)
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
@@ -895,7 +944,7 @@ class EvaluationWithGradients(Nesting):
             if function is not None and (self._decorated(function) or function.name.value in called_without_grad):
                 continue
             evaluated = self._evaluated_module(loop)
-            named = function is not None and _evaluation_name(function.name.value) and not self._nested(function)
+            named = function is not None and _evaluation_name(function.name.value, self.ctx.path) and not self._nested(function)
             if evaluated is None and not named:
                 continue
             # inside the training loop, after `model.eval()` (validation every N steps), the
@@ -1051,7 +1100,7 @@ class EvaluationWithGradients(Nesting):
         sites = self.ctx.calls.get(function.name.value, ())
         return bool(sites) and all(not site.loops and site.scope.node is None for site in sites)
 
-    def _model_call(self, loop: cst.For, evaluated: str | None, scope) -> cst.Call | None:
+    def _model_call(self, loop: cst.For | cst.While, evaluated: str | None, scope) -> cst.Call | None:
         """The first call of the model in the loop that runs with autograd on: not inside a
         no_grad `with` opened in the loop body, and not of a module whose parameters are frozen."""
         for call in _calls_outside(loop.body, self.no_grad_withs):

@@ -10,7 +10,7 @@ import libcst as cst
 from ..context import IF, Site
 from ..importers import imported_to_train
 from ..nodes import aborts, call_name, children, dotted, keyword, walk
-from ..project import derives_from
+from ..project import call_target, derives_from, evaluates, maybe_project_call
 from .base import Example, Rule
 from .gradients import NO_GRAD
 from .tracking import TrainingSteps
@@ -50,7 +50,7 @@ class DataParallelTraining(Rule):
     the script has to be launched once per GPU.
 
     A script that only evaluates (it calls `.eval()` or opens `torch.no_grad()` /
-    `inference_mode()`, and trains nothing: no `backward()`, optimizer step or framework
+    `inference_mode()`, or hands the wrap to a function of the project that does, and trains nothing: no `backward()`, optimizer step or framework
     training loop, here or in a function of another module it calls, and imported by no
     module of the project that trains; likewise one that only runs the wrapped model, as
     PyTorch's DataParallel tutorial prints shapes) is left alone: with no gradients there is nothing for
@@ -319,8 +319,24 @@ class DataParallelTraining(Rule):
     def _evaluates_only(self) -> bool:
         """Whether the source evaluates a model (or runs a wrapped one: the tutorial's forward-only
         demo printing shapes) and trains nothing."""
-        return (self._evaluates() or self._runs_wrapped()) and not TrainingSteps.of(self.ctx).anywhere() and not (
-            self.ctx.path and imported_to_train(self.ctx.path))
+        return (self._evaluates() or self._runs_wrapped() or self._handed_to_evaluation()) and not TrainingSteps.of(
+            self.ctx).anywhere() and not (self.ctx.path and imported_to_train(self.ctx.path))
+
+    def _handed_to_evaluation(self) -> bool:
+        """Whether a name bound to a wrap is given to a function of the project that puts a
+        module in evaluation mode or opens `no_grad` (HRNet's tools/test.py: `testval(config,
+        test_dataset, testloader, model)` of function.py)."""
+        names = {name for site in self.sites for name, values in site.scope.assignments.items()
+                 if any(value is site.node or type(value) is cst.Call and type(value.func) is cst.Attribute
+                        and value.func.value is site.node for value in values)}
+        for name, sites in self.ctx.calls.items():
+            for site in sites:
+                if any(type(arg.value) is cst.Name and arg.value.value in names for arg in site.node.args) and \
+                        maybe_project_call(self.ctx, site.node.func):
+                    found = call_target(self.ctx, site.node.func, site.scope)
+                    if found is not None and evaluates(found):
+                        return True
+        return False
 
     def _runs_wrapped(self) -> bool:
         """Whether a name the source binds a DataParallel wrap to (`model = nn.DataParallel(model)`)

@@ -12,9 +12,9 @@ from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
 from ..nodes import (aborts, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, lazy_init, literal,
                      moves_itself, names_in, none_test, option_test, positional, remembered, short_code, walk, UNKNOWN)
 from ..findings import Related
-from ..importers import unused_function
+from ..importers import project_option_default, unused_function
 from ..project import (
-    Definition, Use, attribute_module, bind, derives_from, bound, call_target, copies_every_call, host_reads, iterated, maybe_project_call,
+    Definition, Use, attribute_module, bind, derives_from, bound, from_afar, call_target, copies_every_call, host_reads, iterated, maybe_project_call,
     parameters, reads_clock, reads_every_call, returned_parameter, returns_host_copy, steps_in_loops, used_arguments,
     used_by_all_fitting,
 )
@@ -1981,8 +1981,10 @@ class HostSyncEveryStep(Nesting):
         if self._truth_sync(test, site.scope) if type(test) is not cst.Name else self._element(test.value, site.loops, site.scope):
             return True  # reported itself; its body runs when something went wrong (not `if acc:`: when nonzero),
             # or for the element that holds (`for i, d in enumerate(done): if d:`, an episode's end)
-        if self.ctx.value(test, site.scope) is False or parameter_constant(self.ctx, test, site.scope) is False:
-            return True  # a switch off by default (`if args.print_loss:`, a store_true flag; `train(..., debug=args.debug)`)
+        if self.ctx.value(test, site.scope) is False or parameter_constant(self.ctx, test, site.scope) is False or from_afar(
+                self.ctx, test, site.scope) and project_option_default(cast(str, self.ctx.path), cast(cst.Attribute, test).attr.value) is False:
+            return True  # a switch off by default (`if args.print_loss:`, a store_true flag; `train(..., debug=args.debug)`;
+            # `if opt.eval_oracle_wh:` with opts.py's `--eval_oracle_wh` a store_true option)
         if lazy_init(branch) and not option_test(branch, site.scope.params) and any(
                 assigned_in(branch.body, found[0].value) for n in walk(test)
                 if (found := none_test(n)) is not None and found[1] and type(found[0]) is cst.Name):
@@ -2315,6 +2317,10 @@ class HostSyncEveryStep(Nesting):
         if type(index) is not cst.Name:
             return index
         found = self.ctx.origin(index, scope)
+        owner = scope.owner_of(index.value) if found is None else None
+        values = owner.assignments[index.value] if owner is not None else []
+        if len(values) > 1 and all(v is not None and _mask_form(v, index.value) for v in values):
+            return index  # (`obj_mask = y[..., 4] == 1`, then `obj_mask = obj_mask & ~torch.isnan(iou)`)
         value = found[0] if found is not None else None
         while type(value) is cst.Call and call_name(value) in ("to", "cuda") and type(value.func) is cst.Attribute:
             value = value.func.value
@@ -2680,15 +2686,19 @@ def _mask_index(node: cst.Subscript) -> cst.BaseExpression | None:
     return value if type(value) is cst.Name and value.value not in ("None", "Ellipsis") or _mask_form(value) else None
 
 
-def _mask_form(value: cst.BaseExpression) -> bool:
+def _mask_form(value: cst.BaseExpression, itself: str = "") -> bool:
     """A boolean tensor's form: a comparison, `~m`, `m.bool()`, `torch.ge(a, b)` / `a.ge(b)` (and
-    the other comparisons), `torch.isnan(x)`, and `&`, `|` or `*` of two of those."""
+    the other comparisons), `torch.isnan(x)`, and `&`, `|` or `*` of two of those (or of one
+    and the mask `itself` being rebound: `obj_mask & ~nan`)."""
+    if type(value) is cst.Name:
+        return bool(itself) and value.value == itself
     if type(value) is cst.Comparison:
         return not any(type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in value.comparisons)
     if type(value) is cst.UnaryOperation:
         return type(value.operator) is cst.BitInvert
     if type(value) is cst.BinaryOperation:  # `(u > 0) * (l == u)`, `a & ~b`: of two masks
-        return type(value.operator) in (cst.BitAnd, cst.BitOr, cst.Multiply) and _mask_form(value.left) and _mask_form(value.right)
+        return type(value.operator) in (cst.BitAnd, cst.BitOr, cst.Multiply) and _mask_form(value.left, itself) and _mask_form(
+            value.right, itself)
     if type(value) is not cst.Call:
         return False
     name = call_name(value)

@@ -12,7 +12,7 @@ from ..context import CallSite, Context, Frame, Scope, Site
 from ..nodes import (UNKNOWN, argument, call_name, code, dotted, iteration_source, keyword, lazy_init, literal, main_guard, names_in,
                      option_test, positional, walk)
 from ..importers import imported, imported_to_train, importer_namespace_default, made_only_to_infer
-from ..project import (SourceNamespace, call_target, derives_from, instance_default, maybe_project_call, steps_in_loops, tests_interval,
+from ..project import (SourceNamespace, call_target, derives_from, forward_helpers, instance_default, maybe_project_call, steps_in_loops, tests_interval,
                        trains_somewhere)
 from ..project import trains as project_trains
 from .edits import root_name
@@ -252,9 +252,18 @@ class TrainingSteps:
         if function.name.value == "training_step" or id(function) in self._epochs:
             return False  # (a Trainer module whose `forward` loops over the steps itself: byol-pytorch's)
         module = any(base.rpartition(".")[2] == "Module" for base in bases) or derives_from(self.ctx, cls.name.value, MODULE_CLASSES)
-        return module and function.name.value in self._called_on_self(cls, "forward") \
+        return module and (function.name.value in self._called_on_self(cls, "forward") or self._inherited_helper(cls, function)) \
             and (not any(unit.notebook for unit in self.ctx.units) or self.anywhere()) and not self._made_to_infer(cls) \
             and not self._infers(cls)
+
+    def _inherited_helper(self, cls: cst.ClassDef, function: cst.FunctionDef) -> bool:
+        """Whether the `forward` a class of the source inherits from a base of another module
+        calls `function` on `self` (MiniGPT4's `encode_img`, which MiniGPTBase's forward calls)."""
+        if any(isinstance(node, cst.FunctionDef) and node.name.value == "forward" for node in cls.body.body):
+            return False
+        namespace = SourceNamespace.of(self.ctx)
+        return any(found is not None and function.name.value in forward_helpers(found)
+                   for found in (namespace.klass(dotted(base.value) or "") for base in cls.bases))
 
     @staticmethod
     def _infers(cls: cst.ClassDef) -> bool:
