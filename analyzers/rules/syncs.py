@@ -295,6 +295,24 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # the action a helper returns, which each of its calls hands to the environment's step
+        # (RL-Adventure-2's HER: `get_action`)
+        Example(
+            """
+            import torch
+            def get_action(model, state):
+                q_value = model(torch.FloatTensor(state).unsqueeze(0).cuda())
+                return q_value.max(1)[1].item()
+            while frame_idx < max_frames:
+                state, done = env.reset(), False
+                while not done:
+                    action = get_action(model, state)
+                    state, reward, done, _ = env.step(action)
+                    loss = model(batch.cuda()).mean()
+                    loss.backward()
+                    optimizer.step()
+            """
+        ),
         # a NumPy scalar's `.item()` in a forward (Informer's ProbAttention)
         Example(
             """
@@ -1067,6 +1085,24 @@ class HostSyncEveryStep(Nesting):
                 losses.append(loss.data[0])
             """,
             count=2,
+        ),
+        # the same, from a helper not named for a loss that backpropagates what it returns, the
+        # read guarded by a test of `None` (RL-Adventure-2's HER: `compute_td_error`)
+        Example(
+            """
+            import torch
+            def compute_td_error(batch_size):
+                if batch_size > len(replay_buffer):
+                    return None
+                loss = model(replay_buffer.sample(batch_size).cuda()).pow(2).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                return loss
+            while frame_idx < max_frames:
+                loss = compute_td_error(32)
+                if loss is not None: losses.append(loss.data[0])
+            """,
         ),
         # a helper reading on the host every step: only its CUDA branch waits, the return after
         # `if use_cuda: return ...` runs on CPU-only machines (DTU's 02456 leaf notebook)
@@ -2008,8 +2044,8 @@ class HostSyncEveryStep(Nesting):
             "(`if step % log_every == 0:`)."
         )
         if candidate.kind == "call":
-            if not maybe_project_call(self.ctx, _call(candidate).func):
-                return None
+            if not maybe_project_call(self.ctx, _call(candidate).func) or self._acted_on(candidate.site):
+                return None  # (not the action a helper reads for the environment: `action = get_action(model, state)`)
             return self._passed_to_host_read(candidate, advice)
         if candidate.kind == "logger":
             return self._logged_tensor(candidate, advice)
@@ -2258,13 +2294,17 @@ class HostSyncEveryStep(Nesting):
             return False
         return iterates_dataloader(self.ctx, loop, scope)
 
-    @staticmethod
-    def _acted_on(site: Site) -> bool:
+    def _acted_on(self, site: Site, depth: int = 0) -> bool:
         """`actions = q_values.argmax(1).cpu().numpy()`, then `envs.step(actions)` in the same loop:
         an environment simulated on the host takes its step with them, so an agent cannot act
-        without this read."""
+        without this read; also what a function returns that each of its calls in the source
+        hands to the environment so (`return q_value.max(1)[1].item()` of `get_action`)."""
         if not site.loops:
-            return False
+            function = site.scope.node
+            returned = function is not None and any(value is not None and any(n is site.node for n in walk(value))
+                                                    for value in self.ctx.returns.get(id(function), ()))
+            callers = self.ctx.calls.get(function.name.value, []) if returned and function is not None and depth < 2 else []
+            return bool(callers) and all(self._acted_on(caller, depth + 1) for caller in callers if caller.scope.node is not function)
         names = {name for name, values in site.scope.assignments.items() for value in values
                  if value is not None and any(n is site.node for n in walk(value))}
         for node in walk(site.loops[-1]):
@@ -2519,9 +2559,24 @@ class HostSyncEveryStep(Nesting):
             found = self.ctx.origin(expr, scope)
             if found is None and owner is not None:  # (bound in each of two training loops: `loss = compute_td_loss(32)`)
                 values = owner.assignments.get(expr.value, ())
-                return bool(values) and all(type(value) is cst.Call and _loss_call(value) for value in values)
+                return bool(values) and all(type(value) is cst.Call and self._loss_given(value) for value in values)
             expr = found[0] if found is not None else None
-        return type(expr) is cst.Call and _loss_call(expr)
+        return type(expr) is cst.Call and self._loss_given(expr)
+
+    def _loss_given(self, call: cst.Call) -> bool:
+        """A loss function's result, or what a function of the source returns after calling its
+        `backward()` (`loss = compute_td_error(batch_size)`, which steps the optimizer)."""
+        if _loss_call(call):
+            return True
+        defined = self.ctx.functions.get(call.func.value, ()) if type(call.func) is cst.Name else ()
+        found = False
+        for function, _ in defined:
+            backward = self.backward_of.get(id(self.ctx.scopes.get(id(function))), set())
+            names = [value.value for value in self.ctx.returns.get(id(function), ()) if type(value) is cst.Name and value.value != "None"]
+            if not names or any(name not in backward for name in names):
+                return False
+            found = True
+        return found
 
     def _reduced(self, expr: cst.BaseExpression | None, scope: Scope) -> bool:
         """`(pred == y).sum()`, `acc.mean()` (of the whole tensor: no dimension given), directly
