@@ -1086,6 +1086,23 @@ class HostSyncEveryStep(Nesting):
             """,
             count=2,
         ),
+        # a loss module's forward selecting the unpadded frames of what it is given (FastSpeech2)
+        Example(
+            """
+            import torch
+            class FastSpeech2Loss(torch.nn.Module):
+                def forward(self, inputs, predictions):
+                    mel_targets, mel_masks = inputs
+                    mel_predictions = predictions[0].masked_select(mel_masks.unsqueeze(-1))
+                    return torch.nn.functional.l1_loss(mel_predictions, mel_targets.masked_select(mel_masks.unsqueeze(-1)))
+            loss_fn = FastSpeech2Loss().cuda()
+            for batch in loader:
+                loss = loss_fn(batch, model(batch.cuda()))
+                loss.backward()
+                optimizer.step()
+            """,
+            count=2,
+        ),
         # the same, from a helper not named for a loss that backpropagates what it returns, the
         # read guarded by a test of `None` (RL-Adventure-2's HER: `compute_td_error`)
         Example(
@@ -2096,7 +2113,8 @@ class HostSyncEveryStep(Nesting):
         elif candidate.kind == "shape":
             call = _call(candidate)
             sized = _sized_by_data(call, call_name(call), self.ctx.qualname(call.func))
-            if sized is None or not self._tensor(sized, scope, 0) or self._made_on_cpu(sized, scope, candidate.site):
+            method = type(call.func) is cst.Attribute and call_name(call) == "masked_select"  # (a tensor's method only)
+            if sized is None or not (method or self._tensor(sized, scope, 0)) or self._made_on_cpu(sized, scope, candidate.site):
                 return None
             what = f"`{short_code(node)}` makes a tensor whose size depends on the data: the host reads the size from the GPU"
             advice = ("Keep shapes fixed on the GPU (multiply by the mask, `torch.where(cond, a, b)`, "
@@ -2303,8 +2321,9 @@ class HostSyncEveryStep(Nesting):
             function = site.scope.node
             returned = function is not None and any(value is not None and any(n is site.node for n in walk(value))
                                                     for value in self.ctx.returns.get(id(function), ()))
-            callers = self.ctx.calls.get(function.name.value, []) if returned and function is not None and depth < 2 else []
-            return bool(callers) and all(self._acted_on(caller, depth + 1) for caller in callers if caller.scope.node is not function)
+            callers = [caller for caller in self.ctx.calls.get(function.name.value, []) if caller.scope.node is not function] \
+                if returned and function is not None and depth < 2 else []
+            return bool(callers) and all(self._acted_on(caller, depth + 1) for caller in callers)
         names = {name for name, values in site.scope.assignments.items() for value in values
                  if value is not None and any(n is site.node for n in walk(value))}
         for node in walk(site.loops[-1]):
