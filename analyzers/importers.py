@@ -35,8 +35,8 @@ import libcst as cst
 
 from .nodes import UNKNOWN, code, dotted
 from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, SourceNamespace, argparse_defaults, ast_dotted, body_nodes, call_target,
-                      given_namespace_defaults, guarded, maybe_project_call, module_file, module_trains, note, project_root, search_paths,
-                      steps_call)
+                      forward_helpers, given_namespace_defaults, guarded, maybe_project_call, module_file, module_trains, note,
+                      project_root, search_paths, steps_call)
 from .source import SourceError, notebook_source
 from .vocabulary import CUDA_DEVICE, MODULE_CLASSES, PER_CALL_METHODS, gpu_api
 
@@ -284,6 +284,21 @@ def named_by_importers(path: str, name: str) -> bool | None:
     if not found:
         return None
     return any(name.encode() in module.identifiers() for _, module, _ in found)
+
+
+def subclass_forward_calls(path: str, name: str, method: str) -> str | None:
+    """Where a class of a module of the project importing the module at `path` derives from its
+    class `name` and has a `forward` that calls `self.<method>` (two calls deep: LLaVA's
+    `LlavaLlamaForCausalLM.forward` calling the mixin's `prepare_inputs_labels_for_multimodal`),
+    as "llava_llama.py:57"; None when none does."""
+    for _, module, root in _importers(path, any_text=True):
+        namespace = module.namespace(root)
+        for node in ast.walk(namespace.tree):
+            if type(node) is ast.ClassDef and any((ast_dotted(base) or "").rpartition(".")[2] == name for base in node.bases) and \
+                    method in forward_helpers(node):
+                forward = next(n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "forward")
+                return f"{namespace.label}:{forward.lineno}"
+    return None
 
 
 def subclassed_by_importers(path: str, name: str) -> bool:

@@ -1116,11 +1116,11 @@ def steps_in_loops(found: Definition | None) -> bool:
         type(node) is ast.Call and steps_call(node) for node in body_nodes(found[0]))
 
 
-def forward_helpers(found: tuple[ast.ClassDef, Namespace, Place]) -> set[str]:
-    """The names of the methods the `forward` of the class `found` (of another module, a base
-    of a class of the source) calls on `self`, two calls deep (MiniGPTBase's `forward` calling
-    `self.preparing_embedding`, which calls `self.encode_img`, that subclasses define)."""
-    cls = found[0]
+def forward_helpers(cls: ast.ClassDef) -> set[str]:
+    """The names of the methods the `forward` of the class `cls` (of another module: a base of a
+    class of the source, or a subclass of one) calls on `self`, two calls deep (MiniGPTBase's
+    `forward` calling `self.preparing_embedding`, which calls `self.encode_img`, that
+    subclasses define)."""
     memo = cls.__dict__.setdefault("_perf_lint_memo", {})
     if forward_helpers not in memo:
         methods = {node.name: node for node in cls.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}

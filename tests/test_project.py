@@ -670,6 +670,89 @@ def test_a_loss_module_a_script_makes_for_a_training_function_of_another_file(tm
     assert "`if n != 0:`" in finding.message
 
 
+def test_a_loader_made_through_a_name_bound_to_its_class(tmp_path):
+    """timm-style myloader.py: `loader_class = torch.utils.data.DataLoader` (or a multi-epoch
+    loader when asked), then `loader_class(dataset, num_workers=num_workers, ...)`, returned by
+    `create_loader`; train.py parses `--workers` (default 4) in a function, `_parse_args()`, and
+    iterates the train loader every epoch."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "data").mkdir()
+    loader = tmp_path / "data" / "myloader.py"
+    loader.write_text(textwrap.dedent("""
+        import torch
+
+        def create_loader(dataset, batch_size, num_workers=1, use_multi_epochs_loader=False):
+            loader_class = torch.utils.data.DataLoader
+            if use_multi_epochs_loader:
+                loader_class = MultiEpochsDataLoader
+            loader = loader_class(dataset, batch_size=batch_size, shuffle=True, num_workers=num_workers, pin_memory=True)
+            return loader
+    """))
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        import argparse
+        import torch
+        from data.myloader import create_loader
+
+        def _parse_args():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("-j", "--workers", type=int, default=4)
+            return parser.parse_args()
+
+        def train_one_epoch(model, loader, optimizer):
+            for input, target in loader:
+                loss = model(input.cuda()).sum()
+                loss.backward()
+                optimizer.step()
+
+        args = _parse_args()
+        loader_train = create_loader(dataset, 128, num_workers=args.workers)
+        for epoch in range(300):
+            train_one_epoch(model, loader_train, optimizer)
+    """))
+    [again] = findings_of(str(loader), "TPL104")
+    assert again.range.start_line + 1 == 8 and "its 4 worker processes" in again.message
+
+
+def test_a_mixin_method_the_forward_of_a_subclass_in_another_file_calls(tmp_path):
+    """LLaVA's llava_arch.py: `LlavaMetaForCausalLM` (a mixin, no nn.Module) defines
+    `prepare_inputs_labels_for_multimodal`, which `LlavaLlamaForCausalLM.forward` in
+    llava_llama.py calls: its host read runs on every forward. A method no subclass's forward
+    calls stays silent."""
+    (tmp_path / "pyproject.toml").write_text("")
+    arch = tmp_path / "llava_arch.py"
+    arch.write_text(textwrap.dedent("""
+        import torch
+        from abc import ABC
+
+        class LlavaMetaForCausalLM(ABC):
+            def prepare_inputs(self, input_ids, images):
+                positions = torch.where(input_ids == -200)[0].tolist()
+                return self.embed(input_ids, images, positions)
+
+            def describe(self, input_ids):
+                return torch.where(input_ids == -200)[0].tolist()
+    """))
+    (tmp_path / "llava_llama.py").write_text(textwrap.dedent("""
+        import torch
+        from llava_arch import LlavaMetaForCausalLM
+
+        class LlavaLlamaForCausalLM(torch.nn.Module, LlavaMetaForCausalLM):
+            def forward(self, input_ids, images):
+                return self.lm(self.prepare_inputs(input_ids, images))
+    """))
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        import torch
+        from llava_llama import LlavaLlamaForCausalLM
+
+        model = LlavaLlamaForCausalLM().cuda()
+        for ids, images in loader:
+            model(ids.cuda(), images.cuda()).loss.backward()
+            optimizer.step()
+    """))
+    [finding] = findings_of(str(arch), "TPL203")
+    assert finding.range.start_line + 1 == 7 and "`...tolist()`" in finding.message
+
+
 def test_a_loader_a_trainer_class_keeps_is_judged_by_its_methods(tmp_path):
     """A Trainer of another module keeps the loaders it is given (`self.train_loader =
     train_loader`), loops over the training one in `train_epoch`, which `fit` calls every
@@ -1071,8 +1154,10 @@ def test_a_loop_that_steps_through_a_scaler_and_an_explicit_synchronize(tmp_path
     """
     [finding] = tpl203(project(tmp_path, train))
     assert finding.message.startswith("`torch.cuda.synchronize()` on every training step")
-    timed = train.replace("torch.cuda.synchronize()", "torch.cuda.synchronize()\n            took = time.perf_counter() - t0")
-    assert tpl203(project(tmp_path, "import time\n" + textwrap.dedent(timed))) == []
+    timed = train.replace("torch.cuda.synchronize()", "torch.cuda.synchronize()\n            print(time.perf_counter() - t0)")
+    assert tpl203(project(tmp_path, "import time\n" + textwrap.dedent(timed))) == []  # (each step's time shown)
+    averaged = train.replace("torch.cuda.synchronize()", "torch.cuda.synchronize()\n            batch_time.update(time.perf_counter() - t0)")
+    assert len(tpl203(project(tmp_path, "import time\n" + textwrap.dedent(averaged)))) == 1
 
 
 def test_an_ignite_process_function_runs_every_step(tmp_path):

@@ -97,7 +97,8 @@ class LoaderRule(Rule):
     """
 
     calls = CallNames(frozenset({"to", "cuda", "type", *(name.rpartition(".")[2] for name in DATALOADER | SUBCLASSES)}),
-                      suffix=("Loader", "Sampler"))  # (and the project's subclasses: `PositiveLinkNeighborSampler`)
+                      suffix=("Loader", "Sampler", "loader_class", "loader_cls"))  # (and the project's subclasses:
+    # `PositiveLinkNeighborSampler`; a name bound to the class, timm's `loader_class`)
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
@@ -123,13 +124,23 @@ class LoaderRule(Rule):
         name = call_name(node)
         if name == "to" or name == "cuda" or name == "type" and len(node.args) == 1:
             self._move(node, name)
-        elif (qualified := self.ctx.qualname(node.func)) in DATALOADER or qualified in SUBCLASSES or self._loader_class(node.func):
+        elif (qualified := self.ctx.qualname(node.func)) in DATALOADER or qualified in SUBCLASSES or self._loader_class(node.func) \
+                or self._loader_variable(node.func):
             self.loaders[node] = self.ctx.site(node)
 
     def _loader_class(self, func: cst.BaseExpression) -> bool:
         """A class of the source deriving from a DataLoader (OGB's `PositiveLinkNeighborSampler(NeighborSampler)`):
         a loader whose batches perf-lint does not cost, whose workers start again like any loader's."""
         return type(func) is cst.Name and derives_from(self.ctx, func.value, DATALOADER | SUBCLASSES)
+
+    def _loader_variable(self, func: cst.BaseExpression) -> bool:
+        """A name bound to torch's DataLoader class (timm's `loader_class = torch.utils.data.DataLoader`,
+        `MultiEpochsDataLoader` when asked, then `loader_class(dataset, ...)`)."""
+        if type(func) is not cst.Name:
+            return False
+        owner = self.ctx.scope.owner_of(func.value)
+        return owner is not None and any(value is not None and type(value) in (cst.Name, cst.Attribute)
+                                         and self.ctx.qualname(value) in DATALOADER for value in owner.assignments[func.value])
 
     def costed(self, call: cst.Call) -> bool:
         """Whether the loader is torch's, whose batches the rules can cost (not one of `SUBCLASSES`,
@@ -615,7 +626,9 @@ class LoaderRule(Rule):
             if given is None and (default is None or any(k.arg is None for k in node.keywords)):
                 return []
             if given is not None and type(given) is not ast.Constant:
-                given = _parsed_default(namespace, given)
+                option = project_option_default(namespace.path, given.attr) if type(given) is ast.Attribute and type(
+                    given.value) is ast.Name else UNKNOWN  # (`args.workers` of a namespace a function parses: timm's `_parse_args()`)
+                given = _parsed_default(namespace, given) or (ast.Constant(option) if option is not UNKNOWN else None)
                 if given is None:
                     return []
             found.append((default, self.ctx.module_scope) if given is None else

@@ -14,7 +14,7 @@ from ..findings import Related
 from ..importers import forward_caller, step_caller, unused_class
 from ..project import (SourceNamespace, call_target, derives_from, device_moves, maybe_project_call, returns_cpu_factory,
                        used_arguments)
-from .base import CallNames, Example, FixPlan, Replace
+from .base import CallNames, Example, FixPlan, Here, Replace
 from .edits import with_keywords
 from .tracking import Nesting, TrainingSteps, calls_under_ifs, few_iterations, interval_test, never_taken
 from ..vocabulary import (DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, HOST_COPY_METHODS, LEGACY_TENSOR_TYPES, MODULE_CLASSES,
@@ -762,6 +762,23 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # a script's training loop: the targets made, then wrapped and moved together with the batch
+        # (znxlwm's DCGAN, PyTorch 0.3)
+        Example(
+            """
+            import torch
+            from torch.autograd import Variable
+            for epoch in range(20):
+                for x_, _ in train_loader:
+                    y_real_ = torch.ones(x_.size()[0])
+                    y_fake_ = torch.zeros(x_.size()[0])
+                    x_, y_real_, y_fake_ = Variable(x_.cuda()), Variable(y_real_.cuda()), Variable(y_fake_.cuda())
+                    loss = BCE_loss(D(x_), y_real_) + BCE_loss(D(G(x_)), y_fake_)
+                    loss.backward()
+                    D_optimizer.step()
+            """,
+            count=2,
+        ),
         # the step function a sampler is given, called at each of its steps (fastai's DDIM notebooks):
         # its noise is made on the CPU and moved to the device of the image (`.to(x_t)`)
         Example(
@@ -1642,7 +1659,7 @@ class CpuTensorMovedEachStep(Nesting):
             return
         made = _factory_below(node.func.value, self.ctx)
         if made is None and type(node.func.value) is cst.Name:
-            made = self._created(node.func.value.value)  # `z = torch.randn(n, d)` ... `z = z.type_as(x)`
+            made = self._created(node.func.value.value, node)  # `z = torch.randn(n, d)` ... `z = z.type_as(x)`
             before = self._made_before_loop(node.func.value.value) if made is None and name in ("cuda", "to") else None
             if before is not None:
                 device = argument(node, 0, "device")
@@ -2103,12 +2120,14 @@ class CpuTensorMovedEachStep(Nesting):
             fix = self._fix(site, made, device) if factory in DETERMINISTIC_FACTORIES and not typed and not like else None
             how = f"`.type_as({code(device)})`" if moved_as and device is not None else "copied to the GPU"
             instead = _ON_DEVICE.get(factory or "", f"torch.{factory}(..., device=...)")
+            apart = not any(node is made for node in walk(site.node))  # (`y = torch.ones(n)`, then `y.cuda()`)
             self.report(
                 site,
                 f"torch.{factory}(...) is created on the CPU and then {how} {where}: an allocation, "
                 f"a fill and a blocking copy from pageable memory each time. Create it on the device directly: {instead}."
                 + ("" if factory in DETERMINISTIC_FACTORIES or factory in _ON_DEVICE else " (Random values then come from the CUDA generator.)"),
                 fix,
+                related=(Here(Site(made, site.unit, site.scope, site.loops), f"torch.{factory}(...) makes it on the CPU"),) if apart else (),
             )
 
     def _option_twins(self) -> set[int]:
@@ -2257,16 +2276,20 @@ class CpuTensorMovedEachStep(Nesting):
         around = self._loops_around(made)
         return made if around is not None and len(around) < len(self.ctx.loops) and self.ctx.loops[:len(around)] == around else None
 
-    def _created(self, name: str) -> cst.Call | None:
-        """The factory call that made `name` last, earlier in the current function and in the same
-        loop iteration, when the assignments since only move or cast it (`z = z.type_as(x)`)."""
+    def _created(self, name: str, move: cst.Call) -> cst.Call | None:
+        """The factory call that made `name` last, earlier in the current function (or loop of the
+        module's statements) and in the same loop iteration, when the assignments since only move
+        or cast it (`z = z.type_as(x)`); not the assignment of `move` itself (`y = Variable(y.cuda())`)."""
         scope = self.ctx.scope
-        if scope.node is None or name not in scope.assignments:
+        owner = scope.node if scope.node is not None else self.ctx.loops[0] if self.ctx.loops else None
+        if owner is None or name not in scope.assignments:
             return None
         for value in reversed(scope.assignments[name]):  # those met so far in the pass
+            if value is not None and any(node is move for node in walk(value)):
+                continue
             made = None if value is None else _factory_below(value, self.ctx)
             if made is not None:
-                return made if self._loops_around(made) == self.ctx.loops and not _filled(scope.node, name) else None
+                return made if self._loops_around(made) == self.ctx.loops and not _filled(owner, name) else None
             if not (type(value) is cst.Call and type(value.func) is cst.Attribute and dotted(value.func.value) == name
                     or moves_itself(value, name)):  # (`padding = padding.cuda() if x.is_cuda else padding`)
                 return None

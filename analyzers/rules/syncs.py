@@ -21,7 +21,7 @@ from ..project import (
 from ..project import trains as project_trains
 from .base import Example, Here
 from .edits import root_name
-from .tracking import (Nesting, TrainingSteps, few_iterations, interval_test, iterates_dataloader, never_taken, parameter_constant,
+from .tracking import (Nesting, TrainingSteps, calls_under_ifs, few_iterations, interval_test, iterates_dataloader, never_taken, parameter_constant,
                        runs_once)
 from ..vocabulary import (
     CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MATH_TESTS, MODEL_NAMES, MODULE_CLASSES, NOT_TENSOR_OPS, SAME_DEVICE_METHODS, TENSOR_NAMESPACES,
@@ -122,6 +122,8 @@ def _sized_by_data(call: cst.Call, name: str | None, qualified: str | None) -> c
 
 
 _SIZED_BY_DATA = frozenset({"nonzero", "unique", "masked_select", "bincount", "where"})
+# calls that show or record a value (a step's time, shown each step)
+_OUTPUT = frozenset({"info", "log", "write", "set_postfix", "set_description", "add_scalar", "add_scalars", "log_dict", "log_metrics"})
 
 
 def _kept_tensor(value: cst.BaseExpression, name: str) -> bool:
@@ -185,7 +187,8 @@ class HostSyncEveryStep(Nesting):
     `torch.masked_select`, `torch.where(cond)` with one argument, `bincount` without
     `minlength`, a selection with a boolean mask, `logits[~mask]` (also `l[mask] -= 1`, which reads
     it first), not a fill through one, `logits[mask] = 0`: the host reads the size), `torch.cuda.synchronize()` in a loop that reads no clock (itself or through a timer of the
-    project: `timer.toc()` reading `time.time()`), and a CUDA tensor (also what an instance of
+    project: `timer.toc()` reading `time.time()`) or does not show a value on each iteration (an
+    average of step times printed every N steps: one synchronize there would do), and a CUDA tensor (also what an instance of
     a `torch.nn.Module` subclass of the project returns: `r, g, _, _ = mpd(y, y_hat)`) passed
     to a function or method of the project (this file or a module it imports) that reads it on
     the host (`MetricLogger.update(loss=loss)` calling `.item()`, or `if torch.min(y) < -1.:`
@@ -995,7 +998,8 @@ class HostSyncEveryStep(Nesting):
                     last_logging = current_time
             """,
         ),
-        # a synchronize right before a timer's clock read: it makes the timing right
+        # a synchronize right before a timer's clock read, the step's time shown each step: it makes
+        # the timing right (llm.c's `print0(f"step ... {(t1 - t0) * 1000:.2f}ms")`)
         Example(
             """
             import time
@@ -1004,18 +1008,37 @@ class HostSyncEveryStep(Nesting):
                 def tic(self):
                     self.start = time.time()
                 def toc(self):
-                    self.total += time.time() - self.start
+                    return time.time() - self.start
             timer = Timer()
             model.cuda()
             for x, y in loader:
                 timer.tic()
                 model(x.cuda()).sum().backward()
                 torch.cuda.synchronize()
-                timer.toc()
+                print(f"step time {timer.toc():.3f}s")
             """,
         ),
     )
     INVALID = (
+        # a synchronize only so that an average of step times, shown every N steps, is exact (timm's
+        # train.py): one synchronize where it is shown would do
+        Example(
+            """
+            import time
+            import torch
+            model.cuda()
+            end = time.time()
+            for batch_idx, (x, y) in enumerate(loader):
+                loss = criterion(model(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+                torch.cuda.synchronize()
+                batch_time_m.update(time.time() - end)
+                if batch_idx % args.log_interval == 0:
+                    print(f"time {batch_time_m.avg:.3f}s")
+                end = time.time()
+            """,
+        ),
         # the count of a host copy: its `.cpu()` is the read that waits, not the `.item()` after it
         Example(
             """
@@ -2149,18 +2172,28 @@ class HostSyncEveryStep(Nesting):
         )
 
     def _timed(self, site: Site) -> bool:
-        """Whether the loop (or step function) around `site` reads a clock: a synchronize
-        there makes a timing right."""
+        """Whether the loop (or step function) around `site` reads CUDA events' elapsed time, or
+        a clock and a loop shows something on each iteration: a synchronize there makes a
+        per-step timing right (llm.c printing each step's time), unlike one feeding an average of
+        step times shown every N steps (timm's `batch_time_m.update(time.time() - end)`), or a
+        step time printed every tenth step (makemore)."""
         loop = site.loops[-1] if site.loops else None
-        for name in _CLOCK_NAMES:
-            for call in self.ctx.calls.get(name, ()):
-                inside = loop in call.loops if loop is not None else call.scope is site.scope
-                if inside and (name == "elapsed_time" or (self.ctx.qualname(call.node.func) or "") in _CLOCKS):
-                    return True
-        return loop is not None and any(  # (a timer of the project: `timer.toc()` reading time.time())
+        inside = [call for name in _CLOCK_NAMES for call in self.ctx.calls.get(name, ())
+                  if (loop in call.loops if loop is not None else call.scope is site.scope)]
+        if any(call_name(call.node) == "elapsed_time" for call in inside):
+            return True  # (CUDA events read each iteration: the read waits for the end event anyway)
+        clocked = any((self.ctx.qualname(call.node.func) or "") in _CLOCKS for call in inside) or loop is not None and any(
             loop in call.loops and type(call.node.func) is cst.Attribute and maybe_project_call(self.ctx, call.node.func)
-            and reads_clock(call_target(self.ctx, call.node.func, call.scope))
+            and reads_clock(call_target(self.ctx, call.node.func, call.scope))  # (a timer of the project: `timer.toc()`)
             for calls in self.ctx.calls.values() for call in calls)
+        return clocked and (loop is None or self._shown_every_step(loop, site.scope))
+
+    def _shown_every_step(self, loop: cst.CSTNode, scope: Scope) -> bool:
+        """Whether the loop prints or logs on every iteration: a call named for output not
+        under an interval test (`if step % log_every == 0:`)."""
+        guarded = calls_under_ifs(loop, lambda branch: interval_test(self.ctx, branch.test, (loop,), scope))
+        return any(type(node) is cst.Call and id(node) not in guarded and (
+            "print" in (name := call_name(node) or "") or name in _OUTPUT) for node in walk(getattr(loop, "body", loop)))
 
     def _passed_to_host_read(self, candidate: _Candidate, advice: str) -> tuple | None:
         """A call passing a CUDA tensor to a function of the project that reads it on the host."""

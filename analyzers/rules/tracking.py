@@ -3,6 +3,7 @@ node (ifs, withs, loops, function bodies) and the names bound to compiled module
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -11,7 +12,7 @@ import libcst as cst
 from ..context import CallSite, Context, Frame, Scope, Site
 from ..nodes import (UNKNOWN, argument, call_name, code, dotted, iteration_source, keyword, lazy_init, literal, main_guard, names_in,
                      option_test, positional, walk)
-from ..importers import imported, imported_to_train, importer_namespace_default, made_only_to_infer
+from ..importers import imported, imported_to_train, importer_namespace_default, made_only_to_infer, subclass_forward_calls
 from ..project import (SourceNamespace, call_target, derives_from, forward_helpers, instance_default, maybe_project_call, steps_in_loops, tests_interval,
                        trains_somewhere)
 from ..project import trains as project_trains
@@ -251,10 +252,24 @@ class TrainingSteps:
             return True
         if function.name.value == "training_step" or id(function) in self._epochs:
             return False  # (a Trainer module whose `forward` loops over the steps itself: byol-pytorch's)
+        if self._subclasses_run(cls, function):
+            return True  # (a mixin's method the forward of a subclass in another module calls)
         module = any(base.rpartition(".")[2] == "Module" for base in bases) or derives_from(self.ctx, cls.name.value, MODULE_CLASSES)
         return module and (function.name.value in self._called_on_self(cls, "forward") or self._inherited_helper(cls, function)) \
             and (not any(unit.notebook for unit in self.ctx.units) or self.anywhere()) and not self._made_to_infer(cls) \
             and not self._infers(cls)
+
+    def _subclasses_run(self, cls: cst.ClassDef, function: cst.FunctionDef) -> bool:
+        """Whether the `forward` of a subclass of `cls` in a module importing the source calls
+        `function` on `self` (LLaVA's `LlavaMetaForCausalLM.prepare_inputs_labels_for_multimodal`,
+        which `LlavaLlamaForCausalLM.forward` calls)."""
+        path = self.ctx.path
+        if not path or path.startswith("<") or self.ctx.classes.get(cls.name.value) is not cls:
+            return False
+        key = ("subclass forward", cls.name.value, function.name.value)
+        if key not in self.ctx.shared:
+            self.ctx.shared[key] = subclass_forward_calls(os.path.abspath(path), cls.name.value, function.name.value) is not None
+        return self.ctx.shared[key]
 
     def _inherited_helper(self, cls: cst.ClassDef, function: cst.FunctionDef) -> bool:
         """Whether the `forward` a class of the source inherits from a base of another module
@@ -262,7 +277,7 @@ class TrainingSteps:
         if any(isinstance(node, cst.FunctionDef) and node.name.value == "forward" for node in cls.body.body):
             return False
         namespace = SourceNamespace.of(self.ctx)
-        return any(found is not None and function.name.value in forward_helpers(found)
+        return any(found is not None and function.name.value in forward_helpers(found[0])
                    for found in (namespace.klass(dotted(base.value) or "") for base in cls.bases))
 
     @staticmethod
