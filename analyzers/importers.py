@@ -36,7 +36,7 @@ import libcst as cst
 from .nodes import UNKNOWN, code, dotted
 from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, SourceNamespace, argparse_defaults, ast_dotted, body_nodes, call_target,
                       forward_helpers, given_namespace_defaults, guarded, maybe_project_call, module_file, module_trains, note,
-                      project_root, search_paths, steps_call)
+                      marked, project_root, search_paths, steps_call)
 from .source import SourceError, notebook_source
 from .vocabulary import CUDA_DEVICE, MODULE_CLASSES, PER_CALL_METHODS, gpu_api
 
@@ -74,6 +74,7 @@ class _Listing(NamedTuple):
     packages: dict[bytes, list[str]]
     configs: list[str]  # the modules that import yacs or a `CfgNode` (of defaults)
     modules: dict[str, list[str]]  # module name (`function` of core/function.py, `config` of config/__init__.py) -> files
+    placed: dict[tuple[str, ...], str | None]  # `placed_anywhere`'s answers, by the dotted parts asked
 
 
 class _Module:
@@ -286,19 +287,24 @@ def named_by_importers(path: str, name: str) -> bool | None:
     return any(name.encode() in module.identifiers() for _, module, _ in found)
 
 
-def subclass_forward_calls(path: str, name: str, method: str) -> str | None:
-    """Where a class of a module of the project importing the module at `path` derives from its
-    class `name` and has a `forward` that calls `self.<method>` (two calls deep: LLaVA's
-    `LlavaLlamaForCausalLM.forward` calling the mixin's `prepare_inputs_labels_for_multimodal`),
-    as "llava_llama.py:57"; None when none does."""
+def subclass_forward_calls(path: str, names: frozenset[str]) -> dict[str, set[str]]:
+    """{class: methods} for the classes `names` of the module at `path`: the methods the
+    `forward` of a class deriving from one, in a module of the project importing it, calls on
+    `self` (two calls deep: LLaVA's `LlavaLlamaForCausalLM.forward` calling the mixin's
+    `prepare_inputs_labels_for_multimodal`)."""
+    found: dict[str, set[str]] = {}
+    words = {name.encode() for name in names}
     for _, module, root in _importers(path, any_text=True):
-        namespace = module.namespace(root)
-        for node in ast.walk(namespace.tree):
-            if type(node) is ast.ClassDef and any((ast_dotted(base) or "").rpartition(".")[2] == name for base in node.bases) and \
-                    method in forward_helpers(node):
-                forward = next(n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "forward")
-                return f"{namespace.label}:{forward.lineno}"
-    return None
+        if words.isdisjoint(module.identifiers()):
+            continue  # (its text names none of the classes: parsed for nothing)
+        for node in module.namespace(root).tree.body:  # (the module's own classes)
+            if type(node) is not ast.ClassDef or not any(isinstance(n, ast.FunctionDef) and n.name == "forward" for n in node.body):
+                continue
+            for base in node.bases:
+                name = (ast_dotted(base) or "").rpartition(".")[2]
+                if name in names:
+                    found.setdefault(name, set()).update(forward_helpers(node))
+    return found
 
 
 def subclassed_by_importers(path: str, name: str) -> bool:
@@ -623,7 +629,7 @@ def _listing(root: str) -> _Listing:
             packages[word].append(path)
         if not module.words.isdisjoint(_CONFIG_WORDS):
             configs.append(path)
-    listing = _Listing(now, folders, dict(importers), dict(packages), configs, dict(modules))
+    listing = _Listing(now, folders, dict(importers), dict(packages), configs, dict(modules), {})
     with _LOCK:
         _LISTINGS[root] = listing
         while len(_LISTINGS) > 16:
@@ -636,10 +642,16 @@ def placed_anywhere(directory: str, parts: list[str]) -> str | None:
     `.../core/function.py` or `.../core/function/__init__.py`), for an import no folder on the
     importer's path resolves: the project puts it on sys.path by other means (HRNet's
     `import _init_paths`, adding lib/; PYTHONPATH in a launch script); None unless exactly one."""
-    suffix = os.sep + os.path.join(*parts)
-    found = [path for path in _listing(project_root(directory)).modules.get(parts[-1], ())
-             if path.endswith((suffix + ".py", suffix + os.sep + "__init__.py"))]
-    return found[0] if len(found) == 1 else None
+    root = project_root(directory)
+    if not marked(root):
+        return None  # (a folder of no project: nothing says what else is on its path)
+    listing = _listing(root)
+    key = tuple(parts)
+    if key not in listing.placed:
+        suffix = os.sep + os.path.join(*parts)
+        found = [path for path in listing.modules.get(parts[-1], ()) if path.endswith((suffix + ".py", suffix + os.sep + "__init__.py"))]
+        listing.placed[key] = found[0] if len(found) == 1 else None
+    return listing.placed[key]
 
 
 def _files(root: str, folders: list, suffixes: tuple[str, ...] = (".py", ".ipynb")):

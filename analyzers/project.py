@@ -67,11 +67,17 @@ def note(path: str, info: os.stat_result) -> None:
 
 
 @functools.lru_cache(maxsize=256)
+def marked(folder: str) -> bool:
+    """Whether `folder` holds a project marker (pyproject.toml, setup.py, setup.cfg, .git)."""
+    return any(os.path.exists(os.path.join(folder, marker)) for marker in _ROOT_MARKERS)
+
+
+@functools.lru_cache(maxsize=256)
 def project_root(directory: str) -> str:
     """The folder at or above `directory` holding a project marker; `directory` if none."""
     folder = directory
     for _ in range(8):
-        if any(os.path.exists(os.path.join(folder, marker)) for marker in _ROOT_MARKERS):
+        if marked(folder):
             return folder
         parent = os.path.dirname(folder)
         if parent == folder:

@@ -827,13 +827,7 @@ class EvaluationWithGradients(Nesting):
         self.count += 1
         self.loops.append(_Loop(self.ctx.site(node), self.local_frames(), self.function(), self.count))
 
-    def visit_While(self, node: cst.While) -> None:
-        """An episode of an environment (`while not done:`), not a module's own decoding loop
-        (Tacotron's `Decoder.inference`: its caller decides whether gradients are on)."""
-        function = self.function()
-        cls = self.ctx.class_of.get(id(function)) if function is not None else None
-        if cls is None or not derives_from(self.ctx, cls.name.value, MODULE_CLASSES):
-            self.visit_For(node)
+    visit_While = visit_For  # (an episode of an environment, `while not done:`; see `_decoding`)
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
@@ -945,7 +939,7 @@ class EvaluationWithGradients(Nesting):
                 continue
             evaluated = self._evaluated_module(loop)
             named = function is not None and _evaluation_name(function.name.value, self.ctx.path) and not self._nested(function)
-            if evaluated is None and not named:
+            if evaluated is None and not named or self._decoding(loop):
                 continue
             # inside the training loop, after `model.eval()` (validation every N steps), the
             # loop itself must not use gradients; elsewhere in a function, nowhere in it (a
@@ -1082,6 +1076,12 @@ class EvaluationWithGradients(Nesting):
     def _places(self) -> dict[int, int]:
         """id(call) -> its place in pass order (made when a caller's mode is first asked)."""
         return {id(node): index for index, (node, _) in enumerate(self.ctx.call_order)}
+
+    def _decoding(self, loop: _Loop) -> bool:
+        """A `while` loop of a module's own method (Tacotron's `Decoder.inference` decoding step
+        by step): its caller decides whether gradients are on."""
+        cls = self.ctx.class_of.get(id(loop.function)) if type(loop.node) is cst.While and loop.function is not None else None
+        return cls is not None and derives_from(self.ctx, cls.name.value, MODULE_CLASSES)
 
     def _over_loader(self, loop: _Loop) -> bool:
         """Whether the loop iterates a DataLoader made in the source: a pass over a dataset

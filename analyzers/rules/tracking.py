@@ -138,6 +138,9 @@ class CompiledModules(Nesting):
         return called
 
 
+_MIXIN_BASES = frozenset({"object", "ABC", "Generic"})  # what a mixin of methods for a model derives from
+
+
 class TrainingSteps:
     """Which loop bodies and functions run a training step: `backward()` or an optimizer's
     `step()`, directly (not in a nested loop) or through a function of the source they
@@ -252,10 +255,10 @@ class TrainingSteps:
             return True
         if function.name.value == "training_step" or id(function) in self._epochs:
             return False  # (a Trainer module whose `forward` loops over the steps itself: byol-pytorch's)
-        if self._subclasses_run(cls, function):
-            return True  # (a mixin's method the forward of a subclass in another module calls)
         module = any(base.rpartition(".")[2] == "Module" for base in bases) or derives_from(self.ctx, cls.name.value, MODULE_CLASSES)
-        return module and (function.name.value in self._called_on_self(cls, "forward") or self._inherited_helper(cls, function)) \
+        if not module:
+            return self._subclasses_run(cls, function)  # (a mixin's method the forward of a subclass in another module calls)
+        return (function.name.value in self._called_on_self(cls, "forward") or self._inherited_helper(cls, function)) \
             and (not any(unit.notebook for unit in self.ctx.units) or self.anywhere()) and not self._made_to_infer(cls) \
             and not self._infers(cls)
 
@@ -264,12 +267,13 @@ class TrainingSteps:
         `function` on `self` (LLaVA's `LlavaMetaForCausalLM.prepare_inputs_labels_for_multimodal`,
         which `LlavaLlamaForCausalLM.forward` calls)."""
         path = self.ctx.path
-        if not path or path.startswith("<") or self.ctx.classes.get(cls.name.value) is not cls:
-            return False
-        key = ("subclass forward", cls.name.value, function.name.value)
+        if not path or path.startswith("<") or self.ctx.classes.get(cls.name.value) is not cls or any(
+                (dotted(base.value) or "").rpartition(".")[2] not in _MIXIN_BASES for base in cls.bases):
+            return False  # (a mixin: a class of its own, or an abstract one)
+        key = "subclass forwards"  # (asked once for all the classes of the source)
         if key not in self.ctx.shared:
-            self.ctx.shared[key] = subclass_forward_calls(os.path.abspath(path), cls.name.value, function.name.value) is not None
-        return self.ctx.shared[key]
+            self.ctx.shared[key] = subclass_forward_calls(os.path.abspath(path), frozenset(self.ctx.classes))
+        return function.name.value in self.ctx.shared[key].get(cls.name.value, ())
 
     def _inherited_helper(self, cls: cst.ClassDef, function: cst.FunctionDef) -> bool:
         """Whether the `forward` a class of the source inherits from a base of another module
@@ -277,8 +281,8 @@ class TrainingSteps:
         if any(isinstance(node, cst.FunctionDef) and node.name.value == "forward" for node in cls.body.body):
             return False
         namespace = SourceNamespace.of(self.ctx)
-        return any(found is not None and function.name.value in forward_helpers(found[0])
-                   for found in (namespace.klass(dotted(base.value) or "") for base in cls.bases))
+        bases = [name for base in cls.bases if (name := dotted(base.value)) and not (self.ctx.qualname(base.value) or "").startswith("torch.")]
+        return any(found is not None and function.name.value in forward_helpers(found[0]) for found in map(namespace.klass, bases))
 
     @staticmethod
     def _infers(cls: cst.ClassDef) -> bool:
