@@ -753,6 +753,75 @@ def test_a_mixin_method_the_forward_of_a_subclass_in_another_file_calls(tmp_path
     assert finding.range.start_line + 1 == 7 and "`...tolist()`" in finding.message
 
 
+def test_a_switch_another_file_parses_as_store_true_is_off_by_default(tmp_path):
+    """CenterNet's trains/ctdet.py: `if opt.eval_oracle_wh:` around per-step host copies, with
+    opts.py's `--eval_oracle_wh` a `store_true` option: an ablation off by default. The same read
+    outside the switch is reported."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "opts.py").write_text(textwrap.dedent("""
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--eval_oracle_wh", action="store_true")
+    """))
+    trainer = tmp_path / "ctdet.py"
+    script = """
+        import torch
+
+        class CtdetLoss(torch.nn.Module):
+            def __init__(self, opt):
+                super().__init__()
+                self.opt = opt
+
+            def forward(self, outputs, batch):
+                opt = self.opt
+                if opt.eval_oracle_wh:
+                    outputs["wh"] = torch.from_numpy(oracle(batch["wh"].detach().cpu().numpy())).to(opt.device)
+                return (outputs["wh"] - batch["wh"]).abs().mean()
+
+        loss_fn = CtdetLoss(opt)
+        for batch in loader:
+            loss = loss_fn(model(batch["input"].cuda()), batch)
+            loss.backward()
+            optimizer.step()
+    """
+    trainer.write_text(textwrap.dedent(script))
+    assert tpl203(str(trainer)) == []
+    trainer.write_text(textwrap.dedent(script.replace("if opt.eval_oracle_wh:", "if opt.always_on:")))
+    assert len(tpl203(str(trainer))) == 1
+
+
+def test_worker_counts_that_differ_between_callers_but_are_all_positive(tmp_path):
+    """mrdbourke's data_setup.py: `create_dataloaders(..., num_workers=NUM_WORKERS)` with
+    `NUM_WORKERS = os.cpu_count()`; one notebook passes 8, the script the default: whatever the
+    caller, there are workers, restarted every epoch by engine.py's `train`."""
+    (tmp_path / "pyproject.toml").write_text("")
+    data = tmp_path / "data_setup.py"
+    data.write_text(textwrap.dedent("""
+        import os
+        from torch.utils.data import DataLoader
+        NUM_WORKERS = os.cpu_count()
+
+        def create_dataloaders(train_data, batch_size, num_workers=NUM_WORKERS):
+            train_dataloader = DataLoader(train_data, batch_size=batch_size, shuffle=True, num_workers=num_workers, pin_memory=True)
+            return train_dataloader
+    """))
+    train = """
+        import torch
+        import data_setup
+
+        loader = data_setup.create_dataloaders(train_data, 32{extra})
+        for epoch in range(5):
+            for X, y in loader:
+                loss = model(X.cuda()).sum()
+                loss.backward()
+                optimizer.step()
+    """
+    (tmp_path / "train.py").write_text(textwrap.dedent(train.format(extra="")))
+    (tmp_path / "profile.py").write_text(textwrap.dedent(train.format(extra=", num_workers=8")))
+    [again] = findings_of(str(data), "TPL104")
+    assert "`num_workers` worker processes" in again.message
+
+
 def test_a_loader_a_trainer_class_keeps_is_judged_by_its_methods(tmp_path):
     """A Trainer of another module keeps the loaders it is given (`self.train_loader =
     train_loader`), loops over the training one in `train_epoch`, which `fit` calls every

@@ -110,6 +110,25 @@ class EvaluationWithGradients(Nesting):
     calls = CallNames(frozenset({"set_grad_enabled", "eval", "train", "requires_grad_"}))
     probe = "memory"
     VALID = (
+        # a module's own decoding loop, named for inference: its caller decides whether gradients
+        # are on (Tacotron's `Decoder.inference`, run by a notebook's one demo sentence)
+        Example(
+            """
+            import torch
+            class Decoder(torch.nn.Module):
+                def inference(self, memory):
+                    outputs, stop = [], False
+                    while not stop:
+                        output, gate = self.decoder_rnn(memory)
+                        outputs.append(output)
+                        stop = len(outputs) == self.max_steps
+                    return torch.stack(outputs)
+            decoder = Decoder().cuda()
+            for epoch in range(100):
+                decoder(batch.cuda()).mean().backward()
+                optimizer.step()
+            """
+        ),
         # every call repeated is under no_grad; the test pass after training runs once
         Example(
             """
