@@ -36,7 +36,7 @@ import libcst as cst
 from .nodes import UNKNOWN, code, dotted
 from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, SourceNamespace, argparse_defaults, ast_dotted, body_nodes, call_target,
                       forward_helpers, given_namespace_defaults, guarded, maybe_project_call, module_file, module_trains, note,
-                      marked, project_root, search_paths, steps_call)
+                      marked, project_root, search_paths, self_calls, steps_call)
 from .source import SourceError, notebook_source
 from .vocabulary import CUDA_DEVICE, MODULE_CLASSES, PER_CALL_METHODS, gpu_api
 
@@ -240,8 +240,7 @@ def forward_caller(path: str, name: str) -> str | None:
         for cls in (node for node in ast.walk(namespace.tree) if type(node) is ast.ClassDef):
             methods = {node.name: node for node in cls.body if type(node) is ast.FunctionDef}
             forwards = [method for method_name, method in methods.items() if method_name in PER_CALL_METHODS]
-            helpers = {node.func.attr for method in forwards for node in ast.walk(method) if type(node) is ast.Call
-                       and type(node.func) is ast.Attribute and type(node.func.value) is ast.Name and node.func.value.id == "self"}
+            helpers = set().union(*map(self_calls, forwards))
             called = [(method, True) for method in forwards] + [
                 (methods[helper], False) for helper in sorted(helpers) if helper in methods and helper not in PER_CALL_METHODS]
             for method, forward in called:  # (in a helper, only what is called by its own name: `ProbMask(...)`)
@@ -329,21 +328,22 @@ def unused_class(ctx, cls: cst.ClassDef) -> bool:
         named = re.compile(rf"\b{re.escape(name)}\b")  # (outside the class: not its `super(Name, self)`)
         path = os.path.abspath(ctx.path)
         ctx.shared[key] = sum(len(named.findall(unit.text)) for unit in ctx.units) == len(named.findall(code(cls))) and \
-            named_by_importers(path, name) is False and not _named_in_configs(path, name)
+            named_by_importers(path, name) is False and not _named_in_configs(ctx, path, name)
     return ctx.shared[key]
 
 
-def _named_in_configs(path: str, name: str) -> bool:
+def _named_in_configs(ctx, path: str, name: str) -> bool:
     """Whether a YAML file of the project names `name` of the module at `path` as
-    `module.name` (a class Hydra or a similar config instantiates)."""
+    `module.name` (a class Hydra or a similar config instantiates); the files are read once
+    an analysis."""
+    if "YAML configs" not in ctx.shared:
+        texts = ctx.shared["YAML configs"] = []
+        for config, info in _files(project_root(os.path.dirname(path)), [], (".yaml", ".yml")):
+            note(config, info)
+            texts.append(_read(config) or b"")
     stem = os.path.splitext(os.path.basename(path))[0].encode()
     named = re.compile(rb"(?<![\w.])[\w.]*\b" + re.escape(stem) + rb"\." + re.escape(name.encode()) + rb"\b")
-    folders: list = []
-    for config, info in _files(project_root(os.path.dirname(path)), folders, (".yaml", ".yml")):
-        note(config, info)
-        if named.search(_read(config) or b""):
-            return True
-    return False
+    return any(named.search(text) for text in ctx.shared["YAML configs"])
 
 
 def unused_function(ctx, function: cst.FunctionDef | None) -> bool:
@@ -439,14 +439,25 @@ def project_option_default(path: str, attribute: str):
         except OSError:
             continue
         note(candidate, info)
-        tree = _module(candidate, info).namespace(root).tree
         near = os.path.relpath(candidate, root).split(os.sep)[0] == top
-        owners: list = [tree, *(node for node in ast.walk(tree) if type(node) is ast.FunctionDef)]
-        for owner in owners:
-            found[near] += argparse_defaults(owner).get(attribute, [])
+        found[near] += _option_defaults(_module(candidate, info).namespace(root).tree).get(attribute, [])
     defaults = found[True] or found[False]
     values = {repr(value) for value in defaults}
     return defaults[0] if len(values) == 1 and defaults[0] is not None else UNKNOWN
+
+
+def _option_defaults(tree: ast.Module) -> dict[str, list]:
+    """{dest: [default, ...]} of the argparse options a module adds, at its top level or in its
+    functions (`argparse_defaults` of each), gathered once a module."""
+    memo = tree.__dict__.setdefault("_perf_lint_memo", {})
+    if _option_defaults not in memo:
+        gathered: dict[str, list] = {}
+        owners: list = [tree, *(node for node in ast.walk(tree) if type(node) is ast.FunctionDef)]
+        for owner in owners:
+            for dest, defaults in argparse_defaults(owner).items():
+                gathered.setdefault(dest, []).extend(defaults)
+        memo[_option_defaults] = gathered
+    return memo[_option_defaults]
 
 
 def imported_to_train(path: str) -> bool:
@@ -569,8 +580,7 @@ def _device_arguments(ctx):
         moved = type(call.func) is cst.Attribute and call.func.attr.value in ("to", "cuda")
         for arg in call.args:
             value = arg.value
-            picker = type(value) is cst.Call and not value.args and _PICKER.search(
-                (dotted(value.func) or "").rpartition(".")[2]) is not None
+            picker = type(value) is cst.Call and not value.args and _picks_device(dotted(value.func))
             if moved or picker or arg.keyword is not None and arg.keyword.value in _DEVICE_KEYWORDS:
                 yield value, scope
 
@@ -802,7 +812,11 @@ def _device_calls(tree: ast.Module):
 
 def _picker(node: ast.expr) -> bool:
     """A call without arguments of a function named as one that picks the device."""
-    name = ast_dotted(node.func) if type(node) is ast.Call and not node.args and not node.keywords else None
+    return type(node) is ast.Call and not node.args and not node.keywords and _picks_device(ast_dotted(node.func))
+
+
+def _picks_device(name: str | None) -> bool:
+    """Whether a function's (dotted) name says it picks the device (`get_device`, `d2l.try_gpu`)."""
     return name is not None and _PICKER.search(name.rpartition(".")[2]) is not None
 
 

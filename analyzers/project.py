@@ -1122,6 +1122,12 @@ def steps_in_loops(found: Definition | None) -> bool:
         type(node) is ast.Call and steps_call(node) for node in body_nodes(found[0]))
 
 
+def self_calls(function: ast.AST) -> set[str]:
+    """The names of the methods `function` calls on `self` (`self.encode_img(image)`)."""
+    return {node.func.attr for node in ast.walk(function) if type(node) is ast.Call and type(node.func) is ast.Attribute
+            and type(node.func.value) is ast.Name and node.func.value.id == "self"}
+
+
 def forward_helpers(cls: ast.ClassDef) -> set[str]:
     """The names of the methods the `forward` of the class `cls` (of another module: a base of a
     class of the source, or a subclass of one) calls on `self`, two calls deep (MiniGPTBase's
@@ -1133,8 +1139,7 @@ def forward_helpers(cls: ast.ClassDef) -> set[str]:
         reached: set[str] = set()
         layer = {"forward"} & set(methods)
         for _ in range(2):
-            called = {node.func.attr for name in layer for node in ast.walk(methods[name]) if type(node) is ast.Call
-                      and type(node.func) is ast.Attribute and type(node.func.value) is ast.Name and node.func.value.id == "self"}
+            called = set().union(*(self_calls(methods[name]) for name in layer))
             reached |= called
             layer = (called & set(methods)) - layer
         memo[forward_helpers] = reached
@@ -1362,9 +1367,7 @@ def caller_uses(namespace: FileNamespace, path: str, name: str, index: int | Non
     data.make_loaders(...)` in train.py. With `attribute`, `name` is a class of that module
     whose instances keep the loader as `attribute` (`dataset = Cifar(...)`, then `for batch in
     dataset.train:`)."""
-    place = Place(namespace.label, namespace.path)
-    if namespace.path.endswith(".ipynb"):  # (its cells' lines run on: named by the file alone)
-        place = _NotebookPlace(namespace.label, namespace.path)
+    place = place_of(namespace)
     moved = again = None
     trained = False
     scopes = [namespace.tree, *(node for node in ast.walk(namespace.tree) if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef))]
@@ -1402,6 +1405,12 @@ def caller_uses(namespace: FileNamespace, path: str, name: str, index: int | Non
     return LoaderUses(moved, again, trained, (moved is not None or again is not None) and (trained or module_trains(namespace)))
 
 
+def place_of(namespace: FileNamespace) -> Place:
+    """What names the lines of a module read from disk: "train.py:12"; a notebook, whose cells'
+    lines run on, by the file alone."""
+    return (_NotebookPlace if namespace.path.endswith(".ipynb") else Place)(namespace.label, namespace.path)
+
+
 def module_trains(namespace: FileNamespace) -> bool:
     """Whether the module runs training steps: its own calls (`backward()`, an optimizer's
     `step()`, a trainer's `fit()`), or a function of the project it calls that does (a
@@ -1409,7 +1418,7 @@ def module_trains(namespace: FileNamespace) -> bool:
     `fit_one_epoch`)."""
     memo = namespace.tree.__dict__.setdefault("_perf_lint_memo", {})
     if module_trains not in memo:
-        place = (_NotebookPlace if namespace.path.endswith(".ipynb") else Place)(namespace.label, namespace.path)
+        place = place_of(namespace)
         calls = [node for node in ast.walk(namespace.tree) if type(node) is ast.Call]
         memo[module_trains] = any(steps_call(node) or type(node.func) is ast.Attribute and node.func.attr == "fit"
                                   for node in calls) or any(
