@@ -75,6 +75,8 @@ class _Listing(NamedTuple):
     configs: list[str]  # the modules that import yacs or a `CfgNode` (of defaults)
     modules: dict[str, list[str]]  # module name (`function` of core/function.py, `config` of config/__init__.py) -> files
     placed: dict[tuple[str, ...], str | None]  # `placed_anywhere`'s answers, by the dotted parts asked
+    texts: list[bytes]  # the texts of its code and config files, read when first asked (`never_set`)
+    unset: dict[str, bool]  # `never_set`'s answers, by the name asked
 
 
 class _Module:
@@ -550,6 +552,28 @@ def gpu_callee(ctx) -> str | None:
     return None
 
 
+def gpu_base(ctx) -> str | None:
+    """Where the module of a base class of the source's classes, a class of another module of
+    the project, puts work on a GPU or picks the GPU device (a trainer subclassing
+    `BaseTrainer`, whose `__init__` sets `self.device = setup_device()`, a function returning
+    "cuda" when there is one), or None. `ctx`: the source's context, after the pass."""
+    namespace = SourceNamespace.of(ctx)
+    asked: set[str] = set()
+    for cls in {id(cls): cls for cls in ctx.class_of.values()}.values():
+        for base in cls.bases:
+            name = dotted(base.value)
+            if name is None or name in asked or len(asked) >= MAX_CALLEES:
+                continue
+            asked.add(name)
+            found = namespace.klass(name)
+            if found is None or not isinstance(found[1], FileNamespace) or not found[1].label:
+                continue
+            line = _gpu_line(ast.walk(found[0]), found[1]) or _picked_gpu(found[1])
+            if line is not None:
+                return f"{found[1].label}:{line}"
+    return None
+
+
 def gpu_value(ctx) -> str | None:
     """Where a module of the project names the GPU device the analyzed source takes from it, by
     name, to move work to (`.to(device)`, `device=device` with `from conf import *` and conf.py's
@@ -639,7 +663,7 @@ def _listing(root: str) -> _Listing:
             packages[word].append(path)
         if not module.words.isdisjoint(_CONFIG_WORDS):
             configs.append(path)
-    listing = _Listing(now, folders, dict(importers), dict(packages), configs, dict(modules), {})
+    listing = _Listing(now, folders, dict(importers), dict(packages), configs, dict(modules), {}, [], {})
     with _LOCK:
         _LISTINGS[root] = listing
         while len(_LISTINGS) > 16:
@@ -662,6 +686,38 @@ def placed_anywhere(directory: str, parts: list[str]) -> str | None:
         found = [path for path in listing.modules.get(parts[-1], ()) if path.endswith((suffix + ".py", suffix + os.sep + "__init__.py"))]
         listing.placed[key] = found[0] if len(found) == 1 else None
     return listing.placed[key]
+
+
+def never_set(path: str, name: str) -> bool:
+    """Whether no file of the project of the module at `path` (its code, notebooks, YAML and
+    JSON) sets an attribute or option `name`: assigns it (`name = ...`, `self.name: int = 0`), names
+    it as a key (`name: true`, `{"name": 1}`), an option (`--name`) or with `setattr`; only reads
+    it (`hasattr(config, "name") and config.name`: a switch no configuration turns on)."""
+    root = project_root(os.path.dirname(os.path.abspath(path)))
+    if not marked(root):
+        return False  # (a folder of no project: its configurations may be anywhere)
+    listing = _listing(root)
+    if name not in listing.unset:
+        if not listing.texts:
+            for found, info in _files(root, [], (".py", ".ipynb", ".yaml", ".yml", ".json", ".toml", ".cfg")):
+                note(found, info)
+                listing.texts.append(_read(found) or b"")
+        word = re.escape(name.encode())
+        setting = re.compile(rb"(\.?)\b" + word + rb"\b\s*(=(?!=)|:)|--" + word + rb"\b|[\"']" + word + rb"[\"']")
+        listing.unset[name] = not any(_sets(text, match) for text in listing.texts for match in setting.finditer(text))
+    return listing.unset[name]
+
+
+_ATTRIBUTE_READ = re.compile(rb"(?:has|get)attr\(\s*[\w.]+\s*,\s*$")  # before the name it reads, quoted
+
+
+def _sets(text: bytes, match: re.Match) -> bool:
+    """Whether `never_set`'s match in `text` sets the name: not `config.name:` (an `if` reading
+    it), not `hasattr(config, "name")` nor `getattr(config, "name", ...)`."""
+    found = match.group()
+    if found[:1] in (b"'", b'"'):
+        return _ATTRIBUTE_READ.search(text, max(0, match.start() - 80), match.start()) is None
+    return not (match.group(1) == b"." and match.group(2) == b":")
 
 
 def _files(root: str, folders: list, suffixes: tuple[str, ...] = (".py", ".ipynb")):

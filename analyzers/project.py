@@ -42,6 +42,7 @@ _SYS_PATH_CALLS = ("sys.path.append", "sys.path.insert")
 _SAME_MODULE = {"cuda", "to", "train", "eval", "cpu", "half", "float", "double", "bfloat16"}  # nn.Module methods returning self
 MAX_HOPS = 3  # re-exports followed (`from .data import X` in a package's __init__, and its subpackage's)
 _MAX_CALLS = 3  # calls followed from a function into others
+_SHALLOW_CALLS = 1  # for tests and selections with a boolean mask (deeper, a library's checks and branches)
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 # -- what an analysis read --------------------------------------------------------------
@@ -520,7 +521,16 @@ def maybe_project_call(ctx, func) -> bool:
     return type(func) is not cst.Name or imported is not None or head in ctx.functions or (
         head in ctx.relative_imports or bool(ctx.star_imports)) or any(  # `train = train_fns.make_step(...)`
         type(value) is cst.Call and type(value.func) is cst.Attribute and maybe_project_call(ctx, value.func)
-        for value, _ in ctx.by_name.get(name, ()))
+        or _made_module(ctx, value) for value, _ in ctx.by_name.get(name, ()))
+
+
+def _made_module(ctx, value) -> bool:
+    """Whether `value` makes an instance of a class the source defines or imports (`model =
+    ModelWithLoss(net).cuda()`): calling it runs the class's `forward`."""
+    while type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in _SAME_MODULE:
+        value = value.func.value
+    return type(value) is cst.Call and type(value.func) is cst.Name and (
+        value.func.value in ctx.classes or value.func.value in ctx.imports and ctx.imports[value.func.value].partition(".")[0] not in _LIBRARIES)
 
 
 def call_target(ctx, func, scope):
@@ -531,7 +541,9 @@ def call_target(ctx, func, scope):
     namespace = SourceNamespace.of(ctx)
     if type(func) is cst.Name:
         found = namespace.function_run_by(func)
-        return (*found, None) if found is not None else _made_step(ctx, func, scope)
+        if found is not None:
+            return (*found, None)
+        return _made_step(ctx, func, scope) or _instance_method(ctx, namespace, func, scope, "forward")
     if type(func) is not cst.Attribute:
         return None
     receiver = dotted(func.value)
@@ -548,11 +560,20 @@ def call_target(ctx, func, scope):
     if receiver == "self":
         cls = ctx.class_of.get(id(scope.node)) if scope.node is not None else None
         found = None if cls is None else namespace.klass(cls.name.value)
-        return None if found is None else method(found[0], func.attr.value, *found[1:])
+        own = None if found is None else method(found[0], func.attr.value, *found[1:])
+        return own or (None if cls is None else _instance_method(ctx, namespace, func, scope, "forward"))
     if receiver.partition(".")[0] in ctx.imports or receiver in ctx.relative_imports:
         found = namespace.function(f"{receiver}.{func.attr.value}")
         return (*found, None) if found is not None else _class_method(namespace, receiver, func.attr.value)
-    origin = ctx.origin(func.value, scope) or _handed_back(ctx, func.value, scope)
+    return _instance_method(ctx, namespace, func.value, scope, func.attr.value)
+
+
+def _instance_method(ctx, namespace: "SourceNamespace", instance, scope, name: str) -> Definition | None:
+    """Method `name` of the class of the project whose instance `instance` (a name, or
+    `self.attr`) is bound to: `obj = Class(...)` (or `Class(...).cuda()`, which gives the module
+    back); `forward` for a module called (`self.criterion(out, y)` after `self.criterion =
+    FocalLoss()`)."""
+    origin = ctx.origin(instance, scope) or _handed_back(ctx, instance, scope)
     if origin is None or type(origin[0]) is not cst.Call:
         return None
     made_call = origin[0]
@@ -564,7 +585,7 @@ def call_target(ctx, func, scope):
     if chosen is not None and type(chosen[0]) is cst.IfExp:  # `Trainer = A if unsupervised else B`
         maker = chosen[0].body
     found = classes_made_by(namespace, maker)
-    return method(found[0][0], func.attr.value, *found[0][1:]) if found else None
+    return method(found[0][0], name, *found[0][1:]) if found else None
 
 
 def classes_made_by(namespace: "SourceNamespace", maker: cst.BaseExpression) -> list[tuple]:
@@ -653,12 +674,12 @@ def used_arguments(ctx, call, scope, summary) -> tuple[tuple | None, list[tuple]
     each argument bound to a parameter that `summary(callee)` ({parameter: what}) names,
     (argument, what), in argument order; (None, []) when the call reaches no such function."""
     callee = call_target(ctx, call.func, scope)
-    made = callee is None and type(call.func) is cst.Name and (  # `Trainer(model, train_loader, ...)`: its `__init__`,
-        callee := _constructor(call.func.value, SourceNamespace.of(ctx))) is not None  # which may keep them
+    if callee is None and type(call.func) is cst.Name:  # `Trainer(model, train_loader, ...)`: its `__init__`,
+        callee = _constructor(call.func.value, SourceNamespace.of(ctx))  # which may keep them
     said = summary(callee) if callee is not None else {}
     if not said:
         return callee, []
-    method_call = callee[3] is not None and (made or bound(call.func))
+    method_call = callee[3] is not None
     return callee, [(value, said[param]) for param, value in bind(call, parameters(callee[0]), method_call) if param in said]
 
 
@@ -816,6 +837,15 @@ class Use:
     via: str
     recast: bool = False
 
+    @property
+    def selects(self) -> bool:
+        """Whether the use selects with a boolean mask (`x[x > 0]`): the host reads the mask's
+        count, not the values."""
+        try:
+            return type(ast.parse(self.code, mode="eval").body) is ast.Subscript
+        except SyntaxError:
+            return False
+
 
 def _host_read(call: ast.Call):
     """The value `call` reads on the host (`v.item()`, `float(v)`), or None."""
@@ -835,6 +865,65 @@ def _argument_read(call: ast.Call):
     return _host_read(call)
 
 
+def _selection(node: ast.Subscript, masks: set[str]):
+    """The tensor `x[mask]` selects from with a boolean mask, whose count the host reads to size
+    the result (`boxes[boxes[:, 4] != -1]`, `x[~keep]`, `x[m]` after `m = y > 0`; also `x[m] -= 1`,
+    which reads it first), or None: not a fill through one (`x[m] = 0`)."""
+    index = node.slice.elts[0] if type(node.slice) is ast.Tuple and node.slice.elts else node.slice
+    if type(node.ctx) is not ast.Load and not getattr(node, "_perf_lint_augmented", False):
+        return None
+    return node.value if type(index) is ast.Name and index.id in masks or _mask_form(index) else None
+
+
+def _mask_form(value: ast.expr) -> bool:
+    """A boolean tensor's form: a comparison, `~m`, `torch.ge(a, b)` / `a.ge(b)` and the other
+    comparisons, `m.bool()`, `&` or `|` of two of those."""
+    if isinstance(value, ast.Compare):
+        return not any(type(op) in (ast.Is, ast.IsNot, ast.In, ast.NotIn) for op in value.ops)
+    if isinstance(value, ast.UnaryOp):
+        return type(value.op) is ast.Invert
+    if isinstance(value, ast.BinOp):
+        return type(value.op) in (ast.BitAnd, ast.BitOr) and _mask_form(value.left) and _mask_form(value.right)
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
+        return False
+    name, receiver = value.func.attr, ast_dotted(value.func.value)
+    if receiver == "torch":
+        return name in _COMPARING and len(value.args) >= (1 if name in _ONE_TESTS else 2)
+    return name == "bool" and not value.args or name in _COMPARING - _ONE_TESTS and len(value.args) == 1
+
+
+_ONE_TESTS = {"isnan", "isinf", "isfinite", "logical_not"}  # of one tensor
+_COMPARING = {"ge", "gt", "le", "lt", "eq", "ne", "logical_and", "logical_or"} | _ONE_TESTS  # make a boolean tensor
+
+
+def _defaulting(function) -> set[int]:
+    """Ids of the nodes that work out a value when the caller left it out or none is kept yet
+    (`if size is None: size = int(edge_index.max()) + 1`, the `else` of `if num_nodes is not
+    None: return num_nodes`, `if self.cache is None:`): they run only for callers that do not
+    pass it, or once."""
+    found: set[int] = set()
+    for node in body_nodes(function):
+        if type(node) is not ast.If or type(node.test) is not ast.Compare or len(node.test.ops) != 1 or type(
+                node.test.left) not in (ast.Name, ast.Attribute):
+            continue
+        right, op = node.test.comparators[0], type(node.test.ops[0])
+        if type(right) is ast.Constant and right.value is None and op in (ast.Is, ast.IsNot):
+            branch = node.body if op is ast.Is else node.orelse
+            found.update(id(inner) for statement in branch for inner in ast.walk(statement))
+    return found
+
+
+def _masks(function) -> set[str]:
+    """The names a function assigns boolean masks only (`positive = torch.ge(iou, 0.5)`)."""
+    assigned: dict[str, list[ast.expr]] = {}
+    for node in body_nodes(function):
+        if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+            assigned.setdefault(node.targets[0].id, []).append(node.value)
+        elif type(node) is ast.AugAssign and type(node.target) is ast.Subscript:
+            node.target.__dict__["_perf_lint_augmented"] = True
+    return {name for name, values in assigned.items() if all(map(_mask_form, values))}
+
+
 def _setting_read(value: ast.expr) -> bool:
     """`config['num_D_accumulations']`: a value looked up by name in a mapping, a setting
     (`float()` of it reads no tensor; a dict of losses is read with `.item()`)."""
@@ -842,6 +931,7 @@ def _setting_read(value: ast.expr) -> bool:
 
 
 _TESTS = (ast.If, ast.While, ast.Assert)
+_READ_NODES = (*_TESTS, ast.Subscript)  # what a function's summary of host reads looks at besides calls
 _TESTED = {"min", "max", "any", "all", "isnan", "isinf", "isfinite", "equal", "allclose", "sum", "mean"}
 
 
@@ -934,9 +1024,16 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
     _propagate(body_nodes(function), derived, roots_of)  # (`for k, v in kwargs.items()`, `x = p[0]`)
     found: dict[str, Use] = {}
     owner: dict[str | None, str] = {name: param for param, names in derived.items() for name in names}
-    tests = matcher is _argument_read
-    for node in sorted((n for n in body_nodes(function) if type(n) is ast.Call or tests and type(n) in _TESTS),
-                       key=lambda n: (n.lineno, n.col_offset)):
+    tests = matcher is _argument_read and depth <= _SHALLOW_CALLS
+    masks = _masks(function) if tests else set()
+    defaulting = _defaulting(function) if matcher is _argument_read else set()
+    for node in sorted((n for n in body_nodes(function) if (type(n) is ast.Call or tests and type(n) in _READ_NODES)
+                        and id(n) not in defaulting), key=lambda n: (n.lineno, n.col_offset)):
+        if type(node) is ast.Subscript:  # `boxes[boxes[:, 4] != -1]`: the host reads the mask's count
+            value = _selection(node, masks)
+            for param in {owner[root] for root in _roots(value) if root in owner} if value is not None else ():
+                found.setdefault(param, Use(ast.unparse(node), place(node.lineno), place.path, node.lineno, _name(function, cls)))
+            continue
         if isinstance(node, _TESTS):  # `if torch.min(y) < -1.:` (hifi-gan's mel_spectrogram)
             value = _tested(node.test, namespace)
             said = f"{type(node).__name__.lower()} {ast.unparse(node.test)}" + (":" if type(node) is not ast.Assert else "")
@@ -952,7 +1049,7 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
         inner = _uses(callee, matcher, depth + 1)
         if callee is None or not inner:
             continue
-        for param_name, argument in bind(node, parameters(callee[0]), method=callee[3] is not None and bound(node.func)):
+        for param_name, argument in bind(node, parameters(callee[0]), method=callee[3] is not None):
             use = inner.get(param_name)
             if use is None:
                 continue
@@ -968,7 +1065,7 @@ def _generated_from(call: ast.Call, namespace: Namespace, place: Place, cls) -> 
     if callee is None or not yields(callee):
         return []
     loops = iterated(callee)
-    return [argument for name, argument in bind(call, parameters(callee[0]), method=callee[3] is not None and bound(call.func))
+    return [argument for name, argument in bind(call, parameters(callee[0]), method=callee[3] is not None)
             if name in loops]
 
 
@@ -1255,7 +1352,7 @@ def iterated_through(found: Definition | None, depth: int = 0) -> set[str]:
         if callee is None or callee[0] is function:
             continue
         inner = iterated_through(callee, depth + 1)
-        loops.update(argument.id for param, argument in bind(node, parameters(callee[0]), callee[3] is not None and bound(node.func))
+        loops.update(argument.id for param, argument in bind(node, parameters(callee[0]), callee[3] is not None)
                      if param in inner and type(argument) is ast.Name and argument.id in names)
     return loops
 
@@ -1282,7 +1379,7 @@ def iterated_again(found: Definition | None) -> dict[str, int]:
                     loops = iterated(callee)
                     if callee is None or not loops:
                         continue
-                    for param, argument in bind(node, parameters(callee[0]), callee[3] is not None and bound(node.func)):
+                    for param, argument in bind(node, parameters(callee[0]), callee[3] is not None):
                         if param in loops and type(argument) is ast.Name and argument.id in names:
                             again.setdefault(argument.id, node.lineno)
         for param, uses in _kept_loaders(found).items():
@@ -1340,7 +1437,7 @@ def _trained_on(call: ast.Call, names: set[str], namespace: Namespace, place: Pl
     inner = trained_over(callee, depth + 1) if callee is not None else set()
     if not inner or callee is None:
         return set()
-    return {argument.id for param, argument in bind(call, parameters(callee[0]), callee[3] is not None and bound(call.func))
+    return {argument.id for param, argument in bind(call, parameters(callee[0]), callee[3] is not None)
             if param in inner and type(argument) is ast.Name and argument.id in names}
 
 
@@ -1521,17 +1618,17 @@ def _uses_of_loaders(scope, names: set[str], namespace: Namespace, place: Place,
                         moved = Use(shortened(ast.unparse(call)), place(call.lineno), place.path, call.lineno, where, recast)
                 elif value is None and call.args and (callee := _callee(call.func, namespace, place, None)) is not None:
                     moves = device_moves(callee)  # `dlrm_wrap(X, lS_o, lS_i, use_gpu, device)` moving `X`
-                    use = next((moves[param] for param, argument in bind(call, parameters(callee[0]), method=callee[3] is not None
-                                                                          and bound(call.func))
+                    use = next((moves[param] for param, argument in bind(call, parameters(callee[0]), method=callee[3] is not None)
                                 if param in moves and not batch.isdisjoint(_roots(argument))), None)
                     if use is not None:
                         moved = Use(use.code, use.where, use.path, use.line, f"{where} -> {use.via}")
         elif type(child) is ast.Call and any(type(a) is ast.Name and a.id in names
                                              for a in (*child.args, *(k.value for k in child.keywords))):
             callee = _callee(child.func, namespace, place, None)
-            made = callee is None and type(child.func) is ast.Name and (callee := _constructor(child.func.id, namespace)) is not None
+            if callee is None and type(child.func) is ast.Name:
+                callee = _constructor(child.func.id, namespace)
             if callee is not None:
-                method_call = callee[3] is not None and (made or bound(child.func))
+                method_call = callee[3] is not None
                 given = [param for param, value in bind(child, parameters(callee[0]), method_call)
                          if type(value) is ast.Name and value.id in names]
                 moves, loops_over = device_moves(callee), iterated(callee) if loops else iterated_again(callee)
@@ -1913,11 +2010,6 @@ def _star(arg) -> str:
     return "*" if type(arg) is ast.Starred else getattr(arg, "star", "")
 
 
-def bound(func) -> bool:
-    """Whether a method is called on an instance (`obj.m()`, `self.m()`; ast or libcst)."""
-    return hasattr(func, "attr")
-
-
 def _callee(func, namespace: Namespace, place: Place, cls) -> Definition | None:
     """(definition, namespace, place, class) of what an ast call calls, when it is a
     function or method of the project."""
@@ -1926,10 +2018,25 @@ def _callee(func, namespace: Namespace, place: Place, cls) -> Definition | None:
         return None if found is None else (*found, None)
     if type(func) is ast.Attribute and type(func.value) is ast.Name:
         if func.value.id == "self" and cls is not None:
-            return method(cls, func.attr, namespace, place)
+            return method(cls, func.attr, namespace, place) or _kept_module_forward(cls, func.attr, namespace)
         found = namespace.function(f"{func.value.id}.{func.attr}")
         return (*found, None) if found is not None else _class_method(namespace, func.value.id, func.attr)
     return None
+
+
+def _kept_module_forward(cls: ast.ClassDef, attribute: str, namespace: Namespace) -> Definition | None:
+    """The `forward` that `self.attribute(...)` runs when the class keeps one instance of a
+    class of the project there (`self.criterion = FocalLoss()`, also `.cuda()`-ed)."""
+    made = [node.value for function in cls.body if type(function) is ast.FunctionDef for node in ast.walk(function)
+            if type(node) is ast.Assign and any(ast_dotted(target) == f"self.{attribute}" for target in node.targets)]
+    if len(made) != 1 or type(made[0]) is not ast.Call:
+        return None
+    call = made[0]
+    while type(call.func) is ast.Attribute and call.func.attr in _SAME_MODULE and type(call.func.value) is ast.Call:
+        call = call.func.value
+    name = ast_dotted(call.func)
+    found = None if name is None else namespace.klass(name)
+    return None if found is None else method(found[0], "forward", *found[1:])
 
 
 def _constructor(name: str, namespace: Namespace) -> Definition | None:

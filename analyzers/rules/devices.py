@@ -124,7 +124,9 @@ class CpuTensorMovedEachStep(Nesting):
 
     Silent for a tensor made under `if buffer is None:` (not `if hidden is None:` testing a parameter
     each call may leave out: DRNN's `init_hidden`), `if not len(self.q):`, `if key not in
-    cache:` filling `cache[key]` (once per key: vits' window per dtype and device) or a test of a flag
+    cache:` filling `cache[key]` (once per key: vits' window per dtype and device), in a branch for a
+    batch with nothing to compute that returns at once (`if positive_num == 0: return
+    torch.tensor(0.).to(device)`: rare) or a test of a flag
     the branch sets (`if self.data_initialized.item() == 0: ... self.data_initialized.fill_(1)`) (made once, on the first
     iteration; not when what is tested is a parameter, `mask=None`, left out of each call) or under an interval guard in the loop (`if i % 500 == 0:`), in an epoch
     loop around the loop that trains (once per epoch), in a loop over a dict's entries
@@ -1643,6 +1645,8 @@ class CpuTensorMovedEachStep(Nesting):
             return
         if name == "type" and len(node.args) != 1:
             return  # (`.type()`: the type's name; a move is `x.type(torch.cuda.FloatTensor)`)
+        if self._empty_case():
+            return  # (`if n == 0: return torch.tensor(0.).cuda()`: a rare batch with nothing to compute)
         if self.ctx.loops and self._constant_cpu_call(node.func.value):
             device = argument(node, 0, "device")
             if name == "cuda" or device is not None:
@@ -1700,6 +1704,12 @@ class CpuTensorMovedEachStep(Nesting):
         flag (`if not self.initialized:`): it runs once (not a test of a parameter, `mask=None`)."""
         return any(frame.kind == IF and lazy_init(cast(cst.If, frame.node)) and not option_test(
             cast(cst.If, frame.node), self.ctx.scope.params) for frame in self.local_frames())
+
+    def _empty_case(self) -> bool:
+        """Whether the node visited is in a branch for an empty batch that returns early (`if
+        positive_count == 0: return torch.tensor(0.).to(device)`): rare, not every step."""
+        return any(frame.kind == IF and _empty_test(cast(cst.If, frame.node).test) and _returns_last(cast(cst.If, frame.node))
+                   for frame in self.local_frames())
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if type(node.value) is cst.Attribute and node.value.attr.value in _TABLE_INDEXERS:
@@ -2669,6 +2679,29 @@ def _constant(expr: cst.BaseExpression) -> bool:
     if type(expr) is cst.List or type(expr) is cst.Tuple:
         return all(type(e) is cst.Element and _constant(e.value) for e in expr.elements)
     return literal(expr) is not UNKNOWN
+
+
+def _empty_test(test: cst.BaseExpression) -> bool:
+    """`n == 0`, `n <= 0`, `n < 1` (also `or`-ed): a test for nothing to compute."""
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.Or:
+        return _empty_test(test.left) or _empty_test(test.right)
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return False
+    comparison = test.comparisons[0]
+    bound = comparison.comparator
+    if type(bound) not in (cst.Integer, cst.Float):
+        return False
+    zero = float(cast(cst.Integer, bound).value) == 0
+    return type(comparison.operator) in (cst.Equal, cst.LessThanEqual) and zero or type(
+        comparison.operator) is cst.LessThan and float(cast(cst.Integer, bound).value) == 1
+
+
+def _returns_last(branch: cst.If) -> bool:
+    """Whether an `if`'s body ends with `return` (not `continue`: an image without boxes in a loop
+    over the batch's images is common enough)."""
+    body = branch.body.body
+    last = body[-1] if body else None
+    return type(last) is cst.SimpleStatementLine and bool(last.body) and type(last.body[-1]) is cst.Return
 
 
 def _returns(body: cst.CSTNode) -> list[cst.Return]:

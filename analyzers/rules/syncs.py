@@ -12,9 +12,9 @@ from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
 from ..nodes import (aborts, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, lazy_init, literal,
                      moves_itself, names_in, none_test, option_test, positional, remembered, short_code, walk, UNKNOWN)
 from ..findings import Related
-from ..importers import project_option_default, unused_function
+from ..importers import never_set, project_option_default, unused_function
 from ..project import (
-    Definition, Use, attribute_module, bind, derives_from, bound, from_afar, call_target, copies_every_call, host_reads, iterated, maybe_project_call,
+    Definition, Use, attribute_module, bind, derives_from, from_afar, call_target, copies_every_call, host_reads, iterated, maybe_project_call,
     parameters, reads_clock, reads_every_call, returned_parameter, returns_host_copy, steps_in_loops, used_arguments,
     used_by_all_fitting,
 )
@@ -53,6 +53,7 @@ _HOST_LOGGER_NAMES = {name.rpartition(".")[2] for name in _HOST_LOGGERS} | {"add
 _CLOCKS = (CLOCKS | {"time.process_time"}) - {"time.monotonic_ns"}
 _CLOCK_NAMES = {name.rpartition(".")[2] for name in _CLOCKS} | {"elapsed_time"}
 _MAX_DEPTH = 10
+_MASK_ADVICE = "Keep shapes fixed on the GPU (multiply by the mask, `masked_fill`, `torch.where(mask, a, b)`), or do it every N steps."
 
 
 
@@ -186,13 +187,16 @@ class HostSyncEveryStep(Nesting):
     operations whose result's size depends on the data (`x.nonzero()`, `x.unique()`,
     `torch.masked_select`, `torch.where(cond)` with one argument, `bincount` without
     `minlength`, a selection with a boolean mask, `logits[~mask]` (also `l[mask] -= 1`, which reads
-    it first), not a fill through one, `logits[mask] = 0`: the host reads the size), `torch.cuda.synchronize()` in a loop that reads no clock (itself or through a timer of the
+    it first; in a module's `forward`, of its inputs: `annotations[annotations[:, 4] != -1]` in a
+    loss), not a fill through one, `logits[mask] = 0`: the host reads the size), `torch.cuda.synchronize()` in a loop that reads no clock (itself or through a timer of the
     project: `timer.toc()` reading `time.time()`) or does not show a value on each iteration (an
     average of step times printed every N steps: one synchronize there would do), and a CUDA tensor (also what an instance of
     a `torch.nn.Module` subclass of the project returns: `r, g, _, _ = mpd(y, y_hat)`) passed
     to a function or method of the project (this file or a module it imports) that reads it on
-    the host (`MetricLogger.update(loss=loss)` calling `.item()`, or `if torch.min(y) < -1.:`
-    in hifi-gan's `mel_spectrogram`: the finding names that
+    the host (`MetricLogger.update(loss=loss)` calling `.item()`, `if torch.min(y) < -1.:`
+    in hifi-gan's `mel_spectrogram`, or selects from it with a boolean mask, `data[labels ==
+    label]`, not in a branch working out a value the caller left out, `if size is None:`; calling
+    a module of the project runs its `forward`, `self.criterion(out, y)` too: the finding names that
     line; on a logger passed in as a parameter, when every method of the project the call
     fits reads it), or to `wandb.log`; a call of a training-step function of another module
     (`train_step(model, batch)` in engine.py) that reads a value on the host each time it
@@ -241,7 +245,9 @@ class HostSyncEveryStep(Nesting):
     `if self.flag:` where the source only sets `self.flag` to false constants, or in its `else`
     when only to true ones: SlowFast's `self.swav_use_public_code = True`) or a training step
     does not (the `else` of the test the step trains under, `if is_train:`, and a module's
-    inference branch, the `else` of `if self.training:`), inside an `except`
+    inference branch, the `else` of `if self.training:`, the body of `if self.phase == "test":`),
+    under a switch no file of the project sets (`if hasattr(config, "skip_inf_nan_grad") and
+    config.skip_inf_nan_grad:`, no configuration, option or YAML key naming it), inside an `except`
     handler or a branch that ends the program (`raise`, `sys.exit(1)` after a non-finite
     loss) or that fills a value on the first step (`if loss_ema is None: loss_ema = loss.item()`),
     outside a loop, in a training loop of a few iterations (`for step in range(4):`, a
@@ -2014,6 +2020,8 @@ class HostSyncEveryStep(Nesting):
                 return False
             if steps.evaluates_every_iteration(function):
                 return False  # (a full-batch step function testing the model after each step: `train_iter`)
+            if function.name.value in steps.engines and not steps.trains(function):
+                return False  # (an ignite evaluator's process function: `Engine(test_step)`)
             if not steps.run_every_step(function):
                 if not steps.trains(function):
                     if steps.called_every_step(function):  # (a helper run every step: `self._log_grad_norm()`)
@@ -2061,6 +2069,8 @@ class HostSyncEveryStep(Nesting):
                 self.ctx, test, site.scope) and project_option_default(cast(str, self.ctx.path), cast(cst.Attribute, test).attr.value) is False:
             return True  # a switch off by default (`if args.print_loss:`, a store_true flag; `train(..., debug=args.debug)`;
             # `if opt.eval_oracle_wh:` with opts.py's `--eval_oracle_wh` a store_true option)
+        if self._unset_switch(test):
+            return True  # `if hasattr(config, "skip_inf_nan_grad") and config.skip_inf_nan_grad:`, set nowhere
         if lazy_init(branch) and not option_test(branch, site.scope.params) and any(
                 assigned_in(branch.body, found[0].value) for n in walk(test)
                 if (found := none_test(n)) is not None and found[1] and type(found[0]) is cst.Name):
@@ -2068,6 +2078,20 @@ class HostSyncEveryStep(Nesting):
         if _sets_its_state(branch, site.scope):
             return True  # `if Z_l < 0: self.params[2] = out_l.mean() * n` with `Z_l = self.params[2].item()`: once
         return interval_test(self.ctx, test, site.loops, site.scope)
+
+    def _unset_switch(self, test: cst.BaseExpression) -> bool:
+        """`hasattr(config, "name")` (also `and`-ed with more) or `getattr(config, "name", False)`
+        where no file of the project sets `name` (`never_set`): a switch nothing turns on."""
+        if type(test) is cst.BooleanOperation:
+            return type(test.operator) is cst.And and (self._unset_switch(test.left) or self._unset_switch(test.right))
+        if type(test) is not cst.Call or type(test.func) is not cst.Name or test.func.value not in ("hasattr", "getattr") \
+                or len(test.args) != (2 if test.func.value == "hasattr" else 3) or not self.ctx.path or self.ctx.path.startswith("<"):
+            return False
+        name = test.args[1].value
+        if type(name) is not cst.SimpleString or test.func.value == "getattr" and literal(test.args[2].value) not in (False, None, 0):
+            return False
+        evaluated = name.evaluated_value
+        return isinstance(evaluated, str) and never_set(self.ctx.path, evaluated)
 
     def _failure_test(self, test: cst.BaseExpression) -> bool:
         """`math.isnan(x)`, `math.isinf(x)`, `not math.isfinite(x)`: a test for a value gone wrong."""
@@ -2145,12 +2169,13 @@ class HostSyncEveryStep(Nesting):
         elif candidate.kind == "mask":
             subscript = cast(cst.Subscript, node)  # a "mask" candidate is a subscript (visit_Subscript)
             mask = self._mask(cast(cst.BaseExpression, _mask_index(subscript)), scope)
-            if mask is None or not self._tensor(subscript.value, scope, 0) or not self._tensor(mask, scope, 0) or \
+            if mask is None or not (self._tensor(subscript.value, scope, 0) or self._forward_input(subscript.value, scope, 0)) \
+                    or not (self._tensor(mask, scope, 0) or self._forward_input(mask, scope, 0)) or \
                     self._made_on_cpu(subscript.value, scope, candidate.site):
                 return None
             what = (f"`{short_code(node)}` selects with a boolean mask: the result's size depends on the data, so "
                     "the host reads the mask's count from the GPU")
-            advice = "Keep shapes fixed on the GPU (multiply by the mask, `masked_fill`, `torch.where(mask, a, b)`), or do it every N steps."
+            advice = _MASK_ADVICE
         elif candidate.kind == "compare":
             if not any(self._tensor(arg.value, scope, 0) for arg in _call(candidate).args):
                 return None
@@ -2206,6 +2231,12 @@ class HostSyncEveryStep(Nesting):
                 continue
             read: Use = found[0]
             where = f", {read.where}" if read.where else ""
+            if read.selects and read.path and read.via.split(" -> ")[-1].endswith(".forward"):
+                continue  # (a module's `forward` selecting from its inputs: reported in its own file)
+            if not read.path and self._read_guarded(read):
+                continue  # (under a switch off by default, an interval test, an `except`: not every step)
+            if read.selects:
+                return self._passed_to_selection(node, read, found, where)
             callees = ", ".join(f"`{use.via.split(' -> ')[0]}`" for use in found)
             reader = f"{callees}, which reads" if len(found) == 1 else (
                 f"`{cst.ensure_type(node.func, cst.Attribute).attr.value}`: every method of the project it can call ({callees}) reads")
@@ -2227,6 +2258,30 @@ class HostSyncEveryStep(Nesting):
                         f"queued work, so the GPU idles. {advice}"), (), at
             return message, related
         return self._step_reading(candidate, advice, callee, used)
+
+    def _passed_to_selection(self, node: cst.Call, read: Use, found: list[Use], where: str) -> tuple:
+        """A call passing a CUDA tensor to a function of the project that selects from it with a
+        boolean mask (`boxes[boxes[:, 4] != -1]` in a loss's `forward`)."""
+        callee = read.via.split(" -> ")[0]
+        at = self._read_here(read) if len(found) == 1 and not read.path else None
+        if at is not None:
+            return (f"`{read.code}` selects with a boolean mask from the CUDA tensor that `{short_code(node)}` passes to "
+                    f"`{callee}`, on every training step: the result's size depends on the data, so the host reads the "
+                    f"mask's count from the GPU, waiting for all queued work. {_MASK_ADVICE}"), (), at
+        message = (f"`{short_code(node)}` passes a CUDA tensor to `{callee}`, which selects from it with a boolean mask "
+                   f"(`{read.code}`{where}) on every training step: the result's size depends on the data, so the host "
+                   f"reads the mask's count from the GPU, waiting for all queued work. {_MASK_ADVICE}")
+        return message, tuple(Related(use.path, use.line - 1, f"`{use.code}` selects with a boolean mask ({use.via})")
+                              for use in found if use.path)
+
+    def _read_guarded(self, read: Use) -> bool:
+        """Whether `read`, in a function of the source, is under a guard that keeps it from
+        running on every step (`if opt.eval_oracle_wh:`, a store_true option)."""
+        name = read.via.split(" -> ")[-1].rpartition(".")[2]
+        functions = {id(node) for node, _ in self.ctx.functions.get(name, ())}
+        return any(id(candidate.site.scope.node) in functions and _unparsed(code(candidate.site.node)) == read.code and any(
+            self._guards(frame, candidate.site) for frame in candidate.frames) for candidate in self.candidates
+            if candidate.site.scope.node is not None)
 
     def _read_here(self, read: Use) -> _Candidate | None:
         """The candidate of the source that is `read` (a read in a function of the source), when
@@ -2286,7 +2341,7 @@ class HostSyncEveryStep(Nesting):
         model's parameters (`evaluate(loader)`: a pass over the batches, not a step's helper;
         `clip_gradients(model.parameters())` is one)."""
         loops = iterated(found)
-        method = found[3] is not None and bound(call.func)
+        method = found[3] is not None
         return any(name in loops and "param" not in code(cast(cst.CSTNode, value)).lower()
                    for name, value in bind(call, parameters(found[0]), method))
 
@@ -2499,6 +2554,8 @@ class HostSyncEveryStep(Nesting):
                 return True
             found = self.ctx.origin(expr, scope)
             values = owner.assignments[expr.value] if owner is not None else ()
+            if None in values and all(v is None or moves_itself(v, expr.value) for v in values) and len(set(map(type, values))) == 2:
+                return True  # a batch's item moved (`for imgs, annot in loader: annot = annot.cuda()`)
             unpacked = self.ctx.unpacked.get((id(owner), expr.value), ()) if owner is not None else ()
             if owner is not None and unpacked and values.count(None) == len(unpacked) and all(
                     self._tensor(v, owner, depth + 1) and not self._host_element(v, index, owner) for v, index in unpacked):
@@ -2519,6 +2576,9 @@ class HostSyncEveryStep(Nesting):
             if head == "torch" and function and "." not in function:
                 return function in ("Tensor", *LEGACY_TENSOR_TYPES) or function[0].islower() and not function.startswith(
                     ("is_", "get_", "set_")) and function not in _NOT_TENSOR
+            if type(expr.func) is cst.Name and expr.func.value == "sum" and "sum" not in self.ctx.functions and expr.args and type(
+                    summed := expr.args[0].value) is cst.Call and call_name(summed) == "values" and type(summed.func) is cst.Attribute:
+                return self._tensor(summed.func.value, scope, depth + 1)  # `sum(loss_dict.values())`: a dict of losses
             if type(expr.func) is cst.Name and expr.func.value in self.ctx.functions and expr.func.value not in self.ctx.imports:
                 defined, inner = self.ctx.functions[expr.func.value][-1]  # (of the source: what it returns, not its name)
                 return any(value is not None and self._tensor(value, inner, depth + 1) for value in self.ctx.returns.get(id(defined), ()))
@@ -2562,6 +2622,43 @@ class HostSyncEveryStep(Nesting):
                 and not expr.attr.value.startswith("num_"))
         return False
 
+    def _forward_input(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> bool:
+        """Whether `expr` is taken from the inputs of a module's `forward` (a parameter without a
+        default: `annotations[annotations[:, 4] >= 0]` in a loss), tensors on the module's device
+        where the source runs on a GPU (a selection's operands: a list cannot be indexed by a
+        comparison)."""
+        if depth > _MAX_DEPTH:
+            return False
+        if type(expr) is cst.Subscript:
+            return self._forward_input(expr.value, scope, depth + 1)
+        if type(expr) is cst.Attribute:
+            return expr.attr.value not in _TENSOR_FACTS and self._forward_input(expr.value, scope, depth + 1)
+        if type(expr) is cst.Comparison:
+            return self._forward_input(expr.left, scope, depth + 1) or any(
+                self._forward_input(c.comparator, scope, depth + 1) for c in expr.comparisons)
+        if type(expr) is cst.UnaryOperation:
+            return self._forward_input(expr.expression, scope, depth + 1)
+        if type(expr) is cst.BinaryOperation:  # `anchor[:, 3] - anchor[:, 1]`
+            return self._forward_input(expr.left, scope, depth + 1) or self._forward_input(expr.right, scope, depth + 1)
+        if type(expr) is cst.Call and type(expr.func) is cst.Attribute and call_name(expr) in _KEEPING_METHODS:
+            return self._forward_input(expr.func.value, scope, depth + 1)
+        if type(expr) is not cst.Name:
+            return False
+        owner = scope.owner_of(expr.value)
+        function = owner.node if owner is not None else None
+        if owner is None or function is None or function.name.value != "forward":
+            return False
+        cls = self.ctx.class_of.get(id(function))
+        if cls is None or not derives_from(self.ctx, cls.name.value, MODULE_CLASSES):
+            return False
+        param = next((p for p in function.params.params if p.name.value == expr.value), None)
+        values = owner.assignments.get(expr.value, [])
+        own = [v for v in values if v is None or type(v) is cst.Subscript and expr.value in names_in(v.value)]
+        if param is not None:  # (rebound only to what it selects of itself: `annotations = annotations[keep]`)
+            return param.default is None and function.params.params.index(param) > 0 and len(own) == len(values)
+        taken = [v for v in values if v not in own]  # (`b = annotations[j]`, then `b = b[b[:, 4] != -1]`)
+        return bool(taken) and None not in values and all(self._forward_input(v, owner, depth + 1) for v in taken)
+
     def _step_batch(self, name: str, owner: Scope, depth: int = 0) -> bool:
         """The batch a LightningModule's `training_step(self, batch, batch_idx)` is given (the Trainer
         moved its tensors to the module's device), also as a method it passes it to receives it
@@ -2598,7 +2695,7 @@ class HostSyncEveryStep(Nesting):
         param = returned_parameter(found)
         if found is None or param is None:
             return False
-        method = found[3] is not None and bound(call.func)
+        method = found[3] is not None
         return any(name == param and self._tensor(cast(cst.BaseExpression, value), scope, depth + 1)
                    for name, value in bind(call, parameters(found[0]), method))
 

@@ -229,9 +229,10 @@ class TrainingSteps:
             tests = {code(branch.test) for branch in ifs if trains(branch.body) and not (
                 branch.orelse is not None and trains(branch.orelse))} | {"self.training"}  # (not `if use_amp:`, both train)
             found = self._branches[id(owner)] = {
-                id(n) for branch in ifs if branch.orelse is not None and code(branch.test) in tests and not trains(branch.orelse)
-                for n in walk(branch.orelse)} | {
-                id(n) for branch in ifs if code(branch.test) == "not self.training" for n in walk(branch.body)}
+                id(n) for branch in ifs if branch.orelse is not None and (code(branch.test) in tests or _phase_test(
+                    branch.test) == "train") and not trains(branch.orelse) for n in walk(branch.orelse)} | {
+                id(n) for branch in ifs if code(branch.test) == "not self.training" or _phase_test(branch.test) == "test"
+                for n in walk(branch.body)}
         return id(node) in found
 
     def run_every_step(self, function: cst.FunctionDef) -> bool:
@@ -916,3 +917,18 @@ def _without_gradients(function: cst.FunctionDef) -> bool:
         if "no_grad" in name or "inference_mode" in name:
             return True
     return False
+
+
+_INFERENCE_PHASES = frozenset({"test", "eval", "val", "valid", "validation", "inference", "infer", "predict"})
+
+
+def _phase_test(test: cst.BaseExpression) -> str | None:
+    """"test" for `self.phase == "test"` (or "eval", "inference", ...: a module's inference
+    branch), "train" for `mode == "train"`; None for other tests."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.Equal:
+        return None
+    sides = [test.left, test.comparisons[0].comparator]
+    phase = next((side.evaluated_value for side in sides if type(side) is cst.SimpleString), None)
+    if not isinstance(phase, str):
+        return None
+    return "test" if phase.lower() in _INFERENCE_PHASES else "train" if phase.lower() == "train" else None
