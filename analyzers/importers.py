@@ -90,6 +90,7 @@ class _Module:
         self.words = frozenset(word for source, names in self.imported for part in (source, names)
                                for word in _WORD.findall(part))
         self._files: frozenset[str] | None = None
+        self._unresolved: frozenset[str] | None = None  # see `unresolved`, found with `files`
         self._looked = not self.hint  # (nothing in its text looks like GPU work: never parsed)
         self._line: int | None = None
         self._namespace: ast.Module | None = None  # its code, parsed when first asked
@@ -118,11 +119,18 @@ class _Module:
             raise TypeError("summary")
         return cls(path, hint, gpu_text, [(s.encode("latin-1"), n.encode("latin-1")) for s, n in imported], added)
 
+    def unresolved(self) -> frozenset[str]:
+        """The modules it imports by absolute name (`from train_config import config`) that no file
+        resolves from where it is: the folder it runs from puts one on the path (an experiment's
+        train_config.py), or a library."""
+        self.files()
+        return cast(frozenset, self._unresolved)
+
     def files(self) -> frozenset[str]:
         """The files of the project it imports: `import a.b` a/b; `from .c import d` c, or the
         submodule c/d (read from its text: an import in a string may count too)."""
         if self._files is None:
-            directory, found = os.path.dirname(self.path), set()
+            directory, found, missing = os.path.dirname(self.path), set(), set()
             paths = search_paths(directory, self._added)
             for source, names in self.imported:
                 level = len(source) - len(source.lstrip(b"."))
@@ -136,7 +144,9 @@ class _Module:
                         file = module_file(directory, module, level, paths)
                         if file is not None:
                             found.add(os.path.normpath(os.path.abspath(file[0])))
-            self._files = frozenset(found)
+                        elif level == 0 and "." not in module:
+                            missing.add(module)
+            self._files, self._unresolved = frozenset(found), frozenset(missing)
         return self._files
 
     def gpu_line(self) -> int | None:
@@ -504,8 +514,9 @@ def _importers(path: str, hops: int = 0, any_text: bool = False):
             continue
         note(candidate, info)
         module = _module(candidate, info)
-        if not (module.hint or any_text) or name.encode() not in module.words or candidate == path or path not in module.files():
-            continue
+        if not (module.hint or any_text) or name.encode() not in module.words or candidate == path or not (
+                path in module.files() or name in module.unresolved() and path in listing.modules.get(name, ())):
+            continue  # (`from train_config import config`, run from each experiment's folder: each train_config.py)
         parsed += 1
         if parsed > MAX_IMPORTERS:
             return

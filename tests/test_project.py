@@ -3648,3 +3648,48 @@ def test_a_switch_no_file_of_the_project_sets(tmp_path):
     forget()  # (the project is listed again: a file changed)
     (tmp_path / "exp1" / "train_config.py").write_text(config + "    skip_inf_nan_grad = True\n")
     assert [f.range.start_line + 1 for f in findings_of(scripts, "TPL203")] == [11]
+
+
+def test_a_config_module_each_experiment_folder_puts_on_the_path(tmp_path):
+    """SimpleAICV: tools/train_detection_model.py does `from train_config import config`, the
+    train_config.py of the experiment folder it runs from (there are several), and trains on the
+    GPU; each train_config.py makes the loss of SimpleAICV/losses.py, whose `.item()` on every
+    forward is then on the GPU."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "SimpleAICV").mkdir()
+    (tmp_path / "SimpleAICV" / "__init__.py").write_text("")
+    (tmp_path / "SimpleAICV" / "losses.py").write_text(textwrap.dedent("""
+        import torch
+
+        class DBNetLoss(torch.nn.Module):
+            def forward(self, preds, targets):
+                negative = (targets == 0).sum()
+                k = int(negative.item())
+                return torch.topk(preds.flatten(), k)[0].mean()
+    """))
+    for experiment in ("exp_a", "exp_b"):
+        (tmp_path / experiment).mkdir()
+        (tmp_path / experiment / "train_config.py").write_text(textwrap.dedent("""
+            from SimpleAICV.losses import DBNetLoss
+
+            class config:
+                train_criterion = DBNetLoss()
+        """))
+    (tmp_path / "tools").mkdir()
+    train = textwrap.dedent("""
+        import torch
+        from train_config import config
+
+        def main(loader, model, optimizer):
+            model = model.cuda()
+            for images, targets in loader:
+                loss = config.train_criterion(model(images.cuda()), targets.cuda())
+                loss.backward()
+                optimizer.step()
+    """)
+    (tmp_path / "tools" / "train_detection_model.py").write_text(train)
+    losses = str(tmp_path / "SimpleAICV" / "losses.py")
+    assert [f.range.start_line + 1 for f in findings_of(losses, "TPL203")] == [7]
+    forget()
+    (tmp_path / "tools" / "train_detection_model.py").write_text(train.replace(".cuda()", ""))
+    assert findings_of(losses, "TPL203") == []

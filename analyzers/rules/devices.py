@@ -174,6 +174,25 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset(_MOVES | {"tensor"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # a batch with nothing to compute returns a zero loss at once (SimpleAICV's losses): rare
+        Example(
+            """
+            import torch
+
+            class RetinaLoss(torch.nn.Module):
+                def forward(self, preds, annotations):
+                    positive = (annotations[:, 4] > 0).sum()
+                    if positive == 0:
+                        return torch.tensor(0.).to(preds.device)
+                    return preds.sum() / positive
+
+            criterion = RetinaLoss()
+            for images, annotations in loader:
+                loss = criterion(model(images.cuda()), annotations.cuda())
+                loss.backward()
+                optimizer.step()
+            """
+        ),
         # a notebook redefines a helper for its collate_fn: the training loop's cells ran the first
         Example(
             (

@@ -304,6 +304,36 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # a switch-case for inference in a module's forward (SSD's `if self.phase == "test":`), and
+        # an ignite evaluator's process function
+        Example(
+            """
+            import torch
+            from ignite.engine import Engine
+
+            class SSD(torch.nn.Module):
+                def __init__(self, phase):
+                    super().__init__()
+                    self.phase = phase
+
+                def forward(self, x):
+                    out = self.head(x)
+                    if self.phase == "test":
+                        return out[out > 0.5]
+                    return out
+
+            def eval_step(engine, batch):
+                x, y = batch[0].cuda(), batch[1].cuda()
+                with torch.no_grad():
+                    return (model(x).argmax(1) == y).sum().item()
+
+            evaluator = Engine(eval_step)
+            for x, y in loader:
+                loss = SSD("train").cuda()(x.cuda()).sum()
+                loss.backward()
+                optimizer.step()
+            """
+        ),
         # the action a helper returns, which each of its calls hands to the environment's step
         # (RL-Adventure-2's HER: `get_action`)
         Example(
@@ -1026,6 +1056,29 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a loss module selecting from its inputs with a boolean mask, in `forward` and in a method it
+        # calls (SimpleAICV's RetinaLoss: `cls_preds[annotations[:, 4] >= 0]` each step)
+        Example(
+            """
+            import torch
+
+            class RetinaLoss(torch.nn.Module):
+                def forward(self, cls_preds, annotations):
+                    valid = annotations[annotations[:, 4] >= 0]
+                    return self.focal(cls_preds, annotations) + valid.sum()
+
+                def focal(self, cls_preds, annotations):
+                    cls_preds = cls_preds[annotations[:, 4] >= 0]
+                    return cls_preds.sum()
+
+            criterion = RetinaLoss()
+            for images, annotations in loader:
+                loss = criterion(model(images.cuda()), annotations.cuda())
+                loss.backward()
+                optimizer.step()
+            """,
+            count=2,
+        ),
         # a synchronize only so that an average of step times, shown every N steps, is exact (timm's
         # train.py): one synchronize where it is shown would do
         Example(
@@ -2623,8 +2676,8 @@ class HostSyncEveryStep(Nesting):
         return False
 
     def _forward_input(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> bool:
-        """Whether `expr` is taken from the inputs of a module's `forward` (a parameter without a
-        default: `annotations[annotations[:, 4] >= 0]` in a loss), tensors on the module's device
+        """Whether `expr` is taken from the inputs of a module's `forward` or of a method it calls (a
+        parameter without a default: `annotations[annotations[:, 4] >= 0]` in a loss), tensors on the module's device
         where the source runs on a GPU (a selection's operands: a list cannot be indexed by a
         comparison)."""
         if depth > _MAX_DEPTH:
@@ -2646,11 +2699,12 @@ class HostSyncEveryStep(Nesting):
             return False
         owner = scope.owner_of(expr.value)
         function = owner.node if owner is not None else None
-        if owner is None or function is None or function.name.value != "forward":
+        if owner is None or function is None:
             return False
         cls = self.ctx.class_of.get(id(function))
-        if cls is None or not derives_from(self.ctx, cls.name.value, MODULE_CLASSES):
-            return False
+        if cls is None or not derives_from(self.ctx, cls.name.value, MODULE_CLASSES) or not (
+                function.name.value == "forward" or TrainingSteps.of(self.ctx).run_every_step(function)):
+            return False  # (a module's `forward`, or a method it calls: RetinaLoss's `compute_batch_focal_loss`)
         param = next((p for p in function.params.params if p.name.value == expr.value), None)
         values = owner.assignments.get(expr.value, [])
         own = [v for v in values if v is None or type(v) is cst.Subscript and expr.value in names_in(v.value)]
