@@ -433,8 +433,9 @@ class Context:
             self._local_frames = None
 
     def _with_item(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._bind(node.asname.name, None)
+        if node.asname is not None:  # (`with tqdm(loader) as bar:`: the progress bar, which iterates the loader)
+            item = node.item
+            self._bind(node.asname.name, item if type(item) is cst.Call and call_name(item) == "tqdm" else None)
 
     def _function(self, node: cst.FunctionDef) -> None:
         self._bind(node.name, None)

@@ -1309,8 +1309,9 @@ def iterated(found: Definition | None) -> dict[str, int]:
         loops: dict[str, int] = {}
         bound: dict[str, list] = {}  # local names and what they are assigned
         for node in body_nodes(function):
-            if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
-                bound.setdefault(node.targets[0].id, []).append(node.value)
+            targets, value = _binding(node) if type(node) in (ast.Assign, ast.withitem) else ([], None)
+            if len(targets) == 1 and type(targets[0]) is ast.Name and value is not None:
+                bound.setdefault(targets[0].id, []).append(value)
         for node in body_nodes(function):
             if type(node) is ast.YieldFrom:  # `yield from loader`: a loop over it
                 source = _loop_source(node.value)
@@ -1723,6 +1724,42 @@ def returned_parameter(found: Definition | None) -> str | None:
     return memo[returned_parameter]
 
 
+def returned_mask(found: Definition | None, truth: bool = False, depth: int = 0) -> str | None:
+    """The parameter whose boolean mask every return of the function `found` gives (`def
+    is_unknown(labels): return labels < 0`), or with `truth`, whose mask's `.any()`/`.all()`
+    (`def contains_unknown(labels): return is_unknown(labels).any()`); None for other functions."""
+    if found is None or depth > _MAX_CALLS:
+        return None
+    memo = _memo(found[0])
+    key = (returned_mask, truth)
+    if key not in memo:
+        memo[key] = None
+        names = set(parameters(found[0]).names)
+        values = [node.value for node in body_nodes(found[0]) if type(node) is ast.Return]
+        given = {_masked(value, names, found, truth, depth) for value in values}
+        memo[key] = given.pop() if len(given) == 1 else None
+    return memo[key]
+
+
+def _masked(value, names: set[str], found: Definition, truth: bool, depth: int) -> str | None:
+    """The parameter `value` is a boolean mask of (with `truth`: the `.any()`/`.all()` of one)."""
+    if truth:
+        if type(value) is not ast.Call or type(value.func) is not ast.Attribute or value.func.attr not in ("any", "all") or value.args:
+            return None
+        value = value.func.value
+    if value is None or not _mask_form(value) and type(value) is not ast.Call:
+        return None
+    if type(value) is ast.Call and not _mask_form(value):  # `is_unknown(labels)`: a mask function of the project
+        callee = _callee(value.func, found[1], found[2], found[3])
+        inner = returned_mask(callee, False, depth + 1) if callee is not None else None
+        bound = dict(bind(value, parameters(callee[0]), callee[3] is not None)) if inner is not None and callee is not None else {}
+        argument = bound.get(inner) if inner is not None else None
+        roots = _roots(argument) & names if argument is not None else set()
+        return roots.pop() if len(roots) == 1 else None
+    roots = _roots(value) & names
+    return roots.pop() if len(roots) == 1 else None
+
+
 def returns_host_copy(found: Definition | None, index: int | None, depth: int = 0) -> bool:
     """Whether every return of the function `found` gives back a copy on the host (`x.cpu()`,
     `x.item()`, or what a function of the project returning one gives: `to_cpu(x)`), as the
@@ -2093,6 +2130,9 @@ def _binding(node) -> tuple[list, ast.expr | None]:
         return [node.target], node.value
     if type(node) in (ast.For, ast.comprehension):
         return [node.target], node.iter
+    if type(node) is ast.withitem and node.optional_vars is not None and type(node.context_expr) is ast.Call and (
+            ast_dotted(node.context_expr.func) or "").rpartition(".")[2] == "tqdm":
+        return [node.optional_vars], node.context_expr  # `with tqdm(loader) as bar:`: the bar iterates the loader
     return [], None
 
 

@@ -3693,3 +3693,31 @@ def test_a_config_module_each_experiment_folder_puts_on_the_path(tmp_path):
     forget()
     (tmp_path / "tools" / "train_detection_model.py").write_text(train.replace(".cuda()", ""))
     assert findings_of(losses, "TPL203") == []
+
+
+def test_a_loader_iterated_through_a_progress_bar_context(tmp_path):
+    """pytorch-ood's examples: `with tqdm(loader, desc=...) as bar: for x, y in bar:` iterates
+    the loader, here in engine.py's `train`, called every epoch with main.py's loader: its
+    batches are moved to the GPU and its workers restarted on every pass."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "engine.py").write_text(textwrap.dedent("""
+        from tqdm import tqdm
+
+        def train(model, loader, opti):
+            with tqdm(loader, desc="train") as bar:
+                for x, y in bar:
+                    loss = model(x.cuda()).sum()
+                    loss.backward()
+                    opti.step()
+    """))
+    (tmp_path / "main.py").write_text(textwrap.dedent("""
+        from torch.utils.data import DataLoader
+        from engine import train
+
+        loader = DataLoader(dataset, batch_size=64, num_workers=8)
+        for epoch in range(10):
+            train(model, loader, opti)
+    """))
+    main = str(tmp_path / "main.py")
+    assert [f.range.start_line + 1 for f in findings_of(main, "TPL102")] == [5]
+    assert [f.range.start_line + 1 for f in findings_of(main, "TPL104")] == [5]

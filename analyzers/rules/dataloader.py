@@ -3576,6 +3576,31 @@ class PinnedMemoryMissing(LoaderRule):
         ),
     )
     INVALID = (
+        # pytorch-ood's examples: the loader iterated through a progress bar's context
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            from tqdm import tqdm
+            loader = DataLoader(dataset, batch_size=64, num_workers=16)
+            for epoch in range(10):
+                with tqdm(loader, desc=f"Epoch {epoch}") as bar:
+                    for x, y in bar:
+                        loss = criterion(model(x.to("cuda:0")), y.cuda())
+                        loss.backward()
+                        optimizer.step()
+            """,
+            """
+            from torch.utils.data import DataLoader
+            from tqdm import tqdm
+            loader = DataLoader(dataset, batch_size=64, num_workers=16, pin_memory=True)
+            for epoch in range(10):
+                with tqdm(loader, desc=f"Epoch {epoch}") as bar:
+                    for x, y in bar:
+                        loss = criterion(model(x.to("cuda:0")), y.cuda())
+                        loss.backward()
+                        optimizer.step()
+            """,
+        ),
         # deeplab-pytorch: an iteration-based loop taking batches from `iter(loader)`, made again
         # when it runs out
         Example(

@@ -15,7 +15,7 @@ from ..findings import Related
 from ..importers import never_set, project_option_default, unused_function
 from ..project import (
     Definition, Use, attribute_module, bind, derives_from, from_afar, call_target, copies_every_call, host_reads, iterated, maybe_project_call,
-    parameters, reads_clock, reads_every_call, returned_parameter, returns_host_copy, steps_in_loops, used_arguments,
+    parameters, reads_clock, reads_every_call, returned_mask, returned_parameter, returns_host_copy, steps_in_loops, used_arguments,
     used_by_all_fitting,
 )
 from ..project import trains as project_trains
@@ -53,6 +53,7 @@ _HOST_LOGGER_NAMES = {name.rpartition(".")[2] for name in _HOST_LOGGERS} | {"add
 _CLOCKS = (CLOCKS | {"time.process_time"}) - {"time.monotonic_ns"}
 _CLOCK_NAMES = {name.rpartition(".")[2] for name in _CLOCKS} | {"elapsed_time"}
 _MAX_DEPTH = 10
+_REDUCTIONS = {"sum", "mean", "max", "min", "amax", "amin", "norm", "prod", "count_nonzero", "any", "all"}  # to one value
 _MASK_ADVICE = "Keep shapes fixed on the GPU (multiply by the mask, `masked_fill`, `torch.where(mask, a, b)`), or do it every N steps."
 
 
@@ -182,13 +183,16 @@ class HostSyncEveryStep(Nesting):
     `"%11.4g" * 3 % (*mloss,)`, `"loss {:.4f}".format(loss)`), `math.isnan()` of one (the norm
     `clip_grad_norm_` returns), and `if`, `assert` and conditional-expression tests on a tensor
     (`if loss < best:`, `if torch.isnan(loss):`, `w = a if self.update_count >= n else b` on a buffer,
-    `assert torch.equal(a, b)` in a `forward`, `if data.train_mask.sum() == 0:` on a field of a
+    `assert torch.equal(a, b)` in a `forward`, `if positive + negative == 0:` on sums of a module's
+    inputs in its `forward` or a method it calls, `if data.train_mask.sum() == 0:` on a field of a
     batch moved whole, `data = data.to(device)`: PyG's, not its `shape` nor `num_*` counts),
     operations whose result's size depends on the data (`x.nonzero()`, `x.unique()`,
     `torch.masked_select`, `torch.where(cond)` with one argument, `bincount` without
     `minlength`, a selection with a boolean mask, `logits[~mask]` (also `l[mask] -= 1`, which reads
     it first; in a module's `forward`, of its inputs: `annotations[annotations[:, 4] != -1]` in a
-    loss), not a fill through one, `logits[mask] = 0`: the host reads the size), `torch.cuda.synchronize()` in a loop that reads no clock (itself or through a timer of the
+    loss; also a mask a function of the project returns, `logits[is_unknown(y)]` with `def
+    is_unknown(labels): return labels < 0`, and `if contains_unknown(y):` testing its `.any()`),
+    not a fill through one, `logits[mask] = 0`: the host reads the size), `torch.cuda.synchronize()` in a loop that reads no clock (itself or through a timer of the
     project: `timer.toc()` reading `time.time()`) or does not show a value on each iteration (an
     average of step times printed every N steps: one synchronize there would do), and a CUDA tensor (also what an instance of
     a `torch.nn.Module` subclass of the project returns: `r, g, _, _ = mpd(y, y_hat)`) passed
@@ -1074,6 +1078,54 @@ class HostSyncEveryStep(Nesting):
             criterion = RetinaLoss()
             for images, annotations in loader:
                 loss = criterion(model(images.cuda()), annotations.cuda())
+                loss.backward()
+                optimizer.step()
+            """,
+            count=2,
+        ),
+        # masks a function of the project gives back (pytorch-ood's `is_unknown(y)`, `contains_unknown(y)`)
+        Example(
+            """
+            import torch
+
+            def is_unknown(labels):
+                return labels < 0
+
+            def contains_unknown(labels):
+                return is_unknown(labels).any()
+
+            class OutlierExposureLoss(torch.nn.Module):
+                def forward(self, logits, target):
+                    loss = torch.nn.functional.cross_entropy(logits[~is_unknown(target)], target[~is_unknown(target)])
+                    if contains_unknown(target):
+                        loss = loss + logits.logsumexp(1).mean()
+                    return loss + logits[is_unknown(target)].mean()
+
+            criterion = OutlierExposureLoss()
+            for x, y in loader:
+                loss = criterion(model(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+            """,
+            count=3,
+        ),
+        # a test of a sum of a module's inputs (DBNet's loss: `if positive + negative == 0:`), and
+        # Python's `min()` of one
+        Example(
+            """
+            import torch
+
+            class DBNetLoss(torch.nn.Module):
+                def forward(self, probability_map, probability_mask, ignore_mask):
+                    positive = (probability_mask * ignore_mask).sum()
+                    negative = min(((1 - probability_mask) * ignore_mask).sum(), positive * 3)
+                    if positive + negative == 0:
+                        return probability_map.sum() * 0
+                    return (probability_map * probability_mask).sum() / (positive + negative)
+
+            criterion = DBNetLoss()
+            for images, masks, ignore in loader:
+                loss = criterion(model(images.cuda()), masks.cuda(), ignore.cuda())
                 loss.backward()
                 optimizer.step()
             """,
@@ -2230,7 +2282,7 @@ class HostSyncEveryStep(Nesting):
                     "the host reads the mask's count from the GPU")
             advice = _MASK_ADVICE
         elif candidate.kind == "compare":
-            if not any(self._tensor(arg.value, scope, 0) for arg in _call(candidate).args):
+            if not any(self._tensor(arg.value, scope, 0) or self._reduced_input(arg.value, scope, 0) for arg in _call(candidate).args):
                 return None
             what = f"`{short_code(node)}` compares a CUDA tensor in Python (`torch.clamp(x, min=...)` stays on the GPU)"
         elif candidate.kind == "format":
@@ -2514,6 +2566,8 @@ class HostSyncEveryStep(Nesting):
     def _mask(self, index: cst.BaseExpression, scope: Scope) -> cst.BaseExpression | None:
         """The boolean tensor an index is: a comparison, `~m`, `m.bool()`, or a name assigned one
         of those or a factory's `dtype=torch.bool` result (also moved: `.to(device)`); else None."""
+        if type(index) is cst.Call and not _mask_form(index):  # `logits[is_unknown(y)]`
+            return index if self._masked_argument(index, scope) is not None else None
         if type(index) is not cst.Name:
             return index
         found = self.ctx.origin(index, scope)
@@ -2526,6 +2580,8 @@ class HostSyncEveryStep(Nesting):
             value = value.func.value
         if type(value) is cst.Call and (dtype := keyword(value, "dtype")) is not None and self.ctx.qualname(dtype.value) == "torch.bool":
             return index
+        if type(value) is cst.Call and found is not None and self._masked_argument(value, found[1]) is not None:
+            return index  # (`unknown = is_unknown(target)`, `def is_unknown(labels): return labels < 0`)
         return index if value is not None and type(value) is not cst.Name and _mask_form(value) else None
 
     def _formatted_tensor(self, node: cst.CSTNode, scope: Scope) -> bool:
@@ -2561,14 +2617,15 @@ class HostSyncEveryStep(Nesting):
             if _text(test.left) or any(type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) or _text(c.comparator)
                                        for c in test.comparisons):
                 return False  # (nor a comparison with a string: `if args.loss == 'hinge':`)
-            return any(self._tensor(e, scope, 0) and not self._made_on_cpu(e, scope)
+            return any(self._tensor(e, scope, 0) and not self._made_on_cpu(e, scope) or self._reduced_input(e, scope, 0)
                        for e in [test.left, *(c.comparator for c in test.comparisons)])
         if type(test) is cst.Call:
             if (self.ctx.qualname(test.func) or "") in _TRUTH_FUNCTIONS:
                 return True
             if call_name(test) in _TRUTH_METHODS and type(test.func) is cst.Attribute:
-                return self._tensor(test.func.value, scope, 0)
-            return False
+                return self._tensor(test.func.value, scope, 0) or self._forward_input(test.func.value, scope, 0)
+            tested = self._masked_argument(test, scope, truth=True)  # `if contains_unknown(target):`
+            return tested is not None and (self._tensor(tested, scope, 0) or self._forward_input(tested, scope, 0))
         return type(test) is cst.Name and (self._tensor(test, scope, 0) or self._element(test.value, loops, scope))
 
     def _element(self, name: str, loops: tuple, scope: Scope) -> bool:
@@ -2695,6 +2752,9 @@ class HostSyncEveryStep(Nesting):
             return self._forward_input(expr.left, scope, depth + 1) or self._forward_input(expr.right, scope, depth + 1)
         if type(expr) is cst.Call and type(expr.func) is cst.Attribute and call_name(expr) in _KEEPING_METHODS:
             return self._forward_input(expr.func.value, scope, depth + 1)
+        if type(expr) is cst.Call:  # `is_unknown(target)`: a mask of what it is given
+            masked = self._masked_argument(expr, scope)
+            return masked is not None and self._forward_input(masked, scope, depth + 1)
         if type(expr) is not cst.Name:
             return False
         owner = scope.owner_of(expr.value)
@@ -2712,6 +2772,36 @@ class HostSyncEveryStep(Nesting):
             return param.default is None and function.params.params.index(param) > 0 and len(own) == len(values)
         taken = [v for v in values if v not in own]  # (`b = annotations[j]`, then `b = b[b[:, 4] != -1]`)
         return bool(taken) and None not in values and all(self._forward_input(v, owner, depth + 1) for v in taken)
+
+    def _masked_argument(self, call: cst.Call, scope: Scope, truth: bool = False) -> cst.BaseExpression | None:
+        """The argument a call of a function of the project gives back a boolean mask of
+        (`returned_mask`: `is_unknown(target)`), or with `truth` whether that mask has any element
+        (`contains_unknown(target)`); None for other calls."""
+        if not maybe_project_call(self.ctx, call.func):
+            return None
+        found = call_target(self.ctx, call.func, scope)
+        param = returned_mask(found, truth) if found is not None else None
+        if found is None or param is None:
+            return None
+        return next((cast(cst.BaseExpression, value) for name, value in bind(call, parameters(found[0]), found[3] is not None)
+                     if name == param), None)
+
+    def _reduced_input(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> bool:
+        """Whether `expr` is a reduction of a module's inputs (`_forward_input`): `mask.sum()`,
+        `(a * b).sum()`, a name assigned one, arithmetic on one (`positive + negative` in DBNet's
+        loss): a 0-dimensional tensor on the module's device (not the inputs themselves, which
+        may be numbers or flags)."""
+        if depth > _MAX_DEPTH:
+            return False
+        if type(expr) is cst.Call and type(expr.func) is cst.Attribute and call_name(expr) in _REDUCTIONS:
+            return self._forward_input(expr.func.value, scope, 0)
+        if type(expr) is cst.BinaryOperation:
+            return self._reduced_input(expr.left, scope, depth + 1) or self._reduced_input(expr.right, scope, depth + 1)
+        if type(expr) is not cst.Name:
+            return False
+        owner = scope.owner_of(expr.value)
+        values = owner.assignments.get(expr.value, []) if owner is not None else []
+        return len(values) == 1 and values[0] is not None and self._reduced_input(values[0], cast(Scope, owner), depth + 1)
 
     def _step_batch(self, name: str, owner: Scope, depth: int = 0) -> bool:
         """The batch a LightningModule's `training_step(self, batch, batch_idx)` is given (the Trainer
@@ -2936,11 +3026,14 @@ def _comprehended_values(for_in: cst.CompFor) -> tuple[str, cst.BaseExpression] 
 
 def _mask_index(node: cst.Subscript) -> cst.BaseExpression | None:
     """The first index of `x[i, ...]` when it may be a boolean mask: a comparison (`flat ==
-    token`), `~m`, `m.bool()` or a name; None for a number, a slice, anything else."""
+    token`), `~m`, `m.bool()`, a name or a call of a function by name; None for a number, a
+    slice, anything else."""
     index = node.slice[0].slice if node.slice else None
     if type(index) is not cst.Index:
         return None
     value = index.value
+    if type(value) is cst.Call and type(value.func) is cst.Name:
+        return value  # (a function of the project may give back a mask: `logits[is_unknown(y)]`)
     return value if type(value) is cst.Name and value.value not in ("None", "Ellipsis") or _mask_form(value) else None
 
 

@@ -16,7 +16,7 @@ from ..datasets import CHEAP
 from .dataloader import LoaderRule, passed_for
 from .tracking import TrainingSteps, few_iterations
 from .edits import names_in_target, replace_argument, root_name
-from ..vocabulary import FIT_METHODS, NUM_WORKERS
+from ..vocabulary import FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS
 
 
 class NonPersistentWorkers(LoaderRule):
@@ -63,7 +63,8 @@ class NonPersistentWorkers(LoaderRule):
 
     Silent when `num_workers` is 0 or unknown (`persistent_workers=True` needs workers),
     when the loader is created inside the loop or a function it calls (a new loader each
-    time), when the loop over its batches only shows or moves them (a demo of the loader:
+    time; also one made before the loop whose name the loop binds to a new loader, as
+    `train_loader = DataLoader(...)` at the end of each epoch), when the loop over its batches only shows or moves them (a demo of the loader:
     `print(x.shape); x = x.to(device)`), and when the
     epoch loop changes the dataset (`dataset.set_epoch(epoch)`, `loader.dataset.x = ...`, also
     in the function it runs, before that function's loop: `loader_out.dataset.offset = ...`, then
@@ -96,6 +97,21 @@ class NonPersistentWorkers(LoaderRule):
     triggers = ("Loader", "Sampler")  # (PyG's `ClusterLoader`, `GraphSAINTRandomWalkSampler`, ...)
     probe = "dataloader"
     VALID = (
+        # a new loader each epoch (pytorch-ood's new random split of outliers): each is read once
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            from tqdm import tqdm
+            loader = DataLoader(dataset, batch_size=64, num_workers=16, pin_memory=True)
+            for epoch in range(10):
+                with tqdm(loader) as bar:
+                    for x, y in bar:
+                        loss = model(x.cuda()).sum()
+                        loss.backward()
+                        optimizer.step()
+                loader = DataLoader(dataset, batch_size=64, num_workers=16, pin_memory=True)
+            """
+        ),
         # the function the epoch loop calls with the training loader reads the test loader once
         Example(
             """
@@ -908,7 +924,8 @@ class NonPersistentWorkers(LoaderRule):
                 # around a call giving the function another loader: `compute_accuracy(model,
                 # train_loader)` every epoch, `compute_accuracy(model, test_loader)` once after)
                 repeats = [outer for outer, called, call in found
-                           if loader.scope.node not in called and self._given(loop, loop_site, call, loader)]
+                           if loader.scope.node not in called and self._given(loop, loop_site, call, loader)
+                           and not _replaced(loop, outer, loader, loop_site.scope, self.ctx)]
                 if repeats:
                     yield loader, repeats, "", ()
         yield from self._iterated_by_callees()
@@ -1161,3 +1178,23 @@ def _works(loop: cst.For | cst.While) -> bool:
         return True
     return False
 
+
+def _replaced(loop: cst.For, outer: cst.CSTNode, loader: Site, scope, ctx) -> bool:
+    """Whether the name `loop` iterates (through `tqdm(...)`, `enumerate(...)`, a progress bar
+    bound to one) is bound to a new loader inside `outer`, the loop repeating it, while `loader`
+    was made before `outer`: each loader is read once (pytorch-ood's new random split of
+    outliers every epoch, `train_loader = DataLoader(...)` at the end of the epoch)."""
+    iterable: cst.BaseExpression = loop.iter
+    for _ in range(4):
+        if type(iterable) is cst.Name:
+            made = ctx.origin(iterable, scope)
+            if made is None or type(made[0]) is not cst.Call or call_name(made[0]) not in ITER_WRAPPERS:
+                break
+            iterable = made[0]
+        if type(iterable) is cst.Call and call_name(iterable) in ITER_WRAPPERS and iterable.args:
+            iterable = iterable.args[0].value
+    if type(iterable) is not cst.Name or any(node is loader.node for node in walk(outer)):
+        return False
+    name = iterable.value
+    return any(type(node) is cst.AssignTarget and type(node.target) is cst.Name and node.target.value == name
+               for node in walk(outer))
