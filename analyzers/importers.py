@@ -573,13 +573,16 @@ def gpu_base(ctx) -> str | None:
     for cls in {id(cls): cls for cls in ctx.class_of.values()}.values():
         for base in cls.bases:
             name = dotted(base.value)
-            if name is None or name in asked or len(asked) >= MAX_CALLEES:
-                continue
+            if name is None or name in asked or len(asked) >= MAX_CALLEES or not maybe_project_call(ctx, base.value):
+                continue  # (not `nn.Module`: a library's class)
             asked.add(name)
             found = namespace.klass(name)
             if found is None or not isinstance(found[1], FileNamespace) or not found[1].label:
                 continue
-            line = _gpu_line(ast.walk(found[0]), found[1]) or _picked_gpu(found[1])
+            memo = found[0].__dict__.setdefault("_perf_lint_memo", {})
+            if gpu_base not in memo:  # (a base class many modules derive from: its module read once)
+                memo[gpu_base] = _gpu_line(ast.walk(found[0]), found[1]) or _picked_gpu(found[1])
+            line = memo[gpu_base]
             if line is not None:
                 return f"{found[1].label}:{line}"
     return None

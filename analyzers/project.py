@@ -2064,8 +2064,17 @@ def _callee(func, namespace: Namespace, place: Place, cls) -> Definition | None:
 def _kept_module_forward(cls: ast.ClassDef, attribute: str, namespace: Namespace) -> Definition | None:
     """The `forward` that `self.attribute(...)` runs when the class keeps one instance of a
     class of the project there (`self.criterion = FocalLoss()`, also `.cuda()`-ed)."""
-    made = [node.value for function in cls.body if type(function) is ast.FunctionDef for node in ast.walk(function)
-            if type(node) is ast.Assign and any(ast_dotted(target) == f"self.{attribute}" for target in node.targets)]
+    memo = _memo(cls)
+    kept = memo.get(_kept_module_forward)
+    if kept is None:  # attribute -> what `self.attribute = ...` assigns, in any method (found once per class)
+        kept = memo[_kept_module_forward] = {}
+        for function in cls.body:
+            for node in ast.walk(function) if type(function) is ast.FunctionDef else ():
+                if type(node) is ast.Assign:
+                    for target in node.targets:
+                        if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+                            kept.setdefault(target.attr, []).append(node.value)
+    made = kept.get(attribute, [])
     if len(made) != 1 or type(made[0]) is not ast.Call:
         return None
     call = made[0]

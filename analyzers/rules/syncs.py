@@ -1953,6 +1953,7 @@ class HostSyncEveryStep(Nesting):
         self.candidates: list[_Candidate] = []
         self.backward_of: dict[int, set[str]] = {}  # scope id -> names whose backward() is called
         self.guarded: dict[tuple, bool] = {}  # (frame, loops, scope) ids -> whether the frame guards
+        self._read_candidates: dict[tuple, list] = {}  # (via, code) of a read of the source -> its candidates
         self.buffers: set[str] | None = None  # names of registered buffers (made when first asked)
         self.targets: set[int] = set()  # ids of the subscripts assigned to
         self.host_bound: set[int] = set()  # ids of the nodes of values a host structure needs (replay priorities)
@@ -2044,7 +2045,8 @@ class HostSyncEveryStep(Nesting):
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if _legacy_read(node) is not None:  # `loss.data[0]`
             self._add(node, "legacy")
-        elif _mask_index(node) is not None and id(node) not in self.targets and (self.ctx.loops or self.ctx.scope.node):
+        elif (index := _mask_index(node)) is not None and id(node) not in self.targets and (self.ctx.loops or self.ctx.scope.node) \
+                and (type(index) is not cst.Call or _mask_form(index) or maybe_project_call(self.ctx, index.func)):
             self._add(node, "mask")  # `logits[~mask]`: as many elements as the mask holds
 
     # -- the end of the pass ------------------------------------------------------------------
@@ -2382,23 +2384,28 @@ class HostSyncEveryStep(Nesting):
     def _read_guarded(self, read: Use) -> bool:
         """Whether `read`, in a function of the source, is under a guard that keeps it from
         running on every step (`if opt.eval_oracle_wh:`, a store_true option)."""
-        name = read.via.split(" -> ")[-1].rpartition(".")[2]
-        functions = {id(node) for node, _ in self.ctx.functions.get(name, ())}
-        return any(id(candidate.site.scope.node) in functions and _unparsed(code(candidate.site.node)) == read.code and any(
-            self._guards(frame, candidate.site) for frame in candidate.frames) for candidate in self.candidates
-            if candidate.site.scope.node is not None)
+        return any(any(self._guards(frame, candidate.site) for frame in candidate.frames) for candidate in self._candidates_of(read))
+
+    def _candidates_of(self, read: Use) -> list[_Candidate]:
+        """The candidates of the source that are `read`, a read in a function of the source
+        (found once per read)."""
+        key = (read.via, read.code)
+        found = self._read_candidates.get(key)
+        if found is None:
+            name = read.via.split(" -> ")[-1].rpartition(".")[2]
+            functions = {id(node) for node, _ in self.ctx.functions.get(name, ())}
+            found = self._read_candidates[key] = [
+                candidate for candidate in self.candidates if candidate.site.scope.node is not None
+                and id(candidate.site.scope.node) in functions and _unparsed(code(candidate.site.node)) == read.code]
+        return found
 
     def _read_here(self, read: Use) -> _Candidate | None:
         """The candidate of the source that is `read` (a read in a function of the source), when
         it runs on every call of its function (under no `if`: not CycleGAN's image pool, which
         copies to the host while it fills, then on half the calls) or is reported where it is."""
-        name = read.via.split(" -> ")[-1].rpartition(".")[2]
-        functions = {id(node) for node, _ in self.ctx.functions.get(name, ())}
-        for candidate in self.candidates:
-            function = candidate.site.scope.node
-            if function is not None and id(function) in functions and _unparsed(code(candidate.site.node)) == read.code:
-                conditional = any(frame.kind in (IF, EXCEPT) for frame in candidate.frames)
-                return None if conditional and not self._every_step(candidate) else candidate
+        for candidate in self._candidates_of(read)[:1]:
+            conditional = any(frame.kind in (IF, EXCEPT) for frame in candidate.frames)
+            return None if conditional and not self._every_step(candidate) else candidate
         return None
 
     def _step_reading(self, candidate: _Candidate, advice: str, found: Definition | None, passed: list[tuple]) -> tuple | None:
