@@ -251,7 +251,10 @@ class HostSyncEveryStep(Nesting):
     does not (the `else` of the test the step trains under, `if is_train:`, and a module's
     inference branch, the `else` of `if self.training:`, the body of `if self.phase == "test":`),
     under a switch no file of the project sets (`if hasattr(config, "skip_inf_nan_grad") and
-    config.skip_inf_nan_grad:`, no configuration, option or YAML key naming it), inside an `except`
+    config.skip_inf_nan_grad:`, no configuration, option or YAML key naming it), in the body of a
+    test that is itself reported (`if torch.isnan(loss).any():`: it runs when something went wrong;
+    not `if known.any(): t = target[known]`, whose body selects with the mask it tests and runs on
+    most steps), inside an `except`
     handler or a branch that ends the program (`raise`, `sys.exit(1)` after a non-finite
     loss) or that fills a value on the first step (`if loss_ema is None: loss_ema = loss.item()`),
     outside a loop, in a training loop of a few iterations (`for step in range(4):`, a
@@ -1102,6 +1105,30 @@ class HostSyncEveryStep(Nesting):
                     return loss + logits[is_unknown(target)].mean()
 
             criterion = OutlierExposureLoss()
+            for x, y in loader:
+                loss = criterion(model(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+            """,
+            count=3,
+        ),
+        # the selections under a test of whether the mask selects anything (pytorch-ood's CAC loss):
+        # the body runs on most steps, each selection a read of its own
+        Example(
+            """
+            import torch
+
+            class CACLoss(torch.nn.Module):
+                def forward(self, distances, target):
+                    known = target >= 0
+                    loss = distances.sum() * 0
+                    if known.any():
+                        target_known = target[known]
+                        d_known = distances[known]
+                        loss = loss + d_known.gather(1, target_known.view(-1, 1)).mean()
+                    return loss
+
+            criterion = CACLoss()
             for x, y in loader:
                 loss = criterion(model(x.cuda()), y.cuda())
                 loss.backward()
@@ -2169,9 +2196,11 @@ class HostSyncEveryStep(Nesting):
         test = branch.test
         if self._failure_test(test):
             return True  # `if not math.isfinite(loss.item()):`: reported itself; its body runs when training went wrong
-        if self._truth_sync(test, site.scope) if type(test) is not cst.Name else self._element(test.value, site.loops, site.scope):
+        if (self._truth_sync(test, site.scope) and not _selects_with_tested(branch)) if type(test) is not cst.Name else self._element(
+                test.value, site.loops, site.scope):
             return True  # reported itself; its body runs when something went wrong (not `if acc:`: when nonzero),
-            # or for the element that holds (`for i, d in enumerate(done): if d:`, an episode's end)
+            # or for the element that holds (`for i, d in enumerate(done): if d:`, an episode's end); but `if
+            # known.any(): x = x[known]` selects with the mask it tests: its body runs on most steps
         if self.ctx.value(test, site.scope) is False or parameter_constant(self.ctx, test, site.scope) is False or from_afar(
                 self.ctx, test, site.scope) and project_option_default(cast(str, self.ctx.path), cast(cst.Attribute, test).attr.value) is False:
             return True  # a switch off by default (`if args.print_loss:`, a store_true flag; `train(..., debug=args.debug)`;
@@ -3029,6 +3058,14 @@ def _comprehended_values(for_in: cst.CompFor) -> tuple[str, cst.BaseExpression] 
         value = target.elements[1].value
         return (value.value, it.func.value) if type(value) is cst.Name else None
     return None
+
+
+def _selects_with_tested(branch: cst.If) -> bool:
+    """Whether an `if`'s body indexes with a name its test reads (`if known.any(): t = target[known]`,
+    `if positive.sum() > 0: ... x[positive, :]`): the test asks whether the mask selects anything."""
+    tested = names_in(branch.test)
+    return any(type(node) is cst.Subscript and type(index := _mask_index(node)) is cst.Name and index.value in tested
+               for node in walk(branch.body))
 
 
 def _mask_index(node: cst.Subscript) -> cst.BaseExpression | None:
