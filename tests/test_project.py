@@ -3237,7 +3237,8 @@ def test_a_loss_module_made_by_a_model_module_that_a_training_script_imports(tmp
     (tmp_path / "pyproject.toml").write_text("")
     for name, text in files.items():
         (tmp_path / name).write_text(textwrap.dedent(text))
-    assert [f.range.start_line + 1 for f in findings_of(str(tmp_path / "losses.py"), "TPL203")] == [8]
+    # (the test of the mask's count, and the selection with that mask its body makes on most steps)
+    assert [f.range.start_line + 1 for f in findings_of(str(tmp_path / "losses.py"), "TPL203")] == [8, 9]
 
 
 def test_a_data_parallel_subclass_of_another_file(tmp_path):
