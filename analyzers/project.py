@@ -34,7 +34,8 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from .nodes import UNKNOWN, call_name, code, dotted, remembered, shortened
-from .vocabulary import CAST_METHODS, CAST_TYPES, CLOCKS, HOST_FACTORIES, MATH_TESTS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS
+from .vocabulary import (CAST_METHODS, CAST_TYPES, CLOCKS, HOST_FACTORIES, MASK_MAKERS, MATH_TESTS, ONE_TENSOR_TESTS,
+                         SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS)
 
 MAX_FILE = 1_000_000  # bytes: a larger module is not read
 MAX_NOTEBOOK = 10 * 2**20  # bytes of a notebook, its outputs included (only its code cells are read)
@@ -527,8 +528,7 @@ def maybe_project_call(ctx, func) -> bool:
 def _made_module(ctx, value) -> bool:
     """Whether `value` makes an instance of a class the source defines or imports (`model =
     ModelWithLoss(net).cuda()`): calling it runs the class's `forward`."""
-    while type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in _SAME_MODULE:
-        value = value.func.value
+    value = _module_made(value) if type(value) is cst.Call else value
     return type(value) is cst.Call and type(value.func) is cst.Name and (
         value.func.value in ctx.classes or value.func.value in ctx.imports and ctx.imports[value.func.value].partition(".")[0] not in _LIBRARIES)
 
@@ -576,16 +576,20 @@ def _instance_method(ctx, namespace: "SourceNamespace", instance, scope, name: s
     origin = ctx.origin(instance, scope) or _handed_back(ctx, instance, scope)
     if origin is None or type(origin[0]) is not cst.Call:
         return None
-    made_call = origin[0]
-    while type(made_call.func) is cst.Attribute and made_call.func.attr.value in _SAME_MODULE \
-            and type(made_call.func.value) is cst.Call:  # `Trainer(model).cuda()`: the module itself
-        made_call = made_call.func.value
-    maker = made_call.func
+    maker = _module_made(origin[0]).func
     chosen = ctx.origin(maker, origin[1]) if type(maker) is cst.Name else None
     if chosen is not None and type(chosen[0]) is cst.IfExp:  # `Trainer = A if unsupervised else B`
         maker = chosen[0].body
     found = classes_made_by(namespace, maker)
     return method(found[0][0], name, *found[0][1:]) if found else None
+
+
+def _module_made(call: cst.Call) -> cst.Call:
+    """The call making the module `call` gives back: `Trainer(model)` of `Trainer(model).cuda()`
+    (nn.Module methods returning the module itself)."""
+    while type(call.func) is cst.Attribute and call.func.attr.value in _SAME_MODULE and type(call.func.value) is cst.Call:
+        call = call.func.value
+    return call
 
 
 def classes_made_by(namespace: "SourceNamespace", maker: cst.BaseExpression) -> list[tuple]:
@@ -865,12 +869,13 @@ def _argument_read(call: ast.Call):
     return _host_read(call)
 
 
-def _selection(node: ast.Subscript, masks: set[str]):
+def _selection(node: ast.Subscript, masks: set[str], augmented: set[int]):
     """The tensor `x[mask]` selects from with a boolean mask, whose count the host reads to size
     the result (`boxes[boxes[:, 4] != -1]`, `x[~keep]`, `x[m]` after `m = y > 0`; also `x[m] -= 1`,
-    which reads it first), or None: not a fill through one (`x[m] = 0`)."""
+    an augmented assignment's target (`augmented`: their ids), which reads it first), or None:
+    not a fill through one (`x[m] = 0`)."""
     index = node.slice.elts[0] if type(node.slice) is ast.Tuple and node.slice.elts else node.slice
-    if type(node.ctx) is not ast.Load and not getattr(node, "_perf_lint_augmented", False):
+    if type(node.ctx) is not ast.Load and id(node) not in augmented:
         return None
     return node.value if type(index) is ast.Name and index.id in masks or _mask_form(index) else None
 
@@ -888,12 +893,8 @@ def _mask_form(value: ast.expr) -> bool:
         return False
     name, receiver = value.func.attr, ast_dotted(value.func.value)
     if receiver == "torch":
-        return name in _COMPARING and len(value.args) >= (1 if name in _ONE_TESTS else 2)
-    return name == "bool" and not value.args or name in _COMPARING - _ONE_TESTS and len(value.args) == 1
-
-
-_ONE_TESTS = {"isnan", "isinf", "isfinite", "logical_not"}  # of one tensor
-_COMPARING = {"ge", "gt", "le", "lt", "eq", "ne", "logical_and", "logical_or"} | _ONE_TESTS  # make a boolean tensor
+        return name in MASK_MAKERS and len(value.args) >= (1 if name in ONE_TENSOR_TESTS else 2)
+    return name == "bool" and not value.args or name in MASK_MAKERS - ONE_TENSOR_TESTS and len(value.args) == 1
 
 
 def _defaulting(function) -> set[int]:
@@ -919,8 +920,6 @@ def _masks(function) -> set[str]:
     for node in body_nodes(function):
         if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
             assigned.setdefault(node.targets[0].id, []).append(node.value)
-        elif type(node) is ast.AugAssign and type(node.target) is ast.Subscript:
-            node.target.__dict__["_perf_lint_augmented"] = True
     return {name for name, values in assigned.items() if all(map(_mask_form, values))}
 
 
@@ -1026,11 +1025,12 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
     owner: dict[str | None, str] = {name: param for param, names in derived.items() for name in names}
     tests = matcher is _argument_read and depth <= _SHALLOW_CALLS
     masks = _masks(function) if tests else set()
+    augmented = {id(node.target) for node in body_nodes(function) if type(node) is ast.AugAssign} if tests else set()
     defaulting = _defaulting(function) if matcher is _argument_read else set()
     for node in sorted((n for n in body_nodes(function) if (type(n) is ast.Call or tests and type(n) in _READ_NODES)
                         and id(n) not in defaulting), key=lambda n: (n.lineno, n.col_offset)):
         if type(node) is ast.Subscript:  # `boxes[boxes[:, 4] != -1]`: the host reads the mask's count
-            value = _selection(node, masks)
+            value = _selection(node, masks, augmented)
             for param in {owner[root] for root in _roots(value) if root in owner} if value is not None else ():
                 found.setdefault(param, Use(ast.unparse(node), place(node.lineno), place.path, node.lineno, _name(function, cls)))
             continue

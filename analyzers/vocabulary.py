@@ -20,6 +20,9 @@ CLOCK_NAMES = {name.rpartition(".")[2] for name in CLOCKS}
 HOST_COPY_METHODS = {"item", "cpu", "numpy", "tolist"}
 # `math` tests that turn their argument into a Python float first: a host read of a tensor.
 MATH_TESTS = frozenset({"math.isnan", "math.isinf", "math.isfinite"})
+ONE_TENSOR_TESTS = frozenset({"isnan", "isinf", "isfinite", "logical_not"})  # a boolean tensor of one tensor
+# torch functions and tensor methods making a boolean tensor (`torch.ge(a, b)`, `a.ne(b)`, `torch.isnan(x)`)
+MASK_MAKERS = frozenset({"ge", "gt", "le", "lt", "eq", "ne", "logical_and", "logical_or"}) | ONE_TENSOR_TESTS
 # Methods that wait for the GPU: the host copies, a stream's or event's synchronize, an event's elapsed time.
 SYNC_METHODS = HOST_COPY_METHODS | {"synchronize", "elapsed_time"}
 

@@ -2710,9 +2710,9 @@ def _empty_test(test: cst.BaseExpression) -> bool:
     bound = comparison.comparator
     if type(bound) not in (cst.Integer, cst.Float):
         return False
-    zero = float(cast(cst.Integer, bound).value) == 0
-    return type(comparison.operator) in (cst.Equal, cst.LessThanEqual) and zero or type(
-        comparison.operator) is cst.LessThan and float(cast(cst.Integer, bound).value) == 1
+    value = float(cast(cst.Integer, bound).value)
+    return type(comparison.operator) in (cst.Equal, cst.LessThanEqual) and value == 0 or type(
+        comparison.operator) is cst.LessThan and value == 1
 
 
 def _returns_last(branch: cst.If) -> bool:

@@ -24,7 +24,8 @@ from .edits import root_name
 from .tracking import (Nesting, TrainingSteps, calls_under_ifs, few_iterations, interval_test, iterates_dataloader, never_taken, parameter_constant,
                        runs_once)
 from ..vocabulary import (
-    CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MATH_TESTS, MODEL_NAMES, MODULE_CLASSES, NOT_TENSOR_OPS, SAME_DEVICE_METHODS, TENSOR_NAMESPACES,
+    CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MASK_MAKERS, MATH_TESTS, MODEL_NAMES, MODULE_CLASSES, NOT_TENSOR_OPS,
+    ONE_TENSOR_TESTS, SAME_DEVICE_METHODS, TENSOR_NAMESPACES,
 )
 
 _CONVERSIONS = {"float", "int", "bool"}
@@ -2305,8 +2306,7 @@ class HostSyncEveryStep(Nesting):
         elif candidate.kind == "mask":
             subscript = cast(cst.Subscript, node)  # a "mask" candidate is a subscript (visit_Subscript)
             mask = self._mask(cast(cst.BaseExpression, _mask_index(subscript)), scope)
-            if mask is None or not (self._tensor(subscript.value, scope, 0) or self._forward_input(subscript.value, scope, 0)) \
-                    or not (self._tensor(mask, scope, 0) or self._forward_input(mask, scope, 0)) or \
+            if mask is None or not self._device_operand(subscript.value, scope) or not self._device_operand(mask, scope) or \
                     self._made_on_cpu(subscript.value, scope, candidate.site):
                 return None
             what = (f"`{short_code(node)}` selects with a boolean mask: the result's size depends on the data, so "
@@ -2659,9 +2659,9 @@ class HostSyncEveryStep(Nesting):
             if (self.ctx.qualname(test.func) or "") in _TRUTH_FUNCTIONS:
                 return True
             if call_name(test) in _TRUTH_METHODS and type(test.func) is cst.Attribute:
-                return self._tensor(test.func.value, scope, 0) or self._forward_input(test.func.value, scope, 0)
+                return self._device_operand(test.func.value, scope)
             tested = self._masked_argument(test, scope, truth=True)  # `if contains_unknown(target):`
-            return tested is not None and (self._tensor(tested, scope, 0) or self._forward_input(tested, scope, 0))
+            return tested is not None and self._device_operand(tested, scope)
         return type(test) is cst.Name and (self._tensor(test, scope, 0) or self._element(test.value, loops, scope))
 
     def _element(self, name: str, loops: tuple, scope: Scope) -> bool:
@@ -2767,6 +2767,11 @@ class HostSyncEveryStep(Nesting):
                 self._moved_batch(expr.value, scope) and expr.attr.value not in _TENSOR_FACTS
                 and not expr.attr.value.startswith("num_"))
         return False
+
+    def _device_operand(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        """Whether `expr`, tested or selected from, is a tensor: one `_tensor` proves, or taken
+        from a module's inputs (`_forward_input`)."""
+        return self._tensor(expr, scope, 0) or self._forward_input(expr, scope, 0)
 
     def _forward_input(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> bool:
         """Whether `expr` is taken from the inputs of a module's `forward` or of a method it calls (a
@@ -3098,13 +3103,10 @@ def _mask_form(value: cst.BaseExpression, itself: str = "") -> bool:
         return False
     name = call_name(value)
     if type(value.func) is cst.Attribute and dotted(value.func.value) == "torch":
-        return name in _COMPARING and len(value.args) >= (1 if name in _TESTS else 2)
-    return type(value.func) is cst.Attribute and (name == "bool" and not value.args or name in _COMPARING - _TESTS
+        return name in MASK_MAKERS and len(value.args) >= (1 if name in ONE_TENSOR_TESTS else 2)
+    return type(value.func) is cst.Attribute and (name == "bool" and not value.args or name in MASK_MAKERS - ONE_TENSOR_TESTS
                                                   and len(value.args) == 1)
 
-
-_TESTS = {"isnan", "isinf", "isfinite", "logical_not"}  # of one tensor
-_COMPARING = {"ge", "gt", "le", "lt", "eq", "ne", "logical_and", "logical_or"} | _TESTS  # make a boolean tensor
 
 
 def _legacy_read(node: cst.Subscript) -> cst.BaseExpression | None:

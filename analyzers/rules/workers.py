@@ -1184,15 +1184,12 @@ def _replaced(loop: cst.For, outer: cst.CSTNode, loader: Site, scope, ctx) -> bo
     bound to one) is bound to a new loader inside `outer`, the loop repeating it, while `loader`
     was made before `outer`: each loader is read once (pytorch-ood's new random split of
     outliers every epoch, `train_loader = DataLoader(...)` at the end of the epoch)."""
-    iterable: cst.BaseExpression = loop.iter
-    for _ in range(4):
-        if type(iterable) is cst.Name:
-            made = ctx.origin(iterable, scope)
-            if made is None or type(made[0]) is not cst.Call or call_name(made[0]) not in ITER_WRAPPERS:
-                break
-            iterable = made[0]
-        if type(iterable) is cst.Call and call_name(iterable) in ITER_WRAPPERS and iterable.args:
-            iterable = iterable.args[0].value
+    iterable = iteration_source(loop.iter)
+    for _ in range(4):  # (`bar = tqdm(loader)`, `with tqdm(loader) as bar:`: the name the bar iterates)
+        made = ctx.origin(iterable, scope) if type(iterable) is cst.Name else None
+        if made is None or type(made[0]) is not cst.Call or call_name(made[0]) not in ITER_WRAPPERS:
+            break
+        iterable = iteration_source(made[0])
     if type(iterable) is not cst.Name or any(node is loader.node for node in walk(outer)):
         return False
     name = iterable.value
