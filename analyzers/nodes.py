@@ -363,6 +363,11 @@ def _none_tested(test: cst.BaseExpression) -> str | None:
     return dotted(found[0]) if found is not None and found[1] and type(found[0]) in (cst.Name, cst.Attribute) else None
 
 
+def contains(root: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Whether `node` is `root` or inside it."""
+    return root is node or any(contains(child, node) for child in root.children)
+
+
 def walk(node: cst.CSTNode) -> list[cst.CSTNode]:
     """`node` and every node below it."""
     found, pending = [], [node]

@@ -2473,6 +2473,8 @@ class CpuTensorMovedEachStep(Nesting):
         cuda = self.ctx.is_cuda_device(device, site.scope)
         if cuda is not UNKNOWN:
             return cuda is True
+        if type(device) is cst.Call and call_name(device) == "get_device" and type(device.func) is cst.Attribute and not device.args:
+            return not self._on_host(device.func.value, site.scope, 0)  # (`.to(z_mu.get_device())`: its index)
         text = dotted(device) or ""
         last = text.rsplit(".", 1)[-1]
         values = site.scope.assignments.get(text, ()) if type(device) is cst.Name else ()

@@ -7,7 +7,7 @@ from typing import cast
 import libcst as cst
 
 from ..context import MODULE_CHAIN, Scope, Site
-from ..nodes import argument, call_name, dotted, names_in
+from ..nodes import argument, call_name, contains, dotted, names_in
 from .base import Example, FixPlan, MoveLinesBefore, Replace, Rule
 
 DDP = {
@@ -217,7 +217,7 @@ class CompileBeforeDDP(Rule):
             return None
         body = list(self.ctx.blocks[-1].body)  # the statement's block
         position = next((i for i, s in enumerate(body) if s is statement), None)
-        container = next((i for i, s in enumerate(body[:position or 0]) if _contains(s, compile_site.node)), None)
+        container = next((i for i, s in enumerate(body[:position or 0]) if contains(s, compile_site.node)), None)
         if position is None or container is None:
             return None
         used = names_in(statement) - {name}
@@ -242,12 +242,6 @@ def _same_module(value: cst.BaseExpression, name: str) -> bool:
         type(value) is cst.Call and type(value.func) is cst.Attribute and dotted(value.func.value) == name
         and value.func.attr.value in MODULE_CHAIN
     )
-
-
-def _contains(root: cst.CSTNode, node: cst.CSTNode) -> bool:
-    if root is node:
-        return True
-    return any(_contains(child, node) for child in root.children)
 
 
 def _assigns(root: cst.CSTNode, names: set[str]) -> bool:
