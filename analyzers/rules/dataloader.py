@@ -544,9 +544,11 @@ class LoaderRule(Rule):
                 return f"`{code(expr)}`"  # (a positive count whatever the caller: 8 here, `os.cpu_count()` there)
             return next(iter(values.values())) if len(values) == 1 else UNKNOWN
         defaults = self.ctx.option_defaults(expr, scope)
-        if defaults is not None and len(defaults) == 1 and _per_core(self.ctx, defaults[0]):
+        if defaults is not None and len(defaults) == 1 and _per_core(self.ctx.qualname, defaults[0]):
             return f"`{code(defaults[0])}`"  # `--workers` defaulting to `mp.cpu_count() - 1`
-        return f"`{code(expr)}`" if _per_core(self.ctx, expr) else UNKNOWN
+        if type(expr) is cst.Call and not expr.args and _returns_per_core(self.ctx, expr, scope):
+            return f"`{code(expr)}`"  # (`get_num_workers()` returning `os.cpu_count()`, 0 only on Windows)
+        return f"`{code(expr)}`" if _per_core(self.ctx.qualname, expr) else UNKNOWN
 
     def _bounded(self, call: cst.Call, scope, depth: int):
         """`min(...)`/`max(...)` of settings (also of one list or tuple): their value when all
@@ -1834,24 +1836,51 @@ def _scaled_when_set(branch: cst.BaseExpression, test: cst.BaseExpression) -> bo
     return any(type(literal(a)) is int and literal(a) > 0 and code(b) == tested for a, b in (sides, sides[::-1]))
 
 
-def _per_core(ctx, expr: cst.BaseExpression) -> bool:
+def _per_core(qualname, expr: cst.BaseExpression) -> bool:
     """`os.cpu_count()` (or `multiprocessing.cpu_count()`), alone or divided by, or bounded
     with, a positive number (`int(os.cpu_count() / 2)`, `min(8, os.cpu_count())`): worker
     processes on a machine with cores to train on a GPU."""
     if type(expr) is cst.Call:
         if not expr.args:
-            return ctx.qualname(expr.func) in _CORES
+            return qualname(expr.func) in _CORES
         name = expr.func.value if type(expr.func) is cst.Name else None
         args = [arg.value for arg in expr.args]
         if name == "int" and len(args) == 1:
-            return _per_core(ctx, args[0])
+            return _per_core(qualname, args[0])
         if name in ("min", "max"):
-            return any(_per_core(ctx, a) for a in args) and all(_per_core(ctx, a) or _positive(a) for a in args)
+            return any(_per_core(qualname, a) for a in args) and all(_per_core(qualname, a) or _positive(a) for a in args)
         return False
     if type(expr) is cst.BinaryOperation and type(expr.operator) in (cst.Divide, cst.FloorDivide, cst.Subtract):
-        return _per_core(ctx, expr.left) and _positive(expr.right) and (
+        return _per_core(qualname, expr.left) and _positive(expr.right) and (
             type(expr.operator) is not cst.Subtract or literal(expr.right) == 1)  # `mp.cpu_count() - 1`
     return False
+
+
+def _returns_per_core(ctx, call: cst.Call, scope) -> bool:
+    """Whether `call` calls a function of the project whose every return, but those under a
+    test for Windows, is a positive count or one made from the core count (`def
+    get_num_workers(): if platform.system() == "Windows": return 0 else: return os.cpu_count()`)."""
+    found = call_target(ctx, call.func, scope)
+    if found is None or type(found[0]) not in (ast.FunctionDef, ast.AsyncFunctionDef):
+        return False
+    values = list(_returns_off_windows(cast(ast.FunctionDef, found[0]).body))
+    plain = {"mp.cpu_count": "multiprocessing.cpu_count"}  # (the other module's spelling: its imports are the usual ones)
+    return bool(values) and all(value is not None and _per_core(lambda func: plain.get(dotted(func) or "", dotted(func)), (
+        parsed := cst.parse_expression(ast.unparse(value)))) or value is not None and _positive(parsed) for value in values)
+
+
+def _returns_off_windows(body: list) -> Iterator[ast.expr | None]:
+    """The values a function's statements return, but in a branch only Windows takes."""
+    for statement in body:
+        if type(statement) is ast.Return:
+            yield statement.value
+        elif type(statement) is ast.If:
+            windows = _on_windows(cst.parse_expression(ast.unparse(statement.test)))
+            yield from _returns_off_windows(statement.body) if windows is not True else ()
+            yield from _returns_off_windows(statement.orelse) if windows is not False else ()
+        elif type(statement) in (ast.For, ast.While, ast.With, ast.Try):
+            for field in ("body", "orelse", "finalbody"):
+                yield from _returns_off_windows(getattr(statement, field, []))
 
 
 def _positive(expr: cst.BaseExpression) -> bool:

@@ -1983,6 +1983,7 @@ class HostSyncEveryStep(Nesting):
         super().__init__(ctx, options)
         self.candidates: list[_Candidate] = []
         self.run_keys: dict[int, int] = {}  # id of a statement with candidates -> their key
+        self.headers: list[cst.If] = []  # the `if` statements around the node visited: one finding per test
         self.backward_of: dict[int, set[str]] = {}  # scope id -> names whose backward() is called
         self.guarded: dict[tuple, bool] = {}  # (frame, loops, scope) ids -> whether the frame guards
         self._read_candidates: dict[tuple, list] = {}  # (via, code) of a read of the source -> its candidates
@@ -1996,7 +1997,8 @@ class HostSyncEveryStep(Nesting):
         if id(node) in self.host_bound:
             return
         site = self.ctx.site(node)
-        run = key = id(self.statement) if self.statement is not None else id(node)
+        run = key = id(self.statement) if self.statement is not None else next(
+            (id(header) for header in reversed(self.headers) if contains(header.test, node)), id(node))  # (`if float(dt) <= 0`)
         if self.statement is not None and self.ctx.blocks:
             run = self.run_keys.get(key) or self._run_key(self.statement, self.ctx.blocks[-1])
         self.candidates.append(_Candidate(site, kind, self.local_frames(), key, run))
@@ -2066,6 +2068,10 @@ class HostSyncEveryStep(Nesting):
 
     def visit_If(self, node: cst.If) -> None:
         self._add(node, "test")
+        self.headers.append(node)
+
+    def leave_If(self, node: cst.If) -> None:
+        self.headers.pop()
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         if (self.ctx.loops or self.ctx.scope.node) and any(type(part) is cst.FormattedStringExpression for part in node.parts):
