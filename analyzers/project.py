@@ -1225,6 +1225,24 @@ def self_calls(function: ast.AST) -> set[str]:
             and type(node.func.value) is ast.Name and node.func.value.id == "self"}
 
 
+def step_helpers(found, depth: int = 0) -> set[str]:
+    """The names of the methods a method of the class `found` = (definition, namespace, ...) (of
+    another module: a base of a class of the source), or of its bases of the project, calls on
+    `self` in a loop that steps (torchlake's `TrainerBase.run` calling `self._calc_loss(output,
+    row, criterion)` before `loss.backward()`): subclasses override them."""
+    cls, namespace = found[0], found[1]
+    if type(cls) is not ast.ClassDef or depth > 3:
+        return set()
+    memo = cls.__dict__.setdefault("_perf_lint_memo", {})
+    if step_helpers not in memo:
+        loops = [node for method in cls.body if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 for node in body_nodes(method) if type(node) in (ast.For, ast.While)]
+        memo[step_helpers] = set().union(*(self_calls(loop) for loop in loops if any(
+            type(node) is ast.Call and steps_call(node) for node in body_nodes(loop))))
+    bases = [namespace.klass(name) for base in cls.bases if (name := ast_dotted(base))]
+    return memo[step_helpers].union(*(step_helpers(base, depth + 1) for base in bases if base is not None and base[0] is not cls))
+
+
 def forward_helpers(cls: ast.ClassDef) -> set[str]:
     """The names of the methods the `forward` of the class `cls` (of another module: a base of a
     class of the source, or a subclass of one) calls on `self`, two calls deep (MiniGPTBase's
@@ -1734,8 +1752,8 @@ def returned_mask(found: Definition | None, truth: bool = False, depth: int = 0)
     key = (returned_mask, truth)
     if key not in memo:
         memo[key] = None
-        names = set(parameters(found[0]).names)
-        values = [node.value for node in body_nodes(found[0]) if type(node) is ast.Return]
+        names = set(parameters(found[0]).names) - ({"self"} if found[3] is not None else set())  # (not `self.p` of a method's
+        values = [node.value for node in body_nodes(found[0]) if type(node) is ast.Return]  # `bernoulli(mask.float() * self.p)`)
         given = {_masked(value, names, found, truth, depth) for value in values}
         memo[key] = given.pop() if len(given) == 1 else None
     return memo[key]

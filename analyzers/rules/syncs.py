@@ -68,7 +68,6 @@ class _Candidate(NamedTuple):  # a tuple: one per candidate of every analysis (a
     kind: str  # "method", "conversion", "print", "test", "synchronize", "logger" or "call"
     frames: tuple[Frame, ...]
     key: int  # statement (or node) identity: one finding per statement
-    run: int  # the key of the first of a run of adjacent statements with candidates: one finding, if they are plain reads
 
 
 def _shown(candidate: _Candidate) -> str:
@@ -224,10 +223,9 @@ class HostSyncEveryStep(Nesting):
     that trains in a loop of its own and names no device, beside one that takes a device or
     moves its batches, runs on the CPU (d2l's `train_ch3` beside `train_ch5(..., device)`).
     A statement that reads several values (a progress line formatting six losses with
-    `.item()`), or a run of adjacent statements that read (one `add_scalar(..., x.item())`
-    per loss: nothing is queued between them), is one finding, on its first read, which
-    waits for the queue; its message and related locations name the others, mended by the
-    same fix; so are the reads beside the one a helper makes of a tensor a step passes it. What a function of the project
+    `.item()`) is one finding, on its first read, which waits for the queue; its message and
+    related locations name the others, mended by the same fix (also the reads beside the one
+    a helper makes of a tensor a step passes it: `Munch(real=real.item(), fake=fake.item())`). What a function of the project
     hands back already copied to the host is no CUDA tensor (`loss, parts = compute_loss(...)`
     with `return loss, to_cpu(torch.cat(losses))`: `float(parts[0])` reads a CPU tensor), nor
     is what a host copy gives (`correct = pred.eq(y).cpu().sum()`, then `correct.item()`: the
@@ -1266,7 +1264,7 @@ class HostSyncEveryStep(Nesting):
                 loss.backward()
                 optimizer.step()
             """,
-            count=1,  # (adjacent statements reading on the host: one finding)
+            count=2,
         ),
         # the same, from a helper not named for a loss that backpropagates what it returns, the
         # read guarded by a test of `None` (RL-Adventure-2's HER: `compute_td_error`)
@@ -1975,14 +1973,13 @@ class HostSyncEveryStep(Nesting):
                 print(f'loss {loss}')
                 acc = (model.pred == y).float().mean().cpu().numpy()
             """,
-            count=1,  # (adjacent statements reading on the host: one finding)
+            count=2,
         ),
     )
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
         self.candidates: list[_Candidate] = []
-        self.run_keys: dict[int, int] = {}  # id of a statement with candidates -> their key
         self.headers: list[cst.If] = []  # the `if` statements around the node visited: one finding per test
         self.backward_of: dict[int, set[str]] = {}  # scope id -> names whose backward() is called
         self.guarded: dict[tuple, bool] = {}  # (frame, loops, scope) ids -> whether the frame guards
@@ -1997,21 +1994,9 @@ class HostSyncEveryStep(Nesting):
         if id(node) in self.host_bound:
             return
         site = self.ctx.site(node)
-        run = key = id(self.statement) if self.statement is not None else next(
+        key = id(self.statement) if self.statement is not None else next(
             (id(header) for header in reversed(self.headers) if contains(header.test, node)), id(node))  # (`if float(dt) <= 0`)
-        if self.statement is not None and self.ctx.blocks:
-            run = self.run_keys.get(key) or self._run_key(self.statement, self.ctx.blocks[-1])
-        self.candidates.append(_Candidate(site, kind, self.local_frames(), key, run))
-
-    def _run_key(self, statement: cst.SimpleStatementLine, block) -> int:
-        """The key of `statement`'s candidates: that of the statement just before it in its block
-        when that one reads on the host too (`add_scalar('a', a.item())` then
-        `add_scalar('b', b.item())`: nothing is queued between, so one fix mends both)."""
-        body = block.body
-        at = next((i for i, sibling in enumerate(body) if sibling is statement), 0)
-        key = self.run_keys.get(id(body[at - 1]), id(statement)) if at else id(statement)
-        self.run_keys[id(statement)] = key
-        return key
+        self.candidates.append(_Candidate(site, kind, self.local_frames(), key))
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
@@ -2123,7 +2108,6 @@ class HostSyncEveryStep(Nesting):
             previous = found.get(read.key)
             if previous is None or not previous[3]:
                 found[read.key] = (read.site, message, related, True)
-        reports: list[list] = []  # [candidate, message, related, said, further reads], in the order of the source
         for key, value in found.items():
             if value is None:
                 continue
@@ -2131,21 +2115,13 @@ class HostSyncEveryStep(Nesting):
             first = next(c for c in self.candidates if c.site is site)
             more = [c for c in (self._reads_beside(first) if said else self._more_reads(site, later.get(key, ())))
                     if not contains(site.node, c.site.node)]  # (not the f-string a `print(f"{loss}")` formats)
-            previous = reports[-1] if reports else None
-            if previous is not None and previous[0].run == first.run and not (said or previous[3] or related) and (
-                    "call" not in (first.kind, previous[0].kind)):  # (plain reads, not what a helper of the project does)
-                previous[4] += [first, *more]  # (the statement after a reading one: `add_scalar('b', b.item())`
-                continue  # after `add_scalar('a', a.item())`, nothing queued between: one fix mends both)
-            reports.append([first, message, related, said, more])
-        for first, message, related, _, more in reports:
             if more:
                 named = ", ".join(f"`{_shown(c)}`" for c in more[:3]) + (
                     f" and {len(more) - 3} other{'s' if len(more) > 4 else ''}" if len(more) > 3 else "")
                 count = "another value" if len(more) == 1 else f"{len(more)} more values"
-                where = "This statement reads" if all(c.key == first.key for c in more) else "The statements next to it read"
-                message += f" {where} {count} on the host too ({named})."
+                message += f" This statement reads {count} on the host too ({named})."
                 related += tuple(Here(c.site, f"`{_shown(c)}` also reads a value on the host") for c in more)
-            self.report(first.site, message, related=related)
+            self.report(site, message, related=related)
 
     def _more_reads(self, site: Site, candidates) -> list[_Candidate]:
         """The further reads on the host of the statement a finding flags at `site` (a progress
@@ -2155,11 +2131,11 @@ class HostSyncEveryStep(Nesting):
             c.site.node) and type(self._describe(c)) is str]
 
     def _reads_beside(self, read: _Candidate) -> list[_Candidate]:
-        """The further reads of the statement (and the statements next to it) of a helper's read
+        """The further reads of the statement of a helper's read
         that a call on every step reaches (`return loss, Munch(real=loss_real.item(),
         fake=loss_fake.item())`): values the helper computes beside the one read from the
         caller's tensor, read the same way."""
-        return [c for c in self.candidates if c.run == read.run and c is not read and c.site.unit == read.site.unit
+        return [c for c in self.candidates if c.key == read.key and c is not read and c.site.unit == read.site.unit
                 and c.kind in ("method", "conversion") and not self.ctx.gpu_skips(c.site.node) and not (
                     c.kind == "method" and self._made_on_cpu(_method(c).value, c.site.scope, c.site))]
 
@@ -2854,8 +2830,13 @@ class HostSyncEveryStep(Nesting):
         own = [v for v in values if v is None or type(v) is cst.Subscript and expr.value in names_in(v.value)]
         if param is not None:  # (rebound only to what it selects of itself: `annotations = annotations[keep]`)
             return param.default is None and function.params.params.index(param) > 0 and len(own) == len(values)
+        unpacked = [v for v, _ in self.ctx.unpacked.get((id(owner), expr.value), ())]
+        if unpacked and values.count(None) == len(unpacked) and all(  # (`y_h, y, labels = self.shared_step(*batch)`)
+                type(v) is cst.Call and type(v.func) is cst.Attribute and dotted(v.func.value) == "self" and any(
+                    self._forward_input(a.value, owner, depth + 1) for a in v.args) for v in unpacked):
+            values = [v for v in values if v is not None]
         taken = [v for v in values if v not in own]  # (`b = annotations[j]`, then `b = b[b[:, 4] != -1]`)
-        return bool(taken) and None not in values and all(self._forward_input(v, owner, depth + 1) for v in taken)
+        return bool(taken or unpacked) and None not in values and all(self._forward_input(v, owner, depth + 1) for v in taken)
 
     def _masked_argument(self, call: cst.Call, scope: Scope, truth: bool = False) -> cst.BaseExpression | None:
         """The argument a call of a function of the project gives back a boolean mask of

@@ -3,6 +3,7 @@ node (ifs, withs, loops, function bodies) and the names bound to compiled module
 
 from __future__ import annotations
 
+import ast
 import os
 from dataclasses import dataclass, field
 from typing import cast
@@ -13,13 +14,13 @@ from ..context import CallSite, Context, Frame, Scope, Site
 from ..nodes import (UNKNOWN, argument, call_name, code, dotted, iteration_source, keyword, lazy_init, literal, main_guard, names_in,
                      option_test, positional, walk)
 from ..importers import imported, imported_to_train, importer_namespace_default, made_only_to_infer, subclass_forward_calls
-from ..project import (SourceNamespace, call_target, derives_from, forward_helpers, instance_default, maybe_project_call, steps_in_loops, tests_interval,
+from ..project import (SourceNamespace, call_target, derives_from, forward_helpers, step_helpers, instance_default, maybe_project_call, steps_in_loops, tests_interval,
                        trains_somewhere)
 from ..project import trains as project_trains
 from .edits import root_name
 from .base import Rule
 from .distributed import COMPILE
-from ..vocabulary import BATCH_HOOKS, CALLBACK_CLASS, CLOCKS, DEVICE_LIKE, EVALUATION_NAME, MODULE_CLASSES, SHORT_LOOP
+from ..vocabulary import BATCH_HOOKS, CALLBACK_CLASS, CLOCKS, DEVICE_LIKE, EVALUATION_NAME, LIGHTNING_MODULES, MODULE_CLASSES, SHORT_LOOP
 
 _COMPILE_OPTIONS = {"mode", "fullgraph", "dynamic", "backend", "options", "disable"}
 
@@ -252,12 +253,15 @@ class TrainingSteps:
         bases = [dotted(base.value) or "" for base in cls.bases]
         if function.name.value in BATCH_HOOKS and any(CALLBACK_CLASS.search(base) for base in bases) and self.anywhere():
             return True  # (fastai's `MetricsCB(Callback).after_batch`, Lightning's `on_train_batch_end`)
-        if any("LightningModule" in base for base in bases) and function.name.value in self._called_on_self(cls, "training_step"):
+        lightning = any("LightningModule" in base for base in bases) or derives_from(self.ctx, cls.name.value, LIGHTNING_MODULES)
+        if lightning and function.name.value in self._called_on_self(cls, "training_step"):  # (also through a base of the project)
             return True
         if function.name.value == "training_step" or id(function) in self._epochs:
             return False  # (a Trainer module whose `forward` loops over the steps itself: byol-pytorch's)
+        if self._overrides_step_helper(cls, function):
+            return True
         module = any(base.rpartition(".")[2] == "Module" for base in bases) or derives_from(self.ctx, cls.name.value, MODULE_CLASSES)
-        if not module:
+        if not module or lightning:  # (a LightningModule's forward runs where its `training_step` calls it: an inference one's never)
             return self._subclasses_run(cls, function)  # (a mixin's method the forward of a subclass in another module calls)
         return (function.name.value in self._called_on_self(cls, "forward") or self._inherited_helper(cls, function)) \
             and (not any(unit.notebook for unit in self.ctx.units) or self.anywhere()) and not self._made_to_infer(cls) \
@@ -284,6 +288,14 @@ class TrainingSteps:
         namespace = SourceNamespace.of(self.ctx)
         bases = [name for base in cls.bases if (name := dotted(base.value)) and not (self.ctx.qualname(base.value) or "").startswith("torch.")]
         return any(found is not None and function.name.value in forward_helpers(found[0]) for found in map(namespace.klass, bases))
+
+    def _overrides_step_helper(self, cls: cst.ClassDef, function: cst.FunctionDef) -> bool:
+        """Whether a base class of another module calls `function` on `self` in its training
+        loop (torchlake's `CRNNTrainer._calc_loss`, which `ClassificationTrainer.run` calls before
+        each `loss.backward()`)."""
+        namespace = SourceNamespace.of(self.ctx)
+        bases = [name for base in cls.bases if (name := dotted(base.value)) and not (self.ctx.qualname(base.value) or "").startswith("torch.")]
+        return any(found is not None and function.name.value in step_helpers(found) for found in map(namespace.klass, bases))
 
     @staticmethod
     def _infers(cls: cst.ClassDef) -> bool:
@@ -675,7 +687,30 @@ def _setting(ctx: Context, expr: cst.BaseExpression, scope: Scope):
             value = ctx.option_default(expr.attr.value)
             if value is UNKNOWN:  # (the parser of the module calling it: `train.train(..., args)` in main.py)
                 value = importer_namespace_default(ctx, owner, expr.value.value, expr.attr.value)
+    if value is UNKNOWN and type(expr) is cst.Attribute and dotted(expr.value) == "self" and scope.node is not None:
+        value = _constructor_default(ctx, scope.node, expr.attr.value)
     return instance_default(ctx, expr, scope) if value is UNKNOWN else value
+
+
+def _constructor_default(ctx: Context, method: cst.FunctionDef, attribute: str):
+    """The constant the `__init__` of `method`'s class (or of a base class of the project) gives
+    `self.<attribute>` (`self.d_cycle = 1`, which a setter may change later): its default; else UNKNOWN."""
+    cls = ctx.class_of.get(id(method))
+    if cls is None:
+        return UNKNOWN
+    init = next((s for s in cls.body.body if type(s) is cst.FunctionDef and s.name.value == "__init__"), None) if (
+        type(cls.body) is cst.IndentedBlock) else None
+    values = [literal(line.body[0].value) for line in (init.body.body if init is not None and type(init.body) is cst.IndentedBlock else ())
+              if type(line) is cst.SimpleStatementLine and type(line.body[0]) is cst.Assign and len(line.body[0].targets) == 1
+              and code(line.body[0].targets[0].target) == f"self.{attribute}"]
+    if not values:  # (set by a base class of another module: `class Pix2PixTrainer(GANTrainer)`)
+        namespace = SourceNamespace.of(ctx)
+        bases = [namespace.klass(dotted(base.value) or "") for base in cls.bases]
+        values = [node.value.value for found in bases if found is not None for init in found[0].body
+                  if type(init) is ast.FunctionDef and init.name == "__init__" for node in init.body
+                  if type(node) is ast.Assign and len(node.targets) == 1 and ast.unparse(node.targets[0]) == f"self.{attribute}"
+                  and type(node.value) is ast.Constant]
+    return values[0] if len(values) == 1 and type(values[0]) is int else UNKNOWN
 
 
 def iterates_dataloader(ctx: Context, loop: cst.For, scope: Scope) -> bool:
