@@ -1225,22 +1225,51 @@ def self_calls(function: ast.AST) -> set[str]:
             and type(node.func.value) is ast.Name and node.func.value.id == "self"}
 
 
-def step_helpers(found, depth: int = 0) -> set[str]:
+def step_helpers(found) -> set[str]:
     """The names of the methods a method of the class `found` = (definition, namespace, ...) (of
     another module: a base of a class of the source), or of its bases of the project, calls on
     `self` in a loop that steps (torchlake's `TrainerBase.run` calling `self._calc_loss(output,
     row, criterion)` before `loss.backward()`): subclasses override them."""
+    return _called_on_self_in(found, _stepping_loops)
+
+
+def no_grad_helpers(found) -> set[str]:
+    """The names of the methods the class `found` (or a base of the project) calls on `self` under
+    `torch.no_grad()`/`torch.inference_mode()` (torchlake's `Evaluator.run` calling
+    `self._predict(row, model)` in a `with torch.no_grad():`)."""
+    return _called_on_self_in(found, _no_grad_blocks)
+
+
+def _called_on_self_in(found, blocks, depth: int = 0) -> set[str]:
+    """The names of the methods the blocks `blocks(cls)` picks in the class `found` (and in its
+    bases of the project, three deep) call on `self`."""
     cls, namespace = found[0], found[1]
     if type(cls) is not ast.ClassDef or depth > 3:
         return set()
     memo = cls.__dict__.setdefault("_perf_lint_memo", {})
-    if step_helpers not in memo:
-        loops = [node for method in cls.body if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
-                 for node in body_nodes(method) if type(node) in (ast.For, ast.While)]
-        memo[step_helpers] = set().union(*(self_calls(loop) for loop in loops if any(
-            type(node) is ast.Call and steps_call(node) for node in body_nodes(loop))))
+    if blocks not in memo:
+        memo[blocks] = set().union(*map(self_calls, blocks(cls)))
     bases = [namespace.klass(name) for base in cls.bases if (name := ast_dotted(base))]
-    return memo[step_helpers].union(*(step_helpers(base, depth + 1) for base in bases if base is not None and base[0] is not cls))
+    return memo[blocks].union(*(_called_on_self_in(base, blocks, depth + 1) for base in bases if base is not None and base[0] is not cls))
+
+
+def _stepping_loops(cls: ast.ClassDef) -> list[ast.AST]:
+    """The loops of the methods of `cls` that run a training step."""
+    loops = [node for method in cls.body if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
+             for node in body_nodes(method) if type(node) in (ast.For, ast.While)]
+    return [loop for loop in loops if any(type(node) is ast.Call and steps_call(node) for node in body_nodes(loop))]
+
+
+_NO_GRAD = re.compile(r"^(torch\.)?(no_grad|inference_mode)\(")
+
+
+def _no_grad_blocks(cls: ast.ClassDef) -> list[ast.AST]:
+    """The `with torch.no_grad():` (or `inference_mode`) blocks of the methods of `cls`, and
+    its methods decorated so."""
+    methods = [method for method in cls.body if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return [method for method in methods if any(_NO_GRAD.match(ast.unparse(d)) for d in method.decorator_list)] + [
+        node for method in methods for node in body_nodes(method)
+        if type(node) is ast.With and any(_NO_GRAD.match(ast.unparse(item.context_expr)) for item in node.items)]
 
 
 def forward_helpers(cls: ast.ClassDef) -> set[str]:

@@ -3722,3 +3722,209 @@ def test_a_loader_iterated_through_a_progress_bar_context(tmp_path):
     main = str(tmp_path / "main.py")
     assert [f.range.start_line + 1 for f in findings_of(main, "TPL102")] == [5]
     assert [f.range.start_line + 1 for f in findings_of(main, "TPL104")] == [5]
+
+
+def test_the_reads_beside_a_helpers_read_are_named_with_it(tmp_path):
+    """StarGAN-v2's `compute_d_loss` returns `Munch(real=loss_real.item(), fake=...item(),
+    reg=...item())` of losses other files' functions compute: the finding on the read the step's
+    CUDA tensor reaches names the others, mended by the same fix."""
+    utils = """
+        import torch.nn.functional as F
+
+        def adv_loss(logits, target):
+            return F.binary_cross_entropy_with_logits(logits, logits.new_full(logits.shape, target))
+
+        def r1_reg(out, x):
+            return (out * x).sum()
+    """
+    train = """
+        import torch
+        from utils import adv_loss, r1_reg
+
+        class Solver:
+            def __init__(self):
+                self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+            def train(self, loader):
+                for i in range(100000):
+                    x_real = next(loader).to(self.device)
+                    d_loss, d_losses = compute_d_loss(self.nets, x_real)
+                    d_loss.backward()
+                    self.optimizer.step()
+
+        def compute_d_loss(nets, x_real):
+            out = nets.discriminator(x_real)
+            loss_real = adv_loss(out, 1)
+            loss_fake = adv_loss(nets.discriminator(nets.generator(x_real)), 0)
+            loss_reg = r1_reg(out, x_real)
+            loss = loss_real + loss_fake + loss_reg
+            return loss, dict(real=loss_real.item(), fake=loss_fake.item(), reg=loss_reg.item())
+    """
+    [finding] = tpl203(project(tmp_path, train, utils))
+    assert finding.message.startswith("`loss_real.item()` copies a value to the host on every training step, in `compute_d_loss`")
+    assert "This statement reads 2 more values on the host too (`loss_fake.item()`, `loss_reg.item()`)" in finding.message
+    assert [r.line for r in finding.related] == [21, 21]
+
+
+def test_a_worker_count_a_helper_of_the_project_gives_but_on_windows(tmp_path):
+    """torchlake's `get_num_workers()`: 0 on Windows, `os.cpu_count()` elsewhere, where GPUs
+    train: a positive count, so a loader re-iterated every epoch restarts its workers."""
+    utils = """
+        import os
+        import platform
+
+        def get_num_workers() -> int:
+            if platform.system() == "Windows":
+                return 0
+            else:
+                return os.cpu_count()
+
+        def get_zero() -> int:
+            return 0
+    """
+    train = """
+        import torch
+        from torch.utils.data import DataLoader
+        from utils import get_num_workers, get_zero
+
+        loader = DataLoader(dataset, batch_size=32, num_workers=get_num_workers())
+        for epoch in range(10):
+            for x, y in loader:
+                loss = model(x.cuda()).sum()
+                loss.backward()
+                optimizer.step()
+    """
+    path = project(tmp_path, train, utils)
+    [finding] = findings_of(path, "TPL104")
+    assert "its `get_num_workers()` worker processes" in finding.message
+    assert findings_of(project(tmp_path, train.replace("get_num_workers()", "get_zero()"), utils), "TPL104") == []
+
+
+LIGHTNING_BASE = """
+    import pytorch_lightning as pl
+
+    class ABSModule(pl.LightningModule):
+        def configure_optimizers(self):
+            return None
+"""
+
+
+def test_the_helpers_of_a_lightning_step_through_a_base_of_the_project(tmp_path):
+    """pytorch-lifestream's `ColesSupervisedModule(ABSModule)`, ABSModule a LightningModule in
+    another file: what `training_step` unpacks from `self.shared_step(*batch)` is the step's
+    tensors (a mask's count tested, a selection), and an inference module's forward runs no step."""
+    train = """
+        import torch
+        import pytorch_lightning as pl
+        from utils import ABSModule
+
+        class Supervised(ABSModule):
+            def shared_step(self, x, y):
+                return self(x), y
+
+            def training_step(self, batch, _):
+                y_h, labels = self.shared_step(*batch)
+                loss = 0.0
+                for ix in range(labels.size(1)):
+                    labeled = labels[:, ix] >= 0
+                    if labeled.sum() == 0:
+                        continue
+                    loss = loss + self.l_loss(y_h[labeled], labels[labeled, ix])
+                return loss
+
+        class Inference(pl.LightningModule):
+            def forward(self, x):
+                return {k: v.cpu() for k, v in self.model(x).items()}
+
+        trainer = pl.Trainer(accelerator="gpu", max_epochs=10)
+        trainer.fit(Supervised(), loader)
+        predictions = trainer.predict(Inference(), loader)
+    """
+    found = tpl203(project(tmp_path, train, LIGHTNING_BASE))
+    assert [(f.range.start_line + 1, f.message.split(" ", 1)[0]) for f in found] == [
+        (15, "`if"), (17, "`y_h[labeled]`")]
+
+
+def test_a_method_a_base_class_of_another_file_calls_in_its_training_loop(tmp_path):
+    """torchlake's trainers: `TrainerBase.run` calls `self._calc_loss(output, row, criterion)`
+    before each `loss.backward()`; a subclass's `_calc_loss` runs on every step (a tensor made on
+    the CPU there and moved is copied every step), and so does its generator's update when
+    `% self.discriminator_cycle` divides by the 1 `__init__` gives it."""
+    utils = """
+        import torch
+
+        class TrainerBase:
+            def __init__(self, device):
+                self.device = torch.device(device)
+                self.discriminator_cycle = 1
+
+            def set_discriminator_cycle(self, value):
+                self.discriminator_cycle = value
+
+            def run(self, data, model, optimizer, criterion):
+                for batch_idx, row in enumerate(data):
+                    output = model(row[0].to(self.device))
+                    loss = self._calc_loss(output, row, criterion)
+                    loss.backward()
+                    optimizer.step()
+
+        class ClassificationTrainer(TrainerBase):
+            def _calc_loss(self, y_hat, row, criterion):
+                return criterion(y_hat, row[1].to(self.device))
+    """
+    train = """
+        import torch
+        from utils import ClassificationTrainer
+
+        class DeepLabTrainer(ClassificationTrainer):
+            def _calc_loss(self, y_hat, row, criterion):
+                _, y = row
+                weights = torch.zeros(y_hat.size(1)).to(self.device)
+                return criterion(y_hat, y.to(self.device)) + weights.sum()
+
+            def run_gan(self, data, g_loss_of, optimizer_g):
+                for batch_idx, row in enumerate(data):
+                    if (batch_idx + 1) % self.discriminator_cycle == 0:
+                        g_loss = g_loss_of(row)
+                        g_loss.backward()
+                        optimizer_g.step()
+                        print(g_loss.item())
+
+        trainer = DeepLabTrainer("cuda")
+        trainer.run(loader, model, optimizer, criterion)
+        trainer.run_gan(loader, g_loss_of, optimizer_g)
+    """
+    path = project(tmp_path, train, utils)
+    assert [f.range.start_line + 1 for f in findings_of(path, "TPL501")] == [8]
+    assert [f.range.start_line + 1 for f in findings_of(path, "TPL203")] == [17]
+
+
+def test_a_method_a_base_class_of_another_file_calls_under_no_grad(tmp_path):
+    """torchlake's `ClassificationEvaluator.run` calls `self._predict(row, model)` in a `with
+    torch.no_grad():`; a subclass's `_predict` looping over scales runs without autograd."""
+    utils = """
+        import torch
+
+        class Evaluator:
+            def run(self, data, model):
+                model.eval()
+                with torch.no_grad():
+                    return [self._predict(row, model) for row in data]
+    """
+    train = """
+        import torch.nn.functional as F
+        from utils import Evaluator
+
+        class MultiScaleEvaluator(Evaluator):
+            def _predict(self, row, model):
+                x = row[0].cuda()
+                outputs = []
+                for scale in self.scales:
+                    outputs.append(model(F.interpolate(x, scale_factor=scale)))
+                return outputs
+
+        MultiScaleEvaluator().run(loader, model)
+    """
+    assert findings_of(project(tmp_path, train, utils), "TPL502") == []
+    unguarded = utils.replace("with torch.no_grad():", "if True:")
+    assert len(findings_of(project(tmp_path, train, unguarded), "TPL502")) == 1

@@ -381,12 +381,19 @@ class LoaderRule(Rule):
         notebook's, cell after cell) own statements is bound to several times, the ones bound last
         before the use (all of them elsewhere)."""
         loaders = self._resolve_loader(value, scope, depth)
-        if len(loaders) < 2 or type(value) is not cst.Name or scope is not self.ctx.module_scope:
+        if not loaders or type(value) is not cst.Name or scope is not self.ctx.module_scope:
             return loaders
         used = self._statement_at(value, unit)
         made = {id(loader.node): self._statement_at(loader.node, loader.unit) for loader in loaders}
         latest = max((where for where in made.values() if where <= used), default=None)
+        if latest is None and any(self._bound_at(bound) <= used for bound in scope.assignments.get(value.value, ()) if bound is not None):
+            return []  # (`trainer.fit(model, train_dl)` with a DataModule, before a later cell binds `train_dl` to a loader)
         return [loader for loader in loaders if made[id(loader.node)] == latest] or loaders
+
+    def _bound_at(self, value: cst.CSTNode) -> tuple[int, int]:
+        """(unit, index) of the module statement holding `value` (a name's assigned value)."""
+        return next(((unit, index) for unit, module in enumerate(self.ctx.modules) for index, statement in enumerate(module.body)
+                     if any(n is value for n in walk(statement))), (len(self.ctx.modules), 0))
 
     def _statement_at(self, node: cst.CSTNode, unit: int) -> tuple[int, int]:
         """(unit, index of the module statement holding `node`; past the end when none does)."""

@@ -800,6 +800,18 @@ class CpuTensorMovedEachStep(Nesting):
             """,
             count=2,
         ),
+        # the device of a tensor by its index (a VAE's reparameterization, every forward)
+        Example(
+            """
+            import torch
+            class VAE(torch.nn.Module):
+                def reparameterize(self, z_mu, z_log_var):
+                    eps = torch.randn(z_mu.size(0), z_mu.size(1)).to(z_mu.get_device())
+                    return z_mu + eps * torch.exp(z_log_var / 2.0)
+                def forward(self, x):
+                    return self.reparameterize(self.z_mean(x), self.z_log_var(x))
+            """,
+        ),
         # the step function a sampler is given, called at each of its steps (fastai's DDIM notebooks):
         # its noise is made on the CPU and moved to the device of the image (`.to(x_t)`)
         Example(

@@ -11,7 +11,7 @@ import libcst as cst
 
 from ..context import MODULE_CHAIN, CallSite, Frame, Site, WITH
 from ..nodes import argument, call_name, children, code, dotted, keyword, literal, remembered, walk
-from ..project import derives_from, maybe_project_call
+from ..project import SourceNamespace, derives_from, maybe_project_call, no_grad_helpers
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
 from .edits import replace_argument
 from .timing import torch_alias
@@ -954,7 +954,8 @@ class EvaluationWithGradients(Nesting):
             if not loop.site.loops and (function is None or self._called_once(function)) and \
                     TrainingSteps.of(self.ctx).anywhere():
                 continue  # a test pass after training (or a function only the module calls, once): nothing repeats it
-            if function is not None and (self._decorated(function) or function.name.value in called_without_grad):
+            if function is not None and (self._decorated(function) or function.name.value in called_without_grad
+                                         or self._inherited_no_grad(function)):
                 continue
             evaluated = self._evaluated_module(loop)
             named = function is not None and _evaluation_name(function.name.value, self.ctx.path) and not self._nested(function)
@@ -1112,6 +1113,15 @@ class EvaluationWithGradients(Nesting):
         name says what it does for its parent, which may be training, not that it evaluates."""
         scope = self.ctx.scopes.get(id(function))
         return scope is not None and scope.parent is not None and scope.parent.node is not None
+
+    def _inherited_no_grad(self, function: cst.FunctionDef) -> bool:
+        """Whether a base class of another module calls the method `function` under no_grad
+        (torchlake's `ClassificationEvaluator.run` calling `self._predict(row, model)` in a `with
+        torch.no_grad():`, which a subclass's `_predict` overrides)."""
+        cls = self.ctx.class_of.get(id(function))
+        namespace = SourceNamespace.of(self.ctx)
+        bases = [namespace.klass(name) for base in (cls.bases if cls is not None else ()) if (name := dotted(base.value))]
+        return any(found is not None and function.name.value in no_grad_helpers(found) for found in bases)
 
     def _called_once(self, function: cst.FunctionDef) -> bool:
         """Whether every call of a function of the source is a statement of the module, outside

@@ -1975,6 +1975,19 @@ class HostSyncEveryStep(Nesting):
             """,
             count=2,
         ),
+        # several reads in one `if` test: one finding
+        Example(
+            """
+            import torch
+            model = Net().cuda()
+            for x, y in loader:
+                loss = model(x.cuda(), y.cuda())
+                if loss.item() > 100 or torch.isnan(loss):
+                    continue
+                loss.backward()
+                opt.step()
+            """,
+        ),
     )
 
     def __init__(self, ctx, options=None) -> None:

@@ -14,7 +14,7 @@ from ..context import CallSite, Context, Frame, Scope, Site
 from ..nodes import (UNKNOWN, argument, call_name, code, dotted, iteration_source, keyword, lazy_init, literal, main_guard, names_in,
                      option_test, positional, walk)
 from ..importers import imported, imported_to_train, importer_namespace_default, made_only_to_infer, subclass_forward_calls
-from ..project import (SourceNamespace, call_target, derives_from, forward_helpers, step_helpers, instance_default, maybe_project_call, steps_in_loops, tests_interval,
+from ..project import (SourceNamespace, ast_dotted, call_target, derives_from, forward_helpers, step_helpers, instance_default, maybe_project_call, steps_in_loops, tests_interval,
                        trains_somewhere)
 from ..project import trains as project_trains
 from .edits import root_name
@@ -703,13 +703,17 @@ def _constructor_default(ctx: Context, method: cst.FunctionDef, attribute: str):
     values = [literal(line.body[0].value) for line in (init.body.body if init is not None and type(init.body) is cst.IndentedBlock else ())
               if type(line) is cst.SimpleStatementLine and type(line.body[0]) is cst.Assign and len(line.body[0].targets) == 1
               and code(line.body[0].targets[0].target) == f"self.{attribute}"]
-    if not values:  # (set by a base class of another module: `class Pix2PixTrainer(GANTrainer)`)
-        namespace = SourceNamespace.of(ctx)
-        bases = [namespace.klass(dotted(base.value) or "") for base in cls.bases]
-        values = [node.value.value for found in bases if found is not None for init in found[0].body
+    namespace = SourceNamespace.of(ctx)
+    bases = [namespace.klass(dotted(base.value) or "") for base in cls.bases]
+    for _ in range(3):  # (set by a base class of another module: `class Pix2PixTrainer(GANTrainer)`, three deep)
+        if values:
+            break
+        found = [found for found in bases if found is not None and type(found[0]) is ast.ClassDef]
+        values = [node.value.value for klass, *_ in found for init in klass.body
                   if type(init) is ast.FunctionDef and init.name == "__init__" for node in init.body
                   if type(node) is ast.Assign and len(node.targets) == 1 and ast.unparse(node.targets[0]) == f"self.{attribute}"
                   and type(node.value) is ast.Constant]
+        bases = [where.klass(name) for klass, where, *_ in found for base in klass.bases if (name := ast_dotted(base))]
     return values[0] if len(values) == 1 and type(values[0]) is int else UNKNOWN
 
 

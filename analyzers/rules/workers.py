@@ -97,6 +97,18 @@ class NonPersistentWorkers(LoaderRule):
     triggers = ("Loader", "Sampler")  # (PyG's `ClusterLoader`, `GraphSAINTRandomWalkSampler`, ...)
     probe = "dataloader"
     VALID = (
+        # a notebook fitting a DataModule named `train_dl`, then binding `train_dl` to a loader in
+        # a later cell that one `predict` reads (pytorch-lifestream's tutorials): not the fit's
+        Example(
+            (
+                "import torch\nimport pytorch_lightning as pl\n"
+                "train_dl = PtlsDataModule(train_data=train, train_num_workers=4, train_batch_size=256)\n"
+                "trainer = pl.Trainer(accelerator='gpu', max_epochs=15)",
+                "trainer.fit(model, train_dl)",
+                "train_dl = torch.utils.data.DataLoader(dataset=train, batch_size=512, num_workers=4)",
+                "df_train = trainer.predict(inf_model, train_dl)",
+            ),
+        ),
         # a new loader each epoch (pytorch-ood's new random split of outliers): each is read once
         Example(
             """
