@@ -1219,10 +1219,22 @@ def steps_in_loops(found: Definition | None) -> bool:
         type(node) is ast.Call and steps_call(node) for node in body_nodes(found[0]))
 
 
-def self_calls(function: ast.AST) -> set[str]:
-    """The names of the methods `function` calls on `self` (`self.encode_img(image)`)."""
-    return {node.func.attr for node in ast.walk(function) if type(node) is ast.Call and type(node.func) is ast.Attribute
+def self_calls(function: ast.AST, guarded: bool = False) -> set[str]:
+    """The names of the methods `function` calls on `self` (`self.encode_img(image)`); with
+    `guarded`, not those under an `if` (`if opt.debug > 0: self.debug(batch, output)`)."""
+    nodes = ast.walk(function) if not guarded else _outside_ifs(function)
+    return {node.func.attr for node in nodes if type(node) is ast.Call and type(node.func) is ast.Attribute
             and type(node.func.value) is ast.Name and node.func.value.id == "self"}
+
+
+def _outside_ifs(root: ast.AST):
+    """The nodes under `root` but those of its `if` statements and conditional expressions."""
+    stack = list(ast.iter_child_nodes(root))
+    while stack:
+        node = stack.pop()
+        if type(node) not in (ast.If, ast.IfExp):
+            yield node
+            stack.extend(ast.iter_child_nodes(node))
 
 
 def step_helpers(found) -> set[str]:
@@ -1248,7 +1260,7 @@ def _called_on_self_in(found, blocks, depth: int = 0) -> set[str]:
         return set()
     memo = cls.__dict__.setdefault("_perf_lint_memo", {})
     if blocks not in memo:
-        memo[blocks] = set().union(*map(self_calls, blocks(cls)))
+        memo[blocks] = set().union(*(self_calls(block, guarded=blocks is _stepping_loops) for block in blocks(cls)))
     bases = [namespace.klass(name) for base in cls.bases if (name := ast_dotted(base))]
     return memo[blocks].union(*(_called_on_self_in(base, blocks, depth + 1) for base in bases if base is not None and base[0] is not cls))
 

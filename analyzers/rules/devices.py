@@ -46,13 +46,23 @@ _TABLE_INDEXERS = frozenset({"iloc", "loc", "iat", "at"})  # pandas' indexers: a
 def _optional_branches(function: cst.FunctionDef) -> set[int]:
     """Ids of the nodes under `if option:` in `function`, `option` a parameter defaulting to
     False or None (wsolevaluation's `forward(self, x, labels=None, return_cam=False)`: the CAM
-    branch, which the evaluation asks for, not the training step)."""
+    branch, which the evaluation asks for, not the training step), or under `if x is None: x =
+    ...`, `x` a parameter without a default (a stand-in for an input the caller may not have:
+    PyG's `if x is None: x = torch.ones(...)` for point clouds without features)."""
     params = function.params
     off = {p.name.value for p in (*params.params, *params.kwonly_params) if p.default is not None and type(p.default) is cst.Name
            and p.default.value in ("False", "None")}
+    given = {p.name.value for p in params.params if p.default is None}
     return remembered(_optional_branches, function, lambda: {
-        id(n) for branch in walk(function.body) if type(branch) is cst.If and type(branch.test) is cst.Name
-        and branch.test.value in off for n in walk(branch.body)}) if off else set()
+        id(n) for branch in walk(function.body) if type(branch) is cst.If and (
+            type(branch.test) is cst.Name and branch.test.value in off or _stands_in(branch, given)) for n in walk(branch.body)})
+
+
+def _stands_in(branch: cst.If, params: set[str]) -> bool:
+    """`if x is None: x = ...` for one of `params`."""
+    tested = none_test(branch.test)
+    return tested is not None and tested[1] and type(tested[0]) is cst.Name and tested[0].value in params and bool(
+        assigned_in(branch.body, tested[0].value))
 
 
 # functions writing a file per call
@@ -174,6 +184,17 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset(_MOVES | {"tensor"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # a stand-in for an input the caller may not have (PyG's point clouds without features)
+        Example(
+            """
+            import torch
+            class PointTransformer(torch.nn.Module):
+                def forward(self, x, pos, batch=None):
+                    if x is None:
+                        x = torch.ones((pos.shape[0], 1)).to(pos.device)
+                    return self.mlp(torch.cat([x, pos], dim=1))
+            """
+        ),
         # a batch with nothing to compute returns a zero loss at once (SimpleAICV's losses): rare
         Example(
             """
@@ -2461,7 +2482,9 @@ class CpuTensorMovedEachStep(Nesting):
         if function.name.value in steps.engines:
             return "every engine iteration"
         if steps.run_every_step(function):
-            return "every training step" if function.name.value == "training_step" else "every forward call"
+            cls = self.ctx.class_of.get(id(function))
+            stepping = function.name.value == "training_step" or cls is not None and steps.overrides_step_helper(cls, function)
+            return "every training step" if stepping else "every forward call"
         if function.name.value in PER_CALL_METHODS:
             return "every forward call"
         cls = self.ctx.class_of.get(id(function))

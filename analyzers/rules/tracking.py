@@ -258,7 +258,7 @@ class TrainingSteps:
             return True
         if function.name.value == "training_step" or id(function) in self._epochs:
             return False  # (a Trainer module whose `forward` loops over the steps itself: byol-pytorch's)
-        if self._overrides_step_helper(cls, function):
+        if self.overrides_step_helper(cls, function):
             return True
         module = any(base.rpartition(".")[2] == "Module" for base in bases) or derives_from(self.ctx, cls.name.value, MODULE_CLASSES)
         if not module or lightning:  # (a LightningModule's forward runs where its `training_step` calls it: an inference one's never)
@@ -289,7 +289,7 @@ class TrainingSteps:
         bases = [name for base in cls.bases if (name := dotted(base.value)) and not (self.ctx.qualname(base.value) or "").startswith("torch.")]
         return any(found is not None and function.name.value in forward_helpers(found[0]) for found in map(namespace.klass, bases))
 
-    def _overrides_step_helper(self, cls: cst.ClassDef, function: cst.FunctionDef) -> bool:
+    def overrides_step_helper(self, cls: cst.ClassDef, function: cst.FunctionDef) -> bool:
         """Whether a base class of another module calls `function` on `self` in its training
         loop (torchlake's `CRNNTrainer._calc_loss`, which `ClassificationTrainer.run` calls before
         each `loss.backward()`)."""
