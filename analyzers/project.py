@@ -28,7 +28,7 @@ import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple, cast
 
 import libcst as cst
@@ -43,6 +43,7 @@ _SYS_PATH_CALLS = ("sys.path.append", "sys.path.insert")
 _SAME_MODULE = {"cuda", "to", "train", "eval", "cpu", "half", "float", "double", "bfloat16"}  # nn.Module methods returning self
 MAX_HOPS = 3  # re-exports followed (`from .data import X` in a package's __init__, and its subpackage's)
 _MAX_CALLS = 3  # calls followed from a function into others
+_FURTHER_USES = 12  # further reads on the host a summary names (`Use.also`)
 _SHALLOW_CALLS = 1  # for tests and selections with a boolean mask (deeper, a library's checks and branches)
 _ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
@@ -832,7 +833,9 @@ class Use:
     device): the code (`v.item()`), its place ("utils.py:42", empty in the analyzed
     source), the module's file and line, and the functions the value went through
     ("MetricLogger.update"); for a move, whether what is moved is the host's cast of the
-    value (`batch_x.float().to(device)`: a copy pinned memory would not reach)."""
+    value (`batch_x.float().to(device)`: a copy pinned memory would not reach); for a read on
+    the host, the further reads of the same value in the function and those it calls (a loss
+    testing its inputs in five places), the first `_FURTHER_USES`."""
 
     code: str
     where: str
@@ -840,6 +843,7 @@ class Use:
     line: int
     via: str
     recast: bool = False
+    also: tuple = ()
 
     @property
     def selects(self) -> bool:
@@ -1022,7 +1026,19 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
 
     _propagate(body_nodes(function), derived, roots_of)  # (`for k, v in kwargs.items()`, `x = p[0]`)
     found: dict[str, Use] = {}
-    owner: dict[str | None, str] = {name: param for param, names in derived.items() for name in names}
+    further: dict[str, list[Use]] = {}
+
+    def add(param: str, use: Use) -> None:
+        if param not in found:
+            found[param] = use
+        elif matcher is _argument_read and len(further.setdefault(param, [])) < _FURTHER_USES and use.line not in {
+                u.line for u in (found[param], *further[param]) if u.path == use.path}:
+            further[param].append(use)
+
+    owners: dict[str | None, set[str]] = {}  # name -> the parameters it is taken from (`total = pred - target`: both)
+    for param, names in derived.items():
+        for name in names:
+            owners.setdefault(name, set()).add(param)
     tests = matcher is _argument_read and depth <= _SHALLOW_CALLS
     masks = _masks(function) if tests else set()
     augmented = {id(node.target) for node in body_nodes(function) if type(node) is ast.AugAssign} if tests else set()
@@ -1031,19 +1047,19 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
                         and id(n) not in defaulting), key=lambda n: (n.lineno, n.col_offset)):
         if type(node) is ast.Subscript:  # `boxes[boxes[:, 4] != -1]`: the host reads the mask's count
             value = _selection(node, masks, augmented)
-            for param in {owner[root] for root in _roots(value) if root in owner} if value is not None else ():
-                found.setdefault(param, Use(ast.unparse(node), place(node.lineno), place.path, node.lineno, _name(function, cls)))
+            for param in {param for root in _roots(value) for param in owners.get(root, ())} if value is not None else ():
+                add(param, Use(ast.unparse(node), place(node.lineno), place.path, node.lineno, _name(function, cls)))
             continue
         if isinstance(node, _TESTS):  # `if torch.min(y) < -1.:` (hifi-gan's mel_spectrogram)
             value = _tested(node.test, namespace)
             said = f"{type(node).__name__.lower()} {ast.unparse(node.test)}" + (":" if type(node) is not ast.Assert else "")
-            for param in {owner[root] for root in _roots(value) if root in owner} if value is not None else ():
-                found.setdefault(param, Use(said, place(node.lineno), place.path, node.lineno, _name(function, cls)))
+            for param in {param for root in _roots(value) for param in owners.get(root, ())} if value is not None else ():
+                add(param, Use(said, place(node.lineno), place.path, node.lineno, _name(function, cls)))
             continue
         value = matcher(node)
         if value is not None:
-            for param in {owner[root] for root in _roots(value) if root in owner}:
-                found.setdefault(param, Use(ast.unparse(node), place(node.lineno), place.path, node.lineno, _name(function, cls)))
+            for param in {param for root in _roots(value) for param in owners.get(root, ())}:
+                add(param, Use(ast.unparse(node), place(node.lineno), place.path, node.lineno, _name(function, cls)))
             continue
         callee = _callee(node.func, namespace, place, cls)
         inner = _uses(callee, matcher, depth + 1)
@@ -1053,8 +1069,11 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
             use = inner.get(param_name)
             if use is None:
                 continue
-            for param in {owner[root] for root in _roots(argument) if root in owner}:
-                found.setdefault(param, Use(use.code, use.where, use.path, use.line, f"{_name(function, cls)} -> {use.via}"))
+            for param in {param for root in _roots(argument) for param in owners.get(root, ())}:
+                for inner_use in (use, *use.also):
+                    add(param, Use(inner_use.code, inner_use.where, inner_use.path, inner_use.line, f"{_name(function, cls)} -> {inner_use.via}"))
+    for param, uses in further.items():
+        found[param] = replace(found[param], also=tuple(uses))
     return found
 
 

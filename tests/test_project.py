@@ -3928,3 +3928,39 @@ def test_a_method_a_base_class_of_another_file_calls_under_no_grad(tmp_path):
     assert findings_of(project(tmp_path, train, utils), "TPL502") == []
     unguarded = utils.replace("with torch.no_grad():", "if True:")
     assert len(findings_of(project(tmp_path, train, unguarded), "TPL502")) == 1
+
+
+def test_every_read_of_a_loss_of_another_file_is_a_related_location(tmp_path):
+    """Gymnastics' Unity loss tests the prediction it is given in several places (and in the
+    Sim3 fit it calls): the finding at the call names the first and lists the others."""
+    utils = """
+        import torch
+
+        def sim3(prediction):
+            counts = (prediction > 0).sum(dim=1)
+            if torch.any(counts < 3):
+                raise ValueError("fewer than three points")
+            return prediction.mean()
+
+        def unity_loss(prediction, target):
+            if torch.any(~torch.isfinite(prediction)):
+                raise ValueError("non-finite prediction")
+            fit = sim3(prediction)
+            total = (prediction - target).abs().mean() + fit
+            if not torch.isfinite(total):
+                raise FloatingPointError("non-finite loss")
+            return total
+    """
+    train = """
+        import torch
+        from utils import unity_loss
+
+        device = torch.device("cuda")
+        for x, target in loader:
+            loss = unity_loss(model(x.to(device)), target.to(device))
+            loss.backward()
+            optimizer.step()
+    """
+    [finding] = tpl203(project(tmp_path, train, utils))
+    assert "(`if torch.any(~torch.isfinite(prediction)):`, utils.py:11; and 2 more places)" in finding.message
+    assert [r.line + 1 for r in finding.related] == [11, 6, 15]

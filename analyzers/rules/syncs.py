@@ -70,6 +70,13 @@ class _Candidate(NamedTuple):  # a tuple: one per candidate of every analysis (a
     key: int  # statement (or node) identity: one finding per statement
 
 
+def _further(read: Use) -> tuple[Related, ...]:
+    """The further reads on the host of the value a function of another file reads at `read`
+    (a loss testing its inputs in several places), as related locations."""
+    return tuple(Related(use.path, use.line - 1, f"`{use.code}` reads it on the host too ({use.via})")
+                 for use in read.also if use.path) if read.path else ()
+
+
 def _shown(candidate: _Candidate) -> str:
     """A candidate's code as a message names it: a long chain by the method that reads
     (`...item()`)."""
@@ -2398,7 +2405,8 @@ class HostSyncEveryStep(Nesting):
             if not self._tensor(value, scope, 0) or self._made_on_cpu(value, scope):
                 continue
             read: Use = found[0]
-            where = f", {read.where}" if read.where else ""
+            more = len(read.also) if read.path else 0
+            where = (f", {read.where}" if read.where else "") + (f"; and {more} more place{'s' if more > 1 else ''}" if more else "")
             if read.selects and read.path and read.via.split(" -> ")[-1].endswith(".forward"):
                 continue  # (a module's `forward` selecting from its inputs: reported in its own file)
             if not read.path and self._read_guarded(read):
@@ -2418,7 +2426,7 @@ class HostSyncEveryStep(Nesting):
             )
             related = tuple(
                 Related(use.path, use.line - 1, f"`{use.code}` reads the value on the host ({use.via})") for use in found if use.path
-            )
+            ) + _further(read)
             at = self._read_here(read) if len(found) == 1 and not read.path else None
             if at is not None:  # (a helper of this source: the finding goes on its read, which a user fixes)
                 return (f"`{read.code}` reads on the host {passed} that `{short_code(node)}` passes to "
@@ -2440,7 +2448,7 @@ class HostSyncEveryStep(Nesting):
                    f"(`{read.code}`{where}) on every training step: the result's size depends on the data, so the host "
                    f"reads the mask's count from the GPU, waiting for all queued work. {_MASK_ADVICE}")
         return message, tuple(Related(use.path, use.line - 1, f"`{use.code}` selects with a boolean mask ({use.via})")
-                              for use in found if use.path)
+                              for use in found if use.path) + _further(read)
 
     def _read_guarded(self, read: Use) -> bool:
         """Whether `read`, in a function of the source, is under a guard that keeps it from
