@@ -85,7 +85,8 @@ class CpuTensorMovedEachStep(Nesting):
     function a loop calls as such a parameter (`sample(ddim_step, model)` calling `f(x_t, t)`
     at each sampling step). A device variable counts in code
     that uses CUDA, and so does a tensor the function reads the shape, size or dtype of
-    (`torch.randn(x_t.shape).to(x_t)`); `.to(x.device)` (another tensor's device) always does, since creating
+    (`torch.randn(x_t.shape).to(x_t)`); `.to(x.device)` (another tensor's device, also
+    `.to(x.get_device())`) always does, since creating
     the tensor there is never slower (but for an `x` the function made on the CPU itself:
     stochastic depth's `var = torch.bernoulli(torch.tensor(p))`). Likewise a factory tensor without `device=` that indexes
     another tensor (`x[torch.arange(n), ids]`, directly or through arithmetic and names) there,
@@ -133,7 +134,9 @@ class CpuTensorMovedEachStep(Nesting):
     reported once per index, at its first indexing.
 
     Silent for a tensor made under `if buffer is None:` (not `if hidden is None:` testing a parameter
-    each call may leave out: DRNN's `init_hidden`), `if not len(self.q):`, `if key not in
+    each call may leave out: DRNN's `init_hidden`; but in a forward, `if x is None: x = ...` for an
+    input without a default stands in for one the caller may not have, PyG's point clouds
+    without features), `if not len(self.q):`, `if key not in
     cache:` filling `cache[key]` (once per key: vits' window per dtype and device), in a branch for a
     batch with nothing to compute that returns at once (`if positive_num == 0: return
     torch.tensor(0.).to(device)`: rare) or a test of a flag

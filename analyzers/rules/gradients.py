@@ -57,7 +57,7 @@ class EvaluationWithGradients(Nesting):
     `test_env`; not a helper nested in another function, named for its part there), with no
     `torch.no_grad()` / `torch.inference_mode()` around it (a `with`, a decorator, or the
     callers' `with` or decorator: around every call that repeats, also through a function so
-    called), and no gradient use (`backward`, `torch.autograd.grad`,
+    called; a method a base class of another file calls under it: torchlake's `_predict`), and no gradient use (`backward`, `torch.autograd.grad`,
     `requires_grad_`) in the function.
 
     A model call counts only where it runs with gradients: not inside a no-grad `with`

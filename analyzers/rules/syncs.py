@@ -212,7 +212,8 @@ class HostSyncEveryStep(Nesting):
     line; on a logger passed in as a parameter, when every method of the project the call
     fits reads it), or to `wandb.log`; a call of a training-step function of another module
     (`train_step(model, batch)` in engine.py) that reads a value on the host each time it
-    runs (`return loss.item()`), named at the call, or a helper of another module the step calls
+    runs (`return loss.item()`), named at the call (with the further places it reads that value
+    as related locations: a loss testing its inputs in six places), or a helper of another module the step calls
     that reads what it makes itself, also from the model it is given (`clip_gradients(student,
     clip)` reading each parameter's gradient norm); and `loss.data[0]`, PyTorch 0.3's spelling of
     `loss.item()` (which raises on today's 0-dimensional losses). Also in a training-step function (one that calls
@@ -221,8 +222,11 @@ class HostSyncEveryStep(Nesting):
     returns (`return perform_train_step_fn`, kept as `self.train_step_fn`), an ignite `Engine`'s process function, a
     per-batch hook of a callback class in a project that trains (`after_batch` of a fastai `Callback`,
     `on_train_batch_end`), a
-    LightningModule's `training_step` (and the methods it calls on `self`, whose `batch` the
-    Trainer moved to the GPU: `self.shared_step(batch, "train")`), and a module's `forward` (of a subclass of
+    LightningModule's `training_step`, also through a base class of the project (and the methods it calls on `self`, whose `batch` the
+    Trainer moved to the GPU: `self.shared_step(batch, "train")`, also what they unpack from
+    such a method given the batch: `y_h, y, labels = self.shared_step(*batch)`), a method a base
+    class of another file calls in its training loop (torchlake's `_calc_loss`, which
+    `TrainerBase.run` calls before `loss.backward()`), and a module's `forward` (of a subclass of
     `torch.nn.Module`, also through classes of the project; and the methods it calls
     on `self`; in a notebook, when the notebook trains): `lengths.tolist()` there syncs on
     every step the module trains. A loop inside the step that does not step itself runs on
@@ -251,7 +255,8 @@ class HostSyncEveryStep(Nesting):
     names the step assigns such tests, `if early_phase or late_phase:`; or a time
     interval, `if current_time - last_logging > args.log_freq_time:`; but not a
     modulo by a setting that is 1, `opt.d_every` of `class Config: d_every = 1` or the default
-    of the script's `--gradient_accumulation_steps` read from a parameter, or 2, TD3's
+    of the script's `--gradient_accumulation_steps` read from a parameter, or the value the
+    class's `__init__` (or a base's) gives `self.discriminator_cycle`, or 2, TD3's
     `--policy_delay`: every other step; `if i == 0:`; `if global_step in upsample_steps:`;
     a function of the project returning such a modulo), in a branch a CUDA run does not take
     (the `else` of `if torch.cuda.is_available():`, what follows an `if use_cuda: return ...`, Demucs' `if x_is_mps:`) or no run takes (under

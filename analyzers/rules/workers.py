@@ -43,11 +43,14 @@ class NonPersistentWorkers(LoaderRule):
     every N steps). A function looping over the loader it is given counts for the loaders the
     calls in the loop give it (not the test loader it reads once after training). Workers
     from the core count (`os.cpu_count()`, `int(os.cpu_count() / 2)`, `mp.cpu_count() - 1`, also
-    as the default of a parameter of such a function or of an argparse option) are workers on
+    as the default of a parameter of such a function or of an argparse option, or what a function
+    of the project returns but on Windows: `get_num_workers()`) are workers on
     any machine; of `min(...)`/`max(...)` (also of a list), each part must be such a count or a
     positive number, and `bs if bs > 1 else 0` is decided by the known `bs`. A notebook that sets
     its loaders up again in later cells (the same `kwargs = {'num_workers': 1} if cuda else {}`
-    each time) is read cell by cell: a call sees the loader its name was bound to last. PyG's loaders (`DataLoader`,
+    each time) is read cell by cell: a call sees the loader its name was bound to last, and none
+    when it was bound to something else before (`trainer.fit(model, train_dl)` with a DataModule,
+    then `train_dl = DataLoader(...)` for one `predict`). PyG's loaders (`DataLoader`,
     `NeighborLoader`, `ClusterLoader`, the GraphSAINT samplers, ...: subclasses batching graphs)
     count as DataLoaders, and so do the source's own subclasses of a loader (OGB's
     `PositiveLinkNeighborSampler(NeighborSampler)`).
