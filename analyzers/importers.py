@@ -38,7 +38,7 @@ from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, SourceNam
                       forward_helpers, given_namespace_defaults, guarded, maybe_project_call, module_file, module_trains, note,
                       marked, project_root, search_paths, self_calls, steps_call)
 from .source import SourceError, notebook_source
-from .vocabulary import CUDA_DEVICE, MODULE_CLASSES, PER_CALL_METHODS, gpu_api
+from .vocabulary import CUDA_DEVICE, PER_CALL_METHODS, TORCH_MODULES, gpu_api
 
 MAX_FILES = 5000  # a larger project is listed up to this many modules
 MAX_FOLDERS = 2000  # and this many folders (a home folder without a project marker can hold millions)
@@ -373,8 +373,8 @@ def unused_function(ctx, function: cst.FunctionDef | None) -> bool:
             defined is function and scope.parent is ctx.module_scope for defined, scope in ctx.functions[function.name.value]):
         return False  # (called here; or nested, run by whoever holds it: `return perform_train_step_fn`)
     if cls is not None and (function.name.value.startswith("__") or function.name.value in PER_CALL_METHODS or any(
-            (ctx.qualname(base.value) or "torch.nn.Module") not in MODULE_CLASSES for base in cls.bases)):
-        return False  # (a method a framework may call: a hook of a library's class)
+            (ctx.qualname(base.value) or "torch.nn.Module") not in TORCH_MODULES for base in cls.bases)):
+        return False  # (a method a framework may call: a hook of a library's class, a LightningModule's too)
     key = ("unused", function.name.value)
     if key not in ctx.shared:
         path = os.path.abspath(ctx.path)

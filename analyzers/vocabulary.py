@@ -59,7 +59,8 @@ SAME_DEVICE_FUNCTIONS = frozenset({"triu", "tril", "flip", "roll"})
 # torch namespaces other than `torch` itself whose public functions run tensor ops.
 LIGHTNING_MODULES = frozenset(f"{package}.LightningModule" for package in (  # as imports spell it
     "pytorch_lightning", "pytorch_lightning.core", "lightning", "lightning.pytorch", "lightning.pytorch.core"))
-MODULE_CLASSES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", *LIGHTNING_MODULES})  # (`nn.Module` as imports spell it)
+TORCH_MODULES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})  # `nn.Module` as imports spell it
+MODULE_CLASSES = TORCH_MODULES | LIGHTNING_MODULES
 TENSOR_NAMESPACES = ("torch.nn.functional", "torch.linalg", "torch.fft", "torch.special")
 # Functions of `torch` that neither run tensor ops nor return a tensor.
 NOT_TENSOR_OPS = {
