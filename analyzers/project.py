@@ -1035,10 +1035,10 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
                 u.line for u in (found[param], *further[param]) if u.path == use.path}:
             further[param].append(use)
 
-    owners: dict[str | None, set[str]] = {}  # name -> the parameters it is taken from (`total = pred - target`: both)
-    for param, names in derived.items():
+    owners: dict[str | None, set[str]] = {}  # name -> the parameters it is taken from (`total = pred - target`: both,
+    for param, names in derived.items():  # for a read; for a move, the last one: a new tensor made of several)
         for name in names:
-            owners.setdefault(name, set()).add(param)
+            owners[name] = owners.get(name, set()) | {param} if matcher is _argument_read else {param}
     tests = matcher is _argument_read and depth <= _SHALLOW_CALLS
     masks = _masks(function) if tests else set()
     augmented = {id(node.target) for node in body_nodes(function) if type(node) is ast.AugAssign} if tests else set()
