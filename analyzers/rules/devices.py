@@ -17,7 +17,7 @@ from ..project import (SourceNamespace, call_target, derives_from, device_moves,
 from .base import CallNames, Example, FixPlan, Here, Replace
 from .edits import with_keywords
 from .tracking import Nesting, TrainingSteps, calls_under_ifs, few_iterations, interval_test, never_taken
-from ..vocabulary import (DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, HOST_COPY_METHODS, LEGACY_TENSOR_TYPES, MODULE_CLASSES,
+from ..vocabulary import (CAST_METHODS, DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, HOST_COPY_METHODS, LEGACY_TENSOR_TYPES, MODULE_CLASSES,
                           PER_CALL_METHODS, RANDOM_FACTORIES, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS)
 
 _RANDOM = RANDOM_FACTORIES | {"randperm", "normal", "bernoulli"}
@@ -96,7 +96,8 @@ class CpuTensorMovedEachStep(Nesting):
     `torch.tensor(items)` of a list of elements of a GPU tensor, then moved there: a
     device-to-host copy per element (`torch.stack(items)` stays on the GPU). And
     `torch.tensor([t] * n, device=...)` (or `.to(device)` after it; `torch.tensor([i / n_T])`,
-    `torch.tensor(i / n_T)` likewise), one number made a tensor on the host and copied
+    `torch.tensor(i / n_T)` likewise; `torch.Tensor([len(y)]).long().to(device)` too, cast first,
+    with no fix: the dtype is the user's choice), one number made a tensor on the host and copied
     (`torch.full((n,), t, device=...)` fills it on the device). And, in a loop, the
     move of what a function of the source called with constants only returns when that is a CPU
     tensor (`tokenize([""]).to(device)`): the same tensor built and copied at every step. And
@@ -834,6 +835,19 @@ class CpuTensorMovedEachStep(Nesting):
                     return z_mu + eps * torch.exp(z_log_var / 2.0)
                 def forward(self, x):
                     return self.reparameterize(self.z_mean(x), self.z_log_var(x))
+            """,
+        ),
+        # one number in a legacy constructor, cast and moved (a CTC loss's lengths): no fix, the dtype to choose
+        Example(
+            """
+            import torch
+            device = torch.device("cuda")
+            for img, label in dataset:
+                output = model(img.to(device)).log_softmax(2)
+                pred_len = torch.Tensor([len(output)]).long().to(device)
+                loss = criterion(output, label, pred_len)
+                loss.backward()
+                optimizer.step()
             """,
         ),
         # the step function a sampler is given, called at each of its steps (fastai's DDIM notebooks):
@@ -1731,8 +1745,13 @@ class CpuTensorMovedEachStep(Nesting):
             if drawn is not None and (name == "cuda" or device is not None):
                 self.numpy_moves.append((self.ctx.call_site(node), drawn, device, self.function()))
             return
-        filled = _one_value(made) if made is not None and made is node.func.value and keyword(made, "device") is None else None
-        if made is not None and filled is not None and (self.ctx.qualname(made.func) or "") == "torch.tensor" and len(node.args) <= 1:
+        receiver = node.func.value
+        cast_of = type(receiver) is cst.Call and type(receiver.func) is cst.Attribute and not receiver.args and call_name(
+            receiver) in CAST_METHODS and receiver.func.value is made  # (`torch.Tensor([len(y)]).long().to(device)`)
+        filled = _one_value(made) if made is not None and (made is receiver or cast_of) and keyword(made, "device") is None else None
+        maker = (self.ctx.qualname(made.func) or "") if made is not None else ""
+        if filled is not None and (maker == "torch.tensor" or maker.removeprefix("torch.") in ("Tensor", *LEGACY_TENSOR_TYPES)) \
+                and len(node.args) <= 1:
             device = argument(node, 0, "device")
             if name == "cuda" or device is not None:
                 self.filled.append((self.ctx.call_site(node), made, device, self.function()))
@@ -2100,13 +2119,14 @@ class CpuTensorMovedEachStep(Nesting):
             value, count = cast(tuple, _one_value(made))
             shape = "()" if count is None else f"({code(count)},)"
             place = "'cuda'" if device is None else code(device)
-            others = "".join(f", {code(arg).rstrip(', ')}" for arg in made.args[1:])
-            full = f"{code(made.func).removesuffix('tensor')}full({shape}, {code(value)}{others}, device={place})"
+            exact = cst.ensure_type(site.node.func, cst.Attribute).value is made and call_name(made) == "tensor"
+            others = "".join(f", {code(arg).rstrip(', ')}" for arg in made.args[1:]) if exact else ", dtype=..."
+            full = f"{code(made.func).removesuffix('tensor') if exact else 'torch.'}full({shape}, {code(value)}{others}, device={place})"
             self.report(
                 site,
                 f"`{short_code(made)}` makes a number on the host and copies it to the GPU {where}: a blocking copy "
                 f"from pageable memory each time. Fill it on the device: {full}.",
-                fix=FixPlan("Fill the tensor on the device", (Replace(site, full),)),
+                fix=FixPlan("Fill the tensor on the device", (Replace(site, full),)) if exact else None,
             )
         for site, drawn, device, function in self.numpy_moves:
             where = self._every_call(site, function)
@@ -2643,8 +2663,9 @@ def _factory_below(expr: cst.BaseExpression, ctx) -> cst.Call | None:
             break
     if type(expr) is cst.Call and _constant_array(expr, ctx):
         return expr  # `torch.from_numpy(np.eye(self.k).flatten().astype(np.float32))`: the same values each time
-    if type(expr) is cst.Call and (call_name(expr) in _FACTORIES or call_name(expr) == "Tensor" and len(expr.args) >= 2):
-        # (`torch.Tensor(b, 100)` is sized; `torch.Tensor(image)` converts data)
+    if type(expr) is cst.Call and (call_name(expr) in _FACTORIES or call_name(expr) == "Tensor" and (
+            len(expr.args) >= 2 or _one_value(expr) is not None)):
+        # (`torch.Tensor(b, 100)` is sized, `torch.Tensor([len(y)])` one number; `torch.Tensor(image)` converts data)
         if call_name(expr) in _DRAWN_FROM and expr.args and not _number(expr.args[0].value) and _factory_below(
                 expr.args[0].value, ctx) is None:
             return None  # `torch.bernoulli(torch.zeros_like(c) + p)`: drawn where its input is, not on the CPU
