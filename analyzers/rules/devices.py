@@ -1750,8 +1750,8 @@ class CpuTensorMovedEachStep(Nesting):
             receiver) in CAST_METHODS and receiver.func.value is made  # (`torch.Tensor([len(y)]).long().to(device)`)
         filled = _one_value(made) if made is not None and (made is receiver or cast_of) and keyword(made, "device") is None else None
         maker = (self.ctx.qualname(made.func) or "") if made is not None else ""
-        if filled is not None and (maker == "torch.tensor" or maker.removeprefix("torch.") in ("Tensor", *LEGACY_TENSOR_TYPES)) \
-                and len(node.args) <= 1:
+        if filled is not None and (maker == "torch.tensor" or maker.removeprefix("torch.") in ("Tensor", *LEGACY_TENSOR_TYPES)
+                                   and _counted(filled[0])) and len(node.args) <= 1:
             device = argument(node, 0, "device")
             if name == "cuda" or device is not None:
                 self.filled.append((self.ctx.call_site(node), made, device, self.function()))
@@ -2595,6 +2595,12 @@ def _one_value(made: cst.Call) -> tuple[cst.BaseExpression, cst.BaseExpression |
     return None
 
 
+def _counted(value: cst.BaseExpression) -> bool:
+    """`len(y)`: a count, a number for sure (not a name a legacy constructor may be given a list
+    by: `torch.LongTensor([src_seq])`)."""
+    return type(value) is cst.Call and type(value.func) is cst.Name and value.func.value == "len"
+
+
 def _repeated(made: cst.Call) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
     """(value, count) of `torch.tensor([value] * count, ...)`: one value repeated."""
     data = made.args[0].value if made.args and made.args[0].keyword is None and made.args[0].star == "" else None
@@ -2664,7 +2670,7 @@ def _factory_below(expr: cst.BaseExpression, ctx) -> cst.Call | None:
     if type(expr) is cst.Call and _constant_array(expr, ctx):
         return expr  # `torch.from_numpy(np.eye(self.k).flatten().astype(np.float32))`: the same values each time
     if type(expr) is cst.Call and (call_name(expr) in _FACTORIES or call_name(expr) == "Tensor" and (
-            len(expr.args) >= 2 or _one_value(expr) is not None)):
+            len(expr.args) >= 2 or (one := _one_value(expr)) is not None and _counted(one[0]))):
         # (`torch.Tensor(b, 100)` is sized, `torch.Tensor([len(y)])` one number; `torch.Tensor(image)` converts data)
         if call_name(expr) in _DRAWN_FROM and expr.args and not _number(expr.args[0].value) and _factory_below(
                 expr.args[0].value, ctx) is None:
