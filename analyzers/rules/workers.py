@@ -104,7 +104,7 @@ class NonPersistentWorkers(LoaderRule):
         # a later cell that one `predict` reads (pytorch-lifestream's tutorials): not the fit's
         Example(
             (
-                "import torch\nimport pytorch_lightning as pl\n"
+                "%matplotlib inline\nimport torch\nimport pytorch_lightning as pl\n"
                 "train_dl = PtlsDataModule(train_data=train, train_num_workers=4, train_batch_size=256)\n"
                 "trainer = pl.Trainer(accelerator='gpu', max_epochs=15)",
                 "trainer.fit(model, train_dl)",
