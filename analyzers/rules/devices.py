@@ -1751,7 +1751,7 @@ class CpuTensorMovedEachStep(Nesting):
         filled = _one_value(made) if made is not None and (made is receiver or cast_of) and keyword(made, "device") is None else None
         maker = (self.ctx.qualname(made.func) or "") if made is not None else ""
         if filled is not None and (maker == "torch.tensor" or maker.removeprefix("torch.") in ("Tensor", *LEGACY_TENSOR_TYPES)
-                                   and _counted(filled[0])) and len(node.args) <= 1:
+                                   and not self._listed(filled[0])) and len(node.args) <= 1:
             device = argument(node, 0, "device")
             if name == "cuda" or device is not None:
                 self.filled.append((self.ctx.call_site(node), made, device, self.function()))
@@ -1772,6 +1772,13 @@ class CpuTensorMovedEachStep(Nesting):
         if self._made_once():
             return  # `if buffer is None: buffer = torch.zeros(n).cuda()`: made once
         self.moves.append((self.ctx.call_site(node), made, device, self.function()))
+
+    def _listed(self, value: cst.BaseExpression) -> bool:
+        """Whether `value`, the one element of a legacy constructor's list, is a name bound to a
+        list (`torch.LongTensor([src_seq])`: the data itself, not one number)."""
+        owner = self.ctx.scope.owner_of(value.value) if type(value) is cst.Name else None
+        return owner is not None and any(type(v) in (cst.List, cst.ListComp, cst.Tuple) or type(v) is cst.Call and call_name(v) in (
+            "list", "tuple", "split") for v in owner.assignments.get(value.value, ()) if v is not None)
 
     def _made_once(self) -> bool:
         """Whether the node visited is under `if buffer is None:` or a branch setting its own
@@ -2596,8 +2603,8 @@ def _one_value(made: cst.Call) -> tuple[cst.BaseExpression, cst.BaseExpression |
 
 
 def _counted(value: cst.BaseExpression) -> bool:
-    """`len(y)`: a count, a number for sure (not a name a legacy constructor may be given a list
-    by: `torch.LongTensor([src_seq])`)."""
+    """`len(y)`: a count, a number for sure (what `torch.Tensor([...])` is given is data as often:
+    `torch.Tensor([reward])`, an environment's)."""
     return type(value) is cst.Call and type(value.func) is cst.Name and value.func.value == "len"
 
 
