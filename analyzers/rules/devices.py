@@ -1750,7 +1750,7 @@ class CpuTensorMovedEachStep(Nesting):
             receiver) in CAST_METHODS and receiver.func.value is made  # (`torch.Tensor([len(y)]).long().to(device)`)
         filled = _one_value(made) if made is not None and (made is receiver or cast_of) and keyword(made, "device") is None else None
         maker = (self.ctx.qualname(made.func) or "") if made is not None else ""
-        if filled is not None and (maker == "torch.tensor" or maker.removeprefix("torch.") in ("Tensor", *LEGACY_TENSOR_TYPES)
+        if made is not None and filled is not None and (maker == "torch.tensor" or maker.removeprefix("torch.") in ("Tensor", *LEGACY_TENSOR_TYPES)
                                    and not self._listed(filled[0])) and len(node.args) <= 1:
             device = argument(node, 0, "device")
             if name == "cuda" or device is not None:
