@@ -1776,7 +1776,9 @@ class CpuTensorMovedEachStep(Nesting):
     def _listed(self, value: cst.BaseExpression) -> bool:
         """Whether `value`, the one element of a legacy constructor's list, is a name bound to a
         list (`torch.LongTensor([src_seq])`: the data itself, not one number)."""
-        owner = self.ctx.scope.owner_of(value.value) if type(value) is cst.Name else None
+        if type(value) is not cst.Name:
+            return False
+        owner = self.ctx.scope.owner_of(value.value)
         return owner is not None and any(type(v) in (cst.List, cst.ListComp, cst.Tuple) or type(v) is cst.Call and call_name(v) in (
             "list", "tuple", "split") for v in owner.assignments.get(value.value, ()) if v is not None)
 
