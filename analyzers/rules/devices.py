@@ -1751,7 +1751,7 @@ class CpuTensorMovedEachStep(Nesting):
         filled = _one_value(made) if made is not None and (made is receiver or cast_of) and keyword(made, "device") is None else None
         maker = (self.ctx.qualname(made.func) or "") if made is not None else ""
         if made is not None and filled is not None and (maker == "torch.tensor" or maker.removeprefix("torch.") in ("Tensor", *LEGACY_TENSOR_TYPES)
-                                   and not self._listed(filled[0])) and len(node.args) <= 1:
+                                   and filled[1] is not None and not self._listed(filled[0])) and len(node.args) <= 1:
             device = argument(node, 0, "device")
             if name == "cuda" or device is not None:
                 self.filled.append((self.ctx.call_site(node), made, device, self.function()))
@@ -1774,8 +1774,10 @@ class CpuTensorMovedEachStep(Nesting):
         self.moves.append((self.ctx.call_site(node), made, device, self.function()))
 
     def _listed(self, value: cst.BaseExpression) -> bool:
-        """Whether `value`, the one element of a legacy constructor's list, is a name bound to a
-        list (`torch.LongTensor([src_seq])`: the data itself, not one number)."""
+        """Whether `value`, the one element of a legacy constructor's list, is a list or a name
+        bound to one (`torch.LongTensor([src_seq])`: the data itself, not one number)."""
+        if type(value) in (cst.List, cst.ListComp, cst.Tuple):
+            return True  # (`torch.LongTensor([[start]] * k)`: k rows of data)
         if type(value) is not cst.Name:
             return False
         owner = self.ctx.scope.owner_of(value.value)
