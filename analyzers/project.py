@@ -27,7 +27,7 @@ import re
 import stat
 import threading
 from collections import OrderedDict
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, replace
 from typing import NamedTuple, cast
 
@@ -1256,51 +1256,71 @@ def _outside_ifs(root: ast.AST):
             stack.extend(ast.iter_child_nodes(node))
 
 
+def project_bases(ctx, cls: cst.ClassDef) -> list[tuple]:
+    """The classes of the project that the class `cls` of the analyzed source derives from
+    directly (not torch's own: their lookups would be wasted on torch's modules)."""
+    namespace = SourceNamespace.of(ctx)
+    return [found for base in cls.bases if (name := dotted(base.value)) and not (ctx.qualname(base.value) or "").startswith(
+        "torch.") and (found := namespace.klass(name)) is not None]
+
+
+def lineage(classes: list, layers: int) -> Iterator[tuple[int, tuple]]:
+    """The classes `classes` (definitions of the project) and their bases of the project,
+    breadth first and `layers` deep, each with its depth (0 for `classes`)."""
+    layer = [found for found in classes if type(found[0]) is ast.ClassDef]
+    for depth in range(layers):
+        yield from ((depth, found) for found in layer)
+        layer = [base for found in layer for name in map(ast_dotted, found[0].bases) if name and (
+            base := found[1].klass(name)) is not None and type(base[0]) is ast.ClassDef and base[0] is not found[0]]
+
+
 def step_helpers(found) -> set[str]:
     """The names of the methods a method of the class `found` = (definition, namespace, ...) (of
     another module: a base of a class of the source), or of its bases of the project, calls on
     `self` in a loop that steps (torchlake's `TrainerBase.run` calling `self._calc_loss(output,
-    row, criterion)` before `loss.backward()`): subclasses override them."""
-    return _called_on_self_in(found, _stepping_loops)
+    row, criterion)` before `loss.backward()`), not under an `if`: subclasses override them."""
+    return _called_on_self_in(found, _stepping_calls)
 
 
 def no_grad_helpers(found) -> set[str]:
     """The names of the methods the class `found` (or a base of the project) calls on `self` under
     `torch.no_grad()`/`torch.inference_mode()` (torchlake's `Evaluator.run` calling
     `self._predict(row, model)` in a `with torch.no_grad():`)."""
-    return _called_on_self_in(found, _no_grad_blocks)
+    return _called_on_self_in(found, _no_grad_calls)
 
 
-def _called_on_self_in(found, blocks, depth: int = 0) -> set[str]:
-    """The names of the methods the blocks `blocks(cls)` picks in the class `found` (and in its
-    bases of the project, three deep) call on `self`."""
-    cls, namespace = found[0], found[1]
-    if type(cls) is not ast.ClassDef or depth > 3:
-        return set()
-    memo = cls.__dict__.setdefault("_perf_lint_memo", {})
-    if blocks not in memo:
-        memo[blocks] = set().union(*(self_calls(block, guarded=blocks is _stepping_loops) for block in blocks(cls)))
-    bases = [namespace.klass(name) for base in cls.bases if (name := ast_dotted(base))]
-    return memo[blocks].union(*(_called_on_self_in(base, blocks, depth + 1) for base in bases if base is not None and base[0] is not cls))
+def _called_on_self_in(found, calls) -> set[str]:
+    """What `calls(cls)` finds in the class `found` and in its bases of the project, three deep
+    (once per class)."""
+    names: set[str] = set()
+    for _, (cls, *_) in lineage([found], 4):
+        memo = cls.__dict__.setdefault("_perf_lint_memo", {})
+        if calls not in memo:
+            memo[calls] = calls(cls)
+        names |= memo[calls]
+    return names
 
 
-def _stepping_loops(cls: ast.ClassDef) -> list[ast.AST]:
-    """The loops of the methods of `cls` that run a training step."""
+def _stepping_calls(cls: ast.ClassDef) -> set[str]:
+    """The methods the loops of the methods of `cls` that run a training step call on `self`,
+    outside their `if` statements."""
     loops = [node for method in cls.body if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
              for node in body_nodes(method) if type(node) in (ast.For, ast.While)]
-    return [loop for loop in loops if any(type(node) is ast.Call and steps_call(node) for node in body_nodes(loop))]
+    return set().union(*(self_calls(loop, guarded=True) for loop in loops if any(
+        type(node) is ast.Call and steps_call(node) for node in body_nodes(loop))))
 
 
 _NO_GRAD = re.compile(r"^(torch\.)?(no_grad|inference_mode)\(")
 
 
-def _no_grad_blocks(cls: ast.ClassDef) -> list[ast.AST]:
-    """The `with torch.no_grad():` (or `inference_mode`) blocks of the methods of `cls`, and
-    its methods decorated so."""
+def _no_grad_calls(cls: ast.ClassDef) -> set[str]:
+    """The methods the methods of `cls` call on `self` in their `with torch.no_grad():` (or
+    `inference_mode`) blocks, or anywhere in a method decorated so."""
     methods = [method for method in cls.body if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    return [method for method in methods if any(_NO_GRAD.match(ast.unparse(d)) for d in method.decorator_list)] + [
+    blocks = [method for method in methods if any(_NO_GRAD.match(ast.unparse(d)) for d in method.decorator_list)] + [
         node for method in methods for node in body_nodes(method)
         if type(node) is ast.With and any(_NO_GRAD.match(ast.unparse(item.context_expr)) for item in node.items)]
+    return set().union(*map(self_calls, blocks))
 
 
 def forward_helpers(cls: ast.ClassDef) -> set[str]:

@@ -392,8 +392,8 @@ class LoaderRule(Rule):
 
     def _bound_at(self, value: cst.CSTNode) -> tuple[int, int]:
         """(unit, index) of the module statement holding `value` (a name's assigned value)."""
-        return next(((unit, index) for unit, module in enumerate(self.ctx.modules) for index, statement in enumerate(module.body)
-                     if any(n is value for n in walk(statement))), (len(self.ctx.modules), 0))
+        return next((at for unit, module in enumerate(self.ctx.modules) if (at := self._statement_at(value, unit))[1] < len(
+            module.body)), (len(self.ctx.modules), 0))
 
     def _statement_at(self, node: cst.CSTNode, unit: int) -> tuple[int, int]:
         """(unit, index of the module statement holding `node`; past the end when none does)."""

@@ -11,7 +11,7 @@ import libcst as cst
 
 from ..context import MODULE_CHAIN, CallSite, Frame, Site, WITH
 from ..nodes import argument, call_name, children, code, dotted, keyword, literal, remembered, walk
-from ..project import SourceNamespace, derives_from, maybe_project_call, no_grad_helpers
+from ..project import derives_from, maybe_project_call, no_grad_helpers, project_bases
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
 from .edits import replace_argument
 from .timing import torch_alias
@@ -1119,9 +1119,7 @@ class EvaluationWithGradients(Nesting):
         (torchlake's `ClassificationEvaluator.run` calling `self._predict(row, model)` in a `with
         torch.no_grad():`, which a subclass's `_predict` overrides)."""
         cls = self.ctx.class_of.get(id(function))
-        namespace = SourceNamespace.of(self.ctx)
-        bases = [namespace.klass(name) for base in (cls.bases if cls is not None else ()) if (name := dotted(base.value))]
-        return any(found is not None and function.name.value in no_grad_helpers(found) for found in bases)
+        return cls is not None and any(function.name.value in no_grad_helpers(found) for found in project_bases(self.ctx, cls))
 
     def _called_once(self, function: cst.FunctionDef) -> bool:
         """Whether every call of a function of the source is a statement of the module, outside

@@ -4,6 +4,8 @@ node (ifs, withs, loops, function bodies) and the names bound to compiled module
 from __future__ import annotations
 
 import ast
+import itertools
+import operator
 import os
 from dataclasses import dataclass, field
 from typing import cast
@@ -14,7 +16,7 @@ from ..context import CallSite, Context, Frame, Scope, Site
 from ..nodes import (UNKNOWN, argument, call_name, code, dotted, iteration_source, keyword, lazy_init, literal, main_guard, names_in,
                      option_test, positional, walk)
 from ..importers import imported, imported_to_train, importer_namespace_default, made_only_to_infer, subclass_forward_calls
-from ..project import (SourceNamespace, ast_dotted, call_target, derives_from, forward_helpers, step_helpers, instance_default, maybe_project_call, steps_in_loops, tests_interval,
+from ..project import (SourceNamespace, call_target, derives_from, forward_helpers, lineage, project_bases, step_helpers, instance_default, maybe_project_call, steps_in_loops, tests_interval,
                        trains_somewhere)
 from ..project import trains as project_trains
 from .edits import root_name
@@ -285,17 +287,13 @@ class TrainingSteps:
         calls `function` on `self` (MiniGPT4's `encode_img`, which MiniGPTBase's forward calls)."""
         if any(isinstance(node, cst.FunctionDef) and node.name.value == "forward" for node in cls.body.body):
             return False
-        namespace = SourceNamespace.of(self.ctx)
-        bases = [name for base in cls.bases if (name := dotted(base.value)) and not (self.ctx.qualname(base.value) or "").startswith("torch.")]
-        return any(found is not None and function.name.value in forward_helpers(found[0]) for found in map(namespace.klass, bases))
+        return any(function.name.value in forward_helpers(found[0]) for found in project_bases(self.ctx, cls))
 
     def overrides_step_helper(self, cls: cst.ClassDef, function: cst.FunctionDef) -> bool:
         """Whether a base class of another module calls `function` on `self` in its training
         loop (torchlake's `CRNNTrainer._calc_loss`, which `ClassificationTrainer.run` calls before
         each `loss.backward()`)."""
-        namespace = SourceNamespace.of(self.ctx)
-        bases = [name for base in cls.bases if (name := dotted(base.value)) and not (self.ctx.qualname(base.value) or "").startswith("torch.")]
-        return any(found is not None and function.name.value in step_helpers(found) for found in map(namespace.klass, bases))
+        return any(function.name.value in step_helpers(found) for found in project_bases(self.ctx, cls))
 
     @staticmethod
     def _infers(cls: cst.ClassDef) -> bool:
@@ -703,17 +701,13 @@ def _constructor_default(ctx: Context, method: cst.FunctionDef, attribute: str):
     values = [literal(line.body[0].value) for line in (init.body.body if init is not None and type(init.body) is cst.IndentedBlock else ())
               if type(line) is cst.SimpleStatementLine and type(line.body[0]) is cst.Assign and len(line.body[0].targets) == 1
               and code(line.body[0].targets[0].target) == f"self.{attribute}"]
-    namespace = SourceNamespace.of(ctx)
-    bases = [namespace.klass(dotted(base.value) or "") for base in cls.bases]
-    for _ in range(3):  # (set by a base class of another module: `class Pix2PixTrainer(GANTrainer)`, three deep)
+    for _, layer in itertools.groupby(lineage(project_bases(ctx, cls), 3), key=operator.itemgetter(0)) if not values else ():
+        values = [node.value.value for _, (klass, *_) in layer for init in klass.body  # (set by a base class of another
+                  if type(init) is ast.FunctionDef and init.name == "__init__" for node in init.body  # module, three deep:
+                  if type(node) is ast.Assign and len(node.targets) == 1 and ast.unparse(node.targets[0]) == f"self.{attribute}"
+                  and type(node.value) is ast.Constant]  # `class Pix2PixTrainer(GANTrainer)`)
         if values:
             break
-        found = [found for found in bases if found is not None and type(found[0]) is ast.ClassDef]
-        values = [node.value.value for klass, *_ in found for init in klass.body
-                  if type(init) is ast.FunctionDef and init.name == "__init__" for node in init.body
-                  if type(node) is ast.Assign and len(node.targets) == 1 and ast.unparse(node.targets[0]) == f"self.{attribute}"
-                  and type(node.value) is ast.Constant]
-        bases = [where.klass(name) for klass, where, *_ in found for base in klass.bases if (name := ast_dotted(base))]
     return values[0] if len(values) == 1 and type(values[0]) is int else UNKNOWN
 
 
