@@ -2137,8 +2137,8 @@ class HostSyncEveryStep(Nesting):
             if value is None:
                 continue
             site, message, related, said = value
-            first = next(c for c in self.candidates if c.site is site)
-            more = [c for c in (self._reads_beside(first) if said else self._more_reads(site, later.get(key, ())))
+            beside = self._reads_beside(next(c for c in self.candidates if c.site is site)) if said else None
+            more = [c for c in (beside if beside is not None else self._more_reads(site, later.get(key, ())))
                     if not contains(site.node, c.site.node)]  # (not the f-string a `print(f"{loss}")` formats)
             if more:
                 named = ", ".join(f"`{_shown(c)}`" for c in more[:3]) + (
