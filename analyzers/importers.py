@@ -77,6 +77,7 @@ class _Listing(NamedTuple):
     placed: dict[tuple[str, ...], str | None]  # `placed_anywhere`'s answers, by the dotted parts asked
     texts: list[bytes]  # the texts of its code and config files, read when first asked (`never_set`)
     unset: dict[str, bool]  # `never_set`'s answers, by the name asked
+    settings: list[dict[tuple[str, ...], list[str]]]  # its YAML files' settings, read when first asked (`yaml_setting`)
 
 
 class _Module:
@@ -591,17 +592,18 @@ def gpu_base(ctx) -> str | None:
 def gpu_value(ctx) -> str | None:
     """Where a module of the project names the GPU device the analyzed source takes from it, by
     name, to move work to (`.to(device)`, `device=device` with `from conf import *` and conf.py's
-    `device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")`: "conf.py:9"), or
-    None. `ctx`: the source's context, after the pass."""
+    `device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")`: "conf.py:9"; or
+    `.to(config.device)` with `from tools import config`), or None. `ctx`: the source's context, after the pass."""
     asked: set[str] = set()
     namespace = SourceNamespace.of(ctx)
     for value, scope in _device_arguments(ctx):
-        if type(value) is not cst.Name or value.value in asked:
-            continue
-        asked.add(value.value)
-        if scope.owner_of(value.value) is not None or len(asked) > MAX_CALLEES:
+        name = dotted(value) if type(value) is cst.Name or type(value) is cst.Attribute and type(value.value) is cst.Name else None
+        if name is None or name in asked or "." in name and name.partition(".")[0] not in ctx.imports:
+            continue  # (`config.device` with `from tools import config`, a module of the project, is asked)
+        asked.add(name)
+        if scope.owner_of(name.partition(".")[0]) is not None or len(asked) > MAX_CALLEES:
             continue  # (bound by the source itself)
-        found = namespace.value(value.value)
+        found = namespace.value(name)
         if found is None or not isinstance(found[1], FileNamespace) or not found[1].label:
             continue
         line = _gpu_line(ast.walk(found[0]), found[1])
@@ -649,6 +651,51 @@ def config_default(path: str, keys: list[str]):
     return found.pop() if len(found) == 1 else None
 
 
+def yaml_setting(path: str, keys: list[str]) -> list[str]:
+    """What the YAML files of the project of the module at `path` set the setting whose key
+    path ends in `keys` to (["data", "num_workers"]: `data:` then `  num_workers: 32`, or
+    `num_workers: 32` in a Hydra group's `data/train.yaml`), as written, one a place."""
+    root = project_root(os.path.dirname(os.path.abspath(path)))
+    if not marked(root):
+        return []  # (a folder of no project: its configurations may be anywhere)
+    listing = _listing(root)
+    if not listing.settings:
+        found: dict[tuple[str, ...], list[str]] = defaultdict(list)
+        for config, info in _files(root, [], (".yaml", ".yml")):
+            note(config, info)
+            group = os.path.basename(os.path.dirname(config))
+            for keys_set, value in _yaml_leaves(_read(config) or b""):
+                found[keys_set].append(value)
+                found[(group,) + keys_set].append(value)  # (Hydra: a group's file sets `group.key`)
+        listing.settings.append(dict(found))
+    wanted = tuple(keys)
+    return [value for keys_set, values in listing.settings[0].items()
+            if keys_set[-len(wanted):] == wanted for value in values]
+
+
+_YAML_KEY = re.compile(rb"^( *)(- +)?([A-Za-z_][\w-]*) *:(?: +([^#\s][^#]*?))? *(?:#.*)?$")
+
+
+def _yaml_leaves(text: bytes):
+    """(key path, value) of each `key: value` line of a YAML text in block style (a list
+    item's keys under `[]`); values as written, quotes taken off."""
+    stack: list[tuple[int, str]] = []
+    for line in text.splitlines():
+        match = _YAML_KEY.match(line.rstrip())
+        if match is None:
+            continue
+        indent = len(match[1]) + len(match[2] or b"")
+        while stack and stack[-1][0] >= (len(match[1]) if match[2] else indent):
+            stack.pop()
+        if match[2]:
+            stack.append((len(match[1]), "[]"))
+        key = match[3].decode()
+        if match[4] is None:
+            stack.append((indent, key))
+        else:
+            yield (*(k for _, k in stack), key), match[4].decode(errors="replace").strip("\"'")
+
+
 def forget() -> None:
     """List the projects again at their next use (a server told of files created or deleted)."""
     with _LOCK:
@@ -677,7 +724,7 @@ def _listing(root: str) -> _Listing:
             packages[word].append(path)
         if not module.words.isdisjoint(_CONFIG_WORDS):
             configs.append(path)
-    listing = _Listing(now, folders, dict(importers), dict(packages), configs, dict(modules), {}, [], {})
+    listing = _Listing(now, folders, dict(importers), dict(packages), configs, dict(modules), {}, [], {}, [])
     with _LOCK:
         _LISTINGS[root] = listing
         while len(_LISTINGS) > 16:

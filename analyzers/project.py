@@ -515,15 +515,32 @@ def maybe_project_call(ctx, func) -> bool:
         name, head = func.attr.value, func.value.value if type(func.value) is cst.Name else None
     else:
         return False
-    if name in _NOT_PROJECT:
-        return False
     imported = ctx.imports.get(head) if head is not None else None
+    if name in _NOT_PROJECT and not _defined_here(ctx, func, head, imported):
+        return False
     if imported is not None and imported.partition(".")[0] in _LIBRARIES:
         return False
     return type(func) is not cst.Name or imported is not None or head in ctx.functions or (
         head in ctx.relative_imports or bool(ctx.star_imports)) or any(  # `train = train_fns.make_step(...)`
         type(value) is cst.Call and type(value.func) is cst.Attribute and maybe_project_call(ctx, value.func)
         or _made_module(ctx, value) for value, _ in ctx.by_name.get(name, ()))
+
+
+def _defined_here(ctx, func, head: str | None, imported: str | None) -> bool:
+    """Whether a call by a name builtins and tensors use too (`add`, `step`) calls a function
+    of the project: `add(...)` it defines or imports from a module of its own, `metric.add(...)`
+    with `metric = Accumulator(3)`, a class of the project defining `add` (d2l's)."""
+    if type(func) is cst.Name:
+        return head in ctx.functions and not imported or head in ctx.relative_imports or (
+            imported is not None and imported.partition(".")[0] not in _LIBRARIES and bool(ctx.path))
+    name = func.attr.value
+    for value, _ in ctx.by_name.get(head, ()) if head is not None else ():
+        made = _module_made(value) if type(value) is cst.Call else None
+        maker = dotted(made.func) if made is not None else None
+        found = SourceNamespace.of(ctx).klass(maker) if maker is not None and _made_module(ctx, made) else None
+        if found is not None and any(type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) and node.name == name for node in found[0].body):
+            return True
+    return False
 
 
 def _made_module(ctx, value) -> bool:
@@ -1989,11 +2006,16 @@ def from_afar(ctx, expr, scope) -> bool:
 def instance_default(ctx, expr, scope):
     """`opt.num_workers` where `opt` is the one instance of a class of the project, made
     without arguments here (`opt = Config()`) or in the module it is imported from (`from
-    utils.config import opt`): the class's default (`class Config: num_workers = 8`); else UNKNOWN."""
+    utils.config import opt`): the class's default (`class Config: num_workers = 8`); or where
+    `opt` is a module of the project (`from tools import config`), the constant it assigns
+    (config.py's `num_workers = 4`); else UNKNOWN."""
     if type(expr) is not cst.Attribute or type(expr.value) is not cst.Name:
         return UNKNOWN
     name, namespace = expr.value.value, SourceNamespace.of(ctx)
     if name in ctx.imports or name in ctx.relative_imports:
+        constant = namespace.value(f"{name}.{expr.attr.value}")
+        if constant is not None and type(constant[0]) is ast.Constant:
+            return constant[0].value
         found = namespace.value(name)
         made = found[0] if found is not None else None
         cls = ast_dotted(made.func) if type(made) is ast.Call and not made.args and not made.keywords else None
@@ -2191,9 +2213,10 @@ def _constructor(name: str, namespace: Namespace) -> Definition | None:
 
 def _class_method(namespace: Namespace, receiver: str, name: str) -> Definition | None:
     """`StepByStep.loader_apply(...)`: method `name` of the class `receiver` of the project,
-    called on the class (a static method); only a receiver written like a class (CapWords) is
-    looked up, so `module.function(...)` does not search the disk for a class."""
-    klass = namespace.klass(receiver) if receiver[:1].isupper() else None
+    called on the class (a static method; `utils.ModelTrainer.train_one_epoch(...)` through a
+    module); only a receiver written like a class (CapWords) is looked up, so
+    `module.function(...)` does not search the disk for a class."""
+    klass = namespace.klass(receiver) if receiver.rpartition(".")[2][:1].isupper() else None
     return None if klass is None else method(klass[0], name, *klass[1:])
 
 

@@ -1641,6 +1641,119 @@ def test_a_yacs_worker_count_and_a_loader_returned_through_a_package_wrapper(tmp
     assert [f for f in analyze(read_source(str(build)), Config()) if f.code == "TPL104"] == []
 
 
+def test_a_worker_count_read_from_the_projects_yaml_config(tmp_path):
+    """Gymnastics_PyTorch: a LightningDataModule's `num_workers=self._num_workers` with
+    `self._num_workers = opt.data.num_workers`, and `data:` `num_workers: 32` in
+    configs/train.yaml; a Hydra group's file (`data/small.yaml`) sets `data.num_workers` too. A
+    count no YAML file gives as a number stays unknown, and silent."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "configs" / "data").mkdir(parents=True)
+    config = tmp_path / "configs" / "train.yaml"
+    config.write_text("data:\n  root: /data  # where\n  num_workers: 32\n  batch_size: 32\ntrain:\n  max_epochs: 50\n")
+    (tmp_path / "configs" / "data" / "small.yaml").write_text("num_workers: 4\n")
+    module = tmp_path / "datamodule.py"
+    module.write_text(textwrap.dedent("""
+        from lightning import LightningDataModule
+        from torch.utils.data import DataLoader
+        class DataModule(LightningDataModule):
+            def __init__(self, opt):
+                super().__init__()
+                self._num_workers = opt.data.num_workers
+            def train_dataloader(self):
+                return DataLoader(self.train_set, batch_size=32, num_workers=self._num_workers, shuffle=True)
+    """))
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        import hydra
+        from lightning import Trainer
+        from datamodule import DataModule
+        @hydra.main(config_path="configs", config_name="train")
+        def main(opt):
+            Trainer(accelerator="gpu", max_epochs=opt.train.max_epochs).fit(Model(opt), DataModule(opt))
+    """))
+    [respawned] = [f for f in analyze(read_source(str(module)), Config()) if f.code == "TPL104"]
+    assert respawned.range.start_line + 1 == 9 and "by Lightning's Trainer" in respawned.message
+    forget()
+    config.write_text(config.read_text().replace("32\n  batch", "${oc.env:WORKERS}\n  batch"))
+    assert [f for f in analyze(read_source(str(module)), Config()) if f.code == "TPL104"] == []
+
+
+def test_a_config_module_and_a_static_method_reached_through_a_module_alias(tmp_path):
+    """smashHit3's AlexNet: `from tools import config`, then `.to(config.device)` and
+    `num_workers=config.num_workers` (config.py: `device = "cuda" if ... else "cpu"`,
+    `num_workers = 4`); TingsongYu's `import utils.my_utils as utils`, then
+    `utils.ModelTrainer.train_one_epoch(train_loader, ...)`, a static method moving the batches."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "__init__.py").write_text("")
+    (tmp_path / "tools" / "config.py").write_text(textwrap.dedent("""
+        import torch
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        num_workers = 4
+    """))
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "utils" / "__init__.py").write_text("")
+    (tmp_path / "utils" / "my_utils.py").write_text(textwrap.dedent("""
+        class ModelTrainer(object):
+            @staticmethod
+            def train_one_epoch(data_loader, model, loss_f, optimizer, device):
+                for inputs, labels in data_loader:
+                    loss = loss_f(model(inputs.to(device)), labels.to(device))
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+    """))
+    train = tmp_path / "train.py"
+    train.write_text(textwrap.dedent("""
+        import torch
+        from torch.utils.data import DataLoader
+        from tools import config
+        import utils.my_utils as utils
+        loader = DataLoader(ImageFolder("data"), batch_size=64, shuffle=True, num_workers=config.num_workers)
+        for epoch in range(100):
+            for images, labels in loader:
+                images, labels = images.to(config.device), labels.to(config.device)
+                loss = criterion(model(images), labels)
+                loss.backward()
+                optimizer.step()
+                total += loss.item()
+        other = DataLoader(ImageFolder("data"), batch_size=64, shuffle=True, num_workers=4, persistent_workers=True)
+        for epoch in range(100):
+            utils.ModelTrainer.train_one_epoch(other, model, criterion, optimizer, config.device)
+    """))
+    found = {(f.code, f.range.start_line + 1) for f in analyze(read_source(str(train)), Config())}
+    assert {("TPL102", 6), ("TPL104", 6), ("TPL203", 13), ("TPL102", 14)} <= found
+    assert "its 4 worker processes" in next(f.message for f in analyze(read_source(str(train)), Config()) if f.code == "TPL104")
+
+
+def test_a_namespace_handed_on_to_a_method_of_the_same_name_ends(tmp_path):
+    """pix2pixHD's data loader: `initialize(self, opt)` calls its base's `initialize(self, opt)`
+    and a function that calls `dataset.initialize(opt)`; asking who gives `opt.nThreads` went
+    round that circle until Python's stack ran out (an internal error, the file left out)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "base.py").write_text("class BaseDataLoader:\n    def initialize(self, opt):\n        self.opt = opt\n")
+    (tmp_path / "loader.py").write_text(textwrap.dedent("""
+        def CreateDataLoader(opt):
+            from custom import CustomDatasetDataLoader
+            data_loader = CustomDatasetDataLoader()
+            data_loader.initialize(opt)
+            return data_loader
+    """))
+    custom = tmp_path / "custom.py"
+    custom.write_text(textwrap.dedent("""
+        import torch.utils.data
+        from base import BaseDataLoader
+        def make_dataset(opt):
+            dataset = Pairs()
+            dataset.initialize(opt)
+            return dataset
+        class CustomDatasetDataLoader(BaseDataLoader):
+            def initialize(self, opt):
+                BaseDataLoader.initialize(self, opt)
+                self.dataloader = torch.utils.data.DataLoader(make_dataset(opt), batch_size=opt.batchSize, num_workers=int(opt.nThreads))
+    """))
+    assert [f for f in analyze(read_source(str(custom)), Config()) if f.code == "TPL000"] == []
+
+
 def test_a_returned_loader_iterated_through_a_progress_bar_bound_to_a_name(tmp_path):
     """jeonsworld's ViT-pytorch: `epoch_iterator = tqdm(train_loader)` in each pass of a
     `while True` loop, then `for step, batch in enumerate(epoch_iterator)`."""

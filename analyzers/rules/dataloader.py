@@ -22,7 +22,7 @@ from ..datasets import (
     Cost, class_cost, combine, deciding, library_cost, returned_cost, tokenizes,
 )
 from ..findings import Related
-from ..importers import (config_default, gpu_importers, importer_namespace_default, importing, installable, project_option_default,
+from ..importers import (config_default, yaml_setting, gpu_importers, importer_namespace_default, importing, installable, project_option_default,
                          unused_function, uses_gpu)
 from ..project import (FileNamespace, LoaderUses, SourceNamespace, derives_from, from_afar, argparse_defaults, ast_dotted, bind, body_nodes, call_target, caller_uses, classes_made_by,
                        instance_default, method as method_of,
@@ -698,7 +698,8 @@ class LoaderRule(Rule):
     def _yacs_default(self, expr: cst.BaseExpression):
         """`config.DATA.NUM_WORKERS` (or `config.train.dataloader.num_workers`): the default a
         yacs config of the project sets (`_C.DATA.NUM_WORKERS = 8`), which a YAML file may
-        change like a command line an argparse default."""
+        change like a command line an argparse default; else what the project's YAML files set
+        it to (`data:` `num_workers: 32`), when all agree (or all are positive counts)."""
         parts = (dotted(expr) or "").split(".")
         keys: list[str] = []
         while len(parts) > 1 and parts[-1].isupper():
@@ -709,14 +710,20 @@ class LoaderRule(Rule):
         if not keys or len(keys) < 2 and parts[0] == "self" or not path or path.startswith("<"):
             return UNKNOWN  # (one key: `config.WORKERS`, HRNet's `_C.WORKERS = 4`)
         found = config_default(path, keys)
-        return UNKNOWN if found is None else found
+        if found is not None:
+            return found
+        written = yaml_setting(path, keys)
+        numbers = {int(value) for value in written if value.isdigit()}
+        if not written or len(numbers) < len(set(written)):
+            return UNKNOWN  # (none, or one that is no count: `${oc.env:WORKERS}`)
+        return numbers.pop() if len(numbers) == 1 else f"`{code(expr)}`" if min(numbers) > 0 else UNKNOWN
 
     def _namespace_setting(self, expr: cst.BaseExpression, scope, depth: int = 0):
         """`args.workers` where `args` is a parameter of the function (`def main(args)`):
         the value when every call of the function passes a namespace whose attribute
         perf-lint knows, the same (`args = parser.parse_args()` ... `main(args)`)."""
-        if type(expr) is not cst.Attribute or type(expr.value) is not cst.Name:
-            return UNKNOWN
+        if type(expr) is not cst.Attribute or type(expr.value) is not cst.Name or depth > 3:
+            return UNKNOWN  # (nor deeper: `initialize(self, opt)` handing `opt` on to itself)
         param = expr.value.value
         if scope.node is None or param not in scope.params or len(scope.assignments.get(param, ())) != 1:
             return UNKNOWN
@@ -1340,8 +1347,8 @@ class LoaderRule(Rule):
         return None
 
     def batches_graphs(self, site: Site) -> bool:
-        """Whether the loader's collate_fn batches DGL graphs (`dgl.batch(graphs)`: a function of
-        the project, or a method of the dataset's class, `collate_fn=dataset.collate`), whose
+        """Whether the loader's collate_fn batches DGL graphs (`dgl.batch` itself, or `dgl.batch(graphs)`
+        in a function of the project, or a method of the dataset's class, `collate_fn=dataset.collate`), whose
         batches perf-lint cannot cost, like PyG's (and which pin_memory leaves unpinned)."""
         key = ("graphs", id(site.node))
         if key not in self.known:
@@ -1354,6 +1361,8 @@ class LoaderRule(Rule):
             return False
         expr, scope = given
         namespace = self._namespace()
+        if self.ctx.qualname(expr) == "dgl.batch":  # `collate_fn=dgl.batch`
+            return True
         if type(expr) is cst.Name and self.ctx.functions.get(expr.value):
             return any(self.ctx.qualname(node.func) == "dgl.batch" for function, _ in self.ctx.functions[expr.value]
                        for node in walk(function) if type(node) is cst.Call)
@@ -1393,8 +1402,8 @@ class LoaderRule(Rule):
         """Whether the loader loads one batch, or one pass that does not train, at most, so that
         no epoch of loading is there to speed up: it is read unnamed by a `next(iter(DataLoader(...)))`,
         or each use of its name (one at least) is a `next(iter(loader))`, a loop that breaks after its first batch, one that loads nothing
-        (`len(loader)`, the name shown by a notebook cell), or, for a loader of the module of a
-        source that trains, a loop of the module's own statements (not in a loop or function)
+        (`len(loader)`, the name shown by a notebook cell), or, for a loader of the module (or of
+        a function the module runs once, `main()`) of a source that trains, a loop of its own statements (not in a loop or function)
         that does not train, or a call of a function of the project that loops over it once and
         does not train, or a Lightning Trainer's `test` (`validate`, `predict`; also in a function
         that fits first) (a test pass after training: in a source that only evaluates, that pass
@@ -1429,7 +1438,8 @@ class LoaderRule(Rule):
         uses = self._segment_uses(site, name)
         if uses is None:
             return False
-        once = function is None and (steps.anywhere() or steps.self_test(site.node))  # a module's own statement runs once
+        once = (function is None or self._run_once(function)) and (  # a module's own statement runs once, and `main()`'s
+            steps.anywhere() or steps.self_test(site.node))
         single = 0
         for one, other, passes, iterators, calls, few, tests in uses:
             if other or not all(self._short(loop, site.scope) for loop in few) or not all(
@@ -1445,6 +1455,14 @@ class LoaderRule(Rule):
                     return False
             single += one + len(passes) + len(iterators) + len(calls) + len(few) + len(tests)
         return single > 0 or function is not None or any(unit.notebook for unit in self.ctx.units)
+
+    def _run_once(self, function: cst.FunctionDef) -> bool:
+        """Whether a function of the module (not a method) that trains is run once: its one call
+        is a statement of the module, outside loops (`main()` under `if __name__ == "__main__":`;
+        not a `test()` the script runs instead of training, whose pass is the job)."""
+        sites = self.ctx.calls.get(function.name.value, ())
+        return self.ctx.class_of.get(id(function)) is None and len(sites) == 1 and not sites[0].loops and (
+            sites[0].scope.node is None) and any(type(node) is cst.Call and TrainingSteps.of(self.ctx).steps(node) for node in walk(function))
 
     def _one_pass_in_place(self, site: Site, steps: TrainingSteps) -> bool:
         """Whether the loader is iterated once where it is made, by a loop or comprehension
@@ -2318,7 +2336,9 @@ class SynchronousDataLoader(LoaderRule):
     through a parameter its callers pass the namespace to: `def main(args)`, also callers
     in the modules importing it that parse it (dlrm's `dp.make_loaders(args)`), or of a
     parser a function of the project builds, the default of a config class of the project
-    whose one instance it reads (`opt.num_workers` with `opt = Config()`), what every call of
+    whose one instance it reads (`opt.num_workers` with `opt = Config()`), the constant of a
+    config module (`config.num_workers` with `from tools import config`), what the project's
+    YAML files set (`opt.data.num_workers` with `data:` `num_workers: 0`), what every call of
     the function gives the parameter it is (in the file, or else in the modules that import
     it: `Cifar10DataModule(num_workers=4)` in a notebook, or `num_workers=args.num_workers`
     where that module parses `--num_workers` itself), or its default; for a namespace that
@@ -2376,7 +2396,8 @@ class SynchronousDataLoader(LoaderRule):
       loop (one test batch each epoch), or the loader is only passed to functions of the source
       whose every loop over it stops after ten at most (`if count == num_examples: break`,
       `num_examples=2`: hkproj's `run_validation`, also for a loader a function returns);
-    - in a script or notebook that trains, the loader is made by the module's own code and
+    - in a script or notebook that trains, the loader is made by the module's own code (or by
+      a function that trains, which the module runs once: `main()` under `if __name__ == "__main__":`) and
       read by one pass that does not train, outside any loop or function, its own or that
       of a function of the project it is given to, or that it gives the loader on to
       (`test_acc = evaluate(model, test_loader)`: a test pass after training, nothing
@@ -2401,7 +2422,7 @@ class SynchronousDataLoader(LoaderRule):
       torchrec's and datapipes'): workers would each replay the whole stream unless it
       shards itself;
     - for a library's DataLoader whose items it cannot cost (PyG's, batching graphs), and for
-      one whose `collate_fn` batches DGL graphs (`dgl.batch`, in a function of the project or
+      one whose `collate_fn` batches DGL graphs (`dgl.batch` itself, or in a function of the project or
       a method of the dataset's class: `collate_fn=dataset.collate`);
     - in code using `torch.distributed.rpc` whose batches are not moved to CUDA itself (a
       trainer sending CPU tensors to a parameter server: `.to(out.device)` stays on the CPU),
@@ -2435,6 +2456,46 @@ class SynchronousDataLoader(LoaderRule):
     probe = "dataloader"
     options = {"num-workers": 4}
     VALID = (
+        # DGL graphs batched by `dgl.batch` itself, whose batches perf-lint cannot cost
+        Example(
+            """
+            import dgl
+            from torch.utils.data import DataLoader
+            train_dataloader = DataLoader(PPIDataset("train"), 2, collate_fn=dgl.batch)
+            model = GAT().cuda()
+            for epoch in range(100):
+                for bg in train_dataloader:
+                    bg = bg.to("cuda")
+                    loss = model(bg, bg.ndata["feat"]).sum()
+                    loss.backward()
+                    optimizer.step()
+            """,
+        ),
+        # the test loader of a `main()` run once, read by one pass after training
+        Example(
+            """
+            import torch
+            import torchvision
+            from torch.utils.data import DataLoader
+            def train(loader):
+                model = Net().cuda()
+                for epoch in range(2):
+                    for x, y in loader:
+                        criterion(model(x.cuda()), y.cuda()).backward()
+                        optimizer.step()
+            def test(loader):
+                net = Net()
+                with torch.no_grad():
+                    return sum((net(x).argmax(1) == y).sum().item() for x, y in loader)
+            def main():
+                train_loader = DataLoader(torchvision.datasets.CIFAR10("data", True, tf), batch_size=4, num_workers=4, persistent_workers=True)
+                test_loader = DataLoader(torchvision.datasets.CIFAR10("data", False, tf), batch_size=4)
+                train(train_loader)
+                test(test_loader)
+            if __name__ == "__main__":
+                main()
+            """,
+        ),
         # one batch of a loader made on the spot, to look at (fastai's DDPM notebook)
         Example(("%matplotlib inline\nimport torch\nfrom torch.utils.data import DataLoader\nmodel = UNet().cuda()",
                  "next(iter(DataLoader(tds['train'], batch_size=2)))",

@@ -46,7 +46,10 @@ class NonPersistentWorkers(LoaderRule):
     as the default of a parameter of such a function or of an argparse option, or what a function
     of the project returns but on Windows: `get_num_workers()`) are workers on
     any machine; of `min(...)`/`max(...)` (also of a list), each part must be such a count or a
-    positive number, and `bs if bs > 1 else 0` is decided by the known `bs`. A notebook that sets
+    positive number, and `bs if bs > 1 else 0` is decided by the known `bs`. A count read from a
+    config (`opt.data.num_workers`) is what the project's YAML files set it to (`data:`
+    `num_workers: 32`, or `num_workers: 32` in a Hydra group's `data/*.yaml`) when each gives a
+    positive number. A notebook that sets
     its loaders up again in later cells (the same `kwargs = {'num_workers': 1} if cuda else {}`
     each time) is read cell by cell: a call sees the loader its name was bound to last, and none
     when it was bound to something else before (`trainer.fit(model, train_dl)` with a DataModule,
