@@ -81,7 +81,7 @@ def trainer_device(call: cst.Call, value) -> str | None:
 
 def _asks_for_cuda(test: cst.BaseExpression) -> bool:
     """Whether an `if` test asks if CUDA is used: `torch.cuda.is_available()`, a flag naming
-    CUDA or Apple's MPS (`use_cuda`, `args.no_cuda`, `x_is_mps`), `device == "cpu"`; not which
+    CUDA or Apple's MPS (`use_cuda`, `args.no_cuda`, `x_is_mps`), `device == "cpu"` (`x.device.type == "mps"`); not which
     GPU (`args.gpu is not None`)."""
     while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         test = test.expression
@@ -89,7 +89,7 @@ def _asks_for_cuda(test: cst.BaseExpression) -> bool:
         return dotted(test.func) in ("torch.cuda.is_available", "cuda.is_available")
     if type(test) is cst.Comparison:
         return len(test.comparisons) == 1 and type(test.comparisons[0].operator) in (cst.Equal, cst.NotEqual) and any(
-            literal(side) in ("cpu", "cuda") for side in (test.left, test.comparisons[0].comparator))
+            literal(side) in ("cpu", "cuda", "mps") for side in (test.left, test.comparisons[0].comparator))
     return type(test) in (cst.Name, cst.Attribute) and any(word in code(test).lower() for word in ("cuda", "mps"))
 
 

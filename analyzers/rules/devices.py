@@ -144,7 +144,9 @@ class CpuTensorMovedEachStep(Nesting):
     the branch sets (`if self.data_initialized.item() == 0: ... self.data_initialized.fill_(1)`) (made once, on the first
     iteration; not when what is tested is a parameter, `mask=None`, left out of each call) or under an interval guard in the loop (`if i % 500 == 0:`), in an epoch
     loop around the loop that trains (once per epoch), in a loop over a dict's entries
-    outside a loop or forward (`for k, v in data.items():`: a few keys), or in a helper that
+    outside a loop or forward (`for k, v in data.items():`: a few keys), in a loop over settings
+    that does not train and repeats an inner loop after making it (a speed test's input, made
+    once per batch size of `for bs in [4, 8, 16]:` and timed over ten forwards), or in a helper that
     a loop which does not train calls; and for an element of a vector (`ind = perm[i]`:
     PyTorch reads a 0-dimensional index as a number, nothing is copied), under a test of a flag the
     source only ever sets to a false constant (`self.stratified = False`), or in the `else` of one
@@ -188,6 +190,23 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset(_MOVES | {"tensor"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # a speed test's input, made once per batch size of the sweep and timed over ten forwards
+        Example(
+            """
+            import time
+            import torch
+            model = torchvision.models.resnet50().cuda().eval()
+            for bs in [4, 8, 16, 32]:
+                batch = torch.randn(bs, 3, 224, 224).to("cuda")
+                with torch.no_grad():
+                    torch.cuda.synchronize()
+                    start = time.perf_counter()
+                    for _ in range(10):
+                        model(batch)
+                    torch.cuda.synchronize()
+                print(bs, (time.perf_counter() - start) / 10)
+            """,
+        ),
         # a stand-in for an input the caller may not have (PyG's point clouds without features)
         Example(
             """
@@ -824,6 +843,33 @@ class CpuTensorMovedEachStep(Nesting):
                     D_optimizer.step()
             """,
             count=2,
+        ),
+        # a decoding `while` loop that holds an inner loop of its own (sgrvinod's beam search)
+        Example(
+            """
+            import torch
+            model = Transformer().cuda().eval()
+            step = 1
+            while True:
+                scores = torch.zeros(1).to("cuda")
+                for k in range(4):
+                    scores = scores + model(scores)
+                step += 1
+                if step > 100:
+                    break
+            """,
+            """
+            import torch
+            model = Transformer().cuda().eval()
+            step = 1
+            while True:
+                scores = torch.zeros(1, device="cuda")
+                for k in range(4):
+                    scores = scores + model(scores)
+                step += 1
+                if step > 100:
+                    break
+            """,
         ),
         # the device of a tensor by its index (a VAE's reparameterization, every forward)
         Example(
@@ -2424,6 +2470,8 @@ class CpuTensorMovedEachStep(Nesting):
                 return None  # `if i % generate_every == 0:` (a sample every 500 steps)
             if not TrainingSteps.of(self.ctx).trains(loop) and self._saves_files(loop):
                 return None  # (an image written to disk per iteration: the copy is small next to it)
+            if not TrainingSteps.of(self.ctx).trains(loop) and _repeats_inside(loop, site, self.ctx):
+                return None  # (made once per setting of a sweep, `for bs in bs_list:`, then used by an inner loop's repetitions)
             return None if TrainingSteps.of(self.ctx).per_epoch(loop) else "on every iteration"
         if function is None:
             return None
@@ -2810,3 +2858,19 @@ def _returns(body: cst.CSTNode) -> list[cst.Return]:
         elif type(child) not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             found += _returns(child)
     return found
+
+
+def _repeats_inside(loop: cst.CSTNode, site: Site, ctx) -> bool:
+    """Whether `loop` is a `for` over settings (a list or a tuple; also a name bound to one)
+    whose body holds, beside the call at `site`, a loop of its own: what is made once per
+    setting serves that inner loop's iterations (a speed test's input, made once per batch size
+    and timed over ten forwards)."""
+    if type(loop) is not cst.For:
+        return False
+    bound = ctx.origin(loop.iter, site.scope) if type(loop.iter) is cst.Name else None
+    settings = bound[0] if bound is not None else loop.iter
+    if not (type(settings) in (cst.List, cst.Tuple) or type(settings) is cst.Call and call_name(settings) in (
+            "list", "tuple", "sorted")):  # (not a `range`: steps of a rollout, a count of classes)
+        return False
+    return any(type(inner) in (cst.For, cst.While) and inner is not loop and not any(n is site.node for n in walk(inner))
+               for inner in walk(loop.body))

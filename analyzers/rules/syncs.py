@@ -236,11 +236,15 @@ class HostSyncEveryStep(Nesting):
     A statement that reads several values (a progress line formatting six losses with
     `.item()`) is one finding, on its first read, which waits for the queue; its message and
     related locations name the others, mended by the same fix (also the reads beside the one
-    a helper makes of a tensor a step passes it: `Munch(real=real.item(), fake=fake.item())`). What a function of the project
+    a helper makes of a tensor a step passes it: `Munch(real=real.item(), fake=fake.item())`). A
+    method named like a tensor's (`add`, `step`) is the project's when its receiver is an
+    instance of a class of the project that defines it (d2l's `metric.add(l * X.shape[0], ...)`
+    with `metric = Accumulator(3)`, whose `add` does `float(b)`). What a function of the project
     hands back already copied to the host is no CUDA tensor (`loss, parts = compute_loss(...)`
     with `return loss, to_cpu(torch.cat(losses))`: `float(parts[0])` reads a CPU tensor), nor
     is what a host copy gives (`correct = pred.eq(y).cpu().sum()`, then `correct.item()`: the
-    `.cpu()` is the read that waits) or a NumPy value (`np.ceil(np.log(n)).astype("int").item()`).
+    `.cpu()` is the read that waits), what a call computes from host copies only (`loss =
+    loss_f(outputs.cpu(), labels.cpu())`, then `loss.item()`) or a NumPy value (`np.ceil(np.log(n)).astype("int").item()`).
 
     ## Why is this bad?
     CUDA work is queued asynchronously: while the GPU runs step *n*, the CPU can prepare
@@ -259,7 +263,8 @@ class HostSyncEveryStep(Nesting):
     class's `__init__` (or a base's) gives `self.discriminator_cycle`, or 2, TD3's
     `--policy_delay`: every other step; `if i == 0:`; `if global_step in upsample_steps:`;
     a function of the project returning such a modulo), in a branch a CUDA run does not take
-    (the `else` of `if torch.cuda.is_available():`, what follows an `if use_cuda: return ...`, Demucs' `if x_is_mps:`) or no run takes (under
+    (the `else` of `if torch.cuda.is_available():`, what follows an `if use_cuda: return ...`, Demucs' `if x_is_mps:`,
+    `if x.device.type == "mps":`) or no run takes (under
     `if self.flag:` where the source only sets `self.flag` to false constants, or in its `else`
     when only to true ones: SlowFast's `self.swav_use_public_code = True`) or a training step
     does not (the `else` of the test the step trains under, `if is_train:`, and a module's
@@ -1077,6 +1082,32 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # d2l's `Accumulator.add` (`float(b)` of each value given), called with the loss every step:
+        # `add` is a tensor method's name too, but `metric` is an instance of the project's class
+        Example(
+            """
+            import torch
+
+            class Accumulator:
+                def __init__(self, n):
+                    self.data = [0.0] * n
+
+                def add(self, *args):
+                    self.data = [a + float(b) for a, b in zip(self.data, args)]
+
+            def train_epoch(net, train_iter, loss, optimizer, device):
+                metric = Accumulator(2)
+                for X, y in train_iter:
+                    X, y = X.to(device), y.to(device)
+                    l = loss(net(X), y)
+                    optimizer.zero_grad()
+                    l.backward()
+                    optimizer.step()
+                    metric.add(l * X.shape[0], X.shape[0])
+
+            train_epoch(net, train_iter, loss, optimizer, torch.device("cuda"))
+            """,
+        ),
         # a loss module selecting from its inputs with a boolean mask, in `forward` and in a method it
         # calls (SimpleAICV's RetinaLoss: `cls_preds[annotations[:, 4] >= 0]` each step)
         Example(
@@ -1189,6 +1220,25 @@ class HostSyncEveryStep(Nesting):
                 if batch_idx % args.log_interval == 0:
                     print(f"time {batch_time_m.avg:.3f}s")
                 end = time.time()
+            """,
+        ),
+        # a loss computed from host copies (the `.cpu()` calls wait, and are reported), then read;
+        # and Apple's workaround under `x.device.type == "mps"`, which a CUDA run never takes
+        Example(
+            """
+            import torch
+            import torch.nn.functional as F
+            def upsample(x, size):
+                if x.device.type == "mps":
+                    return F.interpolate(x.cpu(), size).to("mps")
+                return F.interpolate(x, size)
+            model = Net().cuda()
+            for inputs, labels in loader:
+                outputs = model(upsample(inputs.cuda(), 224))
+                loss = loss_f(outputs.cpu(), labels.cpu())
+                loss.backward()
+                optimizer.step()
+                running_loss += loss.item()
             """,
         ),
         # the count of a host copy: its `.cpu()` is the read that waits, not the `.item()` after it
@@ -2610,7 +2660,8 @@ class HostSyncEveryStep(Nesting):
     def _made_on_cpu(self, expr: cst.BaseExpression, scope: Scope, site: Site | None = None) -> bool:
         """`x` made by `torch.linspace(...)` (a factory) with no device, and not moved; or copied to
         the host already (`loss = criterion(out, y).cpu()`, then `loss.data.item()`; `correct =
-        pred.eq(y).cpu().sum()`, then `correct.item()`: the copy waited, the read does not); or
+        pred.eq(y).cpu().sum()`, then `correct.item()`: the copy waited, the read does not), or
+        computed from such copies only (`loss = loss_f(outputs.cpu(), labels.cpu())`); or
         a NumPy value (`np.ceil(np.log(n)).astype("int").item()`)."""
         while type(expr) is cst.Attribute and expr.attr.value == "data" or type(expr) is cst.Call and type(
                 expr.func) is cst.Attribute and expr.func.attr.value in SAME_DEVICE_METHODS:
@@ -2626,6 +2677,9 @@ class HostSyncEveryStep(Nesting):
         if found is None or type(found[0]) is not cst.Call:
             return False
         call, made = found[0], found[0]
+        given = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+        if given and all(type(arg) is cst.Call and _host_copy(arg) for arg in given):
+            return True  # `loss = loss_f(outputs.cpu(), labels.cpu())`: computed from host copies, on the host
         while True:
             if type(call.func) is cst.Attribute and (call.func.attr.value == "cpu" and not call.args or call.func.attr.value == "to"
                                                       and len(call.args) == 1 and literal(call.args[0].value) == "cpu"):
