@@ -13,7 +13,8 @@ matches at the smallest distance. Per rule and overall it prints: recall (labell
 pitfalls found), near-misses flagged (labelled near-misses reported), precision (findings
 on pitfalls among findings that match a row) and the findings no row judges. Files that do
 not parse (TPL000: Python 2 code, a cell's syntax error) are left out on both sides: they
-are not a performance pitfall, and the rules cannot read them. Not a pass/fail test.
+are not a performance pitfall, and the rules cannot read them; a file perf-lint failed on
+(an internal error) is left out too, and named in the notes. Not a pass/fail test.
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ def main() -> int:
             notes.append(f"{repo}: clone at {head[:12]}, labelled at {repo_rows[0]['commit'][:12]}")
         found, _ = findings(clone, args.labels, args.findings)
         unread = {(os.path.normpath(f["path"]), f["cell"]) for f in found if f["code"] == "TPL000"}
+        notes += [f"{repo}: {f['path']} left out: {f['message']}" for f in found if f["code"] == "TPL000" and "internal error" in f["message"]]
         kept = [r for r in repo_rows if (os.path.normpath(r["path"]), r["cell"]) not in unread and r["rule"] != "TPL000"]
         labelled = [r for r in labelled if r["repo"] != repo] + kept
         reported += [{**f, "repo": repo} for f in found if f["code"] != "TPL000" and (not args.rule or f["code"] == args.rule)]
