@@ -722,8 +722,8 @@ class LoaderRule(Rule):
         """`args.workers` where `args` is a parameter of the function (`def main(args)`):
         the value when every call of the function passes a namespace whose attribute
         perf-lint knows, the same (`args = parser.parse_args()` ... `main(args)`)."""
-        if type(expr) is not cst.Attribute or type(expr.value) is not cst.Name or depth > 3:
-            return UNKNOWN  # (nor deeper: `initialize(self, opt)` handing `opt` on to itself)
+        if type(expr) is not cst.Attribute or type(expr.value) is not cst.Name or depth > 8:
+            return UNKNOWN  # (nor deeper: `initialize(self, opt)` handing `opt` round a circle)
         param = expr.value.value
         if scope.node is None or param not in scope.params or len(scope.assignments.get(param, ())) != 1:
             return UNKNOWN

@@ -402,6 +402,46 @@ class NonPersistentWorkers(LoaderRule):
             ),
             count=2,
         ),
+        # the same in a `main(args)` given the parsed command line (WZMIAOMIAO's train.py): the
+        # batch size is the default of `--batch-size`, several steps of resolution away
+        Example(
+            """
+            import argparse
+            import os
+            import torch
+            from torchvision import datasets
+            def main(args):
+                batch_size = args.batch_size
+                nw = min([os.cpu_count(), batch_size if batch_size > 1 else 0, 8])
+                loader = torch.utils.data.DataLoader(datasets.ImageFolder(root), batch_size=batch_size, num_workers=nw)
+                for epoch in range(args.epochs):
+                    for x, y in loader:
+                        step(x.cuda(), y.cuda())
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--batch-size", type=int, default=16)
+            parser.add_argument("--epochs", type=int, default=10)
+            opt = parser.parse_args()
+            main(opt)
+            """,
+            """
+            import argparse
+            import os
+            import torch
+            from torchvision import datasets
+            def main(args):
+                batch_size = args.batch_size
+                nw = min([os.cpu_count(), batch_size if batch_size > 1 else 0, 8])
+                loader = torch.utils.data.DataLoader(datasets.ImageFolder(root), batch_size=batch_size, num_workers=nw, persistent_workers=nw > 0)
+                for epoch in range(args.epochs):
+                    for x, y in loader:
+                        step(x.cuda(), y.cuda())
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--batch-size", type=int, default=16)
+            parser.add_argument("--epochs", type=int, default=10)
+            opt = parser.parse_args()
+            main(opt)
+            """,
+        ),
         # the count bounded by the cores, the batch size and 8 (min over a list, a test of the
         # batch size): 8 workers for a batch of 16
         Example(
