@@ -60,6 +60,9 @@ SAME_DEVICE_FUNCTIONS = frozenset({"triu", "tril", "flip", "roll"})
 LIGHTNING_MODULES = frozenset(f"{package}.LightningModule" for package in (  # as imports spell it
     "pytorch_lightning", "pytorch_lightning.core", "lightning", "lightning.pytorch", "lightning.pytorch.core"))
 TORCH_MODULES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})  # `nn.Module` as imports spell it
+# Hugging Face's Trainer and trl's, whose `compute_loss` and `training_step` run on every training step
+HF_TRAINERS = frozenset({"transformers.Trainer", "transformers.trainer.Trainer", "transformers.Seq2SeqTrainer",
+                         *(f"trl.{name}Trainer" for name in ("SFT", "DPO", "KTO", "GRPO", "RLOO", "Reward", "ORPO", "CPO", "PPO"))})
 MODULE_CLASSES = TORCH_MODULES | LIGHTNING_MODULES
 TENSOR_NAMESPACES = ("torch.nn.functional", "torch.linalg", "torch.fft", "torch.special")
 # Functions of `torch` that neither run tensor ops nor return a tensor.

@@ -1409,7 +1409,8 @@ class LoaderRule(Rule):
         that fits first) (a test pass after training: in a source that only evaluates, that pass
         is the job; so too for a loader a factory function returns, when each module calling it
         trains and only passes like those read it); or nothing reads it (in a function or a
-        notebook: a module's loader may be imported); or it is made by a Lightning `test_dataloader` (`predict_dataloader`) hook of
+        notebook: a module's loader may be imported; in a module, one it binds the name to again
+        before any read, which no function of it names); or it is made by a Lightning `test_dataloader` (`predict_dataloader`) hook of
         a script that trains (`.fit(...)`) and never tests."""
         key = ("once", id(site.node))  # (asked by TPL101 and TPL102)
         if key not in self.known:
@@ -1454,7 +1455,20 @@ class LoaderRule(Rule):
                 if not all(map(self._next_once, iterators)) or not all(self._one_pass(call, name, site.scope) for call in calls):
                     return False
             single += one + len(passes) + len(iterators) + len(calls) + len(few) + len(tests)
+        if single == 0 and function is None and self._rebound_unread(site, name):
+            return True  # (bound again before anything reads it: lesson32's `train_loader`, remade over a split)
         return single > 0 or function is not None or any(unit.notebook for unit in self.ctx.units)
+
+    def _rebound_unread(self, site: Site, name: str) -> bool:
+        """Whether the module binds `name` again after the loader made at `site`, and no
+        function or class of it names `name` (which could read it between the two)."""
+        key = ("rebound", name)  # (once per name: a module binding it thousands of times stays linear)
+        if key not in self.known:
+            bindings = [binding for binding in self._segments(None, name) if binding != 0]
+            named = any(type(node) is cst.Name and node.value == name for module in self.modules for statement in module.body
+                        if type(statement) in (cst.FunctionDef, cst.ClassDef) for node in walk(statement))
+            self.known[key] = set() if named else set(bindings[:-1])
+        return id(site.node) in self.known[key]
 
     def _run_once(self, function: cst.FunctionDef) -> bool:
         """Whether a function of the module (not a method) that trains is run once: its one call
@@ -2431,7 +2445,9 @@ class SynchronousDataLoader(LoaderRule):
       (or `is not None`, or the `else`) where every call in the project gives the parameter
       `p` a constant deciding the other way (`get_loaders(..., validation_fraction=0.1)`), or
       in a function nothing in the project runs (a `load_celebA` no script calls; not in a
-      package with a `setup.py` or `pyproject.toml`, whose functions are for its users).
+      package with a `setup.py` or `pyproject.toml`, whose functions are for its users);
+    - the script binds the loader's name again before anything reads it (`train_loader` made
+      again over a `random_split` of its dataset), and no function of it names it.
 
     When the dataset cannot be resolved (a name perf-lint cannot follow, a call it does
     not know), the rule reports as before.
@@ -2456,6 +2472,22 @@ class SynchronousDataLoader(LoaderRule):
     probe = "dataloader"
     options = {"num-workers": 4}
     VALID = (
+        # a loader bound again, over a split of its dataset, before anything reads it: never iterated
+        Example(
+            """
+            import torch
+            from torchvision import datasets, transforms
+            train_db = datasets.MNIST("data", train=True, transform=transforms.ToTensor())
+            train_loader = torch.utils.data.DataLoader(train_db, batch_size=200, shuffle=True)
+            train_db, val_db = torch.utils.data.random_split(train_db, [50000, 10000])
+            train_loader = torch.utils.data.DataLoader(train_db, batch_size=200, shuffle=True, num_workers=4, persistent_workers=True)
+            for epoch in range(10):
+                for data, target in train_loader:
+                    loss = criteon(net(data.cuda()), target.cuda())
+                    loss.backward()
+                    optimizer.step()
+            """,
+        ),
         # DGL graphs batched by `dgl.batch` itself, whose batches perf-lint cannot cost
         Example(
             """

@@ -10,7 +10,7 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from ..context import MODULE_CHAIN, CallSite, Frame, Site, WITH
-from ..nodes import argument, call_name, children, code, dotted, keyword, literal, remembered, walk
+from ..nodes import argument, call_name, children, code, dotted, iteration_source, keyword, literal, remembered, walk
 from ..project import derives_from, maybe_project_call, no_grad_helpers, project_bases
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
 from .edits import replace_argument
@@ -54,7 +54,9 @@ class EvaluationWithGradients(Nesting):
     model after `model.eval()` (in its function, or in every caller: the last mode the caller
     gives the module it passes is evaluation), or inside a function named for validation (`validate`,
     `evaluate`, `eval_epoch`, `run_inference`, `predict`, `test`, and outside a pytest module
-    `test_env`; not a helper nested in another function, named for its part there), with no
+    `test_env`; not a helper nested in another function, named for its part there), or, in code
+    that uses a GPU, a loop over a DataLoader of the source named for evaluation (`test_loader`,
+    `val_db`) in each pass of the epoch loop that trains, with no `model.eval()` to say so, with no
     `torch.no_grad()` / `torch.inference_mode()` around it (a `with`, a decorator, or the
     callers' `with` or decorator: around every call that repeats, also through a function so
     called; a method a base class of another file calls under it: torchlake's `_predict`), and no gradient use (`backward`, `torch.autograd.grad`,
@@ -432,6 +434,27 @@ class EvaluationWithGradients(Nesting):
         ),
     )
     INVALID = (
+        # a test pass over `test_loader` in each epoch of a GPU script, with neither `model.eval()`
+        # nor `no_grad` (dragen1860's lessons); the loader's name says what the loop is for
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            train_loader = DataLoader(train_set, batch_size=200, shuffle=True)
+            test_loader = DataLoader(test_set, batch_size=200)
+            net = MLP().to("cuda")
+            for epoch in range(10):
+                for data, target in train_loader:
+                    loss = criteon(net(data.cuda()), target.cuda())
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                correct = 0
+                for data, target in test_loader:
+                    logits = net(data.cuda())
+                    correct += logits.argmax(dim=1).eq(target.cuda()).sum()
+            """,
+        ),
         # the caller's epoch loop trains, then puts the model in eval mode and calls the helper
         # (deeplearning-models' `compute_accuracy`); the test pass after it is under no_grad
         Example(
@@ -959,12 +982,13 @@ class EvaluationWithGradients(Nesting):
                 continue
             evaluated = self._evaluated_module(loop)
             named = function is not None and _evaluation_name(function.name.value, self.ctx.path) and not self._nested(function)
-            if evaluated is None and not named or self._decoding(loop):
+            held = None if evaluated is not None or named else self._evaluation_loader(loop)
+            if evaluated is None and not named and held is None or self._decoding(loop):
                 continue
             # inside the training loop, after `model.eval()` (validation every N steps), the
             # loop itself must not use gradients; elsewhere in a function, nowhere in it (a
             # function that trains and then validates once is judged by its training)
-            inside = evaluated is not None and bool(loop.site.loops)
+            inside = (evaluated is not None or held is not None) and bool(loop.site.loops)
             body = loop.node.body if function is None or inside else function.body
             volatile = any(type(n) is cst.Call and keyword(n, "volatile") is not None for n in walk(loop.node.body))
             # (old code wrapped each tensor in `Variable`, asking for gradients per tensor: not in a
@@ -982,8 +1006,8 @@ class EvaluationWithGradients(Nesting):
                     fix = FixPlan("Decorate the function with @torch.no_grad()", (decorator,))
             # (no module evaluated: the function is named for evaluation)
             caller = evaluated is not None and not self._sets_modes(loop.site.scope)
-            why = f"after `{evaluated}.eval()`{' in the caller' if caller else ''}" if evaluated or function is None \
-                else f"in `{function.name.value}`"
+            why = f"over `{held}` in each epoch" if held is not None else f"after `{evaluated}.eval()`{' in the caller' if caller else ''}" \
+                if evaluated or function is None else f"in `{function.name.value}`"
             self.report(
                 Site(call, loop.site.unit, loop.site.scope),
                 f"This evaluation loop ({why}) runs the model with autograd on: every activation is kept for a "
@@ -1102,6 +1126,17 @@ class EvaluationWithGradients(Nesting):
         by step): its caller decides whether gradients are on."""
         cls = self.ctx.class_of.get(id(loop.function)) if type(loop.node) is cst.While and loop.function is not None else None
         return cls is not None and derives_from(self.ctx, cls.name.value, MODULE_CLASSES)
+
+    def _evaluation_loader(self, loop: _Loop) -> str | None:
+        """The name of the DataLoader of the source a `for` loop iterates, named for evaluation
+        (`test_loader`, `val_db`), when the loop runs in each pass of an epoch loop around the
+        training (`for epoch in range(epochs):` training, then `for x, y in test_loader:`, with
+        no `model.eval()` to say so), in code that uses a GPU."""
+        if type(loop.node) is not cst.For or not loop.site.loops or self.ctx.cuda_evidence is None or not self._over_loader(loop):
+            return None  # (on a GPU: CPU scripts' test passes cost little)
+        name = dotted(iteration_source(loop.node.iter))
+        words = set((name or "").lower().rpartition(".")[2].replace("-", "_").split("_"))
+        return name if words & (_EVAL_WORDS | {"test", "dev"}) and TrainingSteps.of(self.ctx).per_epoch(loop.site.loops[-1]) else None
 
     def _over_loader(self, loop: _Loop) -> bool:
         """Whether the loop iterates a DataLoader made in the source: a pass over a dataset

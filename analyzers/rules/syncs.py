@@ -224,7 +224,9 @@ class HostSyncEveryStep(Nesting):
     `on_train_batch_end`), a
     LightningModule's `training_step`, also through a base class of the project (and the methods it calls on `self`, whose `batch` the
     Trainer moved to the GPU: `self.shared_step(batch, "train")`, also what they unpack from
-    such a method given the batch: `y_h, y, labels = self.shared_step(*batch)`), a method a base
+    such a method given the batch: `y_h, y, labels = self.shared_step(*batch)`), a Hugging Face
+    `Trainer`'s `compute_loss` and `training_step` (also of trl's trainers, through a base class
+    of the project, and the methods they call on `self`: trl's `_compute_loss`), a method a base
     class of another file calls in its training loop (torchlake's `_calc_loss`, which
     `TrainerBase.run` calls before `loss.backward()`), and a module's `forward` (of a subclass of
     `torch.nn.Module`, also through classes of the project; and the methods it calls
@@ -330,6 +332,22 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # a Flatten module reading the product of its input's sizes, a tensor made on the host
+        Example(
+            """
+            import torch
+            from torch import nn
+            class Flatten(nn.Module):
+                def forward(self, x):
+                    shape = torch.prod(torch.tensor(x.shape[1:])).item()
+                    return x.view(-1, shape)
+            model = nn.Sequential(nn.Conv2d(3, 8, 3), Flatten(), nn.Linear(8 * 30 * 30, 10)).cuda()
+            for x, y in loader:
+                loss = criterion(model(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+            """,
+        ),
         # a switch-case for inference in a module's forward (SSD's `if self.phase == "test":`), and
         # an ignite evaluator's process function
         Example(
@@ -1082,6 +1100,27 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a Hugging Face Trainer's `compute_loss`, which the Trainer runs on every training step
+        # on batches it moved to the GPU (trl's trainers log their metrics from there)
+        Example(
+            """
+            from transformers import Trainer
+
+            class KTOTrainer(Trainer):
+                def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+                    loss, metrics = self._compute_loss(model, inputs)
+                    return loss
+
+                def _compute_loss(self, model, inputs):
+                    outputs = model(**inputs)
+                    kl = outputs.logits.mean()
+                    self.stored_metrics["kl"].append(kl.item())
+                    return outputs.loss, {}
+
+            model = AutoModelForCausalLM.from_pretrained("gpt2").to("cuda")
+            KTOTrainer(model=model, train_dataset=dataset).train()
+            """,
+        ),
         # d2l's `Accumulator.add` (`float(b)` of each value given), called with the loss every step:
         # `add` is a tensor method's name too, but `metric` is an instance of the project's class
         Example(
@@ -2661,7 +2700,8 @@ class HostSyncEveryStep(Nesting):
         """`x` made by `torch.linspace(...)` (a factory) with no device, and not moved; or copied to
         the host already (`loss = criterion(out, y).cpu()`, then `loss.data.item()`; `correct =
         pred.eq(y).cpu().sum()`, then `correct.item()`: the copy waited, the read does not), or
-        computed from such copies only (`loss = loss_f(outputs.cpu(), labels.cpu())`); or
+        computed from such copies only (`loss = loss_f(outputs.cpu(), labels.cpu())`), or from a
+        tensor of sizes (`torch.prod(torch.tensor(x.shape[1:])).item()`); or
         a NumPy value (`np.ceil(np.log(n)).astype("int").item()`)."""
         while type(expr) is cst.Attribute and expr.attr.value == "data" or type(expr) is cst.Call and type(
                 expr.func) is cst.Attribute and expr.func.attr.value in SAME_DEVICE_METHODS:
@@ -2690,7 +2730,19 @@ class HostSyncEveryStep(Nesting):
             call = call.func.value  # `pred.eq(y).cpu().sum()`: what a host copy gives is on the host
         head, _, name = (self.ctx.qualname(call.func) or "").partition(".")  # (a factory only as the value itself: not
         # `torch.Tensor(losses).mean().item()` of a list of CUDA losses, which the factory reads one by one)
+        if call is made and head == "torch" and call.args and self._sizes(call.args[0].value):
+            return True  # `torch.prod(torch.tensor(x.shape[1:])).item()`: a tensor of sizes, made on the host
         return head == "numpy" or call is made and head == "torch" and name in HOST_FACTORIES and keyword(call, "device") is None
+
+    def _sizes(self, expr: cst.BaseExpression) -> bool:
+        """`torch.tensor(x.shape[1:])` (`x.size()`): a factory given a tensor's sizes, which are
+        host numbers, and no device."""
+        if type(expr) is not cst.Call or (self.ctx.qualname(expr.func) or "").partition(".")[2] not in HOST_FACTORIES or not (
+                expr.args) or keyword(expr, "device") is not None:
+            return False
+        given = expr.args[0].value
+        given = given.value if type(given) is cst.Subscript else given  # (`x.shape[1:]`)
+        return type(given) is cst.Attribute and given.attr.value == "shape" or type(given) is cst.Call and call_name(given) == "size"
 
     def _host_element(self, value: cst.BaseExpression, index: int | None, scope: Scope) -> bool:
         """Whether the element `index` of what `value` gives back is a copy on the host: a function of

@@ -22,7 +22,7 @@ from ..project import trains as project_trains
 from .edits import root_name
 from .base import Rule
 from .distributed import COMPILE
-from ..vocabulary import BATCH_HOOKS, CALLBACK_CLASS, CLOCKS, DEVICE_LIKE, EVALUATION_NAME, LIGHTNING_MODULES, MODULE_CLASSES, SHORT_LOOP
+from ..vocabulary import BATCH_HOOKS, CALLBACK_CLASS, CLOCKS, DEVICE_LIKE, EVALUATION_NAME, HF_TRAINERS, LIGHTNING_MODULES, MODULE_CLASSES, SHORT_LOOP
 
 _COMPILE_OPTIONS = {"mode", "fullgraph", "dynamic", "backend", "options", "disable"}
 
@@ -242,7 +242,8 @@ class TrainingSteps:
         """Whether a framework calls `function` on every training step: an ignite Engine's
         process function, a per-batch hook of a callback class (`after_batch` of a fastai
         `Callback`, `on_train_batch_end`, in a project that trains), a LightningModule's `training_step` (and the methods it calls on
-        `self`: `self.shared_step(batch, "train")`), a module's `forward` (of a
+        `self`: `self.shared_step(batch, "train")`), a Hugging Face Trainer's `compute_loss` and
+        `training_step` (and what they call on `self`), a module's `forward` (of a
         subclass of `torch.nn.Module`, also through classes of the project, that does not
         loop over training steps itself; and the
         methods it calls on `self`; in a notebook, one that trains: a notebook that only runs
@@ -258,6 +259,9 @@ class TrainingSteps:
         lightning = any("LightningModule" in base for base in bases) or derives_from(self.ctx, cls.name.value, LIGHTNING_MODULES)
         if lightning and function.name.value in self._called_on_self(cls, "training_step"):  # (also through a base of the project)
             return True
+        if function.name.value in self._called_on_self(cls, "compute_loss") | self._called_on_self(cls, "training_step") and derives_from(
+                self.ctx, cls.name.value, HF_TRAINERS):
+            return True  # (a Hugging Face Trainer's: trl's `KTOTrainer._compute_loss`, which `compute_loss` calls)
         if function.name.value == "training_step" or id(function) in self._epochs:
             return False  # (a Trainer module whose `forward` loops over the steps itself: byol-pytorch's)
         if self.overrides_step_helper(cls, function):
