@@ -70,7 +70,7 @@ def test_file_over_the_size_cap_is_skipped_unread(check, tmp_path):
 
 
 def test_max_file_size_is_a_setting(check, tmp_path):
-    (tmp_path / "two.py").write_text(LOADER * 2)  # 158 bytes
+    (tmp_path / "two.py").write_text(LOADER + LOADER.replace("loader = ", "second = "))  # 158 bytes, two loaders
     (tmp_path / "pyproject.toml").write_text("[tool.perf-lint]\nmax-file-size = 100\n")
     result = check(".")
     assert result.returncode == 2 and result.stdout.startswith(FINDING)
