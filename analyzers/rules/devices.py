@@ -17,7 +17,7 @@ from ..project import (SourceNamespace, call_target, derives_from, device_moves,
 from .base import CallNames, Example, FixPlan, Here, Replace
 from .edits import with_keywords
 from .tracking import Nesting, TrainingSteps, calls_under_ifs, few_iterations, interval_test, never_taken
-from ..vocabulary import (CAST_METHODS, DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, HF_TRAINERS, HOST_COPY_METHODS, LEGACY_TENSOR_TYPES, MODULE_CLASSES,
+from ..vocabulary import (CAST_METHODS, DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, HOST_COPY_METHODS, LEGACY_TENSOR_TYPES, MODULE_CLASSES,
                           PER_CALL_METHODS, RANDOM_FACTORIES, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS)
 
 _RANDOM = RANDOM_FACTORIES | {"randperm", "normal", "bernoulli"}
@@ -2566,7 +2566,7 @@ class CpuTensorMovedEachStep(Nesting):
         if steps.run_every_step(function):
             cls = self.ctx.class_of.get(id(function))
             stepping = function.name.value == "training_step" or cls is not None and (
-                steps.overrides_step_helper(cls, function) or derives_from(self.ctx, cls.name.value, HF_TRAINERS))
+                steps.overrides_step_helper(cls, function) or steps.trainer_step(cls, function))
             return "every training step" if stepping else "every forward call"
         if function.name.value in PER_CALL_METHODS:
             return "every forward call"

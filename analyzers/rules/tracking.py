@@ -259,9 +259,8 @@ class TrainingSteps:
         lightning = any("LightningModule" in base for base in bases) or derives_from(self.ctx, cls.name.value, LIGHTNING_MODULES)
         if lightning and function.name.value in self._called_on_self(cls, "training_step"):  # (also through a base of the project)
             return True
-        if function.name.value in self._called_on_self(cls, "compute_loss") | self._called_on_self(cls, "training_step") and derives_from(
-                self.ctx, cls.name.value, HF_TRAINERS):
-            return True  # (a Hugging Face Trainer's: trl's `KTOTrainer._compute_loss`, which `compute_loss` calls)
+        if self.trainer_step(cls, function):
+            return True
         if function.name.value == "training_step" or id(function) in self._epochs:
             return False  # (a Trainer module whose `forward` loops over the steps itself: byol-pytorch's)
         if self.overrides_step_helper(cls, function):
@@ -292,6 +291,13 @@ class TrainingSteps:
         if any(isinstance(node, cst.FunctionDef) and node.name.value == "forward" for node in cls.body.body):
             return False
         return any(function.name.value in forward_helpers(found[0]) for found in project_bases(self.ctx, cls))
+
+    def trainer_step(self, cls: cst.ClassDef, function: cst.FunctionDef) -> bool:
+        """Whether `function` is a Hugging Face Trainer's `compute_loss` or `training_step`, or a
+        method they call on `self` (trl's `KTOTrainer._compute_loss`): the Trainer runs it on
+        every training step."""
+        return any(function.name.value in self._called_on_self(cls, root) for root in ("compute_loss", "training_step")) and \
+            derives_from(self.ctx, cls.name.value, HF_TRAINERS)
 
     def overrides_step_helper(self, cls: cst.ClassDef, function: cst.FunctionDef) -> bool:
         """Whether a base class of another module calls `function` on `self` in its training
