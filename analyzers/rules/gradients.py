@@ -78,7 +78,8 @@ class EvaluationWithGradients(Nesting):
     In code that uses CUDA, also the rest of a training loop's body after its step puts the
     model in evaluation mode (`model.eval()`, then `vloss = loss_fn(model(x_test), y_test)`
     in each epoch, until `model.train()`), when it runs the model with autograd on and
-    computes no gradient.
+    computes no gradient; so too the rest of a function that steps and is called in a loop
+    (pygcn's `train(epoch)`: a step, then `model.eval(); output = model(features, adj)`).
 
     ## Why is this bad?
     `model.eval()` only switches dropout and batch norm to inference behaviour; autograd
@@ -514,6 +515,26 @@ class EvaluationWithGradients(Nesting):
                         model.eval()
                         vloss = loss_fn(model(x_test), y_test)
                         print(epoch, vloss.item())
+            """
+        ),
+        # pygcn: the function that steps, called every epoch, then evaluates the full graph
+        Example(
+            """
+            import torch
+            model = GCN().cuda()
+            def train(epoch):
+                model.train()
+                optimizer.zero_grad()
+                output = model(features, adj)
+                loss_train = F.nll_loss(output[idx_train], labels[idx_train])
+                loss_train.backward()
+                optimizer.step()
+                if not fastmode:
+                    model.eval()
+                    output = model(features, adj)
+                loss_val = F.nll_loss(output[idx_val], labels[idx_val])
+            for epoch in range(200):
+                train(epoch)
             """
         ),
         # PyTorch 0.3's evaluation: `volatile=True` turns nothing off today
@@ -1021,16 +1042,22 @@ class EvaluationWithGradients(Nesting):
     def _report_evaluation_sections(self, reported: set[int], called_without_grad: set[str]) -> None:
         """A training loop whose body, after its step, puts the model in evaluation mode and runs
         it with autograd on (`model.eval()`, then `val_pred = model(x_val)` in each epoch of a
-        full-batch loop): the rest of the body, until `model.train()`, is an evaluation pass."""
+        full-batch loop; or in a function that steps and is called in a loop, pygcn's `train(epoch)`): the
+        rest of the body, until `model.train()`, is an evaluation pass."""
         steps = TrainingSteps.of(self.ctx)
         for site, receiver, evaluation, _ in self.modes if self.ctx.cuda_evidence is not None else ():  # (on a GPU: a
             # forward of a test set with its graph kept, each epoch; on the CPU a small share of the epoch)
-            if not evaluation or not site.loops or type(site.loops[-1]) is not cst.For:
-                continue
-            loop = site.loops[-1]
-            name = dotted(receiver)
             function = site.scope.node
-            if name is None or self._frozen(name) or not steps.steps_here(loop) or id(site.scope) in self.grad_disabled \
+            if site.loops:  # (or the body of a function that steps, called in a loop: pygcn's `train(epoch)`)
+                loop = site.loops[-1]
+                if type(loop) is not cst.For:
+                    continue
+            elif function is not None and steps.called_in_loop(function):
+                loop = function
+            else:
+                continue
+            name = dotted(receiver)
+            if not evaluation or name is None or self._frozen(name) or not steps.steps_here(loop) or id(site.scope) in self.grad_disabled \
                     or id(function) in reported or function is not None and (
                         self._decorated(function) or function.name.value in called_without_grad) \
                     or id(site.node) in self._modes_without_grad:
@@ -1055,7 +1082,8 @@ class EvaluationWithGradients(Nesting):
                 reported.add(id(function))
             self.report(
                 Site(call, site.unit, site.scope),
-                f"This evaluation (after `{name}.eval()` in the training loop) runs the model with autograd on: every "
+                f"This evaluation (after `{name}.eval()` in the training "
+                f"{'loop' if loop is not function else f'step `{function.name.value}`, called in a loop'}) runs the model with autograd on: every "
                 "activation is kept for a backward pass that never comes, costing memory and time. Wrap it in "
                 "torch.no_grad() (or torch.inference_mode()); eval() alone does not turn gradients off.",
             )
