@@ -537,6 +537,28 @@ class EvaluationWithGradients(Nesting):
                 train(epoch)
             """
         ),
+        # darts: the module put in evaluation mode is called through the name wrapping it
+        Example(
+            """
+            import torch
+            model = RNNModel().cuda()
+            parallel_model = torch.nn.DataParallel(model, dim=1).cuda()
+            def evaluate(data_source):
+                model.eval()
+                for i in range(0, data_source.size(0) - 1, 35):
+                    log_prob, hidden = parallel_model(data_source[i:i + 35], hidden)
+            """,
+            fixed="""
+            import torch
+            model = RNNModel().cuda()
+            parallel_model = torch.nn.DataParallel(model, dim=1).cuda()
+            @torch.no_grad()
+            def evaluate(data_source):
+                model.eval()
+                for i in range(0, data_source.size(0) - 1, 35):
+                    log_prob, hidden = parallel_model(data_source[i:i + 35], hidden)
+            """,
+        ),
         # PyTorch 0.3's evaluation: `volatile=True` turns nothing off today
         Example(
             """
@@ -1201,11 +1223,24 @@ class EvaluationWithGradients(Nesting):
             if name is None or self._frozen(name):
                 continue
             if evaluated is not None:
-                if name == evaluated:
+                if name == evaluated or type(func) is cst.Name and self._wraps(name, evaluated, scope):
                     return call
             elif self._model_like(func, name, scope):
                 return call
         return None
+
+    def _wraps(self, name: str, module: str, scope) -> bool:
+        """Whether every value given `name` is `module` itself, moved or wrapped (darts'
+        `parallel_model = nn.DataParallel(model, dim=1).cuda()`, else `model`)."""
+        values = self.ctx.assigned(name, scope) or ()
+        for value in values:
+            while type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in MODULE_CHAIN:
+                value = value.func.value
+            if type(value) is cst.Call and (self.ctx.qualname(value.func) or "").startswith("torch.nn."):
+                value = argument(value, 0, "module")
+            if value is None or dotted(value) != module:
+                return False
+        return bool(values)
 
     def _model_like(self, func: cst.BaseExpression, name: str, scope) -> bool:
         """A module object called directly (`model(x)`, `self.net(x)`), not a function or a
