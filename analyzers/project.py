@@ -1056,6 +1056,8 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
     for param, names in derived.items():  # for a read; for a move, the last one: a new tensor made of several)
         for name in names:
             owners[name] = owners.get(name, set()) | {param} if matcher is _argument_read else {param}
+    apart = _bound_apart(function, derived, roots_of) if matcher is _device_move else {}  # (but a name bound from
+    # each alone, `for im, label in train_data:`, then `for im, label in valid_data:`: the one bound last before)
     tests = matcher is _argument_read and depth <= _SHALLOW_CALLS
     masks = _masks(function) if tests else set()
     augmented = {id(node.target) for node in body_nodes(function) if type(node) is ast.AugAssign} if tests else set()
@@ -1075,7 +1077,8 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
             continue
         value = matcher(node)
         if value is not None:
-            for param in {param for root in _roots(value) for param in owners.get(root, ())}:
+            for param in {param for root in _roots(value) for param in (
+                    _bound_before(apart[root], node.lineno) if root in apart else owners.get(root, ()))}:
                 add(param, Use(ast.unparse(node), place(node.lineno), place.path, node.lineno, _name(function, cls)))
             continue
         callee = _callee(node.func, namespace, place, cls)
@@ -1092,6 +1095,30 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
     for param, uses in further.items():
         found[param] = replace(found[param], also=tuple(uses))
     return found
+
+
+def _bound_apart(function, derived: dict[str, set[str]], roots_of) -> dict[str, list[tuple[int, str]]]:
+    """{name: [(line, parameter)] in line order} for the names bound from two parameters or
+    more, each binding taken from one of them alone (bat67's `train`: `for im, label in
+    train_data:`, later `for im, label in valid_data:`)."""
+    single: dict[str, list[tuple[int, str]]] = {}
+    for node in body_nodes(function):
+        targets, value = _binding(node)
+        if value is None:
+            continue
+        roots = roots_of(node, value)
+        taken = [param for param, names in derived.items() if not names.isdisjoint(roots)]
+        if len(taken) == 1:
+            for name in (n for target in targets for n in _names(target)):
+                single.setdefault(name, []).append((node.target.lineno if type(node) is ast.comprehension else node.lineno, taken[0]))
+    return {name: sorted(bound) for name, bound in single.items() if len({param for _, param in bound}) > 1}
+
+
+def _bound_before(bound: list[tuple[int, str]], line: int) -> tuple[str, ...]:
+    """The parameter of the last binding at or before `line` (a loop's target is bound on its
+    own line)."""
+    before = [param for at, param in bound if at <= line]
+    return (before[-1],) if before else ()
 
 
 def _generated_from(call: ast.Call, namespace: Namespace, place: Place, cls) -> list:

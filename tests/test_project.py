@@ -265,6 +265,52 @@ def test_loaders_a_factory_returns_read_as_globals_by_a_function_of_the_caller(t
     assert "pmnist_test.py:9" in next(f.message for f in findings if f.code == "TPL102")
 
 
+def test_loaders_given_to_a_training_function_that_picks_the_gpu_in_its_own_module(tmp_path):
+    """bat67's scripts: `train(net, train_data, test_data, 20, ...)` from utils.py, whose
+    `device = torch.device('cuda' if ...)` the script never spells, and which binds `im` from
+    each loader in turn: both loaders' batches are moved, each at its own line."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "utils.py").write_text(textwrap.dedent("""
+        import torch
+
+        def train(net, train_data, valid_data, num_epochs, optimizer, criterion):
+            device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+            net = net.to(device)
+            for epoch in range(num_epochs):
+                for im, label in train_data:
+                    im = im.to(device)
+                    loss = criterion(net(im), label.to(device))
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                with torch.no_grad():
+                    for im, label in valid_data:
+                        im = im.to(device)
+                        output = net(im)
+            return [im.shape for im, _ in train_data]
+    """))
+    script = tmp_path / "resnet.py"
+    script.write_text(textwrap.dedent("""
+        import torch
+        from torchvision.datasets import CIFAR10
+        from utils import train
+
+        def data_tf(x):
+            return torch.from_numpy(x.resize((96, 96), 2))
+
+        train_data = torch.utils.data.DataLoader(CIFAR10('.', train=True, transform=data_tf), batch_size=64, shuffle=True)
+        test_data = torch.utils.data.DataLoader(CIFAR10('.', train=False, transform=data_tf), batch_size=128)
+        train(resnet(3, 10), train_data, test_data, 20, optimizer, criterion)
+    """))
+    pinned = {f.range.start_line + 1: f for f in analyze(read_source(str(script)), Config()) if f.code == "TPL102"}
+    assert sorted(pinned) == [9, 10]
+    assert "`im.to(device)` in `train`, utils.py:9" in pinned[9].message
+    assert "`im.to(device)` in `train`, utils.py:16" in pinned[10].message
+    (tmp_path / "utils.py").write_text((tmp_path / "utils.py").read_text().replace("'cuda' if torch.cuda.is_available() else ", ""))
+    forget()
+    assert [f for f in analyze(read_source(str(script)), Config()) if f.code == "TPL102"] == []  # (all on the CPU)
+
+
 def test_a_class_nothing_in_the_project_makes_is_dead_code(tmp_path):
     """yolov7's loss.py: `RankSort`, an autograd Function copying CPU zeros to the GPU in its
     forward, which no script uses (they import ComputeLoss, and star-import other modules)."""

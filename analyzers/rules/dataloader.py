@@ -785,8 +785,10 @@ class LoaderRule(Rule):
                     loaders = given.get(id(value))
                     if not loaders:
                         continue
-                    if "cuda" not in use.code and (self.ctx.cuda_evidence is None or self.ctx.uses_rpc()):
-                        continue  # a device variable in code that never says CUDA (or sends CPU tensors over RPC)
+                    if "cuda" not in use.code and (self.ctx.cuda_evidence is None and not (use.path and uses_gpu(use.path))
+                                                   or self.ctx.uses_rpc()):
+                        continue  # a device variable in code that never says CUDA, here or where it moves the batch
+                        # (bat67's `train` in utils.py: `device = torch.device('cuda' if ...)`), or sends CPU tensors over RPC
                     where = f", {use.where}" if use.where else ""
                     said = f"`{short_code(call)}` moves its batches to the GPU (`{use.code}` in `{use.via.split(' -> ')[-1]}`{where})"
                     related = (Related(use.path, use.line - 1, f"`{use.code}` moves the batch to the GPU"),) if use.path else ()
