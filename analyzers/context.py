@@ -291,15 +291,26 @@ class Context:
 
     def _star_modules(self, level: int, module: str | None) -> None:
         """The modules a project module imports, for `from utils import *` (`torch` when utils.py
-        has `import torch`): names the source has not bound itself."""
+        has `import torch`), also through its own star imports (bat67's `from FusionNet import *`,
+        which has `from Basic_blocks import *`, which has `import torch.utils.data as data`),
+        nearest first: names the source has not bound itself."""
         if not self.path or self.path.startswith("<"):
             return
-        from .project import local_module, project_root  # (the project model: only for a star import)
+        from .project import MAX_HOPS, local_module, project_root  # (the project model: only for a star import)
 
         directory = os.path.dirname(os.path.abspath(self.path))
-        found = local_module(directory, module, level, project_root(directory))
-        for name, qualified in found.imports.items() if found is not None else ():
-            self.imports.setdefault(name, qualified)
+        root = project_root(directory)
+        layer: list[tuple[str, int, str | None, tuple]] = [(directory, level, module, ())]
+        seen: set[str] = set()
+        for _ in range(MAX_HOPS):
+            found = [local_module(folder, name, dots, root, paths) for folder, dots, name, paths in layer]
+            modules = [namespace for namespace in found if namespace is not None and namespace.path not in seen]
+            seen.update(namespace.path for namespace in modules)
+            for namespace in modules:
+                for name, qualified in namespace.imports.items():
+                    self.imports.setdefault(name, qualified)
+            layer = [(namespace.directory, dots, name, namespace.paths) for namespace in modules
+                     for dots, name in namespace.stars]
 
     def _import_from(self, node: cst.ImportFrom) -> None:
         aliases = node.names

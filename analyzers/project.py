@@ -1110,7 +1110,9 @@ def _bound_apart(function, derived: dict[str, set[str]], roots_of) -> dict[str, 
         taken = [param for param, names in derived.items() if not names.isdisjoint(roots)]
         if len(taken) == 1:
             for name in (n for target in targets for n in _names(target)):
-                single.setdefault(name, []).append((node.target.lineno if type(node) is ast.comprehension else node.lineno, taken[0]))
+                line = node.target.lineno if type(node) is ast.comprehension else node.context_expr.lineno \
+                    if type(node) is ast.withitem else node.lineno
+                single.setdefault(name, []).append((line, taken[0]))
     return {name: sorted(bound) for name, bound in single.items() if len({param for _, param in bound}) > 1}
 
 

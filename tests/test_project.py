@@ -149,6 +149,31 @@ def test_a_device_another_file_names_taken_by_a_star_import(tmp_path):
     assert tpl203(project(tmp_path, train.replace(".to(device)", ""), conf)) == []  # (nothing moved to it)
 
 
+def test_a_module_alias_taken_through_two_star_imports(tmp_path):
+    """bat67's semantic segmentation: main.py has `from FusionNet import *`, FusionNet.py
+    `from Basic_blocks import *`, and Basic_blocks.py `import torch.utils.data as data`, so
+    main.py's `data.DataLoader(...)` is torch's."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "Basic_blocks.py").write_text("import torch\nimport torch.utils.data as data\n")
+    (tmp_path / "FusionNet.py").write_text("from Basic_blocks import *\n")
+    main = tmp_path / "main.py"
+    main.write_text(textwrap.dedent("""
+        from FusionNet import *
+        img_batch = data.DataLoader(img_data, batch_size=1, shuffle=True, num_workers=2)
+        generator = Generator().cuda()
+        for i in range(100):
+            for image, label in img_batch:
+                loss = generator(image.cuda(0)).sum()
+                loss.backward()
+                optimizer.step()
+    """))
+    found = sorted(f.code for f in analyze(read_source(str(main)), Config()))
+    assert found == ["TPL102", "TPL104"]
+    (tmp_path / "FusionNet.py").write_text("import torch\n")
+    forget()
+    assert analyze(read_source(str(main)), Config()) == []  # (`data` is nothing known)
+
+
 def test_a_helper_of_another_file_testing_the_loss_with_math_isnan(tmp_path):
     """SlowFast's `misc.check_nan_losses(loss)` before backward: `if math.isnan(loss): raise`
     makes a float of the CUDA loss on every step; a float given to the same test reads nothing."""
@@ -288,12 +313,16 @@ def test_loaders_given_to_a_training_function_that_picks_the_gpu_in_its_own_modu
                         im = im.to(device)
                         output = net(im)
             return [im.shape for im, _ in train_data]
+
+        def predict(net, data):
+            with torch.no_grad():
+                return [net(im.to(next(net.parameters()).device)) for im, _ in data]
     """))
     script = tmp_path / "resnet.py"
     script.write_text(textwrap.dedent("""
         import torch
         from torchvision.datasets import CIFAR10
-        from utils import train
+        from utils import predict, train
 
         def data_tf(x):
             return torch.from_numpy(x.resize((96, 96), 2))
@@ -301,9 +330,11 @@ def test_loaders_given_to_a_training_function_that_picks_the_gpu_in_its_own_modu
         train_data = torch.utils.data.DataLoader(CIFAR10('.', train=True, transform=data_tf), batch_size=64, shuffle=True)
         test_data = torch.utils.data.DataLoader(CIFAR10('.', train=False, transform=data_tf), batch_size=128)
         train(resnet(3, 10), train_data, test_data, 20, optimizer, criterion)
+        final_data = torch.utils.data.DataLoader(CIFAR10('final', transform=data_tf), batch_size=128)
+        predict(net, final_data)
     """))
     pinned = {f.range.start_line + 1: f for f in analyze(read_source(str(script)), Config()) if f.code == "TPL102"}
-    assert sorted(pinned) == [9, 10]
+    assert sorted(pinned) == [9, 10]  # (not the loader a pass after training reads once)
     assert "`im.to(device)` in `train`, utils.py:9" in pinned[9].message
     assert "`im.to(device)` in `train`, utils.py:16" in pinned[10].message
     (tmp_path / "utils.py").write_text((tmp_path / "utils.py").read_text().replace("'cuda' if torch.cuda.is_available() else ", ""))

@@ -1677,6 +1677,8 @@ class LoaderRule(Rule):
         given = [param for param, value in bind(call, parameters(found[0]), found[3] is not None)
                  if type(value) is cst.Name and value.value == name]
         looped = iterated_through(found)
+        if found[0].name != "__init__":  # (or whose batches it moves, through the methods it calls:
+            looped = {*looped, *device_moves(found)}  # widedeep's `trainer.predict(test_loader=...)`; not a constructor keeping it)
         return bool(given) and all(param in looped and param not in iterated_again(found) for param in given)
 
     def _next_once(self, iterator: str) -> bool:

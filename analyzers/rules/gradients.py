@@ -9,7 +9,7 @@ from typing import NamedTuple, cast
 
 import libcst as cst
 
-from ..context import MODULE_CHAIN, CallSite, Frame, Site, WITH
+from ..context import IF, MODULE_CHAIN, CallSite, Frame, Site, WITH
 from ..nodes import argument, call_name, children, code, dotted, iteration_source, keyword, literal, remembered, walk
 from ..project import derives_from, maybe_project_call, no_grad_helpers, project_bases
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
@@ -196,6 +196,22 @@ class EvaluationWithGradients(Nesting):
                 model.eval()
                 with torch.no_grad():
                     vloss = loss_fn(model(x_test), y_test)
+            """
+        ),
+        # a test pass after each training run of a sweep (bat67's MNIST adder): once per run
+        Example(
+            """
+            import torch
+            for fraction in [20, 10, 5]:
+                net = Transfer().cuda()
+                for epoch in range(20):
+                    for x, y in train_loader:
+                        loss = criterion(net(x.cuda()), y.cuda())
+                        loss.backward()
+                        optimizer.step()
+                net.eval()
+                for x, y in test_loader:
+                    right += (net(x.cuda()).argmax(1) == y.cuda()).sum()
             """
         ),
         # a function the script calls once, before training: nothing repeats it
@@ -537,6 +553,43 @@ class EvaluationWithGradients(Nesting):
                 train(epoch)
             """
         ),
+        # validation every N steps over two loaders read together, inputs wrapped in `Variable`
+        Example(
+            """
+            import torch
+            from torch.autograd import Variable
+            val_loader1 = torch.utils.data.DataLoader(test_dataset, batch_size=64, sampler=sampler1)
+            val_loader2 = torch.utils.data.DataLoader(test_dataset, batch_size=64, sampler=sampler2)
+            for epoch in range(20):
+                for idx, ((x1, y1), (x2, y2)) in enumerate(zip(train_loader1, train_loader2)):
+                    net.train()
+                    loss = criterion(net(Variable(x1.cuda()), Variable(x2.cuda())), (y1 + y2).cuda())
+                    loss.backward()
+                    optimizer.step()
+                    if idx % 100 == 0:
+                        net.eval()
+                        for (x1, y1), (x2, y2) in zip(val_loader1, val_loader2):
+                            outputs = net(Variable(x1.cuda()), Variable(x2.cuda()))
+            """
+        ),
+        # a notebook freezing another network under the same name later (bat67's ants and bees)
+        Example(
+            """
+            import torch
+            net = ConvNet().cuda()
+            for epoch in range(20):
+                for x, y in train_loader:
+                    loss = criterion(net(x.cuda()), y.cuda())
+                    loss.backward()
+                    optimizer.step()
+                net.eval()
+                for x, y in val_loader:
+                    right += (net(x.cuda()).argmax(1) == y.cuda()).sum()
+            net = torchvision.models.resnet18(pretrained=True).cuda()
+            for param in net.parameters():
+                param.requires_grad = False
+            """
+        ),
         # darts: the module put in evaluation mode is called through the name wrapping it
         Example(
             """
@@ -864,7 +917,9 @@ class EvaluationWithGradients(Nesting):
         self.no_grad_withs: dict[int, cst.With] = {}
         self.pending_withs: list[tuple[cst.With, Site]] = []  # `with f(...)`: f may be a no_grad helper of the file
         self.grad_disabled: set[int] = set()  # scopes that call torch.set_grad_enabled(False)
-        self.frozen: set[str] = set()  # modules whose parameters are all set to requires_grad False
+        self.frozen: dict[str, list[tuple[int, cst.CSTNode | None]]] = {}  # modules whose parameters are all set to
+        # requires_grad False -> when (0: in a function) and the `if` whose body holds the freeze
+        self.rebound: dict[str, list[int]] = {}  # names the module binds again -> when (a new, trainable module)
         self.unfrozen: set[str] = set()  # modules (or parts of them) given requires_grad True again
         self._no_grad_helpers: dict[int, bool] = {}  # id(function) -> whether it applies no_grad
         self._modes_without_grad: set[int] = set()  # ids of the `.eval()`/`.train()` calls under a no-grad `with`
@@ -932,6 +987,9 @@ class EvaluationWithGradients(Nesting):
         for target in node.targets:  # `p.requires_grad = False` for p in model.parameters()
             if type(target.target) is cst.Attribute and target.target.attr.value == "requires_grad":
                 self._requires_grad(target.target.value, literal(node.value) is not False, None)
+            elif type(target.target) is cst.Name and self.ctx.scope is self.ctx.module_scope:
+                self.count += 1
+                self.rebound.setdefault(target.target.value, []).append(self.count)
 
     def _requires_grad(self, receiver: cst.BaseExpression, on: bool, call: cst.Call | None) -> None:
         """Note a module frozen (`model.requires_grad_(False)`, `p.requires_grad = False` for
@@ -949,11 +1007,27 @@ class EvaluationWithGradients(Nesting):
                 receiver = receiver.func.value  # model.eval().requires_grad_(False)
             module = _module_path(receiver)
         if module is not None:
-            (self.unfrozen if on else self.frozen).add(module)
+            if on:
+                self.unfrozen.add(module)
+            else:
+                self.count += 1
+                module_level = self.ctx.scope is self.ctx.module_scope
+                branch = next((f.node for f in reversed(self.local_frames()) if f.kind == IF), None) if module_level else None
+                self.frozen.setdefault(module, []).append((self.count if module_level else 0, branch))
 
-    def _frozen(self, name: str) -> bool:
-        """Whether every parameter of the module `name` was set not to require gradients."""
-        return name in self.frozen and not any(u == name or u.startswith(name + ".") for u in self.unfrozen)
+    def _frozen(self, name: str, loop: _Loop | None = None) -> bool:
+        """Whether every parameter of the module `name` was set not to require gradients; for a
+        loop of the module's statements, by a freeze before it that no statement binding `name`
+        again follows (not a notebook freezing `net` in a later cell, or in an earlier one before
+        `net = ConvNet()`), and not in the body of an `if` the loop is outside (one experiment
+        of several). A freeze in a function holds everywhere."""
+        if any(u == name or u.startswith(name + ".") for u in self.unfrozen):
+            return False
+        at = loop.order if loop is not None and loop.site.scope is self.ctx.module_scope else 0
+        rebound = self.rebound.get(name, ())
+        around = {id(f.node) for f in loop.frames} if loop is not None else set()
+        return any(not at or not when or when < at and not any(when < again < at for again in rebound) and (
+            branch is None or id(branch) in around) for when, branch in self.frozen.get(name, ()))
 
     def _resolve_pending_withs(self) -> None:
         """`with helper(...)`, where helper is a function of this source that opens no_grad
@@ -1020,6 +1094,8 @@ class EvaluationWithGradients(Nesting):
             if not loop.site.loops and (function is None or self._called_once(function)) and \
                     TrainingSteps.of(self.ctx).anywhere():
                 continue  # a test pass after training (or a function only the module calls, once): nothing repeats it
+            if loop.site.loops and TrainingSteps.of(self.ctx).per_run(loop.site.loops[-1]):
+                continue  # (a test pass after each training run of a sweep: once per run)
             if function is not None and (self._decorated(function) or function.name.value in called_without_grad
                                          or self._inherited_no_grad(function)):
                 continue
@@ -1038,7 +1114,7 @@ class EvaluationWithGradients(Nesting):
             # pass over a loader, nor in a loop wrapping its batches `volatile`, meant to ask for none)
             if _uses_gradients(body, self.ctx, legacy=not self._over_loader(loop) and not volatile):
                 continue
-            call = self._model_call(loop.node, evaluated, loop.site.scope)
+            call = self._model_call(loop, evaluated)
             if call is None:
                 continue
             fix = None
@@ -1212,15 +1288,16 @@ class EvaluationWithGradients(Nesting):
         sites = self.ctx.calls.get(function.name.value, ())
         return bool(sites) and all(not site.loops and site.scope.node is None for site in sites)
 
-    def _model_call(self, loop: cst.For | cst.While, evaluated: str | None, scope) -> cst.Call | None:
+    def _model_call(self, loop: _Loop, evaluated: str | None) -> cst.Call | None:
         """The first call of the model in the loop that runs with autograd on: not inside a
         no_grad `with` opened in the loop body, and not of a module whose parameters are frozen."""
-        for call in _calls_outside(loop.body, self.no_grad_withs):
+        scope = loop.site.scope
+        for call in _calls_outside(loop.node.body, self.no_grad_withs):
             func = call.func
             if type(func) is cst.Attribute and func.attr.value == "forward":
                 func = func.value
             name = dotted(func)
-            if name is None or self._frozen(name):
+            if name is None or self._frozen(name, loop):
                 continue
             if evaluated is not None:
                 if name == evaluated or type(func) is cst.Name and self._wraps(name, evaluated, scope):

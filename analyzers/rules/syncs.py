@@ -1170,6 +1170,21 @@ class HostSyncEveryStep(Nesting):
             """,
             count=2,
         ),
+        # the copy is the read that waits, not the `.numpy()` of what it gave (bat67's MNIST adder)
+        Example(
+            """
+            import torch
+            use_cuda = torch.cuda.is_available()
+            for x, y in loader:
+                if use_cuda:
+                    x, y = x.cuda(), y.cuda()
+                loss = criterion(net(x), y)
+                loss.backward()
+                optimizer.step()
+                loss = loss.cpu() if use_cuda else loss
+                losses.append(loss.data.numpy())
+            """,
+        ),
         # masks a function of the project gives back (pytorch-ood's `is_unknown(y)`, `contains_unknown(y)`)
         Example(
             """
@@ -2698,7 +2713,8 @@ class HostSyncEveryStep(Nesting):
 
     def _made_on_cpu(self, expr: cst.BaseExpression, scope: Scope, site: Site | None = None) -> bool:
         """`x` made by `torch.linspace(...)` (a factory) with no device, and not moved; or copied to
-        the host already (`loss = criterion(out, y).cpu()`, then `loss.data.item()`; `correct =
+        the host already (`loss = criterion(out, y).cpu()`, or `loss.cpu() if use_cuda else loss`, then
+        `loss.data.item()`; `correct =
         pred.eq(y).cpu().sum()`, then `correct.item()`: the copy waited, the read does not), or
         computed from such copies only (`loss = loss_f(outputs.cpu(), labels.cpu())`), or from a
         tensor of sizes (`torch.prod(torch.tensor(x.shape[1:])).item()`); or
@@ -2714,6 +2730,10 @@ class HostSyncEveryStep(Nesting):
                     self.ctx, loop, scope) or "loader" in (dotted(iteration_source(loop.iter)) or "").lower()):
                 return True  # a batch as the loader gives it, before the iteration moves it (`lengths.tolist()`)
             found = (values[-1], scope) if values and values[-1] is not None else found
+        if found is not None and type(found[0]) is cst.IfExp and type(expr) is cst.Name:  # `loss = loss.cpu() if
+            branches = (found[0].body, found[0].orelse)  # use_cuda else loss`: on the host either way
+            return all(type(b) is cst.Call and _host_copy(b) or type(b) is cst.Name and b.value == expr.value for b in branches) \
+                and any(type(b) is cst.Call for b in branches)
         if found is None or type(found[0]) is not cst.Call:
             return False
         call, made = found[0], found[0]

@@ -556,6 +556,13 @@ class TrainingSteps:
         return any(steps_in_loops(call_target(self.ctx, site.node.func, site.scope))
                    for site in (self._elsewhere or {}).get(id(loop), ()))
 
+    def per_run(self, loop: cst.CSTNode) -> bool:
+        """Whether each pass of `loop` is a whole training run: it holds an epoch loop (one that
+        runs no step itself, around a loop that does), as a sweep over settings does."""
+        return id(loop) in self._outer and any(
+            node is not loop and type(node) in (cst.For, cst.While) and id(node) in self._outer and id(node) not in self._direct
+            for node in walk(cast(cst.For, loop).body))
+
     def self_test(self, node: cst.CSTNode) -> bool:
         """Whether `node` is in the `if __name__ == "__main__":` block of a module that other
         modules of the project import and that takes no command line (FastSpeech2's dataset.py,
@@ -724,8 +731,11 @@ def _constructor_default(ctx: Context, method: cst.FunctionDef, attribute: str):
 def iterates_dataloader(ctx: Context, loop: cst.For, scope: Scope) -> bool:
     """Whether a `for` loop takes its items (through `enumerate`, `tqdm`, ...) from a
     DataLoader the source makes: CPU batches, a pass over a dataset; also a parameter every
-    call of its function in the source gives one (`test(args, epoch, net, testLoader)`)."""
+    call of its function in the source gives one (`test(args, epoch, net, testLoader)`), and
+    loaders read together (`zip(val_loader1, val_loader2)`)."""
     source = iteration_source(loop.iter)
+    if type(source) is cst.Call and call_name(source) == "zip" and source.args:
+        return all(_a_loader(ctx, iteration_source(arg.value), scope) for arg in source.args)
     function = scope.node
     if type(source) is cst.Name and function is not None and source.value in scope.params and scope.assignments.get(
             source.value) == [None] and ctx.class_of.get(id(function)) is None:
