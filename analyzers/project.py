@@ -1349,11 +1349,20 @@ def _called_on_self_in(found, calls) -> set[str]:
 
 def _stepping_calls(cls: ast.ClassDef) -> set[str]:
     """The methods the loops of the methods of `cls` that run a training step call on `self`,
-    outside their `if` statements."""
-    loops = [node for method in cls.body if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))
-             for node in body_nodes(method) if type(node) in (ast.For, ast.While)]
-    return set().union(*(self_calls(loop, guarded=True) for loop in loops if any(
-        type(node) is ast.Call and steps_call(node) for node in body_nodes(loop))))
+    outside their `if` statements; and those a step method calls so, one that steps outside
+    any loop of its own (Auto-PyTorch's `train_step` calling `self.data_preparation(data,
+    targets)`, which a mixup trainer overrides, before `loss.backward()`)."""
+    methods = [method for method in cls.body if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    found: set[str] = set()
+    for method in methods:
+        loops = [node for node in body_nodes(method) if type(node) in (ast.For, ast.While)]
+        in_loops = {id(node) for loop in loops for node in body_nodes(loop)}
+        stepping = [node for node in body_nodes(method) if type(node) is ast.Call and steps_call(node)]
+        found.update(*(self_calls(loop, guarded=True) for loop in loops
+                       if any(type(node) is ast.Call and steps_call(node) for node in body_nodes(loop))))
+        if any(id(node) not in in_loops for node in stepping):
+            found |= self_calls(method, guarded=True)
+    return found
 
 
 _NO_GRAD = re.compile(r"^(torch\.)?(no_grad|inference_mode)\(")

@@ -4089,6 +4089,42 @@ def test_a_method_a_base_class_of_another_file_calls_in_its_training_loop(tmp_pa
     assert [f.range.start_line + 1 for f in findings_of(path, "TPL203")] == [17]
 
 
+def test_a_method_a_step_method_of_a_base_class_of_another_file_calls(tmp_path):
+    """Auto-PyTorch's trainers: `BaseTrainerComponent.train_epoch` loops over the batches calling
+    `self.train_step(data, targets)`, which calls `self.data_preparation(data, targets)` before
+    `loss.backward()`; MixUpTrainer's `data_preparation` moves a CPU permutation every step."""
+    utils = """
+        import torch
+
+        class BaseTrainerComponent:
+            def train_epoch(self, train_loader):
+                for step, (data, targets) in enumerate(train_loader):
+                    self.train_step(data, targets)
+
+            def train_step(self, data, targets):
+                data = data.float().to(self.device)
+                data, criterion_kwargs = self.data_preparation(data, targets)
+                loss = self.criterion(self.model(data), **criterion_kwargs)
+                loss.backward()
+                self.optimizer.step()
+
+            def data_preparation(self, X, y):
+                return X, {"y_a": y}
+    """
+    train = """
+        import torch
+        from utils import BaseTrainerComponent
+
+        class MixUpTrainer(BaseTrainerComponent):
+            def data_preparation(self, X, y):
+                device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+                index = torch.randperm(X.shape[0]).to(device)
+                return 0.5 * X + 0.5 * X[index, :], {"y_a": y, "y_b": y[index]}
+    """
+    path = project(tmp_path, train, utils)
+    assert [f.range.start_line + 1 for f in findings_of(path, "TPL501")] == [8]
+
+
 def test_a_method_a_base_class_of_another_file_calls_under_no_grad(tmp_path):
     """torchlake's `ClassificationEvaluator.run` calls `self._predict(row, model)` in a `with
     torch.no_grad():`; a subclass's `_predict` looping over scales runs without autograd."""

@@ -187,7 +187,7 @@ class HostSyncEveryStep(Nesting):
     directly or through a function of the file): `.item()`, `.cpu()`, `.numpy()`,
     `.tolist()`, `.to("cpu")`, `float()`/`int()`/`bool()` of a tensor, Python's `max()`/`min()`
     of one (`max(num_tokens, 1)`), `print()` of a
-    tensor or a tensor formatted into a string (`pbar.set_description(f"loss {loss:.3f}")`,
+    tensor or a tensor formatted into a string (`file.write(str(loss))`, `pbar.set_description(f"loss {loss:.3f}")`,
     `"%11.4g" * 3 % (*mloss,)`, `"loss {:.4f}".format(loss)`), `math.isnan()` of one (the norm
     `clip_grad_norm_` returns), and `if`, `assert` and conditional-expression tests on a tensor
     (`if loss < best:`, `if torch.isnan(loss):`, `w = a if self.update_count >= n else b` on a buffer,
@@ -1100,6 +1100,19 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # the text of a CUDA loss written to a file every step (bat67's semantic segmentation)
+        Example(
+            """
+            import torch
+            generator = FusionGenerator(3, 3, 64).cuda()
+            for image, label in img_batch:
+                x = image.cuda(0)
+                loss = recon_loss_func(generator(x), x)
+                file.write(str(loss) + "\\n")
+                loss.backward()
+                gen_optimizer.step()
+            """
+        ),
         # a Hugging Face Trainer's `compute_loss`, which the Trainer runs on every training step
         # on batches it moved to the GPU (trl's trainers log their metrics from there)
         Example(
@@ -2171,8 +2184,9 @@ class HostSyncEveryStep(Nesting):
         elif (name == "max" or name == "min") and type(func) is cst.Name and len(node.args) >= 2:
             self._add(node, "compare")  # `max(total_tokens, 1)`: Python compares them, on the host
             return
-        elif name == "print" and node.args:
-            self._add(node, "print")
+        elif name == "print" and node.args or name in ("str", "repr") and type(func) is cst.Name and len(node.args) == 1 and (
+                self.ctx.loops or self.ctx.scope.node):
+            self._add(node, "print")  # (`file.write(str(loss) + "\n")`: the text of a CUDA tensor, as a print makes it)
             return
         if name in _HOST_LOGGER_NAMES and node.args:
             self._add(node, "logger")
