@@ -59,9 +59,8 @@ class DataParallelTraining(Rule):
     is wrapped (`DataParallel(FAN(...).eval())`, a frozen network), and one through which
     nothing runs, only a checkpoint's `module.`-prefixed keys pass (`psp = DataParallel(psp)`,
     then `psp.state_dict()`; RAFT's `model.load_state_dict(...)`, then `model.module` run
-    unwrapped), one over a single GPU (`device_ids=[0]`, `range(args.num_gpu)` with the option's
-    default 1, or `CUDA_VISIBLE_DEVICES` set to one device: DataParallel then calls the module
-    itself), and one in the branch a run
+    unwrapped), one over a single GPU (`device_ids=[0]`, or `CUDA_VISIBLE_DEVICES` set to one
+    device: DataParallel then calls the module itself), and one in the branch a run
     without CUDA takes (the `else:` of `if torch.cuda.is_available():`).
     """
 
@@ -108,20 +107,6 @@ class DataParallelTraining(Rule):
             """
             import torch
             generator = torch.nn.DataParallel(Generator(), device_ids=[0]).cuda()
-            for z in loader:
-                generator(z.cuda()).mean().backward()
-                optimizer.step()
-            """,
-        ),
-        # one GPU unless the user asks for more (bat67's segmentation: `--num_gpu` defaults to 1)
-        Example(
-            """
-            import argparse
-            import torch
-            parser = argparse.ArgumentParser()
-            parser.add_argument("--num_gpu", type=int, default=1)
-            args = parser.parse_args()
-            generator = torch.nn.DataParallel(Generator(), device_ids=[i for i in range(args.num_gpu)]).cuda()
             for z in loader:
                 generator(z.cuda()).mean().backward()
                 optimizer.step()
@@ -214,6 +199,22 @@ class DataParallelTraining(Rule):
         ),
     )
     INVALID = (
+        # the path for several GPUs, taken when the user asks for them (outlier-exposure's `--ngpu`)
+        Example(
+            """
+            import argparse
+            import torch
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--ngpu", type=int, default=1)
+            args = parser.parse_args()
+            net = WideResNet().cuda()
+            if args.ngpu > 1:
+                net = torch.nn.DataParallel(net, device_ids=list(range(args.ngpu)))
+            for x, y in loader:
+                net(x.cuda()).sum().backward()
+                optimizer.step()
+            """,
+        ),
         # a training function that also validates (`model.eval()` every few hundred steps)
         Example(
             """
@@ -295,7 +296,7 @@ class DataParallelTraining(Rule):
             return
         for site in self.sites:
             if self._samples(site.scope.node) or self._runs_nothing(site) or self.ctx.gpu_skips(site.node) or \
-                    self._one_device(cast(cst.Call, site.node), site.scope) or self._tests_and_exits(site):
+                    self._one_device(cast(cst.Call, site.node)) or self._tests_and_exits(site):
                 continue
             wrap = call_name(cast(cst.Call, site.node))
             self.report(
@@ -362,26 +363,13 @@ class DataParallelTraining(Rule):
         return any(type(site.node.func) is cst.Name for name in names for site in self.ctx.calls.get(name, ()))
 
 
-    def _one_device(self, call: cst.Call, scope) -> bool:
-        """A wrap over one GPU (`device_ids=[0]`; `[i for i in range(args.num_gpu)]` or
-        `list(range(n))` of a count that is 1 as written: the option's default; or the source
-        sets `CUDA_VISIBLE_DEVICES` to one device): DataParallel then calls the module itself,
-        replicating and gathering nothing."""
+    def _one_device(self, call: cst.Call) -> bool:
+        """A wrap over one GPU (`device_ids=[0]`, or the source sets `CUDA_VISIBLE_DEVICES` to one
+        device): DataParallel then calls the module itself, replicating and gathering nothing."""
         ids = keyword(call, "device_ids")
         if ids is not None and type(ids.value) in (cst.List, cst.Tuple):
             return len(cast(cst.List, ids.value).elements) == 1
-        if ids is not None and self._ranged_once(ids.value, scope):
-            return True
         return any(_ONE_VISIBLE.search(unit.text) for unit in self.ctx.units)
-
-    def _ranged_once(self, expr: cst.BaseExpression, scope) -> bool:
-        """`range(n)`, `list(range(n))` or `[i for i in range(n)]` with `n` 1."""
-        if type(expr) is cst.ListComp and expr.for_in.inner_for_in is None and not expr.for_in.ifs:
-            expr = expr.for_in.iter
-        if type(expr) is cst.Call and call_name(expr) == "list" and len(expr.args) == 1:
-            expr = expr.args[0].value
-        return type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "range" and \
-            len(expr.args) == 1 and self.ctx.value(expr.args[0].value, scope) == 1
 
     def _runs_nothing(self, site: Site) -> bool:
         """`psp = nn.DataParallel(psp)` read after only as `psp.state_dict()`, or as

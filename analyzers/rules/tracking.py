@@ -462,13 +462,18 @@ class TrainingSteps:
 
     def callers(self, function: cst.FunctionDef) -> list[CallSite]:
         """The calls of `function` in the source: by name, or as a method on `self` (from its
-        class) or on an instance of its class (`agent = SAC()`, then `agent.update()`)."""
+        class) or on an instance of its class (`agent = SAC()`, then `agent.update()`; a
+        `__next__`: `next(fetcher)`)."""
         cls = self.ctx.class_of.get(id(function))
         sites = self.ctx.calls.get(function.name.value, [])
         if cls is None:  # (in a notebook defining the name again, the calls that run this definition)
             namespace = SourceNamespace.of(self.ctx)
             return [site for site in sites if type(site.node.func) is cst.Name
                     and namespace.redefined_run_by(site.node.func, site.unit) in (None, function)]
+        if function.name.value == "__next__":  # `next(fetcher)`: stargan-v2's InputFetcher
+            sites = [site for site in self.ctx.calls.get("next", ()) if len(site.node.args) == 1
+                     and self._instance_of(site.node.args[0].value, site.scope, cls)]
+            return sites
         return [site for site in sites if type(site.node.func) is cst.Attribute and (
             dotted(site.node.func.value) == "self" and site.scope.node is not None and self.ctx.class_of.get(id(site.scope.node)) is cls
             or self._instance_of(site.node.func.value, site.scope, cls))]

@@ -40,7 +40,7 @@ class NonPersistentWorkers(LoaderRule):
     `iter(loader)` made again inside a training loop (`except StopIteration: it =
     iter(loader)`, cycling a loader shorter than the run; `next(enumerate(test_loader))` every
     10 steps) or in a function it calls (`next(iter(val_loader))` in a `sample_images` run
-    every N steps). A function looping over the loader it is given counts for the loaders the
+    every N steps; a fetcher's method its `__next__` calls, `next(fetcher)` in the loop). A function looping over the loader it is given counts for the loaders the
     calls in the loop give it (not the test loader it reads once after training). Workers
     from the core count (`os.cpu_count()`, `int(os.cpu_count() / 2)`, `mp.cpu_count() - 1`, also
     as the default of a parameter of such a function or of an argparse option, or what a function
@@ -294,6 +294,64 @@ class NonPersistentWorkers(LoaderRule):
         ),
     )
     INVALID = (
+        # a fetcher making a new iterator when the loader runs out, read by `next(fetcher)` every
+        # step (stargan-v2's InputFetcher): each pass starts the workers again
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+
+            class InputFetcher:
+                def __init__(self, loader):
+                    self.loader = loader
+
+                def _fetch_inputs(self):
+                    try:
+                        x, y = next(self.iter)
+                    except (AttributeError, StopIteration):
+                        self.iter = iter(self.loader)
+                        x, y = next(self.iter)
+                    return x, y
+
+                def __next__(self):
+                    x, y = self._fetch_inputs()
+                    return x.cuda(), y.cuda()
+
+            loader = DataLoader(dataset, batch_size=8, shuffle=True, num_workers=4, pin_memory=True)
+            fetcher = InputFetcher(loader)
+            for i in range(100000):
+                x, y = next(fetcher)
+                model(x, y).backward()
+                optimizer.step()
+            """,
+            fixed="""
+            import torch
+            from torch.utils.data import DataLoader
+
+            class InputFetcher:
+                def __init__(self, loader):
+                    self.loader = loader
+
+                def _fetch_inputs(self):
+                    try:
+                        x, y = next(self.iter)
+                    except (AttributeError, StopIteration):
+                        self.iter = iter(self.loader)
+                        x, y = next(self.iter)
+                    return x, y
+
+                def __next__(self):
+                    x, y = self._fetch_inputs()
+                    return x.cuda(), y.cuda()
+
+            loader = DataLoader(dataset, batch_size=8, shuffle=True, num_workers=4, pin_memory=True, persistent_workers=True)
+            fetcher = InputFetcher(loader)
+            for i in range(100000):
+                x, y = next(fetcher)
+                model(x, y).backward()
+                optimizer.step()
+            """,
+        ),
         # the function each epoch runs gives a zipped loader's dataset a new offset first: new workers
         # carry it; the other loader restarts for nothing
         Example(
@@ -1007,8 +1065,9 @@ class NonPersistentWorkers(LoaderRule):
             if site.loops:
                 found = [(site.loops[-1], site.scope)]
                 how = "made inside the training loop"
-            elif function is not None:  # (PyTorch-GAN's `sample_images`: `next(iter(val_dataloader))`, called every N steps)
-                found = [(caller.loops[-1], caller.scope) for caller in self.ctx.calls.get(function.name.value, ()) if caller.loops]
+            elif function is not None:  # (PyTorch-GAN's `sample_images`: `next(iter(val_dataloader))`, called every N steps;
+                # stargan-v2's `InputFetcher._fetch_inputs`, which its `__next__` calls, `next(fetcher)` every step)
+                found = [(caller.loops[-1], caller.scope) for caller in self._calls_around(function, steps) if caller.loops]
                 how = f"made at every call of `{function.name.value}` in the training loop"
             else:
                 continue
@@ -1017,6 +1076,18 @@ class NonPersistentWorkers(LoaderRule):
             for loader in self.live_loaders(call.args[0].value, site.scope, site.unit) if loops else ():
                 if site.loops or loader.scope.node is not function:  # (not a loader made at each call)
                     yield loader, loops, f" (through a new `{code(call)}` {how})", ()
+
+    def _calls_around(self, function: cst.FunctionDef, steps: TrainingSteps, depth: int = 0) -> list[CallSite]:
+        """The calls of `function` in the source, and for those in no loop of a method, the calls
+        of that method, two methods up (`self._fetch_inputs()` in `__next__`, then `next(fetcher)`)."""
+        found = []
+        for caller in steps.callers(function):
+            found.append(caller)
+            method = caller.scope.node
+            if not caller.loops and depth < 2 and method is not None and method is not function and \
+                    self.ctx.class_of.get(id(method)) is not None:
+                found += self._calls_around(method, steps, depth + 1)
+        return found
 
     def _iterated_by_importers(self):
         """`return train_loader` in a function of the source that a module of the project calls
