@@ -1349,8 +1349,8 @@ def _called_on_self_in(found, calls) -> set[str]:
 
 def _stepping_calls(cls: ast.ClassDef) -> set[str]:
     """The methods the loops of the methods of `cls` that run a training step call on `self`,
-    outside their `if` statements; and those a step method calls so, one that steps outside
-    any loop of its own (Auto-PyTorch's `train_step` calling `self.data_preparation(data,
+    outside their `if` statements; and those a step method calls so, one that steps an
+    optimizer outside any loop of its own (Auto-PyTorch's `train_step` calling `self.data_preparation(data,
     targets)`, which a mixup trainer overrides, before `loss.backward()`)."""
     methods = [method for method in cls.body if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))]
     found: set[str] = set()
@@ -1360,7 +1360,8 @@ def _stepping_calls(cls: ast.ClassDef) -> set[str]:
         stepping = [node for node in body_nodes(method) if type(node) is ast.Call and steps_call(node)]
         found.update(*(self_calls(loop, guarded=True) for loop in loops
                        if any(type(node) is ast.Call and steps_call(node) for node in body_nodes(loop))))
-        if any(id(node) not in in_loops for node in stepping):
+        if any(id(node) not in in_loops and not (type(node.func) is ast.Attribute and node.func.attr == "backward")
+               for node in stepping):  # (an optimizer's step: not Grad-CAM's `forward`, backpropagating to read gradients)
             found |= self_calls(method, guarded=True)
     return found
 
