@@ -36,16 +36,17 @@ from ..vocabulary import (
     CAST_METHODS, CAST_TYPES, COLLATE_FN, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
 )
 
-# torch's DataLoader, and webdataset's WebLoader, which makes one of its arguments (`WebLoader(*args, **kw)`:
-# `DataLoader(*args, **kw)` in a pipeline)
+# torch's DataLoader, webdataset's WebLoader, which makes one of its arguments (`WebLoader(*args, **kw)`:
+# `DataLoader(*args, **kw)` in a pipeline), and MONAI's, torch's with a collate that lists dictionaries
 DATALOADER = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader", "webdataset.WebLoader",
-              "webdataset.compat.WebLoader"}
-# DataLoaders of libraries whose batches perf-lint cannot cost (PyG's, collating graphs): their
-# workers are re-spawned like any loader's (TPL104); whether they need workers or pinning is not known
+              "webdataset.compat.WebLoader", "monai.data.DataLoader", "monai.data.dataloader.DataLoader"}
+# DataLoaders of libraries whose batches perf-lint cannot cost (PyG's, collating graphs; MONAI's
+# ThreadDataLoader, whose thread prefetches without workers): their workers are re-spawned like any
+# loader's (TPL104); whether they need workers or pinning is not known
 SUBCLASSES = {f"torch_geometric.{package}.{name}" for package in ("loader", "data") for name in (
     "DataLoader", "DataListLoader", "DenseDataLoader", "NeighborLoader", "NeighborSampler", "LinkNeighborLoader",
     "ClusterLoader", "GraphSAINTNodeSampler", "GraphSAINTEdgeSampler", "GraphSAINTRandomWalkSampler", "ShaDowKHopSampler",
-    "RandomNodeLoader", "HGTLoader")}
+    "RandomNodeLoader", "HGTLoader")} | {"monai.data.ThreadDataLoader", "monai.data.thread_buffer.ThreadDataLoader"}
 ITERABLE_DATASET = {"torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"}
 _LITERAL_TENSORS = {"torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.as_tensor",
                     "numpy.array", "numpy.asarray"}
@@ -85,6 +86,10 @@ class _Transfer:
 # epoch (TPL104), all of them copy batches to the device (TPL102)
 _RUN_METHODS = FIT_METHODS | {"test", "predict"}
 _SUPERVISED = {"create_supervised_trainer", "create_supervised_evaluator"}  # ignite
+# MONAI's engines (ignite Engines): class -> (position, name) of the loader they run, and of their epochs
+MONAI_ENGINES = {"SupervisedTrainer": ((2, "train_data_loader"), (1, "max_epochs")),
+                 "GanTrainer": ((2, "train_data_loader"), (1, "max_epochs")),
+                 "SupervisedEvaluator": ((1, "val_data_loader"), None)}
 
 
 class LoaderRule(Rule):
@@ -908,6 +913,11 @@ class LoaderRule(Rule):
             made = self._made_by(site)
             if made.startswith("accelerate.") and made.endswith("Accelerator"):
                 self._passed(site, site.node.args, found, "`accelerator.prepare` makes it copy its batches to the accelerator's device")
+        for site, engine in self.monai_engines():  # (`prepare_batch` copies each batch to `device`)
+            device = argument(site.node, 0, "device")
+            loader = self.monai_loader(site, engine)
+            if device is not None and loader is not None and self._cuda_device(device, site.scope):
+                self._passed(site, [cst.Arg(loader)], found, f"MONAI's `{engine}(device=...)` copies its batches to the GPU")
         engines = TrainingSteps.of(ctx).engines
         namespace = SourceNamespace.of(ctx)
         for site in ctx.calls.get("run", ()):
@@ -933,6 +943,28 @@ class LoaderRule(Rule):
                 if len(params) >= 2 and params[1] in moved and ("cuda" in moved[params[1]].code or ctx.cuda_evidence):
                     said = f"the Engine's `{process}` moves its batches to the GPU (`{moved[params[1]].code}`)"
                     self._passed(site, site.node.args[:1], found, said)
+
+    def monai_engines(self) -> list[tuple[CallSite, str]]:
+        """(call, the engine it derives from) for each MONAI engine the source makes
+        (`monai.engines.SupervisedTrainer(...)`, or a subclass of the project's: `DynUNetTrainer`)."""
+        key = ("monai engines",)
+        if key not in self.known:
+            found = []
+            for name, sites in self.ctx.calls.items():
+                for site in sites:
+                    qualified = self.ctx.qualname(site.node.func) or ""
+                    engine = next((e for e in MONAI_ENGINES if qualified == f"monai.engines.{e}" or qualified.startswith(
+                        "monai.engines.") and qualified.endswith(f".{e}") or type(site.node.func) is cst.Name and derives_from(
+                        self.ctx, site.node.func.value, {f"monai.engines.{e}"})), None) if name[:1].isupper() else None
+                    if engine is not None:
+                        found.append((site, engine))
+            self.known[key] = found
+        return self.known[key]
+
+    def monai_loader(self, site: CallSite, engine: str) -> cst.BaseExpression | None:
+        """The loader a MONAI engine's call gives it."""
+        index, name = MONAI_ENGINES[engine][0]
+        return argument(site.node, index, name)
 
     def epoch_hooks(self) -> set[str]:
         """The hooks whose loaders Lightning's Trainer iterates every epoch: `train_dataloader`, and
@@ -2226,7 +2258,9 @@ def _param_names(params: cst.Parameters) -> set[str]:
 
 
 def _next_iter(call: cst.Call, name: str) -> bool:
-    """`next(iter(name))`."""
+    """`next(iter(name))`, or MONAI's `first(name)` (`monai.utils.first(check_loader)`)."""
+    if call_name(call) == "first" and len(call.args) == 1 and type(call.args[0].value) is cst.Name:
+        return call.args[0].value.value == name
     if type(call.func) is not cst.Name or call.func.value != "next" or not call.args:
         return False
     return _iter_of(call.args[0].value, name)
@@ -2399,7 +2433,7 @@ class SynchronousDataLoader(LoaderRule):
     - the dataset's `__getitem__` or the `collate_fn` moves data to the GPU (`.cuda()`,
       `.to(device)`): worker processes cannot do that;
     - only one batch is taken: the batch is the whole dataset (`batch_size=len(dev_dataset)`),
-      or every use of the loader is a `next(iter(loader))` (also
+      or every use of the loader is a `next(iter(loader))` (also MONAI's `first(loader)`,
       `it = iter(loader)` then one `next(it)` / `it.next()`, or
       `next(iter(DataLoader(...)))` itself, or one pass over `DataLoader(...)` where it is made,
       in no loop and not training: normalisation statistics), a loop that breaks after its
@@ -2476,6 +2510,21 @@ class SynchronousDataLoader(LoaderRule):
     probe = "dataloader"
     options = {"num-workers": 4}
     VALID = (
+        # MONAI's `first(check_loader)`: one batch to look at
+        Example(
+            """
+            import torch
+            from monai.data import DataLoader
+            from monai.utils import first
+            from torchvision import datasets, transforms
+            check_loader = DataLoader(datasets.MNIST(".", transform=transforms.ToTensor()), batch_size=2)
+            check_data = first(check_loader)
+            model = Net().cuda()
+            for x, y in train_loader:
+                model(x.cuda()).sum().backward()
+                optimizer.step()
+            """
+        ),
         # a loader bound again, over a split of its dataset, before anything reads it: never iterated
         Example(
             """
@@ -3448,7 +3497,9 @@ class PinnedMemoryMissing(LoaderRule):
     `val_dataloader`, loaders given to `fit`), Accelerate (`accelerator.prepare(loader)`)
     and ignite (`create_supervised_trainer(..., device=...)`, an `Engine` whose process
     function, also one nested in the function that makes it, moves the batch; loaders
-    given to a handler through `add_event_handler(event, handler, loader)`). Batches are
+    given to a handler through `add_event_handler(event, handler, loader)`; MONAI's
+    `SupervisedTrainer`, `GanTrainer` and `SupervisedEvaluator` with a CUDA `device`). MONAI's
+    DataLoader is torch's (with a collate that lists dictionaries). Batches are
     followed through `enumerate`/`tqdm`/`zip`, through a generator of the project that
     yields the items of the loader it is given (`metric_logger.log_every(loader, 10)`,
     `loader = sample_data(loader)` then `next(loader)`; an iterator made again when it runs
@@ -3709,6 +3760,27 @@ class PinnedMemoryMissing(LoaderRule):
         ),
     )
     INVALID = (
+        # MONAI's trainer copies each batch to its device
+        Example(
+            """
+            import torch
+            from monai.data import DataLoader
+            from monai.engines import SupervisedTrainer
+            train_loader = DataLoader(train_ds, batch_size=16, shuffle=True, num_workers=4)
+            trainer = SupervisedTrainer(device=torch.device("cuda:0"), max_epochs=5, train_data_loader=train_loader,
+                                        network=net, optimizer=opt, loss_function=loss)
+            trainer.run()
+            """,
+            """
+            import torch
+            from monai.data import DataLoader
+            from monai.engines import SupervisedTrainer
+            train_loader = DataLoader(train_ds, batch_size=16, shuffle=True, num_workers=4, pin_memory=True)
+            trainer = SupervisedTrainer(device=torch.device("cuda:0"), max_epochs=5, train_data_loader=train_loader,
+                                        network=net, optimizer=opt, loss_function=loss)
+            trainer.run()
+            """,
+        ),
         # pytorch-ood's examples: the loader iterated through a progress bar's context
         Example(
             """

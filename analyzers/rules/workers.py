@@ -13,7 +13,7 @@ from ..findings import Related
 from ..project import ast_dotted, iterated, iterated_again, maybe_project_call, used_arguments
 from .base import Example, FixPlan, Replace
 from ..datasets import CHEAP
-from .dataloader import LoaderRule, passed_for
+from .dataloader import MONAI_ENGINES, LoaderRule, passed_for
 from .tracking import TrainingSteps, few_iterations
 from .edits import names_in_target, replace_argument, root_name
 from ..vocabulary import FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS
@@ -32,7 +32,8 @@ class NonPersistentWorkers(LoaderRule):
     the validation loaders when the file's LightningModules define no `validation_step`, as
     the Trainer then skips validation);
     an ignite Engine's `run(loader, max_epochs=N)`, or a `run` in an event handler
-    (decorated, or registered with `add_event_handler`); a module of the project that calls
+    (decorated, or registered with `add_event_handler`); MONAI's `SupervisedTrainer` (`GanTrainer`)
+    over more than one epoch, and its `SupervisedEvaluator` when a `ValidationHandler` runs it every epoch; a module of the project that calls
     the function returning the loader (`train_loader, test_loader = data_setup.create_dataloaders()`
     in train.py) and iterates it so, itself or through the functions it gives it to; a class
     of the project that keeps the loader it is given and loops over it each epoch (`Trainer(model,
@@ -294,6 +295,37 @@ class NonPersistentWorkers(LoaderRule):
         ),
     )
     INVALID = (
+        # MONAI's engines: the trainer runs its loader every epoch, the evaluator every validation,
+        # here after each epoch
+        Example(
+            """
+            import torch
+            import monai
+            from monai.handlers import ValidationHandler
+            device = torch.device("cuda")
+            train_loader = monai.data.DataLoader(train_ds, batch_size=2, shuffle=True, num_workers=4, pin_memory=True)
+            val_loader = monai.data.DataLoader(val_ds, batch_size=1, num_workers=4, pin_memory=True)
+            evaluator = monai.engines.SupervisedEvaluator(device=device, val_data_loader=val_loader, network=net)
+            trainer = monai.engines.SupervisedTrainer(
+                device=device, max_epochs=500, train_data_loader=train_loader, network=net, optimizer=opt,
+                loss_function=loss, train_handlers=[ValidationHandler(validator=evaluator, interval=1)])
+            trainer.run()
+            """,
+            fixed="""
+            import torch
+            import monai
+            from monai.handlers import ValidationHandler
+            device = torch.device("cuda")
+            train_loader = monai.data.DataLoader(train_ds, batch_size=2, shuffle=True, num_workers=4, pin_memory=True, persistent_workers=True)
+            val_loader = monai.data.DataLoader(val_ds, batch_size=1, num_workers=4, pin_memory=True, persistent_workers=True)
+            evaluator = monai.engines.SupervisedEvaluator(device=device, val_data_loader=val_loader, network=net)
+            trainer = monai.engines.SupervisedTrainer(
+                device=device, max_epochs=500, train_data_loader=train_loader, network=net, optimizer=opt,
+                loss_function=loss, train_handlers=[ValidationHandler(validator=evaluator, interval=1)])
+            trainer.run()
+            """,
+            count=2,
+        ),
         # a fetcher making a new iterator when the loader runs out, read by `next(fetcher)` every
         # step (stargan-v2's InputFetcher): each pass starts the workers again
         Example(
@@ -1142,6 +1174,18 @@ class NonPersistentWorkers(LoaderRule):
                     for arg in self.trainer_arguments(site):
                         for loader in self.live_loaders(arg.value, site.scope, site.unit):
                             yield loader, [], lightning, ()
+        engines = self.monai_engines()
+        validated = any(self._resolved(argument(site.node, 0, "interval") or cst.Name("None"), site.scope, 0) == 1
+                        for site in ctx.calls.get("ValidationHandler", ()))
+        for site, engine in engines:  # (a trainer runs its loader each of its epochs; an evaluator, each
+            epochs = MONAI_ENGINES[engine][1]  # epoch of a trainer whose ValidationHandler runs it every one)
+            count = argument(site.node, *epochs) if epochs is not None else None
+            if epochs is not None and (count is None or self._resolved(count, site.scope, 0) in (None, 0, 1)) or \
+                    epochs is None and not (validated and any(MONAI_ENGINES[e][1] for _, e in engines)):
+                continue
+            loader = self.monai_loader(site, engine)
+            for found in self.live_loaders(loader, site.scope, site.unit) if loader is not None else ():
+                yield found, [], f" (by MONAI's `{engine}`)", ()
         for site in ctx.calls.get("run", ()):
             if not self._made_by(site).startswith("ignite.") or not site.node.args:
                 continue
