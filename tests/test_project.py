@@ -1754,6 +1754,34 @@ def test_a_worker_count_read_from_the_projects_yaml_config(tmp_path):
     assert [f for f in analyze(read_source(str(module)), Config()) if f.code == "TPL104"] == []
 
 
+def test_a_worker_count_of_a_yaml_section_named_like_the_namespace(tmp_path):
+    """MONAI's surgtoolloc: `num_workers=cfg.num_workers` in a loader factory, and cfg_efnb4.yaml
+    has a `cfg:` section with `num_workers: 8`; `opts.num_workers` names no section and stays
+    unknown."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "cfg_efnb4.yaml").write_text("---\ncfg:\n    batch_size: 196\n    num_workers: 8\n    device: \"cuda:0\"\n")
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        import torch
+        from torch.utils.data import DataLoader
+
+        def get_train_dataloader(train_dataset, cfg):
+            return DataLoader(train_dataset, shuffle=True, batch_size=cfg.batch_size, num_workers=cfg.num_workers, pin_memory=True)
+
+        def main(cfg):
+            loader = get_train_dataloader(train_dataset, cfg)
+            model = Net().cuda()
+            for epoch in range(cfg.epochs):
+                for batch in loader:
+                    model(batch["input"].cuda()).sum().backward()
+                    optimizer.step()
+    """))
+    path = str(tmp_path / "train.py")
+    assert [f.range.start_line + 1 for f in analyze(read_source(path), Config()) if f.code == "TPL104"] == [6]
+    (tmp_path / "train.py").write_text((tmp_path / "train.py").read_text().replace("cfg", "opts"))
+    forget()
+    assert [f for f in analyze(read_source(path), Config()) if f.code == "TPL104"] == []
+
+
 def test_a_config_module_and_a_static_method_reached_through_a_module_alias(tmp_path):
     """smashHit3's AlexNet: `from tools import config`, then `.to(config.device)` and
     `num_workers=config.num_workers` (config.py: `device = "cuda" if ... else "cpu"`,
