@@ -621,33 +621,30 @@ class LoaderRule(Rule):
                 return None
             found.append(passed if passed is not None else (default, scope.parent))
         if not found:  # called from other modules only: what they give it (`Cifar10DataModule(num_workers=4)`)
-            given = self._importer_arguments(callee, init, index - init, param, default)
-            if given is None:
-                return None  # (one gives what perf-lint cannot read: sovit-123's `create_train_loader(ds, BATCH_SIZE, NUM_WORKERS)`)
-            found = given
+            found = self._importer_arguments(callee, init, index - init, param, default)
         if not found and not called and default is not None and any(
                 self.returned_to(site) for site in self.loaders.values() if site.scope.node is function):
             return [(default, scope.parent)]  # a factory of loaders only other modules call: its default
         return found or None
 
-    def _importer_arguments(self, name: str, init: bool, index: int, param: str, default) -> list | None:
+    def _importer_arguments(self, name: str, init: bool, index: int, param: str, default) -> list:
         """What the calls of the function (the class, for `__init__`) `name` of this module in
         the modules of the project that import it give its parameter `param`
         (at `index` among the positional ones): constants, or the default where a call gives
-        none; None when one gives something else, [] when none calls it."""
+        none; [] when one gives something else, or none calls it."""
         found = []
         for namespace, _, node in self._importer_calls(name, init):
             given = next((k.value for k in node.keywords if k.arg == param), None)
             if given is None and index < len(node.args) and not any(type(a) is ast.Starred for a in node.args[:index + 1]):
                 given = node.args[index]
             if given is None and (default is None or any(k.arg is None for k in node.keywords)):
-                return None
+                return []
             if given is not None and type(given) is not ast.Constant:
                 option = project_option_default(namespace.path, given.attr) if type(given) is ast.Attribute and type(
                     given.value) is ast.Name else UNKNOWN  # (`args.workers` of a namespace a function parses: timm's `_parse_args()`)
                 given = _parsed_default(namespace, given) or (ast.Constant(option) if option is not UNKNOWN else None)
                 if given is None:
-                    return None
+                    return []
             found.append((default, self.ctx.module_scope) if given is None else
                          (cst.parse_expression(repr(given.value)), self.ctx.module_scope))
         return found
