@@ -203,15 +203,14 @@ class EvaluationWithGradients(Nesting):
             """
             import torch
             for fraction in [20, 10, 5]:
-                net = Transfer().cuda()
+                model = Transfer().cuda()
                 for epoch in range(20):
-                    for x, y in train_loader:
-                        loss = criterion(net(x.cuda()), y.cuda())
-                        loss.backward()
-                        optimizer.step()
-                net.eval()
-                for x, y in test_loader:
-                    right += (net(x.cuda()).argmax(1) == y.cuda()).sum()
+                    for images, labels in subset_loader(fraction):
+                        F.mse_loss(model(images.cuda()), labels.cuda()).backward()
+                        opt.step()
+                model.eval()
+                for images, labels in test_loader:
+                    results[fraction] += (model(images.cuda()).argmax(1) == labels.cuda()).sum()
             """
         ),
         # a function the script calls once, before training: nothing repeats it
