@@ -161,6 +161,14 @@ class CallSite(Site):
 MODULE_CHAIN = {"eval", "train", "to", "cuda", "cpu", "half", "float", "bfloat16", "requires_grad_"}  # return the module
 
 
+def module_below(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """What a chain of the module methods that return the module is called on (`Net()` of
+    `Net().cuda().eval()`, `model` of `model.eval().requires_grad_(False)`)."""
+    while type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in MODULE_CHAIN:
+        expr = expr.func.value
+    return expr
+
+
 class Context:
     """Facts about one source, filled during the rule pass by the handlers in
     `visit_handlers`/`leave_handlers` (node kind -> method), called before the rules'

@@ -1355,13 +1355,15 @@ def _stepping_calls(cls: ast.ClassDef) -> set[str]:
     methods = [method for method in cls.body if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef))]
     found: set[str] = set()
     for method in methods:
-        loops = [node for node in body_nodes(method) if type(node) in (ast.For, ast.While)]
-        in_loops = {id(node) for loop in loops for node in body_nodes(loop)}
-        stepping = [node for node in body_nodes(method) if type(node) is ast.Call and steps_call(node)]
-        found.update(*(self_calls(loop, guarded=True) for loop in loops
-                       if any(type(node) is ast.Call and steps_call(node) for node in body_nodes(loop))))
-        if any(id(node) not in in_loops and not (type(node.func) is ast.Attribute and node.func.attr == "backward")
-               for node in stepping):  # (an optimizer's step: not Grad-CAM's `forward`, backpropagating to read gradients)
+        stepping = {id(node): node for node in body_nodes(method) if type(node) is ast.Call and steps_call(node)}
+        in_loops: set[int] = set()
+        for loop in (node for node in body_nodes(method) if type(node) in (ast.For, ast.While)):
+            inside = {id(node) for node in body_nodes(loop)}
+            in_loops |= inside
+            if not inside.isdisjoint(stepping):
+                found |= self_calls(loop, guarded=True)
+        if any(key not in in_loops and not (type(node.func) is ast.Attribute and node.func.attr == "backward")
+               for key, node in stepping.items()):  # (an optimizer's step: not Grad-CAM's `forward`, backpropagating to read gradients)
             found |= self_calls(method, guarded=True)
     return found
 

@@ -10,7 +10,7 @@ from typing import cast
 
 import libcst as cst
 
-from ..context import MODULE_CHAIN, Scope, Site
+from ..context import Scope, Site, module_below
 from ..nodes import UNKNOWN, argument, call_name, call_result_name, code, keyword, literal, short_code, subtracts
 from ..parse import parse_snippet
 from ..source import Block, Magic
@@ -430,8 +430,7 @@ class TimingWithoutWarmup(_TimedRegions):
             return None
         places = []
         for value in scope.assignments[name]:
-            while type(value) is cst.Call and type(value.func) is cst.Attribute and call_name(value) in MODULE_CHAIN:
-                value = value.func.value
+            value = module_below(value) if value is not None else None
             if type(value) is cst.Call and type(value.func) is cst.Name and value.func.value[:1].isupper():
                 place = self.sequence.get(id(value))
                 if place is not None and place < before and (self._loops_of(value) or ())[: len(loops)] == loops:

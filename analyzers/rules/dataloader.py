@@ -953,13 +953,14 @@ class LoaderRule(Rule):
         key = ("monai engines",)
         if key not in self.known:
             found = []
+            bases = {f"monai.engines.{engine}": engine for engine in MONAI_ENGINES}
             for name, sites in self.ctx.calls.items():
-                for site in sites:
+                for site in sites if name[:1].isupper() else ():
                     qualified = self.ctx.qualname(site.node.func) or ""
-                    engine = next((e for e in MONAI_ENGINES if qualified == f"monai.engines.{e}" or qualified.startswith(
-                        "monai.engines.") and qualified.endswith(f".{e}") or type(site.node.func) is cst.Name and derives_from(
-                        self.ctx, site.node.func.value, {f"monai.engines.{e}"})), None) if name[:1].isupper() else None
-                    if engine is not None:
+                    engine = qualified.rpartition(".")[2] if qualified.startswith("monai.engines.") else None
+                    if engine is None and type(site.node.func) is cst.Name and derives_from(self.ctx, name, bases):
+                        engine = next(e for base, e in bases.items() if derives_from(self.ctx, name, {base}))
+                    if engine in MONAI_ENGINES:
                         found.append((site, engine))
             self.known[key] = found
         return self.known[key]

@@ -9,7 +9,7 @@ from typing import NamedTuple, cast
 
 import libcst as cst
 
-from ..context import IF, MODULE_CHAIN, CallSite, Frame, Site, WITH
+from ..context import IF, CallSite, Frame, Site, WITH, module_below
 from ..nodes import argument, call_name, children, code, dotted, iteration_source, keyword, literal, remembered, walk
 from ..project import derives_from, maybe_project_call, no_grad_helpers, project_bases
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
@@ -1001,10 +1001,7 @@ class EvaluationWithGradients(Nesting):
             if len(small.targets) == 1:  # model = Model().eval().requires_grad_(False)
                 module = dotted(small.targets[0].target)
         if module is None and (call is not None or on):  # `module.requires_grad = False` freezes nothing
-            while type(receiver) is cst.Call and type(receiver.func) is cst.Attribute and (
-                    receiver.func.attr.value in MODULE_CHAIN):
-                receiver = receiver.func.value  # model.eval().requires_grad_(False)
-            module = _module_path(receiver)
+            module = _module_path(module_below(receiver))  # model.eval().requires_grad_(False)
         if module is not None:
             if on:
                 self.unfrozen.add(module)
@@ -1310,8 +1307,7 @@ class EvaluationWithGradients(Nesting):
         `parallel_model = nn.DataParallel(model, dim=1).cuda()`, else `model`)."""
         values = self.ctx.assigned(name, scope) or ()
         for value in values:
-            while type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in MODULE_CHAIN:
-                value = value.func.value
+            value = module_below(value) if value is not None else None
             if type(value) is cst.Call and (self.ctx.qualname(value.func) or "").startswith("torch.nn."):
                 value = argument(value, 0, "module")
             if value is None or dotted(value) != module:
@@ -1339,8 +1335,7 @@ class EvaluationWithGradients(Nesting):
         return bool(values) and all(value is not None and self._module_made(value) for value in values)
 
     def _module_made(self, expr: cst.BaseExpression) -> bool:
-        while type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in MODULE_CHAIN:
-            expr = expr.func.value
+        expr = module_below(expr)
         if type(expr) is not cst.Call:
             return False
         qualified = self.ctx.qualname(expr.func) or ""

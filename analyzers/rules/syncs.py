@@ -2727,9 +2727,9 @@ class HostSyncEveryStep(Nesting):
 
     def _made_on_cpu(self, expr: cst.BaseExpression, scope: Scope, site: Site | None = None) -> bool:
         """`x` made by `torch.linspace(...)` (a factory) with no device, and not moved; or copied to
-        the host already (`loss = criterion(out, y).cpu()`, or `loss.cpu() if use_cuda else loss`, then
-        `loss.data.item()`; `correct =
-        pred.eq(y).cpu().sum()`, then `correct.item()`: the copy waited, the read does not), or
+        the host already (`loss = criterion(out, y).cpu()`, or `loss.cpu() if use_cuda else loss`,
+        then `loss.data.item()`; `correct = pred.eq(y).cpu().sum()`, then `correct.item()`: the
+        copy waited, the read does not), or
         computed from such copies only (`loss = loss_f(outputs.cpu(), labels.cpu())`), or from a
         tensor of sizes (`torch.prod(torch.tensor(x.shape[1:])).item()`); or
         a NumPy value (`np.ceil(np.log(n)).astype("int").item()`)."""

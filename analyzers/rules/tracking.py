@@ -471,9 +471,8 @@ class TrainingSteps:
             return [site for site in sites if type(site.node.func) is cst.Name
                     and namespace.redefined_run_by(site.node.func, site.unit) in (None, function)]
         if function.name.value == "__next__":  # `next(fetcher)`: stargan-v2's InputFetcher
-            sites = [site for site in self.ctx.calls.get("next", ()) if len(site.node.args) == 1
-                     and self._instance_of(site.node.args[0].value, site.scope, cls)]
-            return sites
+            return [site for site in self.ctx.calls.get("next", ()) if len(site.node.args) == 1
+                    and self._instance_of(site.node.args[0].value, site.scope, cls)]
         return [site for site in sites if type(site.node.func) is cst.Attribute and (
             dotted(site.node.func.value) == "self" and site.scope.node is not None and self.ctx.class_of.get(id(site.scope.node)) is cls
             or self._instance_of(site.node.func.value, site.scope, cls))]
