@@ -77,6 +77,7 @@ class _Listing(NamedTuple):
     placed: dict[tuple[str, ...], str | None]  # `placed_anywhere`'s answers, by the dotted parts asked
     texts: list[bytes]  # the texts of its code and config files, read when first asked (`never_set`)
     unset: dict[str, bool]  # `never_set`'s answers, by the name asked
+    off: dict[str, bool]  # `never_on`'s answers, by the name asked
     settings: list[dict[tuple[str, ...], list[str]]]  # its YAML files' settings, read when first asked (`yaml_setting`)
 
 
@@ -604,12 +605,30 @@ def gpu_value(ctx) -> str | None:
         if scope.owner_of(name.partition(".")[0]) is not None or len(asked) > MAX_CALLEES:
             continue  # (bound by the source itself)
         found = namespace.value(name)
-        if found is None or not isinstance(found[1], FileNamespace) or not found[1].label:
-            continue
-        line = _gpu_line(ast.walk(found[0]), found[1])
-        if line is not None:
-            return f"{found[1].label}:{line}"
+        values = [found] if found is not None else _instance_attribute(namespace, name)
+        for value, module in values:
+            if not isinstance(module, FileNamespace) or not module.label:
+                continue
+            line = _gpu_line(ast.walk(value), module)
+            if line is not None:
+                return f"{module.label}:{line}"
     return None
+
+
+def _instance_attribute(namespace, name: str) -> list[tuple[ast.expr, FileNamespace]]:
+    """What the class of an instance another module of the project makes gives its attribute, for
+    `opt.device` with `from config import opt` and config.py's `opt = DefaultConfig()`: the class's
+    `device = ...` and its methods' `self.device = ...` (or `opt.device = ...`)."""
+    head, _, attr = name.partition(".")
+    made = namespace.value(head) if attr and "." not in attr else None
+    if made is None or type(made[0]) is not ast.Call or type(made[0].func) is not ast.Name:
+        return []
+    found = made[1].klass(made[0].func.id)
+    if found is None:
+        return []
+    return [(node.value, found[1]) for node in ast.walk(found[0]) if type(node) is ast.Assign and any(
+        type(t) is ast.Name and t.id == attr or type(t) is ast.Attribute and t.attr == attr and type(t.value) is ast.Name
+        and t.value.id in ("self", head) for t in node.targets)]
 
 
 def _device_arguments(ctx):
@@ -724,7 +743,7 @@ def _listing(root: str) -> _Listing:
             packages[word].append(path)
         if not module.words.isdisjoint(_CONFIG_WORDS):
             configs.append(path)
-    listing = _Listing(now, folders, dict(importers), dict(packages), configs, dict(modules), {}, [], {}, [])
+    listing = _Listing(now, folders, dict(importers), dict(packages), configs, dict(modules), {}, [], {}, {}, [])
     with _LOCK:
         _LISTINGS[root] = listing
         while len(_LISTINGS) > 16:
@@ -759,14 +778,39 @@ def never_set(path: str, name: str) -> bool:
         return False  # (a folder of no project: its configurations may be anywhere)
     listing = _listing(root)
     if name not in listing.unset:
-        if not listing.texts:
-            for found, info in _files(root, [], (".py", ".ipynb", ".yaml", ".yml", ".json", ".toml", ".cfg")):
-                note(found, info)
-                listing.texts.append(_read(found) or b"")
-        word = re.escape(name.encode())
-        setting = re.compile(rb"(\.?)\b" + word + rb"\b\s*(=(?!=)|:)|--" + word + rb"\b|[\"']" + word + rb"[\"']")
-        listing.unset[name] = not any(_sets(text, match) for text in listing.texts for match in setting.finditer(text))
+        listing.unset[name] = not any(_sets(text, match) for text, match in _settings(listing, root, name))
     return listing.unset[name]
+
+
+def never_on(path: str, name: str) -> bool:
+    """Whether the files of the project of the module at `path` set an attribute or key `name`
+    and only to a false constant (`'use_objectness_score': False` in a dict of defaults that no
+    configuration changes; `name: false`, `name = None`): a switch no shipped configuration turns
+    on. Not an option (`--name`), which a command line may turn on."""
+    root = project_root(os.path.dirname(os.path.abspath(path)))
+    if not marked(root):
+        return False
+    listing = _listing(root)
+    if name not in listing.off:
+        values = [text[match.end():match.end() + 8] for text, match in _settings(listing, root, name) if _sets(text, match)]
+        listing.off[name] = bool(values) and all(_FALSE.match(value) is not None for value in values)
+    return listing.off[name]
+
+
+_FALSE = re.compile(rb"\s*(False|false|None|null|0)\b")
+
+
+def _settings(listing: _Listing, root: str, name: str):
+    """(text, match) of each place the texts of the project (code, notebooks, configurations; read
+    when first asked) may set `name`: `name =`, `name:`, `--name`, `"name":`."""
+    if not listing.texts:
+        for found, info in _files(root, [], (".py", ".ipynb", ".yaml", ".yml", ".json", ".toml", ".cfg")):
+            note(found, info)
+            listing.texts.append(_read(found) or b"")
+    raw = name.encode()
+    word = re.escape(raw)
+    setting = re.compile(rb"(\.?)\b" + word + rb"\b\s*(=(?!=)|:)|--" + word + rb"\b|[\"']" + word + rb"[\"']\s*:?")
+    return ((text, match) for text in listing.texts if raw in text for match in setting.finditer(text))  # (the cheap test first)
 
 
 _ATTRIBUTE_READ = re.compile(rb"(?:has|get)attr\(\s*[\w.]+\s*,\s*$")  # before the name it reads, quoted

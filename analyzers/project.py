@@ -918,6 +918,18 @@ def _mask_form(value: ast.expr) -> bool:
     return name == "bool" and not value.args or name in MASK_MAKERS - ONE_TENSOR_TESTS and len(value.args) == 1
 
 
+def _switched_off(function, namespace: Namespace) -> set[int]:
+    """Ids of the nodes under `if cfg.flag:` where the files of the project set `flag` only to
+    false constants (`never_on`): a branch no shipped configuration takes."""
+    path = namespace.path if isinstance(namespace, FileNamespace) else namespace.ctx.path if isinstance(
+        namespace, SourceNamespace) else None
+    tests = [(node, node.test.attr) for node in body_nodes(function) if type(node) is ast.If and type(node.test) is ast.Attribute]
+    if not tests or not path or path.startswith("<"):
+        return set()
+    from .importers import never_on  # (imported here: importers builds on this module)
+    return {id(inner) for node, name in tests if never_on(path, name) for statement in node.body for inner in ast.walk(statement)}
+
+
 def _defaulting(function) -> set[int]:
     """Ids of the nodes that work out a value when the caller left it out or none is kept yet
     (`if size is None: size = int(edge_index.max()) + 1`, the `else` of `if num_nodes is not
@@ -1061,7 +1073,7 @@ def _summarize(function, namespace: Namespace, place: Place, cls, matcher, depth
     tests = matcher is _argument_read and depth <= _SHALLOW_CALLS
     masks = _masks(function) if tests else set()
     augmented = {id(node.target) for node in body_nodes(function) if type(node) is ast.AugAssign} if tests else set()
-    defaulting = _defaulting(function) if matcher is _argument_read else set()
+    defaulting = _defaulting(function) | _switched_off(function, namespace) if matcher is _argument_read else set()
     for node in sorted((n for n in body_nodes(function) if (type(n) is ast.Call or tests and type(n) in _READ_NODES)
                         and id(n) not in defaulting), key=lambda n: (n.lineno, n.col_offset)):
         if type(node) is ast.Subscript:  # `boxes[boxes[:, 4] != -1]`: the host reads the mask's count

@@ -3869,6 +3869,75 @@ def test_a_switch_no_file_of_the_project_sets(tmp_path):
     assert [f.range.start_line + 1 for f in findings_of(scripts, "TPL203")] == [11]
 
 
+def test_a_switch_every_configuration_of_the_project_turns_off(tmp_path):
+    """yolact: MultiBoxLoss.forward calls `self.class_balanced_loss(...)` only under `if
+    cfg.use_class_balanced_conf:`, and data/config.py's dict of defaults sets that key to False,
+    which no configuration changes: neither the method nor the branch runs; a configuration
+    setting it True (or a command-line option naming it) makes them run."""
+    (tmp_path / "pyproject.toml").write_text("")
+    defaults = "base = dict(\n    use_class_balanced_conf=False,\n)\ncfg = Config({'use_class_balanced_conf': False})\n"
+    (tmp_path / "config.py").write_text(defaults)
+    (tmp_path / "loss.py").write_text(textwrap.dedent("""
+        import torch
+        from config import cfg
+
+        class MultiBoxLoss(torch.nn.Module):
+            def forward(self, conf, conf_t):
+                if cfg.use_class_balanced_conf:
+                    return self.class_balanced_loss(conf, conf_t)
+                if cfg.use_class_balanced_conf:
+                    counts = conf_t.unique(return_counts=True)[1].cpu()
+                return conf.sum()
+
+            def class_balanced_loss(self, conf, conf_t):
+                return conf[conf_t > 0].sum()
+
+        criterion = MultiBoxLoss()
+        for x, y in loader:
+            loss = criterion(model(x.cuda()), y.cuda())
+            loss.backward()
+            optimizer.step()
+    """))
+    loss = str(tmp_path / "loss.py")
+    assert findings_of(loss, "TPL203") == []
+    forget()  # (the project is listed again: a file changed)
+    (tmp_path / "yolact_plus.py").write_text("cfg = base.copy({'use_class_balanced_conf': True})\n")
+    assert sorted(f.range.start_line + 1 for f in findings_of(loss, "TPL203")) == [10, 14]
+
+
+def test_a_device_an_instance_of_another_module_is_given(tmp_path):
+    """pytorch-book: main.py moves its batches `.to(opt.device)`, with `from config import opt`
+    and config.py's `opt = DefaultConfig()`, whose `_parse` sets `opt.device = t.device('cuda')
+    if opt.use_gpu else t.device('cpu')`: the GPU, so `loss.item()` every step is a sync."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "config.py").write_text(textwrap.dedent("""
+        import torch as t
+
+        class DefaultConfig(object):
+            use_gpu = True
+
+            def _parse(self, kwargs):
+                opt.device = t.device('cuda') if opt.use_gpu else t.device('cpu')
+
+        opt = DefaultConfig()
+    """))
+    (tmp_path / "main.py").write_text(textwrap.dedent("""
+        import torch as t
+        from config import opt
+
+        def train(**kwargs):
+            opt._parse(kwargs)
+            model.to(opt.device)
+            for data, label in loader:
+                loss = criterion(model(data.to(opt.device)), label.to(opt.device))
+                loss.backward()
+                optimizer.step()
+                meter.add(loss.item())
+    """))
+    [finding] = findings_of(str(tmp_path / "main.py"), "TPL203")
+    assert finding.range.start_line + 1 == 12 and "`loss.item()`" in finding.message
+
+
 def test_a_config_module_each_experiment_folder_puts_on_the_path(tmp_path):
     """SimpleAICV: tools/train_detection_model.py does `from train_config import config`, the
     train_config.py of the experiment folder it runs from (there are several), and trains on the

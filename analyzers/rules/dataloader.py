@@ -373,6 +373,9 @@ class LoaderRule(Rule):
                     type(v) is cst.Call and call_name(v) == "iter" and len(v.args) == 1 for v, _ in bound):  # when it ends
                 found.extend(loader for v, where in bound for loader in self._resolve_loader(
                     cast(cst.Call, v).args[0].value, where, depth + 1) if loader not in found)
+            if not found and type(expr) is cst.Name:  # `active_dataloader = train_dataloader` in one branch
+                found.extend(loader for v, where in bound if type(v) is cst.Name and v.value != expr.value
+                             for loader in self._resolve_loader(v, where, depth + 1) if loader not in found)
         return found
 
     def _from_callers(self, scope, param: str, depth: int) -> list[Site]:

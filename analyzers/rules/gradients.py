@@ -13,9 +13,9 @@ from ..context import IF, CallSite, Frame, Site, WITH, module_below
 from ..nodes import argument, call_name, children, code, dotted, iteration_source, keyword, literal, remembered, walk
 from ..project import derives_from, maybe_project_call, no_grad_helpers, project_bases
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
-from .edits import replace_argument
+from .edits import replace_argument, root_name
 from .timing import torch_alias
-from .tracking import Nesting, TrainingSteps, few_iterations, iterates_dataloader
+from .tracking import Nesting, TrainingSteps, few_iterations, interval_test, iterates_dataloader
 from ..vocabulary import MODEL_WORDS, MODULE_CLASSES, SIZED_FACTORIES
 
 NO_GRAD = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
@@ -24,6 +24,7 @@ SET_GRAD_ENABLED = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"}
 _EVAL_WORDS = {"val", "valid", "validate", "validation", "eval", "evaluate", "evaluation", "inference", "infer",
                "predict", "prediction"}
 _GRAD_USES = {"backward", "grad", "requires_grad_", "retain_grad", "autograd", "enable_grad"}
+_LOSS_WORDS = ("loss", "criterion")  # a callee named so computes a loss of what a model gave
 _BENIGN_GRAD_METHODS = {"zero_", "detach_", "requires_grad_", "is_sparse"}
 
 
@@ -79,7 +80,9 @@ class EvaluationWithGradients(Nesting):
     model in evaluation mode (`model.eval()`, then `vloss = loss_fn(model(x_test), y_test)`
     in each epoch, until `model.train()`), when it runs the model with autograd on and
     computes no gradient; so too the rest of a function that steps and is called in a loop
-    (pygcn's `train(epoch)`: a step, then `model.eval(); output = model(features, adj)`).
+    (pygcn's `train(epoch)`: a step, then `model.eval(); output = model(features, adj)`), and a
+    branch a training loop takes every N steps (`if step % 50 == 0:`) that runs the module it
+    trains on held-out data (`test_output = cnn(test_x)`) and computes no gradient.
 
     ## Why is this bad?
     `model.eval()` only switches dropout and batch norm to inference behaviour; autograd
@@ -113,6 +116,20 @@ class EvaluationWithGradients(Nesting):
     calls = CallNames(frozenset({"set_grad_enabled", "eval", "train", "requires_grad_"}))
     probe = "memory"
     VALID = (
+        # every N steps the held-out batch feeds a loss that is backpropagated (a consistency term)
+        Example(
+            """
+            import torch
+            cnn = CNN().cuda()
+            for step, (x, y) in enumerate(train_loader):
+                loss = loss_func(cnn(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+                if step % 50 == 0:
+                    consistency = cnn(val_x).var()
+                    consistency.backward()
+            """
+        ),
         # a module's own decoding loop, named for inference: its caller decides whether gradients
         # are on (Tacotron's `Decoder.inference`, run by a notebook's one demo sentence)
         Example(
@@ -530,6 +547,26 @@ class EvaluationWithGradients(Nesting):
                         model.eval()
                         vloss = loss_fn(model(x_test), y_test)
                         print(epoch, vloss.item())
+            """
+        ),
+        # MorvanZhou's tutorial: the test set run every 50 steps inside the training loop
+        Example(
+            """
+            import torch
+            class CNN(torch.nn.Module):
+                def forward(self, x):
+                    return self.out(self.conv(x).flatten(1))
+            test_x = test_images[:2000].cuda()
+            cnn = CNN().cuda()
+            for epoch in range(1):
+                for step, (x, y) in enumerate(train_loader):
+                    loss = loss_func(cnn(x.cuda()), y.cuda())
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                    if step % 50 == 0:
+                        test_output = cnn(test_x)
+                        accuracy = (test_output.argmax(1) == test_y).float().mean()
             """
         ),
         # pygcn: the function that steps, called every epoch, then evaluates the full graph
@@ -1132,6 +1169,7 @@ class EvaluationWithGradients(Nesting):
                 fix,
             )
         self._report_evaluation_sections(reported, called_without_grad)
+        self._report_interval_evaluations(reported, called_without_grad)
 
     def _report_evaluation_sections(self, reported: set[int], called_without_grad: set[str]) -> None:
         """A training loop whose body, after its step, puts the model in evaluation mode and runs
@@ -1181,6 +1219,40 @@ class EvaluationWithGradients(Nesting):
                 "activation is kept for a backward pass that never comes, costing memory and time. Wrap it in "
                 "torch.no_grad() (or torch.inference_mode()); eval() alone does not turn gradients off.",
             )
+
+    def _report_interval_evaluations(self, reported: set[int], called_without_grad: set[str]) -> None:
+        """A branch of a training loop taken every N steps (`if step % 50 == 0:`) that runs the
+        model the loop trains on held-out data (`test_output = cnn(test_x)`) with autograd on and
+        computes no gradient: an evaluation every N steps, with no `model.eval()` to say so."""
+        steps = TrainingSteps.of(self.ctx)
+        for loop in self.loops if self.ctx.cuda_evidence is not None else ():
+            function, scope = loop.function, loop.site.scope
+            if id(function) in reported or id(scope) in self.grad_disabled or not steps.steps_here(loop.node) or any(
+                    f.kind == WITH and id(f.node) in self.no_grad_withs for f in loop.frames) or function is not None and (
+                    self._decorated(function) or function.name.value in called_without_grad):
+                continue
+            loops = (*loop.site.loops, loop.node)
+            for branch in (s for s in loop.node.body.body if type(s) is cst.If and s.orelse is None):
+                if not interval_test(self.ctx, branch.test, loops, scope) or _uses_gradients(branch.body, self.ctx) or any(
+                        type(n) is cst.Call and call_name(n) == "eval" for n in walk(branch.body)):
+                    continue  # (after `model.eval()`: an evaluation section, reported as one)
+                trained = {dotted(c.func) or "" for s in loop.node.body.body if s is not branch for c in _calls_outside(
+                    s, self.no_grad_withs)} - {""}
+                call = next((c for c in _calls_outside(branch.body, self.no_grad_withs) if (name := dotted(c.func) or "") in trained
+                             and self._model_like(c.func, name, scope) and not self._frozen(name)
+                             and not any(word in name.lower() for word in _LOSS_WORDS) and any(
+                                 (root := root_name(arg.value)) is not None and _evaluation_name(root, self.ctx.path) for arg in c.args)), None)
+                if call is None:
+                    continue
+                if function is not None:
+                    reported.add(id(function))
+                self.report(
+                    Site(call, loop.site.unit, scope),
+                    f"This evaluation (`{code(call)}` every N steps of the training loop) runs the model with autograd on: "
+                    "every activation is kept for a backward pass that never comes, costing memory and time. Wrap it in "
+                    "torch.no_grad() (or torch.inference_mode()).",
+                )
+                break
 
     def _decorated(self, function: cst.FunctionDef) -> bool:
         """Whether a decorator runs the function under no_grad: torch's (`@torch.no_grad()`,

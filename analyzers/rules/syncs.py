@@ -42,7 +42,7 @@ _TENSOR_FACTS = {"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad",
 _TENSOR_METHODS = {
     "sum", "mean", "max", "min", "norm", "detach", "clone", "float", "half", "double", "abs", "sqrt", "pow", "exp",
     "log", "squeeze", "unsqueeze", "view", "reshape", "argmax", "argmin", "softmax", "std", "var", "prod", "cuda",
-    "to", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "sub", "add", "mul", "div",
+    "to", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "sub", "add", "mul", "div", "bool", "long",
 }
 # tensor methods giving back a tensor on the same device (`x = x.masked_select(m).view(n, -1)` keeps `x` a CUDA tensor)
 _KEEPING_METHODS = _TENSOR_METHODS - {"cuda", "to"} | {
@@ -137,12 +137,15 @@ _OUTPUT = frozenset({"info", "log", "write", "set_postfix", "set_description", "
 
 
 def _kept_tensor(value: cst.BaseExpression, name: str) -> bool:
-    """Whether `value` is `name` through tensor methods and indexing only (`x.masked_select(m).view(n,
-    -1)`, `x[:, 1:].contiguous()`): a tensor when `name` was one."""
+    """Whether `value` is `name` through tensor methods, moves, indexing and comparisons only
+    (`x.masked_select(m).view(n, -1)`, `x[:, 1:].contiguous()`, `x.to(device)`, `(x.unsqueeze(0) ==
+    x.unsqueeze(1)).float()`): a tensor when `name` was one."""
     while True:
         if type(value) is cst.Subscript:
             value = value.value
-        elif type(value) is cst.Call and type(value.func) is cst.Attribute and call_name(value) in _KEEPING_METHODS:
+        elif type(value) is cst.Comparison:
+            value = value.left
+        elif type(value) is cst.Call and type(value.func) is cst.Attribute and call_name(value) in _TENSOR_METHODS | _KEEPING_METHODS:
             value = value.func.value
         else:
             return type(value) is cst.Name and value.value == name
@@ -268,7 +271,9 @@ class HostSyncEveryStep(Nesting):
     (the `else` of `if torch.cuda.is_available():`, what follows an `if use_cuda: return ...`, Demucs' `if x_is_mps:`,
     `if x.device.type == "mps":`) or no run takes (under
     `if self.flag:` where the source only sets `self.flag` to false constants, or in its `else`
-    when only to true ones: SlowFast's `self.swav_use_public_code = True`) or a training step
+    when only to true ones: SlowFast's `self.swav_use_public_code = True`; under `if cfg.flag:`
+    where the files of the project set `flag` only to false constants, yolact's
+    `'use_class_balanced_conf': False`; also a method a module's `forward` calls only there) or a training step
     does not (the `else` of the test the step trains under, `if is_train:`, and a module's
     inference branch, the `else` of `if self.training:`, the body of `if self.phase == "test":`),
     under a switch no file of the project sets (`if hasattr(config, "skip_inf_nan_grad") and
@@ -1100,6 +1105,41 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # RepDistiller's RKD loss: a distance computed from the inputs by a method of the module,
+        # then selected from with a mask of itself
+        Example(
+            """
+            import torch
+            class RKDLoss(torch.nn.Module):
+                def forward(self, f_s, f_t):
+                    d = self.pdist(f_s.view(f_s.shape[0], -1))
+                    mean_d = d[d > 0].mean()
+                    return (d / mean_d).mean()
+            criterion = RKDLoss()
+            for x, y in loader:
+                loss = criterion(student(x.cuda()), teacher(x.cuda()))
+                loss.backward()
+                optimizer.step()
+            """
+        ),
+        # SimCLR: labels made on the CPU, compared with themselves, moved to the device, then
+        # selected from with a mask and used as one (`labels.bool()`)
+        Example(
+            """
+            import torch
+            device = torch.device("cuda")
+            def info_nce_loss(features):
+                labels = torch.cat([torch.arange(256) for i in range(2)], dim=0)
+                labels = (labels.unsqueeze(0) == labels.unsqueeze(1)).float()
+                labels = labels.to(device)
+                similarity = features @ features.T
+                return similarity[labels.bool()].mean()
+            for images, _ in train_loader:
+                loss = info_nce_loss(model(images.to(device)))
+                loss.backward()
+                optimizer.step()
+            """
+        ),
         # the text of a CUDA loss written to a file every step (bat67's semantic segmentation)
         Example(
             """
@@ -2978,6 +3018,10 @@ class HostSyncEveryStep(Nesting):
             return self._forward_input(expr.left, scope, depth + 1) or self._forward_input(expr.right, scope, depth + 1)
         if type(expr) is cst.Call and type(expr.func) is cst.Attribute and call_name(expr) in _KEEPING_METHODS:
             return self._forward_input(expr.func.value, scope, depth + 1)
+        if type(expr) is cst.Call and ((self.ctx.qualname(expr.func) or "").startswith("torch.") or type(
+                expr.func) is cst.Attribute and dotted(expr.func.value) == "self") and any(
+                self._forward_input(arg.value, scope, depth + 1) for arg in expr.args if not arg.star):
+            return True  # `d = self.pdist(student)`, `torch.cdist(x, y)`: computed from the inputs, on their device
         if type(expr) is cst.Call:  # `is_unknown(target)`: a mask of what it is given
             masked = self._masked_argument(expr, scope)
             return masked is not None and self._forward_input(masked, scope, depth + 1)
@@ -2993,7 +3037,8 @@ class HostSyncEveryStep(Nesting):
             return False  # (a module's `forward`, or a method it calls: RetinaLoss's `compute_batch_focal_loss`)
         param = next((p for p in function.params.params if p.name.value == expr.value), None)
         values = owner.assignments.get(expr.value, [])
-        own = [v for v in values if v is None or type(v) is cst.Subscript and expr.value in names_in(v.value)]
+        own = [v for v in values if v is None or type(v) is cst.Subscript and expr.value in names_in(v.value) or type(
+            v) is cst.BinaryOperation and expr.value in names_in(v) or _kept_tensor(v, expr.value) or self._made_of(v, expr.value)]
         if param is not None:  # (rebound only to what it selects of itself: `annotations = annotations[keep]`)
             return param.default is None and function.params.params.index(param) > 0 and len(own) == len(values)
         unpacked = [v for v, _ in self.ctx.unpacked.get((id(owner), expr.value), ())]
@@ -3003,6 +3048,16 @@ class HostSyncEveryStep(Nesting):
             values = [v for v in values if v is not None]
         taken = [v for v in values if v not in own]  # (`b = annotations[j]`, then `b = b[b[:, 4] != -1]`)
         return bool(taken or unpacked) and None not in values and all(self._forward_input(v, owner, depth + 1) for v in taken)
+
+    def _made_of(self, value: cst.BaseExpression, name: str) -> bool:
+        """Whether `value` is what torch, a method of the module or a function of the project makes
+        of `name` (`target = make_one_hot(target.unsqueeze(1), classes)`, `h = self.dropout(h.transpose(1,
+        2)).transpose(1, 2)`): on its device."""
+        while type(value) is cst.Call and type(value.func) is cst.Attribute and call_name(value) in _KEEPING_METHODS:
+            value = value.func.value
+        return type(value) is cst.Call and any(root_name(arg.value) == name for arg in value.args) and (
+            (self.ctx.qualname(value.func) or "").startswith("torch.") or type(value.func) is cst.Attribute and dotted(
+                value.func.value) == "self" or type(value.func) is cst.Name and maybe_project_call(self.ctx, value.func))
 
     def _masked_argument(self, call: cst.Call, scope: Scope, truth: bool = False) -> cst.BaseExpression | None:
         """The argument a call of a function of the project gives back a boolean mask of

@@ -15,7 +15,7 @@ import libcst as cst
 from ..context import CallSite, Context, Frame, Scope, Site
 from ..nodes import (UNKNOWN, argument, call_name, code, dotted, iteration_source, keyword, lazy_init, literal, main_guard, names_in,
                      option_test, positional, walk)
-from ..importers import imported, imported_to_train, importer_namespace_default, made_only_to_infer, subclass_forward_calls
+from ..importers import imported, imported_to_train, importer_namespace_default, made_only_to_infer, never_on, subclass_forward_calls
 from ..project import (SourceNamespace, call_target, derives_from, forward_helpers, lineage, project_bases, step_helpers, instance_default, maybe_project_call, steps_in_loops, tests_interval,
                        trains_somewhere)
 from ..project import trains as project_trains
@@ -351,7 +351,7 @@ class TrainingSteps:
 
     def _self_calls(self) -> dict[int, dict[str, set[str]]]:
         """Class id -> method name -> the names it calls on `self` (one pass over the calls),
-        but those that fill a cache."""
+        but those that fill a cache or sit in a branch no run takes."""
         if self._by_class is None:
             self._by_class = {}
             for name, sites in self.ctx.calls.items():
@@ -359,7 +359,8 @@ class TrainingSteps:
                     function = site.scope.node
                     cls = self.ctx.class_of.get(id(function)) if function is not None else None
                     if function is not None and cls is not None and type(site.node.func) is cst.Attribute \
-                            and dotted(site.node.func.value) == "self" and id(site.node) not in self.cached(function):
+                            and dotted(site.node.func.value) == "self" and id(site.node) not in self.cached(function) \
+                            and id(site.node) not in never_taken(self.ctx, function):
                         self._by_class.setdefault(id(cls), {}).setdefault(function.name.value, set()).add(name)
         return self._by_class
 
@@ -916,13 +917,16 @@ def never_taken(ctx: Context, owner: cst.CSTNode | None) -> set[int]:
     """Ids of the nodes of `owner` (a function; None: nothing) in a branch no run takes: under
     `if self.flag:` where the source only ever sets `self.flag` to false constants (minRF's
     `self.stratified = False`), or in the `else` of one it only sets to true ones (SlowFast's
-    `self.swav_use_public_code = True`); `if not self.flag:` likewise."""
+    `self.swav_use_public_code = True`); `if not self.flag:` likewise; and under `if cfg.flag:`
+    where the files of the project only ever set `flag` to false constants (yolact's
+    `'use_objectness_score': False` in its dict of defaults: `never_on`)."""
     if owner is None:
         return set()
     memo = ctx.shared.setdefault(never_taken, {})
     found = memo.get(id(owner))
     if found is None:
         found = memo[id(owner)] = set[int]()
+        path = ctx.path if ctx.path and not ctx.path.startswith("<") else None
         for branch in (n for n in walk(owner) if type(n) is cst.If):
             test, negated = branch.test, False
             if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
@@ -930,6 +934,8 @@ def never_taken(ctx: Context, owner: cst.CSTNode | None) -> set[int]:
             key = dotted(test) if type(test) is cst.Attribute else None
             values = ctx.attributes.get(key, ()) if key is not None and key.startswith("self.") else ()
             constants = [c for value, scope in values for c in _constants(ctx, value, scope)]
+            if not values and key is not None and path is not None and never_on(path, key.rpartition(".")[2]):
+                constants = [False]  # (a switch of the project's configuration that none turns on)
             if not constants or UNKNOWN in constants or len({bool(c) for c in constants}) != 1:
                 continue
             dead = branch.orelse if bool(constants[0]) != negated else branch.body

@@ -24,7 +24,9 @@ class NonPersistentWorkers(LoaderRule):
     ## What it does
     Finds a DataLoader with `num_workers > 0` (a value perf-lint can prove) and without
     `persistent_workers=True` that is iterated again and again: a `for batch in loader`
-    inside an epoch loop, or inside a function called from one (directly or through up
+    inside an epoch loop (also through a name the epoch binds to it, `active_dataloader =
+    train_dataloader`, or to it wrapped, `accelerator.skip_first_batches(train_dataloader, n)`
+    when resuming: the same loader, not a new one each epoch), or inside a function called from one (directly or through up
     to two functions: `validate` calling `run_validate`); a function of the project
     (`train_one_epoch(model, loader)` in another module) that loops over the loader it
     is passed, called in a loop; Lightning's Trainer (a Lightning module's
@@ -295,6 +297,32 @@ class NonPersistentWorkers(LoaderRule):
         ),
     )
     INVALID = (
+        # accelerate's example: each epoch iterates a name bound to the loader, or to it wrapped
+        # to skip the batches of a resumed epoch
+        Example(
+            """
+            import torch
+            train_dataloader = torch.utils.data.DataLoader(train_ds, batch_size=64, shuffle=True, num_workers=4)
+            for epoch in range(starting_epoch, num_epochs):
+                if resume_step is not None and epoch == starting_epoch:
+                    active_dataloader = accelerator.skip_first_batches(train_dataloader, resume_step)
+                else:
+                    active_dataloader = train_dataloader
+                for batch in active_dataloader:
+                    model(batch["image"].cuda()).sum().backward()
+            """,
+            fixed="""
+            import torch
+            train_dataloader = torch.utils.data.DataLoader(train_ds, batch_size=64, shuffle=True, num_workers=4, persistent_workers=True)
+            for epoch in range(starting_epoch, num_epochs):
+                if resume_step is not None and epoch == starting_epoch:
+                    active_dataloader = accelerator.skip_first_batches(train_dataloader, resume_step)
+                else:
+                    active_dataloader = train_dataloader
+                for batch in active_dataloader:
+                    model(batch["image"].cuda()).sum().backward()
+            """,
+        ),
         # MONAI's engines: the trainer runs its loader every epoch, the evaluator every validation,
         # here after each epoch
         Example(
@@ -1366,5 +1394,10 @@ def _replaced(loop: cst.For, outer: cst.CSTNode, loader: Site, scope, ctx) -> bo
     if type(iterable) is not cst.Name or any(node is loader.node for node in walk(outer)):
         return False
     name = iterable.value
-    return any(type(node) is cst.AssignTarget and type(node.target) is cst.Name and node.target.value == name
-               for node in walk(outer))
+
+    def same(value: cst.BaseExpression) -> bool:  # `active_dataloader = train_dataloader`, or
+        given = [arg.value for arg in value.args] if type(value) is cst.Call else [value]  # `skip_first_batches(train_dataloader, n)`
+        return any(type(v) is cst.Name and any(bound is loader.node for bound, _ in ctx.by_name.get(v.value, ())) for v in given)
+
+    return any(type(node) is cst.Assign and not same(node.value) and any(
+        type(target.target) is cst.Name and target.target.value == name for target in node.targets) for node in walk(outer))
