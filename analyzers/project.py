@@ -1879,7 +1879,9 @@ def yields(found: Definition) -> bool:
 def returned_parameter(found: Definition | None) -> str | None:
     """The parameter the function `found` gives back itself on some path, when no path gives
     back nothing or a constant: `input_dict` of `reduce_dict(input_dict)`, which returns it
-    on one process and a reduced copy on several. What it returns is what it is given."""
+    on one process and a reduced copy on several. What it returns is what it is given; not when
+    another path gives back a number read from it (ENAS's `to_item(x)`: `return x` for a float,
+    else `return x.item()`)."""
     if found is None:
         return None
     memo = _memo(found[0])
@@ -1887,7 +1889,9 @@ def returned_parameter(found: Definition | None) -> str | None:
         names = set(parameters(found[0]).names)
         values = [node.value for node in body_nodes(found[0]) if type(node) is ast.Return]
         given = [value.id for value in values if type(value) is ast.Name and value.id in names]
-        constant = any(value is None or type(value) is ast.Constant for value in values)
+        constant = any(value is None or type(value) is ast.Constant or type(value) is ast.Call and (
+            type(value.func) is ast.Attribute and value.func.attr in ("item", "tolist") or type(
+                value.func) is ast.Name and value.func.id in ("float", "int")) for value in values)
         memo[returned_parameter] = given[0] if len(set(given)) == 1 and not constant else None
     return memo[returned_parameter]
 

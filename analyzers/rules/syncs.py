@@ -49,7 +49,8 @@ _KEEPING_METHODS = _TENSOR_METHODS - {"cuda", "to"} | {
     "masked_select", "contiguous", "t", "permute", "transpose", "flatten", "index_select", "gather", "expand", "repeat",
     "masked_fill", "clamp"}
 _HOST_LOGGERS = {"wandb.log"}  # library calls that convert the tensors they are given on the host
-_HOST_LOGGER_NAMES = {name.rpartition(".")[2] for name in _HOST_LOGGERS} | {"add_scalar"}  # (TensorBoard's, any writer)
+_HOST_LOGGER_NAMES = {name.rpartition(".")[2] for name in _HOST_LOGGERS} | {"add_scalar", "set_postfix"}  # (TensorBoard's,
+# any writer; a tqdm bar's, which formats what is not a Python number as text)
 # A loop timed on CPU time is timed too; TPL203 has not followed monotonic_ns.
 _CLOCKS = (CLOCKS | {"time.process_time"}) - {"time.monotonic_ns"}
 _CLOCK_NAMES = {name.rpartition(".")[2] for name in _CLOCKS} | {"elapsed_time"}
@@ -191,7 +192,7 @@ class HostSyncEveryStep(Nesting):
     `.tolist()`, `.to("cpu")`, `float()`/`int()`/`bool()` of a tensor, Python's `max()`/`min()`
     of one (`max(num_tokens, 1)`), `print()` of a
     tensor or a tensor formatted into a string (`file.write(str(loss))`, `pbar.set_description(f"loss {loss:.3f}")`,
-    `"%11.4g" * 3 % (*mloss,)`, `"loss {:.4f}".format(loss)`), `math.isnan()` of one (the norm
+    `"%11.4g" * 3 % (*mloss,)`, `"loss {:.4f}".format(loss)`, `pbar.set_postfix(loss=loss)`), `math.isnan()` of one (the norm
     `clip_grad_norm_` returns), and `if`, `assert` and conditional-expression tests on a tensor
     (`if loss < best:`, `if torch.isnan(loss):`, `w = a if self.update_count >= n else b` on a buffer,
     `assert torch.equal(a, b)` in a `forward`, `if positive + negative == 0:` on sums of a module's
@@ -237,7 +238,9 @@ class HostSyncEveryStep(Nesting):
     every step the module trains. A loop inside the step that does not step itself runs on
     every step too (`for k, v in losses.items(): meters[k].update(v.item())`). A function
     that trains in a loop of its own and names no device, beside one that takes a device or
-    moves its batches, runs on the CPU (d2l's `train_ch3` beside `train_ch5(..., device)`).
+    moves its batches, runs on the CPU (d2l's `train_ch3` beside `train_ch5(..., device)`; not
+    a method of a class that moves its modules, ENAS's `train_shared` with `self.shared.cuda()`
+    elsewhere in the class).
     A statement that reads several values (a progress line formatting six losses with
     `.item()`) is one finding, on its first read, which waits for the queue; its message and
     related locations name the others, mended by the same fix (also the reads beside the one
@@ -260,7 +263,8 @@ class HostSyncEveryStep(Nesting):
     In reinforcement learning, a loop that steps an environment (`envs.step(...)`) inside an
     iteration that trains is a rollout of many steps: a read there happens on every environment
     step, like testing each element of a CUDA tensor (`for idx, d in enumerate(next_done): if d:`).
-    Silent when the read is guarded by a step interval (`if step % log_every == 0:`, also through
+    Silent when the read is guarded by a step interval (`if step % log_every == 0:`, not `if step
+    % 50:`, true on all steps but one in 50; also through
     names the step assigns such tests, `if early_phase or late_phase:`; or a time
     interval, `if current_time - last_logging > args.log_freq_time:`; but not a
     modulo by a setting that is 1, `opt.d_every` of `class Config: d_every = 1` or the default
@@ -1105,6 +1109,62 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a modulo's truth picks all steps but one in 50 (peft's LoftQ script prints the loss so)
+        Example(
+            """
+            import torch
+            model = Net().cuda()
+            for step, (x, y) in enumerate(loader):
+                loss = criterion(model(x.cuda()), y.cuda())
+                loss.backward()
+                if step % 50:
+                    print(f"step {step} loss {loss}")
+                optimizer.step()
+            """
+        ),
+        # a progress bar's postfix formats the CUDA loss as text
+        Example(
+            """
+            import torch
+            from tqdm import tqdm
+            model = Net().cuda()
+            bar = tqdm(loader)
+            for x, y in bar:
+                loss = criterion(model(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+                bar.set_postfix(train_loss=loss)
+            """
+        ),
+        # ENAS: a trainer class moves its modules in one method and trains them in another that
+        # names no device; the number a helper reads (`to_item`) is then tested on the host, no
+        # second read
+        Example(
+            """
+            import torch
+            def to_item(x):
+                if isinstance(x, (float, int)):
+                    return x
+                return x.item()
+            class Trainer:
+                def build_model(self):
+                    self.shared = RNN().cuda()
+                def train_controller(self):
+                    for step in range(2000):
+                        loss = self.controller(torch.zeros(1, device="cuda")).sum()
+                        loss.backward()
+                        self.controller_optim.step()
+                def train_shared(self):
+                    best = 0
+                    while self.idx < self.n:
+                        loss = self.shared(self.get_batch())
+                        loss.backward()
+                        self.shared_optim.step()
+                        norm = to_item(loss)
+                        if norm > best:
+                            best = norm
+            """
+        ),
         # RepDistiller's RKD loss: a distance computed from the inputs by a method of the module,
         # then selected from with a mask of itself
         Example(
@@ -2706,13 +2766,15 @@ class HostSyncEveryStep(Nesting):
         return type(func) is cst.Attribute and func.attr.value == "item" or type(func) is cst.Name and func.value in ("float", "int")
 
     def _logged_tensor(self, candidate: _Candidate, advice: str) -> str | None:
-        """`wandb.log({"acc": acc})` (or through a logger's `self._wandb = wandb`) or a TensorBoard
-        writer's `add_scalar("loss", loss)` of a CUDA tensor."""
+        """`wandb.log({"acc": acc})` (or through a logger's `self._wandb = wandb`), a TensorBoard
+        writer's `add_scalar("loss", loss)` or a progress bar's `set_postfix(loss=loss)` of a CUDA tensor."""
         node, scope = _call(candidate), candidate.site.scope
         func = node.func
         qualified: str | None = "add_scalar"
         if type(func) is cst.Attribute and func.attr.value == "add_scalar":  # `writer.add_scalar("loss", loss, step)`
             data = argument(node, 1, "scalar_value")  # (TensorBoard: `.cpu().numpy()`)
+        elif type(func) is cst.Attribute and func.attr.value == "set_postfix":  # `bar.set_postfix(loss=loss)`: `str(loss)`
+            qualified, data = "set_postfix", cst.Dict([cst.DictElement(cst.Name("_"), arg.value) for arg in node.args])
         else:
             qualified = self.ctx.qualname(func)
             if qualified is None and type(func) is cst.Attribute:
@@ -2725,7 +2787,8 @@ class HostSyncEveryStep(Nesting):
         if not any(value is not None and self._tensor(value, scope, 0) for value in values):
             return None
         return (
-            f"`{short_code(node)}` passes a CUDA tensor to `{qualified}`, which converts it to a Python number on the "
+            f"`{short_code(node)}` passes a CUDA tensor to `{qualified}`, which "
+            f"{'formats it as text' if qualified == 'set_postfix' else 'converts it to a Python number'} on the "
             f"host on every training step: the CPU waits for the GPU to finish all queued work, so the GPU idles. {advice}"
         )
 

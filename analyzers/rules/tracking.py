@@ -394,13 +394,18 @@ class TrainingSteps:
         """Whether `function`, which trains in a loop of its own, runs on the CPU: it names no
         device and moves nothing, while another function of the source that trains in a loop
         takes a device or moves its batches (d2l's `train_ch3`, "with CPU", beside
-        `train_ch5(..., device)`): its batches and model stay where its callers made them."""
+        `train_ch5(..., device)`): its batches and model stay where its callers made them. Not a
+        method of a class that moves its modules (ENAS's `train_shared`, with `self.shared.cuda()`
+        in `build_model`): its state is on the device the class put it."""
         if function is None or id(function) not in self._epochs or self._names_device(function):
+            return False
+        cls = self.ctx.class_of.get(id(function))
+        if cls is not None and self._names_device(cls):
             return False
         return any(id(other) in self._epochs and self._names_device(other)
                    for defs in self.ctx.functions.values() for other, _ in defs if other is not function)
 
-    def _names_device(self, function: cst.FunctionDef) -> bool:
+    def _names_device(self, function: cst.FunctionDef | cst.ClassDef) -> bool:
         found = self._devices.get(id(function))
         if found is None:
             text = code(function)
@@ -624,7 +629,13 @@ def interval_test(ctx: Context, test: cst.BaseExpression, loops: tuple, scope: S
     """Whether an `if` test picks some iterations of the loops around it: a modulo
     (`step % 100 == 0`; not by a setting that is 1 or 2 by default), a function of the project returning one (`divisible_by(i,
     validate_every)`), or an equality naming a loop variable or a counter (`if epoch == 1:`,
-    `i == len(loader) - 1`), or one of those in a collection (`if global_step in upsample_steps:`)."""
+    `i == len(loader) - 1`), or one of those in a collection (`if global_step in upsample_steps:`).
+    Not the truth of a modulo (`if completed_steps % 50:`, `!= 0`): all iterations but one in 50."""
+    left, comparison = (test.left, test.comparisons[0]) if type(test) is cst.Comparison and len(test.comparisons) == 1 else (
+        test, None)
+    if type(left) is cst.BinaryOperation and type(left.operator) is cst.Modulo and (comparison is None or type(
+            comparison.operator) is cst.NotEqual and literal(comparison.comparator) == 0):
+        return False
     if type(test) in (cst.Name, cst.BooleanOperation):
         named = _named_interval(ctx, test, loops, scope, 0)
         if named is not None:
