@@ -304,22 +304,18 @@ class NonPersistentWorkers(LoaderRule):
             import torch
             train_dataloader = torch.utils.data.DataLoader(train_ds, batch_size=64, shuffle=True, num_workers=4)
             for epoch in range(starting_epoch, num_epochs):
-                if resume_step is not None and epoch == starting_epoch:
-                    active_dataloader = accelerator.skip_first_batches(train_dataloader, resume_step)
-                else:
-                    active_dataloader = train_dataloader
-                for batch in active_dataloader:
+                if resume_step is not None and epoch == starting_epoch: active = accelerator.skip_first_batches(train_dataloader, resume_step)
+                else: active = train_dataloader
+                for batch in active:
                     model(batch["image"].cuda()).sum().backward()
             """,
             fixed="""
             import torch
             train_dataloader = torch.utils.data.DataLoader(train_ds, batch_size=64, shuffle=True, num_workers=4, persistent_workers=True)
             for epoch in range(starting_epoch, num_epochs):
-                if resume_step is not None and epoch == starting_epoch:
-                    active_dataloader = accelerator.skip_first_batches(train_dataloader, resume_step)
-                else:
-                    active_dataloader = train_dataloader
-                for batch in active_dataloader:
+                if resume_step is not None and epoch == starting_epoch: active = accelerator.skip_first_batches(train_dataloader, resume_step)
+                else: active = train_dataloader
+                for batch in active:
                     model(batch["image"].cuda()).sum().backward()
             """,
         ),
