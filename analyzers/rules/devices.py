@@ -96,7 +96,8 @@ class CpuTensorMovedEachStep(Nesting):
     `torch.tensor(items)` of a list of elements of a GPU tensor, then moved there: a
     device-to-host copy per element (`torch.stack(items)` stays on the GPU). And
     `torch.tensor([t] * n, device=...)` (or `.to(device)` after it; `torch.tensor([i / n_T])`,
-    `torch.tensor(i / n_T)` likewise; `torch.Tensor([len(y)]).long().to(device)` too, cast first,
+    `torch.tensor(i / n_T)` likewise, also given `device=`: `torch.tensor(unet_number - 1, device=d)`;
+    `torch.Tensor([len(y)]).long().to(device)` too, cast first,
     with no fix: the dtype is the user's choice), one number made a tensor on the host and copied
     (`torch.full((n,), t, device=...)` fills it on the device). And, in a loop, the
     move of what a function of the source called with constants only returns when that is a CPU
@@ -827,6 +828,33 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # DALLE2's decoder trainer: a step counter's index made from a Python number on the host
+        Example(
+            """
+            import torch
+            class DecoderTrainer(torch.nn.Module):
+                def update(self, unet_number=None):
+                    self.optimizer.step()
+                    self.steps += torch.nn.functional.one_hot(
+                        torch.tensor(unet_number - 1, device=self.steps.device), num_classes=len(self.steps))
+            trainer = DecoderTrainer().cuda()
+            for images in loader:
+                trainer(images.cuda()).backward()
+                trainer.update(1)
+            """,
+            fixed="""
+            import torch
+            class DecoderTrainer(torch.nn.Module):
+                def update(self, unet_number=None):
+                    self.optimizer.step()
+                    self.steps += torch.nn.functional.one_hot(
+                        torch.full((), unet_number - 1, device=self.steps.device), num_classes=len(self.steps))
+            trainer = DecoderTrainer().cuda()
+            for images in loader:
+                trainer(images.cuda()).backward()
+                trainer.update(1)
+            """,
+        ),
         # a script's training loop: the targets made, then wrapped and moved together with the batch
         # (znxlwm's DCGAN, PyTorch 0.3)
         Example(
@@ -1748,8 +1776,9 @@ class CpuTensorMovedEachStep(Nesting):
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
         if name == "tensor":
-            if _repeated(node) is not None and keyword(node, "device") is not None and (
-                    self.ctx.qualname(node.func) or "") == "torch.tensor":
+            one = _one_value(node)
+            if one is not None and (one[1] is not None and _repeated(node) is not None or _surely_number(one[0])) and keyword(
+                    node, "device") is not None and (self.ctx.qualname(node.func) or "") == "torch.tensor":
                 self.repeated.append((self.ctx.call_site(node), self.function()))
             return
         if name is not None and name.endswith("Tensor"):
@@ -2160,13 +2189,16 @@ class CpuTensorMovedEachStep(Nesting):
             where = self._every_call(site, function)
             if where is None or not self._device(cst.ensure_type(keyword(site.node, "device"), cst.Arg).value, site):
                 continue
-            value, count = cast(tuple, _repeated(site.node))
-            full = f"{code(site.node.func).removesuffix('tensor')}full(({code(count)},), {code(value)}"
+            value, count = cast(tuple, _one_value(site.node))
+            shape = "()" if count is None else f"({code(count)},)"
+            full = f"{code(site.node.func).removesuffix('tensor')}full({shape}, {code(value)}"
             others = "".join(f", {code(arg).rstrip(', ')}" for arg in site.node.args[1:])
+            what = "a list" if _repeated(site.node) is not None or count is not None else "a number"
             self.report(
                 site,
-                f"`{short_code(site.node)}` makes a list on the host and copies it to the GPU {where}: a blocking "
-                f"copy from pageable memory each time. Fill it on the device: {full}, device=...).",
+                f"`{short_code(site.node)}` makes {what} on the host and copies it to the GPU {where}: a blocking "
+                f"copy from pageable memory each time, which waits for the GPU's queued work. Fill it on the device: "
+                f"{full}, device=...).",
                 fix=FixPlan("Fill the tensor on the device", (Replace(site, f"{full}{others})"),)),
             )
         for site, made, device, function in self.filled:
@@ -2653,6 +2685,22 @@ def _one_value(made: cst.Call) -> tuple[cst.BaseExpression, cst.BaseExpression |
     if data is not None and type(data) in (cst.Integer, cst.Float, cst.BinaryOperation, cst.UnaryOperation) and _number(data):
         return data, None
     return None
+
+
+def _surely_number(expr: cst.BaseExpression) -> bool:
+    """A number whatever its names hold: a literal, or arithmetic no list or array supports with
+    them (`unet_number - 1`, `i / n_T`, `step + 1`; not `a + b`, which may join lists, nor `[v] * n`)."""
+    if type(expr) in (cst.Integer, cst.Float):
+        return True
+    if type(expr) is cst.UnaryOperation:
+        return _surely_number(expr.expression)
+    if type(expr) is not cst.BinaryOperation or not (_number(expr.left) and _number(expr.right)):
+        return False
+    if type(expr.operator) in (cst.Subtract, cst.Divide, cst.FloorDivide, cst.Power):
+        return True
+    literal_side = any(type(side) in (cst.Integer, cst.Float) for side in (expr.left, expr.right))
+    return type(expr.operator) is cst.Add and literal_side or type(expr.operator) is cst.Multiply and any(
+        type(side) is cst.Float for side in (expr.left, expr.right))
 
 
 def _counted(value: cst.BaseExpression) -> bool:
