@@ -1777,7 +1777,7 @@ class CpuTensorMovedEachStep(Nesting):
         name = call_name(node)
         if name == "tensor":
             one = _one_value(node)
-            if one is not None and (one[1] is not None and _repeated(node) is not None or _surely_number(one[0])) and keyword(
+            if one is not None and (_repeated(node) is not None or _surely_number(one[0])) and keyword(
                     node, "device") is not None and (self.ctx.qualname(node.func) or "") == "torch.tensor":
                 self.repeated.append((self.ctx.call_site(node), self.function()))
             return
@@ -2193,7 +2193,7 @@ class CpuTensorMovedEachStep(Nesting):
             shape = "()" if count is None else f"({code(count)},)"
             full = f"{code(site.node.func).removesuffix('tensor')}full({shape}, {code(value)}"
             others = "".join(f", {code(arg).rstrip(', ')}" for arg in site.node.args[1:])
-            what = "a list" if _repeated(site.node) is not None or count is not None else "a number"
+            what = "a number" if count is None else "a list"
             self.report(
                 site,
                 f"`{short_code(site.node)}` makes {what} on the host and copies it to the GPU {where}: a blocking "

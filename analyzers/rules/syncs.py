@@ -48,6 +48,7 @@ _TENSOR_METHODS = {
 _KEEPING_METHODS = _TENSOR_METHODS - {"cuda", "to"} | {
     "masked_select", "contiguous", "t", "permute", "transpose", "flatten", "index_select", "gather", "expand", "repeat",
     "masked_fill", "clamp"}
+_KEPT_METHODS = _TENSOR_METHODS | _KEEPING_METHODS  # tensor methods giving back a tensor (on any device)
 _HOST_LOGGERS = {"wandb.log"}  # library calls that convert the tensors they are given on the host
 _HOST_LOGGER_NAMES = {name.rpartition(".")[2] for name in _HOST_LOGGERS} | {"add_scalar", "set_postfix"}  # (TensorBoard's,
 # any writer; a tqdm bar's, which formats what is not a Python number as text)
@@ -146,7 +147,7 @@ def _kept_tensor(value: cst.BaseExpression, name: str) -> bool:
             value = value.value
         elif type(value) is cst.Comparison:
             value = value.left
-        elif type(value) is cst.Call and type(value.func) is cst.Attribute and call_name(value) in _TENSOR_METHODS | _KEEPING_METHODS:
+        elif type(value) is cst.Call and type(value.func) is cst.Attribute and call_name(value) in _KEPT_METHODS:
             value = value.func.value
         else:
             return type(value) is cst.Name and value.value == name
@@ -2771,10 +2772,12 @@ class HostSyncEveryStep(Nesting):
         node, scope = _call(candidate), candidate.site.scope
         func = node.func
         qualified: str | None = "add_scalar"
-        if type(func) is cst.Attribute and func.attr.value == "add_scalar":  # `writer.add_scalar("loss", loss, step)`
+        values: list[cst.BaseExpression | None]
+        if type(func) is cst.Attribute and func.attr.value == "set_postfix":  # `bar.set_postfix(loss=loss)`: `str(loss)`
+            qualified, values = "set_postfix", [arg.value for arg in node.args]
+        elif type(func) is cst.Attribute and func.attr.value == "add_scalar":  # `writer.add_scalar("loss", loss, step)`
             data = argument(node, 1, "scalar_value")  # (TensorBoard: `.cpu().numpy()`)
-        elif type(func) is cst.Attribute and func.attr.value == "set_postfix":  # `bar.set_postfix(loss=loss)`: `str(loss)`
-            qualified, data = "set_postfix", cst.Dict([cst.DictElement(cst.Name("_"), arg.value) for arg in node.args])
+            values = [data]
         else:
             qualified = self.ctx.qualname(func)
             if qualified is None and type(func) is cst.Attribute:
@@ -2783,7 +2786,7 @@ class HostSyncEveryStep(Nesting):
             if qualified not in _HOST_LOGGERS:
                 return None
             data = argument(node, 0, "data")
-        values = [e.value for e in data.elements if type(e) is cst.DictElement] if type(data) is cst.Dict else [data]
+            values = [e.value for e in data.elements if type(e) is cst.DictElement] if type(data) is cst.Dict else [data]
         if not any(value is not None and self._tensor(value, scope, 0) for value in values):
             return None
         return (
@@ -3081,8 +3084,7 @@ class HostSyncEveryStep(Nesting):
             return self._forward_input(expr.left, scope, depth + 1) or self._forward_input(expr.right, scope, depth + 1)
         if type(expr) is cst.Call and type(expr.func) is cst.Attribute and call_name(expr) in _KEEPING_METHODS:
             return self._forward_input(expr.func.value, scope, depth + 1)
-        if type(expr) is cst.Call and ((self.ctx.qualname(expr.func) or "").startswith("torch.") or type(
-                expr.func) is cst.Attribute and dotted(expr.func.value) == "self") and any(
+        if type(expr) is cst.Call and self._on_inputs_device(expr.func) and any(
                 self._forward_input(arg.value, scope, depth + 1) for arg in expr.args if not arg.star):
             return True  # `d = self.pdist(student)`, `torch.cdist(x, y)`: computed from the inputs, on their device
         if type(expr) is cst.Call:  # `is_unknown(target)`: a mask of what it is given
@@ -3118,9 +3120,14 @@ class HostSyncEveryStep(Nesting):
         2)).transpose(1, 2)`): on its device."""
         while type(value) is cst.Call and type(value.func) is cst.Attribute and call_name(value) in _KEEPING_METHODS:
             value = value.func.value
-        return type(value) is cst.Call and any(root_name(arg.value) == name for arg in value.args) and (
-            (self.ctx.qualname(value.func) or "").startswith("torch.") or type(value.func) is cst.Attribute and dotted(
-                value.func.value) == "self" or type(value.func) is cst.Name and maybe_project_call(self.ctx, value.func))
+        return type(value) is cst.Call and any(root_name(arg.value) == name for arg in value.args) and self._on_inputs_device(
+            value.func, project=True)
+
+    def _on_inputs_device(self, func: cst.BaseExpression, project: bool = False) -> bool:
+        """Whether a call gives back what it computes on its inputs' device: a torch function, a
+        method of the module (`self.pdist(x)`), or with `project`, a function of the project."""
+        return (self.ctx.qualname(func) or "").startswith("torch.") or type(func) is cst.Attribute and dotted(
+            func.value) == "self" or project and type(func) is cst.Name and maybe_project_call(self.ctx, func)
 
     def _masked_argument(self, call: cst.Call, scope: Scope, truth: bool = False) -> cst.BaseExpression | None:
         """The argument a call of a function of the project gives back a boolean mask of
