@@ -18,8 +18,9 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from .importers import cuda_default_importer
-from .nodes import UNKNOWN, argument, call_name, children, code, dotted, keyword, literal, names_in, remembered, star_kwargs, walk
-from .vocabulary import CUDA_STRING, LEGACY_TENSOR_TYPES, LIGHTNING_1_ONLY, LIGHTNING_DEVICES, gpu_api
+from .nodes import UNKNOWN, argument, call_name, children, code, dotted, keyword, lightning_gpu, literal, names_in, remembered, \
+    star_kwargs, walk
+from .vocabulary import CUDA_STRING, LEGACY_TENSOR_TYPES, gpu_api
 
 _MAX_DEPTH = 12
 _MUTATORS = {"setdefault", "pop", "popitem", "clear", "__setitem__"}  # (`update` is followed: see kwargs)
@@ -57,26 +58,6 @@ def _leaves(block: cst.BaseSuite) -> bool:
     if type(last) is cst.SimpleStatementLine:
         last = last.body[-1]
     return type(last) is cst.Return or type(last) is cst.Raise
-
-
-def trainer_device(call: cst.Call, value) -> str | None:
-    """The device a Lightning Trainer's keywords choose: "cpu" (`accelerator="cpu"`, `gpus=0`, or a
-    1.x Trainer, known by a keyword 2.0 removed, that chooses no device: 1.x trained on the CPU
-    unless told otherwise), "gpu" (`accelerator="gpu"` or `"cuda"`, `gpus=1`: a count other than 0,
-    a list of indices), None when they do not say (2.0 takes the GPU when there is one). `value`
-    reads a keyword's expression (`literal`, or the context's `value` in the call's scope)."""
-    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
-    accelerator = value(keywords["accelerator"]) if "accelerator" in keywords else None
-    gpus = keywords.get("gpus")
-    count = value(gpus) if gpus is not None else None
-    if accelerator == "cpu" or count == 0:
-        return "cpu"
-    if accelerator in ("gpu", "cuda") or (type(gpus) is cst.List and bool(gpus.elements) if count is UNKNOWN else
-                                          type(count) is int and count != 0 or type(count) is str and count not in ("", "0")):
-        return "gpu"
-    if keywords.keys() & LIGHTNING_1_ONLY and not keywords.keys() & LIGHTNING_DEVICES and not any(arg.star for arg in call.args):
-        return "cpu"
-    return None
 
 
 def _asks_for_cuda(test: cst.BaseExpression) -> bool:
@@ -503,8 +484,7 @@ class Context:
                 self._evidence(node)
             else:
                 qualified = self.qualname(node.func)
-                if qualified is not None and (gpu_api(qualified) or name == "Trainer" and qualified.startswith(
-                        ("lightning.", "pytorch_lightning.")) and trainer_device(node, literal) == "gpu"):
+                if qualified is not None and (gpu_api(qualified) or name in ("Trainer", "Fabric") and lightning_gpu(qualified, node)):
                     self._evidence(node)
 
     def _class(self, node: cst.ClassDef) -> None:

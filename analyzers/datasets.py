@@ -37,7 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import overload
 
-from .project import Namespace, Place, ast_dotted, body_nodes, parameter_defaults, parameters
+from .project import Namespace, Place, ast_dotted, base_name, body_nodes, parameter_defaults, parameters
 from .vocabulary import DEVICE_LIKE, DTYPE_LIKE
 
 CHEAP, ROWS, UNKNOWN_COST, EXPENSIVE, ON_DEVICE = "cheap", "rows", "unknown", "expensive", "on-device"
@@ -371,7 +371,7 @@ def _members(cls: ast.ClassDef, namespace: Namespace, place: Place,
     stores: dict[str, str] = {}
     libraries: list[str] = []
     for base in cls.bases:
-        name = ast_dotted(base)
+        name = base_name(base)
         if name is None:
             continue
         local = namespace.klass(name) if "." not in name else None

@@ -33,24 +33,25 @@ from typing import NamedTuple, cast
 
 import libcst as cst
 
-from .nodes import UNKNOWN, code, dotted
-from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, SourceNamespace, argparse_defaults, ast_dotted, body_nodes, call_target,
+from .nodes import UNKNOWN, code, dotted, lightning_gpu
+from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, SourceNamespace, argparse_defaults, ast_dotted, base_name, body_nodes, call_target,
                       forward_helpers, given_namespace_defaults, guarded, maybe_project_call, module_file, module_trains, note,
                       marked, project_root, search_paths, self_calls, steps_call)
 from .source import SourceError, notebook_source
-from .vocabulary import CUDA_DEVICE, PER_CALL_METHODS, TORCH_MODULES, gpu_api
+from .vocabulary import CUDA_DEVICE, MODEL_WORDS, PER_CALL_METHODS, TORCH_MODULES, gpu_api
 
 MAX_FILES = 5000  # a larger project is listed up to this many modules
 MAX_FOLDERS = 2000  # and this many folders (a home folder without a project marker can hold millions)
 LISTING_LIFE = 5.0  # seconds a project's listing is reused (a run, a burst of edits) before it is made again
 _SKIPPED_FOLDERS = {"__pycache__", "node_modules", "site-packages", "venv", "env", "build", "dist"}
 # a file without any of these never uses a GPU, nor picks a device with a function of the project (`get_device()`)
-_GPU_HINT = re.compile(rb"cuda|nccl|accelerat|deepspeed|gpu|device\(")
+_GPU_HINT = re.compile(rb"cuda|nccl|accelerat|deepspeed|gpu|device\(|Trainer\(|Fabric\(")
 # what a GPU line looks like in text (confirmed on the parsed module): `.cuda(`, "cuda:0", "cuda:" (+ an index), "nccl",
-# torch.cuda.* but the queries and seeding, torch.accelerator.*, deepspeed.*, Accelerator(
+# torch.cuda.* but the queries and seeding, torch.accelerator.*, deepspeed.*, Accelerator(, Lightning's Fabric( and
+# Trainer(
 _GPU_TEXT = re.compile(
     rb"""\.cuda\(|['"](?:cuda(?::\d*)?|nccl)['"]|f['"]cuda:\{|cuda\.(?!is_available|device_count|get_device_|manual_seed|seed)\w"""
-    rb"""|accelerator\.(?!is_available|device_count)\w|deepspeed\.|Accelerator\(""")
+    rb"""|accelerator\.(?!is_available|device_count)\w|deepspeed\.|Accelerator\(|Fabric\(|Trainer\(""")
 _DEVICE_KEYWORDS = {"device", "map_location", "output_device"}
 _PICKER = re.compile(r"device|gpu", re.IGNORECASE)  # a function named as one that picks the device (`get_device`, `try_gpu`)
 MAX_CALLEES = 64  # functions of other modules a source calls, looked at for a GPU line
@@ -78,6 +79,7 @@ class _Listing(NamedTuple):
     texts: list[bytes]  # the texts of its code and config files, read when first asked (`never_set`)
     unset: dict[str, bool]  # `never_set`'s answers, by the name asked
     off: dict[str, bool]  # `never_on`'s answers, by the name asked
+    losses: list[frozenset[str]]  # `loss_methods`' answer, found when first asked
     settings: list[dict[tuple[str, ...], list[str]]]  # its YAML files' settings, read when first asked (`yaml_setting`)
 
 
@@ -158,7 +160,7 @@ class _Module:
         if not self._looked:
             self._looked = True
             module = self.namespace("")
-            self._line = _gpu_line(ast.walk(module.tree), module) if self._gpu_text else _picked_gpu(module)
+            self._line = (_gpu_line(ast.walk(module.tree), module) if self._gpu_text else None) or _picked_gpu(module)
         return self._line
 
     def sets_cuda_default(self) -> bool:
@@ -314,7 +316,7 @@ def subclass_forward_calls(path: str, names: frozenset[str]) -> dict[str, set[st
             if type(node) is not ast.ClassDef or not any(isinstance(n, ast.FunctionDef) and n.name == "forward" for n in node.body):
                 continue
             for base in node.bases:
-                name = (ast_dotted(base) or "").rpartition(".")[2]
+                name = (base_name(base) or "").rpartition(".")[2]
                 if name in names:
                     found.setdefault(name, set()).update(forward_helpers(node))
     return found
@@ -324,7 +326,7 @@ def subclassed_by_importers(path: str, name: str) -> bool:
     """Whether a module of the project importing the module at `path` derives a class from its
     class `name` (pytorch_GAN_zoo's `ProgressiveGAN(BaseGAN)`): the methods it inherits run
     where that one is used."""
-    return any(type(node) is ast.ClassDef and any((ast_dotted(base) or "").rpartition(".")[2] == name for base in node.bases)
+    return any(type(node) is ast.ClassDef and any((base_name(base) or "").rpartition(".")[2] == name for base in node.bases)
                for _, module, root in _importers(path, any_text=True) for node in ast.walk(module.namespace(root).tree))
 
 
@@ -743,7 +745,7 @@ def _listing(root: str) -> _Listing:
             packages[word].append(path)
         if not module.words.isdisjoint(_CONFIG_WORDS):
             configs.append(path)
-    listing = _Listing(now, folders, dict(importers), dict(packages), configs, dict(modules), {}, [], {}, {}, [])
+    listing = _Listing(now, folders, dict(importers), dict(packages), configs, dict(modules), {}, [], {}, {}, [], [])
     with _LOCK:
         _LISTINGS[root] = listing
         while len(_LISTINGS) > 16:
@@ -795,6 +797,43 @@ def never_on(path: str, name: str) -> bool:
         values = [text[match.end():match.end() + 8] for text, match in _settings(listing, root, name) if _sets(text, match)]
         listing.off[name] = bool(values) and all(_FALSE.match(value) is not None for value in values)
     return listing.off[name]
+
+
+def loss_methods(path: str) -> frozenset[str]:
+    """The methods a training loop of the project of the module at `path` calls on a model for
+    the loss it steps on (flair's trainer: `loss, count = self.model.forward_loss(batch)`, then
+    `scaler.step(optimizer)`): a model class's method of that name runs at every training step,
+    as `forward` does. Read once per project, from the modules that call `backward`."""
+    root = project_root(os.path.dirname(os.path.abspath(path)))
+    if not marked(root):
+        return frozenset()
+    listing = _listing(root)
+    if not listing.losses:
+        found: set[str] = set()
+        for candidate, info in _files(root, []):
+            module = _module(candidate, info)
+            if b"backward" in module.identifiers():
+                found.update(_loss_methods(module.namespace(root).tree))
+        listing.losses.append(frozenset(found))
+    return listing.losses[0]
+
+
+def _loss_methods(tree: ast.Module) -> set[str]:
+    """The names `meth` of `loss = model.meth(...)` (also `loss, n = self.model.meth(...)`) in
+    the loops of `tree` that train."""
+    found = set()
+    for loop in (node for node in ast.walk(tree) if type(node) in (ast.For, ast.While)):
+        if not any(type(node) is ast.Call and steps_call(node) for node in ast.walk(loop)):
+            continue
+        for node in ast.walk(loop):
+            if type(node) is not ast.Assign or type(node.value) is not ast.Call or type(node.value.func) is not ast.Attribute:
+                continue
+            receiver = (ast_dotted(node.value.func.value) or "").rpartition(".")[2].lower()
+            targets = [t for target in node.targets for t in (target.elts if type(target) is ast.Tuple else [target])]
+            if any(word in receiver for word in MODEL_WORDS) and any(
+                    type(t) is ast.Name and "loss" in t.id.lower() for t in targets) and not node.value.func.attr.startswith("_"):
+                found.add(node.value.func.attr)
+    return found - PER_CALL_METHODS
 
 
 _FALSE = re.compile(rb"\s*(False|false|None|null|0)\b")
@@ -994,4 +1033,7 @@ def _on_gpu(node: ast.AST, module: FileNamespace) -> bool:
         return True
     name = ast_dotted(node.func)
     qualified = module.qualname(name) if name else None
+    if qualified is not None and qualified.rpartition(".")[2] in ("Trainer", "Fabric") and "lightning" in qualified:
+        return lightning_gpu(qualified, cast(cst.Call, cst.parse_expression(ast.unparse(node))))  # (one reading of its
+        # keywords, on libcst's nodes)
     return qualified is not None and gpu_api(qualified)

@@ -14,7 +14,7 @@ from typing import cast
 
 import libcst as cst
 
-from .vocabulary import ITER_WRAPPERS
+from .vocabulary import FABRICS, ITER_WRAPPERS, LIGHTNING_1_ONLY, LIGHTNING_DEVICES
 
 # What a value is when it is not provably constant: false, and never equal to a value.
 UNKNOWN = type("Unknown", (), {"__repr__": lambda self: "UNKNOWN", "__bool__": lambda self: False})()
@@ -186,6 +186,34 @@ def literal(expr: cst.BaseExpression):
     return UNKNOWN
 
 
+def trainer_device(call: cst.Call, value) -> str | None:
+    """The device a Lightning Trainer's keywords choose: "cpu" (`accelerator="cpu"`, `gpus=0`, or a
+    1.x Trainer, known by a keyword 2.0 removed, that chooses no device: 1.x trained on the CPU
+    unless told otherwise), "gpu" (`accelerator="gpu"` or `"cuda"`, `gpus=1`: a count other than 0,
+    a list of indices), None when they do not say (2.0 takes the GPU when there is one). `value`
+    reads a keyword's expression (`literal`, or the context's `value` in the call's scope)."""
+    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    accelerator = value(keywords["accelerator"]) if "accelerator" in keywords else None
+    gpus = keywords.get("gpus")
+    count = value(gpus) if gpus is not None else None
+    if accelerator == "cpu" or count == 0:
+        return "cpu"
+    if accelerator in ("gpu", "cuda") or (type(gpus) is cst.List and bool(gpus.elements) if count is UNKNOWN else
+                                          type(count) is int and count != 0 or type(count) is str and count not in ("", "0")):
+        return "gpu"
+    if keywords.keys() & LIGHTNING_1_ONLY and not keywords.keys() & LIGHTNING_DEVICES and not any(arg.star for arg in call.args):
+        return "cpu"
+    return None
+
+
+def lightning_gpu(qualified: str, call: cst.Call) -> bool:
+    """Whether `call`, of `qualified`, makes a Lightning Trainer or Fabric not told to use the
+    CPU (see `trainer_device`): they take the GPU when there is one and move the model and the
+    batches to it."""
+    return (qualified in FABRICS or qualified.endswith(".Trainer") and qualified.startswith(("lightning.", "pytorch_lightning."))) \
+        and trainer_device(call, literal) != "cpu"
+
+
 def names_in(root: cst.CSTNode, attributes: bool = True) -> set[str]:
     """Every name under `root` (`root` itself included); without `attributes`, only the names
     it reads (`os` of `os.cpu_count()`, not the attribute `cpu_count`)."""
@@ -270,6 +298,13 @@ def aborts(branch: cst.If) -> bool:
     if type(small) is cst.Raise:
         return True
     return type(small) is cst.Expr and type(small.value) is cst.Call and dotted(small.value.func) in _EXITS
+
+
+def leaves_loop(branch: cst.If) -> bool:
+    """Whether an `if`'s body ends in `break` or ends the program: in a loop, it runs at most once."""
+    body = branch.body.body
+    last = body[-1] if body else None
+    return type(last) is cst.SimpleStatementLine and bool(last.body) and type(last.body[-1]) is cst.Break or aborts(branch)
 
 
 def moves_itself(value: cst.BaseExpression | None, name: str) -> bool:

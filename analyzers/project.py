@@ -1227,7 +1227,7 @@ def _derives(found, qualnames: Collection[str], depth: int = 0) -> bool:
         return False
     cls, namespace = found[0], found[1]
     for base in cls.bases:
-        name = ast_dotted(base) or ""
+        name = base_name(base) or ""
         if (namespace.qualname(name) or "") in qualnames:
             return True
         inner = namespace.klass(name) if name else None
@@ -1318,7 +1318,8 @@ def project_bases(ctx, cls: cst.ClassDef) -> list[tuple]:
     """The classes of the project that the class `cls` of the analyzed source derives from
     directly (not torch's own: their lookups would be wasted on torch's modules)."""
     namespace = SourceNamespace.of(ctx)
-    return [found for base in cls.bases if (name := dotted(base.value)) and not (ctx.qualname(base.value) or "").startswith(
+    bases = [base.value.value if type(base.value) is cst.Subscript else base.value for base in cls.bases]  # (`Classifier[DT]`)
+    return [found for base in bases if (name := dotted(base)) and not (ctx.qualname(base) or "").startswith(
         "torch.") and (found := namespace.klass(name)) is not None]
 
 
@@ -1328,7 +1329,7 @@ def lineage(classes: list, layers: int) -> Iterator[tuple[int, tuple]]:
     layer = [found for found in classes if type(found[0]) is ast.ClassDef]
     for depth in range(layers):
         yield from ((depth, found) for found in layer)
-        layer = [base for found in layer for name in map(ast_dotted, found[0].bases) if name and (
+        layer = [base for found in layer for name in map(base_name, found[0].bases) if name and (
             base := found[1].klass(name)) is not None and type(base[0]) is ast.ClassDef and base[0] is not found[0]]
 
 
@@ -2304,6 +2305,11 @@ def ast_dotted(node: ast.expr) -> str | None:
         parts.append(node.id)
         return ".".join(reversed(parts))
     return None
+
+
+def base_name(base: ast.expr) -> str | None:
+    """The dotted name of a base class, also of a generic one (flair's `Classifier[DT]`)."""
+    return ast_dotted(base.value if type(base) is ast.Subscript else base)
 
 
 def _name(function, cls) -> str:

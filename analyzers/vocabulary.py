@@ -120,6 +120,7 @@ CUDA_DEVICE = re.compile(r"cuda(:\d+)?|nccl")
 CUDA_STRING = re.compile(rf"""^[rRbBuU]?(['"])({CUDA_DEVICE.pattern})\1$""")  # the same, as a string literal's code
 GPU_APIS = ("torch.cuda.", "torch.accelerator.", "deepspeed.")
 GPU_ENGINES = {"accelerate.Accelerator"}
+FABRICS = {"lightning.Fabric", "lightning.fabric.Fabric", "lightning.fabric.fabric.Fabric", "lightning_fabric.Fabric"}
 GPU_QUERIES = {  # (and the seeding of CUDA's generators, which scripts do whether or not they use a GPU)
     f"torch.{backend}.{query}" for backend in ("cuda", "accelerator")
     for query in ("is_available", "device_count", "get_device_name", "get_device_properties", "get_device_capability")

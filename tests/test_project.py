@@ -828,7 +828,7 @@ def test_a_mixin_method_the_forward_of_a_subclass_in_another_file_calls(tmp_path
             optimizer.step()
     """))
     [finding] = findings_of(str(arch), "TPL203")
-    assert finding.range.start_line + 1 == 7 and "`...tolist()`" in finding.message
+    assert finding.range.start_line + 1 == 7 and "`...where(input_ids == -200)[0].tolist()`" in finding.message
 
 
 def test_a_switch_another_file_parses_as_store_true_is_off_by_default(tmp_path):
@@ -4287,3 +4287,79 @@ def test_every_read_of_a_loss_of_another_file_is_a_related_location(tmp_path):
     [finding] = tpl203(project(tmp_path, train, utils))
     assert "(`if torch.any(~torch.isfinite(prediction)):`, utils.py:11; and 2 more places)" in finding.message
     assert [r.line + 1 for r in finding.related] == [11, 6, 15]
+
+
+def test_a_loss_method_the_trainer_of_another_file_calls_every_step(tmp_path):
+    """flair: the trainer's loop takes `loss, count = self.model.forward_loss(batch)` and steps the
+    optimizer; a model class of another module (deriving from a generic base of the project,
+    `Classifier[DT]`) runs its `forward_loss`, and what that calls on `self`, at every training
+    step. Without a loop of the project taking its loss from `forward_loss`, it is silent."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "base.py").write_text(textwrap.dedent("""
+        import typing
+        import torch
+
+        DT = typing.TypeVar("DT")
+
+        class Classifier(torch.nn.Module, typing.Generic[DT]):
+            pass
+    """))
+    trainer = tmp_path / "trainer.py"
+    trainer.write_text(textwrap.dedent("""
+        class Trainer:
+            def train(self, loader):
+                for batch in loader:
+                    loss, count = self.model.forward_loss(batch)
+                    self.scaler.scale(loss).backward()
+                    self.scaler.step(self.optimizer)
+    """))
+    model = tmp_path / "tagger.py"
+    model.write_text(textwrap.dedent("""
+        import torch
+        from base import Classifier
+
+        class Tagger(Classifier[str]):
+            def indices(self, words):
+                return torch.ones(len(words), 16, dtype=torch.long).to("cuda")
+
+            def forward_loss(self, sentences):
+                if len(sentences) == 0:
+                    return torch.tensor(0.0, device="cuda", requires_grad=True), 0
+                return self.lm(self.indices(sentences)).sum(), len(sentences)
+    """))
+    [finding] = findings_of(str(model), "TPL501")
+    assert finding.range.start_line + 1 == 7 and "on every training step" in finding.message
+    trainer.write_text(trainer.read_text().replace("loss, count = self.model.forward_loss(batch)",
+                                                   "count = self.model.forward_loss(batch)"))
+    forget()
+    assert findings_of(str(model), "TPL501") == []
+
+
+def test_a_lightning_module_fit_by_a_gpu_trainer_of_another_file(tmp_path):
+    """A LightningModule whose training_step selects with a boolean mask and logs `loss.item()`,
+    fit by a Trainer of train.py that takes the GPU when there is one (`accelerator="auto"`, the
+    default): both read the GPU every step. Fit by a Trainer told to use the CPU, it is silent."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "module.py").write_text(textwrap.dedent("""
+        import torch.nn.functional as F
+        from lightning import LightningModule
+
+        class Net(LightningModule):
+            def training_step(self, batch, idx):
+                x, y = batch
+                mask = y >= 0
+                loss = F.cross_entropy(self.layer(x)[mask], y[mask])
+                self.log("loss", loss.item())
+                return loss
+    """))
+    train = tmp_path / "train.py"
+    train.write_text(textwrap.dedent("""
+        from lightning import Trainer
+        from module import Net
+
+        Trainer(max_epochs=3).fit(Net(), loader)
+    """))
+    assert [f.range.start_line + 1 for f in tpl203(str(tmp_path / "module.py"))] == [9, 10]
+    train.write_text(train.read_text().replace("max_epochs=3", 'accelerator="cpu", max_epochs=3'))
+    forget()
+    assert tpl203(str(tmp_path / "module.py")) == []

@@ -11,11 +11,11 @@ from typing import cast
 
 import libcst as cst
 
-from ..context import IF, CallSite, Site, paired, trainer_device
+from ..context import IF, CallSite, Site, paired
 from ..nodes import (
     UNKNOWN, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, literal, names_in,
     none_test,
-    positional, remembered, short_code, star_kwargs, walk,
+    positional, remembered, short_code, star_kwargs, trainer_device, walk,
 )
 from ..datasets import (
     CHEAP, EXPENSIVE, HF_METHODS, HF_TRANSFORMS, ON_DEVICE, ROWS, ROWS_BATCH, TENSOR_DATASET, UNKNOWN_DATASET, WRAPPERS,

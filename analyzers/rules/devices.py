@@ -1778,7 +1778,7 @@ class CpuTensorMovedEachStep(Nesting):
         if name == "tensor":
             one = _one_value(node)
             if one is not None and (_repeated(node) is not None or _surely_number(one[0])) and keyword(
-                    node, "device") is not None and (self.ctx.qualname(node.func) or "") == "torch.tensor":
+                    node, "device") is not None and (self.ctx.qualname(node.func) or "") == "torch.tensor" and not self._empty_case():
                 self.repeated.append((self.ctx.call_site(node), self.function()))
             return
         if name is not None and name.endswith("Tensor"):
@@ -2598,7 +2598,7 @@ class CpuTensorMovedEachStep(Nesting):
         if steps.run_every_step(function):
             cls = self.ctx.class_of.get(id(function))
             stepping = function.name.value == "training_step" or cls is not None and (
-                steps.overrides_step_helper(cls, function) or steps.trainer_step(cls, function))
+                steps.overrides_step_helper(cls, function) or steps.trainer_step(cls, function) or steps.loss_method(cls, function))
             return "every training step" if stepping else "every forward call"
         if function.name.value in PER_CALL_METHODS:
             return "every forward call"
@@ -2876,9 +2876,12 @@ def _constant(expr: cst.BaseExpression) -> bool:
 
 
 def _empty_test(test: cst.BaseExpression) -> bool:
-    """`n == 0`, `n <= 0`, `n < 1` (also `or`-ed): a test for nothing to compute."""
+    """`n == 0`, `n <= 0`, `n < 1`, `not sentences` (also `or`-ed): a test for nothing to compute."""
     if type(test) is cst.BooleanOperation and type(test.operator) is cst.Or:
         return _empty_test(test.left) or _empty_test(test.right)
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:  # (a collection, by its plural name;
+        last = (dotted(test.expression) or "").rpartition(".")[2]  # not a switch: `not self.training`, `not use_cache`)
+        return last.endswith("s") and not last.startswith(("is_", "has_", "use_", "do_", "no_"))
     if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return False
     comparison = test.comparisons[0]

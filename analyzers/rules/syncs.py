@@ -10,7 +10,7 @@ import libcst as cst
 
 from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
 from ..nodes import (aborts, argument, assigned_in, call_name, children, code, contains, dotted, iteration_source, keyword, lazy_init, literal,
-                     moves_itself, names_in, none_test, option_test, positional, remembered, short_code, walk, UNKNOWN)
+                     moves_itself, names_in, none_test, option_test, positional, remembered, short_code, shortened, walk, UNKNOWN)
 from ..findings import Related
 from ..importers import never_set, project_option_default, unused_function
 from ..project import (
@@ -79,12 +79,28 @@ def _further(read: Use) -> tuple[Related, ...]:
                  for use in read.also if use.path) if read.path else ()
 
 
+_HOST_TYPES = frozenset({"ndarray", "str", "int", "float", "bool", "list", "List", "tuple", "Tuple", "Sequence"})
+
+
+def _host_parameter(name: str, scope: Scope) -> bool:
+    """Whether `name` is a parameter of the function of `scope`, never rebound, whose annotation
+    says it holds host data (`X: np.ndarray`, `sentences: List[Sentence]`) and names no tensor."""
+    function = scope.node
+    param = next((p for p in function.params.params if p.name.value == name), None) if function is not None else None
+    if param is None or param.annotation is None or any(value is not None for value in scope.assignments.get(name, ())):
+        return False
+    names = names_in(param.annotation.annotation)
+    return not any("Tensor" in found for found in names) and any(found.rpartition(".")[2] in _HOST_TYPES for found in names)
+
+
 def _shown(candidate: _Candidate) -> str:
-    """A candidate's code as a message names it: a long chain by the method that reads
-    (`...item()`)."""
+    """A candidate's code as a message names it: a long chain by its end, from an attribute or
+    index on (`...["token_counts"]["raw"].sum().item()`), or by the method that reads (`...item()`)."""
     text = short_code(candidate.site.node)
     if candidate.kind == "method" and text.endswith("..."):
-        return f"...{short_code(_method(candidate).attr)}()"
+        whole = shortened(code(candidate.site.node.with_changes(lpar=(), rpar=())), 1 << 16)
+        cut = next((i + (c == ".") for i, c in enumerate(whole) if c in ".[" and len(whole) - i <= 37), None)
+        return f"...{whole[cut:]}" if cut is not None else f"...{short_code(_method(candidate).attr)}()"
     return text
 
 
@@ -342,6 +358,20 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # a forward given host data, as its annotation says (pytorch-lifestream's text embedder)
+        Example(
+            """
+            import numpy as np
+            import torch
+            class Embedder(torch.nn.Module):
+                def forward(self, X: np.ndarray):
+                    tokens = self.tokenizer(X.tolist(), return_tensors="pt")
+                    return self.bert(**{k: v.to("cuda") for k, v in tokens.items()})
+            for x in loader:
+                model(x).sum().backward()
+                optimizer.step()
+            """
+        ),
         # a Flatten module reading the product of its input's sizes, a tensor made on the host
         Example(
             """
@@ -2842,6 +2872,8 @@ class HostSyncEveryStep(Nesting):
         while type(expr) is cst.Attribute and expr.attr.value == "data" or type(expr) is cst.Call and type(
                 expr.func) is cst.Attribute and expr.func.attr.value in SAME_DEVICE_METHODS:
             expr = expr.value if type(expr) is cst.Attribute else cast(cst.Attribute, cast(cst.Call, expr).func).value
+        if type(expr) is cst.Name and _host_parameter(expr.value, scope):
+            return True
         found = self.ctx.origin(expr, scope) if type(expr) is cst.Name else (expr, scope)
         if type(expr) is cst.Name and site is not None and site.loops:  # (the loop's own binding, before the read)
             loop = site.loops[-1]
@@ -3105,7 +3137,8 @@ class HostSyncEveryStep(Nesting):
         own = [v for v in values if v is None or type(v) is cst.Subscript and expr.value in names_in(v.value) or type(
             v) is cst.BinaryOperation and expr.value in names_in(v) or _kept_tensor(v, expr.value) or self._made_of(v, expr.value)]
         if param is not None:  # (rebound only to what it selects of itself: `annotations = annotations[keep]`)
-            return param.default is None and function.params.params.index(param) > 0 and len(own) == len(values)
+            return param.default is None and function.params.params.index(param) > 0 and len(own) == len(values) \
+                and not _host_parameter(expr.value, owner)
         unpacked = [v for v, _ in self.ctx.unpacked.get((id(owner), expr.value), ())]
         if unpacked and values.count(None) == len(unpacked) and all(  # (`y_h, y, labels = self.shared_step(*batch)`)
                 type(v) is cst.Call and type(v.func) is cst.Attribute and dotted(v.func.value) == "self" and any(

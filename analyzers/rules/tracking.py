@@ -13,9 +13,9 @@ from typing import cast
 import libcst as cst
 
 from ..context import CallSite, Context, Frame, Scope, Site
-from ..nodes import (UNKNOWN, argument, call_name, code, dotted, iteration_source, keyword, lazy_init, literal, main_guard, names_in,
+from ..nodes import (UNKNOWN, argument, call_name, code, dotted, iteration_source, keyword, lazy_init, leaves_loop, literal, main_guard, names_in,
                      option_test, positional, walk)
-from ..importers import imported, imported_to_train, importer_namespace_default, made_only_to_infer, never_on, subclass_forward_calls
+from ..importers import imported, imported_to_train, importer_namespace_default, loss_methods, made_only_to_infer, never_on, subclass_forward_calls
 from ..project import (SourceNamespace, call_target, derives_from, forward_helpers, lineage, project_bases, step_helpers, instance_default, maybe_project_call, steps_in_loops, tests_interval,
                        trains_somewhere)
 from ..project import trains as project_trains
@@ -268,9 +268,17 @@ class TrainingSteps:
         module = any(base.rpartition(".")[2] == "Module" for base in bases) or derives_from(self.ctx, cls.name.value, MODULE_CLASSES)
         if not module or lightning:  # (a LightningModule's forward runs where its `training_step` calls it: an inference one's never)
             return self._subclasses_run(cls, function)  # (a mixin's method the forward of a subclass in another module calls)
-        return (function.name.value in self._called_on_self(cls, "forward") or self._inherited_helper(cls, function)) \
+        return (function.name.value in self._called_on_self(cls, "forward") or self._inherited_helper(cls, function)
+                or self.loss_method(cls, function)) \
             and (not any(unit.notebook for unit in self.ctx.units) or self.anywhere()) and not self._made_to_infer(cls) \
             and not self._infers(cls)
+
+    def loss_method(self, cls: cst.ClassDef, function: cst.FunctionDef) -> bool:
+        """Whether `function` is a method the project's training loops call on a model for its loss
+        (flair's `forward_loss`: see `loss_methods`), or one it calls on `self`."""
+        path = self.ctx.path
+        return path is not None and path != "" and not path.startswith("<") and any(
+            function.name.value in self._called_on_self(cls, name) for name in loss_methods(os.path.abspath(path)))
 
     def _subclasses_run(self, cls: cst.ClassDef, function: cst.FunctionDef) -> bool:
         """Whether the `forward` of a subclass of `cls` in a module importing the source calls
@@ -506,12 +514,13 @@ class TrainingSteps:
 
     def _guarded_calls(self, body: cst.CSTNode, site: CallSite) -> set[int]:
         """Ids of the calls in `body` under an interval guard (`if step % 100 == 0:`) of the
-        loops around `site` (sites share their loops' tuple)."""
+        loops around `site` (sites share their loops' tuple), or in a branch that leaves the loop
+        (litgpt's `if train_iterator.epoch >= train.epochs: generate_example(...); break`)."""
         key = (id(body), id(site.loops))
         found = self._intervals.get(key)
         if found is None:
             found = self._intervals[key] = calls_under_ifs(
-                body, lambda branch: interval_test(self.ctx, branch.test, site.loops, site.scope))
+                body, lambda branch: leaves_loop(branch) or interval_test(self.ctx, branch.test, site.loops, site.scope))
         return found
 
     def steps_here(self, loop: cst.CSTNode) -> bool:

@@ -118,6 +118,16 @@ class NonPersistentWorkers(LoaderRule):
                 "df_train = trainer.predict(inf_model, train_dl)",
             ),
         ),
+        # a loader made in the epoch loop: a new one, with new workers, each epoch
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            for epoch in range(10):
+                loader = DataLoader(sample_subset(dataset, epoch), batch_size=64, num_workers=8)
+                for x, y in loader:
+                    model(x.cuda()).sum().backward()
+            """
+        ),
         # a new loader each epoch (pytorch-ood's new random split of outliers): each is read once
         Example(
             """
@@ -297,6 +307,36 @@ class NonPersistentWorkers(LoaderRule):
         ),
     )
     INVALID = (
+        # made in a loop over the configuration's phases (KAIR's `for phase, dataset_opt in
+        # opt["datasets"].items():`), then iterated at every test interval of the training loop
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            for phase, dataset_opt in opt["datasets"].items():
+                if phase == "test":
+                    test_loader = DataLoader(define_dataset(dataset_opt), batch_size=1, num_workers=1)
+            for epoch in range(1000):
+                for batch in train_loader:
+                    model(batch.cuda()).sum().backward()
+                    step += 1
+                    if step % 5000 == 0:
+                        for test_data in test_loader:
+                            evaluate(model, test_data)
+            """,
+            fixed="""
+            from torch.utils.data import DataLoader
+            for phase, dataset_opt in opt["datasets"].items():
+                if phase == "test":
+                    test_loader = DataLoader(define_dataset(dataset_opt), batch_size=1, num_workers=1, persistent_workers=True)
+            for epoch in range(1000):
+                for batch in train_loader:
+                    model(batch.cuda()).sum().backward()
+                    step += 1
+                    if step % 5000 == 0:
+                        for test_data in test_loader:
+                            evaluate(model, test_data)
+            """,
+        ),
         # accelerate's example: each epoch iterates a name bound to the loader, or to it wrapped
         # to skip the batches of a resumed epoch
         Example(
@@ -1047,8 +1087,9 @@ class NonPersistentWorkers(LoaderRule):
     def finish(self) -> None:
         reported: set[int] = set()
         for loader, repeats, how, related in self._repeated():
-            if id(loader.node) in reported or loader.loops:
-                continue
+            if id(loader.node) in reported or any(outer in loader.loops for outer in repeats):
+                continue  # (a loader made again at every pass: its workers die with it; not one made in a loop
+                # over the configuration's phases, `for phase, opt in opt["datasets"].items():`, iterated after it)
             workers = self.setting(loader, NUM_WORKERS, "num_workers")
             if isinstance(workers, bool) or not isinstance(workers, (int, str)) or (type(workers) is int and workers <= 0):
                 continue
