@@ -45,7 +45,7 @@ MAX_FOLDERS = 2000  # and this many folders (a home folder without a project mar
 LISTING_LIFE = 5.0  # seconds a project's listing is reused (a run, a burst of edits) before it is made again
 _SKIPPED_FOLDERS = {"__pycache__", "node_modules", "site-packages", "venv", "env", "build", "dist"}
 # a file without any of these never uses a GPU, nor picks a device with a function of the project (`get_device()`)
-_GPU_HINT = re.compile(rb"cuda|nccl|accelerat|deepspeed|gpu|device\(|Trainer\(|Fabric\(")
+_GPU_HINT = re.compile(rb"cuda|nccl|accelerat|deepspeed|gpu|device\(|Trainer\(|Fabric\(|\.to\([\w.]+\(\)\)")
 # what a GPU line looks like in text (confirmed on the parsed module): `.cuda(`, "cuda:0", "cuda:" (+ an index), "nccl",
 # torch.cuda.* but the queries and seeding, torch.accelerator.*, deepspeed.*, Accelerator(, Lightning's Fabric( and
 # Trainer(
@@ -79,8 +79,9 @@ class _Listing(NamedTuple):
     texts: list[bytes]  # the texts of its code and config files, read when first asked (`never_set`)
     unset: dict[str, bool]  # `never_set`'s answers, by the name asked
     off: dict[str, bool]  # `never_on`'s answers, by the name asked
-    losses: list[frozenset[str]]  # `loss_methods`' answer, found when first asked
     settings: list[dict[tuple[str, ...], list[str]]]  # its YAML files' settings, read when first asked (`yaml_setting`)
+    losses: list[frozenset[str]]  # `loss_methods`' answer, found when first asked
+    picked: dict["_Module", int | None]  # the line where a module picks the GPU with a function of the project (`gpu_line`)
 
 
 class _Module:
@@ -156,12 +157,17 @@ class _Module:
     def gpu_line(self) -> int | None:
         """A line where it puts work on a GPU (the context's test of "CUDA evidence", on ast
         nodes), or picks a device with a function of the project that does (`ctx =
-        d2l.try_gpu()`), or None; its code is parsed for this only."""
+        d2l.try_gpu()`, `.to(dist_util.dev())`: asked again with each listing of the project, as
+        that function's module may change), or None; its code is parsed for this only."""
         if not self._looked:
             self._looked = True
-            module = self.namespace("")
-            self._line = (_gpu_line(ast.walk(module.tree), module) if self._gpu_text else None) or _picked_gpu(module)
-        return self._line
+            self._line = _gpu_line(ast.walk(self.namespace("").tree), self.namespace("")) if self._gpu_text else None
+        if self._line is not None or not self.hint:
+            return self._line
+        picked = _listing(project_root(os.path.dirname(self.path))).picked
+        if self not in picked:
+            picked[self] = _picked_gpu(self.namespace(""))
+        return picked[self]
 
     def sets_cuda_default(self) -> bool:
         """Whether its text makes the GPU torch's default device (see `cuda_default_importer`), read once."""
@@ -745,7 +751,7 @@ def _listing(root: str) -> _Listing:
             packages[word].append(path)
         if not module.words.isdisjoint(_CONFIG_WORDS):
             configs.append(path)
-    listing = _Listing(now, folders, dict(importers), dict(packages), configs, dict(modules), {}, [], {}, {}, [], [])
+    listing = _Listing(now, folders, dict(importers), dict(packages), configs, dict(modules), {}, [], {}, {}, [], [], {})
     with _LOCK:
         _LISTINGS[root] = listing
         while len(_LISTINGS) > 16:

@@ -4363,3 +4363,47 @@ def test_a_lightning_module_fit_by_a_gpu_trainer_of_another_file(tmp_path):
     train.write_text(train.read_text().replace("max_epochs=3", 'accelerator="cpu", max_epochs=3'))
     forget()
     assert tpl203(str(tmp_path / "module.py")) == []
+
+
+def test_a_module_two_imports_below_a_script_that_picks_the_device_with_a_project_function(tmp_path):
+    """improved-diffusion: sample.py moves the model with `.to(dist_util.dev())` (no "cuda" in its
+    text: dist_util's `dev()` returns the GPU when there is one) and imports script_util, which
+    imports gaussian_diffusion, whose sampling loop builds a list with `device=device` every step.
+    With a `dev()` that returns the CPU, nothing runs on a GPU."""
+    (tmp_path / "pyproject.toml").write_text("")
+    dist_util = tmp_path / "dist_util.py"
+    dist_util.write_text(textwrap.dedent("""
+        import torch as th
+
+        def dev():
+            return th.device("cuda") if th.cuda.is_available() else th.device("cpu")
+    """))
+    (tmp_path / "gaussian_diffusion.py").write_text(textwrap.dedent("""
+        import torch as th
+
+        class GaussianDiffusion:
+            def sample(self, model, shape, device):
+                img = th.zeros(*shape, device=device)
+                for i in range(1000):
+                    t = th.tensor([i] * shape[0], device=device)
+                    img = model(img, t)
+                return img
+    """))
+    (tmp_path / "script_util.py").write_text("from gaussian_diffusion import GaussianDiffusion\n")
+    (tmp_path / "sample.py").write_text(textwrap.dedent("""
+        import dist_util
+        from script_util import GaussianDiffusion
+
+        model = make_model().to(dist_util.dev())
+        GaussianDiffusion().sample(model, (4, 3, 64, 64), dist_util.dev())
+    """))
+    [finding] = findings_of(str(tmp_path / "gaussian_diffusion.py"), "TPL501")
+    assert finding.range.start_line + 1 == 8
+    dist_util.write_text(textwrap.dedent("""
+        import torch as th
+
+        def dev():
+            return th.device("cpu")
+    """))
+    forget()
+    assert findings_of(str(tmp_path / "gaussian_diffusion.py"), "TPL501") == []
