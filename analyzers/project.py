@@ -33,7 +33,7 @@ from typing import NamedTuple, cast
 
 import libcst as cst
 
-from .nodes import UNKNOWN, call_name, code, dotted, remembered, shortened
+from .nodes import UNKNOWN, call_name, code, dotted, literal, remembered, shortened
 from .vocabulary import (CAST_METHODS, CAST_TYPES, CLOCKS, HOST_FACTORIES, MASK_MAKERS, MATH_TESTS, ONE_TENSOR_TESTS,
                          SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS)
 
@@ -504,15 +504,20 @@ _LIBRARIES = frozenset({"torch", "numpy", "math", "os", "sys", "time", "json", "
                         "torchvision", "transformers", "datasets", "einops", "tqdm", "wandb", "matplotlib", "PIL"})
 
 
-def maybe_project_call(ctx, func) -> bool:
-    """Whether a call of the analyzed source (its libcst `func`) may call a function or
-    method of the project: not a builtin, a tensor or container method, or a library's
-    function, and, for a bare name, one the source defines or imports."""
+def maybe_project_call(ctx, func, scope=None) -> bool:
+    """Whether a call of the analyzed source (its libcst `func`, in `scope` when given) may call a
+    function or method of the project: not a builtin, a tensor or container method, or a
+    library's function, and, for a bare name, one the source defines or imports; a method of
+    the project class a parameter is annotated with (`trainer.update()` with `trainer:
+    DiffusionPriorTrainer`)."""
     head: str | None
     if type(func) is cst.Name:
         name = head = func.value
     elif type(func) is cst.Attribute:
         name, head = func.attr.value, func.value.value if type(func.value) is cst.Name else None
+        annotated = _annotated_class(SourceNamespace.of(ctx), func.value, scope) if scope is not None and head else None
+        if annotated is not None:
+            return method(annotated[0], name, *annotated[1:]) is not None
     else:
         return False
     imported = ctx.imports.get(head) if head is not None else None
@@ -592,7 +597,10 @@ def _instance_method(ctx, namespace: "SourceNamespace", instance, scope, name: s
     back); `forward` for a module called (`self.criterion(out, y)` after `self.criterion =
     FocalLoss()`)."""
     origin = ctx.origin(instance, scope) or _handed_back(ctx, instance, scope)
-    if origin is None or type(origin[0]) is not cst.Call:
+    if origin is None:
+        annotated = _annotated_class(namespace, instance, scope)
+        return None if annotated is None else method(annotated[0], name, *annotated[1:])
+    if type(origin[0]) is not cst.Call:
         return None
     maker = _module_made(origin[0]).func
     chosen = ctx.origin(maker, origin[1]) if type(maker) is cst.Name else None
@@ -600,6 +608,21 @@ def _instance_method(ctx, namespace: "SourceNamespace", instance, scope, name: s
         maker = chosen[0].body
     found = classes_made_by(namespace, maker)
     return method(found[0][0], name, *found[0][1:]) if found else None
+
+
+def _annotated_class(namespace: "SourceNamespace", instance, scope):
+    """(class, namespace, place) of the project that a parameter, never rebound, is annotated
+    with (DALLE2's `def train(trainer: DiffusionPriorTrainer, ...)`), or None."""
+    owner = scope.owner_of(instance.value) if type(instance) is cst.Name else None
+    function = owner.node if owner is not None else None
+    param = next((p for p in function.params.params if p.name.value == instance.value), None) if function is not None else None
+    if owner is None or param is None or param.annotation is None or any(
+            v is not None for v in owner.assignments.get(instance.value, ())):
+        return None
+    name = dotted(param.annotation.annotation) or (literal(param.annotation.annotation) if type(
+        param.annotation.annotation) is cst.SimpleString else None)  # (`trainer: "DiffusionPriorTrainer"`)
+    found = namespace.klass(name) if type(name) is str else None
+    return found if found is not None and type(found[0]) is ast.ClassDef else None
 
 
 def _module_made(call: cst.Call) -> cst.Call:

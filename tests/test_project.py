@@ -4407,3 +4407,43 @@ def test_a_module_two_imports_below_a_script_that_picks_the_device_with_a_projec
     """))
     forget()
     assert findings_of(str(tmp_path / "gaussian_diffusion.py"), "TPL501") == []
+
+
+def test_a_training_loop_stepping_through_a_method_of_an_annotated_parameter(tmp_path):
+    """DALLE2's `def train(trainer: DiffusionPriorTrainer, ...)`: the loop trains through
+    `trainer.update()`, a method of a class of another module that steps the optimizer, so the
+    per-step `trainer.step.item()` reads the GPU every step; an evaluation run only when enough
+    seconds have passed (`eval_delta > config.eval_every_seconds`) is no evaluation on every
+    iteration. Without the annotation nothing says what `trainer.update()` does."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "trainer.py").write_text(textwrap.dedent("""
+        import torch
+
+        class PriorTrainer(torch.nn.Module):
+            def update(self):
+                self.optimizer.step()
+                self.optimizer.zero_grad()
+    """))
+    script = tmp_path / "train.py"
+    text = """
+        import time
+        from trainer import PriorTrainer
+
+        def evaluate(trainer, loader):
+            trainer.eval()
+            for img in loader:
+                trainer(img.to("cuda"))
+
+        def train(trainer: PriorTrainer, loader, eval_loader, config):
+            last = time.time()
+            for img in loader:
+                current_step = trainer.step.item()
+                trainer(img.to("cuda")).backward_later()
+                trainer.update()
+                if time.time() > config.eval_every_seconds:
+                    evaluate(trainer, eval_loader)
+    """
+    script.write_text(textwrap.dedent(text))
+    assert [f.range.start_line + 1 for f in tpl203(str(script))] == [13]
+    script.write_text(textwrap.dedent(text.replace("trainer: PriorTrainer", "trainer")))
+    assert tpl203(str(script)) == []

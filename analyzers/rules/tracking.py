@@ -624,7 +624,7 @@ class TrainingSteps:
                     continue
                 for site in sites:
                     owner = site.loops[-1] if site.loops else site.scope.node
-                    if owner is not None and maybe_project_call(self.ctx, site.node.func):
+                    if owner is not None and maybe_project_call(self.ctx, site.node.func, site.scope):
                         self._elsewhere.setdefault(id(owner), []).append(site)
         return any(
             project_trains(call_target(self.ctx, site.node.func, site.scope)) for site in self._elsewhere.get(id(node), ())
@@ -672,6 +672,10 @@ def interval_test(ctx: Context, test: cst.BaseExpression, loops: tuple, scope: S
                     for side in (node.left, *(c.comparator for c in node.comparisons))):
                 found = True  # `current_time - last_logging > args.log_freq_time`: every so many seconds
                 return
+            if any(type(c.operator) in (cst.GreaterThan, cst.GreaterThanEqual) and _seconds_setting(c.comparator)
+                   for c in node.comparisons):
+                found = True  # `eval_delta > config.data.eval_every_seconds` (DALLE2's timers): every so many seconds
+                return
             equal = any(type(c.operator) is cst.Equal for c in node.comparisons)
             if equal or len(node.comparisons) == 1 and type(node.comparisons[0].operator) is cst.In:
                 names = names_in(node if equal else node.left)  # (`if global_step in upsample_steps:`)
@@ -680,6 +684,14 @@ def interval_test(ctx: Context, test: cst.BaseExpression, loops: tuple, scope: S
 
     test.visit(Interval())
     return found
+
+
+def _seconds_setting(expr: cst.BaseExpression) -> bool:
+    """Whether `expr` names a period of time between events (`config.data.eval_every_seconds`,
+    `args.log_freq_time`, `save_interval_minutes`)."""
+    last = (dotted(expr) or "").rpartition(".")[2].lower()
+    return any(word in last for word in ("every", "interval", "freq", "period")) and any(
+        word in last for word in ("sec", "minute", "hour", "time"))
 
 
 def _named_interval(ctx: Context, test: cst.BaseExpression, loops: tuple, scope: Scope, depth: int) -> bool | None:
