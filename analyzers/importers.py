@@ -805,6 +805,10 @@ def never_on(path: str, name: str) -> bool:
     return listing.off[name]
 
 
+# what `loss, n = self.model.forward_loss(batch)` looks like in text (confirmed on the parsed module by `_loss_methods`)
+_LOSS_CALL = re.compile(rb"loss\w*\s*(?:,[\w\s,]*)?=\s*[\w.]*(?:model|net|module|encoder|decoder)\w*\.[a-zA-Z]\w*\(", re.IGNORECASE)
+
+
 def loss_methods(path: str) -> frozenset[str]:
     """The methods a training loop of the project of the module at `path` calls on a model for
     the loss it steps on (flair's trainer: `loss, count = self.model.forward_loss(batch)`, then
@@ -818,7 +822,7 @@ def loss_methods(path: str) -> frozenset[str]:
         found: set[str] = set()
         for candidate, info in _files(root, []):
             module = _module(candidate, info)
-            if b"backward" in module.identifiers():
+            if b"backward" in module.identifiers() and _LOSS_CALL.search(_read(candidate) or b"") is not None:
                 found.update(_loss_methods(module.namespace(root).tree))
         listing.losses.append(frozenset(found))
     return listing.losses[0]
