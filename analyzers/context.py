@@ -100,6 +100,15 @@ class Scope:
             scope = scope.parent
         return None
 
+    def annotation(self, name: str) -> cst.BaseExpression | None:
+        """The annotation of `name`, a parameter of this scope's function that it never rebinds
+        (`trainer: DiffusionPriorTrainer`, `X: np.ndarray`), or None."""
+        params = self.node.params.params if self.node is not None else ()
+        param = next((p for p in params if p.name.value == name), None)
+        if param is None or param.annotation is None or any(value is not None for value in self.assignments.get(name, ())):
+            return None
+        return param.annotation.annotation
+
 
 def _parameters(function: cst.FunctionDef) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """A function's parameter names: the named ones, then `*args` and `**kwargs`."""

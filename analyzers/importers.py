@@ -161,7 +161,8 @@ class _Module:
         that function's module may change), or None; its code is parsed for this only."""
         if not self._looked:
             self._looked = True
-            self._line = _gpu_line(ast.walk(self.namespace("").tree), self.namespace("")) if self._gpu_text else None
+            module = self.namespace("")
+            self._line = _gpu_line(ast.walk(module.tree), module) if self._gpu_text else None
         if self._line is not None or not self.hint:
             return self._line
         picked = _listing(project_root(os.path.dirname(self.path))).picked

@@ -206,12 +206,12 @@ def trainer_device(call: cst.Call, value) -> str | None:
     return None
 
 
-def lightning_gpu(qualified: str, call: cst.Call) -> bool:
+def lightning_gpu(qualified: str, call: cst.Call, value=literal) -> bool:
     """Whether `call`, of `qualified`, makes a Lightning Trainer or Fabric not told to use the
-    CPU (see `trainer_device`): they take the GPU when there is one and move the model and the
-    batches to it."""
+    CPU (see `trainer_device`, given `value`): they take the GPU when there is one and move the
+    model and the batches to it."""
     return (qualified in FABRICS or qualified.endswith(".Trainer") and qualified.startswith(("lightning.", "pytorch_lightning."))) \
-        and trainer_device(call, literal) != "cpu"
+        and trainer_device(call, value) != "cpu"
 
 
 def names_in(root: cst.CSTNode, attributes: bool = True) -> set[str]:

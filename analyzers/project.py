@@ -614,13 +614,11 @@ def _annotated_class(namespace: "SourceNamespace", instance, scope):
     """(class, namespace, place) of the project that a parameter, never rebound, is annotated
     with (DALLE2's `def train(trainer: DiffusionPriorTrainer, ...)`), or None."""
     owner = scope.owner_of(instance.value) if type(instance) is cst.Name else None
-    function = owner.node if owner is not None else None
-    param = next((p for p in function.params.params if p.name.value == instance.value), None) if function is not None else None
-    if owner is None or param is None or param.annotation is None or any(
-            v is not None for v in owner.assignments.get(instance.value, ())):
+    annotation = owner.annotation(instance.value) if owner is not None else None
+    if annotation is None:
         return None
-    name = dotted(param.annotation.annotation) or (literal(param.annotation.annotation) if type(
-        param.annotation.annotation) is cst.SimpleString else None)  # (`trainer: "DiffusionPriorTrainer"`)
+    name = dotted(annotation) or (literal(annotation) if type(annotation) is cst.SimpleString else None)  # (`trainer:
+    # "DiffusionPriorTrainer"`)
     found = namespace.klass(name) if type(name) is str else None
     return found if found is not None and type(found[0]) is ast.ClassDef else None
 

@@ -15,7 +15,7 @@ from ..context import IF, CallSite, Site, paired
 from ..nodes import (
     UNKNOWN, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, literal, names_in,
     none_test,
-    positional, remembered, short_code, star_kwargs, trainer_device, walk,
+    lightning_gpu, positional, remembered, short_code, star_kwargs, trainer_device, walk,
 )
 from ..datasets import (
     CHEAP, EXPENSIVE, HF_METHODS, HF_TRANSFORMS, ON_DEVICE, ROWS, ROWS_BATCH, TENSOR_DATASET, UNKNOWN_DATASET, WRAPPERS,
@@ -1043,9 +1043,10 @@ class LoaderRule(Rule):
         return self.ctx.cuda_evidence is not None or id(call) in self.transfers() or self._gpu_trainer()
 
     def _gpu_trainer(self) -> bool:
-        """A Lightning Trainer made for whatever accelerator is there."""
-        return any((self.ctx.qualname(site.node.func) or "").startswith(("lightning", "pytorch_lightning"))
-                   and not self._cpu_trainer(site) for site in self.ctx.calls.get("Trainer", ()))
+        """A Lightning Trainer made for whatever accelerator is there (its keywords' values read in
+        the call's scope)."""
+        return any(lightning_gpu(self.ctx.qualname(site.node.func) or "", site.node, lambda expr, site=site: self.ctx.value(
+            expr, site.scope)) for site in self.ctx.calls.get("Trainer", ()))
 
     def _cpu_trainer(self, site: Site) -> bool:
         """A Trainer made for the CPU (see `trainer_device`)."""

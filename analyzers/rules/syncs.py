@@ -85,11 +85,10 @@ _HOST_TYPES = frozenset({"ndarray", "str", "int", "float", "bool", "list", "List
 def _host_parameter(name: str, scope: Scope) -> bool:
     """Whether `name` is a parameter of the function of `scope`, never rebound, whose annotation
     says it holds host data (`X: np.ndarray`, `sentences: List[Sentence]`) and names no tensor."""
-    function = scope.node
-    param = next((p for p in function.params.params if p.name.value == name), None) if function is not None else None
-    if param is None or param.annotation is None or any(value is not None for value in scope.assignments.get(name, ())):
+    annotation = scope.annotation(name)
+    if annotation is None:
         return False
-    names = names_in(param.annotation.annotation)
+    names = names_in(annotation)
     return not any("Tensor" in found for found in names) and any(found.rpartition(".")[2] in _HOST_TYPES for found in names)
 
 
