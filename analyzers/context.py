@@ -18,7 +18,7 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from .importers import cuda_default_importer
-from .nodes import UNKNOWN, argument, call_name, children, code, dotted, keyword, lightning_gpu, literal, names_in, remembered, \
+from .nodes import UNKNOWN, argument, call_name, children, code, dotted, keyword, trainer_gpu, literal, names_in, remembered, \
     star_kwargs, walk
 from .vocabulary import CUDA_STRING, LEGACY_TENSOR_TYPES, gpu_api
 
@@ -493,7 +493,7 @@ class Context:
                 self._evidence(node)
             else:
                 qualified = self.qualname(node.func)
-                if qualified is not None and (gpu_api(qualified) or name in ("Trainer", "Fabric") and lightning_gpu(qualified, node)):
+                if qualified is not None and (gpu_api(qualified) or name in ("Trainer", "Fabric") and trainer_gpu(qualified, node)):
                     self._evidence(node)
 
     def _class(self, node: cst.ClassDef) -> None:

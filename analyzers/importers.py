@@ -33,7 +33,7 @@ from typing import NamedTuple, cast
 
 import libcst as cst
 
-from .nodes import UNKNOWN, code, dotted, lightning_gpu
+from .nodes import UNKNOWN, code, dotted, trainer_gpu
 from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, SourceNamespace, argparse_defaults, ast_dotted, base_name, body_nodes, call_target,
                       forward_helpers, given_namespace_defaults, guarded, maybe_project_call, module_file, module_trains, note,
                       marked, project_root, search_paths, self_calls, steps_call)
@@ -45,13 +45,13 @@ MAX_FOLDERS = 2000  # and this many folders (a home folder without a project mar
 LISTING_LIFE = 5.0  # seconds a project's listing is reused (a run, a burst of edits) before it is made again
 _SKIPPED_FOLDERS = {"__pycache__", "node_modules", "site-packages", "venv", "env", "build", "dist"}
 # a file without any of these never uses a GPU, nor picks a device with a function of the project (`get_device()`)
-_GPU_HINT = re.compile(rb"cuda|nccl|accelerat|deepspeed|gpu|device\(|Trainer\(|Fabric\(|\.to\([\w.]+\(\)\)")
+_GPU_HINT = re.compile(rb"cuda|nccl|accelerat|deepspeed|gpu|device\(|Trainer\(|Fabric\(|DataParallel\(|\.to\([\w.]+\(\)\)")
 # what a GPU line looks like in text (confirmed on the parsed module): `.cuda(`, "cuda:0", "cuda:" (+ an index), "nccl",
 # torch.cuda.* but the queries and seeding, torch.accelerator.*, deepspeed.*, Accelerator(, Lightning's Fabric( and
-# Trainer(
+# Trainer(, DataParallel(
 _GPU_TEXT = re.compile(
     rb"""\.cuda\(|['"](?:cuda(?::\d*)?|nccl)['"]|f['"]cuda:\{|cuda\.(?!is_available|device_count|get_device_|manual_seed|seed)\w"""
-    rb"""|accelerator\.(?!is_available|device_count)\w|deepspeed\.|Accelerator\(|Fabric\(|Trainer\(""")
+    rb"""|accelerator\.(?!is_available|device_count)\w|deepspeed\.|Accelerator\(|Fabric\(|Trainer\(|DataParallel\(""")
 _DEVICE_KEYWORDS = {"device", "map_location", "output_device"}
 _PICKER = re.compile(r"device|gpu", re.IGNORECASE)  # a function named as one that picks the device (`get_device`, `try_gpu`)
 MAX_CALLEES = 64  # functions of other modules a source calls, looked at for a GPU line
@@ -1045,6 +1045,6 @@ def _on_gpu(node: ast.AST, module: FileNamespace) -> bool:
     name = ast_dotted(node.func)
     qualified = module.qualname(name) if name else None
     if qualified is not None and qualified.rpartition(".")[2] in ("Trainer", "Fabric") and "lightning" in qualified:
-        return lightning_gpu(qualified, cast(cst.Call, cst.parse_expression(ast.unparse(node))))  # (one reading of its
+        return trainer_gpu(qualified, cast(cst.Call, cst.parse_expression(ast.unparse(node))))  # (one reading of its
         # keywords, on libcst's nodes)
     return qualified is not None and gpu_api(qualified)

@@ -206,10 +206,16 @@ def trainer_device(call: cst.Call, value) -> str | None:
     return None
 
 
-def lightning_gpu(qualified: str, call: cst.Call, value=literal) -> bool:
+def trainer_gpu(qualified: str, call: cst.Call, value=literal) -> bool:
     """Whether `call`, of `qualified`, makes a Lightning Trainer or Fabric not told to use the
-    CPU (see `trainer_device`, given `value`): they take the GPU when there is one and move the
-    model and the batches to it."""
+    CPU (see `trainer_device`, given `value`), or a composer Trainer not given another device
+    (`device="cpu"`, "tpu", "mps"): they take the GPU when there is one and move the model and
+    the batches to it."""
+    if qualified.startswith("composer.") and qualified.endswith(".Trainer"):
+        device = keyword(call, "device")
+        chosen = value(device.value) if device is not None else None
+        made = dotted(device.value.func) or "" if device is not None and type(device.value) is cst.Call else ""
+        return chosen not in ("cpu", "tpu", "mps") and not made.endswith(("DeviceCPU", "DeviceTPU", "DeviceMPS"))
     return (qualified in FABRICS or qualified.endswith(".Trainer") and qualified.startswith(("lightning.", "pytorch_lightning."))) \
         and trainer_device(call, value) != "cpu"
 

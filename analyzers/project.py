@@ -1225,7 +1225,9 @@ def _first(function, namespace: Namespace, place: Place, cls, kind: str, depth: 
 
 def _made_on_host(value: ast.expr, function, namespace: Namespace) -> bool:
     """`torch.randperm(n)` (a torch factory given no device), or a name the function assigns
-    only such calls: a CPU tensor, whose read waits for nothing."""
+    only such calls, or a part of one (`torch.randperm(n)[:k]`): a CPU tensor, whose read waits for nothing."""
+    while type(value) is ast.Subscript:
+        value = value.value
     if type(value) is ast.Name:
         values = [n.value for n in body_nodes(function) if type(n) is ast.Assign and any(
             type(t) is ast.Name and t.id == value.id for t in n.targets)]
@@ -1978,6 +1980,19 @@ def returns_host_copy(found: Definition | None, index: int | None, depth: int = 
     return True
 
 
+_AGAIN = object()  # (returns_cpu_factory: a name met again while resolving it)
+_ELEMENTWISE = frozenset({"add", "sub", "pow", "neg", "abs", "exp", "log", "sqrt", "sin", "cos", "sigmoid", "tanh"})
+_PARTS = frozenset({"cat", "stack", "concat", "meshgrid", "split", "chunk", "unbind"})  # on their first argument's device
+
+
+def _torch_function(namespace: Namespace, value) -> str | None:
+    """`meshgrid` for a call of `torch.meshgrid(...)` (as the module imports it); None otherwise."""
+    if type(value) is not ast.Call:
+        return None
+    head, _, name = (namespace.qualname(ast_dotted(value.func) or "") or "").partition(".")
+    return name if head == "torch" else None
+
+
 def returns_cpu_factory(found: Definition | None) -> Use | None:
     """Where the function `found` makes, by a torch factory given no device, the tensor each of
     its returns gives back (`return torch.zeros(n, self.hidden_size)`, `mask = torch.triu(
@@ -1993,34 +2008,44 @@ def returns_cpu_factory(found: Definition | None) -> Use | None:
         for node in body_nodes(function):
             if type(node) is ast.Assign:
                 for target in node.targets:
-                    for name in _names(target):
-                        assigned.setdefault(name, []).append(node.value if type(target) is ast.Name else None)
+                    unpacked = type(target) is ast.Tuple and _torch_function(namespace, node.value) in _PARTS
+                    for name in _names(target):  # (`y, x = torch.meshgrid(torch.arange(h), torch.arange(w))`: each made so)
+                        assigned.setdefault(name, []).append(node.value if type(target) is ast.Name or unpacked else None)
                     if type(target) is ast.Subscript and type(target.value) is ast.Name:  # (filled with the program's
                         assigned.setdefault(target.value.id, []).append(None)  # data: CLIP's `result[i, :n] = tokens`)
 
-        def factory(value, depth: int = 0) -> ast.Call | None:
-            while depth < 8:
+        def factory(value, depth: int = 0, resolving: frozenset = frozenset()):
+            """The factory call making `value`; `_AGAIN` for the name being resolved (`omega = 1.0 /
+            (t ** omega)`: what its other assignments make); None when not one."""
+            while depth < 16:
                 depth += 1
                 if type(value) is ast.Name:
-                    values = assigned.get(value.id, [None])
-                    made = [factory(v, depth) for v in values]
-                    return made[0] if all(made) else None
+                    if value.id in resolving:
+                        return _AGAIN
+                    made = [factory(v, depth, resolving | {value.id}) for v in assigned.get(value.id, [None])]
+                    calls = [m for m in made if m is not _AGAIN]
+                    return calls[0] if calls and all(made) else None
                 if type(value) is ast.Tuple and value.elts:  # (an LSTM's `(h, c)`: each made so)
-                    made = [factory(element, depth) for element in value.elts]
+                    made = [factory(element, depth, resolving) for element in value.elts]
                     return made[0] if all(made) else None
                 if type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "Variable" and value.args:
                     value = value.args[0]  # (PyTorch 0.3's wrapper)
                 elif type(value) is ast.Compare and len(value.ops) == 1:
                     value = value.left
-                elif type(value) is ast.BinOp and type(value.right) is ast.Constant:
-                    value = value.left
+                elif type(value) is ast.BinOp and type(value.left) is ast.Constant:
+                    value = value.right
+                elif type(value) is ast.BinOp:  # (math with a CPU tensor made so: with a CUDA tensor it would fail)
+                    return factory(value.left, depth, resolving) or factory(value.right, depth, resolving)
+                elif type(value) is ast.Subscript:
+                    value = value.value
                 elif type(value) is ast.Call and type(value.func) is ast.Attribute and (value.func.attr in SAME_DEVICE_METHODS or (
-                        value.func.attr == "type" and "cuda" not in ast.unparse(value))):  # (`.type(torch.int)`)
+                        value.func.attr == "type" and "cuda" not in ast.unparse(value)) or value.func.attr in _ELEMENTWISE and (
+                        namespace.qualname(ast_dotted(value.func.value) or "") != "torch")):  # (`.type(torch.int)`, `x.sin()`)
                     value = value.func.value
                 elif type(value) is ast.Call:
                     head, _, name = (namespace.qualname(ast_dotted(value.func) or "") or "").partition(".")
-                    if head == "torch" and name in SAME_DEVICE_FUNCTIONS and value.args:
-                        value = value.args[0]
+                    if head == "torch" and (name in SAME_DEVICE_FUNCTIONS or name in _PARTS or name in _ELEMENTWISE) and value.args:
+                        value = value.args[0]  # (`torch.cat((x.sin(), x.cos()))`: the tuple's tensors)
                         continue
                     data = value.args and type(value.args[0]) not in (ast.Constant, ast.Name, ast.Attribute)  # (`torch.Tensor(
                     return value if head == "torch" and name in HOST_FACTORIES - {"from_numpy", "tensor", "as_tensor"} and not any(
@@ -2031,6 +2056,7 @@ def returns_cpu_factory(found: Definition | None) -> Use | None:
 
         values = [node.value for node in body_nodes(function) if type(node) is ast.Return]
         made = [factory(v) if v is not None else None for v in values]
+        made = [None if m is _AGAIN else m for m in made]
         first = made[0] if made and all(made) else None
         memo[returns_cpu_factory] = None if first is None else Use(
             (namespace.qualname(ast_dotted(first.func) or "") or "").partition(".")[2], place(first.lineno),

@@ -60,6 +60,7 @@ SAME_DEVICE_FUNCTIONS = frozenset({"triu", "tril", "flip", "roll"})
 LIGHTNING_MODULES = frozenset(f"{package}.LightningModule" for package in (  # as imports spell it
     "pytorch_lightning", "pytorch_lightning.core", "lightning", "lightning.pytorch", "lightning.pytorch.core"))
 TORCH_MODULES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})  # `nn.Module` as imports spell it
+AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})  # custom ops: `Op.apply(x)`
 # Hugging Face's Trainer and trl's, whose `compute_loss` and `training_step` run on every training step
 HF_TRAINERS = frozenset({"transformers.Trainer", "transformers.trainer.Trainer", "transformers.Seq2SeqTrainer",
                          *(f"trl.{name}Trainer" for name in ("SFT", "DPO", "KTO", "GRPO", "RLOO", "Reward", "ORPO", "CPO", "PPO"))})
@@ -119,7 +120,9 @@ ITER_WRAPPERS = {"enumerate", "tqdm", "iter", "zip", "track", "progress_bar", "l
 CUDA_DEVICE = re.compile(r"cuda(:\d+)?|nccl")
 CUDA_STRING = re.compile(rf"""^[rRbBuU]?(['"])({CUDA_DEVICE.pattern})\1$""")  # the same, as a string literal's code
 GPU_APIS = ("torch.cuda.", "torch.accelerator.", "deepspeed.")
-GPU_ENGINES = {"accelerate.Accelerator"}
+# (nn.DataParallel: only there to spread the work over GPUs; without one it just calls the module)
+GPU_ENGINES = {"accelerate.Accelerator", "torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+               "torch.nn.parallel.data_parallel.DataParallel"}
 FABRICS = {"lightning.Fabric", "lightning.fabric.Fabric", "lightning.fabric.fabric.Fabric", "lightning_fabric.Fabric"}
 GPU_QUERIES = {  # (and the seeding of CUDA's generators, which scripts do whether or not they use a GPU)
     f"torch.{backend}.{query}" for backend in ("cuda", "accelerator")

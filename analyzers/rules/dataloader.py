@@ -15,7 +15,7 @@ from ..context import IF, CallSite, Site, paired
 from ..nodes import (
     UNKNOWN, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, literal, names_in,
     none_test,
-    lightning_gpu, positional, remembered, short_code, star_kwargs, trainer_device, walk,
+    trainer_gpu, positional, remembered, short_code, star_kwargs, trainer_device, walk,
 )
 from ..datasets import (
     CHEAP, EXPENSIVE, HF_METHODS, HF_TRANSFORMS, ON_DEVICE, ROWS, ROWS_BATCH, TENSOR_DATASET, UNKNOWN_DATASET, WRAPPERS,
@@ -900,7 +900,7 @@ class LoaderRule(Rule):
 
     def _framework_moves(self, found: dict) -> None:
         """Lightning's Trainer (loaders of a LightningModule or DataModule, or given to `fit`),
-        Accelerate (`accelerator.prepare(loader)`) and ignite (`create_supervised_trainer(...,
+        composer's Trainer (see `composer_runs`), Accelerate (`accelerator.prepare(loader)`) and ignite (`create_supervised_trainer(...,
         device=...)`, an Engine whose process function moves the batch) copy batches to the GPU."""
         ctx = self.ctx
         trainers = ctx.calls.get("Trainer", ())
@@ -915,6 +915,9 @@ class LoaderRule(Rule):
                 if self._lightning(site):
                     self._passed(site, self.trainer_arguments(site), found,
                                  "Lightning's Trainer copies its batches to the GPU when it trains on one")
+        for site, loaders, _, _ in self.composer_runs():
+            self._passed(site, [cst.Arg(loader) for loader in loaders], found,
+                         "composer's Trainer copies its batches to the GPU when there is one")
         for site in ctx.calls.get("prepare", ()):
             made = self._made_by(site)
             if made.startswith("accelerate.") and made.endswith("Accelerator"):
@@ -949,6 +952,41 @@ class LoaderRule(Rule):
                 if len(params) >= 2 and params[1] in moved and ("cuda" in moved[params[1]].code or ctx.cuda_evidence):
                     said = f"the Engine's `{process}` moves its batches to the GPU (`{moved[params[1]].code}`)"
                     self._passed(site, site.node.args[:1], found, said)
+
+    def composer_runs(self) -> list[tuple[CallSite, list[cst.BaseExpression], list[cst.BaseExpression], list[cst.BaseExpression]]]:
+        """(call, the loaders whose batches it moves, those it iterates again and again, those it reads
+        a few batches of) for each composer Trainer the source makes for the GPU (see `trainer_gpu`)
+        and each `fit` call on one: its `train_dataloader` and `eval_dataloader` (a list of them, an
+        `Evaluator` or `DataSpec` holding one), iterated every epoch. A few: the evaluation loaders
+        when `eval_interval=0` or the run is one epoch (`max_duration="1ep"`: one pass after
+        training), a loader the call limits to a few batches a pass (`eval_subset_num_batches=5`),
+        and all of a demo's (`train_subset_num_batches=5`)."""
+        key = ("composer runs",)
+        if key not in self.known:
+            found = []
+            made = [site for site in self.ctx.calls.get("Trainer", ()) if (self.ctx.qualname(site.node.func) or "").startswith(
+                "composer.") and trainer_gpu(self.ctx.qualname(site.node.func) or "", site.node,
+                                             lambda expr, site=site: self.ctx.value(expr, site.scope))]
+            fits = [site for site in self.ctx.calls.get("fit", ()) if self._made_by(site).startswith("composer.")]
+            for site in [*made, *fits]:
+                def setting(name: str, site: CallSite = site):
+                    given = keyword(site.node, name)
+                    return None if given is None else self.ctx.value(given.value, site.scope)
+                once = setting("max_duration") in ("1ep", 1)
+                moved: list[cst.BaseExpression] = []
+                few: list[cst.BaseExpression] = []
+                demo = False
+                for kind in ("train", "eval"):
+                    given = keyword(site.node, f"{kind}_dataloader")
+                    subset = setting(f"{kind}_subset_num_batches")
+                    limited = type(subset) is int and 0 < subset <= _FEW_BATCHES
+                    demo = demo or limited and kind == "train"
+                    if given is not None:
+                        passes = few if demo or limited or kind == "eval" and (once or setting("eval_interval") == 0) else moved
+                        passes += _composer_loaders(given.value, self.ctx)
+                found.append((site, moved, [] if once else moved, few))
+            self.known[key] = found
+        return self.known[key]
 
     def monai_engines(self) -> list[tuple[CallSite, str]]:
         """(call, the engine it derives from) for each MONAI engine the source makes
@@ -1045,7 +1083,7 @@ class LoaderRule(Rule):
     def _gpu_trainer(self) -> bool:
         """A Lightning Trainer made for whatever accelerator is there (its keywords' values read in
         the call's scope)."""
-        return any(lightning_gpu(self.ctx.qualname(site.node.func) or "", site.node, lambda expr, site=site: self.ctx.value(
+        return any(trainer_gpu(self.ctx.qualname(site.node.func) or "", site.node, lambda expr, site=site: self.ctx.value(
             expr, site.scope)) for site in self.ctx.calls.get("Trainer", ()))
 
     def _cpu_trainer(self, site: Site) -> bool:
@@ -1552,6 +1590,9 @@ class LoaderRule(Rule):
         return self.known[key]
 
     def _reads_few(self, site: Site) -> bool:
+        if any(loader.node is site.node for run, _, _, few in self.composer_runs() for value in few
+               for loader in self.live_loaders(value, run.scope, run.unit)):
+            return True  # (`eval_subset_num_batches=5`)
         scope = site.scope
         name = self._name_of(site)
         if name is not None and self._one_batch_each(site, name):
@@ -3468,6 +3509,18 @@ _COMPARE = {cst.GreaterThan: operator.gt, cst.GreaterThanEqual: operator.ge, cst
             cst.LessThanEqual: operator.le, cst.Equal: operator.eq, cst.NotEqual: operator.ne}
 
 
+def _composer_loaders(value: cst.BaseExpression, ctx) -> list[cst.BaseExpression]:
+    """The loaders a composer Trainer's `train_dataloader`/`eval_dataloader` holds: the value, the
+    elements of a list, the loader of an `Evaluator(label=..., dataloader=...)` or `DataSpec(loader)`."""
+    if type(value) in (cst.List, cst.Tuple):
+        return [loader for element in cast(cst.List, value).elements for loader in _composer_loaders(element.value, ctx)]
+    if type(value) is cst.Call:
+        made = (ctx.qualname(value.func) or "").rpartition(".")[2]
+        held = argument(value, 1, "dataloader") if made == "Evaluator" else argument(value, 0, "dataloader") if made == "DataSpec" else None
+        return [] if held is None else _composer_loaders(held, ctx)
+    return [value]
+
+
 def _table_column(expr: cst.BaseExpression) -> bool:
     """A pandas selection: `df["label"]`, `df.iloc[:n]["sentiment"]`, `df.loc[mask, "y"]`."""
     while True:
@@ -3502,8 +3555,10 @@ class PinnedMemoryMissing(LoaderRule):
     train_loader` and `images.to(self.device)` in `Solver.train`, counted when the module
     moving the batches uses a GPU), or by a framework:
     Lightning's Trainer (a LightningModule's or DataModule's `train_dataloader` and
-    `val_dataloader`, loaders given to `fit`), Accelerate (`accelerator.prepare(loader)`)
-    and ignite (`create_supervised_trainer(..., device=...)`, an `Engine` whose process
+    `val_dataloader`, loaders given to `fit`), composer's Trainer (its `train_dataloader` and
+    `eval_dataloader`, unless told `device="cpu"`; not one it reads a few batches of a pass,
+    `train_subset_num_batches=5`, nor its evaluation loaders in a run of one epoch), Accelerate
+    (`accelerator.prepare(loader)`) and ignite (`create_supervised_trainer(..., device=...)`, an `Engine` whose process
     function, also one nested in the function that makes it, moves the batch; loaders
     given to a handler through `add_event_handler(event, handler, loader)`; MONAI's
     `SupervisedTrainer`, `GanTrainer` and `SupervisedEvaluator` with a CUDA `device`). MONAI's
@@ -3555,6 +3610,18 @@ class PinnedMemoryMissing(LoaderRule):
     summary = "DataLoader batches go to the GPU from pageable memory (no pin_memory=True)"
     probe = "dataloader"
     VALID = (
+        # composer on the CPU; and a demo reading five batches an epoch, evaluated once after one epoch
+        Example(
+            """
+            from composer import Trainer
+            from torch.utils.data import DataLoader
+            train_dataloader = DataLoader(train_dataset, batch_size=128, shuffle=True, num_workers=8)
+            eval_dataloader = DataLoader(eval_dataset, batch_size=128, num_workers=8)
+            Trainer(model=model, train_dataloader=train_dataloader, max_duration="10ep", device="cpu").fit()
+            Trainer(model=model, train_dataloader=train_dataloader, max_duration="2ep", train_subset_num_batches=5).fit()
+            Trainer(model=model, eval_dataloader=eval_dataloader, max_duration="1ep").fit()
+            """
+        ),
         # one test batch each epoch, from a new iterator (DTU's 02456 VAE notebook)
         Example(
             """
@@ -3768,6 +3835,23 @@ class PinnedMemoryMissing(LoaderRule):
         ),
     )
     INVALID = (
+        # composer's Trainer takes the GPU when there is one and copies each batch to it
+        Example(
+            """
+            from composer import Trainer
+            from torch.utils.data import DataLoader
+            train_dataloader = DataLoader(train_dataset, batch_size=128, shuffle=True, num_workers=8)
+            trainer = Trainer(model=model, train_dataloader=train_dataloader, max_duration="10ep")
+            trainer.fit()
+            """,
+            """
+            from composer import Trainer
+            from torch.utils.data import DataLoader
+            train_dataloader = DataLoader(train_dataset, batch_size=128, shuffle=True, num_workers=8, pin_memory=True)
+            trainer = Trainer(model=model, train_dataloader=train_dataloader, max_duration="10ep")
+            trainer.fit()
+            """,
+        ),
         # MONAI's trainer copies each batch to its device
         Example(
             """

@@ -133,7 +133,11 @@ class CpuTensorMovedEachStep(Nesting):
     (`np.arange`, `np.random.permutation`, sliced or reshaped: PPO's `mb_inds =
     b_inds[start:end]`; a mask filled in place and wrapped, `torch.from_numpy(~mask)` of
     `np.zeros(n, dtype=bool)`) indexing a tensor moved to or made on the device (`b_obs[mb_inds]`),
-    reported once per index, at its first indexing.
+    reported once per index, at its first indexing. And the move in a module's `forward` (or what
+    runs as often) of a tensor it holds as a plain attribute (`self.pos_embedding.to(device)`) that
+    its `__init__` made on the CPU, by a torch factory or a function of the project returning one
+    (SimpleViT's `posemb_sincos_2d(...)`), and that nothing registers as a buffer or assigns again:
+    `model.to(device)` moves parameters and buffers, not attributes, so it is copied on every call.
 
     Silent for a tensor made under `if buffer is None:` (not `if hidden is None:` testing a parameter
     each call may leave out: DRNN's `init_hidden`; but in a forward, `if x is None: x = ...` for an
@@ -826,8 +830,42 @@ class CpuTensorMovedEachStep(Nesting):
                     yield tokens.cuda(), lengths.cuda()
             """,
         ),
+        # a module's table registered as a buffer, or moved in forward and kept there: moved once
+        Example(
+            """
+            import torch
+            from torch import nn
+            class ViT(nn.Module):
+                def __init__(self, n, dim):
+                    super().__init__()
+                    self.register_buffer("pos_embedding", torch.randn(n, dim), persistent=False)
+                    self.mask = torch.ones(n, n).tril()
+                def forward(self, x):
+                    self.mask = self.mask.to(x.device)
+                    return (x + self.pos_embedding.to(x.device)) @ self.mask
+            """,
+        ),
     )
     INVALID = (
+        # SimpleViT's positional table: a plain CPU attribute that `model.to(device)` leaves behind
+        Example(
+            """
+            import torch
+            from torch import nn
+            def posemb_sincos_1d(n, dim, temperature: int = 10000):
+                position = torch.arange(n)[:, None]
+                omega = 1.0 / (temperature ** (torch.arange(dim // 2) / (dim // 2 - 1)))
+                angles = position * omega[None, :]
+                return torch.cat((angles.sin(), angles.cos()), dim=1)
+            class SimpleViT(nn.Module):
+                def __init__(self, n, dim):
+                    super().__init__()
+                    self.pos_embedding = posemb_sincos_1d(n, dim)
+                def forward(self, x):
+                    device = x.device
+                    return x + self.pos_embedding.to(device, dtype=x.dtype)
+            """,
+        ),
         # DALLE2's decoder trainer: a step counter's index made from a Python number on the host
         Example(
             """
@@ -1772,6 +1810,8 @@ class CpuTensorMovedEachStep(Nesting):
         # (subscript, the NumPy call making its index, enclosing function): `b_obs[mb_inds]`, mb_inds from np.arange
         self.numpy_indexings: list[tuple[Site, cst.Call, cst.FunctionDef | None]] = []
         self.elsewhere: dict[str, str | None] = {}  # module-level function -> how often other modules run it
+        # (move of `self.name`, name, device or the tensor of type_as, enclosing method): `self.pos_embedding.to(device)`
+        self.attributes: list[tuple[CallSite, str, cst.BaseExpression | None, cst.FunctionDef | None]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
@@ -1791,6 +1831,11 @@ class CpuTensorMovedEachStep(Nesting):
             return  # (`.type()`: the type's name; a move is `x.type(torch.cuda.FloatTensor)`)
         if self._empty_case():
             return  # (`if n == 0: return torch.tensor(0.).cuda()`: a rare batch with nothing to compute)
+        held = _held_attribute(node.func.value) if name in ("cuda", "to", "type_as") else None
+        if held is not None:
+            device = argument(node, 0, "other" if name == "type_as" else "device")
+            self.attributes.append((self.ctx.call_site(node), held, device, self.function()))
+            return
         if self.ctx.loops and self._constant_cpu_call(node.func.value):
             device = argument(node, 0, "device")
             if name == "cuda" or device is not None:
@@ -2276,6 +2321,21 @@ class CpuTensorMovedEachStep(Nesting):
                 f"copied back {where}: a device-to-host copy (a sync) per element and a blocking copy to the "
                 f"GPU. Keep them on the GPU: torch.stack({items}).",
             )
+        for site, held, device, function in self.attributes:
+            assignment = self._held_on_cpu(held, function)
+            if assignment is None or call_name(site.node) != "cuda" and (device is None or not (
+                    self._device(device, site) or self._tensor_like(device, site, function))):
+                continue
+            where = self._every_call(site, function)
+            if where is None:
+                continue
+            self.report(
+                site,
+                f"`self.{held}` is a CPU tensor kept as a plain attribute, which `model.to(device)` does not move: it "
+                f"is copied to the GPU {where}, a blocking copy from pageable memory each time. Register it as a "
+                f"buffer instead: self.register_buffer(\"{held}\", ..., persistent=False).",
+                related=(Here(Site(assignment, site.unit, site.scope), f"`self.{held}` is made on the CPU"),),
+            )
         moved: set[int] = set()
         twins = self._option_twins()
         for site, made, device, function in self.moves:
@@ -2303,6 +2363,33 @@ class CpuTensorMovedEachStep(Nesting):
                 fix,
                 related=(Here(Site(made, site.unit, site.scope, site.loops), f"torch.{factory}(...) makes it on the CPU"),) if apart else (),
             )
+
+    def _held_on_cpu(self, held: str, function: cst.FunctionDef | None) -> cst.Assign | None:
+        """The assignment of the module's `__init__` that makes `self.<held>` a CPU tensor (a torch
+        factory given no device, or a function of the project returning one: `posemb_sincos_2d(...)`),
+        when it is the attribute's only assignment, in a class deriving from nn.Module that neither
+        registers it as a buffer nor moves its own tensors (`_apply`, `to`, `cuda`); None otherwise."""
+        cls = self.ctx.class_of.get(id(function)) if function is not None else None
+        if cls is None or function is None or function.name.value == "__init__" or not derives_from(
+                self.ctx, cls.name.value, MODULE_CLASSES):
+            return None
+        methods = {statement.name.value: statement for statement in cls.body.body if type(statement) is cst.FunctionDef}
+        if methods.keys() & {"_apply", "to", "cuda"} or f'"{held}"' in code(cls) or f"'{held}'" in code(cls):
+            return None  # (moves its own tensors; `register_buffer("mask", ...)`, `setattr(self, "mask", ...)`)
+        assigned = [(method, node) for method in methods.values() for node in walk(method)
+                    if type(node) in (cst.Assign, cst.AnnAssign, cst.AugAssign) and any(
+                        dotted(target) == f"self.{held}" for target in _targets(node))]
+        if len(assigned) != 1 or assigned[0][0] is not methods.get("__init__") or type(assigned[0][1]) is not cst.Assign:
+            return None
+        assignment = assigned[0][1]
+        made = _factory_below(assignment.value, self.ctx)
+        if made is not None:
+            return assignment if keyword(made, "device") is None and (self.ctx.qualname(made.func) or "").startswith("torch.") else None
+        if type(assignment.value) is not cst.Call:
+            return None
+        scope = self.ctx.scopes.get(id(methods["__init__"]))
+        found = call_target(self.ctx, assignment.value.func, scope) if scope is not None else None
+        return assignment if found is not None and returns_cpu_factory(found) is not None else None
 
     def _option_twins(self) -> set[int]:
         """Ids of the moves in the branch of `if batch_size is None: ... else: ...` (an optional
@@ -2655,6 +2742,26 @@ class CpuTensorMovedEachStep(Nesting):
         created = with_keywords(made, {"device": '"cuda"' if device is None else code(device)})
         new = created if receiver is made else receiver.deep_replace(made, created)
         return FixPlan("Create the tensor on the device", (Replace(site, new),))
+
+
+def _held_attribute(expr: cst.BaseExpression) -> str | None:
+    """`name` for `self.name`, also indexed or reshaped (`self.logvar[t]`): a tensor the module holds."""
+    while type(expr) is cst.Subscript or type(expr) is cst.Call and type(expr.func) is cst.Attribute and call_name(
+            expr) in SAME_DEVICE_METHODS:
+        expr = expr.value if type(expr) is cst.Subscript else cast(cst.Attribute, cast(cst.Call, expr).func).value
+    if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self":
+        return expr.attr.value
+    return None
+
+
+def _targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """What an assignment statement binds: `a = b = v`'s `a` and `b`, `(x, self.y) = ...`'s elements."""
+    if type(node) is cst.Assign:
+        found = [target.target for target in node.targets]
+    else:
+        found = [cast(cst.AnnAssign, node).target]
+    return [element.value for target in found if type(target) in (cst.Tuple, cst.List)
+            for element in cast(cst.Tuple, target).elements] + [t for t in found if type(t) not in (cst.Tuple, cst.List)]
 
 
 def _receiver(move: cst.Call) -> cst.BaseExpression:

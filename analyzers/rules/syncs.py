@@ -251,7 +251,8 @@ class HostSyncEveryStep(Nesting):
     `TrainerBase.run` calls before `loss.backward()`), and a module's `forward` (of a subclass of
     `torch.nn.Module`, also through classes of the project; and the methods it calls
     on `self`; in a notebook, when the notebook trains): `lengths.tolist()` there syncs on
-    every step the module trains. A loop inside the step that does not step itself runs on
+    every step the module trains; so do the `forward` and `backward` of a custom
+    `torch.autograd.Function` such a forward calls (`ShakeDropFunction.apply(x)`). A loop inside the step that does not step itself runs on
     every step too (`for k, v in losses.items(): meters[k].update(v.item())`). A function
     that trains in a loop of its own and names no device, beside one that takes a device or
     moves its batches, runs on the CPU (d2l's `train_ch3` beside `train_ch5(..., device)`; not
@@ -357,6 +358,43 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # autograd Functions whose backward passes apply each other (conv2d_gradfix), read nothing
+        Example(
+            """
+            import torch
+            class Conv(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, weight):
+                    ctx.save_for_backward(weight)
+                    return x * weight
+                @staticmethod
+                def backward(ctx, grad):
+                    weight, = ctx.saved_tensors
+                    return ConvGrad.apply(grad, weight), None
+            class ConvGrad(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, grad, weight):
+                    return grad * weight
+                @staticmethod
+                def backward(ctx, grad):
+                    return Conv.apply(grad, 1.0), None
+            """
+        ),
+        # column-out augmentation: indices drawn on the host, a part of a CPU tensor read there
+        Example(
+            """
+            import torch
+            def batch_colout(X, p_row):
+                kept = int((1 - p_row) * X.shape[2])
+                rows = sorted(torch.randperm(X.shape[2])[:kept].numpy())
+                return X[:, :, rows, :]
+            model = Net().cuda()
+            for x, y in loader:
+                loss = criterion(model(batch_colout(x.cuda(), 0.15)), y.cuda())
+                loss.backward()
+                optimizer.step()
+            """
+        ),
         # a forward given host data, as its annotation says (pytorch-lifestream's text embedder)
         Example(
             """
@@ -1139,6 +1177,47 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # ShakeDrop: a custom autograd op reads its random gate on the host in each forward
+        Example(
+            """
+            import torch
+            from torch import nn
+            class ShakeDropFunction(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x, p_drop=0.5):
+                    gate = torch.empty(1, device=x.device).bernoulli_(1 - p_drop)
+                    ctx.save_for_backward(gate)
+                    return x if gate.item() else 0.5 * x
+                @staticmethod
+                def backward(ctx, grad_output):
+                    return grad_output, None
+            class ShakeDrop(nn.Module):
+                def forward(self, x):
+                    return ShakeDropFunction.apply(x)
+            model = nn.Sequential(nn.Linear(8, 8), ShakeDrop()).cuda()
+            for x, y in loader:
+                loss = criterion(model(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+            """
+        ),
+        # face.evoLVe: the device comes from a config dict of another module; nn.DataParallel says GPU
+        Example(
+            """
+            import torch
+            from torch import nn
+            from config import configurations
+            cfg = configurations[1]
+            DEVICE = cfg["DEVICE"]
+            model = nn.DataParallel(Net()).to(DEVICE)
+            for inputs, labels in loader:
+                loss = criterion(model(inputs.to(DEVICE)), labels.to(DEVICE))
+                losses.update(loss.data.item(), inputs.size(0))
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            """
+        ),
         # a modulo's truth picks all steps but one in 50 (peft's LoftQ script prints the loss so)
         Example(
             """
@@ -2868,9 +2947,13 @@ class HostSyncEveryStep(Nesting):
         computed from such copies only (`loss = loss_f(outputs.cpu(), labels.cpu())`), or from a
         tensor of sizes (`torch.prod(torch.tensor(x.shape[1:])).item()`); or
         a NumPy value (`np.ceil(np.log(n)).astype("int").item()`)."""
-        while type(expr) is cst.Attribute and expr.attr.value == "data" or type(expr) is cst.Call and type(
-                expr.func) is cst.Attribute and expr.func.attr.value in SAME_DEVICE_METHODS:
-            expr = expr.value if type(expr) is cst.Attribute else cast(cst.Attribute, cast(cst.Call, expr).func).value
+        while type(expr) is cst.Attribute and expr.attr.value == "data" or type(expr) is cst.Subscript or type(
+                expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in SAME_DEVICE_METHODS:
+            # (`torch.randperm(n)[:k].numpy()`: a part of a tensor is where the tensor is)
+            if type(expr) is cst.Call:
+                expr = cast(cst.Attribute, expr.func).value
+            else:
+                expr = cast(cst.Attribute | cst.Subscript, expr).value
         if type(expr) is cst.Name and _host_parameter(expr.value, scope):
             return True
         found = self.ctx.origin(expr, scope) if type(expr) is cst.Name else (expr, scope)

@@ -22,7 +22,7 @@ from ..project import trains as project_trains
 from .edits import root_name
 from .base import Rule
 from .distributed import COMPILE
-from ..vocabulary import BATCH_HOOKS, CALLBACK_CLASS, CLOCKS, DEVICE_LIKE, EVALUATION_NAME, HF_TRAINERS, LIGHTNING_MODULES, MODULE_CLASSES, SHORT_LOOP
+from ..vocabulary import AUTOGRAD_FUNCTIONS, BATCH_HOOKS, CALLBACK_CLASS, CLOCKS, DEVICE_LIKE, EVALUATION_NAME, HF_TRAINERS, LIGHTNING_MODULES, MODULE_CLASSES, SHORT_LOOP
 
 _COMPILE_OPTIONS = {"mode", "fullgraph", "dynamic", "backend", "options", "disable"}
 
@@ -166,6 +166,7 @@ class TrainingSteps:
         self._devices: dict[int, bool] = {}  # function id -> whether its text names a device or moves a value
         self._every: dict[tuple, bool] = {}  # (function id, depth) -> see called_every_step
         self._inferring: dict[int, bool] = {}  # class id -> see _made_to_infer
+        self._applied: dict[int, bool] = {}  # autograd Function's method id -> see _applied_every_step
         self._main_blocks: set[int] | None = None  # ids of the nodes under the modules' `if __name__ == "__main__":`
         self._intervals: dict[tuple, set[int]] = {}  # (body id, loops id) -> see _guarded_calls
         self._evaluations: dict[int, list[CallSite]] | None = None  # see evaluates_every_iteration
@@ -243,7 +244,8 @@ class TrainingSteps:
         process function, a per-batch hook of a callback class (`after_batch` of a fastai
         `Callback`, `on_train_batch_end`, in a project that trains), a LightningModule's `training_step` (and the methods it calls on
         `self`: `self.shared_step(batch, "train")`), a Hugging Face Trainer's `compute_loss` and
-        `training_step` (and what they call on `self`), a module's `forward` (of a
+        `training_step` (and what they call on `self`), a custom autograd Function's `forward` and
+        `backward` when a forward run so calls its `apply`, a module's `forward` (of a
         subclass of `torch.nn.Module`, also through classes of the project, that does not
         loop over training steps itself; and the
         methods it calls on `self`; in a notebook, one that trains: a notebook that only runs
@@ -265,6 +267,8 @@ class TrainingSteps:
             return False  # (a Trainer module whose `forward` loops over the steps itself: byol-pytorch's)
         if self.overrides_step_helper(cls, function):
             return True
+        if function.name.value in ("forward", "backward") and derives_from(self.ctx, cls.name.value, AUTOGRAD_FUNCTIONS):
+            return self._applied_every_step(cls, function)
         module = any(base.rpartition(".")[2] == "Module" for base in bases) or derives_from(self.ctx, cls.name.value, MODULE_CLASSES)
         if not module or lightning:  # (a LightningModule's forward runs where its `training_step` calls it: an inference one's never)
             return self._subclasses_run(cls, function)  # (a mixin's method the forward of a subclass in another module calls)
@@ -272,6 +276,16 @@ class TrainingSteps:
                 or self.loss_method(cls, function)) \
             and (not any(unit.notebook for unit in self.ctx.units) or self.anywhere()) and not self._made_to_infer(cls) \
             and not self._infers(cls)
+
+    def _applied_every_step(self, cls: cst.ClassDef, function: cst.FunctionDef) -> bool:
+        """Whether a function that runs on every step calls the autograd Function `cls`'s `apply`
+        (ShakeDrop's `ShakeDropFunction.apply(x)` in its forward), which runs `function` each time."""
+        if id(function) not in self._applied:
+            self._applied[id(function)] = False  # (Functions applying each other: conv2d_gradfix's)
+            self._applied[id(function)] = any(
+                site.scope.node is not None and self.run_every_step(site.scope.node) for site in self.ctx.calls.get("apply", ())
+                if type(site.node.func) is cst.Attribute and dotted(site.node.func.value) == cls.name.value)
+        return self._applied[id(function)]
 
     def loss_method(self, cls: cst.ClassDef, function: cst.FunctionDef) -> bool:
         """Whether `function` is a method the project's training loops call on a model for its loss

@@ -32,7 +32,8 @@ class NonPersistentWorkers(LoaderRule):
     is passed, called in a loop; Lightning's Trainer (a Lightning module's
     `train_dataloader`/`val_dataloader`, loaders given to `fit`, unless `max_epochs=1`; not
     the validation loaders when the file's LightningModules define no `validation_step`, as
-    the Trainer then skips validation);
+    the Trainer then skips validation); composer's Trainer (its `train_dataloader` and
+    `eval_dataloader`, over more than one epoch);
     an ignite Engine's `run(loader, max_epochs=N)`, or a `run` in an event handler
     (decorated, or registered with `add_event_handler`); MONAI's `SupervisedTrainer` (`GanTrainer`)
     over more than one epoch, and its `SupervisedEvaluator` when a `ValidationHandler` runs it every epoch; a module of the project that calls
@@ -307,6 +308,23 @@ class NonPersistentWorkers(LoaderRule):
         ),
     )
     INVALID = (
+        # composer's Trainer iterates its training loader every epoch of the run
+        Example(
+            """
+            from composer import Trainer
+            from torch.utils.data import DataLoader
+            train_dataloader = DataLoader(train_dataset, batch_size=128, shuffle=True, num_workers=8)
+            trainer = Trainer(model=model, train_dataloader=train_dataloader, max_duration="10ep")
+            trainer.fit()
+            """,
+            fixed="""
+            from composer import Trainer
+            from torch.utils.data import DataLoader
+            train_dataloader = DataLoader(train_dataset, batch_size=128, shuffle=True, num_workers=8, persistent_workers=True)
+            trainer = Trainer(model=model, train_dataloader=train_dataloader, max_duration="10ep")
+            trainer.fit()
+            """,
+        ),
         # made in a loop over the configuration's phases (KAIR's `for phase, dataset_opt in
         # opt["datasets"].items():`), then iterated at every test interval of the training loop
         Example(
@@ -1223,7 +1241,8 @@ class NonPersistentWorkers(LoaderRule):
 
     def _iterated_by_frameworks(self):
         """Lightning's Trainer iterates a module's train/val loaders and those given to
-        `fit` every epoch; an ignite Engine those it `run`s for several epochs."""
+        `fit` every epoch, composer's Trainer those it is given; an ignite Engine those it `run`s
+        for several epochs."""
         ctx = self.ctx
         trainers = ctx.calls.get("Trainer", ())
         if any(self._value_is(site, "max_epochs", 1) for site in trainers):
@@ -1239,6 +1258,10 @@ class NonPersistentWorkers(LoaderRule):
                     for arg in self.trainer_arguments(site):
                         for loader in self.live_loaders(arg.value, site.scope, site.unit):
                             yield loader, [], lightning, ()
+        for site, _, again, _ in self.composer_runs():
+            for loader in again:
+                for found in self.live_loaders(loader, site.scope, site.unit):
+                    yield found, [], " (by composer's Trainer)", ()
         engines = self.monai_engines()
         validated = any(self._resolved(argument(site.node, 0, "interval") or cst.Name("None"), site.scope, 0) == 1
                         for site in ctx.calls.get("ValidationHandler", ()))
