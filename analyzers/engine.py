@@ -20,6 +20,7 @@ from .document import DocumentState
 from .parse import MAX_LINE, Chunk, LongLine, Parsed, Split, parse, split
 from .spans import Spans
 from .source import Source, common_ends, dominant_newline, split_lines
+from .vocabulary import OTHER_FRAMEWORKS, TORCH_PACKAGES
 
 MAX_CODE = 4 * 2**20  # characters of Python in one file (notebook outputs aside)
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
@@ -327,6 +328,8 @@ def _analyze(source: Source, config: Config, state: DocumentState, shallow: bool
                 # this one on a GPU, picks the GPU for it, names the GPU device it moves work to, or a base class's module does
                 if ctx.gpu_importer is not None:
                     ctx.cuda_evidence = parsed[min(parsed)].module
+        if other_framework(ctx.imports.values()):
+            rules = []  # (MXNet's gluon scripts beside a project's torch code: not PyTorch, nothing to say)
         for rule in rules:
             rule.finish()
         reports = [r for rule in rules for r in rule.reports if r.site.unit in parsed or r.range_override]
@@ -336,6 +339,13 @@ def _analyze(source: Source, config: Config, state: DocumentState, shallow: bool
             rule.reports = []  # a report refers to its rule
     findings = [f for f in findings if not suppressed(source, f)]
     return sorted(set(findings), key=Finding.sort_key)
+
+
+def other_framework(imported) -> bool:
+    """Whether the qualified names a source imports are another framework's (MXNet, TensorFlow,
+    Paddle, JAX, ...) and none of torch or a package built on it."""
+    roots = {name.split(".")[0] for name in imported}
+    return bool(roots & OTHER_FRAMEWORKS) and not roots & TORCH_PACKAGES
 
 
 def _places(text: str, triggers: set[str], known: dict, slot: int) -> dict[str, int]:

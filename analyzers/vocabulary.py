@@ -60,6 +60,10 @@ SAME_DEVICE_FUNCTIONS = frozenset({"triu", "tril", "flip", "roll"})
 LIGHTNING_MODULES = frozenset(f"{package}.LightningModule" for package in (  # as imports spell it
     "pytorch_lightning", "pytorch_lightning.core", "lightning", "lightning.pytorch", "lightning.pytorch.core"))
 TORCH_MODULES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})  # `nn.Module` as imports spell it
+# other deep-learning frameworks: a source importing one of them and nothing built on torch is not PyTorch code
+OTHER_FRAMEWORKS = frozenset({"mxnet", "gluoncv", "tensorflow", "keras", "paddle", "jax", "flax", "mindspore", "oneflow"})
+TORCH_PACKAGES = frozenset({"torch", "torchvision", "torchaudio", "torchtext", "lightning", "pytorch_lightning", "composer",
+                            "accelerate", "ignite", "monai", "timm", "deepspeed"})
 AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})  # custom ops: `Op.apply(x)`
 # Hugging Face's Trainer and trl's, whose `compute_loss` and `training_step` run on every training step
 HF_TRAINERS = frozenset({"transformers.Trainer", "transformers.trainer.Trainer", "transformers.Seq2SeqTrainer",

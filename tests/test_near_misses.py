@@ -657,3 +657,20 @@ def test_a_validation_loop_reading_a_few_batches_needs_no_pinned_memory(bound, e
     overlap. A hundred batches, or a bound perf-lint cannot know, is a pass worth pinning."""
     code = VALIDATION.replace("num_examples=2", f"num_examples={bound}")
     assert codes(code, ("TPL102",)) == expected
+
+
+def test_another_frameworks_script_is_not_pytorch_code():
+    """MXNet's gluon scripts in a PyTorch project (ResNeSt's scripts/gluon): an evaluation loop
+    with no `torch.no_grad()` is not TPL502's, since gluon records nothing outside
+    `autograd.record()`; the same loop importing torch is."""
+    loop = """
+        import mxnet as mx
+        from mxnet import gluon
+        net = gluon.model_zoo.vision.resnet50_v1(ctx=mx.gpu(0))
+        def test(net, val_data):
+            net.eval()
+            for i, batch in enumerate(val_data):
+                outputs = net(batch[0])
+    """
+    assert codes(loop) == []
+    assert "TPL502" in codes(loop.replace("import mxnet as mx", "import torch\n        import mxnet as mx"))

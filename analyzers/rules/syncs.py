@@ -42,7 +42,7 @@ _TENSOR_FACTS = {"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad",
 _TENSOR_METHODS = {
     "sum", "mean", "max", "min", "norm", "detach", "clone", "float", "half", "double", "abs", "sqrt", "pow", "exp",
     "log", "squeeze", "unsqueeze", "view", "reshape", "argmax", "argmin", "softmax", "std", "var", "prod", "cuda",
-    "to", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "sub", "add", "mul", "div", "bool", "long",
+    "to", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "sub", "add", "mul", "div", "bool", "byte", "long",
 }
 # tensor methods giving back a tensor on the same device (`x = x.masked_select(m).view(n, -1)` keeps `x` a CUDA tensor)
 _KEEPING_METHODS = _TENSOR_METHODS - {"cuda", "to"} | {
@@ -1197,6 +1197,27 @@ class HostSyncEveryStep(Nesting):
             model = nn.Sequential(nn.Linear(8, 8), ShakeDrop()).cuda()
             for x, y in loader:
                 loss = criterion(model(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+            """
+        ),
+        # face.evoLVe's AM-Softmax head: a one-hot mask filled in place, then cast to a byte mask
+        Example(
+            """
+            import torch
+            from torch import nn
+            class AmSoftmax(nn.Module):
+                def forward(self, cos_theta, label):
+                    phi = cos_theta - 0.35
+                    index = cos_theta.data * 0.0
+                    index.scatter_(1, label.data.view(-1, 1), 1)
+                    index = index.byte()
+                    output = cos_theta * 1.0
+                    output[index] = phi[index]
+                    return output * 30.0
+            head = AmSoftmax().cuda()
+            for x, y in loader:
+                loss = criterion(head(backbone(x.cuda()), y.cuda()), y.cuda())
                 loss.backward()
                 optimizer.step()
             """
@@ -3016,6 +3037,9 @@ class HostSyncEveryStep(Nesting):
         values = owner.assignments[index.value] if owner is not None else []
         if len(values) > 1 and all(v is not None and _mask_form(v, index.value) for v in values):
             return index  # (`obj_mask = y[..., 4] == 1`, then `obj_mask = obj_mask & ~torch.isnan(iou)`)
+        if len(values) > 1 and type(last := values[-1]) is cst.Call and call_name(last) in ("bool", "byte") and _mask_form(
+                last) and root_name(last) == index.value:
+            return index  # (`index = cos_theta * 0.0`, `index.scatter_(1, label, 1)`, then `index = index.byte()`)
         value = found[0] if found is not None else None
         while type(value) is cst.Call and call_name(value) in ("to", "cuda") and type(value.func) is cst.Attribute:
             value = value.func.value
@@ -3517,7 +3541,7 @@ def _mask_index(node: cst.Subscript) -> cst.BaseExpression | None:
 
 
 def _mask_form(value: cst.BaseExpression, itself: str = "") -> bool:
-    """A boolean tensor's form: a comparison, `~m`, `m.bool()`, `torch.ge(a, b)` / `a.ge(b)` (and
+    """A boolean tensor's form: a comparison, `~m`, `m.bool()` (`m.byte()`, older PyTorch's mask), `torch.ge(a, b)` / `a.ge(b)` (and
     the other comparisons), `torch.isnan(x)`, and `&`, `|` or `*` of two of those (or of one
     and the mask `itself` being rebound: `obj_mask & ~nan`)."""
     if type(value) is cst.Name:
@@ -3534,7 +3558,7 @@ def _mask_form(value: cst.BaseExpression, itself: str = "") -> bool:
     name = call_name(value)
     if type(value.func) is cst.Attribute and dotted(value.func.value) == "torch":
         return name in MASK_MAKERS and len(value.args) >= (1 if name in ONE_TENSOR_TESTS else 2)
-    return type(value.func) is cst.Attribute and (name == "bool" and not value.args or name in MASK_MAKERS - ONE_TENSOR_TESTS
+    return type(value.func) is cst.Attribute and (name in ("bool", "byte") and not value.args or name in MASK_MAKERS - ONE_TENSOR_TESTS
                                                   and len(value.args) == 1)
 
 
