@@ -847,6 +847,22 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # moved to where a layer's output is (`.to(x)`: its device and dtype)
+        Example(
+            """
+            import torch
+            from torch import nn
+            class Encoder(nn.Module):
+                def __init__(self, n, dim):
+                    super().__init__()
+                    self.embed = nn.Linear(dim, dim)
+                    self.pos_embedding = torch.randn(n, dim) * 0.02
+                def forward(self, tokens):
+                    x = self.embed(tokens)
+                    x += self.pos_embedding.to(x)
+                    return x
+            """,
+        ),
         # SimpleViT's positional table: a plain CPU attribute that `model.to(device)` leaves behind
         Example(
             """
@@ -2324,8 +2340,8 @@ class CpuTensorMovedEachStep(Nesting):
         for site, held, device, function in self.attributes:
             assignment = self._held_on_cpu(held, function)
             if assignment is None or call_name(site.node) != "cuda" and (device is None or not (
-                    self._device(device, site) or self._tensor_like(device, site, function))):
-                continue
+                    self._device(device, site) or self._tensor_like(device, site, function) or _input(device, function, site.node))):
+                continue  # (`self.pos_embedding.to(x)`, x the forward's input: where the model runs)
             where = self._every_call(site, function)
             if where is None:
                 continue
@@ -2742,6 +2758,19 @@ class CpuTensorMovedEachStep(Nesting):
         created = with_keywords(made, {"device": '"cuda"' if device is None else code(device)})
         new = created if receiver is made else receiver.deep_replace(made, created)
         return FixPlan("Create the tensor on the device", (Replace(site, new),))
+
+
+def _input(expr: cst.BaseExpression, function: cst.FunctionDef | None, at: cst.CSTNode) -> bool:
+    """Whether `expr` is an input of the method `function` (a parameter with no default, not
+    named as a dtype) or what one of the module's layers gives back (`x = self.to_patch_embedding(img)`):
+    a tensor, or a device, where the module runs."""
+    if type(expr) is not cst.Name or function is None or DTYPE_LIKE.search(expr.value):
+        return False
+    if any(param.name.value == expr.value and param.default is None for param in function.params.params[1:]):
+        return True
+    values = assigned_in(function.body, expr.value, before=at)  # (the last binding before the move)
+    return bool(values) and type(last := values[-1]) is cst.Call and type(last.func) is cst.Attribute and dotted(
+        last.func.value) == "self"
 
 
 def _held_attribute(expr: cst.BaseExpression) -> str | None:
