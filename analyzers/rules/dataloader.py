@@ -964,10 +964,12 @@ class LoaderRule(Rule):
         key = ("composer runs",)
         if key not in self.known:
             found = []
-            made = [site for site in self.ctx.calls.get("Trainer", ()) if (self.ctx.qualname(site.node.func) or "").startswith(
-                "composer.") and trainer_gpu(self.ctx.qualname(site.node.func) or "", site.node,
-                                             lambda expr, site=site: self.ctx.value(expr, site.scope))]
-            fits = [site for site in self.ctx.calls.get("fit", ()) if self._made_by(site).startswith("composer.")]
+            composer = [site for site in self.ctx.calls.get("Trainer", ()) if (self.ctx.qualname(site.node.func) or "").startswith(
+                "composer.")]
+            made = [site for site in composer if trainer_gpu(self.ctx.qualname(site.node.func) or "", site.node,
+                                                             lambda expr, site=site: self.ctx.value(expr, site.scope))]
+            fits = [site for site in self.ctx.calls.get("fit", ()) if self._made_by(site).startswith("composer.")] if len(
+                made) == len(composer) else []  # (`fit` of a Trainer made for the CPU: nothing moved to a GPU)
             for site in [*made, *fits]:
                 def setting(name: str, site: CallSite = site):
                     given = keyword(site.node, name)
@@ -1081,8 +1083,8 @@ class LoaderRule(Rule):
         return self.ctx.cuda_evidence is not None or id(call) in self.transfers() or self._gpu_trainer()
 
     def _gpu_trainer(self) -> bool:
-        """A Lightning Trainer made for whatever accelerator is there (its keywords' values read in
-        the call's scope)."""
+        """A Lightning or composer Trainer made for whatever accelerator is there (its keywords'
+        values read in the call's scope)."""
         return any(trainer_gpu(self.ctx.qualname(site.node.func) or "", site.node, lambda expr, site=site: self.ctx.value(
             expr, site.scope)) for site in self.ctx.calls.get("Trainer", ()))
 
@@ -3618,6 +3620,8 @@ class PinnedMemoryMissing(LoaderRule):
             train_dataloader = DataLoader(train_dataset, batch_size=128, shuffle=True, num_workers=8)
             eval_dataloader = DataLoader(eval_dataset, batch_size=128, num_workers=8)
             Trainer(model=model, train_dataloader=train_dataloader, max_duration="10ep", device="cpu").fit()
+            trainer = Trainer(model=model, device="cpu")
+            trainer.fit(train_dataloader=train_dataloader, duration="10ep")
             Trainer(model=model, train_dataloader=train_dataloader, max_duration="2ep", train_subset_num_batches=5).fit()
             Trainer(model=model, eval_dataloader=eval_dataloader, max_duration="1ep").fit()
             """
