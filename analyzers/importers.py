@@ -62,6 +62,9 @@ _IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+)?import[ \t]+(\([^)]*
 _WORD = re.compile(rb"\w+")
 _SYS_PATH = re.compile(rb"^[ \t]*sys\.path\.(?:append|insert)\(([^\n]*)", re.MULTILINE)  # `sys.path.append("..")`
 _STRING = re.compile(rb"""['"]([^'"\n]*)['"]""")
+_SUMMARY_FORMAT = 2  # of `_Module.summary`: 2 counts the plugins a module loads by name among its imports
+# a plugin loaded by name: `importlib.import_module("loss." + args.trainfunc)`, `import_module(f"models.{name}")`
+_PLUGIN = re.compile(rb"""import_module\(\s*f?['"]([A-Za-z_][\w.]*)\.(?:\{|['"]\s*\+)""")
 
 
 class _Listing(NamedTuple):
@@ -82,6 +85,22 @@ class _Listing(NamedTuple):
     settings: list[dict[tuple[str, ...], list[str]]]  # its YAML files' settings, read when first asked (`yaml_setting`)
     losses: list[frozenset[str]]  # `loss_methods`' answer, found when first asked
     picked: dict["_Module", int | None]  # the line where a module picks the GPU with a function of the project (`gpu_line`)
+
+
+def _plugins(path: str, code: bytes) -> list[tuple[bytes, bytes]]:
+    """The modules a module may load by name from a package beside it, as imports (`from loss
+    import aamsoftmax, triplet` for voxceleb_trainer's `importlib.import_module("loss." +
+    trainfunc)`): each one the package's folder holds."""
+    found = []
+    for package in dict.fromkeys(_PLUGIN.findall(code)):
+        folder = os.path.join(os.path.dirname(path), *package.decode().split("."))
+        try:
+            names = sorted(name[:-3] for name in os.listdir(folder) if name.endswith(".py") and name != "__init__.py")
+        except OSError:
+            continue
+        if names:
+            found.append((package, ", ".join(names).encode()))
+    return found
 
 
 class _Module:
@@ -106,19 +125,19 @@ class _Module:
     def read(cls, path: str, code: bytes) -> "_Module":
         """The module whose code (a notebook's code cells joined) is `code`."""
         return cls(path, _GPU_HINT.search(code) is not None, _GPU_TEXT.search(code) is not None,
-                   [(match.group(1) or b"", match.group(2)) for match in _IMPORT.finditer(code)],
+                   [(match.group(1) or b"", match.group(2)) for match in _IMPORT.finditer(code)] + _plugins(path, code),
                    [[s.decode(errors="replace") for s in _STRING.findall(m.group(1))] for m in _SYS_PATH.finditer(code)])
 
     def summary(self) -> list:
-        """What `read` found, as JSON values (`of_summary` reads it back)."""
+        """What `read` found, as JSON values (`of_summary` reads it back), with the summaries' format."""
         return [self.hint, self._gpu_text, [[s.decode("latin-1"), n.decode("latin-1")] for s, n in self.imported],
-                self._added]
+                self._added, _SUMMARY_FORMAT]
 
     @classmethod
     def of_summary(cls, path: str, summary) -> "_Module":
-        """The module `summary` describes; TypeError or ValueError when it has another shape."""
-        hint, gpu_text, imported, added = summary
-        if type(hint) is not bool or type(gpu_text) is not bool or any(
+        """The module `summary` describes; TypeError or ValueError when it has another shape or format."""
+        hint, gpu_text, imported, added, form = summary
+        if form != _SUMMARY_FORMAT or type(hint) is not bool or type(gpu_text) is not bool or any(
                 type(pair) is not list or len(pair) != 2 or any(type(s) is not str for s in pair) for pair in imported) or any(
                 type(strings) is not list or any(type(s) is not str for s in strings) for strings in added):
             raise TypeError("summary")
@@ -274,19 +293,25 @@ def forward_caller(path: str, name: str) -> str | None:
     return None
 
 
-def step_caller(path: str, name: str) -> str | None:
+def step_caller(path: str, name: str, owner: str | None = None) -> str | None:
     """Where a module of the project importing the module at `path` calls its function `name`
-    in a loop that trains (one whose body calls `backward()` or steps an optimizer), not under
-    an interval test (`if step % 100 == 0:`) nor in an `except` handler (`project.guarded`):
-    "trainer.py:197" for pycls' `net.mixup(inputs, labels)`; None when none does."""
+    (with `owner`, the method `name` of that class of it, on an instance the module makes of
+    the class or of one deriving from it there: `FM.sample_location_and_conditional_flow(x0,
+    x1)` after `FM = ConditionalFlowMatcher(...)`) in a loop that trains (one whose body calls
+    `backward()` or steps an optimizer), not under an interval test (`if step % 100 == 0:`) nor
+    in an `except` handler (`project.guarded`): "trainer.py:197" for pycls' `net.mixup(inputs,
+    labels)`; None when none does."""
     path = os.path.normpath(os.path.abspath(path))
-    for _, module, root in _importers(path):
+    for _, module, root in sorted(_importers(path), key=lambda found: found[1].gpu_line() is None):  # (one using a GPU first)
         namespace = module.namespace(root)
+        instances = _instances(namespace, path, owner) if owner is not None else set()
 
         def this(call: ast.AST) -> bool:  # (the function of `path`, not another of that name)
             if type(call) is not ast.Call or not (type(call.func) is ast.Name and call.func.id == name or
                                                   type(call.func) is ast.Attribute and call.func.attr == name):
                 return False
+            if owner is not None:
+                return type(call.func) is ast.Attribute and ast_dotted(call.func.value) in instances
             found = namespace.function(ast_dotted(call.func) or "")
             return found is not None and found[0].name == name and os.path.normpath(found[2].path) == path
 
@@ -297,6 +322,21 @@ def step_caller(path: str, name: str) -> str | None:
                 line = min(cast(ast.Call, call).lineno for call in calls)
                 return namespace.label if namespace.path.endswith(".ipynb") else f"{namespace.label}:{line}"
     return None
+
+
+def _instances(namespace: FileNamespace, path: str, owner: str) -> set[str]:
+    """The names a module assigns only instances of the class `owner` of the module at `path`
+    (or of classes of that module deriving from it)."""
+    assigned: dict[str, list] = {}
+    for node in ast.walk(namespace.tree):
+        if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) in (ast.Name, ast.Attribute):
+            assigned.setdefault(ast_dotted(node.targets[0]) or "", []).append(node.value)
+
+    def made(value: ast.expr) -> bool:
+        found = namespace.klass(ast_dotted(value.func) or "") if type(value) is ast.Call else None
+        return found is not None and os.path.normpath(found[2].path) == path and (found[0].name == owner or any(
+            (ast_dotted(base) or "").rpartition(".")[2] == owner for base in found[0].bases))
+    return {name for name, values in assigned.items() if name and all(map(made, values))}
 
 
 def named_by_importers(path: str, name: str) -> bool | None:
@@ -339,10 +379,11 @@ def subclassed_by_importers(path: str, name: str) -> bool:
 
 def unused_class(ctx, cls: cst.ClassDef) -> bool:
     """Whether nothing in the project names the class `cls` of the source: the source only
-    defines it, the modules importing the source (one at least) never name it (yolov7's
-    `RankSort` and `APLoss` in loss.py, losses no script makes), and no YAML config of the
-    project names it as `module.Class` (Hydra's `_target_: training.trainer.Trainer`): its
-    methods never run."""
+    defines it, the modules importing the source never name it (yolov7's `RankSort` and
+    `APLoss` in loss.py, losses no script makes), and no YAML config of the project names it
+    as `module.Class` (Hydra's `_target_: training.trainer.Trainer`): its methods never run.
+    A module that no module imports counts when YAML configs name other classes of it (Hydra
+    makes its classes from `_target_` strings: conditional-flow-matching's cfm_module.py)."""
     name = cls.name.value
     if not ctx.path or ctx.path.startswith("<"):
         return False
@@ -350,22 +391,24 @@ def unused_class(ctx, cls: cst.ClassDef) -> bool:
     if key not in ctx.shared:
         named = re.compile(rf"\b{re.escape(name)}\b")  # (outside the class: not its `super(Name, self)`)
         path = os.path.abspath(ctx.path)
-        ctx.shared[key] = sum(len(named.findall(unit.text)) for unit in ctx.units) == len(named.findall(code(cls))) and \
-            named_by_importers(path, name) is False and not _named_in_configs(ctx, path, name)
+        importers = named_by_importers(path, name) if sum(len(named.findall(unit.text)) for unit in ctx.units) == len(
+            named.findall(code(cls))) else True
+        ctx.shared[key] = (importers is False or importers is None and _named_in_configs(ctx, path, r"\w+")) and \
+            not _named_in_configs(ctx, path, re.escape(name))
     return ctx.shared[key]
 
 
 def _named_in_configs(ctx, path: str, name: str) -> bool:
-    """Whether a YAML file of the project names `name` of the module at `path` as
-    `module.name` (a class Hydra or a similar config instantiates); the files are read once
-    an analysis."""
+    """Whether a YAML file of the project names something matching the pattern `name` of the
+    module at `path` as `module.name` (a class Hydra or a similar config instantiates); the
+    files are read once an analysis."""
     if "YAML configs" not in ctx.shared:
         texts = ctx.shared["YAML configs"] = []
         for config, info in _files(project_root(os.path.dirname(path)), [], (".yaml", ".yml")):
             note(config, info)
             texts.append(_read(config) or b"")
     stem = os.path.splitext(os.path.basename(path))[0].encode()
-    named = re.compile(rb"(?<![\w.])[\w.]*\b" + re.escape(stem) + rb"\." + re.escape(name.encode()) + rb"\b")
+    named = re.compile(rb"(?<![\w.])[\w.]*\b" + re.escape(stem) + rb"\." + name.encode() + rb"\b")
     return any(named.search(text) for text in ctx.shared["YAML configs"])
 
 

@@ -1981,7 +1981,7 @@ def returns_host_copy(found: Definition | None, index: int | None, depth: int = 
 
 
 _AGAIN = object()  # (returns_cpu_factory: a name met again while resolving it)
-_ELEMENTWISE = frozenset({"add", "sub", "pow", "neg", "abs", "exp", "log", "sqrt", "sin", "cos", "sigmoid", "tanh"})
+_ELEMENTWISE = frozenset({"add", "sub", "pow", "neg", "abs", "sign", "exp", "log", "sqrt", "sin", "cos", "sigmoid", "tanh"})
 _PARTS = frozenset({"cat", "stack", "concat", "meshgrid", "split", "chunk", "unbind"})  # on their first argument's device
 
 
@@ -2011,8 +2011,9 @@ def returns_cpu_factory(found: Definition | None) -> Use | None:
                     unpacked = type(target) is ast.Tuple and _torch_function(namespace, node.value) in _PARTS
                     for name in _names(target):  # (`y, x = torch.meshgrid(torch.arange(h), torch.arange(w))`: each made so)
                         assigned.setdefault(name, []).append(node.value if type(target) is ast.Name or unpacked else None)
-                    if type(target) is ast.Subscript and type(target.value) is ast.Name:  # (filled with the program's
-                        assigned.setdefault(target.value.id, []).append(None)  # data: CLIP's `result[i, :n] = tokens`)
+                    if type(target) is ast.Subscript and type(target.value) is ast.Name and type(node.value) is not ast.Constant:
+                        assigned.setdefault(target.value.id, []).append(None)  # (filled with the program's data: CLIP's
+                        # `result[i, :n] = tokens`; not a mask's `mask[i, j] = 0`)
 
         def factory(value, depth: int = 0, resolving: frozenset = frozenset()):
             """The factory call making `value`; `_AGAIN` for the name being resolved (`omega = 1.0 /

@@ -45,7 +45,7 @@ HOST_FACTORIES = DETERMINISTIC_FACTORIES | RANDOM_FACTORIES | LEGACY_TENSOR_TYPE
 # in-place fills): a CPU tensor stays one through them (not `.type(...)`, which may move it).
 SAME_DEVICE_METHODS = frozenset({
     "unsqueeze", "squeeze", "view", "reshape", "expand", "repeat", "flatten", "t", "float", "half", "bfloat16",
-    "double", "long", "int", "bool", "contiguous", "fill_", "zero_", "transpose", "permute", "expand_as", "view_as",
+    "double", "long", "int", "bool", "contiguous", "fill_", "fill_diagonal_", "zero_", "transpose", "permute", "expand_as", "view_as",
     "reshape_as", "clone", "detach", "div", "mul", "random_", "normal_", "uniform_",
 })
 
@@ -65,6 +65,7 @@ OTHER_FRAMEWORKS = frozenset({"mxnet", "gluoncv", "tensorflow", "keras", "paddle
 TORCH_PACKAGES = frozenset({"torch", "torchvision", "torchaudio", "torchtext", "lightning", "pytorch_lightning", "composer",
                             "accelerate", "ignite", "monai", "timm", "deepspeed"})
 AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})  # custom ops: `Op.apply(x)`
+OPTIMIZERS = frozenset({"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer"})  # a custom optimizer's `step`: once per training step
 # Hugging Face's Trainer and trl's, whose `compute_loss` and `training_step` run on every training step
 HF_TRAINERS = frozenset({"transformers.Trainer", "transformers.trainer.Trainer", "transformers.Seq2SeqTrainer",
                          *(f"trl.{name}Trainer" for name in ("SFT", "DPO", "KTO", "GRPO", "RLOO", "Reward", "ORPO", "CPO", "PPO"))})

@@ -1174,6 +1174,80 @@ def test_a_helper_another_files_training_loop_calls_on_every_step(tmp_path):
     assert findings_of(str(net), "TPL501") == []
 
 
+def test_a_method_of_a_helper_object_another_files_training_loop_calls(tmp_path):
+    """torchcfm's `FM.sample_location_and_conditional_flow(x0, x1)`, a method of a flow matcher
+    (no nn.Module) that train.py's loop calls on an instance it makes (of a subclass too): its
+    CPU draw, cast to the batch's device, is copied at every step; not when the object the loop
+    calls the method on is of another class, nor when the loop runs on the CPU."""
+    (tmp_path / "pyproject.toml").write_text("")
+    cfm = tmp_path / "cfm.py"
+    cfm.write_text(textwrap.dedent("""
+        import torch
+
+        class FlowMatcher:
+            def sample_location_and_conditional_flow(self, x0, x1):
+                t = torch.rand(x0.shape[0]).type_as(x0)
+                return t, x0 + t[:, None] * (x1 - x0), x1 - x0
+
+        class OTFlowMatcher(FlowMatcher):
+            def sample_location_and_conditional_flow(self, x0, x1):
+                return super().sample_location_and_conditional_flow(x1, x0)
+    """))
+    train = tmp_path / "train.py"
+    text = textwrap.dedent("""
+        import torch
+        from cfm import OTFlowMatcher
+
+        FM = OTFlowMatcher()
+        for step, x1 in enumerate(loader):
+            x1 = x1.cuda()
+            t, xt, ut = FM.sample_location_and_conditional_flow(torch.randn_like(x1), x1)
+            ((model(xt, t) - ut) ** 2).mean().backward()
+            optimizer.step()
+    """)
+    train.write_text(text)
+    [finding] = findings_of(str(cfm), "TPL501")
+    assert "in `FlowMatcher.sample_location_and_conditional_flow`, called on every training step (train.py:8)" in finding.message
+    train.write_text(text.replace("FM = OTFlowMatcher()", "FM = Other()"))
+    assert findings_of(str(cfm), "TPL501") == []
+    train.write_text(text.replace("x1 = x1.cuda()", "x1 = x1.float()"))
+    assert findings_of(str(cfm), "TPL501") == []
+
+
+def test_a_plugin_a_gpu_module_loads_by_name_runs_on_its_gpu(tmp_path):
+    """voxceleb_trainer's losses: SpeakerNet.py loads `importlib.import_module("loss." +
+    trainfunc)` and trains on CUDA, so a loss of loss/ that copies its scores to the host in
+    `forward` does so at every step; not when the loader names another folder."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "loss").mkdir()
+    loss = tmp_path / "loss" / "triplet.py"
+    loss.write_text(textwrap.dedent("""
+        import torch
+
+        class LossFunction(torch.nn.Module):
+            def forward(self, x, label):
+                scores = x.detach().cpu().numpy()
+                return x.mean(), scores
+    """))
+    net = tmp_path / "SpeakerNet.py"
+    text = textwrap.dedent("""
+        import importlib
+        import torch
+
+        def train(trainfunc, loader, model, optimizer):
+            criterion = importlib.import_module("loss." + trainfunc).__getattribute__("LossFunction")()
+            for x, y in loader:
+                loss, scores = criterion(model(x.cuda()), y.cuda())
+                loss.backward()
+                optimizer.step()
+    """)
+    net.write_text(text)
+    [finding] = findings_of(str(loss), "TPL203")
+    assert finding.range.start_line + 1 == 6
+    net.write_text(text.replace('"loss." + trainfunc', 'f"losses.{trainfunc}"'))
+    assert findings_of(str(loss), "TPL203") == []
+
+
 def test_the_self_test_of_a_module_a_gpu_script_imports_is_no_training_job(tmp_path):
     """awd-lstm-lm's splitcross.py: its `__main__` block trains a toy loss on the CPU to check
     the module; main.py, which imports it, uses the GPU. The block runs only by hand, on the
@@ -2461,6 +2535,35 @@ def test_batches_of_a_loader_read_through_a_generator_of_another_module(tmp_path
     (tmp_path / "engine.py").write_text(textwrap.dedent(engine))
     [finding] = findings_of(path, "TPL102")
     assert "(`samples.to(device)` in `train_one_epoch`, engine.py:8)" in finding.message
+
+
+def test_batches_taken_with_next_from_a_generator_of_another_module(tmp_path):
+    """conditional-flow-matching's CIFAR-10 script: `x1 = next(datalooper).to(device)` with
+    `datalooper = infiniteloop(dataloader)`, utils_cifar.py's generator looping over the loader
+    it is given: the loader's batches reach the GPU unpinned; not once it pins them."""
+    (tmp_path / "utils_cifar.py").write_text(textwrap.dedent("""
+        def infiniteloop(dataloader):
+            while True:
+                for x, y in iter(dataloader):
+                    yield x
+    """))
+    train = """
+        import torch
+        from utils_cifar import infiniteloop
+        device = torch.device("cuda")
+        dataloader = torch.utils.data.DataLoader(dataset, batch_size=128, shuffle=True, num_workers=4)
+        datalooper = infiniteloop(dataloader)
+        for step in range(400000):
+            x1 = next(datalooper).to(device)
+            loss = model(x1).mean()
+            loss.backward()
+            optimizer.step()
+    """
+    path = project(tmp_path, train)
+    [finding] = findings_of(path, "TPL102")
+    assert finding.range.start_line + 1 == 5
+    project(tmp_path, train.replace("num_workers=4)", "num_workers=4, pin_memory=True)"))
+    assert findings_of(path, "TPL102") == []
 
 
 def test_a_prediction_pass_after_training_through_an_epoch_function_of_another_module(tmp_path):

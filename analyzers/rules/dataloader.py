@@ -348,6 +348,13 @@ class LoaderRule(Rule):
                 if _iterator_class(self.ctx.classes.get(call.func.value)):  # `InfiniteIterator(loader)`
                     return [loader for arg in call.args for loader in self._resolve_loader(arg.value, origin[1], depth + 1)]
                 functions = [f for f, _ in self.ctx.functions.get(call.func.value, ())]
+                if not functions and maybe_project_call(self.ctx, call.func):  # `datalooper = infiniteloop(dataloader)`, a
+                    found = call_target(self.ctx, call.func, origin[1])  # generator of another module yielding its items
+                    loops = iterated(found) if found is not None and found[3] is None and yields(found) else {}
+                    names = parameters(found[0]).names if loops and found is not None else []
+                    items = [arg.value for index, arg in enumerate(call.args) if arg.star == "" and (
+                        arg.keyword.value if arg.keyword is not None else names[index] if index < len(names) else None) in loops]
+                    return [loader for value in items for loader in self._resolve_loader(value, origin[1], depth + 1)]
             else:
                 return []
             found = []  # `loader = make_loader(...)`: the loaders a function (a method) of the source returns, or yields the batches of
@@ -3567,7 +3574,8 @@ class PinnedMemoryMissing(LoaderRule):
     DataLoader is torch's (with a collate that lists dictionaries). Batches are
     followed through `enumerate`/`tqdm`/`zip`, through a generator of the project that
     yields the items of the loader it is given (`metric_logger.log_every(loader, 10)`,
-    `loader = sample_data(loader)` then `next(loader)`; an iterator made again when it runs
+    `loader = sample_data(loader)` then `next(loader)`, also one another module defines:
+    `next(infiniteloop(dataloader))`; an iterator made again when it runs
     out, `loader_iter = iter(loader)` in an `except StopIteration:`) and through functions of the project
     that take them apart or move them (`X, T = unpack_batch(batch)`, `dlrm_wrap(X, device)`). A move is
     also `imgs.type(Tensor)` where `Tensor` is a CUDA tensor type

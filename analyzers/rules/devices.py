@@ -8,17 +8,17 @@ from typing import cast
 import libcst as cst
 
 from ..context import IF, MODULE_CHAIN, CallSite, Scope, Site
-from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, dotted, keyword, lazy_init, literal, moves_itself,
+from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, contains, dotted, keyword, lazy_init, literal, moves_itself,
                      none_test, option_test, remembered, short_code, star_kwargs, walk)
 from ..findings import Related
-from ..importers import forward_caller, step_caller, unused_class
+from ..importers import forward_caller, importing, step_caller, unused_class
 from ..project import (SourceNamespace, call_target, derives_from, device_moves, maybe_project_call, returns_cpu_factory,
                        used_arguments)
 from .base import CallNames, Example, FixPlan, Here, Replace
 from .edits import with_keywords
 from .tracking import Nesting, TrainingSteps, calls_under_ifs, few_iterations, interval_test, never_taken
-from ..vocabulary import (CAST_METHODS, DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, HOST_COPY_METHODS, LEGACY_TENSOR_TYPES, MODULE_CLASSES,
-                          PER_CALL_METHODS, RANDOM_FACTORIES, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS)
+from ..vocabulary import (CAST_METHODS, DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, HOST_COPY_METHODS, LEGACY_TENSOR_TYPES,
+                          LIGHTNING_MODULES, MODULE_CLASSES, PER_CALL_METHODS, RANDOM_FACTORIES, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS)
 
 _RANDOM = RANDOM_FACTORIES | {"randperm", "normal", "bernoulli"}
 _FACTORIES = DETERMINISTIC_FACTORIES | _RANDOM | LEGACY_TENSOR_TYPES | {"range"}
@@ -137,7 +137,16 @@ class CpuTensorMovedEachStep(Nesting):
     runs as often) of a tensor it holds as a plain attribute (`self.pos_embedding.to(device)`) that
     its `__init__` made on the CPU, by a torch factory or a function of the project returning one
     (SimpleViT's `posemb_sincos_2d(...)`), and that nothing registers as a buffer or assigns again:
-    `model.to(device)` moves parameters and buffers, not attributes, so it is copied on every call.
+    `model.to(device)` moves parameters and buffers, not attributes, so it is copied on every call;
+    likewise such an attribute indexing a GPU tensor there (NT-Xent's `sim[self.mask]`, the mask
+    made in `__init__`), in a project that uses CUDA. And a CPU factory's tensor copied into
+    a tensor on the device (a name moved there, or a buffer the module registers) with `copy_`
+    where it runs as often: NoisyNet's `self.weight_epsilon.copy_(epsilon_out.ger(epsilon_in))`
+    of `torch.randn(size)` noise, a GAN's `noises.data.copy_(torch.randn(b, nz, 1, 1))`. And
+    `torch.from_numpy(arr).to(device)` of a parameter its callers pass constant NumPy arrays
+    of their object (made in `__init__` only), in a function that runs as often or that a loop
+    of the source runs through a few calls: the diffusion codebases' `_extract_into_tensor`,
+    copying a noise schedule at every training and sampling step.
 
     Silent for a tensor made under `if buffer is None:` (not `if hidden is None:` testing a parameter
     each call may leave out: DRNN's `init_hidden`; but in a forward, `if x is None: x = ...` for an
@@ -192,9 +201,53 @@ class CpuTensorMovedEachStep(Nesting):
     summary = "torch.zeros(...).cuda() / .to(device) in a loop or forward: create it with device="
     triggers = (".cuda(", ".to(", ".type_as(", "arange(", "ones(", "zeros(", "randperm(", "randint(", "Tensor(", ".type(",
                 "tensor(", "[range(")
-    calls = CallNames(frozenset(_MOVES | {"tensor"}), suffix="Tensor")
+    calls = CallNames(frozenset(_MOVES | {"tensor", "copy_"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # noise drawn in place on the device, a CPU staging tensor filled on the host, and a pinned
+        # buffer made once that carries each batch to the GPU (nanochat's loader)
+        Example(
+            """
+            import torch
+            noises = torch.randn(64, 100, 1, 1).to("cuda")
+            staging = torch.empty(64, 100)
+            cpu_buffer = torch.empty(64, 100, pin_memory=True)
+            gpu_buffer = torch.empty(64, 100).to("cuda")
+            for img, _ in loader:
+                noises.data.normal_()
+                staging.copy_(torch.randn(64, 100))
+                cpu_buffer.copy_(img)
+                gpu_buffer.copy_(cpu_buffer, non_blocking=True)
+                netd(netg(noises), gpu_buffer).mean().backward()
+                optimizer.step()
+            """,
+        ),
+        # a DQN's replay batch: host data (arrays of a NumPy buffer, reshaped) copied as it must be
+        Example(
+            """
+            import torch
+            device = torch.device("cuda")
+            for step in range(100000):
+                samples = memory.sample_batch()
+                action = torch.LongTensor(samples["acts"].reshape(-1, 1)).to(device)
+                reward = torch.FloatTensor(samples["rews"].reshape(-1, 1)).to(device)
+                loss = model(action, reward)
+                loss.backward()
+                optimizer.step()
+            """,
+        ),
+        # a notebook that never uses a GPU: `type_as` of a CPU batch only casts
+        Example(
+            """
+            import torch
+            for k in range(20000):
+                x0 = sample_gaussians(256)
+                t = torch.rand(x0.shape[0]).type_as(x0)
+                loss = model(x0, t).mean()
+                loss.backward()
+                optimizer.step()
+            """,
+        ),
         # a speed test's input, made once per batch size of the sweep and timed over ten forwards
         Example(
             """
@@ -845,8 +898,153 @@ class CpuTensorMovedEachStep(Nesting):
                     return (x + self.pos_embedding.to(x.device)) @ self.mask
             """,
         ),
+        # a mask registered as a buffer of a loss module moved to the GPU indexes on the device
+        Example(
+            """
+            import torch
+            from torch import nn
+            class NTXent(nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.register_buffer("mask", ~torch.eye(n, dtype=torch.bool), persistent=False)
+                    self.table = torch.arange(n)
+                def forward(self, z):
+                    sim = z @ z.T
+                    return sim[self.mask].sum() + self.table[self.table].sum()
+            criterion = NTXent(256).cuda()
+            for x in loader:
+                criterion(model(x.cuda())).backward()
+            """,
+        ),
     )
     INVALID = (
+        # guided-diffusion's `_extract_into_tensor`: a constant NumPy schedule copied at every sampling step
+        Example(
+            """
+            import numpy as np
+            import torch as th
+            class GaussianDiffusion:
+                def __init__(self, betas):
+                    self.betas = np.array(betas, dtype=np.float64)
+                    self.sqrt_betas = np.sqrt(self.betas)
+                def q_sample(self, x_start, t):
+                    return _extract_into_tensor(self.sqrt_betas, t, x_start.shape) * x_start
+                def p_sample_loop(self, model, shape):
+                    img = th.randn(*shape, device="cuda")
+                    for i in range(1000):
+                        img = self.q_sample(model(img), i)
+                    return img
+            def _extract_into_tensor(arr, timesteps, broadcast_shape):
+                res = th.from_numpy(arr).to(device=timesteps.device)[timesteps].float()
+                return res.expand(broadcast_shape)
+            """,
+        ),
+        # NoisyNet's layer: noise drawn on the CPU and copied into its CUDA buffer after every update
+        Example(
+            """
+            import torch
+            from torch import nn
+            class NoisyLinear(nn.Module):
+                def __init__(self, n):
+                    super().__init__()
+                    self.register_buffer("weight_epsilon", torch.Tensor(n, n))
+                def reset_noise(self):
+                    eps = self.scale_noise(self.weight_epsilon.size(0))
+                    self.weight_epsilon.copy_(eps.ger(eps))
+                def forward(self, x):
+                    return x @ self.weight_epsilon
+                @staticmethod
+                def scale_noise(size):
+                    x = torch.randn(size)
+                    return x.sign().mul(x.abs().sqrt())
+            net = NoisyLinear(8).cuda()
+            for batch in loader:
+                net(batch.cuda()).sum().backward()
+                optimizer.step()
+                net.reset_noise()
+            """,
+        ),
+        # a GAN's noise buffer refilled from a CPU draw at every step (pytorch-book's chapter 10)
+        Example(
+            """
+            import torch
+            noises = torch.randn(64, 100, 1, 1).to("cuda")
+            for img, _ in loader:
+                noises.data.copy_(torch.randn(64, 100, 1, 1))
+                netd(netg(noises)).mean().backward()
+                optimizer.step()
+            """,
+        ),
+        # ResNeSt's mixup loader: a generator's helper draws the permutation on the CPU for every batch
+        Example(
+            """
+            import numpy as np
+            import torch
+            def mixup_loader(loader, alpha):
+                def mixup(data, target):
+                    c = np.random.beta(alpha, alpha)
+                    perm = torch.randperm(data.size(0)).cuda()
+                    return c * data + (1 - c) * data[perm], target
+                for input, target in loader:
+                    yield mixup(input.cuda(), target.cuda())
+            """,
+        ),
+        # SimCLR's LARS: a custom optimizer's step makes a constant on the host for every parameter
+        Example(
+            """
+            import torch
+            from torch.optim.optimizer import Optimizer
+            class LARS(Optimizer):
+                def step(self, closure=None):
+                    for group in self.param_groups:
+                        for p in group["params"]:
+                            g_norm = torch.norm(p.grad)
+                            device = g_norm.get_device()
+                            ratio = torch.where(g_norm.ge(0), torch.norm(p) / g_norm, torch.Tensor([1.0]).to(device))
+                            p.data.add_(p.grad, alpha=-ratio)
+            optimizer = LARS(model.parameters(), {})
+            """,
+        ),
+        # SimCLR's NT-Xent loss: a mask made once on the CPU indexes the similarity matrix at every step
+        Example(
+            """
+            import torch
+            from torch import nn
+            class NTXent(nn.Module):
+                def __init__(self, batch_size):
+                    super().__init__()
+                    self.mask = self.correlated_mask(batch_size)
+                def correlated_mask(self, batch_size):
+                    mask = torch.ones((2 * batch_size, 2 * batch_size), dtype=bool)
+                    mask = mask.fill_diagonal_(0)
+                    for i in range(batch_size):
+                        mask[i, batch_size + i] = 0
+                    return mask
+                def forward(self, z):
+                    sim = z @ z.T
+                    return sim[self.mask].sum()
+            criterion = NTXent(256)
+            for x in loader:
+                criterion(model(x.cuda())).backward()
+            """,
+        ),
+        # face.evoLVe's ArcFace head: a one-hot made on the CPU, then moved to a GPU given by its index
+        Example(
+            """
+            import torch
+            from torch import nn
+            class ArcFace(nn.Module):
+                def __init__(self, device_id=None):
+                    super().__init__()
+                    self.device_id = device_id
+                def forward(self, cosine, label):
+                    one_hot = torch.zeros(cosine.size())
+                    if self.device_id != None:
+                        one_hot = one_hot.cuda(self.device_id[0])
+                    one_hot.scatter_(1, label.view(-1, 1).long(), 1)
+                    return one_hot * cosine
+            """,
+        ),
         # moved to where a layer's output is (`.to(x)`: its device and dtype)
         Example(
             """
@@ -1828,6 +2026,11 @@ class CpuTensorMovedEachStep(Nesting):
         self.elsewhere: dict[str, str | None] = {}  # module-level function -> how often other modules run it
         # (move of `self.name`, name, device or the tensor of type_as, enclosing method): `self.pos_embedding.to(device)`
         self.attributes: list[tuple[CallSite, str, cst.BaseExpression | None, cst.FunctionDef | None]] = []
+        self.held_indexings: list[tuple[Site, str, cst.FunctionDef | None]] = []  # (subscript, name, method): `sim[self.mask]`
+        # (move, the parameter `torch.from_numpy` converts, function): guided-diffusion's `_extract_into_tensor`
+        self.parameter_copies: list[tuple[CallSite, str, cst.FunctionDef]] = []
+        # (`dest.copy_(...)` of a tensor on the device, enclosing function): NoisyNet's `reset_noise`
+        self.copies: list[tuple[CallSite, cst.FunctionDef | None]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
@@ -1840,6 +2043,10 @@ class CpuTensorMovedEachStep(Nesting):
         if name is not None and name.endswith("Tensor"):
             if node.args and _host_array(node.args[0].value, self.ctx):
                 self.host_arrays.append((self.ctx.call_site(node), self.function()))
+            return
+        if name == "copy_" and type(node.func) is cst.Attribute and node.args and node.args[0].keyword is None:
+            if self._device_destination(node.func.value):  # `self.weight_epsilon.copy_(epsilon_out.ger(epsilon_in))`
+                self.copies.append((self.ctx.call_site(node), self.function()))  # (what it copies: asked in `finish`)
             return
         if name not in _MOVES or type(node.func) is not cst.Attribute:
             return
@@ -1875,6 +2082,10 @@ class CpuTensorMovedEachStep(Nesting):
                 if name == "cuda" or device is not None:
                     self.hoists.append((self.ctx.call_site(node), before, device, self.function()))
                 return
+        parameter = self._converted_parameter(node.func.value) if made is None and name in ("cuda", "to") else None
+        if parameter is not None:  # `th.from_numpy(arr).to(device=timesteps.device)`, `arr` a parameter
+            self.parameter_copies.append((self.ctx.call_site(node), parameter, cast(cst.FunctionDef, self.ctx.scope.node)))
+            return
         if made is None and name in ("cuda", "to") and self.ctx.loops:
             drawn = self._numpy_drawn(node.func.value)  # `z = torch.from_numpy(np.random.uniform(...))`
             device = argument(node, 0, "device")
@@ -1892,12 +2103,12 @@ class CpuTensorMovedEachStep(Nesting):
             if name == "cuda" or device is not None:
                 self.filled.append((self.ctx.call_site(node), made, device, self.function()))
             return
-        if made is not None and _from_host_data(made) and self._gpu_elements(made):
+        if made is not None and _from_host_data(made, self.ctx) and self._gpu_elements(made):
             device = argument(node, 0, "device")
             if name == "cuda" or device is not None:
                 self.gathers.append((self.ctx.call_site(node), made, device, self.function()))
             return
-        if made is None or keyword(made, "device") is not None or _from_host_data(made):
+        if made is None or keyword(made, "device") is not None or _from_host_data(made, self.ctx):
             return  # (made on a device: `.type_as` only casts; host data is copied either way)
         qualified = self.ctx.qualname(made.func) or ""
         if qualified.count(".") != 1 or not qualified.startswith("torch."):
@@ -1940,6 +2151,9 @@ class CpuTensorMovedEachStep(Nesting):
         if made and not self._cpu_made(node.value) and not self._host_tensor(node.value) and not self._moved_later(
                 node.value) and not self._made_once():
             self.indexings.append((self.ctx.site(node), made, self.function()))
+        held = next((name for index in indices if type(index) is cst.Attribute and (name := _held_attribute(index))), None)
+        if held is not None and _held_attribute(node.value) is None and not self._cpu_made(node.value) and not self._host_tensor(node.value):
+            self.held_indexings.append((self.ctx.site(node), held, self.function()))  # `sim[self.mask]`
         if (self.ctx.loops or self.ctx.scope.node is not None) and not made:
             drawn = next((d for index in indices if (d := self._numpy_index(index, 0)) is not None), None)
             if drawn is not None and self._on_device(node.value, 0):
@@ -2041,7 +2255,7 @@ class CpuTensorMovedEachStep(Nesting):
     def _host_tensor(self, expr: cst.BaseExpression) -> bool:
         """`torch.tensor(values)` without a device: a CPU tensor of the program's data, which a
         CPU index indexes in place (nothing is copied)."""
-        return type(expr) is cst.Call and _from_host_data(expr) and keyword(expr, "device") is None and (
+        return type(expr) is cst.Call and _from_host_data(expr, self.ctx) and keyword(expr, "device") is None and (
             self.ctx.qualname(expr.func) or "").startswith("torch.")
 
     def _on_host(self, expr: cst.BaseExpression, scope, depth: int) -> bool:
@@ -2072,7 +2286,7 @@ class CpuTensorMovedEachStep(Nesting):
         if type(expr) is cst.Subscript:
             made = self._cpu_made(expr.value, depth)
             if len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Index and not self._cpu_made(
-                    expr.slice[0].slice.value, depth) and all(call_name(m) in _ONE_DIMENSIONAL for m in made):
+                    expr.slice[0].slice.value, depth) and all(map(_vector, made)):
                 return []  # `perm[i]`: an element, a 0-dimensional index PyTorch reads as a number (nothing is copied)
             return made
         if type(expr) is cst.BinaryOperation:
@@ -2092,7 +2306,7 @@ class CpuTensorMovedEachStep(Nesting):
         qualified = self.ctx.qualname(call.func) or ""
         return _constant_array(call, self.ctx) or (
             call_name(call) in _FACTORIES and qualified.count(".") == 1 and qualified.startswith("torch.")
-            and keyword(call, "device") is None and not star_kwargs(call) and not _from_host_data(call)
+            and keyword(call, "device") is None and not star_kwargs(call) and not _from_host_data(call, self.ctx)
         )
 
     def _constant_cpu_call(self, expr: cst.BaseExpression) -> bool:
@@ -2106,14 +2320,93 @@ class CpuTensorMovedEachStep(Nesting):
         returned, scope = self._source_returns(expr)
         return bool(returned) and all(value is not None and self._cpu_tensor(value, scope) for value in returned)
 
-    def _source_returns(self, call: cst.Call) -> tuple[list, Scope | None]:
-        """What the function of the source that `call` names (`make(...)`) returns, and its scope;
-        ([], None) for another callee."""
-        defs = self.ctx.functions.get(call.func.value) if type(call.func) is cst.Name else None
+    def _source_returns(self, call: cst.Call, scope: Scope | None = None) -> tuple[list, Scope | None]:
+        """What the function of the source that `call` names (`make(...)`, or `self.make(...)`,
+        a method of the class of the call's function, `scope`'s or the one visited) returns, and
+        its scope; ([], None) for another callee."""
+        caller = (scope or self.ctx.scope).node
+        if type(call.func) is cst.Name:
+            defs = self.ctx.functions.get(call.func.value)
+        elif type(call.func) is cst.Attribute and dotted(call.func.value) == "self" and caller is not None:
+            cls = self.ctx.class_of.get(id(caller))
+            defs = [(d, scope) for d, scope in self.ctx.functions.get(call.func.attr.value, ())
+                    if cls is not None and self.ctx.class_of.get(id(d)) is cls]
+        else:
+            defs = None
         if not defs:
             return [], None
         function, scope = defs[-1]
         return [node.value for node in _returns(function.body)], scope
+
+    def _converted_parameter(self, expr: cst.BaseExpression) -> str | None:
+        """`arr` of `torch.from_numpy(arr)` (through casts and reshapes) when `arr` is a parameter of
+        the function visited; None otherwise."""
+        while type(expr) is cst.Call and type(expr.func) is cst.Attribute and call_name(expr) in SAME_DEVICE_METHODS:
+            expr = expr.func.value
+        if type(expr) is not cst.Call or self.ctx.qualname(expr.func) != "torch.from_numpy" or len(expr.args) != 1:
+            return None
+        array = expr.args[0].value
+        return array.value if type(array) is cst.Name and array.value in self.ctx.scope.params and self.ctx.scope.node is not None else None
+
+    def _constant_arrays(self, function: cst.FunctionDef, parameter: str) -> list[str]:
+        """The constant NumPy arrays calls of `function` in the source pass as `parameter` (a
+        NumPy array on every call, since `torch.from_numpy` takes one): attributes of `self` the
+        caller's class assigns in `__init__` only, from NumPy (`self.betas = np.array(betas)`,
+        `self.sqrt_alphas_cumprod = np.sqrt(self.alphas_cumprod)`), also in math with numbers."""
+        params = [p.name.value for p in function.params.params]
+        index = params.index(parameter) if parameter in params else -1
+        passed: list[str] = []
+        for call in self.ctx.calls.get(function.name.value, ()) if index >= 0 else ():
+            given = argument(call.node, index, parameter)
+            cls = self.ctx.class_of.get(id(call.scope.node)) if call.scope.node is not None else None
+            held = [dotted(part) or "" for part in (walk(given) if given is not None else ()) if type(part) is cst.Attribute]
+            passed += [name for name in held if name.startswith("self.") and name.count(".") == 1 and cls is not None
+                       and _numpy_constant(cls, name[5:], self.ctx)]
+        return list(dict.fromkeys(passed))
+
+    def _called_repeatedly(self, function: cst.FunctionDef) -> str | None:
+        """Where a loop of the source (not a few iterations) runs `function`, through up to
+        `_CALL_DEPTH` + 1 calls (guided-diffusion's `p_sample_loop` calling `p_sample`, which calls
+        `p_mean_variance`, which calls `_extract_into_tensor`): the function holding the loop."""
+        names, seen = [function.name.value], {function.name.value}
+        for _ in range(_CALL_DEPTH + 1):
+            callers = []
+            for name in names:
+                for call in self.ctx.calls.get(name, ()):
+                    if call.loops and not all(few_iterations(loop, self.ctx, call.scope) for loop in call.loops):
+                        return call.scope.node.name.value if call.scope.node is not None else "the script"
+                    if call.scope.node is not None and call.scope.node.name.value not in seen:
+                        seen.add(call.scope.node.name.value)
+                        callers.append(call.scope.node.name.value)
+            names = callers
+        return None
+
+    def _copied_factory(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> cst.Call | None:
+        """The torch factory call without a device (through names `scope` assigns once, math and a
+        function of the source returning one: `epsilon_out = self.scale_noise(n)`) whose CPU
+        tensor `expr` is, or None."""
+        if depth > 4:
+            return None
+        made = _factory_below(expr, self.ctx)
+        if made is not None:
+            return made if keyword(made, "device") is None and self._on_cpu(made) else None
+        if type(expr) is cst.Name:
+            values = scope.assignments.get(expr.value) if scope.node is not None else None
+            return self._copied_factory(values[0], scope, depth + 1) if values and len(values) == 1 and values[0] is not None else None
+        if type(expr) is cst.Call and type(expr.func) is cst.Attribute and call_name(expr) in _PRODUCTS:
+            return self._copied_factory(expr.func.value, scope, depth + 1)  # (`epsilon_out.ger(epsilon_in)`)
+        return self._returned_factory(expr, scope)
+
+    def _device_destination(self, expr: cst.BaseExpression) -> bool:
+        """Whether `expr` (what `copy_` fills, `.data` of it too) is on the device: a name this scope
+        moved there or made there, or a buffer or parameter its module registers (`self.weight_epsilon`)."""
+        if type(expr) is cst.Attribute and expr.attr.value == "data":
+            expr = expr.value
+        held = _held_attribute(expr) if type(expr) is cst.Attribute else None
+        if held is None:
+            return self._on_device(expr, 0)
+        cls = self.ctx.class_of.get(id(self.ctx.scope.node)) if self.ctx.scope.node is not None else None
+        return cls is not None and (f'register_buffer("{held}"' in code(cls) or f"register_buffer('{held}'" in code(cls))
 
     def _note_helper_move(self, move: cst.Call) -> None:
         """Note `move` (a `.cuda()`/`.to(device)`) when what it moves is what a function of another
@@ -2141,19 +2434,21 @@ class CpuTensorMovedEachStep(Nesting):
                 type(expr.func) is cst.Name and expr.func.value in self.ctx.functions):  # (one of the source:
             self.helper_moves.append((self.ctx.call_site(move), expr, device, self.function()))  # `_returned_factory`)
 
-    def _returned_factory(self, expr: cst.BaseExpression) -> cst.Call | None:
+    def _returned_factory(self, expr: cst.BaseExpression, caller: Scope | None = None) -> cst.Call | None:
         """For `create_noise(b, z)`, a call of a function of the source each of whose returns is
         a torch factory's tensor made on the CPU (`torch.rand(b, z) * 2 - 1`, directly or through
         names it assigns only such tensors): the first of those factory calls."""
         if type(expr) is not cst.Call:
             return None
-        returned, scope = self._source_returns(expr)
+        returned, scope = self._source_returns(expr, caller)
         made = [self._factory_made(value, scope, 0) for value in returned]
         return made[0] if made and all(made) else None
 
     def _factory_made(self, value: cst.BaseExpression | None, scope, depth: int) -> cst.Call | None:
         """The torch factory call (made on the CPU) whose tensor `value` is, through reshapes,
         casts, math with numbers and names assigned only such values in `scope`."""
+        while type(value) is cst.Call and type(value.func) is cst.Attribute and call_name(value) in _SAME_PLACE_METHODS:
+            value = value.func.value  # (`x.sign().mul(x.abs().sqrt())` of `x = torch.randn(size)`)
         if type(value) is cst.Name and depth < 2:
             values = scope.assignments.get(value.value) or [None]
             found = [self._factory_made(v, scope, depth + 1) for v in values]
@@ -2352,6 +2647,56 @@ class CpuTensorMovedEachStep(Nesting):
                 f"buffer instead: self.register_buffer(\"{held}\", ..., persistent=False).",
                 related=(Here(Site(assignment, site.unit, site.scope), f"`self.{held}` is made on the CPU"),),
             )
+        for indexing, held, function in self.held_indexings:
+            assignment = self._held_on_cpu(held, function)
+            where = self._every_call(indexing, function) if assignment is not None else None
+            if assignment is None or where is None or not self._gpu_somewhere(function):
+                continue
+            self.report(
+                indexing,
+                f"`self.{held}` is a CPU tensor kept as a plain attribute: indexing `{short_code(cast(cst.Subscript, indexing.node).value)}` "
+                f"with it copies it to the GPU {where}, a blocking copy from pageable memory each time. Keep it on the GPU: a "
+                f"buffer (self.register_buffer(\"{held}\", ..., persistent=False)) of a module moved there; for a fixed "
+                "boolean mask, its indices (`mask.nonzero(as_tuple=True)`), which need no count on the host.",
+                related=(Here(Site(assignment, indexing.unit, indexing.scope), f"`self.{held}` is made on the CPU"),),
+            )
+        for site, parameter, function in self.parameter_copies:
+            arrays = self._constant_arrays(function, parameter) if self.ctx.cuda_evidence is not None else []
+            where = self._every_call(site, function) if arrays else None
+            looped = self._called_repeatedly(function) if arrays and where is None else None
+            if not arrays or where is None and looped is None:
+                continue
+            shown = ", ".join(f"`{array}`" for array in arrays[:3]) + (", ..." if len(arrays) > 3 else "")
+            self.report(
+                site,
+                f"`torch.from_numpy({parameter})` copies a NumPy array to the GPU "
+                + (where if where is not None else f"on every call of `{function.name.value}`, which a loop of `{looped}` runs")
+                + f", and its callers pass constants their object makes once ({shown}): a blocking copy from pageable "
+                "memory each time. Convert the arrays to tensors on the device once and index those.",
+            )
+        copied: set[int] = set()
+        for site, function in self.copies:
+            source = site.node.args[0].value
+            found = self._copied_factory(source, site.scope, 0)
+            local = found is not None and (site.scope.node is None or contains(site.scope.node, found))
+            if found is not None and (call_name(found) in ("empty", "empty_like") or keyword(found, "pin_memory") is not None or local and (
+                    self._loops_around(found) or ()) != site.loops):
+                continue  # (a staging buffer made once, pinned, and filled with the program's data: nanochat's loader)
+            where = self._every_call(site, function) if found is not None and id(found) not in copied else None
+            if found is None or where is None or self.ctx.cuda_evidence is None:
+                continue
+            made = found
+            copied.add(id(made))  # (one finding per factory: `reset_noise` copies one draw into two buffers)
+            factory = call_name(made)
+            destination = short_code(cast(cst.Attribute, site.node.func).value)
+            fill = _IN_PLACE.get(factory or "") if made is source and len(made.args) > 0 else None
+            self.report(
+                site,
+                f"torch.{factory}(...) is made on the CPU and copied into `{destination}` on the GPU {where}: a blocking "
+                f"copy from pageable memory each time. Make it on the destination's device: torch.{factory}(..., "
+                f"device={destination}.device)" + (f", or fill the destination in place: {destination}.{fill}." if fill else "."),
+                related=(Here(Site(made, site.unit, site.scope, site.loops), f"torch.{factory}(...) makes it on the CPU"),),
+            )
         moved: set[int] = set()
         twins = self._option_twins()
         for site, made, device, function in self.moves:
@@ -2362,8 +2707,11 @@ class CpuTensorMovedEachStep(Nesting):
             typed = call_name(site.node) == "type"  # `.type(Tensor)`, Tensor a CUDA tensor type
             if typed and (device is None or self.ctx.is_cuda_device(device, site.scope) is not True):
                 continue
+            if moved_as and not self._gpu_somewhere(function):
+                continue  # (`torch.rand(n).type_as(x0)` in a notebook that never uses a GPU: a cast, no copy)
             like = device is not None and not moved_as and not typed and self._tensor_like(device, site, function)
-            if device is not None and not moved_as and not typed and not like and not self._device(device, site):
+            if device is not None and not moved_as and not typed and not like and call_name(site.node) != "cuda" and not self._device(
+                    device, site):  # (`.cuda(self.device_id[0])`: a GPU whatever the index)
                 continue
             moved.add(id(made))
             factory = call_name(made)
@@ -2406,6 +2754,16 @@ class CpuTensorMovedEachStep(Nesting):
         scope = self.ctx.scopes.get(id(methods["__init__"]))
         found = call_target(self.ctx, assignment.value.func, scope) if scope is not None else None
         return assignment if found is not None and returns_cpu_factory(found) is not None else None
+
+    def _gpu_somewhere(self, function: cst.FunctionDef | None) -> bool:
+        """Whether the source may run on a GPU: it uses one (or a module of the project importing
+        it does: see the engine), `function` is a method of a LightningModule (whose Trainer picks
+        a GPU when there is one), or other modules import it (a library module deep in a model's
+        imports); not a script or notebook that nothing imports and that never names a GPU."""
+        cls = self.ctx.class_of.get(id(function)) if function is not None else None
+        path = self.ctx.path
+        return self.ctx.cuda_evidence is not None or cls is not None and derives_from(self.ctx, cls.name.value, LIGHTNING_MODULES) or (
+            path is not None and not path.startswith("<") and bool(importing(os.path.abspath(path), any_text=True)))
 
     def _option_twins(self) -> set[int]:
         """Ids of the moves in the branch of `if batch_size is None: ... else: ...` (an optional
@@ -2633,6 +2991,10 @@ class CpuTensorMovedEachStep(Nesting):
             if any(call.loops and steps.trains(call.loops[-1]) and id(call.node) not in self._intervals(call.loops[-1], call.scope)
                    for call in calls):
                 return f"in `{shown}`, called on every training step"
+            generator = next((call.scope.node for call in calls if call.loops and _yields_each(call.loops[-1]) and not few_iterations(
+                call.loops[-1], self.ctx, call.scope)), None)
+            if generator is not None:
+                return f"in `{shown}`, called for every item the generator `{generator.name.value}` yields"
             driver = next((call.scope.node for call in handed if self._iterates(call)), None)
             if driver is not None:
                 return f"in `{shown}`, called on every step of `{driver.name.value}`"  # (a sampler's step function)
@@ -2657,7 +3019,17 @@ class CpuTensorMovedEachStep(Nesting):
                 stepping = step_caller(path, name) if forward is None else None  # (one of their training loops)
                 self.elsewhere[name] = f"in `{name}`, called on every forward call ({forward})" if forward is not None else \
                     f"in `{name}`, called on every training step ({stepping})" if stepping is not None else None
-            return self.elsewhere[name]
+            if self.elsewhere[name] is not None or cls is None:
+                return self.elsewhere[name]
+        if cls is not None and name == function.name.value and path and not path.startswith("<") and all(
+                self.ctx.class_of.get(id(call.scope.node)) is not None for call in self.ctx.calls.get(name, ())) and not derives_from(
+                self.ctx, cls.name.value, MODULE_CLASSES):
+            key = f"{cls.name.value}.{name}"  # (a helper object's method other modules' training loops call; the
+            # source calls it only in methods: subclasses' overrides calling `super().name(...)`)
+            if key not in self.elsewhere:
+                stepping = step_caller(path, name, cls.name.value)
+                self.elsewhere[key] = f"in `{key}`, called on every training step ({stepping})" if stepping is not None else None
+            return self.elsewhere[key]
         return None
 
     def _iterates(self, call: CallSite) -> bool:
@@ -2701,7 +3073,8 @@ class CpuTensorMovedEachStep(Nesting):
         if steps.run_every_step(function):
             cls = self.ctx.class_of.get(id(function))
             stepping = function.name.value == "training_step" or cls is not None and (
-                steps.overrides_step_helper(cls, function) or steps.trainer_step(cls, function) or steps.loss_method(cls, function))
+                steps.overrides_step_helper(cls, function) or steps.trainer_step(cls, function) or steps.loss_method(cls, function)
+                or steps.optimizer_step(cls, function))
             return "every training step" if stepping else "every forward call"
         if function.name.value in PER_CALL_METHODS:
             return "every forward call"
@@ -2726,11 +3099,13 @@ class CpuTensorMovedEachStep(Nesting):
         cuda = self.ctx.is_cuda_device(device, site.scope)
         if cuda is not UNKNOWN:
             return cuda is True
-        if type(device) is cst.Call and call_name(device) == "get_device" and type(device.func) is cst.Attribute and not device.args:
-            return not self._on_host(device.func.value, site.scope, 0)  # (`.to(z_mu.get_device())`: its index)
         text = dotted(device) or ""
         last = text.rsplit(".", 1)[-1]
         values = site.scope.assignments.get(text, ()) if type(device) is cst.Name else ()
+        if len(values) == 1 and type(values[0]) is cst.Call and call_name(values[0]) == "get_device":
+            device = values[0]  # (`device = g_norm.get_device()`, then `.to(device)`)
+        if type(device) is cst.Call and call_name(device) == "get_device" and type(device.func) is cst.Attribute and not device.args:
+            return not self._on_host(device.func.value, site.scope, 0)  # (`.to(z_mu.get_device())`: its index)
         if last == "device" and "." in text or values and all(
                 type(v) is cst.Attribute and v.attr.value == "device" for v in values):
             # another tensor's device (`device = z.device`): a copy whenever that tensor is on the GPU (not
@@ -2856,6 +3231,39 @@ def _repeated(made: cst.Call) -> tuple[cst.BaseExpression, cst.BaseExpression] |
     return None
 
 
+def _numpy_constant(cls: cst.ClassDef, attribute: str, ctx, depth: int = 0) -> bool:
+    """Whether the class assigns `self.<attribute>` in `__init__` only, from NumPy: a value with a
+    call of NumPy in it, or math of names and other such attributes (`betas * (1.0 -
+    self.alphas_cumprod_prev)`)."""
+    methods = [statement for statement in cls.body.body if type(statement) is cst.FunctionDef]
+    assigned = [(method, node) for method in methods for node in walk(method) if type(node) in (cst.Assign, cst.AugAssign)
+                and any(dotted(target) == f"self.{attribute}" for target in _targets(node))]
+    if not assigned or depth > 3 or any(method.name.value != "__init__" or type(node) is not cst.Assign for method, node in assigned):
+        return False
+    value = cast(cst.Assign, assigned[0][1]).value
+    parts = walk(value)
+    if any(type(part) is cst.Call and (ctx.qualname(part.func) or "").startswith("numpy.") for part in parts):
+        return True
+    held = [dotted(part) or "" for part in parts if type(part) is cst.Attribute and dotted(part.value) == "self"]
+    return bool(held) and all(_numpy_constant(cls, name[5:], ctx, depth + 1) for name in held)
+
+
+def _vector(made: cst.Call) -> bool:
+    """Whether the factory makes a vector: `torch.arange(n)`, `torch.randperm(n)`, or a draw of
+    one dimension, `torch.randint(k, size=(b,))` (an element of it is a number)."""
+    if call_name(made) in _ONE_DIMENSIONAL:
+        return True
+    size = keyword(made, "size")
+    shape = size.value if size is not None else None
+    return call_name(made) in _RANDOM and (type(shape) is cst.Tuple and len(shape.elements) == 1 or type(shape) is cst.Integer)
+
+
+def _yields_each(loop: cst.CSTNode) -> bool:
+    """`for input, target in loader: ... yield i, t`: a generator's loop handing out an item per
+    iteration (ResNeSt's mixup loader, a prefetcher): what it calls runs for every batch."""
+    return type(loop) is cst.For and any(type(node) is cst.Yield for node in walk(loop.body))
+
+
 def _over_entries(loop: cst.CSTNode) -> bool:
     """`for k, v in d.items():` (or `.keys()`, `.values()`): a pass over a dict's entries."""
     return type(loop) is cst.For and type(loop.iter) is cst.Call and not loop.iter.args and \
@@ -2914,8 +3322,9 @@ def _factory_below(expr: cst.BaseExpression, ctx) -> cst.Call | None:
     if type(expr) is cst.Call and _constant_array(expr, ctx):
         return expr  # `torch.from_numpy(np.eye(self.k).flatten().astype(np.float32))`: the same values each time
     if type(expr) is cst.Call and (call_name(expr) in _FACTORIES or call_name(expr) == "Tensor" and (
-            len(expr.args) >= 2 or (one := _one_value(expr)) is not None and _counted(one[0]))):
-        # (`torch.Tensor(b, 100)` is sized, `torch.Tensor([len(y)])` one number; `torch.Tensor(image)` converts data)
+            len(expr.args) >= 2 or (one := _one_value(expr)) is not None and (_counted(one[0]) or _surely_number(one[0])))):
+        # (`torch.Tensor(b, 100)` is sized, `torch.Tensor([len(y)])`, `torch.Tensor([1.0])` one number; `torch.Tensor(image)`,
+        # `torch.Tensor([reward])` convert data)
         if call_name(expr) in _DRAWN_FROM and expr.args and not _number(expr.args[0].value) and _factory_below(
                 expr.args[0].value, ctx) is None:
             return None  # `torch.bernoulli(torch.zeros_like(c) + p)`: drawn where its input is, not on the CPU
@@ -2956,7 +3365,7 @@ def _filled(function: cst.CSTNode, name: str) -> bool:
         and literal(node.value) is UNKNOWN for node in walk(function))
 
 
-def _from_host_data(made: cst.Call) -> bool:
+def _from_host_data(made: cst.Call, ctx) -> bool:
     """`torch.tensor(state)`, `torch.LongTensor(ids)`: a tensor of values the program holds (not
     constants, nor a `range(n)` or sizes: `torch.FloatTensor(n, d)`), which reach the GPU by a
     copy however the tensor is made."""
@@ -2971,7 +3380,7 @@ def _from_host_data(made: cst.Call) -> bool:
         return False  # made like torch.arange
     if type(data) is cst.ListComp and _over_ranges(data.for_in):
         return False  # `[i for i in range(n) for j in range(i)]`: indices from sizes, like torch.tril_indices
-    return any(literal(name) is UNKNOWN for name in _names_read(data))
+    return any(literal(name) is UNKNOWN for name in _names_read(data, ctx))
 
 
 def _over_ranges(clause: cst.CompFor | None) -> bool:
@@ -2991,17 +3400,26 @@ def _host_array(expr: cst.BaseExpression, ctx) -> bool:
     return type(expr) is cst.Call and (ctx.qualname(expr.func) or "").startswith("numpy.")
 
 
-def _names_read(node: cst.CSTNode) -> list[cst.BaseExpression]:
+_SIZE_METHODS = {"size", "dim", "numel", "nelement"}
+_PRODUCTS = {"ger", "outer"}  # a product of two tensors, made where they are
+_IN_PLACE = {"randn": "normal_()", "rand": "uniform_()", "zeros": "zero_()"}  # a factory's fill of an existing tensor
+# a tensor's methods giving a tensor where it is: reshapes, casts and elementwise math
+_SAME_PLACE_METHODS = SAME_DEVICE_METHODS | {"sign", "abs", "sqrt", "exp", "log", "neg", "sin", "cos", "sigmoid", "tanh", "pow", "add", "sub"}
+
+
+def _names_read(node: cst.CSTNode, ctx) -> list[cst.BaseExpression]:
     """The names and attributes whose values `node` reads (not the functions it calls, but
-    what `x.tolist()` reads)."""
+    what `x.tolist()` and `samples["acts"].reshape(-1, 1)` read: a method's receiver that is not
+    an imported module, `np`)."""
     if type(node) is cst.Name or type(node) is cst.Attribute:
         return [node]
     if type(node) is not cst.Call:
-        return [name for part in children(node) for name in _names_read(part)]
+        return [name for part in children(node) for name in _names_read(part, ctx)]
     parts = [arg.value for arg in node.args]
-    if type(node.func) is cst.Attribute and node.func.attr.value in HOST_COPY_METHODS:
+    if type(node.func) is cst.Attribute and (node.func.attr.value in HOST_COPY_METHODS or ctx.qualname(
+            node.func.value) is None and node.func.attr.value not in _SIZE_METHODS):  # (`input.size()`: a shape, no data)
         parts.append(node.func.value)
-    return [name for part in parts for name in _names_read(part)]
+    return [name for part in parts for name in _names_read(part, ctx)]
 
 
 def _constant(expr: cst.BaseExpression) -> bool:

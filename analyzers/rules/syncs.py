@@ -252,7 +252,11 @@ class HostSyncEveryStep(Nesting):
     `torch.nn.Module`, also through classes of the project; and the methods it calls
     on `self`; in a notebook, when the notebook trains): `lengths.tolist()` there syncs on
     every step the module trains; so do the `forward` and `backward` of a custom
-    `torch.autograd.Function` such a forward calls (`ShakeDropFunction.apply(x)`). A loop inside the step that does not step itself runs on
+    `torch.autograd.Function` such a forward calls (`ShakeDropFunction.apply(x)`), and a custom
+    optimizer's `step` (SimCLR's LARS reading a trust ratio per parameter: a subclass of
+    `torch.optim.Optimizer`, which the loop steps once per step). A module that a module using
+    a GPU loads by name (`importlib.import_module("loss." + trainfunc)`: each module of that
+    folder) runs on its GPU. A loop inside the step that does not step itself runs on
     every step too (`for k, v in losses.items(): meters[k].update(v.item())`). A function
     that trains in a loop of its own and names no device, beside one that takes a device or
     moves its batches, runs on the CPU (d2l's `train_ch3` beside `train_ch5(..., device)`; not
@@ -324,7 +328,11 @@ class HostSyncEveryStep(Nesting):
     sends CPU tensors (unless device maps are set), so there the copy is the transfer the
     design needs. Silent too for the actions a reinforcement-learning agent hands to its
     environment (`actions = q_values.argmax(1).cpu().numpy()`, then `envs.step(actions)` in
-    the same loop): a simulator on the host needs them to take its step. Likewise for a cost
+    the same loop; also through a method of the agent that returns them and one that steps the
+    environment, `action = self.select_action(state)` then `self.step(action)`): a simulator on
+    the host needs them to take its step. So are the new priorities of a prioritized replay
+    buffer (`memory.update_priorities(indices, loss.detach().cpu().numpy() + eps)`, also through
+    names): a host structure needs them at each update. Likewise for a cost
     matrix copied for SciPy (`C = C.cpu()`, then `linear_sum_assignment(c[i])` in the same
     function: DETR's Hungarian matching needs it on the host), and in a module named for
     post-processing (DETR's `PostProcessPanoptic`: predictions for evaluation).
@@ -358,6 +366,32 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # a DQN agent (rainbow-is-all-you-need): the greedy action its method returns goes to the
+        # environment through the agent's own `step`; the new priorities go to the host sum tree
+        Example(
+            """
+            import torch
+            class Agent:
+                def select_action(self, state):
+                    action = self.dqn(torch.FloatTensor(state).cuda()).argmax()
+                    action = action.detach().cpu().numpy()
+                    return action
+                def step(self, action):
+                    return self.env.step(action)
+                def update_model(self):
+                    loss = self.dqn(self.memory.sample_batch().cuda())
+                    loss.mean().backward()
+                    self.optimizer.step()
+                    prior = loss.detach().cpu().numpy()
+                    new_priorities = prior + 1e-6
+                    self.memory.update_priorities(new_priorities)
+                def train(self, frames):
+                    for frame in range(frames):
+                        action = self.select_action(self.state)
+                        self.state, reward, done = self.step(action)
+                        self.update_model()
+            """,
+        ),
         # autograd Functions whose backward passes apply each other (conv2d_gradfix), read nothing
         Example(
             """
@@ -1177,6 +1211,21 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # SimCLR's LARS: a custom optimizer's step reads its trust ratio for every parameter
+        Example(
+            """
+            import torch
+            from torch.optim.optimizer import Optimizer
+            class LARS(Optimizer):
+                def step(self, closure=None):
+                    for group in self.param_groups:
+                        for p in group["params"]:
+                            w_norm, g_norm = torch.norm(p), torch.norm(p.grad)
+                            trust_ratio = torch.where(g_norm.ge(0), w_norm / g_norm, w_norm).item()
+                            p.data.add_(p.grad, alpha=-trust_ratio)
+            optimizer = LARS(model.cuda().parameters(), {})
+            """,
+        ),
         # ShakeDrop: a custom autograd op reads its random gate on the host in each forward
         Example(
             """
@@ -2363,8 +2412,6 @@ class HostSyncEveryStep(Nesting):
         self.scipy_reads: dict[int, set[str]] = {}  # scope id -> names the statements calling SciPy there read
 
     def _add(self, node: cst.CSTNode, kind: str) -> None:
-        if id(node) in self.host_bound:
-            return
         site = self.ctx.site(node)
         key = id(self.statement) if self.statement is not None else next(
             (id(header) for header in reversed(self.headers) if contains(header.test, node)), id(node))  # (`if float(dt) <= 0`)
@@ -2376,7 +2423,13 @@ class HostSyncEveryStep(Nesting):
         if name is not None and name.startswith("update_priorit") and node.args:
             # a prioritized replay buffer, a host structure (a sum tree): the new TD errors must reach
             # the host at every update (`memory.update_priorities(idxs, loss.detach().cpu().numpy())`)
-            self.host_bound.update(id(n) for arg in node.args for n in walk(arg.value))
+            pending, seen = [arg.value for arg in node.args], set[str]()
+            while pending:  # (through the names it is given: `prior = loss.cpu().numpy()`, `new = prior + eps`)
+                for n in walk(pending.pop()):
+                    self.host_bound.add(id(n))
+                    if type(n) is cst.Name and n.value not in seen and len(seen) < 8:
+                        seen.add(n.value)
+                        pending += [v for v in self.ctx.scope.assignments.get(n.value, ()) if v is not None]
             return
         if (self.ctx.qualname(func) or "").startswith("scipy.") and self.statement is not None:
             self.scipy_reads.setdefault(id(self.ctx.scope), set()).update(names_in(self.statement, attributes=False))
@@ -2461,6 +2514,7 @@ class HostSyncEveryStep(Nesting):
     def finish(self) -> None:
         if self.ctx.cuda_evidence is None:
             return
+        self.candidates = [candidate for candidate in self.candidates if id(candidate.site.node) not in self.host_bound]
         found: dict[int, tuple | None] = {}  # statement key -> (site, message, related, said by a call), one each
         later: dict[int, list[_Candidate]] = {}  # statement key -> the candidates after its finding's
         for candidate in self.candidates:
@@ -2946,19 +3000,29 @@ class HostSyncEveryStep(Nesting):
         hands to the environment so (`return q_value.max(1)[1].item()` of `get_action`)."""
         if not site.loops:
             function = site.scope.node
-            returned = function is not None and any(value is not None and any(n is site.node for n in walk(value))
-                                                    for value in self.ctx.returns.get(id(function), ()))
+            holding = {name for name, values in site.scope.assignments.items() for value in values
+                       if value is not None and any(n is site.node for n in walk(value))}  # (`a = a.cpu().numpy()`, `return a`)
+            returned = function is not None and any(value is not None and (any(n is site.node for n in walk(value)) or type(
+                value) is cst.Name and value.value in holding) for value in self.ctx.returns.get(id(function), ()))
             callers = [caller for caller in self.ctx.calls.get(function.name.value, []) if caller.scope.node is not function] \
                 if returned and function is not None and depth < 2 else []
             return bool(callers) and all(self._acted_on(caller, depth + 1) for caller in callers)
         names = {name for name, values in site.scope.assignments.items() for value in values
                  if value is not None and any(n is site.node for n in walk(value))}
         for node in walk(site.loops[-1]):
-            if _env_step(node) and any(
+            if (_env_step(node) or self._steps_environment(node)) and any(
                     not names.isdisjoint(names_in(arg.value, attributes=False)) or any(n is site.node for n in walk(arg.value))
                     for arg in cast(cst.Call, node).args):
                 return True
         return False
+
+    def _steps_environment(self, node: cst.CSTNode) -> bool:
+        """`self.step(action)`: a call of a function of the source whose body steps an environment
+        (rainbow-is-all-you-need's agents wrap `self.env.step(action)` so)."""
+        if type(node) is not cst.Call or type(node.func) not in (cst.Name, cst.Attribute) or type(
+                node.func) is cst.Attribute and dotted(node.func.value) != "self":
+            return False
+        return any(_env_step(inner) for defined, _ in self.ctx.functions.get(call_name(node) or "", ()) for inner in walk(defined.body))
 
     def _made_on_cpu(self, expr: cst.BaseExpression, scope: Scope, site: Site | None = None) -> bool:
         """`x` made by `torch.linspace(...)` (a factory) with no device, and not moved; or copied to

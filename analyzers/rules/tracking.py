@@ -22,7 +22,7 @@ from ..project import trains as project_trains
 from .edits import root_name
 from .base import Rule
 from .distributed import COMPILE
-from ..vocabulary import AUTOGRAD_FUNCTIONS, BATCH_HOOKS, CALLBACK_CLASS, CLOCKS, DEVICE_LIKE, EVALUATION_NAME, HF_TRAINERS, LIGHTNING_MODULES, MODULE_CLASSES, SHORT_LOOP
+from ..vocabulary import AUTOGRAD_FUNCTIONS, BATCH_HOOKS, CALLBACK_CLASS, CLOCKS, DEVICE_LIKE, EVALUATION_NAME, HF_TRAINERS, LIGHTNING_MODULES, MODULE_CLASSES, OPTIMIZERS, SHORT_LOOP
 
 _COMPILE_OPTIONS = {"mode", "fullgraph", "dynamic", "backend", "options", "disable"}
 
@@ -245,7 +245,7 @@ class TrainingSteps:
         `Callback`, `on_train_batch_end`, in a project that trains), a LightningModule's `training_step` (and the methods it calls on
         `self`: `self.shared_step(batch, "train")`), a Hugging Face Trainer's `compute_loss` and
         `training_step` (and what they call on `self`), a custom autograd Function's `forward` and
-        `backward` when a forward run so calls its `apply`, a module's `forward` (of a
+        `backward` when a forward run so calls its `apply`, a custom optimizer's `step`, a module's `forward` (of a
         subclass of `torch.nn.Module`, also through classes of the project, that does not
         loop over training steps itself; and the
         methods it calls on `self`; in a notebook, one that trains: a notebook that only runs
@@ -265,7 +265,7 @@ class TrainingSteps:
             return True
         if function.name.value == "training_step" or id(function) in self._epochs:
             return False  # (a Trainer module whose `forward` loops over the steps itself: byol-pytorch's)
-        if self.overrides_step_helper(cls, function):
+        if self.overrides_step_helper(cls, function) or self.optimizer_step(cls, function):
             return True
         if function.name.value in ("forward", "backward") and derives_from(self.ctx, cls.name.value, AUTOGRAD_FUNCTIONS):
             return self._applied_every_step(cls, function)
@@ -320,6 +320,12 @@ class TrainingSteps:
         every training step."""
         return any(function.name.value in self._called_on_self(cls, root) for root in ("compute_loss", "training_step")) and \
             derives_from(self.ctx, cls.name.value, HF_TRAINERS)
+
+    def optimizer_step(self, cls: cst.ClassDef, function: cst.FunctionDef) -> bool:
+        """Whether `function` is a custom optimizer's `step` (or a method it calls on `self`:
+        SimCLR's LARS), which the training loop runs once per step (in a notebook, one that trains)."""
+        return function.name.value in self._called_on_self(cls, "step") and derives_from(self.ctx, cls.name.value, OPTIMIZERS) and (
+            not any(unit.notebook for unit in self.ctx.units) or self.anywhere())
 
     def overrides_step_helper(self, cls: cst.ClassDef, function: cst.FunctionDef) -> bool:
         """Whether a base class of another module calls `function` on `self` in its training
