@@ -35,7 +35,7 @@ import libcst as cst
 
 from .nodes import UNKNOWN, call_name, code, dotted, literal, remembered, shortened
 from .vocabulary import (CAST_METHODS, CAST_TYPES, CLOCKS, HOST_FACTORIES, MASK_MAKERS, MATH_TESTS, ONE_TENSOR_TESTS,
-                         SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS)
+                         SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, TORCH_MODULES)
 
 MAX_FILE = 1_000_000  # bytes: a larger module is not read
 MAX_NOTEBOOK = 10 * 2**20  # bytes of a notebook, its outputs included (only its code cells are read)
@@ -1236,6 +1236,9 @@ def _made_on_host(value: ast.expr, function, namespace: Namespace) -> bool:
     return head == "torch" and name in HOST_FACTORIES and not any(k.arg == "device" for k in cast(ast.Call, value).keywords)
 
 
+_TORCH_LAYER = re.compile(r"torch\.nn\.(?!Parameter\b|UninitializedParameter\b)[A-Z]\w*")  # a module class of torch.nn
+
+
 def derives_from(ctx, name: str | None, qualnames: Collection[str]) -> bool:
     """Whether the class `name` (of the source, or of a module of the project it imports)
     derives from one of `qualnames` (`torch.nn.Module`, a DataLoader, DataParallel), through
@@ -1251,8 +1254,9 @@ def _derives(found, qualnames: Collection[str], depth: int = 0) -> bool:
     cls, namespace = found[0], found[1]
     for base in cls.bases:
         name = base_name(base) or ""
-        if (namespace.qualname(name) or "") in qualnames:
-            return True
+        qualified = namespace.qualname(name) or ""
+        if qualified in qualnames or _TORCH_LAYER.fullmatch(qualified) and any(q in TORCH_MODULES for q in qualnames):
+            return True  # (`nn.SmoothL1Loss`, `nn.Conv2d`: modules of torch.nn)
         inner = namespace.klass(name) if name else None
         if inner is not None and inner[0] is not cls and _derives(inner, qualnames, depth + 1):
             return True

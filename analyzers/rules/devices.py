@@ -146,7 +146,9 @@ class CpuTensorMovedEachStep(Nesting):
     `torch.from_numpy(arr).to(device)` of a parameter its callers pass constant NumPy arrays
     of their object (made in `__init__` only), in a function that runs as often or that a loop
     of the source runs through a few calls: the diffusion codebases' `_extract_into_tensor`,
-    copying a noise schedule at every training and sampling step.
+    copying a noise schedule at every training and sampling step. And `torch.tensor(self.name,
+    device=...)` of what the object sets once in `__init__`, where it runs as often (the
+    respacing wrapper's `th.tensor(self.timestep_map, device=ts.device)` at every model call).
 
     Silent for a tensor made under `if buffer is None:` (not `if hidden is None:` testing a parameter
     each call may leave out: DRNN's `init_hidden`; but in a forward, `if x is None: x = ...` for an
@@ -918,6 +920,20 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # guided-diffusion's respacing wrapper: a list the object keeps, made a tensor at every model call
+        Example(
+            """
+            import torch as th
+            class _WrappedModel:
+                def __init__(self, model, timestep_map):
+                    self.model = model
+                    self.timestep_map = timestep_map
+                def __call__(self, x, ts, **kwargs):
+                    map_tensor = th.tensor(self.timestep_map, device=ts.device, dtype=ts.dtype)
+                    return self.model(x, map_tensor[ts], **kwargs)
+            model = _WrappedModel(unet.cuda(), list(range(0, 1000, 10)))
+            """,
+        ),
         # guided-diffusion's `_extract_into_tensor`: a constant NumPy schedule copied at every sampling step
         Example(
             """
@@ -2027,6 +2043,8 @@ class CpuTensorMovedEachStep(Nesting):
         # (move of `self.name`, name, device or the tensor of type_as, enclosing method): `self.pos_embedding.to(device)`
         self.attributes: list[tuple[CallSite, str, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         self.held_indexings: list[tuple[Site, str, cst.FunctionDef | None]] = []  # (subscript, name, method): `sim[self.mask]`
+        # (`torch.tensor(self.name, device=...)`, name, function): guided-diffusion's `_WrappedModel.__call__`
+        self.held_conversions: list[tuple[CallSite, str, cst.FunctionDef | None]] = []
         # (move, the parameter `torch.from_numpy` converts, function): guided-diffusion's `_extract_into_tensor`
         self.parameter_copies: list[tuple[CallSite, str, cst.FunctionDef]] = []
         # (`dest.copy_(...)` of a tensor on the device, enclosing function): NoisyNet's `reset_noise`
@@ -2034,6 +2052,10 @@ class CpuTensorMovedEachStep(Nesting):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
+        if name == "tensor" and node.args and type(node.args[0].value) is cst.Attribute and dotted(node.args[0].value.value) == "self" \
+                and keyword(node, "device") is not None and (self.ctx.qualname(node.func) or "") == "torch.tensor":
+            self.held_conversions.append((self.ctx.call_site(node), node.args[0].value.attr.value, self.function()))
+            return  # (`th.tensor(self.timestep_map, device=ts.device)`: asked in `finish`)
         if name == "tensor":
             one = _one_value(node)
             if one is not None and (_repeated(node) is not None or _surely_number(one[0])) and keyword(
@@ -2086,8 +2108,9 @@ class CpuTensorMovedEachStep(Nesting):
         if parameter is not None:  # `th.from_numpy(arr).to(device=timesteps.device)`, `arr` a parameter
             self.parameter_copies.append((self.ctx.call_site(node), parameter, cast(cst.FunctionDef, self.ctx.scope.node)))
             return
-        if made is None and name in ("cuda", "to") and self.ctx.loops:
-            drawn = self._numpy_drawn(node.func.value)  # `z = torch.from_numpy(np.random.uniform(...))`
+        if made is None and name in ("cuda", "to") and (self.ctx.loops or self.ctx.scope.node is not None):
+            drawn = self._numpy_drawn(node.func.value)  # `z = torch.from_numpy(np.random.uniform(...))`, also in a
+            # function that runs as often (a schedule sampler's `sample`, a forward)
             device = argument(node, 0, "device")
             if drawn is not None and (name == "cuda" or device is not None):
                 self.numpy_moves.append((self.ctx.call_site(node), drawn, device, self.function()))
@@ -2660,6 +2683,18 @@ class CpuTensorMovedEachStep(Nesting):
                 "boolean mask, its indices (`mask.nonzero(as_tuple=True)`), which need no count on the host.",
                 related=(Here(Site(assignment, indexing.unit, indexing.scope), f"`self.{held}` is made on the CPU"),),
             )
+        for site, held, function in self.held_conversions:
+            cls = self.ctx.class_of.get(id(function)) if function is not None else None
+            value = _init_value(cls, held) if cls is not None and function is not None and function.name.value != "__init__" else None
+            where = self._every_call(site, function) if value is not None and self.ctx.cuda_evidence is not None else None
+            if where is None:
+                continue
+            self.report(
+                site,
+                f"`{short_code(site.node)}` converts `self.{held}`, which the object sets once in `__init__`, to a tensor "
+                f"and copies it to the GPU {where}: the same data, a blocking copy from pageable memory each time. Make "
+                "the tensor once (in `__init__`, or cached per device) and reuse it.",
+            )
         for site, parameter, function in self.parameter_copies:
             arrays = self._constant_arrays(function, parameter) if self.ctx.cuda_evidence is not None else []
             where = self._every_call(site, function) if arrays else None
@@ -3231,16 +3266,25 @@ def _repeated(made: cst.Call) -> tuple[cst.BaseExpression, cst.BaseExpression] |
     return None
 
 
+def _init_value(cls: cst.ClassDef, attribute: str) -> cst.BaseExpression | None:
+    """What the class's `__init__` assigns `self.<attribute>`, when that is its only assignment
+    (a constant of the object); None otherwise."""
+    methods = [statement for statement in cls.body.body if type(statement) is cst.FunctionDef]
+    assigned = [(method, node) for method in methods for node in walk(method) if type(node) in (cst.Assign, cst.AugAssign, cst.AnnAssign)
+                and any(dotted(target) == f"self.{attribute}" for target in _targets(node))]
+    if len(assigned) != 1 or assigned[0][0].name.value != "__init__":
+        return None
+    node = assigned[0][1]
+    return node.value if type(node) is cst.Assign else None
+
+
 def _numpy_constant(cls: cst.ClassDef, attribute: str, ctx, depth: int = 0) -> bool:
     """Whether the class assigns `self.<attribute>` in `__init__` only, from NumPy: a value with a
     call of NumPy in it, or math of names and other such attributes (`betas * (1.0 -
     self.alphas_cumprod_prev)`)."""
-    methods = [statement for statement in cls.body.body if type(statement) is cst.FunctionDef]
-    assigned = [(method, node) for method in methods for node in walk(method) if type(node) in (cst.Assign, cst.AugAssign)
-                and any(dotted(target) == f"self.{attribute}" for target in _targets(node))]
-    if not assigned or depth > 3 or any(method.name.value != "__init__" or type(node) is not cst.Assign for method, node in assigned):
+    value = _init_value(cls, attribute) if depth <= 3 else None
+    if value is None:
         return False
-    value = cast(cst.Assign, assigned[0][1]).value
     parts = walk(value)
     if any(type(part) is cst.Call and (ctx.qualname(part.func) or "").startswith("numpy.") for part in parts):
         return True

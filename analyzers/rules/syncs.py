@@ -1211,6 +1211,26 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # pytorch-3dunet's WeightedSmoothL1Loss: a loss deriving from torch's selects with a mask of its target
+        Example(
+            """
+            import torch
+            from torch import nn
+            class WeightedSmoothL1Loss(nn.SmoothL1Loss):
+                def __init__(self, threshold):
+                    super().__init__(reduction="none")
+                    self.threshold = threshold
+                def forward(self, input, target):
+                    l1 = super().forward(input, target)
+                    mask = target < self.threshold
+                    l1[mask] = l1[mask] * 2.0
+                    return l1.mean()
+            criterion = WeightedSmoothL1Loss(0.5)
+            for x, y in loader:
+                criterion(model(x.cuda()), y.cuda()).backward()
+                optimizer.step()
+            """,
+        ),
         # SimCLR's LARS: a custom optimizer's step reads its trust ratio for every parameter
         Example(
             """
@@ -3328,9 +3348,11 @@ class HostSyncEveryStep(Nesting):
 
     def _on_inputs_device(self, func: cst.BaseExpression, project: bool = False) -> bool:
         """Whether a call gives back what it computes on its inputs' device: a torch function, a
-        method of the module (`self.pdist(x)`), or with `project`, a function of the project."""
-        return (self.ctx.qualname(func) or "").startswith("torch.") or type(func) is cst.Attribute and dotted(
-            func.value) == "self" or project and type(func) is cst.Name and maybe_project_call(self.ctx, func)
+        method of the module (`self.pdist(x)`) or of its base (`super().forward(input, target)` of a
+        loss deriving from `nn.SmoothL1Loss`), or with `project`, a function of the project."""
+        return (self.ctx.qualname(func) or "").startswith("torch.") or type(func) is cst.Attribute and (dotted(
+            func.value) == "self" or type(func.value) is cst.Call and call_name(func.value) == "super") or project and type(
+            func) is cst.Name and maybe_project_call(self.ctx, func)
 
     def _masked_argument(self, call: cst.Call, scope: Scope, truth: bool = False) -> cst.BaseExpression | None:
         """The argument a call of a function of the project gives back a boolean mask of
