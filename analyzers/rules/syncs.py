@@ -366,6 +366,22 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # gpt-neox's SM3 optimizer: a step counter kept as a CPU tensor in its state, read each step
+        Example(
+            """
+            import torch
+            class SM3(torch.optim.Optimizer):
+                def step(self, closure=None):
+                    if "k" not in self.state:
+                        self.state["k"] = torch.tensor([0], dtype=torch.long)
+                    k = self.state["k"].item()
+                    for group in self.param_groups:
+                        for p in group["params"]:
+                            p.data.add_(p.grad, alpha=-group["lr"] / (k + 1))
+                    self.state["k"] += 1
+            optimizer = SM3(model.cuda().parameters(), {"lr": 0.1})
+            """,
+        ),
         # a DQN agent (rainbow-is-all-you-need): the greedy action its method returns goes to the
         # environment through the agent's own `step`; the new priorities go to the host sum tree
         Example(
@@ -3044,6 +3060,16 @@ class HostSyncEveryStep(Nesting):
             return False
         return any(_env_step(inner) for defined, _ in self.ctx.functions.get(call_name(node) or "", ()) for inner in walk(defined.body))
 
+    def _filled_on_cpu(self, entry: cst.Subscript, function: cst.FunctionDef) -> bool:
+        """Whether every assignment of the function to the entry (`self.state["k"]`, spelled the
+        same) is a torch factory's tensor made without a device, one at least."""
+        spelled = code(entry)
+        values = [node.value for node in walk(function.body) if type(node) is cst.Assign
+                  and any(code(target.target) == spelled for target in node.targets)]
+        return bool(values) and all(type(value) is cst.Call and (self.ctx.qualname(value.func) or "").partition(".")[2] in HOST_FACTORIES
+                                    and (self.ctx.qualname(value.func) or "").startswith("torch.") and keyword(value, "device") is None
+                                    for value in values)
+
     def _made_on_cpu(self, expr: cst.BaseExpression, scope: Scope, site: Site | None = None) -> bool:
         """`x` made by `torch.linspace(...)` (a factory) with no device, and not moved; or copied to
         the host already (`loss = criterion(out, y).cpu()`, or `loss.cpu() if use_cuda else loss`,
@@ -3051,7 +3077,10 @@ class HostSyncEveryStep(Nesting):
         copy waited, the read does not), or
         computed from such copies only (`loss = loss_f(outputs.cpu(), labels.cpu())`), or from a
         tensor of sizes (`torch.prod(torch.tensor(x.shape[1:])).item()`); or
-        a NumPy value (`np.ceil(np.log(n)).astype("int").item()`)."""
+        a NumPy value (`np.ceil(np.log(n)).astype("int").item()`); or an entry the function fills only
+        with such a factory's tensor (`self.state["k"] = torch.tensor([0])`, gpt-neox's step counter)."""
+        if type(expr) is cst.Subscript and scope.node is not None and self._filled_on_cpu(expr, scope.node):
+            return True
         while type(expr) is cst.Attribute and expr.attr.value == "data" or type(expr) is cst.Subscript or type(
                 expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in SAME_DEVICE_METHODS:
             # (`torch.randperm(n)[:k].numpy()`: a part of a tensor is where the tensor is)
