@@ -34,8 +34,8 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from .nodes import UNKNOWN, call_name, code, dotted, literal, remembered, shortened
-from .vocabulary import (CAST_METHODS, CAST_TYPES, CLOCKS, HOST_FACTORIES, MASK_MAKERS, MATH_TESTS, ONE_TENSOR_TESTS,
-                         SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, TORCH_MODULES)
+from .vocabulary import (CAST_METHODS, CAST_TYPES, CLOCKS, ELEMENTWISE_METHODS, HOST_FACTORIES, MASK_MAKERS, MATH_TESTS,
+                         ONE_TENSOR_TESTS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, TORCH_MODULES)
 
 MAX_FILE = 1_000_000  # bytes: a larger module is not read
 MAX_NOTEBOOK = 10 * 2**20  # bytes of a notebook, its outputs included (only its code cells are read)
@@ -1985,7 +1985,6 @@ def returns_host_copy(found: Definition | None, index: int | None, depth: int = 
 
 
 _AGAIN = object()  # (returns_cpu_factory: a name met again while resolving it)
-_ELEMENTWISE = frozenset({"add", "sub", "pow", "neg", "abs", "sign", "exp", "log", "sqrt", "sin", "cos", "sigmoid", "tanh"})
 _PARTS = frozenset({"cat", "stack", "concat", "meshgrid", "split", "chunk", "unbind"})  # on their first argument's device
 
 
@@ -2044,12 +2043,12 @@ def returns_cpu_factory(found: Definition | None) -> Use | None:
                 elif type(value) is ast.Subscript:
                     value = value.value
                 elif type(value) is ast.Call and type(value.func) is ast.Attribute and (value.func.attr in SAME_DEVICE_METHODS or (
-                        value.func.attr == "type" and "cuda" not in ast.unparse(value)) or value.func.attr in _ELEMENTWISE and (
+                        value.func.attr == "type" and "cuda" not in ast.unparse(value)) or value.func.attr in ELEMENTWISE_METHODS and (
                         namespace.qualname(ast_dotted(value.func.value) or "") != "torch")):  # (`.type(torch.int)`, `x.sin()`)
                     value = value.func.value
                 elif type(value) is ast.Call:
                     head, _, name = (namespace.qualname(ast_dotted(value.func) or "") or "").partition(".")
-                    if head == "torch" and (name in SAME_DEVICE_FUNCTIONS or name in _PARTS or name in _ELEMENTWISE) and value.args:
+                    if head == "torch" and (name in SAME_DEVICE_FUNCTIONS or name in _PARTS or name in ELEMENTWISE_METHODS) and value.args:
                         value = value.args[0]  # (`torch.cat((x.sin(), x.cos()))`: the tuple's tensors)
                         continue
                     data = value.args and type(value.args[0]) not in (ast.Constant, ast.Name, ast.Attribute)  # (`torch.Tensor(

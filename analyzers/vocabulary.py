@@ -49,6 +49,9 @@ SAME_DEVICE_METHODS = frozenset({
     "reshape_as", "clone", "detach", "div", "mul", "random_", "normal_", "uniform_",
 })
 
+# elementwise math a tensor's method does where the tensor is (`x.sign().mul(x.abs().sqrt())`)
+ELEMENTWISE_METHODS = frozenset({"add", "sub", "pow", "neg", "abs", "sign", "exp", "log", "sqrt", "sin", "cos", "sigmoid", "tanh"})
+
 # tensor methods that copy to another dtype (unless it is the same), and the types `.type()`/`.to()` cast to
 CAST_METHODS = frozenset({"float", "double", "half", "long", "int"})
 CAST_TYPES = frozenset({"FloatTensor", "DoubleTensor", "LongTensor", "float", "float32", "float64", "double", "long", "int64"})

@@ -351,10 +351,8 @@ class LoaderRule(Rule):
                 if not functions and maybe_project_call(self.ctx, call.func):  # `datalooper = infiniteloop(dataloader)`, a
                     found = call_target(self.ctx, call.func, origin[1])  # generator of another module yielding its items
                     loops = iterated(found) if found is not None and found[3] is None and yields(found) else {}
-                    names = parameters(found[0]).names if loops and found is not None else []
-                    items = [arg.value for index, arg in enumerate(call.args) if arg.star == "" and (
-                        arg.keyword.value if arg.keyword is not None else names[index] if index < len(names) else None) in loops]
-                    return [loader for value in items for loader in self._resolve_loader(value, origin[1], depth + 1)]
+                    items = [value for name, value in bind(call, parameters(found[0]), method=False) if name in loops] if loops else []
+                    return [loader for value in items for loader in self._resolve_loader(cast(cst.BaseExpression, value), origin[1], depth + 1)]
             else:
                 return []
             found = []  # `loader = make_loader(...)`: the loaders a function (a method) of the source returns, or yields the batches of

@@ -17,8 +17,8 @@ from ..project import (SourceNamespace, call_target, derives_from, device_moves,
 from .base import CallNames, Example, FixPlan, Here, Replace
 from .edits import with_keywords
 from .tracking import Nesting, TrainingSteps, calls_under_ifs, few_iterations, interval_test, never_taken
-from ..vocabulary import (CAST_METHODS, DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, HOST_COPY_METHODS, LEGACY_TENSOR_TYPES,
-                          LIGHTNING_MODULES, MODULE_CLASSES, PER_CALL_METHODS, RANDOM_FACTORIES, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS)
+from ..vocabulary import (CAST_METHODS, DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, ELEMENTWISE_METHODS, HOST_COPY_METHODS,
+                          LEGACY_TENSOR_TYPES, LIGHTNING_MODULES, MODULE_CLASSES, PER_CALL_METHODS, RANDOM_FACTORIES, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS)
 
 _RANDOM = RANDOM_FACTORIES | {"randperm", "normal", "bernoulli"}
 _FACTORIES = DETERMINISTIC_FACTORIES | _RANDOM | LEGACY_TENSOR_TYPES | {"range"}
@@ -2352,7 +2352,7 @@ class CpuTensorMovedEachStep(Nesting):
             defs = self.ctx.functions.get(call.func.value)
         elif type(call.func) is cst.Attribute and dotted(call.func.value) == "self" and caller is not None:
             cls = self.ctx.class_of.get(id(caller))
-            defs = [(d, scope) for d, scope in self.ctx.functions.get(call.func.attr.value, ())
+            defs = [(d, inner) for d, inner in self.ctx.functions.get(call.func.attr.value, ())
                     if cls is not None and self.ctx.class_of.get(id(d)) is cls]
         else:
             defs = None
@@ -2685,8 +2685,9 @@ class CpuTensorMovedEachStep(Nesting):
             )
         for site, held, function in self.held_conversions:
             cls = self.ctx.class_of.get(id(function)) if function is not None else None
-            value = _init_value(cls, held) if cls is not None and function is not None and function.name.value != "__init__" else None
-            where = self._every_call(site, function) if value is not None and self.ctx.cuda_evidence is not None else None
+            constant = cls is not None and function is not None and function.name.value != "__init__" and _init_assignment(
+                cls, held) is not None
+            where = self._every_call(site, function) if constant and self.ctx.cuda_evidence is not None else None
             if where is None:
                 continue
             self.report(
@@ -2710,27 +2711,25 @@ class CpuTensorMovedEachStep(Nesting):
                 "memory each time. Convert the arrays to tensors on the device once and index those.",
             )
         copied: set[int] = set()
-        for site, function in self.copies:
+        for site, function in self.copies if self.ctx.cuda_evidence is not None else ():
             source = site.node.args[0].value
-            found = self._copied_factory(source, site.scope, 0)
-            local = found is not None and (site.scope.node is None or contains(site.scope.node, found))
-            if found is not None and (call_name(found) in ("empty", "empty_like") or keyword(found, "pin_memory") is not None or local and (
-                    self._loops_around(found) or ()) != site.loops):
+            origin = self._copied_factory(source, site.scope, 0)
+            if origin is None or id(origin) in copied or call_name(origin) in ("empty", "empty_like") or keyword(origin, "pin_memory") is not None or (
+                    site.scope.node is None or contains(site.scope.node, origin)) and (self._loops_around(origin) or ()) != site.loops:
                 continue  # (a staging buffer made once, pinned, and filled with the program's data: nanochat's loader)
-            where = self._every_call(site, function) if found is not None and id(found) not in copied else None
-            if found is None or where is None or self.ctx.cuda_evidence is None:
+            where = self._every_call(site, function)
+            if where is None:
                 continue
-            made = found
-            copied.add(id(made))  # (one finding per factory: `reset_noise` copies one draw into two buffers)
-            factory = call_name(made)
+            copied.add(id(origin))  # (one finding per factory: `reset_noise` copies one draw into two buffers)
+            factory = call_name(origin)
             destination = short_code(cast(cst.Attribute, site.node.func).value)
-            fill = _IN_PLACE.get(factory or "") if made is source and len(made.args) > 0 else None
+            fill = _IN_PLACE.get(factory or "") if origin is source and len(origin.args) > 0 else None
             self.report(
                 site,
                 f"torch.{factory}(...) is made on the CPU and copied into `{destination}` on the GPU {where}: a blocking "
                 f"copy from pageable memory each time. Make it on the destination's device: torch.{factory}(..., "
                 f"device={destination}.device)" + (f", or fill the destination in place: {destination}.{fill}." if fill else "."),
-                related=(Here(Site(made, site.unit, site.scope, site.loops), f"torch.{factory}(...) makes it on the CPU"),),
+                related=(Here(Site(origin, site.unit, site.scope, site.loops), f"torch.{factory}(...) makes it on the CPU"),),
             )
         moved: set[int] = set()
         twins = self._option_twins()
@@ -2775,12 +2774,9 @@ class CpuTensorMovedEachStep(Nesting):
         methods = {statement.name.value: statement for statement in cls.body.body if type(statement) is cst.FunctionDef}
         if methods.keys() & {"_apply", "to", "cuda"} or f'"{held}"' in code(cls) or f"'{held}'" in code(cls):
             return None  # (moves its own tensors; `register_buffer("mask", ...)`, `setattr(self, "mask", ...)`)
-        assigned = [(method, node) for method in methods.values() for node in walk(method)
-                    if type(node) in (cst.Assign, cst.AnnAssign, cst.AugAssign) and any(
-                        dotted(target) == f"self.{held}" for target in _targets(node))]
-        if len(assigned) != 1 or assigned[0][0] is not methods.get("__init__") or type(assigned[0][1]) is not cst.Assign:
+        assignment = _init_assignment(cls, held)
+        if assignment is None:
             return None
-        assignment = assigned[0][1]
         made = _factory_below(assignment.value, self.ctx)
         if made is not None:
             return assignment if keyword(made, "device") is None and (self.ctx.qualname(made.func) or "").startswith("torch.") else None
@@ -3266,26 +3262,26 @@ def _repeated(made: cst.Call) -> tuple[cst.BaseExpression, cst.BaseExpression] |
     return None
 
 
-def _init_value(cls: cst.ClassDef, attribute: str) -> cst.BaseExpression | None:
-    """What the class's `__init__` assigns `self.<attribute>`, when that is its only assignment
-    (a constant of the object); None otherwise."""
+def _init_assignment(cls: cst.ClassDef, attribute: str) -> cst.Assign | None:
+    """The class's `__init__` assignment of `self.<attribute>`, when it is the attribute's only
+    assignment (a constant of the object); None otherwise."""
     methods = [statement for statement in cls.body.body if type(statement) is cst.FunctionDef]
     assigned = [(method, node) for method in methods for node in walk(method) if type(node) in (cst.Assign, cst.AugAssign, cst.AnnAssign)
                 and any(dotted(target) == f"self.{attribute}" for target in _targets(node))]
     if len(assigned) != 1 or assigned[0][0].name.value != "__init__":
         return None
     node = assigned[0][1]
-    return node.value if type(node) is cst.Assign else None
+    return node if type(node) is cst.Assign else None
 
 
 def _numpy_constant(cls: cst.ClassDef, attribute: str, ctx, depth: int = 0) -> bool:
     """Whether the class assigns `self.<attribute>` in `__init__` only, from NumPy: a value with a
     call of NumPy in it, or math of names and other such attributes (`betas * (1.0 -
     self.alphas_cumprod_prev)`)."""
-    value = _init_value(cls, attribute) if depth <= 3 else None
-    if value is None:
+    assignment = _init_assignment(cls, attribute) if depth <= 3 else None
+    if assignment is None:
         return False
-    parts = walk(value)
+    parts = walk(assignment.value)
     if any(type(part) is cst.Call and (ctx.qualname(part.func) or "").startswith("numpy.") for part in parts):
         return True
     held = [dotted(part) or "" for part in parts if type(part) is cst.Attribute and dotted(part.value) == "self"]
@@ -3448,7 +3444,7 @@ _SIZE_METHODS = {"size", "dim", "numel", "nelement"}
 _PRODUCTS = {"ger", "outer"}  # a product of two tensors, made where they are
 _IN_PLACE = {"randn": "normal_()", "rand": "uniform_()", "zeros": "zero_()"}  # a factory's fill of an existing tensor
 # a tensor's methods giving a tensor where it is: reshapes, casts and elementwise math
-_SAME_PLACE_METHODS = SAME_DEVICE_METHODS | {"sign", "abs", "sqrt", "exp", "log", "neg", "sin", "cos", "sigmoid", "tanh", "pow", "add", "sub"}
+_SAME_PLACE_METHODS = SAME_DEVICE_METHODS | ELEMENTWISE_METHODS
 
 
 def _names_read(node: cst.CSTNode, ctx) -> list[cst.BaseExpression]:

@@ -3066,9 +3066,12 @@ class HostSyncEveryStep(Nesting):
         spelled = code(entry)
         values = [node.value for node in walk(function.body) if type(node) is cst.Assign
                   and any(code(target.target) == spelled for target in node.targets)]
-        return bool(values) and all(type(value) is cst.Call and (self.ctx.qualname(value.func) or "").partition(".")[2] in HOST_FACTORIES
-                                    and (self.ctx.qualname(value.func) or "").startswith("torch.") and keyword(value, "device") is None
-                                    for value in values)
+        return bool(values) and all(type(value) is cst.Call and self._host_factory(value) for value in values)
+
+    def _host_factory(self, call: cst.Call) -> bool:
+        """`torch.zeros(n)`, `torch.tensor([0])`: a torch factory given no device, whose tensor is on the CPU."""
+        head, _, name = (self.ctx.qualname(call.func) or "").partition(".")
+        return head == "torch" and name in HOST_FACTORIES and keyword(call, "device") is None
 
     def _made_on_cpu(self, expr: cst.BaseExpression, scope: Scope, site: Site | None = None) -> bool:
         """`x` made by `torch.linspace(...)` (a factory) with no device, and not moved; or copied to
@@ -3116,11 +3119,11 @@ class HostSyncEveryStep(Nesting):
                     call.func.attr.value not in _HOST_KEEPING or self.ctx.qualname(call.func) is not None:
                 break
             call = call.func.value  # `pred.eq(y).cpu().sum()`: what a host copy gives is on the host
-        head, _, name = (self.ctx.qualname(call.func) or "").partition(".")  # (a factory only as the value itself: not
+        head = (self.ctx.qualname(call.func) or "").partition(".")[0]  # (a factory only as the value itself: not
         # `torch.Tensor(losses).mean().item()` of a list of CUDA losses, which the factory reads one by one)
         if call is made and head == "torch" and call.args and self._sizes(call.args[0].value):
             return True  # `torch.prod(torch.tensor(x.shape[1:])).item()`: a tensor of sizes, made on the host
-        return head == "numpy" or call is made and head == "torch" and name in HOST_FACTORIES and keyword(call, "device") is None
+        return head == "numpy" or call is made and self._host_factory(call)
 
     def _sizes(self, expr: cst.BaseExpression) -> bool:
         """`torch.tensor(x.shape[1:])` (`x.size()`): a factory given a tensor's sizes, which are
