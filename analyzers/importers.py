@@ -302,7 +302,7 @@ def step_caller(path: str, name: str, owner: str | None = None) -> str | None:
     in an `except` handler (`project.guarded`): "trainer.py:197" for pycls' `net.mixup(inputs,
     labels)`; None when none does."""
     path = os.path.normpath(os.path.abspath(path))
-    for _, module, root in sorted(_importers(path), key=lambda found: found[1].gpu_line() is None):  # (one using a GPU first)
+    for _, module, root in _importers(path):
         namespace = module.namespace(root)
         instances = _instances(namespace, path, owner) if owner is not None else set()
 

@@ -2429,7 +2429,7 @@ class CpuTensorMovedEachStep(Nesting):
         if held is None:
             return self._on_device(expr, 0)
         cls = self.ctx.class_of.get(id(self.ctx.scope.node)) if self.ctx.scope.node is not None else None
-        return cls is not None and (f'register_buffer("{held}"' in code(cls) or f"register_buffer('{held}'" in code(cls))
+        return cls is not None and _names_attribute(cls, held)
 
     def _note_helper_move(self, move: cst.Call) -> None:
         """Note `move` (a `.cuda()`/`.to(device)`) when what it moves is what a function of another
@@ -2772,7 +2772,7 @@ class CpuTensorMovedEachStep(Nesting):
                 self.ctx, cls.name.value, MODULE_CLASSES):
             return None
         methods = {statement.name.value: statement for statement in cls.body.body if type(statement) is cst.FunctionDef}
-        if methods.keys() & {"_apply", "to", "cuda"} or f'"{held}"' in code(cls) or f"'{held}'" in code(cls):
+        if methods.keys() & {"_apply", "to", "cuda"} or _names_attribute(cls, held):
             return None  # (moves its own tensors; `register_buffer("mask", ...)`, `setattr(self, "mask", ...)`)
         assignment = _init_assignment(cls, held)
         if assignment is None:
@@ -3187,6 +3187,14 @@ def _held_attribute(expr: cst.BaseExpression) -> str | None:
     if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self":
         return expr.attr.value
     return None
+
+
+def _names_attribute(cls: cst.ClassDef, held: str) -> bool:
+    """Whether the class spells `held` as a string (`register_buffer("mask", ...)`,
+    `setattr(self, "mask", ...)`): it registers or sets that attribute by name, so the tensor is
+    one the module moves with it."""
+    text = code(cls)
+    return f'"{held}"' in text or f"'{held}'" in text
 
 
 def _targets(node: cst.CSTNode) -> list[cst.BaseExpression]:
