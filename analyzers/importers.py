@@ -34,8 +34,8 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from .nodes import UNKNOWN, code, dotted, trainer_gpu
-from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, SourceNamespace, argparse_defaults, ast_dotted, base_name, body_nodes, call_target,
-                      forward_helpers, given_namespace_defaults, guarded, maybe_project_call, module_file, module_trains, note,
+from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, Namespace, SourceNamespace, argparse_defaults, ast_dotted, base_name, body_nodes, call_target,
+                      forward_helpers, given_namespace_defaults, guarded, maybe_project_call, module_file, module_trains, note, Place, place_of,
                       marked, project_root, search_paths, self_calls, steps_call)
 from .source import SourceError, notebook_source
 from .vocabulary import CUDA_DEVICE, MODEL_WORDS, PER_CALL_METHODS, TORCH_MODULES, gpu_api
@@ -85,6 +85,9 @@ class _Listing(NamedTuple):
     settings: list[dict[tuple[str, ...], list[str]]]  # its YAML files' settings, read when first asked (`yaml_setting`)
     losses: list[frozenset[str]]  # `loss_methods`' answer, found when first asked
     picked: dict["_Module", int | None]  # the line where a module picks the GPU with a function of the project (`gpu_line`)
+    named: dict[str, bool]  # `named_elsewhere`'s answers, by the name asked
+    methods: dict[str, list]  # `methods_named`'s answers, by the name asked
+    files: list[tuple[str, os.stat_result]]  # its code and notebooks, as listed
 
 
 def _plugins(path: str, code: bytes) -> list[tuple[bytes, bytes]]:
@@ -257,13 +260,24 @@ def gpu_importers(path: str) -> list[FileNamespace]:
 
 def uses_gpu(path: str) -> bool:
     """Whether the module at `path` puts work on a GPU itself (a Trainer's solver.py, whose
-    `self.device` is CUDA when there is one)."""
+    `self.device` is CUDA when there is one), or a base class of one of its classes does (the
+    pix2pix family's models, deriving from the `BaseModel` whose `__init__` picks the CUDA device)."""
     try:
         info = os.stat(path)
     except OSError:
         return False
     note(path, info)
-    return _module(path, info).gpu_line() is not None
+    module = _module(path, info)
+    if module.gpu_line() is not None:
+        return True
+    namespace = module.namespace(project_root(os.path.dirname(path)))
+    bases = {name for cls in namespace.tree.body if type(cls) is ast.ClassDef for base in cls.bases if (name := ast_dotted(base))}
+    for name in sorted(bases)[:MAX_CALLEES]:
+        found = namespace.klass(name)
+        if found is not None and isinstance(found[1], FileNamespace) and found[1].path != namespace.path and _gpu_line(
+                ast.walk(found[0]), found[1]) is not None:
+            return True
+    return False
 
 
 def importing(path: str, any_text: bool = False) -> list[FileNamespace]:
@@ -332,18 +346,44 @@ def _instances(namespace: FileNamespace, path: str, owner: str) -> set[str]:
         if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) in (ast.Name, ast.Attribute):
             assigned.setdefault(ast_dotted(node.targets[0]) or "", []).append(node.value)
 
-    def made(value: ast.expr) -> bool:
-        found = namespace.klass(ast_dotted(value.func) or "") if type(value) is ast.Call else None
-        return found is not None and os.path.normpath(found[2].path) == path and (found[0].name == owner or any(
-            (ast_dotted(base) or "").rpartition(".")[2] == owner for base in found[0].bases))
-    return {name for name, values in assigned.items() if name and all(map(made, values))}
+    def made(value: ast.expr, where: Namespace, factory: bool = True) -> bool:
+        dotted = ast_dotted(value.func) or "" if type(value) is ast.Call else ""
+        found = where.klass(dotted) if dotted else None
+        if found is not None:
+            return os.path.normpath(found[2].path) == path and (found[0].name == owner or any(
+                (ast_dotted(base) or "").rpartition(".")[2] == owner for base in found[0].bases))
+        function = where.function(dotted) if dotted and factory else None  # (SiT's `transport = create_transport(...)`)
+        if function is None:
+            return False
+        returned = _returned(function[0])
+        return bool(returned) and all(made(value, function[1], False) for value in returned)
+    return {name for name, values in assigned.items() if name and all(made(value, namespace) for value in values)}
+
+
+def _returned(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
+    """What the function returns, a name followed to its only assignment there (`state =
+    Transport(...)`, then `return state`); empty when it returns nothing known."""
+    own = [node for node in ast.walk(function) if type(node) in (ast.Return, ast.Assign)]
+    values = []
+    for node in own:
+        if type(node) is not ast.Return:
+            continue
+        value = node.value
+        if type(value) is ast.Name:
+            assigned = [n.value for n in own if type(n) is ast.Assign and any(
+                type(t) is ast.Name and t.id == value.id for t in n.targets)]
+            value = assigned[0] if len(assigned) == 1 else None
+        if value is None:
+            return []
+        values.append(value)
+    return values
 
 
 def named_by_importers(path: str, name: str) -> bool | None:
     """Whether a module of the project importing the module at `path` names `name` (its text
     has the word: it imports, calls or passes it, or may, through a `from module import *`, a
     string or a file Python cannot parse); None when none imports it."""
-    found = list(_importers(path, any_text=True))
+    found = list(_importers(path, any_text=True, limit=None))
     if not found:
         return None
     return any(name.encode() in module.identifiers() for _, module, _ in found)
@@ -369,12 +409,50 @@ def subclass_forward_calls(path: str, names: frozenset[str]) -> dict[str, set[st
     return found
 
 
-def subclassed_by_importers(path: str, name: str) -> bool:
-    """Whether a module of the project importing the module at `path` derives a class from its
-    class `name` (pytorch_GAN_zoo's `ProgressiveGAN(BaseGAN)`): the methods it inherits run
-    where that one is used."""
-    return any(type(node) is ast.ClassDef and any((base_name(base) or "").rpartition(".")[2] == name for base in node.bases)
-               for _, module, root in _importers(path, any_text=True) for node in ast.walk(module.namespace(root).tree))
+def named_elsewhere(path: str, name: str) -> bool:
+    """Whether a file of the project other than the module at `path` (code or notebook) has the
+    word `name`: a method may be called wherever its object goes (a model unpickled by
+    `torch.load` in eval.py calling `model.detect_objects(...)`, a model a factory module makes
+    for the training script calling `model.loss(...)`). True outside a project."""
+    root = project_root(os.path.dirname(os.path.abspath(path)))
+    if not marked(root):
+        return True
+    listing = _listing(root)
+    if name not in listing.named:
+        word, own = name.encode(), os.path.normpath(os.path.abspath(path))
+        listing.named[name] = any(found != own and word in _module(found, info).identifiers()
+                                  for found, info in _noted(listing.files))
+    return listing.named[name]
+
+
+def methods_named(path: str, name: str) -> list[tuple[ast.FunctionDef, FileNamespace, Place, ast.ClassDef]]:
+    """The methods `name` of the classes of the project of the module at `path`, as (definition,
+    namespace, place, class): what `model.set_input(data)` may run where nothing says what
+    `model` is (the pix2pix family's `model = create_model(opt)`, a class picked by name). Of
+    the first `MAX_IMPORTERS` files whose text defines one; none outside a project."""
+    root = project_root(os.path.dirname(os.path.abspath(path)))
+    if not marked(root):
+        return []
+    listing = _listing(root)
+    if name not in listing.methods:
+        word, defined = name.encode(), re.compile(rb"^[ \t]+def[ \t]+" + re.escape(name.encode()) + rb"[ \t]*\(", re.MULTILINE)
+        found: list[tuple[ast.FunctionDef, FileNamespace, Place, ast.ClassDef]] = []
+        files = [(candidate, module) for candidate, info in _noted(listing.files)
+                 if word in (module := _module(candidate, info)).identifiers() and defined.search(_read(candidate) or b"")]
+        for candidate, module in files[:MAX_IMPORTERS]:
+            namespace = module.namespace(root)
+            place = place_of(namespace)
+            found += [(node, namespace, place, cls) for cls in ast.walk(namespace.tree) if type(cls) is ast.ClassDef
+                      for node in cls.body if type(node) is ast.FunctionDef and node.name == name]
+        listing.methods[name] = found
+    return listing.methods[name]
+
+
+def _noted(files):
+    """The (path, stat) pairs of `files`, each noted as a dependency of the analysis."""
+    for found, info in files:
+        note(found, info)
+        yield found, info
 
 
 def unused_class(ctx, cls: cst.ClassDef) -> bool:
@@ -412,28 +490,40 @@ def _named_in_configs(ctx, path: str, name: str) -> bool:
     return any(named.search(text) for text in ctx.shared["YAML configs"])
 
 
-def unused_function(ctx, function: cst.FunctionDef | None) -> bool:
+_CALLERS_UP = 3  # how far `unused_function` follows a function's callers
+
+
+def unused_function(ctx, function: cst.FunctionDef | None, depth: int = 0) -> bool:
     """A function of the analyzed module that nothing in the project runs: the module does not
-    name it, and the modules importing it (one at least) do not either (`train_vae_v1` of a
-    lecture's helper_train.py, which the lecture's notebooks never call; a method of a class of
-    the project that nothing names, DomainBed's `Transfer.update_second`; a method of a class
-    nothing makes, yolov7's RankSort)."""
+    name it, or calls it only from functions nothing runs (guided-diffusion's
+    `ddim_sample_loop_progressive`, called by `ddim_sample_loop` alone, which nothing calls;
+    `_CALLERS_UP` callers up), and the modules importing it (one at least) do not name it either
+    (`train_vae_v1` of a lecture's helper_train.py, which the lecture's notebooks never call), nor,
+    for a method, any other file of the project (DomainBed's `Transfer.update_second`); or a
+    method of a class nothing makes (yolov7's RankSort)."""
     if function is None or not ctx.path or ctx.path.startswith("<"):
         return False
     cls = ctx.class_of.get(id(function))
     if cls is not None and unused_class(ctx, cls):
         return True
-    if function.name.value in ctx.calls or not any(
-            defined is function and scope.parent is ctx.module_scope for defined, scope in ctx.functions[function.name.value]):
-        return False  # (called here; or nested, run by whoever holds it: `return perform_train_step_fn`)
-    if cls is not None and (function.name.value.startswith("__") or function.name.value in PER_CALL_METHODS or any(
+    name = function.name.value
+    if not any(defined is function and scope.parent is ctx.module_scope for defined, scope in ctx.functions[name]):
+        return False  # (nested, run by whoever holds it: `return perform_train_step_fn`)
+    if cls is not None and (name.startswith("__") or name in PER_CALL_METHODS or any(
             (ctx.qualname(base.value) or "torch.nn.Module") not in TORCH_MODULES for base in cls.bases)):
         return False  # (a method a framework may call: a hook of a library's class, a LightningModule's too)
-    key = ("unused", function.name.value)
+    if name in ctx.calls and (depth >= _CALLERS_UP or not all(
+            type(call.scope.node) is cst.FunctionDef and call.scope.node is not function
+            and unused_function(ctx, call.scope.node, depth + 1) for call in ctx.calls[name])):
+        return False  # (called here, by code that may run)
+    key = ("unused", cls.name.value if cls is not None else "", name)
     if key not in ctx.shared:
         path = os.path.abspath(ctx.path)
-        ctx.shared[key] = named_by_importers(path, function.name.value) is False and not (
-            cls is not None and subclassed_by_importers(path, cls.name.value))
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        referenced = sum(len(word.findall(unit.text)) for unit in ctx.units) > len(ctx.functions[name]) + len(
+            ctx.calls.get(name, ()))  # (named here but by its definitions and calls: `{"euler": self.euler_step}`)
+        ctx.shared[key] = not referenced and named_by_importers(path, name) is False and (
+            cls is None or not named_elsewhere(path, name))
     return ctx.shared[key]
 
 
@@ -544,11 +634,12 @@ def cuda_default_importer(path: str) -> bool:
     return any(module.sets_cuda_default() for _, module, _ in _importers(path))
 
 
-def _importers(path: str, hops: int = 0, any_text: bool = False):
+def _importers(path: str, hops: int = 0, any_text: bool = False, limit: int | None = MAX_IMPORTERS):
     """(path, module, project root) of the modules of the project whose text may use a GPU
     (or, with `any_text`, any) and that import the module at `path`, or a package that
     re-exports it (`from .ppo import PPO` in `algo/__init__.py`, imported as `from pkg import
-    algo`; `MAX_HOPS` packages up): the first `MAX_IMPORTERS` of each."""
+    algo`; `MAX_HOPS` packages up): the first `limit` of each (all with None: for a search of
+    their words, which parses nothing)."""
     path = os.path.normpath(os.path.abspath(path))
     directory = os.path.dirname(path)
     stem = os.path.splitext(os.path.basename(path))[0]
@@ -572,8 +663,8 @@ def _importers(path: str, hops: int = 0, any_text: bool = False):
                 path in module.files() or name in module.unresolved() and path in listing.modules.get(name, ())):
             continue  # (`from train_config import config`, run from each experiment's folder: each train_config.py)
         parsed += 1
-        if parsed > MAX_IMPORTERS:
-            return
+        if limit is not None and parsed > limit:
+            break  # (the packages re-exporting it still count: pytorch-ood's `from .utils import *`)
         yield candidate, module, root
     if hops < MAX_HOPS:
         for package in listing.packages.get(name.encode(), ()):
@@ -583,7 +674,7 @@ def _importers(path: str, hops: int = 0, any_text: bool = False):
                 continue
             note(package, info)
             if package != path and path in _module(package, info).files():
-                yield from _importers(package, hops + 1, any_text)
+                yield from _importers(package, hops + 1, any_text, limit)
 
 
 def gpu_callee(ctx) -> str | None:
@@ -784,7 +875,8 @@ def _listing(root: str) -> _Listing:
     packages: dict[bytes, list[str]] = defaultdict(list)
     configs: list[str] = []
     modules: dict[str, list[str]] = defaultdict(list)
-    for path, info in _files(root, folders):
+    files = list(_files(root, folders))
+    for path, info in files:
         stem = os.path.splitext(os.path.basename(path))[0]
         if path.endswith(".py"):
             modules[os.path.basename(os.path.dirname(path)) if stem == "__init__" else stem].append(path)
@@ -795,7 +887,7 @@ def _listing(root: str) -> _Listing:
             packages[word].append(path)
         if not module.words.isdisjoint(_CONFIG_WORDS):
             configs.append(path)
-    listing = _Listing(now, folders, dict(importers), dict(packages), configs, dict(modules), {}, [], {}, {}, [], [], {})
+    listing = _Listing(now, folders, dict(importers), dict(packages), configs, dict(modules), {}, [], {}, {}, [], [], {}, {}, {}, files)
     with _LOCK:
         _LISTINGS[root] = listing
         while len(_LISTINGS) > 16:

@@ -681,10 +681,7 @@ def _returned_classes(found) -> list[tuple]:
         return []
     classes = []
     function, namespace = found[0], found[1]
-    assigned: dict[str, list[ast.expr]] = {}
-    for node in body_nodes(function):
-        if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
-            assigned.setdefault(node.targets[0].id, []).append(node.value)
+    assigned = _assignments(function)
     for node in body_nodes(function):
         if type(node) is not ast.Return or node.value is None:
             continue
@@ -1639,9 +1636,48 @@ def _trained_on(call: ast.Call, names: set[str], namespace: Namespace, place: Pl
 
 
 def _steps_in(loop: ast.For | ast.AsyncFor, namespace: Namespace, place: Place, cls, depth: int) -> bool:
-    """Whether the body of `loop` runs a training step, itself or by a function of the project."""
+    """Whether the body of `loop` runs a training step, itself or by a function of the project
+    (also a method that every class of the project defining it trains in: `model.optimize_parameters()`
+    where nothing says what `model` is)."""
     calls = [n for statement in loop.body for n in ast.walk(statement) if type(n) is ast.Call]
-    return any(map(steps_call, calls)) or any(trains(_callee(n.func, namespace, place, cls), depth + 1) for n in calls)
+    return any(map(steps_call, calls)) or any(trains(_callee(n.func, namespace, place, cls), depth + 1) for n in calls) or any(
+        all(trains(found, depth + 1) for found in defined) for n in calls if (defined := _methods_anywhere(n.func, namespace, cls)))
+
+
+def _methods_anywhere(func: ast.expr, namespace: Namespace, cls) -> list[Definition]:
+    """For `model.m(...)` on an object a function of the project makes, of a class nothing
+    names (`model = create_model(opt)`, a class the project picks by name), the methods `m`
+    of the project's classes that do something (not an abstract `pass` or `raise
+    NotImplementedError`); empty for other calls, or in a source of no project."""
+    if type(func) is not ast.Attribute or type(func.value) is not ast.Name or not isinstance(namespace, FileNamespace) or \
+            not _factory_made(namespace, func.value.id) or _callee(func, namespace, place_of(namespace), cls) is not None:
+        return []
+    from .importers import methods_named  # (imported here: importers builds on this module)
+    return [found for found in methods_named(namespace.path, func.attr) if not _abstract(found[0])]
+
+
+def _factory_made(namespace: FileNamespace, name: str) -> bool:
+    """Whether every assignment of `name` in the module makes it with a function of the project
+    (`model = create_model(opt)`), not a class of it, an import or anything else."""
+    memo = _memo(cast(ast.stmt, namespace.tree))
+    made = memo.get(_factory_made)
+    if made is None:
+        values: dict[str, list[ast.expr]] = {}
+        for node in ast.walk(namespace.tree):
+            if type(node) is ast.Assign:
+                for target in node.targets:
+                    for assigned in _names(target):
+                        values.setdefault(assigned, []).append(node.value)
+        made = memo[_factory_made] = {key: all(
+            type(value) is ast.Call and type(value.func) is ast.Name and namespace.function(value.func.id) is not None
+            and namespace.klass(value.func.id) is None for value in found) for key, found in values.items()}
+    return made.get(name, False) and name not in namespace.imports and name not in namespace.relative
+
+
+def _abstract(function: ast.FunctionDef) -> bool:
+    """A method that does nothing itself: a docstring, `pass`, `...` or `raise NotImplementedError`."""
+    body = [s for s in function.body if not (type(s) is ast.Expr and type(s.value) is ast.Constant)]
+    return all(type(s) is ast.Pass or type(s) is ast.Raise for s in body)
 
 
 class LoaderUses(NamedTuple):
@@ -1667,7 +1703,7 @@ def caller_uses(namespace: FileNamespace, path: str, name: str, index: int | Non
     scopes = [namespace.tree, *(node for node in ast.walk(namespace.tree) if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef))]
     owners = {id(node): cls for cls in ast.walk(namespace.tree) if type(cls) is ast.ClassDef for node in cls.body}
     for scope in scopes:
-        names = set()
+        names, batched = set[str](), set[str]()
         for node in body_nodes(scope):
             if type(node) is not ast.Assign or len(node.targets) != 1 or type(node.value) is not ast.Call:
                 continue
@@ -1683,12 +1719,21 @@ def caller_uses(namespace: FileNamespace, path: str, name: str, index: int | Non
             if attribute is not None:
                 func = node.value.func
                 made = _constructor(func.id, namespace) if type(func) is ast.Name else None
-                if made is not None and made[3] is not None and made[3].name == name and _makes(made, path, "__init__"):
+                cls = made[3] if made is not None and made[3] is not None and made[3].name == name and _makes(
+                    made, path, "__init__") else _instance_made(_callee(func, namespace, place, owners.get(id(scope))), path, name)
+                if cls is not None:
                     names.add(f"{ast_dotted(cast(ast.expr, target))}.{attribute}")
+                    if _iterates_attribute(cls, attribute):  # (`for i, data in enumerate(dataset)`: its `__iter__` runs the loader;
+                        # its batches only, when it changes what it holds: CUT's `dataset.set_epoch(epoch)`, which
+                        # persistent workers' copies of the dataset would not see)
+                        (batched if _changes_held(cls) else names).add(ast_dotted(cast(ast.expr, target)) or "")
                 continue
             found = _callee(node.value.func, namespace, place, owners.get(id(scope)))  # (`self._get_data(flag)` too)
             if _makes(found, path, name) or any(_makes(inner, path, name) for inner in _forwarded(found)):
                 names.add(ast_dotted(cast(ast.expr, target)) or "")
+        if batched:
+            uses = _uses_of_loaders(scope, batched, namespace, place)
+            moved, trained = moved or uses.moved, trained or uses.trained
         if names:
             uses = _uses_of_loaders(scope, names, namespace, place)
             moved, again, trained = moved or uses.moved, again or uses.again, trained or uses.trained
@@ -1697,6 +1742,66 @@ def caller_uses(namespace: FileNamespace, path: str, name: str, index: int | Non
                 uses = _uses_of_loaders(function, read, namespace, place, looped)
                 moved, again, trained = moved or uses.moved, again or uses.again, trained or uses.trained
     return LoaderUses(moved, again, trained, (moved is not None or again is not None) and (trained or module_trains(namespace)))
+
+
+def _instance_made(found: Definition | None, path: str, name: str) -> ast.ClassDef | None:
+    """The class `name` of the module at `path` when the function `found` returns an instance
+    of it: made there (`return Loader(opt)`), or what a method of that instance returning it
+    gives (the pix2pix family's `data_loader = CustomDatasetDataLoader(opt)`, `dataset =
+    data_loader.load_data()`, `return dataset`, `load_data` returning `self`)."""
+    if found is None or found[3] is not None:
+        return None
+    function, namespace = found[0], found[1]
+    assigned = _assignments(function)
+
+    def single(value: ast.expr | None) -> ast.expr | None:
+        values = assigned.get(value.id, []) if type(value) is ast.Name else [value]
+        return values[0] if len(values) == 1 else None
+
+    def made(value: ast.expr | None) -> ast.ClassDef | None:
+        if type(value) is not ast.Call or type(value.func) is not ast.Name:
+            return None
+        klass = namespace.klass(value.func.id)
+        return klass[0] if klass is not None and klass[0].name == name and isinstance(klass[1], FileNamespace) and \
+            os.path.abspath(klass[1].path) == path else None
+
+    returned = [single(node.value) for node in body_nodes(function) if type(node) is ast.Return]
+    classes = []
+    for value in returned:
+        if type(value) is ast.Call and type(value.func) is ast.Attribute and not value.args:  # `data_loader.load_data()`
+            cls = made(single(value.func.value))
+            found_method = method(cls, value.func.attr, namespace, found[2]) if cls is not None else None
+            classes.append(cls if found_method is not None and all(
+                type(node.value) is ast.Name and node.value.id == "self"
+                for node in body_nodes(found_method[0]) if type(node) is ast.Return) else None)
+        else:
+            classes.append(made(value))
+    return classes[0] if classes and all(cls is not None and cls is classes[0] for cls in classes) else None
+
+
+def _changes_held(cls: ast.ClassDef) -> bool:
+    """Whether a method of `cls` (not `__init__`) assigns into what an attribute holds
+    (`self.dataset.current_epoch = epoch`)."""
+    return any(type(node) is ast.Assign and any(type(t) is ast.Attribute and type(t.value) is ast.Attribute and type(
+        t.value.value) is ast.Name and t.value.value.id == "self" for t in node.targets)
+        for method in cls.body if type(method) is ast.FunctionDef and method.name != "__init__" for node in ast.walk(method))
+
+
+def _iterates_attribute(cls: ast.ClassDef, attribute: str) -> bool:
+    """Whether iterating an instance of `cls` iterates its loader `self.attribute`: its
+    `__iter__` yields from a loop over it (`for i, data in enumerate(self.dataloader): ... yield
+    data`) or returns its iterator (`return iter(self.dataloader)`)."""
+    function = next((node for node in cls.body if type(node) is ast.FunctionDef and node.name == "__iter__"), None)
+    if function is None:
+        return False
+
+    def kept(expr: ast.expr | None) -> bool:
+        while type(expr) is ast.Call and type(expr.func) is ast.Name and expr.func.id in ("enumerate", "iter") and expr.args:
+            expr = expr.args[0]
+        return type(expr) is ast.Attribute and type(expr.value) is ast.Name and expr.value.id == "self" and expr.attr == attribute
+
+    return any(type(node) is ast.For and kept(node.iter) and any(type(n) in (ast.Yield, ast.YieldFrom) for n in ast.walk(node))
+               or type(node) is ast.Return and kept(node.value) for node in body_nodes(function))
 
 
 def place_of(namespace: FileNamespace) -> Place:
@@ -1716,8 +1821,8 @@ def module_trains(namespace: FileNamespace) -> bool:
         calls = [node for node in ast.walk(namespace.tree) if type(node) is ast.Call]
         memo[module_trains] = any(steps_call(node) or type(node.func) is ast.Attribute and node.func.attr == "fit"
                                   for node in calls) or any(
-            trains_somewhere(_callee(node.func, namespace, place, None)) for node in calls if type(node.func) is ast.Name
-            or type(node.func) is ast.Attribute and type(node.func.value) is ast.Name)
+            trains_somewhere(_callee(node.func, namespace, place, None)) or bool(defined := _methods_anywhere(node.func, namespace, None)) and all(
+                trains_somewhere(found) for found in defined) for node in calls if type(node.func) is ast.Name or type(node.func) is ast.Attribute and type(node.func.value) is ast.Name)
     return memo[module_trains]
 
 
@@ -1813,11 +1918,12 @@ def _uses_of_loaders(scope, names: set[str], namespace: Namespace, place: Place,
                     recast = _host_cast(value)
                     if moved is None or not recast:
                         moved = Use(shortened(ast.unparse(call)), place(call.lineno), place.path, call.lineno, where, recast)
-                elif value is None and call.args and (callee := _callee(call.func, namespace, place, None)) is not None:
-                    moves = device_moves(callee)  # `dlrm_wrap(X, lS_o, lS_i, use_gpu, device)` moving `X`
-                    use = next((moves[param] for param, argument in bind(call, parameters(callee[0]), method=callee[3] is not None)
-                                if param in moves and not batch.isdisjoint(_roots(argument))), None)
-                    if use is not None:
+                elif value is None and call.args:
+                    callee = _callee(call.func, namespace, place, None)  # `dlrm_wrap(X, lS_o, lS_i, use_gpu, device)` moving `X`;
+                    defined = [callee] if callee is not None else _methods_anywhere(call.func, namespace, None)  # `model.set_input(data)`
+                    uses = [_moves_batch(call, found, batch) for found in defined]
+                    if uses and all(use is not None for use in uses):
+                        use = cast(Use, uses[0])
                         moved = Use(use.code, use.where, use.path, use.line, f"{where} -> {use.via}")
         elif type(child) is ast.Call and any(type(a) is ast.Name and a.id in names
                                              for a in (*child.args, *(k.value for k in child.keywords))):
@@ -1838,6 +1944,13 @@ def _uses_of_loaders(scope, names: set[str], namespace: Namespace, place: Place,
         inner = loops + (type(child) in (ast.For, ast.AsyncFor, ast.While))
         stack.extend((grandchild, inner) for grandchild in ast.iter_child_nodes(child))
     return LoaderUses(moved, again, trained)
+
+
+def _moves_batch(call: ast.Call, found: Definition, batch: set[str]) -> Use | None:
+    """Where the function `found`, given a batch (of the names `batch`) by `call`, moves it to a device."""
+    moves = device_moves(found)
+    return next((moves[param] for param, argument in bind(call, parameters(found[0]), method=found[3] is not None)
+                 if param in moves and not batch.isdisjoint(_roots(argument))), None)
 
 
 def _kept_loaders(found: Definition | None) -> dict[str, LoaderUses]:
@@ -1947,7 +2060,16 @@ def _masked(value, names: set[str], found: Definition, truth: bool, depth: int) 
         if type(value) is not ast.Call or type(value.func) is not ast.Attribute or value.func.attr not in ("any", "all") or value.args:
             return None
         value = value.func.value
-    if value is None or not _mask_form(value) and type(value) is not ast.Call:
+    assigned = _assignments(found[0])
+
+    def mask_form(v: ast.expr, depth: int = 0) -> bool:  # (through the names it reads: `return pos_mask | neg_mask`)
+        if type(v) is ast.Name and len(assigned.get(v.id, ())) == 1 and depth < 4:
+            return mask_form(assigned[v.id][0], depth + 1)
+        if type(v) is ast.BinOp and type(v.op) in (ast.BitAnd, ast.BitOr):
+            return mask_form(v.left, depth + 1) and mask_form(v.right, depth + 1)
+        return _mask_form(v)
+
+    if value is None or not mask_form(value) and type(value) is not ast.Call:
         return None
     if type(value) is ast.Call and not _mask_form(value):  # `is_unknown(labels)`: a mask function of the project
         callee = _callee(value.func, found[1], found[2], found[3])
@@ -1956,8 +2078,37 @@ def _masked(value, names: set[str], found: Definition, truth: bool, depth: int) 
         argument = bound.get(inner) if inner is not None else None
         roots = _roots(argument) & names if argument is not None else set()
         return roots.pop() if len(roots) == 1 else None
-    roots = _roots(value) & names
-    return roots.pop() if len(roots) == 1 else None
+    roots = _param_roots(value, assigned, names)
+    return next((name for name in parameters(found[0]).names if name in roots), None)  # (a mask of two, `labels > 0 |
+    # orders < num_neg`, is where both are: an operation needs its tensors on one device)
+
+
+def _assignments(function) -> dict[str, list[ast.expr]]:
+    """{name: the values assigned it} in a function's body."""
+    assigned: dict[str, list[ast.expr]] = {}
+    for node in body_nodes(function):
+        if type(node) is ast.Assign:
+            for target in node.targets:
+                for name in _names(target):
+                    assigned.setdefault(name, []).append(node.value)
+    return assigned
+
+
+def _param_roots(value: ast.expr, assigned: dict[str, list[ast.expr]], names: set[str]) -> set[str]:
+    """The parameters among `names` that `value` is computed from, through the local names it
+    reads (assigned once: `pos_mask = labels > 0`, then `return pos_mask | neg_mask`)."""
+    found: set[str] = set()
+    pending, seen = list(_roots(value)), set[str]()
+    while pending and len(seen) < 16:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in names:
+            found.add(name)
+        elif len(assigned.get(name, ())) == 1:
+            pending.extend(_roots(assigned[name][0]))
+    return found
 
 
 def returns_host_copy(found: Definition | None, index: int | None, depth: int = 0) -> bool:

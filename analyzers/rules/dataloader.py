@@ -3559,8 +3559,11 @@ class PinnedMemoryMissing(LoaderRule):
     loader (`return train_loader, test_loader` in data_setup.py; `X.to(device)` in train.py or
     in a function it gives the loader to, or by a class of the project it gives the loader to,
     which keeps it and loops over it: `Solver(config, train_loader)` with `self.train_loader =
-    train_loader` and `images.to(self.device)` in `Solver.train`, counted when the module
-    moving the batches uses a GPU), or by a framework:
+    train_loader` and `images.to(self.device)` in `Solver.train`; or by an object keeping the
+    loader, which iterates it in its `__iter__`, that a function of the project returns: the pix2pix
+    family's `dataset = create_dataset(opt)`, then `model.set_input(data)` on each batch, with a
+    model class the project picks by name, each of whose `set_input` methods moves it: counted
+    when the module moving the batches, or the module of its base class, uses a GPU), or by a framework:
     Lightning's Trainer (a LightningModule's or DataModule's `train_dataloader` and
     `val_dataloader`, loaders given to `fit`), composer's Trainer (its `train_dataloader` and
     `eval_dataloader`, unless told `device="cpu"`; not one it reads a few batches of a pass,

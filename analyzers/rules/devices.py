@@ -11,7 +11,7 @@ from ..context import IF, MODULE_CHAIN, CallSite, Scope, Site
 from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, contains, dotted, keyword, lazy_init, literal, moves_itself,
                      none_test, option_test, remembered, short_code, star_kwargs, walk)
 from ..findings import Related
-from ..importers import forward_caller, importing, step_caller, unused_class
+from ..importers import forward_caller, importing, step_caller, unused_function
 from ..project import (SourceNamespace, call_target, derives_from, device_moves, maybe_project_call, returns_cpu_factory,
                        used_arguments)
 from .base import CallNames, Example, FixPlan, Here, Replace
@@ -119,8 +119,13 @@ class CpuTensorMovedEachStep(Nesting):
     does a function that only other modules call, when one calls it in a module's `forward`
     (the diffusion codebases' `timestep_embedding` in util.py, called by the UNet's forward)
     or in a training loop, not under an interval test (pycls' `net.mixup(inputs, labels)` in
-    trainer.py), a training-step method a loop calls (SAC's `agent.update()`, also inside its
-    loop of `gradient_steps`, 1 by default),
+    trainer.py), a method of a helper object that a training loop of another module calls, or
+    that such a method calls (SiT's `transport.training_losses(...)` calling `self.sample(x1)`,
+    the object made there by a function of the project, `transport = create_transport()`), a
+    training-step method a loop calls (SAC's `agent.update()`, also inside its
+    loop of `gradient_steps`, 1 by default), a helper called in each iteration of a loop in code
+    that uses CUDA when neither it nor the functions between have a loop of their own (MAR's
+    `mask_by_order(...)` in each of `sample_tokens`' iterations),
     and a module's `loss` method (`compute_loss`, `get_loss`) that the source never calls: the
     training loops of other modules call `model.loss(scores, labels)` at each step.
     Data NumPy draws or fills in the loop (`torch.from_numpy(np.random.uniform(...)).cuda()`)
@@ -162,8 +167,10 @@ class CpuTensorMovedEachStep(Nesting):
     loop around the loop that trains (once per epoch), in a loop over a dict's entries
     outside a loop or forward (`for k, v in data.items():`: a few keys), in a loop over settings
     that does not train and repeats an inner loop after making it (a speed test's input, made
-    once per batch size of `for bs in [4, 8, 16]:` and timed over ten forwards), or in a helper that
-    a loop which does not train calls; and for an element of a vector (`ind = perm[i]`:
+    once per batch size of `for bs in [4, 8, 16]:` and timed over ten forwards), in a helper
+    called in a few iterations (`for k in (10, 20, 100):`) or that loops itself (the accumulators
+    a `validate()` makes before its batch loop, once per call), in a function nothing in the
+    project runs (a sampler's DDIM loop that only an uncalled `ddim_sample_loop` uses); and for an element of a vector (`ind = perm[i]`:
     PyTorch reads a 0-dimensional index as a number, nothing is copied), under a test of a flag the
     source only ever sets to a false constant (`self.stratified = False`), or in the `else` of one
     it only sets to a true constant (also through a parameter of `__init__` that every construction
@@ -2039,7 +2046,7 @@ class CpuTensorMovedEachStep(Nesting):
         self.helper_moves: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         # (subscript, the NumPy call making its index, enclosing function): `b_obs[mb_inds]`, mb_inds from np.arange
         self.numpy_indexings: list[tuple[Site, cst.Call, cst.FunctionDef | None]] = []
-        self.elsewhere: dict[str, str | None] = {}  # module-level function -> how often other modules run it
+        self.elsewhere: dict[str, str | None] = {}  # module-level function -> how often other modules run it; `Class.method` -> the training loop calling it
         # (move of `self.name`, name, device or the tensor of type_as, enclosing method): `self.pos_embedding.to(device)`
         self.attributes: list[tuple[CallSite, str, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         self.held_indexings: list[tuple[Site, str, cst.FunctionDef | None]] = []  # (subscript, name, method): `sim[self.mask]`
@@ -2096,9 +2103,12 @@ class CpuTensorMovedEachStep(Nesting):
                                       self.function()))
             return
         made = _factory_below(node.func.value, self.ctx)
-        if made is None and type(node.func.value) is cst.Name:
-            made = self._created(node.func.value.value, node)  # `z = torch.randn(n, d)` ... `z = z.type_as(x)`
-            before = self._made_before_loop(node.func.value.value) if made is None and name in ("cuda", "to") else None
+        base = node.func.value  # (`mask.unsqueeze(-1).cuda()`: the tensor `mask` names, reshaped)
+        while type(base) is cst.Call and type(base.func) is cst.Attribute and call_name(base) in SAME_DEVICE_METHODS:
+            base = base.func.value
+        if made is None and type(base) is cst.Name:
+            made = self._created(base.value, node)  # `z = torch.randn(n, d)` ... `z = z.type_as(x)`
+            before = self._made_before_loop(base.value) if made is None and name in ("cuda", "to") else None
             if before is not None:
                 device = argument(node, 0, "device")
                 if name == "cuda" or device is not None:
@@ -2121,7 +2131,7 @@ class CpuTensorMovedEachStep(Nesting):
         filled = _one_value(made) if made is not None and (made is receiver or cast_of) and keyword(made, "device") is None else None
         maker = (self.ctx.qualname(made.func) or "") if made is not None else ""
         if made is not None and filled is not None and (maker == "torch.tensor" or maker.removeprefix("torch.") in ("Tensor", *LEGACY_TENSOR_TYPES)
-                                   and filled[1] is not None and not self._listed(filled[0])) and len(node.args) <= 1:
+                                   and filled[1] is not None and not self._listed(made, filled[0])) and len(node.args) <= 1:
             device = argument(node, 0, "device")
             if name == "cuda" or device is not None:
                 self.filled.append((self.ctx.call_site(node), made, device, self.function()))
@@ -2143,13 +2153,17 @@ class CpuTensorMovedEachStep(Nesting):
             return  # `if buffer is None: buffer = torch.zeros(n).cuda()`: made once
         self.moves.append((self.ctx.call_site(node), made, device, self.function()))
 
-    def _listed(self, value: cst.BaseExpression) -> bool:
+    def _listed(self, made: cst.Call, value: cst.BaseExpression) -> bool:
         """Whether `value`, the one element of a legacy constructor's list, is a list or a name
-        bound to one (`torch.LongTensor([src_seq])`: the data itself, not one number)."""
+        bound to one (`torch.LongTensor([src_seq])`: the data itself, not one number), or a
+        parameter the constructor wraps once (`torch.FloatTensor([state])`: an observation the
+        caller passes, not `torch.IntTensor([n] * b)`)."""
         if type(value) in (cst.List, cst.ListComp, cst.Tuple):
             return True  # (`torch.LongTensor([[start]] * k)`: k rows of data)
         if type(value) is not cst.Name:
             return False
+        if value.value in self.ctx.scope.params and _repeated(made) is None:
+            return True
         owner = self.ctx.scope.owner_of(value.value)
         return owner is not None and any(type(v) in (cst.List, cst.ListComp, cst.Tuple) or type(v) is cst.Call and call_name(v) in (
             "list", "tuple", "split") for v in owner.assignments.get(value.value, ()) if v is not None)
@@ -2255,7 +2269,8 @@ class CpuTensorMovedEachStep(Nesting):
         """A name the current function last assigned a torch call or a method's result
         (`t = torch.full_like(p, 0.0)`, `res = res.clone()`): a tensor, not a list."""
         values = self.ctx.scope.assignments.get(expr.value, ()) if type(expr) is cst.Name else ()
-        value = values[-1] if values else None
+        value = next((v for v in reversed(values) if not (  # (past `x = x[range(n), a]`: still that tensor)
+            type(v) is cst.Subscript and type(v.value) is cst.Name and v.value.value == cast(cst.Name, expr).value)), None)
         if type(value) is not cst.Call:
             return False
         qualified = self.ctx.qualname(value.func) or ""
@@ -2853,7 +2868,7 @@ class CpuTensorMovedEachStep(Nesting):
 
     def _report_indexings(self) -> None:
         for site, index, enclosing in self.ranges:
-            where = self._every_call(Site(site.node, site.unit, site.scope, ()), enclosing)  # (how often the function runs)
+            where = self._every_call(Site(site.node, site.unit, site.scope, ()), enclosing, through_loops=False)  # (how often the function runs)
             if where is None or self.ctx.cuda_evidence is None:
                 continue
             indexed = short_code(cast(cst.Subscript, site.node).value)
@@ -2865,7 +2880,7 @@ class CpuTensorMovedEachStep(Nesting):
             )
         reported: set[int] = set()
         for site, made, function in self.indexings:
-            where = self._every_call(site, function)
+            where = self._every_call(site, function, through_loops=False)  # (a helper a loop calls may index CPU data)
             if where is None or (site.loops and self.ctx.cuda_evidence is None) or id(site.node) in never_taken(self.ctx, function):
                 continue  # (a loop in code that may never use a GPU)
             indexed = short_code(cast(cst.Subscript, site.node).value)  # an indexing's site is its subscript
@@ -2974,29 +2989,18 @@ class CpuTensorMovedEachStep(Nesting):
         return any(type(node) is cst.Call and (self.ctx.qualname(node.func) in _FILE_WRITERS or call_name(node) in (
             "save_image", "imwrite", "savefig")) for node in walk(getattr(loop, "body", loop)))
 
-    def _every_call(self, site: Site, function) -> str | None:
+    def _every_call(self, site: Site, function, through_loops: bool = True) -> str | None:
         """How often the code at `site` runs: in a loop, in a forward (or a training step), or in a
-        function of the source that one of those calls (through up to three calls); None otherwise."""
+        function of the source that one of those calls (through up to three calls; a plain loop
+        counts only `through_loops`); None otherwise."""
         if function is not None and self._collates(function):
             return None  # (a DataLoader's collate_fn: it runs in the workers, on CPU batches)
         cls = self.ctx.class_of.get(id(function)) if function is not None else None
-        if cls is not None and unused_class(self.ctx, cls):
-            return None  # (a class nothing in the project makes: its methods never run)
-        loops = [loop for loop in site.loops if not _over_entries(loop)]  # (a dict's entries: its few keys)
-        few = loops and all(few_iterations(around, self.ctx, site.scope) for around in loops)
-        if few and function is None:
-            return None  # a few iterations (ten plots of a 2x2 matrix); not StarGAN's `for dataset in
-            # ["CelebA", "RaFD"]:` in its loop of 200,000 iterations; in a function, as often as it runs
-            # (SAC's `update()`, looping `gradient_steps` times, 1 by default, at every environment step)
-        if loops and not few:
-            loop = loops[-1]
-            if id(site.node) in self._intervals(loop, site.scope):
-                return None  # `if i % generate_every == 0:` (a sample every 500 steps)
-            if not TrainingSteps.of(self.ctx).trains(loop) and self._saves_files(loop):
-                return None  # (an image written to disk per iteration: the copy is small next to it)
-            if not TrainingSteps.of(self.ctx).trains(loop) and _repeats_inside(loop, site, self.ctx):
-                return None  # (made once per setting of a sweep, `for bs in bs_list:`, then used by an inner loop's repetitions)
-            return None if TrainingSteps.of(self.ctx).per_epoch(loop) else "on every iteration"
+        if unused_function(self.ctx, function):
+            return None  # (nothing in the project runs it: a sampler's DDIM loop no script picks)
+        repeats = self._repeats(site)
+        if repeats is not None:
+            return "on every iteration" if repeats else None
         if function is None:
             return None
         if cls is not None and "onnx" in cls.name.value.lower():
@@ -3008,6 +3012,10 @@ class CpuTensorMovedEachStep(Nesting):
         shown = cls.name.value if cls is not None and function.name.value == "__init__" and self.ctx.classes.get(
             cls.name.value) is cls else function.name.value  # (a constructor runs where its class is made)
         names, seen = [(shown, function)], {shown}
+        chain = [(function.name.value, function)]  # (the functions followed: `sample`, then `training_losses` calling it)
+        loopless = not _loops_in(function) and not self._saves_files(function)  # (no loop of their own in those
+        # followed: not amortized by one, as the accumulators a `validate()` makes before its batch loop, called once
+        # per epoch; nor a file written: BigGAN's `generate_sample` saving an image per resolution)
         namespace = SourceNamespace.of(self.ctx)
         for _ in range(_CALL_DEPTH):
             calls = [call for name, defined in names for call in self.ctx.calls.get(name, ())
@@ -3018,7 +3026,8 @@ class CpuTensorMovedEachStep(Nesting):
                          None, defined))]  # (a notebook's earlier definition of the name, not this one)
             handed = [call for name, defined in names if self.ctx.class_of.get(id(defined)) is None
                       for call in self.ctx.handed_calls(name)]  # (`sample(ddim_step, model)` calling `f(x_t, t)`)
-            calls += handed
+            calls = [call for call in calls + handed if not (  # (not from code nothing runs: an unused DDIM loop)
+                type(call.scope.node) is cst.FunctionDef and unused_function(self.ctx, call.scope.node))]
             if any(call.loops and steps.trains(call.loops[-1]) and id(call.node) not in self._intervals(call.loops[-1], call.scope)
                    for call in calls):
                 return f"in `{shown}`, called on every training step"
@@ -3029,6 +3038,11 @@ class CpuTensorMovedEachStep(Nesting):
             driver = next((call.scope.node for call in handed if self._iterates(call)), None)
             if driver is not None:
                 return f"in `{shown}`, called on every step of `{driver.name.value}`"  # (a sampler's step function)
+            looped = next((call for call in calls if self._repeats(call) and not self._heavy(call.loops[-1])), None) if (
+                through_loops and loopless and self.ctx.cuda_evidence) else None
+            if looped is not None:  # (MAR's `mask_by_order(...)` in each of `sample_tokens`' 64 iterations)
+                around = f" in `{looped.scope.node.name.value}`" if type(looped.scope.node) is cst.FunctionDef else ""
+                return f"in `{shown}`, called on every iteration of a loop{around}"
             called_from = [call.scope.node for call in calls]
             callers = [caller for caller in called_from if caller is not None and caller.name.value not in seen]
             for caller in callers:
@@ -3037,7 +3051,9 @@ class CpuTensorMovedEachStep(Nesting):
                     return f"in `{shown}`, called on {how}"
             names = [(caller.name.value, caller) for caller in callers]
             seen.update(name for name, _ in names)
-        if steps.called_every_step(function) or (steps.trains(function) or any(steps.trains(loop) for loop in loops)) and any(
+            chain += names
+            loopless = loopless and not any(_loops_in(caller) or self._saves_files(caller) for _, caller in names)
+        if steps.called_every_step(function) or (steps.trains(function) or any(steps.trains(loop) for loop in site.loops if not _over_entries(loop))) and any(
                 call.loops for call in steps.callers(function)):
             return f"in `{shown}`, a training step"  # (a helper a step calls; a step a loop calls: SAC's `agent.update()`)
         path = self.ctx.path
@@ -3052,16 +3068,54 @@ class CpuTensorMovedEachStep(Nesting):
                     f"in `{name}`, called on every training step ({stepping})" if stepping is not None else None
             if self.elsewhere[name] is not None or cls is None:
                 return self.elsewhere[name]
-        if cls is not None and name == function.name.value and path and not path.startswith("<") and all(
-                self.ctx.class_of.get(id(call.scope.node)) is not None for call in self.ctx.calls.get(name, ())) and not derives_from(
+        if cls is None or name != function.name.value or not path or path.startswith("<") or derives_from(
                 self.ctx, cls.name.value, MODULE_CLASSES):
-            key = f"{cls.name.value}.{name}"  # (a helper object's method other modules' training loops call; the
-            # source calls it only in methods: subclasses' overrides calling `super().name(...)`)
+            return None
+        for method, defined in chain:  # (a helper object's method other modules' training loops call, or one its
+            # method calls: SiT's `transport.training_losses(...)` calling `self.sample(x1)`; the source calls it
+            # only in methods: subclasses' overrides calling `super().name(...)`)
+            if self.ctx.class_of.get(id(defined)) is not cls or not all(
+                    self.ctx.class_of.get(id(call.scope.node)) is not None for call in self.ctx.calls.get(method, ())):
+                continue
+            key = f"{cls.name.value}.{method}"
             if key not in self.elsewhere:
-                stepping = step_caller(path, name, cls.name.value)
-                self.elsewhere[key] = f"in `{key}`, called on every training step ({stepping})" if stepping is not None else None
-            return self.elsewhere[key]
+                self.elsewhere[key] = step_caller(path, method, cls.name.value)
+            stepping = self.elsewhere[key]
+            if stepping is not None:
+                return f"in `{key}`, called on every training step ({stepping})" if method == name else \
+                    f"in `{name}`, called by `{key}` on every training step ({stepping})"
         return None
+
+    def _repeats(self, site: Site) -> bool | None:
+        """Whether the loop around `site` runs it on every iteration: not under an interval test
+        (`if i % generate_every == 0:`), not per epoch, not once per iteration that writes a file
+        (an image saved per latent: the copy is small next to it) or per setting of a sweep (`for bs
+        in bs_list:`, then used by an inner loop's repetitions); None when no loop repeats it (none,
+        or a few iterations: ten plots of a 2x2 matrix, not StarGAN's `for dataset in ["CelebA",
+        "RaFD"]:` in its loop of 200,000 iterations; in a function, it runs as often as the function:
+        SAC's `update()`, looping `gradient_steps` times, 1 by default, at every environment step)."""
+        loops = [loop for loop in site.loops if not _over_entries(loop)]  # (a dict's entries: its few keys)
+        if not loops or all(few_iterations(around, self.ctx, site.scope) for around in loops):
+            return None
+        loop = loops[-1]
+        steps = TrainingSteps.of(self.ctx)
+        if id(site.node) in self._intervals(loop, site.scope):
+            return False
+        if not steps.trains(loop) and (self._saves_files(loop) or _repeats_inside(loop, site, self.ctx)):
+            return False
+        return not steps.per_epoch(loop)
+
+    def _heavy(self, loop: cst.CSTNode) -> bool:
+        """Whether each iteration of `loop` also runs a loop of its own through a function of the
+        source it calls (gpt-neox's prompt loop calling `stream_tokens`, which loops over the
+        tokens): what a helper makes once per iteration is small next to it."""
+        def repeats(function: cst.FunctionDef) -> bool:  # (not over a module's layers: `for blk in self.blocks:`)
+            return any(type(node) is cst.While or type(node) is cst.For and not (
+                type(node.iter) is cst.Attribute and dotted(node.iter.value) == "self") for node in walk(function.body))
+
+        body = getattr(loop, "body", loop)
+        return any(type(node) is cst.Call and any(repeats(defined) for defined, _ in self.ctx.functions.get(call_name(node) or "", ()))
+                   for node in walk(body))
 
     def _iterates(self, call: CallSite) -> bool:
         """Whether `call` (of a function passed as an argument: the step function a sampler is
@@ -3189,6 +3243,11 @@ def _held_attribute(expr: cst.BaseExpression) -> str | None:
     return None
 
 
+def _loops_in(function: cst.FunctionDef) -> bool:
+    """Whether the function's body has a loop (a comprehension's is not one)."""
+    return any(type(node) in (cst.For, cst.While) for node in walk(function.body))
+
+
 def _names_attribute(cls: cst.ClassDef, held: str) -> bool:
     """Whether the class spells `held` as a string (`register_buffer("mask", ...)`,
     `setattr(self, "mask", ...)`): it registers or sets that attribute by name, so the tensor is
@@ -3237,6 +3296,9 @@ def _one_value(made: cst.Call) -> tuple[cst.BaseExpression, cst.BaseExpression |
     return None
 
 
+_ROUNDINGS = {"floor", "ceil", "round", "rint", "trunc"}  # NumPy's, of a number: a number
+
+
 def _surely_number(expr: cst.BaseExpression) -> bool:
     """A number whatever its names hold: a literal, or arithmetic no list or array supports with
     them (`unet_number - 1`, `i / n_T`, `step + 1`; not `a + b`, which may join lists, nor `[v] * n`)."""
@@ -3244,6 +3306,8 @@ def _surely_number(expr: cst.BaseExpression) -> bool:
         return True
     if type(expr) is cst.UnaryOperation:
         return _surely_number(expr.expression)
+    if type(expr) is cst.Call:  # (`int(n * ratio)`, `math.floor(...)`, MAR's `np.floor(self.seq_len * mask_ratio)`)
+        return _rounded(expr)
     if type(expr) is not cst.BinaryOperation or not (_number(expr.left) and _number(expr.right)):
         return False
     if type(expr.operator) in (cst.Subtract, cst.Divide, cst.FloorDivide, cst.Power):
@@ -3399,8 +3463,16 @@ def _number(expr: cst.BaseExpression) -> bool:
         name = dotted(expr.func) or ""
         if name == "len" or name.rpartition(".")[2] in ("get_rank", "get_world_size"):
             return True  # (an int: `N * torch.distributed.get_rank()`)
-        return name.startswith("math.") and all(_number(a.value) for a in expr.args)
+        return _rounded(expr)
     return False
+
+
+def _rounded(call: cst.Call) -> bool:
+    """`int(...)`, `float(...)`, or a `math.` function or NumPy rounding (`np.floor`) of numbers: a number."""
+    name = dotted(call.func) or ""
+    module, _, function = name.rpartition(".")
+    return name in ("int", "float") or (module == "math" or module in ("np", "numpy") and function in _ROUNDINGS) and all(
+        _number(arg.value) for arg in call.args)
 
 
 
@@ -3428,7 +3500,27 @@ def _from_host_data(made: cst.Call, ctx) -> bool:
         return False  # made like torch.arange
     if type(data) is cst.ListComp and _over_ranges(data.for_in):
         return False  # `[i for i in range(n) for j in range(i)]`: indices from sizes, like torch.tril_indices
+    if _helper_draw(data, ctx):
+        return False  # (noise a helper object draws with NumPy: torch could draw it on the device)
     return any(literal(name) is UNKNOWN for name in _names_read(data, ctx))
+
+
+def _helper_draw(expr: cst.BaseExpression, ctx) -> bool:
+    """`self.noise.sample()`, where `__init__` made `self.noise` an instance of a class of the
+    source whose method returns only NumPy draws (TD3's `GaussianNoise.sample` returning
+    `np.random.normal(...)`)."""
+    if type(expr) is not cst.Call or type(expr.func) is not cst.Attribute or type(expr.func.value) is not cst.Attribute or dotted(
+            expr.func.value.value) != "self":
+        return False
+    held, name = expr.func.value.attr.value, expr.func.attr.value
+    made = [assignment.value for cls in ctx.classes.values() if (assignment := _init_assignment(cls, held)) is not None]
+    helpers = [ctx.classes.get(dotted(value.func) or "") for value in made if type(value) is cst.Call]
+    methods = [statement for helper in helpers if helper is not None for statement in helper.body.body
+               if type(statement) is cst.FunctionDef and statement.name.value == name]
+    return bool(methods) and len(methods) == len(made) and all(
+        (returned := ctx.returns.get(id(method))) and all(
+            type(value) is cst.Call and (ctx.qualname(value.func) or "").startswith("numpy.random.") for value in returned)
+        for method in methods)
 
 
 def _over_ranges(clause: cst.CompFor | None) -> bool:

@@ -12,6 +12,7 @@ import libcst as cst
 from ..context import IF, CallSite, Frame, Site, WITH, module_below
 from ..nodes import argument, call_name, children, code, dotted, iteration_source, keyword, literal, remembered, walk
 from ..project import derives_from, maybe_project_call, no_grad_helpers, project_bases
+from ..importers import unused_function
 from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
 from .edits import replace_argument, root_name
 from .timing import torch_alias
@@ -1130,7 +1131,7 @@ class EvaluationWithGradients(Nesting):
             if loop.site.loops and TrainingSteps.of(self.ctx).per_run(loop.site.loops[-1]):
                 continue  # (a test pass after each training run of a sweep: once per run)
             if function is not None and (self._decorated(function) or function.name.value in called_without_grad
-                                         or self._inherited_no_grad(function)):
+                                         or self._inherited_no_grad(function) or unused_function(self.ctx, function)):
                 continue
             evaluated = self._evaluated_module(loop)
             named = function is not None and _evaluation_name(function.name.value, self.ctx.path) and not self._nested(function)

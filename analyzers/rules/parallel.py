@@ -8,7 +8,7 @@ from typing import cast
 import libcst as cst
 
 from ..context import IF, Site
-from ..importers import imported_to_train
+from ..importers import imported_to_train, unused_function
 from ..nodes import aborts, call_name, children, dotted, keyword, walk
 from ..project import call_target, derives_from, evaluates, maybe_project_call
 from .base import Example, Rule
@@ -295,7 +295,8 @@ class DataParallelTraining(Rule):
         if not self.sites or self._evaluates_only():
             return
         for site in self.sites:
-            if self._samples(site.scope.node) or self._runs_nothing(site) or self.ctx.gpu_skips(site.node) or \
+            if self._samples(site.scope.node) or self._runs_nothing(site) or self.ctx.gpu_skips(site.node) or unused_function(
+                    self.ctx, site.scope.node) or \
                     self._one_device(cast(cst.Call, site.node)) or self._tests_and_exits(site):
                 continue
             wrap = call_name(cast(cst.Call, site.node))

@@ -38,8 +38,10 @@ class NonPersistentWorkers(LoaderRule):
     (decorated, or registered with `add_event_handler`); MONAI's `SupervisedTrainer` (`GanTrainer`)
     over more than one epoch, and its `SupervisedEvaluator` when a `ValidationHandler` runs it every epoch; a module of the project that calls
     the function returning the loader (`train_loader, test_loader = data_setup.create_dataloaders()`
-    in train.py) and iterates it so, itself or through the functions it gives it to; a class
-    of the project that keeps the loader it is given and loops over it each epoch (`Trainer(model,
+    in train.py) and iterates it so, itself or through the functions it gives it to (also an
+    object keeping the loader that a function of the project returns and whose `__iter__` runs
+    it: the pix2pix family's `dataset = create_dataset(opt)`, then `for data in dataset:` each
+    epoch); a class of the project that keeps the loader it is given and loops over it each epoch (`Trainer(model,
     train_loader).fit(10)`, with `fit` calling `self.train_epoch()` in its epoch loop); an
     `iter(loader)` made again inside a training loop (`except StopIteration: it =
     iter(loader)`, cycling a loader shorter than the run; `next(enumerate(test_loader))` every
@@ -78,7 +80,8 @@ class NonPersistentWorkers(LoaderRule):
     `print(x.shape); x = x.to(device)`), and when the
     epoch loop changes the dataset (`dataset.set_epoch(epoch)`, `loader.dataset.x = ...`, also
     in the function it runs, before that function's loop: `loader_out.dataset.offset = ...`, then
-    `for a, b in zip(loader_in, loader_out):`): persistent workers keep their own copy and would not see the change; and for a loader
+    `for a, b in zip(loader_in, loader_out):`; a method called for its effect, not one whose value
+    is used, `train_dst.decode_target(labels)`): persistent workers keep their own copy and would not see the change; and for a loader
     made in a branch no call of its function takes (as TPL101 says). In code that never
     uses a GPU the finding says that the training loop waits, and is silent for a dataset
     that loads little (tensors in memory, torchvision's MNIST or CIFAR10): a restart is small
@@ -1354,7 +1357,9 @@ class NonPersistentWorkers(LoaderRule):
             text.startswith(f"{name}.dataset.") for text in texts) for loader in self.live_loaders(expr, site.scope, site.unit)}
 
     def _changes_dataset(self, loop: cst.For | cst.While, loader: Site) -> bool:
-        """Whether `loop` calls a method of, or assigns into, the loader's dataset."""
+        """Whether `loop` calls a method of the loader's dataset for its effect (a statement of its
+        own: `dataset.set_epoch(epoch)`, not DeepLabV3Plus's `train_dst.decode_target(target)`,
+        whose value is used), or assigns into it."""
         dataset = argument(cast(cst.Call, loader.node), 0, "dataset")  # a DataLoader(...) call
         names = {root_name(dataset)} if dataset is not None else set()
         names.discard(None)
@@ -1365,9 +1370,9 @@ class NonPersistentWorkers(LoaderRule):
             return root_name(expr) in names or ".dataset" in f".{text}"
 
         class Finder(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
+            def visit_Expr(self, node: cst.Expr) -> None:
                 nonlocal hit
-                if type(node.func) is cst.Attribute and touches(node.func.value):
+                if type(node.value) is cst.Call and type(node.value.func) is cst.Attribute and touches(node.value.func.value):
                     hit = True
 
             def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
@@ -1411,12 +1416,13 @@ _SHOWING = {"print", "len", "str", "repr", "format", "range", "enumerate", "isin
 
 def _reshuffles_given(found) -> bool:
     """Whether a function (of the source or the project) changes the dataset of a loader it
-    is given and iterates (`train_dl.dataset.shuffleSamples()`) before its loop."""
+    is given and iterates: calls a method of it for its effect (`train_dl.dataset.shuffleSamples()`,
+    not a value read, `loader.dataset.decode_target(pred)`)."""
     if found is None:
         return False
     given = iterated(found)
-    return any(type(node) is ast.Call and type(node.func) is ast.Attribute and any(
-        f"{ast_dotted(node.func.value)}.".startswith(f"{param}.dataset.") for param in given) for node in ast.walk(found[0]))
+    return any(type(node) is ast.Expr and type(call := node.value) is ast.Call and type(call.func) is ast.Attribute and any(
+        f"{ast_dotted(call.func.value)}.".startswith(f"{param}.dataset.") for param in given) for node in ast.walk(found[0]))
 
 
 def _works(loop: cst.For | cst.While) -> bool:

@@ -1,0 +1,344 @@
+"""How far the project model follows a value: code nothing runs (a sampler's loop no caller
+picks, a method no file names), helpers called in a loop, objects a factory function makes,
+loaders wrapped in a class the training script iterates, methods the project picks by name."""
+
+from __future__ import annotations
+
+import textwrap
+
+from perf_lint.analyzers import analyze, read_source
+from perf_lint.analyzers.importers import forget
+
+
+def write(folder, files: dict[str, str]) -> None:
+    (folder / "pyproject.toml").write_text("")
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(textwrap.dedent(text))
+
+
+def lines(path, code: str) -> list[int]:
+    return [f.range.start_line + 1 for f in analyze(read_source(str(path))) if f.code == code]
+
+
+DIFFUSION = """
+    import torch
+
+    class GaussianDiffusion:
+        def p_sample_loop(self, model, shape):
+            x = torch.randn(*shape, device="cuda")
+            for i in range(1000):
+                t = torch.tensor([i] * shape[0]).cuda()
+                x = model(x, t)
+            return x
+
+        def ddim_sample_loop_progressive(self, model, shape):
+            x = torch.randn(*shape, device="cuda")
+            for i in range(50):
+                t = torch.tensor([i] * shape[0]).cuda()
+                x = model(x, t)
+                yield x
+
+        def ddim_sample_loop(self, model, shape):
+            for x in self.ddim_sample_loop_progressive(model, shape):
+                final = x
+            return final
+"""
+
+
+def test_a_loop_only_code_nothing_runs_calls_is_silent(tmp_path):
+    write(tmp_path, {"diffusion.py": DIFFUSION, "sample.py": """
+        from diffusion import GaussianDiffusion
+        samples = GaussianDiffusion().p_sample_loop(model, (4, 3, 32, 32))
+    """})
+    assert lines(tmp_path / "diffusion.py", "TPL501") == [8]  # (not the DDIM loop: only `ddim_sample_loop` calls it)
+    (tmp_path / "sample.py").write_text(textwrap.dedent("""
+        from diffusion import GaussianDiffusion
+        samples = GaussianDiffusion().ddim_sample_loop(model, (4, 3, 32, 32))
+    """))
+    forget()
+    assert lines(tmp_path / "diffusion.py", "TPL501") == [15]
+
+
+def test_a_method_named_in_a_file_that_does_not_import_it_may_run(tmp_path):
+    # eval.py unpickles the model (torch.load) and calls `detect_objects`: nothing imports
+    # model.py there, yet the method runs; with no file naming it, it never does
+    model = """
+        import torch
+        from torch import nn
+
+        class SSD(nn.Module):
+            def detect_objects(self, scores):
+                kept = []
+                for c in range(scores.size(1)):
+                    kept.append(torch.zeros(scores.size(0)).to("cuda"))
+                return kept
+    """
+    write(tmp_path, {"model.py": model, "train.py": "from model import SSD\nmodel = SSD().cuda()\n",
+                     "eval.py": "import torch\nmodel = torch.load('ssd.pt')\nfor s in scores:\n    model.detect_objects(s)\n"})
+    assert lines(tmp_path / "model.py", "TPL501") == [9]
+    (tmp_path / "eval.py").write_text("import torch\nmodel = torch.load('ssd.pt')\n")
+    forget()
+    assert lines(tmp_path / "model.py", "TPL501") == []
+
+
+def test_a_helper_called_in_each_iteration_of_a_loop(tmp_path):
+    source = """
+        import torch
+        from torch import nn
+
+        def mask_by_order(n, order, bsz, seq_len):
+            masking = torch.zeros(bsz, seq_len).cuda()
+            return torch.scatter(masking, -1, order[:, :n], 1.0)
+
+        def accumulators(n):
+            total = torch.zeros(n).cuda()
+            for batch in range(n):
+                total += batch
+            return total
+
+        class MAR(nn.Module):
+            def sample_tokens(self, bsz, num_iter=64):
+                orders = torch.rand(bsz, 256, device="cuda").argsort(-1)
+                for step in range(num_iter):
+                    mask = mask_by_order(step, orders, bsz, 256)
+                for step in range(num_iter):
+                    sums = accumulators(bsz)
+                return mask, sums
+    """
+    write(tmp_path, {"mar.py": source})
+    assert lines(tmp_path / "mar.py", "TPL501") == [6]  # (not `accumulators`' tensor: its own loop amortizes it)
+
+
+def test_a_factory_functions_object_and_the_method_its_method_calls(tmp_path):
+    # SiT: `transport = create_transport(...)` in train.py, `transport.training_losses(...)` every
+    # step, which calls `self.sample(x1)`, drawing `t` on the CPU
+    write(tmp_path, {
+        "transport/transport.py": """
+            import torch as th
+
+            class Transport:
+                def sample(self, x1):
+                    t = th.rand((x1.shape[0],))
+                    t = t.to(x1)
+                    return t
+
+                def training_losses(self, model, x1):
+                    t = self.sample(x1)
+                    return ((model(x1, t) - x1) ** 2).mean()
+        """,
+        "transport/__init__.py": """
+            from .transport import Transport
+
+            def create_transport(kind="Linear"):
+                state = Transport()
+                return state
+        """,
+        "train.py": """
+            import torch
+            from transport import create_transport
+
+            transport = create_transport()
+            for x in loader:
+                loss = transport.training_losses(model, x.to("cuda"))
+                loss.backward()
+                opt.step()
+        """,
+    })
+    found = [f for f in analyze(read_source(str(tmp_path / "transport/transport.py"))) if f.code == "TPL501"]
+    assert [f.range.start_line + 1 for f in found] == [7]
+    assert "called by `Transport.training_losses` on every training step (train.py:7)" in found[0].message
+
+
+def test_a_wrapped_loader_the_training_script_iterates(tmp_path):
+    # the pix2pix family: `create_dataset(opt)` returns a wrapper whose `__iter__` runs the
+    # DataLoader; `model = create_model(opt)` picks a model class by name, whose `set_input`
+    # moves the batch to the device its base class picks
+    write(tmp_path, {
+        "data/__init__.py": """
+            import torch.utils.data
+
+            def create_dataset(opt):
+                data_loader = CustomDatasetDataLoader(opt)
+                dataset = data_loader.load_data()
+                return dataset
+
+            class CustomDatasetDataLoader():
+                def __init__(self, opt):
+                    self.dataset = make_dataset(opt)
+                    self.dataloader = torch.utils.data.DataLoader(self.dataset, batch_size=4, num_workers=4)
+
+                def load_data(self):
+                    return self
+
+                def __iter__(self):
+                    for i, data in enumerate(self.dataloader):
+                        yield data
+        """,
+        "models/base_model.py": """
+            import torch
+
+            class BaseModel:
+                def __init__(self, opt):
+                    self.device = torch.device("cuda:0")
+
+                def set_input(self, input):
+                    pass
+
+                def optimize_parameters(self):
+                    raise NotImplementedError
+        """,
+        "models/gan_model.py": """
+            from .base_model import BaseModel
+
+            class GANModel(BaseModel):
+                def set_input(self, input):
+                    self.real = input["A"].to(self.device)
+
+                def optimize_parameters(self):
+                    loss = self.net(self.real).mean()
+                    loss.backward()
+                    self.optimizer.step()
+        """,
+        "models/__init__.py": """
+            import importlib
+
+            def create_model(opt):
+                return importlib.import_module("models." + opt.model + "_model").Model(opt)
+        """,
+        "train.py": """
+            from data import create_dataset
+            from models import create_model
+
+            dataset = create_dataset(opt)
+            model = create_model(opt)
+            for epoch in range(200):
+                for i, data in enumerate(dataset):
+                    model.set_input(data)
+                    model.optimize_parameters()
+        """,
+    })
+    found = {f.code: f.message for f in analyze(read_source(str(tmp_path / "data/__init__.py")))}
+    assert "(`input['A'].to(self.device)`, models/gan_model.py:6)" in found["TPL102"]
+    assert "(`enumerate(dataset)`, train.py:8)" in found["TPL104"]
+    # CUT's wrapper tells its dataset the epoch: persistent workers would keep a stale copy
+    data = (tmp_path / "data/__init__.py").read_text()
+    (tmp_path / "data/__init__.py").write_text(data + "\n    def set_epoch(self, epoch):\n        self.dataset.current_epoch = epoch\n")
+    forget()
+    assert sorted(f.code for f in analyze(read_source(str(tmp_path / "data/__init__.py")))) == ["TPL102"]
+
+
+def test_a_mask_a_function_of_another_file_returns(tmp_path):
+    write(tmp_path, {
+        "box_utils.py": """
+            def hard_negative_mining(loss, labels, neg_pos_ratio):
+                pos_mask = labels > 0
+                num_neg = pos_mask.long().sum(dim=1, keepdim=True) * neg_pos_ratio
+                _, orders = loss.sort(dim=1, descending=True)[1].sort(dim=1)
+                neg_mask = orders < num_neg
+                return pos_mask | neg_mask
+        """,
+        "loss.py": """
+            import torch
+            import torch.nn.functional as F
+            from box_utils import hard_negative_mining
+
+            class MultiBoxLoss(torch.nn.Module):
+                def forward(self, confidence, labels):
+                    with torch.no_grad():
+                        loss = -F.log_softmax(confidence, dim=2)[:, :, 0]
+                        mask = hard_negative_mining(loss, labels, 3)
+                    return F.cross_entropy(confidence[mask, :], labels[mask], reduction="sum")
+        """,
+        "train.py": """
+            import torch
+            from loss import MultiBoxLoss
+
+            criterion = MultiBoxLoss()
+            for images, labels in loader:
+                loss = criterion(model(images.cuda()), labels.cuda())
+                loss.backward()
+                optimizer.step()
+        """,
+    })
+    assert lines(tmp_path / "loss.py", "TPL203") == [11]
+
+
+def test_noise_a_helper_object_draws_with_numpy(tmp_path):
+    source = """
+        import numpy as np
+        import torch
+
+        device = torch.device("cuda")
+
+        class GaussianNoise:
+            def __init__(self, dim, sigma=0.1):
+                self.dim, self.sigma = dim, sigma
+
+            def sample(self):
+                return np.random.normal(0.0, self.sigma, size=self.dim)
+
+        class Agent:
+            def __init__(self, actor, optimizer):
+                self.actor, self.optimizer = actor, optimizer
+                self.noise = GaussianNoise(4)
+                self.buffer = ReplayBuffer()
+
+            def update(self, states):
+                noise = torch.FloatTensor(self.noise.sample()).to(device)
+                batch = torch.FloatTensor(self.buffer.sample()).to(device)
+                loss = (self.actor(states) + noise + batch).sum()
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+    """
+    write(tmp_path, {"td3.py": source})
+    assert lines(tmp_path / "td3.py", "TPL501") == [21]  # (not the replay buffer's data)
+
+
+def test_workers_of_a_loader_whose_dataset_is_only_read(tmp_path):
+    source = """
+        import torch
+        from torch.utils.data import DataLoader
+
+        def validate(model, loader):
+            with torch.no_grad():
+                for images, labels in loader:
+                    preds = model(images.cuda()).argmax(1)
+                    shown = loader.dataset.decode_target(preds.cpu().numpy())
+
+        train_loader = DataLoader(train_dst, batch_size=16, num_workers=2)
+        val_loader = DataLoader(val_dst, batch_size=16, num_workers=2)
+        while True:
+            for images, labels in train_loader:
+                loss = model(images.cuda()).sum()
+                loss.backward()
+                optimizer.step()
+                target = train_dst.decode_target(labels.numpy())
+            validate(model, val_loader)
+    """
+    write(tmp_path, {"main.py": source})
+    assert lines(tmp_path / "main.py", "TPL104") == [11, 12]
+
+
+def test_cpu_tensors_through_names_and_numbers(tmp_path):
+    # a mask drawn on the CPU and moved reshaped; a distribution re-indexed by a Python range; a
+    # NumPy-rounded host number
+    source = """
+        import math
+        import numpy as np
+        import torch
+        from torch import nn
+
+        class Model(nn.Module):
+            def forward(self, x, action):
+                drop = torch.rand(x.size(0)) < 0.1
+                drop = drop.unsqueeze(-1).cuda().to(x.dtype)
+                dist = self.head(x)
+                dist = dist[range(x.size(0)), action]
+                ratio = np.cos(math.pi / 2.0 * self.step / self.total)
+                count = torch.Tensor([np.floor(self.seq_len * ratio)]).cuda()
+                return x * drop, dist, count
+    """
+    write(tmp_path, {"model.py": source})
+    assert lines(tmp_path / "model.py", "TPL501") == [10, 12, 14]
