@@ -14,7 +14,7 @@ from ..project import ast_dotted, iterated, iterated_again, maybe_project_call, 
 from .base import Example, FixPlan, Replace
 from ..datasets import CHEAP
 from .dataloader import MONAI_ENGINES, LoaderRule, passed_for
-from .tracking import TrainingSteps, few_iterations
+from .tracking import TrainingSteps, few_iterations, interval_test
 from .edits import names_in_target, replace_argument, root_name
 from ..vocabulary import FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS
 
@@ -81,7 +81,9 @@ class NonPersistentWorkers(LoaderRule):
     epoch loop changes the dataset (`dataset.set_epoch(epoch)`, `loader.dataset.x = ...`, also
     in the function it runs, before that function's loop: `loader_out.dataset.offset = ...`, then
     `for a, b in zip(loader_in, loader_out):`; a method called for its effect, not one whose value
-    is used, `train_dst.decode_target(labels)`): persistent workers keep their own copy and would not see the change; and for a loader
+    is used, `train_dst.decode_target(labels)`): persistent workers keep their own copy and would not see the change; for an
+    `iter(loader)` made again only when it runs out (`except StopIteration:`) of reads taken every
+    so many steps (NCSN's test batch under `if step % 100 == 0:`: a restart per hundreds of steps); and for a loader
     made in a branch no call of its function takes (as TPL101 says). In code that never
     uses a GPU the finding says that the training loop waits, and is silent for a dataset
     that loads little (tensors in memory, torchvision's MNIST or CIFAR10): a restart is small
@@ -121,6 +123,28 @@ class NonPersistentWorkers(LoaderRule):
                 "train_dl = torch.utils.data.DataLoader(dataset=train, batch_size=512, num_workers=4)",
                 "df_train = trainer.predict(inf_model, train_dl)",
             ),
+        ),
+        # a test loader read every 100 steps, started again only when it runs out (NCSN): a restart
+        # every so many hundred steps
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            loader = DataLoader(train, batch_size=64, num_workers=4, persistent_workers=True)
+            test_loader = DataLoader(test, batch_size=64, num_workers=4)
+            test_iter = iter(test_loader)
+            for epoch in range(100):
+                for step, (x, y) in enumerate(loader):
+                    model(x.cuda()).sum().backward()
+                    optimizer.step()
+                    if step % 100 == 0:
+                        try:
+                            tx, ty = next(test_iter)
+                        except StopIteration:
+                            test_iter = iter(test_loader)
+                            tx, ty = next(test_iter)
+                        print(model(tx.cuda()).mean())
+            """
         ),
         # a loader made in the epoch loop: a new one, with new workers, each epoch
         Example(
@@ -1180,6 +1204,8 @@ class NonPersistentWorkers(LoaderRule):
             if type(call.func) is not cst.Name or not 0 < len(call.args) <= 1 + (call is not site.node):  # (`enumerate(loader, 0)`)
                 continue
             function = site.scope.node
+            if site.loops and self._cycled_at_intervals(site):
+                continue  # (NCSN's `except StopIteration: test_iter = iter(test_loader)` under `if step % 100 == 0:`)
             if site.loops:
                 found = [(site.loops[-1], site.scope)]
                 how = "made inside the training loop"
@@ -1194,6 +1220,17 @@ class NonPersistentWorkers(LoaderRule):
             for loader in self.live_loaders(call.args[0].value, site.scope, site.unit) if loops else ():
                 if site.loops or loader.scope.node is not function:  # (not a loader made at each call)
                     yield loader, loops, f" (through a new `{code(call)}` {how})", ()
+
+    def _cycled_at_intervals(self, site: CallSite) -> bool:
+        """Whether `iter(loader)` at `site` starts the loader again only when it runs out (in an
+        `except StopIteration:`) of reads made every so many steps (`if step % 100 == 0:`): one
+        restart per so many passes of the loop, not per epoch of the training."""
+        loop = site.loops[-1]
+        handlers = [node for node in walk(loop) if type(node) is cst.ExceptHandler and node.type is not None
+                    and "StopIteration" in code(node.type) and any(inner is site.node for inner in walk(node.body))]
+        return bool(handlers) and any(
+            type(node) is cst.If and interval_test(self.ctx, node.test, site.loops, site.scope)
+            and any(inner is handlers[0] for inner in walk(node.body)) for node in walk(loop))
 
     def _calls_around(self, function: cst.FunctionDef, steps: TrainingSteps, depth: int = 0) -> list[CallSite]:
         """The calls of `function` in the source, and for those in no loop of a method, the calls
