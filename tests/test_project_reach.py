@@ -342,3 +342,50 @@ def test_cpu_tensors_through_names_and_numbers(tmp_path):
     """
     write(tmp_path, {"model.py": source})
     assert lines(tmp_path / "model.py", "TPL501") == [10, 12, 14]
+
+
+def test_losses_summed_from_a_dict_a_local_function_may_give_back(tmp_path):
+    # maskrcnn-benchmark's loop (SSD, FCOS): `reduce_loss_dict` returns its argument on one
+    # process, and the logger's `update` reads every loss on the host
+    write(tmp_path, {
+        "metric_logger.py": """
+            import torch
+
+            class MetricLogger:
+                def __init__(self):
+                    self.meters = {}
+
+                def update(self, **kwargs):
+                    for k, v in kwargs.items():
+                        if isinstance(v, torch.Tensor):
+                            v = v.item()
+                        self.meters[k] = v
+        """,
+        "trainer.py": """
+            import torch
+            import torch.distributed as dist
+            from metric_logger import MetricLogger
+
+            def reduce_loss_dict(loss_dict):
+                if dist.get_world_size() < 2:
+                    return loss_dict
+                with torch.no_grad():
+                    names = sorted(loss_dict.keys())
+                    stacked = torch.stack([loss_dict[k] for k in names])
+                    dist.reduce(stacked, dst=0)
+                    return {k: v for k, v in zip(names, stacked)}
+
+            def do_train(model, data_loader, optimizer):
+                meters = MetricLogger()
+                for images, targets in data_loader:
+                    loss_dict = model(images.to("cuda"), targets=targets.to("cuda"))
+                    loss = sum(loss for loss in loss_dict.values())
+                    loss_dict_reduced = reduce_loss_dict(loss_dict)
+                    losses_reduced = sum(loss for loss in loss_dict_reduced.values())
+                    meters.update(total_loss=losses_reduced)
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+        """,
+    })
+    assert lines(tmp_path / "trainer.py", "TPL203") == [22]

@@ -3267,12 +3267,24 @@ class HostSyncEveryStep(Nesting):
             if head == "torch" and function and "." not in function:
                 return function in ("Tensor", *LEGACY_TENSOR_TYPES) or function[0].islower() and not function.startswith(
                     ("is_", "get_", "set_")) and function not in _NOT_TENSOR
-            if type(expr.func) is cst.Name and expr.func.value == "sum" and "sum" not in self.ctx.functions and expr.args and type(
-                    summed := expr.args[0].value) is cst.Call and call_name(summed) == "values" and type(summed.func) is cst.Attribute:
-                return self._tensor(summed.func.value, scope, depth + 1)  # `sum(loss_dict.values())`: a dict of losses
+            if type(expr.func) is cst.Name and expr.func.value == "sum" and "sum" not in self.ctx.functions and expr.args:
+                summed = expr.args[0].value  # `sum(loss_dict.values())`, `sum(loss for loss in loss_dict.values())`: a dict of losses
+                if type(summed) is cst.GeneratorExp and summed.for_in.inner_for_in is None and type(summed.elt) is cst.Name \
+                        and summed.elt.value in names_in(summed.for_in.target):
+                    summed = summed.for_in.iter
+                if type(summed) is cst.Call and call_name(summed) == "values" and type(summed.func) is cst.Attribute:
+                    return self._tensor(summed.func.value, scope, depth + 1)
             if type(expr.func) is cst.Name and expr.func.value in self.ctx.functions and expr.func.value not in self.ctx.imports:
                 defined, inner = self.ctx.functions[expr.func.value][-1]  # (of the source: what it returns, not its name)
-                return any(value is not None and self._tensor(value, inner, depth + 1) for value in self.ctx.returns.get(id(defined), ()))
+                params = [param.name.value for param in defined.params.params]
+
+                def returned(value: cst.BaseExpression) -> bool:  # (a parameter given back: what this call passes it,
+                    if type(value) is cst.Name and value.value in params and not any(arg.star for arg in expr.args):  # SSD's
+                        given = argument(expr, params.index(value.value), value.value)  # `reduce_loss_dict` on one process;
+                        return given is not None and f"isinstance({value.value}," not in code(defined) and self._tensor(  # not
+                            given, scope, depth + 1)  # `to_item`'s `if isinstance(x, (float, int)): return x`)
+                    return self._tensor(value, inner, depth + 1)
+                return any(value is not None and returned(value) for value in self.ctx.returns.get(id(defined), ()))
             if _loss_call(expr) or _model_call((dotted(expr.func) or "").rsplit(".", 1)[-1].lower()):
                 return True
             if type(expr.func) is cst.Attribute and self._layer(expr.func):
