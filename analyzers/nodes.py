@@ -159,6 +159,17 @@ def argument(call: cst.Call, index: int, name: str) -> cst.BaseExpression | None
     return None if arg is None else arg.value
 
 
+def passed_for(call: cst.Call, function: cst.FunctionDef, value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """What `call` passes for the parameter of `function` that `value` (what it returns or
+    yields the items of) is: `cycle(DataLoader(val_ds))` gives its loader, not every caller's."""
+    inner = iteration_source(value)
+    names = [param.name.value for param in function.params.params]
+    if type(inner) is not cst.Name or inner.value not in names or type(call.func) is not cst.Name or any(
+            arg.star for arg in call.args):
+        return None
+    return argument(call, names.index(inner.value), inner.value)
+
+
 _CONSTANTS = {"True": True, "False": False, "None": None}
 
 

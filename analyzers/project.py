@@ -2084,13 +2084,11 @@ def _masked(value, names: set[str], found: Definition, truth: bool, depth: int) 
 
 
 def _assignments(function) -> dict[str, list[ast.expr]]:
-    """{name: the values assigned it} in a function's body."""
+    """{name: the values assigned it alone (`x = v`, not `x, y = v`)} in a function's body."""
     assigned: dict[str, list[ast.expr]] = {}
     for node in body_nodes(function):
-        if type(node) is ast.Assign:
-            for target in node.targets:
-                for name in _names(target):
-                    assigned.setdefault(name, []).append(node.value)
+        if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+            assigned.setdefault(node.targets[0].id, []).append(node.value)
     return assigned
 
 

@@ -8,6 +8,7 @@ import textwrap
 
 from perf_lint.analyzers import analyze, read_source
 from perf_lint.analyzers.importers import forget
+from tests.test_project import UTILS
 
 
 def write(folder, files: dict[str, str]) -> None:
@@ -348,19 +349,7 @@ def test_losses_summed_from_a_dict_a_local_function_may_give_back(tmp_path):
     # maskrcnn-benchmark's loop (SSD, FCOS): `reduce_loss_dict` returns its argument on one
     # process, and the logger's `update` reads every loss on the host
     write(tmp_path, {
-        "metric_logger.py": """
-            import torch
-
-            class MetricLogger:
-                def __init__(self):
-                    self.meters = {}
-
-                def update(self, **kwargs):
-                    for k, v in kwargs.items():
-                        if isinstance(v, torch.Tensor):
-                            v = v.item()
-                        self.meters[k] = v
-        """,
+        "metric_logger.py": UTILS,
         "trainer.py": """
             import torch
             import torch.distributed as dist

@@ -14,7 +14,7 @@ import libcst as cst
 from ..context import IF, CallSite, Site, paired
 from ..nodes import (
     UNKNOWN, argument, assigned_in, call_name, children, code, dotted, iteration_source, keyword, literal, names_in,
-    none_test,
+    none_test, passed_for,
     trainer_gpu, positional, remembered, short_code, star_kwargs, trainer_device, walk,
 )
 from ..datasets import (
@@ -2124,17 +2124,6 @@ def _literal_data(node: cst.BaseExpression, depth: int = 0) -> bool:
         return depth < 4 and all(type(e) is cst.Element and _literal_data(e.value, depth + 1) for e in node.elements)
     value = literal(node)
     return value is not UNKNOWN and not isinstance(value, str)
-
-
-def passed_for(call: cst.Call, function: cst.FunctionDef, value: cst.BaseExpression) -> cst.BaseExpression | None:
-    """What `call` passes for the parameter of `function` that `value` (what it returns or
-    yields the items of) is: `cycle(DataLoader(val_ds))` gives its loader, not every caller's."""
-    inner = iteration_source(value)
-    names = [param.name.value for param in function.params.params]
-    if type(inner) is not cst.Name or inner.value not in names or type(call.func) is not cst.Name or any(
-            arg.star for arg in call.args):
-        return None
-    return argument(call, names.index(inner.value), inner.value)
 
 
 def _constants_given(call: cst.Call) -> tuple:

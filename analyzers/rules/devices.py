@@ -3109,13 +3109,9 @@ class CpuTensorMovedEachStep(Nesting):
         """Whether each iteration of `loop` also runs a loop of its own through a function of the
         source it calls (gpt-neox's prompt loop calling `stream_tokens`, which loops over the
         tokens): what a helper makes once per iteration is small next to it."""
-        def repeats(function: cst.FunctionDef) -> bool:  # (not over a module's layers: `for blk in self.blocks:`)
-            return any(type(node) is cst.While or type(node) is cst.For and not (
-                type(node.iter) is cst.Attribute and dotted(node.iter.value) == "self") for node in walk(function.body))
-
-        body = getattr(loop, "body", loop)
-        return any(type(node) is cst.Call and any(repeats(defined) for defined, _ in self.ctx.functions.get(call_name(node) or "", ()))
-                   for node in walk(body))
+        body = getattr(loop, "body", loop)  # (not a loop over a module's layers: `for blk in self.blocks:`)
+        return any(type(node) is cst.Call and any(_loops_in(defined, layers=False) for defined, _ in self.ctx.functions.get(
+            call_name(node) or "", ())) for node in walk(body))
 
     def _iterates(self, call: CallSite) -> bool:
         """Whether `call` (of a function passed as an argument: the step function a sampler is
@@ -3243,9 +3239,11 @@ def _held_attribute(expr: cst.BaseExpression) -> str | None:
     return None
 
 
-def _loops_in(function: cst.FunctionDef) -> bool:
-    """Whether the function's body has a loop (a comprehension's is not one)."""
-    return any(type(node) in (cst.For, cst.While) for node in walk(function.body))
+def _loops_in(function: cst.FunctionDef, layers: bool = True) -> bool:
+    """Whether the function's body has a loop (a comprehension's is not one; without `layers`,
+    nor one over a module's layers: `for blk in self.blocks:`)."""
+    return any(type(node) is cst.While or type(node) is cst.For and (layers or not (
+        type(node.iter) is cst.Attribute and dotted(node.iter.value) == "self")) for node in walk(function.body))
 
 
 def _names_attribute(cls: cst.ClassDef, held: str) -> bool:

@@ -10,7 +10,7 @@ import libcst as cst
 
 from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
 from ..nodes import (aborts, argument, assigned_in, call_name, children, code, contains, dotted, iteration_source, keyword, lazy_init, literal,
-                     moves_itself, names_in, none_test, option_test, positional, remembered, short_code, shortened, walk, UNKNOWN)
+                     moves_itself, names_in, none_test, option_test, passed_for, positional, remembered, short_code, shortened, walk, UNKNOWN)
 from ..findings import Related
 from ..importers import never_set, project_option_default, unused_function
 from ..project import (
@@ -3276,14 +3276,12 @@ class HostSyncEveryStep(Nesting):
                     return self._tensor(summed.func.value, scope, depth + 1)
             if type(expr.func) is cst.Name and expr.func.value in self.ctx.functions and expr.func.value not in self.ctx.imports:
                 defined, inner = self.ctx.functions[expr.func.value][-1]  # (of the source: what it returns, not its name)
-                params = [param.name.value for param in defined.params.params]
 
                 def returned(value: cst.BaseExpression) -> bool:  # (a parameter given back: what this call passes it,
-                    if type(value) is cst.Name and value.value in params and not any(arg.star for arg in expr.args):  # SSD's
-                        given = argument(expr, params.index(value.value), value.value)  # `reduce_loss_dict` on one process;
-                        return given is not None and f"isinstance({value.value}," not in code(defined) and self._tensor(  # not
-                            given, scope, depth + 1)  # `to_item`'s `if isinstance(x, (float, int)): return x`)
-                    return self._tensor(value, inner, depth + 1)
+                    given = passed_for(expr, defined, value) if type(value) is cst.Name else None  # SSD's `reduce_loss_dict`
+                    if given is None:  # on one process; not `to_item`'s `if isinstance(x, (float, int)): return x`)
+                        return self._tensor(value, inner, depth + 1)
+                    return f"isinstance({cast(cst.Name, value).value}," not in code(defined) and self._tensor(given, scope, depth + 1)
                 return any(value is not None and returned(value) for value in self.ctx.returns.get(id(defined), ()))
             if _loss_call(expr) or _model_call((dotted(expr.func) or "").rsplit(".", 1)[-1].lower()):
                 return True

@@ -8,12 +8,12 @@ from typing import cast
 import libcst as cst
 
 from ..context import CallSite, Site
-from ..nodes import argument, call_name, children, code, dotted, iteration_source, keyword, walk
+from ..nodes import argument, call_name, children, code, dotted, iteration_source, keyword, passed_for, walk
 from ..findings import Related
 from ..project import ast_dotted, iterated, iterated_again, maybe_project_call, used_arguments
 from .base import Example, FixPlan, Replace
 from ..datasets import CHEAP
-from .dataloader import MONAI_ENGINES, LoaderRule, passed_for
+from .dataloader import MONAI_ENGINES, LoaderRule
 from .tracking import TrainingSteps, few_iterations, interval_test
 from .edits import names_in_target, replace_argument, root_name
 from ..vocabulary import FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS
