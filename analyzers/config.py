@@ -82,7 +82,8 @@ class Config:
         return True
 
     def _test_code(self, path: str) -> bool:
-        """A file of a test suite: under `tests/` or `test/` (below the project's root),
+        """A file of a test suite: under `tests/` (below the project's root), or `test/` when a
+        file of that folder holds tests (not Uformer's `test/`, its evaluation scripts),
         `conftest.py`, or named `test_*.py` or `*_test.py` and holding tests (not TCN's
         `add_test.py`, the script that trains on the adding problem)."""
         from .project import project_root
@@ -95,7 +96,20 @@ class Config:
         top = os.path.abspath(self.root) if self.root else project_root(os.path.dirname(absolute))
         if not absolute.startswith(top + os.sep):
             return False
-        return any(part in ("tests", "test") for part in os.path.relpath(absolute, top).split(os.sep)[:-1])
+        parts = os.path.relpath(absolute, top).split(os.sep)[:-1]
+        return "tests" in parts or any(part == "test" and self._test_folder(os.path.join(top, *parts[:index + 1]))
+                                       for index, part in enumerate(parts))
+
+    def _test_folder(self, folder: str) -> bool:
+        """Whether a file of `folder` (not of its subfolders) holds tests."""
+        key = ("test folder", folder)
+        if key not in self._cache:
+            try:
+                names = sorted(os.listdir(folder))
+            except OSError:
+                names = []
+            self._cache[key] = any(name.endswith(".py") and self._holds_tests(os.path.join(folder, name)) for name in names)
+        return self._cache[key]
 
     def _holds_tests(self, path: str) -> bool:
         """Whether a file defines tests or uses a test framework (one that cannot be read: yes);

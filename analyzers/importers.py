@@ -280,6 +280,26 @@ def uses_gpu(path: str) -> bool:
     return False
 
 
+def constructed_with(path: str, name: str, param: str, index: int) -> list | None:
+    """What each construction of the class `name` of the module at `path` in the modules of the
+    project importing it (yolov5's train.py: `compute_loss = ComputeLoss(model)`) passes for its
+    `__init__` parameter `param`, `index` among the positional ones after `self`: the constant,
+    None when it leaves it out, UNKNOWN for anything else; None when no importer makes one."""
+    found: list = []
+    for namespace in importing(path, any_text=True):
+        for node in ast.walk(namespace.tree):
+            if type(node) is not ast.Call or (ast_dotted(node.func) or "").rpartition(".")[2] != name:
+                continue
+            if any(type(arg) is ast.Starred for arg in node.args) or any(k.arg is None for k in node.keywords):
+                found.append(UNKNOWN)
+                continue
+            given = next((k.value for k in node.keywords if k.arg == param), None)
+            if given is None and index < len(node.args):
+                given = node.args[index]
+            found.append(None if given is None else given.value if type(given) is ast.Constant else UNKNOWN)
+    return found or None
+
+
 def importing(path: str, any_text: bool = False) -> list[FileNamespace]:
     """The modules of the project that import the module at `path` (and, unless `any_text`,
     whose text may use a GPU: see `_importers`), read, their places named from the project's root."""
@@ -311,8 +331,8 @@ def step_caller(path: str, name: str, owner: str | None = None) -> str | None:
     """Where a module of the project importing the module at `path` calls its function `name`
     (with `owner`, the method `name` of that class of it, on an instance the module makes of
     the class or of one deriving from it there: `FM.sample_location_and_conditional_flow(x0,
-    x1)` after `FM = ConditionalFlowMatcher(...)`) in a loop that trains (one whose body calls
-    `backward()` or steps an optimizer), not under an interval test (`if step % 100 == 0:`) nor
+    x1)` after `FM = ConditionalFlowMatcher(...)`, or on one made there: `utils.MixUp_AUG().aug(...)`)
+    in a loop that trains (one whose body calls `backward()` or steps an optimizer), not under an interval test (`if step % 100 == 0:`) nor
     in an `except` handler (`project.guarded`): "trainer.py:197" for pycls' `net.mixup(inputs,
     labels)`; None when none does."""
     path = os.path.normpath(os.path.abspath(path))
@@ -324,6 +344,10 @@ def step_caller(path: str, name: str, owner: str | None = None) -> str | None:
             if type(call) is not ast.Call or not (type(call.func) is ast.Name and call.func.id == name or
                                                   type(call.func) is ast.Attribute and call.func.attr == name):
                 return False
+            if owner is not None and type(call.func) is ast.Attribute and type(call.func.value) is ast.Call:
+                made = namespace.klass(ast_dotted(call.func.value.func) or "")  # (`utils.MixUp_AUG().aug(target, input_)`)
+                return made is not None and made[0].name == owner and isinstance(made[1], FileNamespace) and \
+                    os.path.normpath(os.path.abspath(made[1].path)) == path
             if owner is not None:
                 return type(call.func) is ast.Attribute and ast_dotted(call.func.value) in instances
             found = namespace.function(ast_dotted(call.func) or "")

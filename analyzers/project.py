@@ -1233,7 +1233,8 @@ def _made_on_host(value: ast.expr, function, namespace: Namespace) -> bool:
     return head == "torch" and name in HOST_FACTORIES and not any(k.arg == "device" for k in cast(ast.Call, value).keywords)
 
 
-_TORCH_LAYER = re.compile(r"torch\.nn\.(?!Parameter\b|UninitializedParameter\b)[A-Z]\w*")  # a module class of torch.nn
+_TORCH_LAYER = re.compile(r"torch\.nn\.(modules\.\w+\.)?(?!Parameter\b|UninitializedParameter\b)_?[A-Z]\w*")  # a module class of
+# torch.nn (also as its modules spell it: `nn.modules.loss._Loss`, EDSR's base of its loss)
 
 
 def derives_from(ctx, name: str | None, qualnames: Collection[str]) -> bool:
@@ -1662,16 +1663,35 @@ def _factory_made(namespace: FileNamespace, name: str) -> bool:
     memo = _memo(cast(ast.stmt, namespace.tree))
     made = memo.get(_factory_made)
     if made is None:
-        values: dict[str, list[ast.expr]] = {}
+        made = memo[_factory_made] = {key: all(
+            type(value) is ast.Call and type(value.func) is ast.Name and namespace.function(value.func.id) is not None
+            and namespace.klass(value.func.id) is None for value in found) for key, found in _module_assignments(namespace).items()}
+    return made.get(name, False) and name not in namespace.imports and name not in namespace.relative
+
+
+def _module_assignments(namespace: FileNamespace) -> dict[str, list[ast.expr]]:
+    """{name: [value, ...]} of every assignment to a name anywhere in the module (its functions too)."""
+    memo = _memo(cast(ast.stmt, namespace.tree))
+    values = memo.get(_module_assignments)
+    if values is None:
+        values = memo[_module_assignments] = {}
         for node in ast.walk(namespace.tree):
             if type(node) is ast.Assign:
                 for target in node.targets:
                     for assigned in _names(target):
                         values.setdefault(assigned, []).append(node.value)
-        made = memo[_factory_made] = {key: all(
-            type(value) is ast.Call and type(value.func) is ast.Name and namespace.function(value.func.id) is not None
-            and namespace.klass(value.func.id) is None for value in found) for key, found in values.items()}
-    return made.get(name, False) and name not in namespace.imports and name not in namespace.relative
+    return values
+
+
+def _made_instance_method(func: ast.expr, namespace: FileNamespace) -> Definition | None:
+    """`t.train()` where the module's one assignment of `t` makes an instance of a class of the
+    project (`t = Trainer(args, loader, model, loss, checkpoint)`): that class's method."""
+    if type(func) is not ast.Attribute or type(func.value) is not ast.Name:
+        return None
+    values = _module_assignments(namespace).get(func.value.id, [])
+    name = ast_dotted(values[0].func) if len(values) == 1 and type(values[0]) is ast.Call else None
+    klass = namespace.klass(name) if name else None
+    return None if klass is None else method(klass[0], func.attr, *klass[1:])
 
 
 def _abstract(function: ast.FunctionDef) -> bool:
@@ -1821,7 +1841,8 @@ def module_trains(namespace: FileNamespace) -> bool:
         calls = [node for node in ast.walk(namespace.tree) if type(node) is ast.Call]
         memo[module_trains] = any(steps_call(node) or type(node.func) is ast.Attribute and node.func.attr == "fit"
                                   for node in calls) or any(
-            trains_somewhere(_callee(node.func, namespace, place, None)) or bool(defined := _methods_anywhere(node.func, namespace, None)) and all(
+            trains_somewhere(_callee(node.func, namespace, place, None) or _made_instance_method(node.func, namespace)) or bool(
+                defined := _methods_anywhere(node.func, namespace, None)) and all(
                 trains_somewhere(found) for found in defined) for node in calls if type(node.func) is ast.Name or type(node.func) is ast.Attribute and type(node.func.value) is ast.Name)
     return memo[module_trains]
 
@@ -1889,12 +1910,18 @@ def _uses_of_loaders(scope, names: set[str], namespace: Namespace, place: Place,
     """What is done with the loaders bound to `names` in `scope` (run in as many loops)."""
     moved: Use | None = None
     again: Use | None = None
-    trained = False
     where = getattr(scope, "name", "<module>")
-    names = names | {  # `epoch_iterator = tqdm(train_loader, ...)`, then a loop over it
+    names = names | {  # `epoch_iterator = tqdm(train_loader, ...)`, then a loop over it; `data_loader = self.celeba_loader`
         node.targets[0].id for node in body_nodes(scope) if type(node) is ast.Assign and len(node.targets) == 1
-        and type(node.targets[0]) is ast.Name and type(node.value) is ast.Call
-        and ast_dotted(_loop_source(node.value)) in names}
+        and type(node.targets[0]) is ast.Name and (type(node.value) is ast.Call and ast_dotted(_loop_source(node.value)) in names
+                                                   or type(node.value) in (ast.Name, ast.Attribute) and ast_dotted(node.value) in names)}
+    iterators = {node.targets[0].id for node in body_nodes(scope) if type(node) is ast.Assign and len(node.targets) == 1
+                 and type(node.targets[0]) is ast.Name and type(node.value) is ast.Call and ast_dotted(node.value.func) == "iter"
+                 and len(node.value.args) == 1 and ast_dotted(node.value.args[0]) in names}  # (`data_iter = iter(data_loader)`)
+    trained = any(type(node) in (ast.For, ast.While) and any(  # (then `next(data_iter)` in a loop that trains: stargan's Solver)
+        type(call) is ast.Call and ast_dotted(call.func) == "next" and call.args and ast_dotted(call.args[0]) in iterators
+        for call in ast.walk(node)) and _steps_in(cast(ast.For, node), namespace, place, None, 0)
+        for node in body_nodes(scope)) if iterators else False
     stack = [(child, loops) for child in ast.iter_child_nodes(scope)]  # (node, loops around it)
     while stack:
         child, loops = stack.pop()
@@ -2145,17 +2172,20 @@ def _torch_function(namespace: Namespace, value) -> str | None:
     return name if head == "torch" else None
 
 
-def returns_cpu_factory(found: Definition | None) -> Use | None:
+def returns_cpu_factory(found: Definition | None, converted: bool = False) -> Use | None:
     """Where the function `found` makes, by a torch factory given no device, the tensor each of
     its returns gives back (`return torch.zeros(n, self.hidden_size)`, `mask = torch.triu(
     torch.ones(1, n, n)).type(torch.int)` then `return mask == 0`: through casts, reshapes,
     comparisons and math with numbers, and names it assigns only such values): a CPU tensor its
-    callers move; None otherwise. `Use.code`: the factory's name."""
+    callers move; None otherwise. With `converted`, also one it converts from what it is given
+    (`torch.tensor(k)`: for a caller that makes it once). `Use.code`: the factory's name."""
     if found is None:
         return None
     function, namespace, place = found[0], found[1], found[2]
     memo = _memo(function)
-    if returns_cpu_factory not in memo:
+    key = (returns_cpu_factory, converted)
+    excluded = set() if converted else {"from_numpy", "tensor", "as_tensor"}
+    if key not in memo:
         assigned: dict[str, list] = {}
         for node in body_nodes(function):
             if type(node) is ast.Assign:
@@ -2201,7 +2231,7 @@ def returns_cpu_factory(found: Definition | None) -> Use | None:
                         value = value.args[0]  # (`torch.cat((x.sin(), x.cos()))`: the tuple's tensors)
                         continue
                     data = value.args and type(value.args[0]) not in (ast.Constant, ast.Name, ast.Attribute)  # (`torch.Tensor(
-                    return value if head == "torch" and name in HOST_FACTORIES - {"from_numpy", "tensor", "as_tensor"} and not any(
+                    return value if head == "torch" and name in HOST_FACTORIES - excluded and not any(
                         k.arg == "device" for k in value.keywords) and not (data and name[0].isupper()) else None  # image / 255)`)
                 else:
                     return None
@@ -2211,10 +2241,10 @@ def returns_cpu_factory(found: Definition | None) -> Use | None:
         made = [factory(v) if v is not None else None for v in values]
         made = [None if m is _AGAIN else m for m in made]
         first = made[0] if made and all(made) else None
-        memo[returns_cpu_factory] = None if first is None else Use(
+        memo[key] = None if first is None else Use(
             (namespace.qualname(ast_dotted(first.func) or "") or "").partition(".")[2], place(first.lineno),
             place.path, first.lineno, _name(function, found[3]))
-    return memo[returns_cpu_factory]
+    return memo[key]
 
 
 def class_default(found: tuple | None, attribute: str):

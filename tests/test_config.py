@@ -100,9 +100,11 @@ def test_test_code_is_skipped_by_default(cli, tmp_path):
     A script merely named like a test (TCN's `add_test.py` trains on the adding problem) is checked."""
     tests = "import pytest\n" + PINNING + "def test_loader():\n    assert loader\n"
     write(tmp_path, {"pyproject.toml": "", "tests/helpers.py": PINNING, "test_x.py": tests, "conftest.py": PINNING,
-                     "src/train.py": LOADER, "tests/broken.py": "def f(:\n", "add_test.py": LOADER})
-    result = cli("check", "--format", "json", "--select", "TPL")
-    assert codes_by_path(result) == [("add_test.py", "TPL101"), ("src/train.py", "TPL101"), ("tests/broken.py", "TPL000")]
+                     "src/train.py": LOADER, "tests/broken.py": "def f(:\n", "add_test.py": LOADER,
+                     "unit/test/helpers.py": LOADER, "unit/test/test_y.py": tests, "eval/test/run.py": LOADER})
+    result = cli("check", "--format", "json", "--select", "TPL")  # (a `test/` folder of scripts, holding no tests: checked)
+    assert codes_by_path(result) == [("add_test.py", "TPL101"), ("eval/test/run.py", "TPL101"), ("src/train.py", "TPL101"),
+                                     ("tests/broken.py", "TPL000")]
     (tmp_path / "pyproject.toml").write_text("[tool.perf-lint]\ninclude-tests = true\n")
     assert {path for path, _ in codes_by_path(cli("check", "--format", "json"))} >= {"tests/helpers.py", "test_x.py"}
 

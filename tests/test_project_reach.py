@@ -378,3 +378,112 @@ def test_losses_summed_from_a_dict_a_local_function_may_give_back(tmp_path):
         """,
     })
     assert lines(tmp_path / "trainer.py", "TPL203") == [22]
+
+
+def test_a_loss_module_a_trainer_object_runs_every_step(tmp_path):
+    """EDSR's layout: main.py makes the loss (a subclass of `nn.modules.loss._Loss`) and a
+    `Trainer` whose `train` steps; the loss's `.item()` in `forward` runs every step."""
+    write(tmp_path, {"loss/__init__.py": """
+        import torch
+        import torch.nn as nn
+
+        class Loss(nn.modules.loss._Loss):
+            def __init__(self, args):
+                super().__init__()
+                device = torch.device("cpu" if args.cpu else "cuda")
+                self.l1 = nn.L1Loss().to(device)
+                self.log = torch.zeros(1, 1)
+
+            def forward(self, sr, hr):
+                loss = self.l1(sr, hr)
+                self.log[-1, 0] += loss.item()
+                return loss
+    """, "trainer.py": """
+        class Trainer:
+            def __init__(self, args, loader, model, loss):
+                self.loader, self.model, self.loss = loader, model, loss
+
+            def train(self):
+                for lr, hr in self.loader:
+                    loss = self.loss(self.model(lr.cuda()), hr.cuda())
+                    loss.backward()
+                    self.optimizer.step()
+    """, "main.py": """
+        import loss
+        from trainer import Trainer
+        t = Trainer(args, loader, model, loss.Loss(args))
+        while not t.terminate():
+            t.train()
+    """})
+    assert lines(tmp_path / "loss/__init__.py", "TPL203") == [14]
+
+
+def test_options_a_method_of_another_file_adds(tmp_path):
+    """Uformer: `opt = options.Options().init(argparse.ArgumentParser()).parse_args()`, the
+    workers' default in options.py; the loop that steps through timm's `loss_scaler(loss,
+    optimizer)` after a first validation under `model.eval()` trains, it does not evaluate."""
+    write(tmp_path, {"options.py": """
+        class Options:
+            def init(self, parser):
+                parser.add_argument("--train_workers", type=int, default=4)
+                return parser
+    """, "train.py": """
+        import argparse
+        import options
+        import torch
+        from torch.utils.data import DataLoader
+        from timm.utils import NativeScaler
+        opt = options.Options().init(argparse.ArgumentParser()).parse_args()
+        loader = DataLoader(dataset, batch_size=8, num_workers=opt.train_workers, pin_memory=True)
+        model = Net().cuda()
+        with torch.no_grad():
+            model.eval()
+            for x in loader:
+                model(x.cuda())
+        loss_scaler = NativeScaler()
+        for epoch in range(10):
+            for x in loader:
+                loss = model(x.cuda()).mean()
+                loss_scaler(loss, optimizer, parameters=model.parameters())
+    """})
+    assert [f.code for f in analyze(read_source(str(tmp_path / "train.py")))] == ["TPL104"]
+
+
+def test_an_evaluation_script_and_a_test_folder_of_scripts(tmp_path):
+    """vdsr's eval.py runs its images through the model with autograd on (a top-level loop of a
+    script named for evaluation that trains nowhere); Uformer's `test/` holds evaluation
+    scripts, not a test suite, so they are checked."""
+    script = """
+        import glob
+        import torch
+        from torch.autograd import Variable
+        model = torch.load("model.pth")["model"].cuda()
+        for name in glob.glob("images/*.mat"):
+            x = Variable(torch.from_numpy(load(name)).float()).cuda()
+            out = model(x)
+            save(out.cpu())
+    """
+    write(tmp_path, {"eval.py": script, "test/test_dnd.py": script, "train.py": script})
+    assert lines(tmp_path / "eval.py", "TPL502") == [8]
+    assert lines(tmp_path / "test/test_dnd.py", "TPL502") == [8]
+    assert lines(tmp_path / "train.py", "TPL502") == []  # (not named for evaluation)
+
+
+def test_workers_a_yaml_config_of_the_project_sets(tmp_path):
+    """pytorch-semseg: `num_workers=cfg["training"]["n_workers"]` with `cfg = yaml.load(...)`, and
+    the project's configs set `training:` `n_workers: 16`; an unknown key stays unknown."""
+    write(tmp_path, {"configs/fcn8s.yml": "training:\n    batch_size: 4\n    n_workers: 16\n", "train.py": """
+        import yaml
+        from torch.utils import data
+        with open(args.config) as fp:
+            cfg = yaml.load(fp)
+        loader = data.DataLoader(dataset, batch_size=4, pin_memory=True, num_workers=cfg["training"]["n_workers"])
+        other = data.DataLoader(dataset, batch_size=4, pin_memory=True, num_workers=cfg["training"]["workers"])
+        model = Net().cuda()
+        for epoch in range(10):
+            for x in loader:
+                model(x.cuda()).sum().backward()
+            for x in other:
+                model(x.cuda()).sum().backward()
+    """})
+    assert lines(tmp_path / "train.py", "TPL104") == [6]

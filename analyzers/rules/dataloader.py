@@ -175,13 +175,18 @@ class LoaderRule(Rule):
                     key = dotted(element.value) if type(element) is cst.Element else None
                     if key is not None:
                         self.unpacked.setdefault(key, []).append((node.value, index, self.ctx.scope))
-        value = _variable_of(node.value)
-        if type(value) not in (cst.Name, cst.Subscript, cst.Attribute):
-            return  # the cheaper test first: only a name, item or attribute of a batch passes it on
-        loop = self._batch_loop(value)
-        if loop is not None:
-            for target in node.targets:
-                self.loops[loop][1].update(names_in_target(target.target))
+        for target in node.targets:
+            whole: cst.BaseExpression = target.target
+            given_each = paired(whole, node.value) if type(whole) is cst.Tuple or type(whole) is cst.List else [None]
+            pairs = [(e.value, v) for e, v in zip(cast(cst.Tuple, whole).elements, given_each)] if any(given_each) else [
+                (whole, node.value)]  # (`input, target = Variable(batch[0]), Variable(batch[1])`: each its own; `x, y = batch`: both)
+            for bound, given in pairs:
+                value = _variable_of(given) if given is not None else None
+                if value is None or type(value) not in (cst.Name, cst.Subscript, cst.Attribute):
+                    continue  # the cheaper test first: only a name, item or attribute of a batch passes it on
+                loop = self._batch_loop(value)
+                if loop is not None:
+                    self.loops[loop][1].update(names_in_target(bound))
 
     def _comprehension(self, node) -> None:
         """`{k: v.to(device) for k, v in batch.items()}`: bind k, v before the element is visited."""
@@ -693,6 +698,10 @@ class LoaderRule(Rule):
             defaults = parsed_defaults(found).get(expr.attr.value, [])
             return defaults[0] if len(set(map(repr, defaults))) == 1 else UNKNOWN
         func = parsed[0].func
+        if type(func) is cst.Attribute and type(func.value) is cst.Call and maybe_project_call(self.ctx, func.value.func):
+            # (`options.Options().init(argparse.ArgumentParser()).parse_args()`: the method adds the options)
+            defaults = argparse_defaults(call_target(self.ctx, func.value.func, parsed[1])).get(expr.attr.value, [])
+            return defaults[0] if len(set(map(repr, defaults))) == 1 else UNKNOWN
         if type(func) is not cst.Attribute or type(func.value) is not cst.Name:
             return UNKNOWN
         parser = func.value.value  # (`parser = deepspeed.add_config_arguments(parser)` extends the same one)
@@ -713,11 +722,15 @@ class LoaderRule(Rule):
         yacs config of the project sets (`_C.DATA.NUM_WORKERS = 8`), which a YAML file may
         change like a command line an argparse default; else what the project's YAML files set
         it to (`data:` `num_workers: 32`; `cfg.num_workers`, `cfg:` `num_workers: 8`), when all
-        agree (or all are positive counts)."""
-        parts = (dotted(expr) or "").split(".")
+        agree (or all are positive counts); so for string keys of a dict the program loads, two at
+        least (`cfg["training"]["n_workers"]`, pytorch-semseg's `training:` `n_workers: 16`)."""
+        indexed = _string_keys(expr)
+        parts = indexed if len(indexed) > 2 else (dotted(expr) or "").split(".")
         keys: list[str] = []
-        while len(parts) > 1 and parts[-1].isupper():
+        while len(indexed) <= 2 and len(parts) > 1 and parts[-1].isupper():
             keys.insert(0, parts.pop())
+        if len(indexed) > 2:
+            keys = parts[1:]
         if not keys and len(parts) > 2 and parts[0] != "self":  # (`config.train.dataloader.num_workers`: hysts')
             keys = parts[1:]
         elif not keys and len(parts) == 2 and parts[0] != "self":  # (`cfg.num_workers` of a YAML file's `cfg:`
@@ -2311,6 +2324,16 @@ def _next_iter(call: cst.Call, name: str) -> bool:
     return _iter_of(call.args[0].value, name)
 
 
+def _string_keys(expr: cst.BaseExpression) -> list[str]:
+    """[name, key, ...] of `name["training"]["n_workers"]` (string keys only); else []."""
+    keys: list[str] = []
+    while type(expr) is cst.Subscript and len(expr.slice) == 1 and type(index := expr.slice[0].slice) is cst.Index \
+            and isinstance(key := literal(index.value), str):
+        keys.insert(0, key)
+        expr = expr.value
+    return [expr.value, *keys] if type(expr) is cst.Name and keys else []
+
+
 def _variable_of(expr: cst.BaseExpression) -> cst.BaseExpression:
     """`x` of `Variable(x)` (older scripts' autograd wrapper: the same tensor)."""
     while type(expr) is cst.Call and call_name(expr) == "Variable" and expr.args:
@@ -2435,7 +2458,7 @@ class SynchronousDataLoader(LoaderRule):
     parser a function of the project builds, the default of a config class of the project
     whose one instance it reads (`opt.num_workers` with `opt = Config()`), the constant of a
     config module (`config.num_workers` with `from tools import config`), what the project's
-    YAML files set (`opt.data.num_workers` with `data:` `num_workers: 0`), what every call of
+    YAML files set (`opt.data.num_workers` with `data:` `num_workers: 0`, also `cfg["data"]["num_workers"]`), what every call of
     the function gives the parameter it is (in the file, or else in the modules that import
     it: `Cifar10DataModule(num_workers=4)` in a notebook, or `num_workers=args.num_workers`
     where that module parses `--num_workers` itself), or its default; for a namespace that
@@ -3837,6 +3860,25 @@ class PinnedMemoryMissing(LoaderRule):
         ),
     )
     INVALID = (
+        # PyTorch 0.3's `Variable` around each part of the batch, unpacked in one statement
+        Example(
+            """
+            from torch.autograd import Variable
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, batch_size=128, num_workers=4)
+            for batch in loader:
+                input, target = Variable(batch[0]), Variable(batch[1], requires_grad=False)
+                criterion(model(input.cuda()), target.cuda()).backward()
+            """,
+            """
+            from torch.autograd import Variable
+            from torch.utils.data import DataLoader
+            loader = DataLoader(ds, batch_size=128, num_workers=4, pin_memory=True)
+            for batch in loader:
+                input, target = Variable(batch[0]), Variable(batch[1], requires_grad=False)
+                criterion(model(input.cuda()), target.cuda()).backward()
+            """,
+        ),
         # composer's Trainer takes the GPU when there is one and copies each batch to it
         Example(
             """

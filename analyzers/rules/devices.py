@@ -141,7 +141,10 @@ class CpuTensorMovedEachStep(Nesting):
     reported once per index, at its first indexing. And the move in a module's `forward` (or what
     runs as often) of a tensor it holds as a plain attribute (`self.pos_embedding.to(device)`) that
     its `__init__` made on the CPU, by a torch factory or a function of the project returning one
-    (SimpleViT's `posemb_sincos_2d(...)`), and that nothing registers as a buffer or assigns again:
+    (SimpleViT's `posemb_sincos_2d(...)`; one converting the list it is given, BasicSR's
+    `make_resample_kernel(k)`), also through names `__init__` assigns and math on them (`kernel =
+    kernel / kernel.sum()`, `self.kernel = kernel.repeat(c, 1, 1, 1)`, scaled again there), and that
+    nothing registers as a buffer or assigns outside `__init__`:
     `model.to(device)` moves parameters and buffers, not attributes, so it is copied on every call;
     likewise such an attribute indexing a GPU tensor there (NT-Xent's `sim[self.mask]`, the mask
     made in `__init__`), in a project that uses CUDA. And a CPU factory's tensor copied into
@@ -927,6 +930,30 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # kernels a module keeps as plain attributes, made in `__init__` through names, math and
+        # a function converting the list it is given (BasicSR's StyleGAN2 and DFDNet blurs)
+        Example(
+            """
+            import torch
+            from torch import nn
+            def make_kernel(k):
+                k = torch.tensor(k, dtype=torch.float32)
+                k = k[None, :] * k[:, None]
+                k /= k.sum()
+                return k
+            class Blur(nn.Module):
+                def __init__(self, channels, factor=2):
+                    super().__init__()
+                    kernel = torch.tensor([[1, 2, 1], [2, 4, 2], [1, 2, 1]], dtype=torch.float32)
+                    kernel = kernel / kernel.sum()
+                    self.kernel = kernel.repeat(channels, 1, 1, 1)
+                    self.resample = make_kernel([1, 3, 3, 1]) * (factor**2)
+                def forward(self, x):
+                    x = conv(x, self.kernel.type_as(x))
+                    return conv(x, self.resample.type_as(x))
+            """,
+            count=2,
+        ),
         # guided-diffusion's respacing wrapper: a list the object keeps, made a tensor at every model call
         Example(
             """
@@ -2789,17 +2816,39 @@ class CpuTensorMovedEachStep(Nesting):
         methods = {statement.name.value: statement for statement in cls.body.body if type(statement) is cst.FunctionDef}
         if methods.keys() & {"_apply", "to", "cuda"} or _names_attribute(cls, held):
             return None  # (moves its own tensors; `register_buffer("mask", ...)`, `setattr(self, "mask", ...)`)
-        assignment = _init_assignment(cls, held)
-        if assignment is None:
+        assignments = _init_assignments(cls, held)
+        scope = self.ctx.scopes.get(id(methods["__init__"])) if assignments else None
+        if scope is None:
             return None
-        made = _factory_below(assignment.value, self.ctx)
+        made = [self._made_on_cpu(node.value, held, scope) for node in assignments]
+        first = assignments[0]
+        return first if True in made and False not in made and type(first) is cst.Assign else None
+
+    def _made_on_cpu(self, value: cst.BaseExpression, held: str, scope: Scope, resolving: frozenset = frozenset(), depth: int = 0):
+        """Whether `__init__` makes `value` on the CPU: a torch factory given no device, a function of
+        the project returning one (`make_resample_kernel(k)`), names `__init__` assigns only such
+        values (`kernel = torch.tensor(...)`, `kernel = kernel / kernel.sum()`), math of them; None
+        for the attribute itself or a name being resolved (what its other assignments make)."""
+        made = _factory_below(value, self.ctx)
         if made is not None:
-            return assignment if keyword(made, "device") is None and (self.ctx.qualname(made.func) or "").startswith("torch.") else None
-        if type(assignment.value) is not cst.Call:
-            return None
-        scope = self.ctx.scopes.get(id(methods["__init__"]))
-        found = call_target(self.ctx, assignment.value.func, scope) if scope is not None else None
-        return assignment if found is not None and returns_cpu_factory(found) is not None else None
+            return keyword(made, "device") is None and (self.ctx.qualname(made.func) or "").startswith("torch.")
+        base = _factory_base(value, self.ctx)
+        if depth > 8 or dotted(base) == f"self.{held}" or type(base) is cst.Name and base.value in resolving:
+            return None if depth <= 8 else False
+        parts: list = []
+        if type(base) is cst.BinaryOperation:  # (`kernel / kernel.sum()`, `self.kernel * (factor**2)`: math with a CPU tensor
+            sides = [self._made_on_cpu(side, held, scope, resolving, depth + 1) for side in (base.left, base.right)]
+            return True if True in sides else None if None in sides else False  # gives one, whatever the other side)
+        if type(base) is cst.Name:
+            parts = scope.assignments.get(base.value) or [cst.Name("None")]
+            resolving = resolving | {base.value}
+        elif type(base) is cst.Call:
+            found = call_target(self.ctx, base.func, scope)
+            if found is not None or type(base.func) is not cst.Attribute or call_name(base) in _MOVES:
+                return found is not None and returns_cpu_factory(found, converted=True) is not None
+            parts = [base.func.value]  # (`kernel.sum()`: a tensor's method gives a tensor where it is)
+        results = [False if part is None else self._made_on_cpu(part, held, scope, resolving, depth + 1) for part in parts]
+        return False if not results or False in results else True if True in results else None
 
     def _gpu_somewhere(self, function: cst.FunctionDef | None) -> bool:
         """Whether the source may run on a GPU: it uses one (or a module of the project importing
@@ -3332,6 +3381,17 @@ def _repeated(made: cst.Call) -> tuple[cst.BaseExpression, cst.BaseExpression] |
     return None
 
 
+def _init_assignments(cls: cst.ClassDef, attribute: str) -> list[cst.Assign | cst.AugAssign]:
+    """The class's assignments of `self.<attribute>`, when `__init__` makes all of them (a
+    constant of the object, perhaps scaled there); empty otherwise."""
+    methods = [statement for statement in cls.body.body if type(statement) is cst.FunctionDef]
+    assigned = [(method, node) for method in methods for node in walk(method) if type(node) in (cst.Assign, cst.AugAssign, cst.AnnAssign)
+                and any(dotted(target) == f"self.{attribute}" for target in _targets(node))]
+    if not assigned or any(method.name.value != "__init__" or type(node) is cst.AnnAssign for method, node in assigned):
+        return []
+    return [cast(cst.Assign | cst.AugAssign, node) for _, node in assigned]
+
+
 def _init_assignment(cls: cst.ClassDef, attribute: str) -> cst.Assign | None:
     """The class's `__init__` assignment of `self.<attribute>`, when it is the attribute's only
     assignment (a constant of the object); None otherwise."""
@@ -3404,6 +3464,24 @@ def _factory_below(expr: cst.BaseExpression, ctx) -> cst.Call | None:
     elementwise math with numbers (`torch.exp(-math.log(period) * torch.arange(half) / half)`,
     the timestep embedding of diffusion models: all of it could run on the device), and either
     branch of a conditional that makes a tensor in both."""
+    expr = _factory_base(expr, ctx)
+    if type(expr) is cst.Call and _constant_array(expr, ctx):
+        return expr  # `torch.from_numpy(np.eye(self.k).flatten().astype(np.float32))`: the same values each time
+    if type(expr) is cst.Call and (call_name(expr) in _FACTORIES or call_name(expr) == "Tensor" and (
+            len(expr.args) >= 2 or (one := _one_value(expr)) is not None and (_counted(one[0]) or _surely_number(one[0])))):
+        # (`torch.Tensor(b, 100)` is sized, `torch.Tensor([len(y)])`, `torch.Tensor([1.0])` one number; `torch.Tensor(image)`,
+        # `torch.Tensor([reward])` convert data)
+        if call_name(expr) in _DRAWN_FROM and expr.args and not _number(expr.args[0].value) and _factory_below(
+                expr.args[0].value, ctx) is None:
+            return None  # `torch.bernoulli(torch.zeros_like(c) + p)`: drawn where its input is, not on the CPU
+        return expr
+    return None
+
+
+def _factory_base(expr: cst.BaseExpression, ctx) -> cst.BaseExpression:
+    """What `expr` is made of below the reshapes, casts, wrappers and math with numbers that keep a
+    tensor where it is (see `_factory_below`): a factory's call, or a name, attribute or call
+    the tensor comes from."""
     while True:
         if type(expr) is cst.Call and expr.args and call_name(expr) in SAME_DEVICE_FUNCTIONS and ctx.qualname(
                 expr.func) == f"torch.{call_name(expr)}":
@@ -3428,18 +3506,7 @@ def _factory_below(expr: cst.BaseExpression, ctx) -> cst.Call | None:
         elif type(expr) is cst.IfExp and _factory_below(expr.orelse, ctx) is not None:
             expr = expr.body  # `(torch.randn(shape) if t > 0 else torch.zeros(shape)).to(device)`: made either way
         else:
-            break
-    if type(expr) is cst.Call and _constant_array(expr, ctx):
-        return expr  # `torch.from_numpy(np.eye(self.k).flatten().astype(np.float32))`: the same values each time
-    if type(expr) is cst.Call and (call_name(expr) in _FACTORIES or call_name(expr) == "Tensor" and (
-            len(expr.args) >= 2 or (one := _one_value(expr)) is not None and (_counted(one[0]) or _surely_number(one[0])))):
-        # (`torch.Tensor(b, 100)` is sized, `torch.Tensor([len(y)])`, `torch.Tensor([1.0])` one number; `torch.Tensor(image)`,
-        # `torch.Tensor([reward])` convert data)
-        if call_name(expr) in _DRAWN_FROM and expr.args and not _number(expr.args[0].value) and _factory_below(
-                expr.args[0].value, ctx) is None:
-            return None  # `torch.bernoulli(torch.zeros_like(c) + p)`: drawn where its input is, not on the CPU
-        return expr
-    return None
+            return expr
 
 
 _DRAWN_FROM = {"bernoulli", "normal"}  # draws shaped by a tensor they are given, on its device

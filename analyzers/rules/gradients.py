@@ -58,11 +58,14 @@ class EvaluationWithGradients(Nesting):
     `evaluate`, `eval_epoch`, `run_inference`, `predict`, `test`, and outside a pytest module
     `test_env`; not a helper nested in another function, named for its part there), or, in code
     that uses a GPU, a loop over a DataLoader of the source named for evaluation (`test_loader`,
-    `val_db`) in each pass of the epoch loop that trains, with no `model.eval()` to say so, with no
+    `val_db`) in each pass of the epoch loop that trains, with no `model.eval()` to say so, or
+    at the top level of a script named for evaluation that trains nowhere (vdsr's `eval.py`, a
+    `test.py`, a `test_*.py` of scripts: its images through the model, `Variable` or not), with no
     `torch.no_grad()` / `torch.inference_mode()` around it (a `with`, a decorator, or the
     callers' `with` or decorator: around every call that repeats, also through a function so
     called; a method a base class of another file calls under it: torchlake's `_predict`), and no gradient use (`backward`, `torch.autograd.grad`,
-    `requires_grad_`) in the function.
+    `requires_grad_`) in the function, nor a training step in the loop (timm's `loss_scaler(loss,
+    optimizer)` after a first validation left the model in evaluation mode).
 
     A model call counts only where it runs with gradients: not inside a no-grad `with`
     opened in the loop body, and not on a module whose parameters are all frozen
@@ -1134,7 +1137,8 @@ class EvaluationWithGradients(Nesting):
                                          or self._inherited_no_grad(function) or unused_function(self.ctx, function)):
                 continue
             evaluated = self._evaluated_module(loop)
-            named = function is not None and _evaluation_name(function.name.value, self.ctx.path) and not self._nested(function)
+            script = function is None and evaluated is None and self._evaluation_script()
+            named = function is not None and _evaluation_name(function.name.value, self.ctx.path) and not self._nested(function) or script
             held = None if evaluated is not None or named else self._evaluation_loader(loop)
             if evaluated is None and not named and held is None or self._decoding(loop):
                 continue
@@ -1145,8 +1149,10 @@ class EvaluationWithGradients(Nesting):
             body = loop.node.body if function is None or inside else function.body
             volatile = any(type(n) is cst.Call and keyword(n, "volatile") is not None for n in walk(loop.node.body))
             # (old code wrapped each tensor in `Variable`, asking for gradients per tensor: not in a
-            # pass over a loader, nor in a loop wrapping its batches `volatile`, meant to ask for none)
-            if _uses_gradients(body, self.ctx, legacy=not self._over_loader(loop) and not volatile):
+            # pass over a loader, nor in a loop wrapping its batches `volatile`, meant to ask for none,
+            # nor in an evaluation script's pass over its test images)
+            if _uses_gradients(body, self.ctx, legacy=not self._over_loader(loop) and not volatile and not script) or \
+                    TrainingSteps.of(self.ctx).steps_here(loop.node):  # (`loss_scaler(loss, optimizer)`: a step)
                 continue
             call = self._model_call(loop, evaluated)
             if call is None:
@@ -1160,7 +1166,8 @@ class EvaluationWithGradients(Nesting):
             # (no module evaluated: the function is named for evaluation)
             caller = evaluated is not None and not self._sets_modes(loop.site.scope)
             why = f"over `{held}` in each epoch" if held is not None else f"after `{evaluated}.eval()`{' in the caller' if caller else ''}" \
-                if evaluated or function is None else f"in `{function.name.value}`"
+                if evaluated else f"in `{function.name.value}`" if function is not None else \
+                f"of the evaluation script `{os.path.basename(self.ctx.path or '')}`"
             self.report(
                 Site(call, loop.site.unit, loop.site.scope),
                 f"This evaluation loop ({why}) runs the model with autograd on: every activation is kept for a "
@@ -1171,6 +1178,13 @@ class EvaluationWithGradients(Nesting):
             )
         self._report_evaluation_sections(reported, called_without_grad)
         self._report_interval_evaluations(reported, called_without_grad)
+
+    def _evaluation_script(self) -> bool:
+        """Whether the source is a script named for evaluation (vdsr's `eval.py`, a `test.py`)
+        that trains nowhere: its top-level loops evaluate."""
+        stem = os.path.splitext(os.path.basename(self.ctx.path or ""))[0]  # (a `test_dnd.py` holding no tests:
+        return bool(stem) and self.ctx.path is not None and not self.ctx.path.endswith(".ipynb") and (  # a test suite's are
+            _evaluation_name(stem) or stem.lower().startswith("test_")) and not TrainingSteps.of(self.ctx).anywhere()  # not checked)
 
     def _report_evaluation_sections(self, reported: set[int], called_without_grad: set[str]) -> None:
         """A training loop whose body, after its step, puts the model in evaluation mode and runs

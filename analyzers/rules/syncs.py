@@ -47,7 +47,7 @@ _TENSOR_METHODS = {
 # tensor methods giving back a tensor on the same device (`x = x.masked_select(m).view(n, -1)` keeps `x` a CUDA tensor)
 _KEEPING_METHODS = _TENSOR_METHODS - {"cuda", "to"} | {
     "masked_select", "contiguous", "t", "permute", "transpose", "flatten", "index_select", "gather", "expand", "repeat",
-    "masked_fill", "clamp"}
+    "masked_fill", "clamp", "expand_as", "view_as", "reshape_as"}
 _KEPT_METHODS = _TENSOR_METHODS | _KEEPING_METHODS  # tensor methods giving back a tensor (on any device)
 _HOST_LOGGERS = {"wandb.log"}  # library calls that convert the tensors they are given on the host
 _HOST_LOGGER_NAMES = {name.rpartition(".")[2] for name in _HOST_LOGGERS} | {"add_scalar", "set_postfix"}  # (TensorBoard's,
@@ -219,8 +219,9 @@ class HostSyncEveryStep(Nesting):
     `minlength`, a selection with a boolean mask, `logits[~mask]` (also `l[mask] -= 1`, which reads
     it first; in a module's `forward`, of its inputs: `annotations[annotations[:, 4] != -1]` in a
     loss; also a mask a function of the project returns, `logits[is_unknown(y)]` with `def
-    is_unknown(labels): return labels < 0`, and `if contains_unknown(y):` testing its `.any()`),
-    not a fill through one, `logits[mask] = 0`: the host reads the size), `torch.cuda.synchronize()` in a loop that reads no clock (itself or through a timer of the
+    is_unknown(labels): return labels < 0`, and `if contains_unknown(y):` testing its `.any()`;
+    and a mask moved or reshaped, `mask = pos.unsqueeze(2).expand_as(loc_preds)` with `pos =
+    cls_targets > 0`), not a fill through one, `logits[mask] = 0`: the host reads the size), `torch.cuda.synchronize()` in a loop that reads no clock (itself or through a timer of the
     project: `timer.toc()` reading `time.time()`) or does not show a value on each iteration (an
     average of step times printed every N steps: one synchronize there would do), and a CUDA tensor (also what an instance of
     a `torch.nn.Module` subclass of the project returns: `r, g, _, _ = mpd(y, y_hat)`) passed
@@ -254,7 +255,10 @@ class HostSyncEveryStep(Nesting):
     every step the module trains; so do the `forward` and `backward` of a custom
     `torch.autograd.Function` such a forward calls (`ShakeDropFunction.apply(x)`), and a custom
     optimizer's `step` (SimCLR's LARS reading a trust ratio per parameter: a subclass of
-    `torch.optim.Optimizer`, which the loop steps once per step). A module that a module using
+    `torch.optim.Optimizer`, which the loop steps once per step), and the `__call__` of a loss
+    object, a class named for a loss that is no module (maskrcnn-benchmark's
+    `FCOSLossComputation`, which a head's forward calls), with the methods it calls on `self`;
+    a module deriving from torch's loss bases (`nn.modules.loss._Loss`) is a module. A module that a module using
     a GPU loads by name (`importlib.import_module("loss." + trainfunc)`: each module of that
     folder) runs on its GPU. A loop inside the step that does not step itself runs on
     every step too (`for k, v in losses.items(): meters[k].update(v.item())`). A function
@@ -268,7 +272,9 @@ class HostSyncEveryStep(Nesting):
     a helper makes of a tensor a step passes it: `Munch(real=real.item(), fake=fake.item())`). A
     method named like a tensor's (`add`, `step`) is the project's when its receiver is an
     instance of a class of the project that defines it (d2l's `metric.add(l * X.shape[0], ...)`
-    with `metric = Accumulator(3)`, whose `add` does `float(b)`). What a function of the project
+    with `metric = Accumulator(3)`, whose `add` does `float(b)`). A total a function starts from a
+    number and adds tensors to is a tensor (`loss = 0.0`, `loss += loss_l2 * w`, then
+    `float(loss)`). What a function of the project
     hands back already copied to the host is no CUDA tensor (`loss, parts = compute_loss(...)`
     with `return loss, to_cpu(torch.cat(losses))`: `float(parts[0])` reads a CPU tensor), nor
     is what a host copy gives (`correct = pred.eq(y).cpu().sum()`, then `correct.item()`: the
@@ -1227,6 +1233,39 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a loss selecting with masks reshaped from a comparison of its inputs (pytorch-retinanet's FocalLoss)
+        Example(
+            """
+            import torch.nn.functional as F
+            from torch import nn
+            class FocalLoss(nn.Module):
+                def forward(self, loc_preds, loc_targets, cls_targets):
+                    pos = cls_targets > 0
+                    mask = pos.unsqueeze(2).expand_as(loc_preds)
+                    return F.smooth_l1_loss(loc_preds[mask], loc_targets[mask])
+            criterion = FocalLoss()
+            for x, loc, cls in loader:
+                criterion(model(x.cuda()), loc.cuda(), cls.cuda()).backward()
+                optimizer.step()
+            """,
+        ),
+        # a total the step adds its losses to, started from a number, read with float() for the log
+        Example(
+            """
+            import torch.nn.functional as F
+            def calc_loss(y_hat, y, w_l1, w_l2):
+                loss = 0.0
+                if w_l1 > 0:
+                    loss += F.l1_loss(y_hat, y) * w_l1
+                if w_l2 > 0:
+                    loss += F.mse_loss(y_hat, y) * w_l2
+                return loss, {"loss": float(loss)}
+            for x, y in loader:
+                loss, logs = calc_loss(model(x.cuda()), y.cuda(), 1.0, 0.1)
+                loss.backward()
+                optimizer.step()
+            """,
+        ),
         # pytorch-3dunet's WeightedSmoothL1Loss: a loss deriving from torch's selects with a mask of its target
         Example(
             """
@@ -3151,12 +3190,14 @@ class HostSyncEveryStep(Nesting):
         found = self.ctx.origin(index, scope)
         owner = scope.owner_of(index.value) if found is None else None
         values = owner.assignments[index.value] if owner is not None else []
-        if len(values) > 1 and all(v is not None and _mask_form(v, index.value) for v in values):
+        if owner is not None and len(values) > 1 and all(v is not None and self._mask_value(v, owner, index.value) for v in values):
             return index  # (`obj_mask = y[..., 4] == 1`, then `obj_mask = obj_mask & ~torch.isnan(iou)`)
         if len(values) > 1 and type(last := values[-1]) is cst.Call and call_name(last) in ("bool", "byte") and _mask_form(
                 last) and root_name(last) == index.value:
             return index  # (`index = cos_theta * 0.0`, `index.scatter_(1, label, 1)`, then `index = index.byte()`)
         value = found[0] if found is not None else None
+        if found is not None and type(value) is cst.Call and call_name(value) in _MASK_KEEPING - {"to", "cuda"}:
+            return index if self._mask_value(value, found[1], index.value) else None
         while type(value) is cst.Call and call_name(value) in ("to", "cuda") and type(value.func) is cst.Attribute:
             value = value.func.value
         if type(value) is cst.Call and (dtype := keyword(value, "dtype")) is not None and self.ctx.qualname(dtype.value) == "torch.bool":
@@ -3164,6 +3205,16 @@ class HostSyncEveryStep(Nesting):
         if type(value) is cst.Call and found is not None and self._masked_argument(value, found[1]) is not None:
             return index  # (`unknown = is_unknown(target)`, `def is_unknown(labels): return labels < 0`)
         return index if value is not None and type(value) is not cst.Name and _mask_form(value) else None
+
+    def _mask_value(self, value: cst.BaseExpression, scope: Scope, name: str) -> bool:
+        """Whether `value`, assigned to the index `name`, is a boolean tensor: a mask's form (also
+        of `name` itself rebound), or a mask moved or reshaped (`mask = pos.unsqueeze(2).expand_as(
+        loc_preds)`, `pos = cls_targets > 0`)."""
+        while type(value) is cst.Call and call_name(value) in _MASK_KEEPING and type(value.func) is cst.Attribute:
+            value = value.func.value
+        if type(value) is cst.Name and value.value != name:
+            return self._mask(value, scope) is not None
+        return _mask_form(value, name)
 
     def _formatted_tensor(self, node: cst.CSTNode, scope: Scope) -> bool:
         """Whether an f-string, a `str.format` or a `%` formatting formats a CUDA tensor (each element
@@ -3233,6 +3284,18 @@ class HostSyncEveryStep(Nesting):
             return self._tensor(source, scope, 0) and not self._made_on_cpu(source, scope)
         return False
 
+    def _summed_tensors(self, name: str, owner: Scope, values: list | tuple, depth: int) -> bool:
+        """Whether the function adds tensors to `name` (`loss += loss_l2 * w`), started from a number
+        or from tensors (`loss = 0.0`, `loss = loss_id * w`): its value is a tensor then."""
+        added = [node.value for node in walk(cast(cst.CSTNode, owner.node)) if type(node) is cst.AugAssign and type(
+            node.operator) in (cst.AddAssign, cst.SubtractAssign) and type(node.target) is cst.Name and node.target.value == name]
+        if any(type(value) is cst.Subscript and _legacy_read(value) is not None or self._made_on_cpu(value, owner) for value in added):
+            return False  # (`train_loss += loss.data[0]`: PyTorch 0.3's read, a number; `correct += (...).cpu().sum()`)
+        return len(added) == values.count(None) and any(self._tensor(value, owner, depth + 1) for value in added if not (
+            type(value) is cst.Name and (id(owner), value.value) in self.ctx.unpacked)) and all(  # (not flair's count, unpacked
+            # beside the loss from what `forward_loss` gives back: `batch_train_samples += datapoint_count`)
+            v is None or type(v) in (cst.Integer, cst.Float) or self._tensor(v, owner, depth + 1) for v in values)
+
     def _tensor(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> bool:
         """Whether `expr` is provably a tensor (the names whose backward() is called, results
         of torch functions and losses, tensor methods and arithmetic on those)."""
@@ -3247,6 +3310,8 @@ class HostSyncEveryStep(Nesting):
             values = owner.assignments[expr.value] if owner is not None else ()
             if None in values and all(v is None or moves_itself(v, expr.value) for v in values) and len(set(map(type, values))) == 2:
                 return True  # a batch's item moved (`for imgs, annot in loader: annot = annot.cuda()`)
+            if owner is not None and owner.node is not None and None in values and self._summed_tensors(expr.value, owner, values, depth):
+                return True  # (`loss = 0.0`, then `loss += loss_l2 * self.opts.l2_lambda`)
             unpacked = self.ctx.unpacked.get((id(owner), expr.value), ()) if owner is not None else ()
             if owner is not None and unpacked and values.count(None) == len(unpacked) and all(
                     self._tensor(v, owner, depth + 1) and not self._host_element(v, index, owner) for v, index in unpacked):
@@ -3653,6 +3718,11 @@ def _selects_with_tested(branch: cst.If) -> bool:
     tested = names_in(branch.test)
     return any(type(node) is cst.Subscript and type(index := _mask_index(node)) is cst.Name and index.value in tested
                for node in walk(branch.body))
+
+
+# methods giving back a boolean tensor as such: moved, or reshaped (not a cast to a number type)
+_MASK_KEEPING = {"to", "cuda", "unsqueeze", "squeeze", "view", "reshape", "expand", "expand_as", "repeat", "flatten",
+                 "contiguous", "transpose", "permute", "view_as", "reshape_as", "clone", "detach"}
 
 
 def _mask_index(node: cst.Subscript) -> cst.BaseExpression | None:

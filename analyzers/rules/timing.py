@@ -395,12 +395,14 @@ class CudaValues:
         if reaching is not None:
             found = reaching(name)
             if found is not None:  # the assignment the statements above end with
-                value, owner = found
+                value, owner, *deeper = found  # (and what reaches that assignment, when the lookup knows)
                 reached = (id(value), id(owner))
                 result = self._reached.get(reached)
                 if result is None:
                     self._reached[reached] = False
-                    result = self._walk(value, owner, None, depth + 1) or self._moved_name(name, owner)
+                    host = type(value) is cst.Call and type(value.func) is cst.Attribute and call_name(value) == "cpu"
+                    result = not host and (self._walk(value, owner, deeper[0] if deeper else None, depth + 1)
+                                           or self._moved_name(name, owner))
                     self._reached[reached] = result
                 return result
         if name in self.ctx.imports:
@@ -523,24 +525,30 @@ def _in_place_move(node: cst.Expr) -> tuple[cst.BaseExpression, cst.Call] | None
     return None
 
 
-def _reaching(body: list, index: int, scope: Scope):
-    """`lookup(name)`: the (value, scope) of the plain assignment to `name` that the
-    statements of a block above `index` end with, or None (not assigned there, or bound in a
+def _reaching(body: list, index: int, scope: Scope, earlier: tuple = ()):
+    """`lookup(name)`: the (value, scope, lookup of what reaches it) of the plain assignment to
+    `name` that the statements of a block above `index` end with (then those of the `earlier`
+    blocks, last first: a notebook's cells above), or None (not assigned there, or bound in a
     way that does not say what: the caller then looks at all its assignments)."""
-    cache: dict = {}
+    statements = [*(statement for block in earlier for statement in block), *body[:index]]
 
-    def lookup(name: str):
-        if name not in cache:
-            cache[name] = None
-            for statement in reversed(body[:index]):
-                assigned = _assignments(statement)
-                if name in assigned:
-                    value = assigned[name]
-                    cache[name] = None if value is None else (value, scope)
-                    break
-        return cache[name]
+    def before(limit: int):
+        cache: dict = {}
 
-    return lookup
+        def lookup(name: str):  # (value, scope, the lookup of the statements above that assignment)
+            if name not in cache:
+                cache[name] = None
+                for at in range(limit - 1, -1, -1):
+                    assigned = _assignments(statements[at])
+                    if name in assigned:
+                        value = assigned[name]
+                        cache[name] = None if value is None else (value, scope, before(at))
+                        break
+            return cache[name]
+
+        return lookup
+
+    return before(len(statements))
 
 
 class UnsynchronizedTiming(Rule):
@@ -565,7 +573,9 @@ class UnsynchronizedTiming(Rule):
     Only when the timed code reads values tied to CUDA: made or moved there (`.cuda()`,
     `.to(device)` or `device=` with a CUDA device, `torch.cuda.*`, DeepSpeed's
     `get_accelerator()`), followed through names (the assignment the statements above
-    the interval end with, else all of a name's assignments), `self.` attributes, modules
+    the interval end with, in a notebook the cells above too, and so on for the names that
+    assignment reads, else all of a name's assignments; not what `.cpu()` gives back: a
+    notebook timing `model = model.cpu()` before `model = model.cuda()`), `self.` attributes, modules
     moved in place (`model.to(device)`), the arguments a parameter receives at the
     function's calls in the source, and the functions of the source called. A file that
     mentions CUDA elsewhere, or a callee named like a model, is not evidence: timed work
@@ -601,6 +611,14 @@ class UnsynchronizedTiming(Rule):
     summary = "Wall-clock interval around CUDA work without torch.cuda.synchronize()"
     probe = "timing"
     VALID = (
+        # a notebook timing the model on the CPU (moved there in the cell above), then on the GPU
+        Example(
+            (
+                "import time\nimport torch\nmodel = Net().cuda()\nx = torch.from_numpy(image).float()\n",
+                "model = model.cpu()\n",
+                "start = time.time()\nout = model(x)\nprint(time.time() - start)\n",
+            ),
+        ),
         # the interval ends with a blocking copy of an image just made on the host
         Example(
             """
@@ -940,6 +958,10 @@ class UnsynchronizedTiming(Rule):
         super().__init__(ctx, options)
         self.blocks: dict[cst.Module | cst.IndentedBlock, tuple[Site, list[cst.SimpleStatementLine]]] = {}
         self.moves: list[tuple[cst.BaseExpression, cst.Call, Scope]] = []  # `model.to(device)` statements
+        self.modules: dict[int, cst.Module] = {}  # unit -> its module (a notebook's cells, in order)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.modules[self.ctx.unit] = node
 
     def visit_Expr(self, node: cst.Expr) -> None:
         if (move := _in_place_move(node)) is not None:
@@ -985,7 +1007,9 @@ class UnsynchronizedTiming(Rule):
                     continue
                 if values is None:
                     values = CudaValues(self.ctx, functions, self.moves)
-                if not values.read_by([*between, *before_clock], site.scope, _reaching(body, index[id(start)], site.scope)):
+                earlier = tuple(self.modules[unit].body for unit in sorted(self.modules) if unit < site.unit) \
+                    if type(block) is cst.Module else ()  # (a notebook's cell: the cells above ran before it)
+                if not values.read_by([*between, *before_clock], site.scope, _reaching(body, index[id(start)], site.scope, earlier)):
                     continue  # nothing timed is known to be on the GPU: CPU work, or unknown
                 before = [e for statement in body[: index[id(start)]] for e in events_in_order(statement)]
                 steps = [InsertLineBefore(Site(end, site.unit, site.scope), sync)]

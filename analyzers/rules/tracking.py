@@ -15,7 +15,8 @@ import libcst as cst
 from ..context import CallSite, Context, Frame, Scope, Site
 from ..nodes import (UNKNOWN, argument, call_name, code, dotted, iteration_source, keyword, lazy_init, leaves_loop, literal, main_guard, names_in,
                      option_test, positional, walk)
-from ..importers import imported, imported_to_train, importer_namespace_default, loss_methods, made_only_to_infer, never_on, subclass_forward_calls
+from ..importers import (constructed_with, imported, imported_to_train, importer_namespace_default, loss_methods, made_only_to_infer, never_on,
+                         subclass_forward_calls, unused_class)
 from ..project import (SourceNamespace, call_target, derives_from, forward_helpers, lineage, project_bases, step_helpers, instance_default, maybe_project_call, steps_in_loops, tests_interval,
                        trains_somewhere)
 from ..project import trains as project_trains
@@ -270,6 +271,9 @@ class TrainingSteps:
         if function.name.value in ("forward", "backward") and derives_from(self.ctx, cls.name.value, AUTOGRAD_FUNCTIONS):
             return self._applied_every_step(cls, function)
         module = any(base.rpartition(".")[2] == "Module" for base in bases) or derives_from(self.ctx, cls.name.value, MODULE_CLASSES)
+        if not module and "loss" in cls.name.value.lower() and function.name.value in self._called_on_self(cls, "__call__"):
+            return (not any(unit.notebook for unit in self.ctx.units) or self.anywhere()) and not unused_class(self.ctx, cls)  # (a loss object called like a
+            # function, every step: maskrcnn-benchmark's `FCOSLossComputation.__call__`, which a head's forward runs)
         if not module or lightning:  # (a LightningModule's forward runs where its `training_step` calls it: an inference one's never)
             return self._subclasses_run(cls, function)  # (a mixin's method the forward of a subclass in another module calls)
         return (function.name.value in self._called_on_self(cls, "forward") or self._inherited_helper(cls, function)
@@ -979,12 +983,15 @@ def never_taken(ctx: Context, owner: cst.CSTNode | None) -> set[int]:
     if found is None:
         found = memo[id(owner)] = set[int]()
         path = ctx.path if ctx.path and not ctx.path.startswith("<") else None
+        cls = ctx.class_of.get(id(owner))
         for branch in (n for n in walk(owner) if type(n) is cst.If):
             test, negated = branch.test, False
             if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
                 test, negated = test.expression, True
             key = dotted(test) if type(test) is cst.Attribute else None
             values = ctx.attributes.get(key, ()) if key is not None and key.startswith("self.") else ()
+            own = [(v, s) for v, s in values if s.node is not None and ctx.class_of.get(id(s.node)) is cls]
+            values = own or values  # (the class's own assignments: yolov7's four loss classes each set `self.autobalance`)
             constants = [c for value, scope in values for c in _constants(ctx, value, scope)]
             if not values and key is not None and path is not None and never_on(path, key.rpartition(".")[2]):
                 constants = [False]  # (a switch of the project's configuration that none turns on)
@@ -999,7 +1006,9 @@ def never_taken(ctx: Context, owner: cst.CSTNode | None) -> set[int]:
 def _constants(ctx: Context, value: cst.BaseExpression | None, scope: Scope) -> list:
     """The constants an attribute's value is: a literal, or a parameter of the `__init__` assigning
     it (`self.ln = ln`), as every construction of the class in the source passes it or leaves its
-    default (`RF(model)`, `def __init__(self, model, ln=True)`); [UNKNOWN] when not known."""
+    default (`RF(model)`, `def __init__(self, model, ln=True)`), or, made nowhere in the source,
+    every construction in the modules importing it (yolov5's `ComputeLoss(model)`, `autobalance=False`);
+    [UNKNOWN] when not known."""
     found = literal(value) if value is not None else UNKNOWN
     init = scope.node
     if found is not UNKNOWN or type(value) is not cst.Name or init is None or init.name.value != "__init__":
@@ -1011,6 +1020,10 @@ def _constants(ctx: Context, value: cst.BaseExpression | None, scope: Scope) -> 
         return [UNKNOWN]
     index, default = names.index(value.value) - 1, params[names.index(value.value)].default
     made = ctx.calls.get(cls.name.value, ())
+    if not made and ctx.path and not ctx.path.startswith("<"):  # (made by the modules importing it: yolov5's
+        given = constructed_with(os.path.abspath(ctx.path), cls.name.value, value.value, index)  # `ComputeLoss(model)`)
+        fallback = literal(default) if default is not None else UNKNOWN
+        return [UNKNOWN] if given is None else [fallback if constant is None else constant for constant in given]
     passed = [keyword(call.node, value.value) or positional(call.node, index) for call in made]
     if not made or any(arg is None and default is None for arg in passed) or any(
             arg.star for call in made for arg in call.node.args):

@@ -53,7 +53,7 @@ class NonPersistentWorkers(LoaderRule):
     of the project returns but on Windows: `get_num_workers()`) are workers on
     any machine; of `min(...)`/`max(...)` (also of a list), each part must be such a count or a
     positive number, and `bs if bs > 1 else 0` is decided by the known `bs`. A count read from a
-    config (`opt.data.num_workers`) is what the project's YAML files set it to (`data:`
+    config (`opt.data.num_workers`, `cfg["training"]["n_workers"]` of a loaded dict) is what the project's YAML files set it to (`data:`
     `num_workers: 32`, or `num_workers: 32` in a Hydra group's `data/*.yaml`) when each gives a
     positive number. A notebook that sets
     its loaders up again in later cells (the same `kwargs = {'num_workers': 1} if cuda else {}`
@@ -335,6 +335,37 @@ class NonPersistentWorkers(LoaderRule):
         ),
     )
     INVALID = (
+        # a class's loader of `self.train_dataset`: the loop's calls on `self` do not change that dataset
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            class Coach:
+                def __init__(self, opts):
+                    self.net = Net().to("cuda:0")
+                    self.train_dataset = Images(opts.root)
+                    self.loader = DataLoader(self.train_dataset, batch_size=8, pin_memory=True, num_workers=4)
+                def train(self):
+                    while self.global_step < self.opts.max_steps:
+                        for x, y in self.loader:
+                            self.optimizer.zero_grad()
+                            self.net(x.to("cuda:0")).sum().backward()
+                            self.optimizer.step()
+            """,
+            """
+            from torch.utils.data import DataLoader
+            class Coach:
+                def __init__(self, opts):
+                    self.net = Net().to("cuda:0")
+                    self.train_dataset = Images(opts.root)
+                    self.loader = DataLoader(self.train_dataset, batch_size=8, pin_memory=True, num_workers=4, persistent_workers=True)
+                def train(self):
+                    while self.global_step < self.opts.max_steps:
+                        for x, y in self.loader:
+                            self.optimizer.zero_grad()
+                            self.net(x.to("cuda:0")).sum().backward()
+                            self.optimizer.step()
+            """,
+        ),
         # composer's Trainer iterates its training loader every epoch of the run
         Example(
             """
@@ -1400,10 +1431,13 @@ class NonPersistentWorkers(LoaderRule):
         dataset = argument(cast(cst.Call, loader.node), 0, "dataset")  # a DataLoader(...) call
         names = {root_name(dataset)} if dataset is not None else set()
         names.discard(None)
+        own = dotted(dataset) if dataset is not None else None
         hit = False
 
         def touches(expr: cst.BaseExpression) -> bool:
             text = dotted(expr) or ""
+            if own is not None and "." in own:  # (`self.train_dataset`: that attribute, not every call on `self`)
+                return text == own or text.startswith(f"{own}.") or ".dataset" in f".{text}"
             return root_name(expr) in names or ".dataset" in f".{text}"
 
         class Finder(cst.CSTVisitor):
