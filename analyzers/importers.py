@@ -56,7 +56,7 @@ _DEVICE_KEYWORDS = {"device", "map_location", "output_device"}
 _PICKER = re.compile(r"device|gpu", re.IGNORECASE)  # a function named as one that picks the device (`get_device`, `try_gpu`)
 MAX_CALLEES = 64  # functions of other modules a source calls, looked at for a GPU line
 MAX_IMPORTERS = 32  # importers of one module parsed for their GPU line (a library module has hundreds)
-IMPORT_LEVELS = 4  # imports followed from a module to the one that puts its work on a GPU
+IMPORT_LEVELS = 5  # imports followed from a module to the one that puts its work on a GPU
 # `import a.b as c, d` / `from .e import f, g as h` / `from . import (i,\n j)`: (from what, what)
 _IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+)?import[ \t]+(\([^)]*\)|[^\n#;]+)", re.MULTILINE)
 _WORD = re.compile(rb"\w+")
@@ -229,7 +229,8 @@ def gpu_importer(path: str) -> str | None:
     ("train.py:12", a notebook by its name), or one importing such an importer, up to
     `IMPORT_LEVELS` imports away (ogb's conv.py, imported by gnn.py, which main_pyg.py trains on
     a GPU; a loss of `loss_funcs/`, re-exported by its package, which transfer_losses.py
-    imports, which models.py imports, which main.py trains on a GPU), nearest first, or None."""
+    imports, which models.py imports, which main.py trains on a GPU; FCOS's loss.py, below its
+    head, RPN, detector and the package re-exporting it), nearest first, or None."""
     def where(candidate: str, module: _Module, root: str) -> str | None:
         line = module.gpu_line()
         if line is None:

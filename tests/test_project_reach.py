@@ -487,3 +487,40 @@ def test_workers_a_yaml_config_of_the_project_sets(tmp_path):
                 model(x.cuda()).sum().backward()
     """})
     assert lines(tmp_path / "train.py", "TPL104") == [6]
+
+
+def test_a_loss_object_five_imports_below_the_training_script(tmp_path):
+    """FCOS: `FCOSLossComputation.__call__` (no module: an object its head's forward calls)
+    reads a count on the host every step; the GPU is named in train.py, five imports up."""
+    write(tmp_path, {"loss.py": """
+        import torch
+
+        class FCOSLossComputation:
+            def __call__(self, logits, labels):
+                pos = torch.nonzero(labels > 0).squeeze(1)
+                num_pos = pos.numel() + logits.new_tensor(0.0).sum().item()
+                return logits[pos].sum() / num_pos
+
+        class UnusedLossComputation:
+            def __call__(self, logits, labels):
+                return logits.sum() / labels.sum().item()
+    """, "head.py": """
+        import torch
+        from loss import FCOSLossComputation
+
+        class Head(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.loss_evaluator = FCOSLossComputation()
+
+            def forward(self, x, labels):
+                return self.loss_evaluator(self.conv(x), labels)
+    """, "rpn.py": "from head import Head\n", "detector.py": "from rpn import Head\n",
+        "build.py": "from detector import Head\n", "train.py": """
+        from build import Head
+        model = Head().to("cuda")
+        for x, y in loader:
+            model(x.to("cuda"), y.to("cuda")).backward()
+            optimizer.step()
+    """})
+    assert lines(tmp_path / "loss.py", "TPL203") == [7]  # (not the unused class)

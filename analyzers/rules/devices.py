@@ -65,6 +65,9 @@ def _stands_in(branch: cst.If, params: set[str]) -> bool:
         assigned_in(branch.body, tested[0].value))
 
 
+# methods of a tensor or a NumPy array giving back the same data, reshaped or cast
+_ARRAY_KEEPING = SAME_DEVICE_METHODS | {"astype"}
+
 # functions writing a file per call
 _FILE_WRITERS = frozenset({"torchvision.utils.save_image", "cv2.imwrite", "matplotlib.pyplot.savefig", "imageio.imwrite",
                            "imageio.imsave", "torch.save", "numpy.save"})
@@ -128,7 +131,8 @@ class CpuTensorMovedEachStep(Nesting):
     `mask_by_order(...)` in each of `sample_tokens`' iterations),
     and a module's `loss` method (`compute_loss`, `get_loss`) that the source never calls: the
     training loops of other modules call `model.loss(scores, labels)` at each step.
-    Data NumPy draws or fills in the loop (`torch.from_numpy(np.random.uniform(...)).cuda()`)
+    Data NumPy draws or fills in the loop (`torch.from_numpy(np.random.uniform(...)).cuda()`, also cast first:
+    `vec = np.random.randn(1, 512).astype("float32")`)
     is copied the same way. Older scripts' idiom counts too: `Tensor(np.random.normal(...))` or
     `torch.randn(...).type(Tensor)` where `Tensor` is a CUDA tensor type
     (`torch.cuda.FloatTensor if cuda else torch.FloatTensor`). So is a factory tensor given (or
@@ -930,6 +934,17 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # a NumPy draw cast, then wrapped and moved for each image (pixel2style2pixel's style injection)
+        Example(
+            """
+            import numpy as np
+            import torch
+            net = Net().cuda()
+            for image in images:
+                vec = np.random.randn(1, 512).astype("float32")
+                out = net(torch.from_numpy(vec).to("cuda"), image.cuda())
+            """,
+        ),
         # kernels a module keeps as plain attributes, made in `__init__` through names, math and
         # a function converting the list it is given (BasicSR's StyleGAN2 and DFDNet blurs)
         Example(
@@ -2971,8 +2986,8 @@ class CpuTensorMovedEachStep(Nesting):
         names assigned in it); None otherwise."""
         before: dict[str, int] = {}
         for _ in range(6):
-            while type(expr) is cst.Call and type(expr.func) is cst.Attribute and call_name(expr) in SAME_DEVICE_METHODS:
-                expr = expr.func.value
+            while type(expr) is cst.Call and type(expr.func) is cst.Attribute and call_name(expr) in _ARRAY_KEEPING:
+                expr = expr.func.value  # (`np.random.randn(1, 512).astype("float32")`: the same draw)
             if type(expr) is cst.Call and (self.ctx.qualname(expr.func) or "") in ("torch.from_numpy", "torch.as_tensor",
                                                                                  "torch.tensor") and expr.args:
                 expr = expr.args[0].value
