@@ -2985,15 +2985,17 @@ class CpuTensorMovedEachStep(Nesting):
         a tensor (`torch.from_numpy(z).float()`), made in the current loop iteration (through
         names assigned in it); None otherwise."""
         before: dict[str, int] = {}
-        for _ in range(6):
+        cast_array = False  # (a draw cast, `np.random.randn(1, 512).astype("float32")`; not a fill: dgcnn's one-hot of its
+        for _ in range(6):  # labels, `np.zeros(...)` filled from the batch, then `.astype(np.float32)`, is data)
             while type(expr) is cst.Call and type(expr.func) is cst.Attribute and call_name(expr) in _ARRAY_KEEPING:
-                expr = expr.func.value  # (`np.random.randn(1, 512).astype("float32")`: the same draw)
+                cast_array = cast_array or call_name(expr) == "astype"
+                expr = expr.func.value
             if type(expr) is cst.Call and (self.ctx.qualname(expr.func) or "") in ("torch.from_numpy", "torch.as_tensor",
                                                                                  "torch.tensor") and expr.args:
                 expr = expr.args[0].value
             elif type(expr) is cst.Call:
                 qualified = self.ctx.qualname(expr.func) or ""
-                drawn = qualified.startswith("numpy.random.") or qualified in _NUMPY_FILLS
+                drawn = qualified.startswith("numpy.random.") or qualified in _NUMPY_FILLS and not cast_array
                 return expr if drawn and self._loops_around(expr) == self.ctx.loops else None
             elif type(expr) is cst.Name and expr.value in self.ctx.scope.assignments:
                 name = expr.value  # its latest value met in the pass before those followed, not a move of it
