@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import os
-
 import functools
+import os
 import re
 import sys
 from collections import defaultdict

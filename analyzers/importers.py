@@ -333,9 +333,9 @@ def step_caller(path: str, name: str, owner: str | None = None) -> str | None:
     (with `owner`, the method `name` of that class of it, on an instance the module makes of
     the class or of one deriving from it there: `FM.sample_location_and_conditional_flow(x0,
     x1)` after `FM = ConditionalFlowMatcher(...)`, or on one made there: `utils.MixUp_AUG().aug(...)`)
-    in a loop that trains (one whose body calls `backward()` or steps an optimizer), not under an interval test (`if step % 100 == 0:`) nor
-    in an `except` handler (`project.guarded`): "trainer.py:197" for pycls' `net.mixup(inputs,
-    labels)`; None when none does."""
+    in a loop that trains (one whose body calls `backward()` or steps an optimizer), not under an
+    interval test (`if step % 100 == 0:`) nor in an `except` handler (`project.guarded`):
+    "trainer.py:197" for pycls' `net.mixup(inputs, labels)`; None when none does."""
     path = os.path.normpath(os.path.abspath(path))
     for _, module, root in _importers(path):
         namespace = module.namespace(root)
