@@ -614,7 +614,7 @@ class UnsynchronizedTiming(Rule):
         # a notebook timing the model on the CPU (moved there in the cell above), then on the GPU
         Example(
             (
-                "import time\nimport torch\nmodel = Net().cuda()\nx = torch.from_numpy(image).float()\n",
+                "%matplotlib inline\nimport time\nimport torch\nmodel = Net().cuda()\nx = torch.from_numpy(image).float()\n",
                 "model = model.cpu()\n",
                 "start = time.time()\nout = model(x)\nprint(time.time() - start)\n",
             ),
