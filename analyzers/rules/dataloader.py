@@ -695,13 +695,11 @@ class LoaderRule(Rule):
             return UNKNOWN
         if call_name(parsed[0]) not in ("parse_args", "parse_known_args") or type(parsed[0].func) is cst.Name:  # `opt = parse_opts()` of the project
             found = call_target(self.ctx, parsed[0].func, parsed[1]) if maybe_project_call(self.ctx, parsed[0].func) else None
-            defaults = parsed_defaults(found).get(expr.attr.value, [])
-            return defaults[0] if len(set(map(repr, defaults))) == 1 else UNKNOWN
+            return _agreed(parsed_defaults(found).get(expr.attr.value, []))
         func = parsed[0].func
         if type(func) is cst.Attribute and type(func.value) is cst.Call and maybe_project_call(self.ctx, func.value.func):
             # (`options.Options().init(argparse.ArgumentParser()).parse_args()`: the method adds the options)
-            defaults = argparse_defaults(call_target(self.ctx, func.value.func, parsed[1])).get(expr.attr.value, [])
-            return defaults[0] if len(set(map(repr, defaults))) == 1 else UNKNOWN
+            return _agreed(argparse_defaults(call_target(self.ctx, func.value.func, parsed[1])).get(expr.attr.value, []))
         if type(func) is not cst.Attribute or type(func.value) is not cst.Name:
             return UNKNOWN
         parser = func.value.value  # (`parser = deepspeed.add_config_arguments(parser)` extends the same one)
@@ -714,8 +712,7 @@ class LoaderRule(Rule):
                 if not (type(v) is cst.Call and any(type(a.value) is cst.Name and a.value.value == parser for a in v.args))]
         if len(made) != 1 or type(made[0]) is not cst.Call or type(made[0].func) is not cst.Name:
             return UNKNOWN
-        defaults = argparse_defaults(self._namespace().function(made[0].func.value)).get(expr.attr.value, [])
-        return defaults[0] if len(set(map(repr, defaults))) == 1 else UNKNOWN
+        return _agreed(argparse_defaults(self._namespace().function(made[0].func.value)).get(expr.attr.value, []))
 
     def _yacs_default(self, expr: cst.BaseExpression):
         """`config.DATA.NUM_WORKERS` (or `config.train.dataloader.num_workers`): the default a
@@ -2322,6 +2319,11 @@ def _next_iter(call: cst.Call, name: str) -> bool:
     if type(call.func) is not cst.Name or call.func.value != "next" or not call.args:
         return False
     return _iter_of(call.args[0].value, name)
+
+
+def _agreed(defaults: list):
+    """The default the parser's options agree on (one value, given once or more); else UNKNOWN."""
+    return defaults[0] if len(set(map(repr, defaults))) == 1 else UNKNOWN
 
 
 def _string_keys(expr: cst.BaseExpression) -> list[str]:

@@ -2835,11 +2835,11 @@ class CpuTensorMovedEachStep(Nesting):
         scope = self.ctx.scopes.get(id(methods["__init__"])) if assignments else None
         if scope is None:
             return None
-        made = [self._made_on_cpu(node.value, held, scope) for node in assignments]
+        made = [self._init_made_on_cpu(node.value, held, scope) for node in assignments]
         first = assignments[0]
         return first if True in made and False not in made and type(first) is cst.Assign else None
 
-    def _made_on_cpu(self, value: cst.BaseExpression, held: str, scope: Scope, resolving: frozenset = frozenset(), depth: int = 0):
+    def _init_made_on_cpu(self, value: cst.BaseExpression, held: str, scope: Scope, resolving: frozenset = frozenset(), depth: int = 0):
         """Whether `__init__` makes `value` on the CPU: a torch factory given no device, a function of
         the project returning one (`make_resample_kernel(k)`), names `__init__` assigns only such
         values (`kernel = torch.tensor(...)`, `kernel = kernel / kernel.sum()`), math of them; None
@@ -2852,7 +2852,7 @@ class CpuTensorMovedEachStep(Nesting):
             return None if depth <= 8 else False
         parts: list = []
         if type(base) is cst.BinaryOperation:  # (`kernel / kernel.sum()`, `self.kernel * (factor**2)`: math with a CPU tensor
-            sides = [self._made_on_cpu(side, held, scope, resolving, depth + 1) for side in (base.left, base.right)]
+            sides = [self._init_made_on_cpu(side, held, scope, resolving, depth + 1) for side in (base.left, base.right)]
             return True if True in sides else None if None in sides else False  # gives one, whatever the other side)
         if type(base) is cst.Name:
             parts = scope.assignments.get(base.value) or [cst.Name("None")]
@@ -2862,7 +2862,7 @@ class CpuTensorMovedEachStep(Nesting):
             if found is not None or type(base.func) is not cst.Attribute or call_name(base) in _MOVES:
                 return found is not None and returns_cpu_factory(found, converted=True) is not None
             parts = [base.func.value]  # (`kernel.sum()`: a tensor's method gives a tensor where it is)
-        results = [False if part is None else self._made_on_cpu(part, held, scope, resolving, depth + 1) for part in parts]
+        results = [False if part is None else self._init_made_on_cpu(part, held, scope, resolving, depth + 1) for part in parts]
         return False if not results or False in results else True if True in results else None
 
     def _gpu_somewhere(self, function: cst.FunctionDef | None) -> bool:
@@ -3412,13 +3412,8 @@ def _init_assignments(cls: cst.ClassDef, attribute: str) -> list[cst.Assign | cs
 def _init_assignment(cls: cst.ClassDef, attribute: str) -> cst.Assign | None:
     """The class's `__init__` assignment of `self.<attribute>`, when it is the attribute's only
     assignment (a constant of the object); None otherwise."""
-    methods = [statement for statement in cls.body.body if type(statement) is cst.FunctionDef]
-    assigned = [(method, node) for method in methods for node in walk(method) if type(node) in (cst.Assign, cst.AugAssign, cst.AnnAssign)
-                and any(dotted(target) == f"self.{attribute}" for target in _targets(node))]
-    if len(assigned) != 1 or assigned[0][0].name.value != "__init__":
-        return None
-    node = assigned[0][1]
-    return node if type(node) is cst.Assign else None
+    assigned = _init_assignments(cls, attribute)
+    return assigned[0] if len(assigned) == 1 and type(assigned[0]) is cst.Assign else None
 
 
 def _numpy_constant(cls: cst.ClassDef, attribute: str, ctx, depth: int = 0) -> bool:
