@@ -184,7 +184,7 @@ class Context:
         self.attributes: dict[str, list[tuple[cst.BaseExpression | None, Scope]]] = defaultdict(list)
         self.by_name: dict[str, list[tuple[cst.BaseExpression | None, Scope]]] = defaultdict(list)
         # (id(scope), name) -> the values it was unpacked from (`a, b = model(x)`: its None assignments),
-        # each with the name's index in the target (None after a starred name)
+        # each with the name's index in the target (negative, from the end, after a starred name; None for it)
         self.unpacked: dict[tuple[int, str], list[tuple[cst.BaseExpression, int | None]]] = defaultdict(list)
         self.argparse: dict[str, list] = defaultdict(list)
         self.args_functions: set[str] = set()
@@ -346,9 +346,12 @@ class Context:
             starred = False
             for index, (element, element_value) in enumerate(zip(target.elements, values)):
                 self._bind(element.value, element_value)
-                starred = starred or type(element) is cst.StarredElement
-                if element_value is None and value is not None and type(element.value) is cst.Name:
-                    self.unpacked[(id(self.scope), element.value.value)].append((value, None if starred else index))
+                star = type(element) is cst.StarredElement
+                starred = starred or star
+                if element_value is None and value is not None and type(element.value) is cst.Name:  # (counted from
+                    # the end after a starred name: `loss, *_, count = f()` binds `count` to element -1)
+                    at = None if star else index - len(target.elements) if starred else index
+                    self.unpacked[(id(self.scope), element.value.value)].append((value, at))
         elif type(target) is cst.StarredElement:
             self._bind(target.value, None)
         elif type(target) is cst.Attribute:

@@ -110,6 +110,9 @@ HF_METHODS = {"map", "filter", "with_format", "remove_columns", "rename_column",
               "class_encode_column", "add_column", "flatten_indices", "shard", "take", "skip"}
 HF_TRANSFORMS = {"with_transform", "set_transform"}  # run on every access
 HF_ROWS = Cost(ROWS, "reads its rows one at a time from a Hugging Face Arrow table")
+# transformers' (deprecated) text datasets, which tokenize the whole file in `__init__`
+_TOKENIZED_UP_FRONT = {"TextDataset", "LineByLineTextDataset", "LineByLineWithRefDataset", "LineByLineWithSOPTextDataset",
+                       "TextDatasetForNextSentencePrediction"}
 
 
 def library_cost(qualified: str, has_transform: bool) -> Cost | None:
@@ -126,6 +129,8 @@ def library_cost(qualified: str, has_transform: bool) -> Cost | None:
         return Cost(EXPENSIVE, f"torchaudio's {last} loads an audio file per item")
     if qualified in HF_SOURCES:
         return HF_ROWS
+    if last in _TOKENIZED_UP_FRONT and head.startswith("transformers"):
+        return Cost(CHEAP, f"transformers' {last} tokenizes the text once and holds the token ids in memory")
     return None
 
 

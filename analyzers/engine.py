@@ -14,7 +14,7 @@ from .config import Config
 from .context import Context
 from .nodes import children, remembered, use_memos
 from .findings import Edit, Finding, Fix, Range, Related
-from .importers import gpu_base, gpu_callee, gpu_importer, gpu_value
+from .importers import config_gpu, gpu_base, gpu_callee, gpu_importer, gpu_value
 from .rules import enabled_rules
 from .rules.base import Here, InsertLineBefore, MoveLinesBefore, Replace, Report, Rule
 from .document import DocumentState
@@ -326,8 +326,9 @@ def _analyze(source: Source, config: Config, state: DocumentState, shallow: bool
             if ctx.displayed_device_only():
                 ctx.cuda_evidence = None  # (a device named and printed, nothing put on it: it runs on the CPU)
             if ctx.cuda_evidence is None and source.path and any(q.split(".")[0] == "torch" for q in ctx.imports.values()):
-                ctx.gpu_importer = gpu_importer(source.path) or gpu_callee(ctx) or gpu_value(ctx) or gpu_base(ctx)  # a module that runs
-                # this one on a GPU, picks the GPU for it, names the GPU device it moves work to, or a base class's module does
+                ctx.gpu_importer = gpu_importer(source.path) or gpu_callee(ctx) or gpu_value(ctx) or gpu_base(ctx) or config_gpu(
+                    source.path)  # a module that runs this one on a GPU, picks the GPU for it, names the GPU device it moves
+                # work to, or a base class's module does; or one making a class of it (or of an importer) from a YAML config
                 if ctx.gpu_importer is not None:
                     ctx.cuda_evidence = parsed[min(parsed)].module
         if other_framework(ctx.imports.values()):

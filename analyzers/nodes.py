@@ -429,6 +429,71 @@ def walk(node: cst.CSTNode) -> list[cst.CSTNode]:
     return found
 
 
+def statement_assignments(statement: cst.CSTNode) -> dict[str, cst.BaseExpression | None]:
+    """The names a statement assigns: to the value, for a plain `name = value` line; to
+    None (unknown) for anything else that binds them (unpacking, loops, nested blocks).
+    Remembered."""
+
+    def compute() -> dict:
+        found: dict = {}
+        if type(statement) is cst.SimpleStatementLine:
+            for small in statement.body:
+                if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name:
+                    found[small.targets[0].target.value] = small.value
+                    continue
+                _bound_names(small, found)
+        else:
+            _bound_names(statement, found)
+        return found
+
+    return remembered(statement_assignments, statement, compute)
+
+
+def _bound_names(node: cst.CSTNode, found: dict) -> None:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is cst.FunctionDef or type(current) is cst.ClassDef:
+            found[current.name.value] = None
+            continue
+        if (type(current) is cst.AssignTarget or type(current) is cst.AugAssign or type(current) is cst.AnnAssign
+                or type(current) is cst.For):
+            targets: list[cst.BaseExpression] = [current.target]
+            while targets:
+                target = targets.pop()
+                if type(target) is cst.Name:
+                    found[target.value] = None
+                elif type(target) is cst.Tuple or type(target) is cst.List:
+                    targets.extend(e.value for e in target.elements)
+                elif type(target) is cst.StarredElement:
+                    targets.append(target.value)
+        elif type(current) is cst.NamedExpr and type(current.target) is cst.Name:
+            found[current.target.value] = None
+        elif type(current) is cst.AsName and type(current.name) is cst.Name:
+            found[current.name.value] = None
+        stack.extend(children(current))
+
+
+def reaching_assignment(root: cst.CSTNode, target: cst.CSTNode, name: str) -> cst.BaseExpression | None:
+    """The value of the plain `name = value` that reaches `target` from the statements above it
+    in the innermost block of `root` holding it (`j = r.max(2)[0] < t`, then `t = t[j]`); None
+    when none of them assigns `name`, or one binds it otherwise (unpacking, a nested block)."""
+    statements: Sequence[cst.BaseStatement] = ()
+    index, node = -1, root
+    while node is not target:
+        child = next((c for c in children(node) if contains(c, target)), None)
+        if child is None:
+            return None
+        if type(node) is cst.IndentedBlock or type(node) is cst.Module:
+            statements, index = node.body, list(node.body).index(cast(cst.BaseStatement, child))
+        node = child
+    for statement in reversed(statements[:max(index, 0)]):
+        assigned = statement_assignments(statement)
+        if name in assigned:
+            return assigned[name]
+    return None
+
+
 def main_guard(test: cst.BaseExpression) -> bool:
     """`__name__ == "__main__"` (a script's entry, skipped when the module is imported)."""
     return type(test) is cst.Comparison and dotted(test.left) == "__name__"

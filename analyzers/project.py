@@ -2140,17 +2140,21 @@ def returns_host_copy(found: Definition | None, index: int | None, depth: int = 
     """Whether every return of the function `found` gives back a copy on the host (`x.cpu()`,
     `x.item()`, or what a function of the project returning one gives: `to_cpu(x)`), as the
     element `index` of a tuple when `index` is not None (`return loss, to_cpu(torch.cat(parts))`
-    in YOLOv3's `compute_loss`: the caller's `loss_components` is a CPU tensor)."""
+    in YOLOv3's `compute_loss`: the caller's `loss_components` is a CPU tensor; negative: from
+    its end), directly or through a name it assigns once."""
     if found is None or depth > 3:
         return False
     values = [node.value for node in body_nodes(found[0]) if type(node) is ast.Return]
     if not values:
         return False
+    assigned = _assignments(found[0])
     for value in values:
         if index is not None:
-            if type(value) is not ast.Tuple or index >= len(value.elts) or any(type(e) is ast.Starred for e in value.elts):
+            if type(value) is not ast.Tuple or not -len(value.elts) <= index < len(value.elts) or any(type(e) is ast.Starred for e in value.elts):
                 return False
             value = value.elts[index]
+        if type(value) is ast.Name and len(assigned.get(value.id, ())) == 1:
+            value = assigned[value.id][0]  # (`count = (p == y).sum().item()`, then `return loss, count`)
         if type(value) is not ast.Call:
             return False
         if _host_read(value) is None:

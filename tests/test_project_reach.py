@@ -524,3 +524,42 @@ def test_a_loss_object_five_imports_below_the_training_script(tmp_path):
             optimizer.step()
     """})
     assert lines(tmp_path / "loss.py", "TPL203") == [7]  # (not the unused class)
+
+
+def test_a_class_a_yaml_config_names_runs_on_the_gpu_of_the_script_reading_it(tmp_path):
+    # latent-diffusion: main.py trains `target: models.ddpm.LatentDiffusion` on GPUs; ddpm.py imports ema.py
+    write(tmp_path, {"models/ema.py": """
+        import torch
+        from torch import nn
+
+        class LitEma(nn.Module):
+            def __init__(self, model):
+                super().__init__()
+                self.register_buffer("num_updates", torch.tensor(0, dtype=torch.int))
+
+            def forward(self, model):
+                if self.num_updates >= 0:
+                    self.num_updates += 1
+    """, "models/ddpm.py": """
+        import pytorch_lightning as pl
+        from models.ema import LitEma
+
+        class LatentDiffusion(pl.LightningModule):
+            def __init__(self, model):
+                super().__init__()
+                self.model, self.model_ema = model, LitEma(model)
+
+            def on_train_batch_end(self, *args, **kwargs):
+                self.model_ema(self.model)
+    """, "main.py": """
+        import torch
+        from omegaconf import OmegaConf
+        config = OmegaConf.load("configs/ldm.yaml")
+        model = instantiate_from_config(config.model)
+        torch.cuda.synchronize()
+    """, "configs/ldm.yaml": "model:\n  target: models.ddpm.LatentDiffusion\n"})
+    assert lines(tmp_path / "models/ema.py", "TPL203") == [11]
+    (tmp_path / "configs/ldm.yaml").write_text("model:\n  target: models.other.Model\n")
+    forget()
+    assert lines(tmp_path / "models/ema.py", "TPL203") == []  # (no config makes it: where it runs is not known)
+

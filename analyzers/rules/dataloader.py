@@ -41,12 +41,13 @@ from ..vocabulary import (
 DATALOADER = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader", "webdataset.WebLoader",
               "webdataset.compat.WebLoader", "monai.data.DataLoader", "monai.data.dataloader.DataLoader"}
 # DataLoaders of libraries whose batches perf-lint cannot cost (PyG's, collating graphs; MONAI's
-# ThreadDataLoader, whose thread prefetches without workers): their workers are re-spawned like any
+# ThreadDataLoader, whose thread prefetches without workers; torchmeta's, batching tasks): their workers are re-spawned like any
 # loader's (TPL104); whether they need workers or pinning is not known
 SUBCLASSES = {f"torch_geometric.{package}.{name}" for package in ("loader", "data") for name in (
     "DataLoader", "DataListLoader", "DenseDataLoader", "NeighborLoader", "NeighborSampler", "LinkNeighborLoader",
     "ClusterLoader", "GraphSAINTNodeSampler", "GraphSAINTEdgeSampler", "GraphSAINTRandomWalkSampler", "ShaDowKHopSampler",
-    "RandomNodeLoader", "HGTLoader")} | {"monai.data.ThreadDataLoader", "monai.data.thread_buffer.ThreadDataLoader"}
+    "RandomNodeLoader", "HGTLoader")} | {"monai.data.ThreadDataLoader", "monai.data.thread_buffer.ThreadDataLoader"} | {
+    f"torchmeta.utils.data.{name}" for name in ("MetaDataLoader", "BatchMetaDataLoader")}
 ITERABLE_DATASET = {"torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"}
 _LITERAL_TENSORS = {"torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.as_tensor",
                     "numpy.array", "numpy.asarray"}
@@ -346,9 +347,7 @@ class LoaderRule(Rule):
             if call_name(call) in ITER_WRAPPERS:  # `progress = tqdm(enumerate(loader))`
                 return [loader for value in _wrapped(call) for loader in self._resolve_loader(value, origin[1], depth + 1)]
             if type(call.func) is cst.Attribute and dotted(call.func.value) == "self":  # `train_dl = self.init_train_dl()`
-                owner = self.ctx.class_of.get(id(origin[1].node)) if origin[1].node is not None else None
-                functions = [f for f, _ in self.ctx.functions.get(call.func.attr.value, ())
-                             if owner is not None and self.ctx.class_of.get(id(f)) is owner]
+                functions = self._called_functions(call.func, origin[1])
             elif type(call.func) is cst.Name:
                 if _iterator_class(self.ctx.classes.get(call.func.value)):  # `InfiniteIterator(loader)`
                     return [loader for arg in call.args for loader in self._resolve_loader(arg.value, origin[1], depth + 1)]
@@ -370,7 +369,7 @@ class LoaderRule(Rule):
         key = dotted(expr)
         if key is None:
             return []
-        found = []
+        found = self._unpacked_loaders(expr, scope, depth) if type(expr) is cst.Name else []
         if type(expr) is cst.Name and scope.node is not None and expr.value in scope.params:
             found.extend(self._from_callers(scope, expr.value, depth))
         if not found:  # the same name (or attribute) bound to a DataLoader elsewhere in the source
@@ -386,6 +385,33 @@ class LoaderRule(Rule):
             if not found and type(expr) is cst.Name:  # `active_dataloader = train_dataloader` in one branch
                 found.extend(loader for v, where in bound if type(v) is cst.Name and v.value != expr.value
                              for loader in self._resolve_loader(v, where, depth + 1) if loader not in found)
+        return found
+
+    def _called_functions(self, func: cst.BaseExpression, scope) -> list[cst.FunctionDef]:
+        """The functions of the source a call of `func` runs: those named `name`, or for
+        `self.name`, the method of the enclosing class."""
+        if type(func) is cst.Name:
+            return [function for function, _ in self.ctx.functions.get(func.value, ())]
+        if type(func) is not cst.Attribute or dotted(func.value) != "self" or scope.node is None:
+            return []
+        owner = self.ctx.class_of.get(id(scope.node))
+        return [function for function, _ in self.ctx.functions.get(func.attr.value, ())
+                if owner is not None and self.ctx.class_of.get(id(function)) is owner]
+
+    def _unpacked_loaders(self, expr: cst.Name, scope, depth: int) -> list[Site]:
+        """The loaders a name unpacked from what a method of the class or a function of the source
+        returns holds: element `index` of its returned tuples (simpletransformers'
+        `train_dataloader, train_sampler = self.load_and_cache_examples(...)`)."""
+        owner = scope.owner_of(expr.value)
+        found: list[Site] = []
+        for value, index, where in self.unpacked.get(expr.value, ()):
+            if where is not owner or type(value) is not cst.Call:
+                continue
+            for function in self._called_functions(value.func, where):
+                for returned in self.ctx.returns.get(id(function), ()):
+                    elements = returned.elements if type(returned) is cst.Tuple or type(returned) is cst.List else ()
+                    if index < len(elements):
+                        found += self._resolve_loader(elements[index].value, self.ctx.scopes[id(function)], depth + 1)
         return found
 
     def _from_callers(self, scope, param: str, depth: int) -> list[Site]:
@@ -1058,12 +1084,21 @@ class LoaderRule(Rule):
 
     def _lightning_hook(self, loader: Site) -> str | None:
         """The Lightning hook (`train_dataloader`, ...: a method of a Lightning module or
-        DataModule) a loader is made in, or None."""
+        DataModule, or the method the class binds to one) a loader is made in, or None."""
         function = loader.scope.node
         cls = self.ctx.class_of.get(id(function)) if function is not None else None
         if function is None or cls is None or not any("Lightning" in (dotted(base.value) or "") for base in cls.bases):
             return None
-        return function.name.value
+        name = function.name.value
+        for node in walk(cls):  # (a hook bound to a method in `__init__`: latent-diffusion's `self.train_dataloader =
+            # self._train_dataloader`, `self.val_dataloader = partial(self._val_dataloader, shuffle=False)`)
+            if type(node) is cst.Assign and len(node.targets) == 1 and type(target := node.targets[0].target) is cst.Attribute \
+                    and dotted(target.value) == "self" and target.attr.value.endswith("_dataloader"):
+                bound = node.value.args[0].value if type(node.value) is cst.Call and node.value.args and call_name(
+                    node.value) == "partial" else node.value
+                if dotted(bound) == f"self.{name}":
+                    return target.attr.value
+        return name
 
     def _lightning(self, site: Site) -> bool:
         """A method call on a Lightning Trainer."""
@@ -1248,13 +1283,10 @@ class LoaderRule(Rule):
         known = library_cost(qualified, False) if qualified else None
         if known is not None and known.kind == ROWS:
             return known  # load_dataset(..., split=["train", "test"])
-        if type(value.func) is cst.Name and value.func.value in self.ctx.functions:
-            returned = [
-                (item, self.ctx.scopes[id(function)])
-                for function, _ in self.ctx.functions[value.func.value]
-                for item in self.ctx.returns.get(id(function), ())
-            ]
-            return combine(self._unpacked_cost(item, index, where, depth + 1, seen) for item, where in returned)
+        returned = self._returned(value.func, scope)
+        tuples = [(item, where) for item, where in returned if type(item) in (cst.Tuple, cst.List)]
+        if returned:  # (the returns that are tuples, when some are: `return dataset, window_counts` beside `return dataset`)
+            return combine(self._unpacked_cost(item, index, where, depth + 1, seen) for item, where in tuples or returned)
         return self._imported_cost(value.func, index)
 
     def _caller_arguments(self, scope, param: str) -> list:
@@ -1380,15 +1412,18 @@ class LoaderRule(Rule):
             passed = [argument(call, index, param) for param, index in cost.passed]
             items = combine((self._cost(arg, scope, depth + 1, seen) for arg in passed if arg is not None), empty=None)
             return cost if items is None or items.kind == CHEAP else items
-        if type(func) is cst.Name and func.value in self.ctx.functions:  # a function of the source that makes it
-            returned = [
-                (value, self.ctx.scopes[id(function)])
-                for function, _ in self.ctx.functions[func.value]
-                for value in self.ctx.returns.get(id(function), ())
-            ]
-            if returned:
-                return combine(self._cost(value, where, depth + 1, seen) for value, where in returned)
+        if _plugged_class(made[0] if made is not None else func):
+            return None  # (`CustomDataset = args.dataset_class`: the user's own class, if any; the code's other datasets decide)
+        returned = self._returned(func, scope)
+        if returned:  # a function of the source, or a method of the class (`self.load_and_cache_examples(...)`), that makes it
+            return combine(self._cost(value, where, depth + 1, seen) for value, where in returned)
         return self._imported_cost(func, None)
+
+    def _returned(self, func: cst.BaseExpression, scope) -> list[tuple]:
+        """What the functions a call of `func` runs return (`_called_functions`): (value, its
+        scope) for each `return value`."""
+        return [(value, self.ctx.scopes[id(function)]) for function in self._called_functions(func, scope)
+                for value in self.ctx.returns.get(id(function), ())]
 
     def _imported_cost(self, func: cst.BaseExpression, index: int | None) -> Cost:
         """The cost of the dataset (element `index` of the tuple) a function of another module
@@ -2478,8 +2513,10 @@ class SynchronousDataLoader(LoaderRule):
     in the file, or in a local module the file imports (`from .data import MyDataset`,
     `from data import MyDataset`: the file next to it), or what a function of such a
     module returns (through its names, torch's `Subset`/`ConcatDataset`, the module's
-    functions and classes, a `torch.load` of the file it `torch.save`d the dataset to, each
-    class of a table the dataset class is picked from: `Data = data_dict[args.data]`),
+    functions and classes, a method of the class making the loader, `self.load_and_cache_examples(...)`,
+    a `torch.load` of the file it `torch.save`d the dataset to, each
+    class of a table the dataset class is picked from: `Data = data_dict[args.data]`; a class an
+    option holds, `args.dataset_class`, is the user's: the other datasets decide),
     and what its `__getitem__` calls
     (its own methods and the module's functions too). Per-item file I/O (`open`,
     `Image.open`, `cv2.imread`, `read_image`, audio loads, `np.load`, reading an HDF5/LMDB
@@ -2487,7 +2524,8 @@ class SynchronousDataLoader(LoaderRule):
     transforms) and tokenization make it expensive, and the message says where. Library
     datasets are known by name: torchvision's (`ImageFolder`, and `MNIST`/`CIFAR10`,
     which make a PIL image of every item), Hugging Face `datasets` tables (with a
-    `with_transform`/`set_transform`: expensive).
+    `with_transform`/`set_transform`: expensive), transformers' `TextDataset` and
+    `LineByLineTextDataset` (tokenized up front: cheap).
 
     Silent when:
     - the value is unknown (a function parameter, a `**kwargs` of unknown content);
@@ -2580,6 +2618,29 @@ class SynchronousDataLoader(LoaderRule):
     probe = "dataloader"
     options = {"num-workers": 4}
     VALID = (
+        # the dataset a method of the class makes, in memory: a TensorDataset of features, or the
+        # class the user plugs in through an option (simpletransformers' `load_and_cache_examples`)
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader, TensorDataset
+            class Model:
+                def load_and_cache_examples(self, examples):
+                    if self.args.dataset_class:
+                        CustomDataset = self.args.dataset_class
+                        return CustomDataset(examples)
+                    features = [self.tokenizer(e) for e in examples]
+                    return TensorDataset(torch.tensor(features)), len(features)
+                def predict(self, texts):
+                    dataset, count = self.load_and_cache_examples(texts)
+                    loader = DataLoader(dataset, batch_size=8)
+                    preds = []
+                    for batch in loader:
+                        with torch.no_grad():
+                            preds.append(self.model(batch[0].cuda()))
+                    return preds
+            """,
+        ),
         # MONAI's `first(check_loader)`: one batch to look at
         Example(
             """
@@ -3557,6 +3618,11 @@ def _table_column(expr: cst.BaseExpression) -> bool:
             return False
 
 
+def _plugged_class(expr: cst.BaseExpression) -> bool:
+    """A class an option holds (`args.dataset_class`, `config.dataset_cls`): one the user plugs in."""
+    return type(expr) is cst.Attribute and expr.attr.value.lower().endswith(("_class", "_cls")) and dotted(expr) is not None
+
+
 def _unbatched(call: cst.Call) -> bool:
     """`DataLoader(stream, batch_size=None)`: the dataset yields whole batches itself."""
     given = keyword(call, "batch_size")
@@ -3862,6 +3928,73 @@ class PinnedMemoryMissing(LoaderRule):
         ),
     )
     INVALID = (
+        # a DataModule binding its hooks to other methods in `__init__` (latent-diffusion's `DataModuleFromConfig`)
+        Example(
+            """
+            import pytorch_lightning as pl
+            from torch.utils.data import DataLoader
+            class DataModuleFromConfig(pl.LightningDataModule):
+                def __init__(self, batch_size, train=None):
+                    super().__init__()
+                    self.batch_size = batch_size
+                    if train is not None:
+                        self.train_dataloader = self._train_dataloader
+                def _train_dataloader(self):
+                    return DataLoader(self.datasets["train"], batch_size=self.batch_size, num_workers=4)
+            trainer = pl.Trainer(accelerator="gpu", devices=1)
+            trainer.fit(model, DataModuleFromConfig(8, train=config))
+            """,
+            """
+            import pytorch_lightning as pl
+            from torch.utils.data import DataLoader
+            class DataModuleFromConfig(pl.LightningDataModule):
+                def __init__(self, batch_size, train=None):
+                    super().__init__()
+                    self.batch_size = batch_size
+                    if train is not None:
+                        self.train_dataloader = self._train_dataloader
+                def _train_dataloader(self):
+                    return DataLoader(self.datasets["train"], batch_size=self.batch_size, num_workers=4, pin_memory=True)
+            trainer = pl.Trainer(accelerator="gpu", devices=1)
+            trainer.fit(model, DataModuleFromConfig(8, train=config))
+            """,
+        ),
+        # a loader a method returns beside its sampler, unpacked by the caller and passed to the
+        # method that trains (simpletransformers' ConvAI `load_and_cache_examples`)
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader, RandomSampler, TensorDataset
+            class ConvAIModel:
+                def train_model(self, features):
+                    train_dataloader, train_sampler = self.load_and_cache_examples(features)
+                    self.train(train_dataloader)
+                def train(self, train_dataloader):
+                    for batch in train_dataloader:
+                        batch = tuple(t.to("cuda") for t in batch)
+                        self.model(*batch).loss.backward()
+                def load_and_cache_examples(self, features):
+                    dataset = TensorDataset(torch.tensor(features))
+                    sampler = RandomSampler(dataset)
+                    return DataLoader(dataset, sampler=sampler, batch_size=8), sampler
+            """,
+            """
+            import torch
+            from torch.utils.data import DataLoader, RandomSampler, TensorDataset
+            class ConvAIModel:
+                def train_model(self, features):
+                    train_dataloader, train_sampler = self.load_and_cache_examples(features)
+                    self.train(train_dataloader)
+                def train(self, train_dataloader):
+                    for batch in train_dataloader:
+                        batch = tuple(t.to("cuda") for t in batch)
+                        self.model(*batch).loss.backward()
+                def load_and_cache_examples(self, features):
+                    dataset = TensorDataset(torch.tensor(features))
+                    sampler = RandomSampler(dataset)
+                    return DataLoader(dataset, sampler=sampler, batch_size=8, pin_memory=True), sampler
+            """,
+        ),
         # PyTorch 0.3's `Variable` around each part of the batch, unpacked in one statement
         Example(
             """

@@ -17,7 +17,7 @@ from ..project import (SourceNamespace, call_target, derives_from, device_moves,
 from .base import CallNames, Example, FixPlan, Here, Replace
 from .edits import with_keywords
 from .tracking import Nesting, TrainingSteps, calls_under_ifs, few_iterations, interval_test, never_taken
-from ..vocabulary import (CAST_METHODS, DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, ELEMENTWISE_METHODS, HOST_COPY_METHODS,
+from ..vocabulary import (CAST_METHODS, CONSTANT_FACTORIES, DETERMINISTIC_FACTORIES, DEVICE_LIKE, DTYPE_LIKE, ELEMENTWISE_METHODS, HOST_COPY_METHODS,
                           LEGACY_TENSOR_TYPES, LIGHTNING_MODULES, MODULE_CLASSES, PER_CALL_METHODS, RANDOM_FACTORIES, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS)
 
 _RANDOM = RANDOM_FACTORIES | {"randperm", "normal", "bernoulli"}
@@ -149,12 +149,18 @@ class CpuTensorMovedEachStep(Nesting):
     `make_resample_kernel(k)`), also through names `__init__` assigns and math on them (`kernel =
     kernel / kernel.sum()`, `self.kernel = kernel.repeat(c, 1, 1, 1)`, scaled again there), and that
     nothing registers as a buffer or assigns outside `__init__`:
-    `model.to(device)` moves parameters and buffers, not attributes, so it is copied on every call;
+    `model.to(device)` moves parameters and buffers, not attributes, so it is copied on every call
+    (likewise in a class deriving from nothing, whose tensors nothing moves: DPM-Solver's
+    `NoiseScheduleVP.t_array`, copied by each `marginal_log_mean_coeff` of a sampling step);
     likewise such an attribute indexing a GPU tensor there (NT-Xent's `sim[self.mask]`, the mask
     made in `__init__`), in a project that uses CUDA. And a CPU factory's tensor copied into
     a tensor on the device (a name moved there, or a buffer the module registers) with `copy_`
     where it runs as often: NoisyNet's `self.weight_epsilon.copy_(epsilon_out.ger(epsilon_in))`
-    of `torch.randn(size)` noise, a GAN's `noises.data.copy_(torch.randn(b, nz, 1, 1))`. And
+    of `torch.randn(size)` noise, a GAN's `noises.data.copy_(torch.randn(b, nz, 1, 1))`, or
+    assigned into a part of it (YOLO's `gain[2:6] = torch.tensor(shape)[[3, 2, 3, 2]]`, the
+    sizes of a layer's output, in its loss). And `torch.tensor([[0, 0], [1, 0], [0, 1]],
+    device=...)`, a table written out as a Python list, built and copied again where it runs
+    as often (YOLO's offsets in `build_targets`), instead of once. And
     `torch.from_numpy(arr).to(device)` of a parameter its callers pass constant NumPy arrays
     of their object (made in `__init__` only), in a function that runs as often or that a loop
     of the source runs through a few calls: the diffusion codebases' `_extract_into_tensor`,
@@ -162,7 +168,10 @@ class CpuTensorMovedEachStep(Nesting):
     device=...)` of what the object sets once in `__init__`, where it runs as often (the
     respacing wrapper's `th.tensor(self.timestep_map, device=ts.device)` at every model call).
 
-    Silent for a tensor made under `if buffer is None:` (not `if hidden is None:` testing a parameter
+    Silent for an index of a tensor the function fills a CPU tensor through, which puts it on the
+    CPU too (MLM's `mask_tokens`: `probability_matrix = torch.full(labels.shape, p)`, then
+    `probability_matrix.masked_fill_(labels.eq(pad), 0.0)`, masking the batch before the step
+    moves it), for a tensor made under `if buffer is None:` (not `if hidden is None:` testing a parameter
     each call may leave out: DRNN's `init_hidden`; but in a forward, `if x is None: x = ...` for an
     input without a default stands in for one the caller may not have, PyG's point clouds
     without features), `if not len(self.q):`, `if key not in
@@ -220,6 +229,44 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset(_MOVES | {"tensor", "copy_"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # MLM masking of the batch on the CPU, before the training step moves it: a CPU tensor is
+        # filled through a mask of `labels`, so `labels` (and the `inputs` it copies) is on the CPU
+        Example(
+            """
+            import torch
+            def mask_tokens(inputs, tokenizer, p):
+                labels = inputs.clone()
+                probability_matrix = torch.full(labels.shape, p)
+                probability_matrix.masked_fill_(labels.eq(tokenizer.pad_token_id), value=0.0)
+                masked_indices = torch.bernoulli(probability_matrix).bool()
+                labels[~masked_indices] = -100
+                inputs[torch.bernoulli(torch.full(labels.shape, 0.8)).bool() & masked_indices] = tokenizer.mask_token_id
+                return inputs, labels
+            for batch in loader:
+                inputs, labels = mask_tokens(batch, tokenizer, 0.15)
+                model(inputs.cuda(), labels=labels.cuda()).loss.backward()
+                optimizer.step()
+            """,
+        ),
+        # the offsets table built once, in `__init__`; the layer's sizes copied into a CPU tensor
+        Example(
+            """
+            import torch
+            class ComputeLoss:
+                def __init__(self, model):
+                    self.device = next(model.parameters()).device
+                    self.off = torch.tensor([[0, 0], [1, 0], [0, 1]], device=self.device) * 0.5
+                def __call__(self, p, targets):
+                    gain = torch.ones(7)
+                    for i in range(len(p)):
+                        gain[2:6] = torch.tensor(p[i].shape)[[3, 2, 3, 2]]
+                    return (targets * gain.to(self.device) + self.off.sum()).sum()
+            compute_loss = ComputeLoss(model.cuda())
+            for images, targets in loader:
+                compute_loss(model(images.cuda()), targets.cuda()).backward()
+                optimizer.step()
+            """,
+        ),
         # noise drawn in place on the device, a CPU staging tensor filled on the host, and a pinned
         # buffer made once that carries each batch to the GPU (nanochat's loader)
         Example(
@@ -934,6 +981,43 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # a plain object's schedule made on the CPU in `__init__` and copied at every sampling step
+        Example(
+            """
+            import torch
+            class NoiseScheduleVP:
+                def __init__(self, betas):
+                    self.t_array = torch.linspace(0.0, 1.0, len(betas) + 1)[1:].reshape((1, -1))
+                def marginal_log_mean_coeff(self, t):
+                    return (t.reshape((-1, 1)) * self.t_array.to(t.device)).sum(1)
+            ns = NoiseScheduleVP(betas)
+            x = torch.randn(4, 3, 64, 64, device="cuda")
+            for t in torch.linspace(1.0, 0.0, 20, device="cuda"):
+                x = model(x, ns.marginal_log_mean_coeff(t))
+            """,
+        ),
+        # YOLO's loss building its targets every step: a constant offsets table written out with
+        # device=, and a CPU tensor of the layer's sizes copied into a slice of a CUDA tensor
+        Example(
+            """
+            import torch
+            class ComputeLoss:
+                def __init__(self, model):
+                    self.device = next(model.parameters()).device
+                def __call__(self, p, targets):
+                    gain = torch.ones(7, device=self.device)
+                    off = torch.tensor([[0, 0], [1, 0], [0, 1], [-1, 0], [0, -1]], device=self.device).float() * 0.5
+                    for i in range(len(p)):
+                        gain[2:6] = torch.tensor(p[i].shape)[[3, 2, 3, 2]]
+                        targets = targets * gain + off.sum()
+                    return targets.sum()
+            compute_loss = ComputeLoss(model.cuda())
+            for images, targets in loader:
+                compute_loss(model(images.cuda()), targets.cuda()).backward()
+                optimizer.step()
+            """,
+            count=2,
+        ),
         # a NumPy draw cast, then wrapped and moved for each image (pixel2style2pixel's style injection)
         Example(
             """
@@ -2080,6 +2164,7 @@ class CpuTensorMovedEachStep(Nesting):
         # (move, the NumPy call drawing the data, device, enclosing function): `torch.from_numpy(np.random...)`
         self.numpy_moves: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         self.repeated: list[tuple[CallSite, cst.FunctionDef | None]] = []  # `torch.tensor([t] * n, device=device)`
+        self.tables: list[tuple[CallSite, cst.FunctionDef | None]] = []  # `torch.tensor([[0, 0], [1, 0]], device=device)`
         # (move, factory, device, function): `torch.tensor([i / n_T]).to(device)`, `torch.tensor([t] * b).to(z.device)`
         self.filled: list[tuple[CallSite, cst.Call, cst.BaseExpression | None, cst.FunctionDef | None]] = []
         # (move, the helper's call, the factory it returns, device, enclosing function): `create_noise(b, z).to(device)`
@@ -2096,8 +2181,9 @@ class CpuTensorMovedEachStep(Nesting):
         self.held_conversions: list[tuple[CallSite, str, cst.FunctionDef | None]] = []
         # (move, the parameter `torch.from_numpy` converts, function): guided-diffusion's `_extract_into_tensor`
         self.parameter_copies: list[tuple[CallSite, str, cst.FunctionDef]] = []
-        # (`dest.copy_(...)` of a tensor on the device, enclosing function): NoisyNet's `reset_noise`
-        self.copies: list[tuple[CallSite, cst.FunctionDef | None]] = []
+        # (site, destination on the device, what is copied into it, enclosing function): `dest.copy_(...)`,
+        # NoisyNet's `reset_noise`; `dest[i] = ...`, YOLO's `gain[2:6] = torch.tensor(shape)[[3, 2, 3, 2]]`
+        self.copies: list[tuple[Site, cst.BaseExpression, cst.BaseExpression, cst.FunctionDef | None]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
@@ -2105,6 +2191,10 @@ class CpuTensorMovedEachStep(Nesting):
                 and keyword(node, "device") is not None and (self.ctx.qualname(node.func) or "") == "torch.tensor":
             self.held_conversions.append((self.ctx.call_site(node), node.args[0].value.attr.value, self.function()))
             return  # (`th.tensor(self.timestep_map, device=ts.device)`: asked in `finish`)
+        if name == "tensor" and _literal_table(node) and keyword(node, "device") is not None and (
+                self.ctx.qualname(node.func) or "") == "torch.tensor":
+            self.tables.append((self.ctx.call_site(node), self.function()))
+            return
         if name == "tensor":
             one = _one_value(node)
             if one is not None and (_repeated(node) is not None or _surely_number(one[0])) and keyword(
@@ -2117,8 +2207,8 @@ class CpuTensorMovedEachStep(Nesting):
             return
         if name == "copy_" and type(node.func) is cst.Attribute and node.args and node.args[0].keyword is None:
             if self._device_destination(node.func.value):  # `self.weight_epsilon.copy_(epsilon_out.ger(epsilon_in))`
-                self.copies.append((self.ctx.call_site(node), self.function()))  # (what it copies: asked in `finish`)
-            return
+                self.copies.append((self.ctx.call_site(node), node.func.value, node.args[0].value, self.function()))
+            return  # (what it copies: asked in `finish`)
         if name not in _MOVES or type(node.func) is not cst.Attribute:
             return
         if name == "type" and len(node.args) != 1:
@@ -2221,6 +2311,11 @@ class CpuTensorMovedEachStep(Nesting):
         positive_count == 0: return torch.tensor(0.).to(device)`): rare, not every step."""
         return any(frame.kind == IF and _empty_test(cast(cst.If, frame.node).test) and _returns_last(cast(cst.If, frame.node))
                    for frame in self.local_frames())
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        if type(target) is cst.Subscript and _factory_below(node.value, self.ctx) is not None and self._device_destination(target.value):
+            self.copies.append((self.ctx.site(node), target.value, node.value, self.function()))  # `gain[2:6] = torch.tensor(shape)`
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if type(node.value) is cst.Attribute and node.value.attr.value in _TABLE_INDEXERS:
@@ -2381,12 +2476,13 @@ class CpuTensorMovedEachStep(Nesting):
             return [] if value is None else self._cpu_made(value, depth + 1)
         return []
 
-    def _on_cpu(self, call: cst.Call) -> bool:
-        """A torch factory call that makes its tensor on the CPU, from constants or sizes."""
+    def _on_cpu(self, call: cst.Call, scope: Scope | None = None) -> bool:
+        """A torch factory call that makes its tensor on the CPU, from constants or sizes (also
+        names `scope` assigns sizes: `shape = p.shape`)."""
         qualified = self.ctx.qualname(call.func) or ""
         return _constant_array(call, self.ctx) or (
             call_name(call) in _FACTORIES and qualified.count(".") == 1 and qualified.startswith("torch.")
-            and keyword(call, "device") is None and not star_kwargs(call) and not _from_host_data(call, self.ctx)
+            and keyword(call, "device") is None and not star_kwargs(call) and not _from_host_data(call, self.ctx, scope)
         )
 
     def _constant_cpu_call(self, expr: cst.BaseExpression) -> bool:
@@ -2469,7 +2565,7 @@ class CpuTensorMovedEachStep(Nesting):
             return None
         made = _factory_below(expr, self.ctx)
         if made is not None:
-            return made if keyword(made, "device") is None and self._on_cpu(made) else None
+            return made if keyword(made, "device") is None and self._on_cpu(made, scope) else None
         if type(expr) is cst.Name:
             values = scope.assignments.get(expr.value) if scope.node is not None else None
             return self._copied_factory(values[0], scope, depth + 1) if values and len(values) == 1 and values[0] is not None else None
@@ -2637,6 +2733,16 @@ class CpuTensorMovedEachStep(Nesting):
                 f"{full}, device=...).",
                 fix=FixPlan("Fill the tensor on the device", (Replace(site, f"{full}{others})"),)),
             )
+        for site, function in self.tables:
+            where = self._every_call(site, function)
+            if where is None or not self._device(cst.ensure_type(keyword(site.node, "device"), cst.Arg).value, site):
+                continue
+            self.report(
+                site,
+                f"`{short_code(site.node)}` builds the same table from a Python list and copies it to the GPU {where}: a "
+                "blocking copy from pageable memory each time, which waits for the GPU's queued work. Build it once "
+                "(in `__init__`; a module's as a buffer, which moves with it) and reuse it.",
+            )
         for site, made, device, function in self.filled:
             where = self._every_call(site, function)
             if where is None or (device is not None and not self._device(device, site)):
@@ -2720,18 +2826,23 @@ class CpuTensorMovedEachStep(Nesting):
             where = self._every_call(site, function)
             if where is None:
                 continue
+            holder = cast(cst.ClassDef, self.ctx.class_of.get(id(function)))  # (`_held_on_cpu` found it)
             self.report(
                 site,
                 f"`self.{held}` is a CPU tensor kept as a plain attribute, which `model.to(device)` does not move: it "
                 f"is copied to the GPU {where}, a blocking copy from pageable memory each time. Register it as a "
-                f"buffer instead: self.register_buffer(\"{held}\", ..., persistent=False).",
+                f"buffer instead: self.register_buffer(\"{held}\", ..., persistent=False)." if not _plain(holder) else
+                f"`self.{held}` is a CPU tensor `{holder.name.value}` makes once, copied to the GPU {where}: a blocking copy "
+                f"from pageable memory each time. Make it on the device the object is used with (`device=` in "
+                "`__init__`), or keep the copy once made.",
                 related=(Here(Site(assignment, site.unit, site.scope), f"`self.{held}` is made on the CPU"),),
             )
         for indexing, held, function in self.held_indexings:
             assignment = self._held_on_cpu(held, function)
             where = self._every_call(indexing, function) if assignment is not None else None
-            if assignment is None or where is None or not self._gpu_somewhere(function):
-                continue
+            if assignment is None or where is None or not self._gpu_somewhere(function) or _plain(
+                    cast(cst.ClassDef, self.ctx.class_of.get(id(function)))):
+                continue  # (a plain object's mask: no module to register it with)
             self.report(
                 indexing,
                 f"`self.{held}` is a CPU tensor kept as a plain attribute: indexing `{short_code(cast(cst.Subscript, indexing.node).value)}` "
@@ -2768,25 +2879,24 @@ class CpuTensorMovedEachStep(Nesting):
                 "memory each time. Convert the arrays to tensors on the device once and index those.",
             )
         copied: set[int] = set()
-        for site, function in self.copies if self.ctx.cuda_evidence is not None else ():
-            source = site.node.args[0].value
-            origin = self._copied_factory(source, site.scope, 0)
+        for copying, destination_expr, source, function in self.copies if self.ctx.cuda_evidence is not None else ():
+            origin = self._copied_factory(source, copying.scope, 0)
             if origin is None or id(origin) in copied or call_name(origin) in ("empty", "empty_like") or keyword(origin, "pin_memory") is not None or (
-                    site.scope.node is None or contains(site.scope.node, origin)) and (self._loops_around(origin) or ()) != site.loops:
+                    copying.scope.node is None or contains(copying.scope.node, origin)) and (self._loops_around(origin) or ()) != copying.loops:
                 continue  # (a staging buffer made once, pinned, and filled with the program's data: nanochat's loader)
-            where = self._every_call(site, function)
+            where = self._every_call(copying, function)
             if where is None:
                 continue
             copied.add(id(origin))  # (one finding per factory: `reset_noise` copies one draw into two buffers)
             factory = call_name(origin)
-            destination = short_code(cast(cst.Attribute, site.node.func).value)
-            fill = _IN_PLACE.get(factory or "") if origin is source and len(origin.args) > 0 else None
+            destination = short_code(destination_expr)
+            fill = _IN_PLACE.get(factory or "") if origin is source and len(origin.args) > 0 and type(copying.node) is cst.Call else None
             self.report(
-                site,
+                copying,
                 f"torch.{factory}(...) is made on the CPU and copied into `{destination}` on the GPU {where}: a blocking "
                 f"copy from pageable memory each time. Make it on the destination's device: torch.{factory}(..., "
-                f"device={destination}.device)" + (f", or fill the destination in place: {destination}.{fill}." if fill else "."),
-                related=(Here(Site(origin, site.unit, site.scope, site.loops), f"torch.{factory}(...) makes it on the CPU"),),
+                f"device={destination}.device)" + (f", or fill the destination in copying: {destination}.{fill}." if fill else "."),
+                related=(Here(Site(origin, copying.unit, copying.scope, copying.loops), f"torch.{factory}(...) makes it on the CPU"),),
             )
         moved: set[int] = set()
         twins = self._option_twins()
@@ -2822,11 +2932,12 @@ class CpuTensorMovedEachStep(Nesting):
     def _held_on_cpu(self, held: str, function: cst.FunctionDef | None) -> cst.Assign | None:
         """The assignment of the module's `__init__` that makes `self.<held>` a CPU tensor (a torch
         factory given no device, or a function of the project returning one: `posemb_sincos_2d(...)`),
-        when it is the attribute's only assignment, in a class deriving from nn.Module that neither
+        when it is the attribute's only assignment, in a class deriving from nn.Module (or from
+        nothing: DPM-Solver's `NoiseScheduleVP`, whose tensors nothing moves) that neither
         registers it as a buffer nor moves its own tensors (`_apply`, `to`, `cuda`); None otherwise."""
         cls = self.ctx.class_of.get(id(function)) if function is not None else None
-        if cls is None or function is None or function.name.value == "__init__" or not derives_from(
-                self.ctx, cls.name.value, MODULE_CLASSES):
+        if cls is None or function is None or function.name.value == "__init__" or not (derives_from(
+                self.ctx, cls.name.value, MODULE_CLASSES) or _plain(cls)):
             return None
         methods = {statement.name.value: statement for statement in cls.body.body if type(statement) is cst.FunctionDef}
         if methods.keys() & {"_apply", "to", "cuda"} or _names_attribute(cls, held):
@@ -2947,6 +3058,8 @@ class CpuTensorMovedEachStep(Nesting):
             where = self._every_call(site, function, through_loops=False)  # (a helper a loop calls may index CPU data)
             if where is None or (site.loops and self.ctx.cuda_evidence is None) or id(site.node) in never_taken(self.ctx, function):
                 continue  # (a loop in code that may never use a GPU)
+            if function is not None and _derived_root(cast(cst.Subscript, site.node).value, site.scope) in _held_with_cpu(function, site.scope):
+                continue  # (MLM's `mask_tokens`: the batch is masked on the CPU, before the caller moves it)
             indexed = short_code(cast(cst.Subscript, site.node).value)  # an indexing's site is its subscript
             for factory in made:
                 if id(factory) in reported:
@@ -3562,13 +3675,16 @@ def _filled(function: cst.CSTNode, name: str) -> bool:
         and literal(node.value) is UNKNOWN for node in walk(function))
 
 
-def _from_host_data(made: cst.Call, ctx) -> bool:
+def _from_host_data(made: cst.Call, ctx, scope: Scope | None = None) -> bool:
     """`torch.tensor(state)`, `torch.LongTensor(ids)`: a tensor of values the program holds (not
-    constants, nor a `range(n)` or sizes: `torch.FloatTensor(n, d)`), which reach the GPU by a
-    copy however the tensor is made."""
+    constants, nor a `range(n)` or sizes: `torch.FloatTensor(n, d)`, `torch.tensor(x.shape)`, or
+    a name `scope` only assigns sizes), which reach the GPU by a copy however the tensor is made."""
     if call_name(made) not in ("tensor", "as_tensor", *LEGACY_TENSOR_TYPES) or not made.args:
         return False
     data = made.args[0].value
+    values = scope.assignments.get(data.value, ()) if scope is not None and type(data) is cst.Name else ()
+    if _sizes(data) or values and all(value is not None and _sizes(value) for value in values):
+        return False  # (a tensor's shape: sizes, like torch.Size)
     if call_name(made) in LEGACY_TENSOR_TYPES and (len(made.args) > 1 or type(literal(data)) is int):
         return False  # sizes (`torch.FloatTensor(n, d)`): a new tensor like torch.empty
     if type(data) is cst.Call and call_name(data) in ("list", "tuple") and data.args:
@@ -3580,6 +3696,70 @@ def _from_host_data(made: cst.Call, ctx) -> bool:
     if _helper_draw(data, ctx):
         return False  # (noise a helper object draws with NumPy: torch could draw it on the device)
     return any(literal(name) is UNKNOWN for name in _names_read(data, ctx))
+
+
+def _plain(cls: cst.ClassDef) -> bool:
+    """A class deriving from nothing (or `object`): nothing but its own methods moves its tensors."""
+    return all(dotted(base.value) == "object" for base in cls.bases)
+
+
+def _derived_root(expr: cst.BaseExpression, scope: Scope) -> str | None:
+    """The name `expr` is computed from through methods, comparisons and single assignments
+    (`padding_mask = labels.eq(pad)`, `labels = inputs.clone()`: `inputs`), or None."""
+    for _ in range(8):
+        if type(expr) is cst.Call and type(expr.func) is cst.Attribute:
+            expr = expr.func.value
+        elif type(expr) is cst.Comparison:
+            expr = expr.left
+        elif type(expr) is cst.Name:
+            values = scope.assignments.get(expr.value, [])
+            if len(values) != 1 or values[0] is None:
+                return expr.value
+            expr = values[0]
+        else:
+            return None
+    return None
+
+
+def _held_with_cpu(function: cst.FunctionDef, scope: Scope) -> set[str]:
+    """The names a function's CPU tensors are filled through in place (`probability_matrix =
+    torch.full(labels.shape, p)`, then `probability_matrix.masked_fill_(labels.eq(pad), 0.0)`):
+    tensors on the CPU too, since the fill needs its mask on the filled tensor's device."""
+    found: set[str] = set()
+    for node in walk(function.body):
+        if type(node) is not cst.Call or call_name(node) != "masked_fill_" or type(node.func) is not cst.Attribute or not node.args:
+            continue
+        filled = node.func.value
+        values = scope.assignments.get(filled.value, []) if type(filled) is cst.Name else []
+        made = values[0] if len(values) == 1 else None
+        if type(made) is cst.Call and keyword(made, "device") is None and call_name(made) in CONSTANT_FACTORIES:
+            root = _derived_root(node.args[0].value, scope)
+            if root is not None:
+                found.add(root)
+    return found
+
+
+def _literal_table(made: cst.Call) -> bool:
+    """`torch.tensor([[0, 0], [1, 0], [0, 1]])`: a list of two or more numbers (or of such lists)
+    written out, the same values each call."""
+    data = made.args[0].value if made.args and made.args[0].keyword is None and made.args[0].star == "" else None
+
+    def written(expr: cst.BaseExpression) -> bool:
+        if type(expr) in (cst.List, cst.Tuple):
+            elements = cast(cst.List | cst.Tuple, expr).elements
+            return bool(elements) and all(type(e) is cst.Element and written(e.value) for e in elements)
+        return type(literal(expr)) in (int, float, bool)
+
+    return type(data) is cst.List and len(data.elements) >= 2 and written(data)
+
+
+def _sizes(expr: cst.BaseExpression) -> bool:
+    """`x.shape`, `x.shape[2:]`, `x.size()`: a tensor's sizes."""
+    if type(expr) is cst.Subscript:
+        expr = expr.value
+    if type(expr) is cst.Call and call_name(expr) == "size" and not expr.args:
+        return True
+    return type(expr) is cst.Attribute and expr.attr.value == "shape"
 
 
 def _helper_draw(expr: cst.BaseExpression, ctx) -> bool:

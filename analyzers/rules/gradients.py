@@ -13,7 +13,7 @@ from ..context import IF, CallSite, Frame, Site, WITH, module_below
 from ..nodes import argument, call_name, children, code, dotted, iteration_source, keyword, literal, remembered, walk
 from ..project import derives_from, maybe_project_call, no_grad_helpers, project_bases
 from ..importers import unused_function
-from .base import CallNames, Example, FixPlan, InsertLineBefore, Replace
+from .base import CallNames, Example, FixPlan, Here, InsertLineBefore, Replace
 from .edits import replace_argument, root_name
 from .timing import torch_alias
 from .tracking import Nesting, TrainingSteps, few_iterations, interval_test, iterates_dataloader
@@ -1175,6 +1175,7 @@ class EvaluationWithGradients(Nesting):
                 "torch.inference_mode()); eval() alone does not turn gradients off"
                 + (", and `Variable(..., volatile=True)` has done nothing since PyTorch 0.4." if volatile else "."),
                 fix,
+                related=(Here(loop.site, "the evaluation loop"),),
             )
         self._report_evaluation_sections(reported, called_without_grad)
         self._report_interval_evaluations(reported, called_without_grad)

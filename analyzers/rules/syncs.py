@@ -10,7 +10,7 @@ import libcst as cst
 
 from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
 from ..nodes import (aborts, argument, assigned_in, call_name, children, code, contains, dotted, iteration_source, keyword, lazy_init, literal,
-                     moves_itself, names_in, none_test, option_test, passed_for, positional, remembered, short_code, shortened, walk, UNKNOWN)
+                     moves_itself, names_in, none_test, option_test, passed_for, positional, reaching_assignment, remembered, short_code, shortened, walk, UNKNOWN)
 from ..findings import Related
 from ..importers import never_set, project_option_default, unused_function
 from ..project import (
@@ -154,18 +154,24 @@ _OUTPUT = frozenset({"info", "log", "write", "set_postfix", "set_description", "
 
 
 def _kept_tensor(value: cst.BaseExpression, name: str) -> bool:
-    """Whether `value` is `name` through tensor methods, moves, indexing and comparisons only
-    (`x.masked_select(m).view(n, -1)`, `x[:, 1:].contiguous()`, `x.to(device)`, `(x.unsqueeze(0) ==
-    x.unsqueeze(1)).float()`): a tensor when `name` was one."""
+    """Whether `value` is `name` through tensor methods, moves, casts, indexing and comparisons only
+    (`x.masked_select(m).view(n, -1)`, `x[:, 1:].contiguous()`, `x.to(device)`, `x.type(torch.long)`,
+    `(x.unsqueeze(0) == x.unsqueeze(1)).float()`): a tensor when `name` was one."""
     while True:
         if type(value) is cst.Subscript:
             value = value.value
         elif type(value) is cst.Comparison:
             value = value.left
-        elif type(value) is cst.Call and type(value.func) is cst.Attribute and call_name(value) in _KEPT_METHODS:
+        elif type(value) is cst.Call and type(value.func) is cst.Attribute and (call_name(value) in _KEPT_METHODS or _dtype_cast(value)):
             value = value.func.value
         else:
             return type(value) is cst.Name and value.value == name
+
+
+def _dtype_cast(call: cst.Call) -> bool:
+    """`x.type(torch.long)`: a cast to a dtype, on the tensor's device (not `x.type(torch.FloatTensor)`, a CPU type)."""
+    dtype = dotted(call.args[0].value) if call_name(call) == "type" and len(call.args) == 1 else None
+    return dtype is not None and dtype.startswith("torch.") and dtype.count(".") == 1 and dtype[6:].islower()
 
 
 def _call(candidate: _Candidate) -> cst.Call:
@@ -218,7 +224,9 @@ class HostSyncEveryStep(Nesting):
     `torch.masked_select`, `torch.where(cond)` with one argument, `bincount` without
     `minlength`, a selection with a boolean mask, `logits[~mask]` (also `l[mask] -= 1`, which reads
     it first; in a module's `forward`, of its inputs: `annotations[annotations[:, 4] != -1]` in a
-    loss; also a mask a function of the project returns, `logits[is_unknown(y)]` with `def
+    loss, and likewise in the `__call__` of a loss object run every step, YOLO's `ComputeLoss`, and
+    the methods it calls, `t = t[j]` with `j = r.max(2)[0] < anchor_t` just before (though `j`
+    is rebound to other values later); also a mask a function of the project returns, `logits[is_unknown(y)]` with `def
     is_unknown(labels): return labels < 0`, and `if contains_unknown(y):` testing its `.any()`;
     and a mask moved or reshaped, `mask = pos.unsqueeze(2).expand_as(loc_preds)` with `pos =
     cls_targets > 0`), not a fill through one, `logits[mask] = 0`: the host reads the size), `torch.cuda.synchronize()` in a loop that reads no clock (itself or through a timer of the
@@ -368,7 +376,8 @@ class HostSyncEveryStep(Nesting):
     code = "TPL203"
     name = "host-sync-every-step"
     summary = "Host-device sync (.item(), .cpu(), print/if of a tensor) on every training step"
-    triggers = ("backward", "step(", "optim", "Engine(", "forward(", ".item(", ".cpu(", ".tolist(", ".numpy(")  # training, reads
+    triggers = ("backward", "step(", "optim", "Engine(", "forward(", "__call__", ".item(", ".cpu(", ".tolist(", ".numpy(")  # training, reads,
+    # a loss object's `__call__`
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
@@ -1233,6 +1242,27 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # a loss object's `__call__` (not a module) run every step, and the method it calls, selecting
+        # with a mask assigned just before (YOLO's `build_targets`; `j` is rebound to other values later)
+        Example(
+            """
+            import torch
+            class ComputeLoss:
+                def __call__(self, p, targets):
+                    return self.build_targets(p, targets)
+                def build_targets(self, p, targets):
+                    t = targets * 2
+                    r = t[..., 4:6]
+                    j = torch.max(r, 1 / r).max(2)[0] < 4.0
+                    t = t[j]
+                    j, k = (t > 1).T
+                    return t.sum() + j.sum() + k.sum()
+            compute_loss = ComputeLoss()
+            for images, targets in loader:
+                compute_loss(model(images.cuda()), targets.cuda()).backward()
+                optimizer.step()
+            """,
+        ),
         # a loss selecting with masks reshaped from a comparison of its inputs (pytorch-retinanet's FocalLoss)
         Example(
             """
@@ -2826,7 +2856,7 @@ class HostSyncEveryStep(Nesting):
                       "`bincount(..., minlength=n)`), or do it every N steps.")
         elif candidate.kind == "mask":
             subscript = cast(cst.Subscript, node)  # a "mask" candidate is a subscript (visit_Subscript)
-            mask = self._mask(cast(cst.BaseExpression, _mask_index(subscript)), scope)
+            mask = self._mask(cast(cst.BaseExpression, _mask_index(subscript)), scope, subscript)
             if mask is None or not self._device_operand(subscript.value, scope) or not self._device_operand(mask, scope) or \
                     self._made_on_cpu(subscript.value, scope, candidate.site):
                 return None
@@ -3180,9 +3210,19 @@ class HostSyncEveryStep(Nesting):
         return index is not None and type(value) is cst.Call and maybe_project_call(self.ctx, value.func) and \
             returns_host_copy(call_target(self.ctx, value.func, scope), index)
 
-    def _mask(self, index: cst.BaseExpression, scope: Scope) -> cst.BaseExpression | None:
+    def _mask(self, index: cst.BaseExpression, scope: Scope, at: cst.CSTNode | None = None) -> cst.BaseExpression | None:
         """The boolean tensor an index is: a comparison, `~m`, `m.bool()`, or a name assigned one
-        of those or a factory's `dtype=torch.bool` result (also moved: `.to(device)`); else None."""
+        of those or a factory's `dtype=torch.bool` result (also moved: `.to(device)`), each time
+        (the index); or, for the index of the selection `at`, by the assignment reaching it (`j =
+        r < t`, then `t = t[j]`; `j` rebound to other values elsewhere: the value it holds there);
+        else None."""
+        found = self._mask_assigned(index, scope)
+        if found is None and at is not None and type(index) is cst.Name and scope.node is not None:
+            value = reaching_assignment(scope.node, at, index.value)
+            return value if value is not None and self._mask_value(value, scope, index.value) else None
+        return found
+
+    def _mask_assigned(self, index: cst.BaseExpression, scope: Scope) -> cst.BaseExpression | None:
         if type(index) is cst.Call and not _mask_form(index):  # `logits[is_unknown(y)]`
             return index if self._masked_argument(index, scope) is not None else None
         if type(index) is not cst.Name:
@@ -3394,9 +3434,10 @@ class HostSyncEveryStep(Nesting):
         return self._tensor(expr, scope, 0) or self._forward_input(expr, scope, 0)
 
     def _forward_input(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> bool:
-        """Whether `expr` is taken from the inputs of a module's `forward` or of a method it calls (a
-        parameter without a default: `annotations[annotations[:, 4] >= 0]` in a loss), tensors on the module's device
-        where the source runs on a GPU (a selection's operands: a list cannot be indexed by a
+        """Whether `expr` is taken from the inputs of a module's `forward`, of a loss object's
+        `__call__` run every step, or of a method they call (a parameter without a default:
+        `annotations[annotations[:, 4] >= 0]` in a loss), tensors on the module's device where
+        the source runs on a GPU (a selection's operands: a list cannot be indexed by a
         comparison)."""
         if depth > _MAX_DEPTH:
             return False
@@ -3426,9 +3467,12 @@ class HostSyncEveryStep(Nesting):
         if owner is None or function is None:
             return False
         cls = self.ctx.class_of.get(id(function))
-        if cls is None or not derives_from(self.ctx, cls.name.value, MODULE_CLASSES) or not (
-                function.name.value == "forward" or TrainingSteps.of(self.ctx).run_every_step(function)):
-            return False  # (a module's `forward`, or a method it calls: RetinaLoss's `compute_batch_focal_loss`)
+        steps = TrainingSteps.of(self.ctx)
+        if cls is None or not (derives_from(self.ctx, cls.name.value, MODULE_CLASSES) and (
+                function.name.value == "forward" or steps.run_every_step(function)) or steps.loss_call(cls, function)
+                and steps.run_every_step(function)):
+            return False  # (a module's `forward`, or a method it calls: RetinaLoss's `compute_batch_focal_loss`; a
+            # loss object's `__call__` run every step, or a method it calls: YOLO's `ComputeLoss.build_targets`)
         param = next((p for p in function.params.params if p.name.value == expr.value), None)
         values = owner.assignments.get(expr.value, [])
         own = [v for v in values if v is None or type(v) is cst.Subscript and expr.value in names_in(v.value) or type(
@@ -3447,11 +3491,12 @@ class HostSyncEveryStep(Nesting):
     def _made_of(self, value: cst.BaseExpression, name: str) -> bool:
         """Whether `value` is what torch, a method of the module or a function of the project makes
         of `name` (`target = make_one_hot(target.unsqueeze(1), classes)`, `h = self.dropout(h.transpose(1,
-        2)).transpose(1, 2)`): on its device."""
+        2)).transpose(1, 2)`, `targets = torch.cat((targets.repeat(na, 1, 1), ai), 2)`): on its device."""
         while type(value) is cst.Call and type(value.func) is cst.Attribute and call_name(value) in _KEEPING_METHODS:
             value = value.func.value
-        return type(value) is cst.Call and any(root_name(arg.value) == name for arg in value.args) and self._on_inputs_device(
-            value.func, project=True)
+        return type(value) is cst.Call and any(root_name(part) == name for arg in value.args for part in (
+            [e.value for e in arg.value.elements] if type(arg.value) in (cst.Tuple, cst.List) else [arg.value])  # type: ignore[attr-defined]
+        ) and self._on_inputs_device(value.func, project=True)
 
     def _on_inputs_device(self, func: cst.BaseExpression, project: bool = False) -> bool:
         """Whether a call gives back what it computes on its inputs' device: a torch function, a

@@ -6,8 +6,8 @@ import libcst as cst
 
 from ..context import Context, Scope, Site
 from ..nodes import (
-    argument, call_name, call_result_name, children, dotted, keyword, literal, names_in, remembered, short_code, subtracts,
-    walk,
+    argument, call_name, call_result_name, children, dotted, keyword, literal, names_in, remembered, short_code,
+    statement_assignments, subtracts, walk,
 )
 from ..findings import Edit, Range
 from ..parse import parse_snippet
@@ -472,51 +472,6 @@ class CudaValues:
         return (name, id(owner)) in self._moves()[0]
 
 
-def _assignments(statement: cst.CSTNode) -> dict[str, cst.BaseExpression | None]:
-    """The names a statement assigns: to the value, for a plain `name = value` line; to
-    None (unknown) for anything else that binds them (unpacking, loops, nested blocks).
-    Remembered."""
-
-    def compute() -> dict:
-        found: dict = {}
-        if type(statement) is cst.SimpleStatementLine:
-            for small in statement.body:
-                if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name:
-                    found[small.targets[0].target.value] = small.value
-                    continue
-                _bound_names(small, found)
-        else:
-            _bound_names(statement, found)
-        return found
-
-    return remembered(_assignments, statement, compute)
-
-
-def _bound_names(node: cst.CSTNode, found: dict) -> None:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if type(current) is cst.FunctionDef or type(current) is cst.ClassDef:
-            found[current.name.value] = None
-            continue
-        if (type(current) is cst.AssignTarget or type(current) is cst.AugAssign or type(current) is cst.AnnAssign
-                or type(current) is cst.For):
-            targets: list[cst.BaseExpression] = [current.target]
-            while targets:
-                target = targets.pop()
-                if type(target) is cst.Name:
-                    found[target.value] = None
-                elif type(target) is cst.Tuple or type(target) is cst.List:
-                    targets.extend(e.value for e in target.elements)
-                elif type(target) is cst.StarredElement:
-                    targets.append(target.value)
-        elif type(current) is cst.NamedExpr and type(current.target) is cst.Name:
-            found[current.target.value] = None
-        elif type(current) is cst.AsName and type(current.name) is cst.Name:
-            found[current.name.value] = None
-        stack.extend(children(current))
-
-
 def _in_place_move(node: cst.Expr) -> tuple[cst.BaseExpression, cst.Call] | None:
     """The receiver and call of a statement moving a module in place (`model.to(device)`)."""
     value = node.value
@@ -539,7 +494,7 @@ def _reaching(body: list, index: int, scope: Scope, earlier: tuple = ()):
             if name not in cache:
                 cache[name] = None
                 for at in range(limit - 1, -1, -1):
-                    assigned = _assignments(statements[at])
+                    assigned = statement_assignments(statements[at])
                     if name in assigned:
                         value = assigned[name]
                         cache[name] = None if value is None else (value, scope, before(at))

@@ -271,15 +271,20 @@ class TrainingSteps:
         if function.name.value in ("forward", "backward") and derives_from(self.ctx, cls.name.value, AUTOGRAD_FUNCTIONS):
             return self._applied_every_step(cls, function)
         module = any(base.rpartition(".")[2] == "Module" for base in bases) or derives_from(self.ctx, cls.name.value, MODULE_CLASSES)
-        if not module and "loss" in cls.name.value.lower() and function.name.value in self._called_on_self(cls, "__call__"):
-            return (not any(unit.notebook for unit in self.ctx.units) or self.anywhere()) and not unused_class(self.ctx, cls)  # (a loss object called like a
-            # function, every step: maskrcnn-benchmark's `FCOSLossComputation.__call__`, which a head's forward runs)
+        if not module and self.loss_call(cls, function):
+            return (not any(unit.notebook for unit in self.ctx.units) or self.anywhere()) and not unused_class(self.ctx, cls)
         if not module or lightning:  # (a LightningModule's forward runs where its `training_step` calls it: an inference one's never)
             return self._subclasses_run(cls, function)  # (a mixin's method the forward of a subclass in another module calls)
         return (function.name.value in self._called_on_self(cls, "forward") or self._inherited_helper(cls, function)
                 or self.loss_method(cls, function)) \
             and (not any(unit.notebook for unit in self.ctx.units) or self.anywhere()) and not self._made_to_infer(cls) \
             and not self._infers(cls)
+
+    def loss_call(self, cls: cst.ClassDef, function: cst.FunctionDef) -> bool:
+        """Whether `function` is the `__call__` of a loss object called like a function (a class
+        named for a loss: maskrcnn-benchmark's `FCOSLossComputation`, YOLO's `ComputeLoss`), or
+        a method it calls on `self`; its arguments are the step's predictions and targets."""
+        return "loss" in cls.name.value.lower() and function.name.value in self._called_on_self(cls, "__call__")
 
     def _applied_every_step(self, cls: cst.ClassDef, function: cst.FunctionDef) -> bool:
         """Whether a function that runs on every step calls the autograd Function `cls`'s `apply`

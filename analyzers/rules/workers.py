@@ -61,6 +61,7 @@ class NonPersistentWorkers(LoaderRule):
     when it was bound to something else before (`trainer.fit(model, train_dl)` with a DataModule,
     then `train_dl = DataLoader(...)` for one `predict`). PyG's loaders (`DataLoader`,
     `NeighborLoader`, `ClusterLoader`, the GraphSAINT samplers, ...: subclasses batching graphs)
+    and torchmeta's (`BatchMetaDataLoader`, batching tasks)
     count as DataLoaders, and so do the source's own subclasses of a loader (OGB's
     `PositiveLinkNeighborSampler(NeighborSampler)`).
 
