@@ -841,6 +841,8 @@ class LoaderRule(Rule):
                                                    or self.ctx.uses_rpc()):
                         continue  # a device variable in code that never says CUDA, here or where it moves the batch
                         # (bat67's `train` in utils.py: `device = torch.device('cuda' if ...)`), or sends CPU tensors over RPC
+                    if _cast_first(use.code):
+                        continue  # (Informer's `batch_x.float().to(self.device)`: the copy moved is a new pageable tensor)
                     where = f", {use.where}" if use.where else ""
                     said = f"`{short_code(call)}` moves its batches to the GPU (`{use.code}` in `{use.via.split(' -> ')[-1]}`{where})"
                     related = (Related(use.path, use.line - 1, f"`{use.code}` moves the batch to the GPU"),) if use.path else ()
@@ -3616,6 +3618,18 @@ def _table_column(expr: cst.BaseExpression) -> bool:
             expr = expr.value
         else:
             return False
+
+
+def _cast_first(moved: str) -> bool:
+    """Whether the code of a move casts the batch on the host first (`batch_x.float().to(device)`),
+    which makes a new pageable tensor to copy, pinned or not."""
+    try:
+        expr = cst.parse_expression(moved)
+    except cst.ParserSyntaxError:
+        return False
+    while type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in ("to", "cuda"):
+        expr = expr.func.value
+    return type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in CAST_METHODS and not expr.args
 
 
 def _plugged_class(expr: cst.BaseExpression) -> bool:

@@ -2884,18 +2884,25 @@ class CpuTensorMovedEachStep(Nesting):
             if origin is None or id(origin) in copied or call_name(origin) in ("empty", "empty_like") or keyword(origin, "pin_memory") is not None or (
                     copying.scope.node is None or contains(copying.scope.node, origin)) and (self._loops_around(origin) or ()) != copying.loops:
                 continue  # (a staging buffer made once, pinned, and filled with the program's data: nanochat's loader)
-            where = self._every_call(copying, function)
+            assigned = type(copying.node) is not cst.Call  # (into a part of a tensor: how often its function runs,
+            # not a loop of its own, which builds a table once: Pyraformer's `get_q_k` mask, at the model's construction)
+            where = self._every_call(Site(copying.node, copying.unit, copying.scope, ()), function, through_loops=False) \
+                if assigned else self._every_call(copying, function)
             if where is None:
                 continue
             copied.add(id(origin))  # (one finding per factory: `reset_noise` copies one draw into two buffers)
             factory = call_name(origin)
             destination = short_code(destination_expr)
-            fill = _IN_PLACE.get(factory or "") if origin is source and len(origin.args) > 0 and type(copying.node) is cst.Call else None
+            fill = _IN_PLACE.get(factory or "") if origin is source and len(origin.args) > 0 and not assigned else None
+            copied_said = (f"torch.{factory}(...) is made on the CPU and copied into `{destination}` on the GPU {where}: a "
+                           f"blocking copy from pageable memory each time. Make it on the destination's device: torch.{factory}(..., "
+                           f"device={destination}.device)" + (f", or fill the destination in place: {destination}.{fill}." if fill else "."))
+            sizes = (f"`{short_code(origin)}` makes a tensor of sizes on the host, copied into `{destination}` on the GPU "
+                     f"{where}: a blocking copy from pageable memory each time, which waits for the GPU's queued work. Assign "
+                     "the sizes as Python numbers, one element each (a fill on the device, no copy), or compute it once.")
             self.report(
                 copying,
-                f"torch.{factory}(...) is made on the CPU and copied into `{destination}` on the GPU {where}: a blocking "
-                f"copy from pageable memory each time. Make it on the destination's device: torch.{factory}(..., "
-                f"device={destination}.device)" + (f", or fill the destination in copying: {destination}.{fill}." if fill else "."),
+                copied_said if _from_host_data(origin, self.ctx) == _from_host_data(origin, self.ctx, copying.scope) else sizes,
                 related=(Here(Site(origin, copying.unit, copying.scope, copying.loops), f"torch.{factory}(...) makes it on the CPU"),),
             )
         moved: set[int] = set()
@@ -3240,13 +3247,17 @@ class CpuTensorMovedEachStep(Nesting):
         top = shown != function.name.value or any(
             d is function and s.parent is self.ctx.module_scope for d, s in self.ctx.functions.get(name, ()))
         if top and not self.ctx.calls.get(name) and path and not path.startswith("<"):
-            if name not in self.elsewhere:  # (once per function: its sites ask in turn)
-                forward = forward_caller(os.path.abspath(path), name)  # (a helper of other modules' models)
-                stepping = step_caller(path, name) if forward is None else None  # (one of their training loops)
-                self.elsewhere[name] = f"in `{name}`, called on every forward call ({forward})" if forward is not None else \
-                    f"in `{name}`, called on every training step ({stepping})" if stepping is not None else None
-            if self.elsewhere[name] is not None or cls is None:
-                return self.elsewhere[name]
+            found = self._run_elsewhere(name, path)
+            if found is not None or cls is None:
+                return None if found is None else f"in `{name}`, called {found}"
+        for caller, defined in chain[1:] if path and not path.startswith("<") else ():  # (a module function whose
+            # callers here are only other functions of it, the first of which other modules run: PyTorch-YOLOv3's
+            # `build_targets`, called by `compute_loss`, which train.py calls every step)
+            if self.ctx.class_of.get(id(defined)) is None and not self.ctx.calls.get(caller) and any(
+                    d is defined and s.parent is self.ctx.module_scope for d, s in self.ctx.functions.get(caller, ())):
+                found = self._run_elsewhere(caller, cast(str, path))
+                if found is not None:
+                    return f"in `{shown}`, called by `{caller}`, {found}"
         if cls is None or name != function.name.value or not path or path.startswith("<") or derives_from(
                 self.ctx, cls.name.value, MODULE_CLASSES):
             return None
@@ -3264,6 +3275,17 @@ class CpuTensorMovedEachStep(Nesting):
                 return f"in `{key}`, called on every training step ({stepping})" if method == name else \
                     f"in `{name}`, called by `{key}` on every training step ({stepping})"
         return None
+
+    def _run_elsewhere(self, name: str, path: str) -> str | None:
+        """How often other modules of the project run the module's function `name`: "on every
+        forward call (where)" (a helper of their models), "on every training step (where)" (one of
+        their training loops), or None; asked once per function."""
+        if name not in self.elsewhere:
+            forward = forward_caller(os.path.abspath(path), name)
+            stepping = step_caller(path, name) if forward is None else None
+            self.elsewhere[name] = f"on every forward call ({forward})" if forward is not None else \
+                f"on every training step ({stepping})" if stepping is not None else None
+        return self.elsewhere[name]
 
     def _repeats(self, site: Site) -> bool | None:
         """Whether the loop around `site` runs it on every iteration: not under an interval test
@@ -3677,16 +3699,17 @@ def _filled(function: cst.CSTNode, name: str) -> bool:
 
 def _from_host_data(made: cst.Call, ctx, scope: Scope | None = None) -> bool:
     """`torch.tensor(state)`, `torch.LongTensor(ids)`: a tensor of values the program holds (not
-    constants, nor a `range(n)` or sizes: `torch.FloatTensor(n, d)`, `torch.tensor(x.shape)`, or
-    a name `scope` only assigns sizes), which reach the GPU by a copy however the tensor is made."""
+    constants, nor a `range(n)` or sizes: `torch.FloatTensor(n, d)`; given the `scope` it is made
+    in, nor a tensor's shape, `torch.tensor(x.shape)` or a name `scope` only assigns one), which
+    reach the GPU by a copy however the tensor is made."""
     if call_name(made) not in ("tensor", "as_tensor", *LEGACY_TENSOR_TYPES) or not made.args:
         return False
     data = made.args[0].value
     values = scope.assignments.get(data.value, ()) if scope is not None and type(data) is cst.Name else ()
-    if _sizes(data) or values and all(value is not None and _sizes(value) for value in values):
+    if scope is not None and (_sizes(data) or values and all(value is not None and _sizes(value) for value in values)):
         return False  # (a tensor's shape: sizes, like torch.Size)
-    if call_name(made) in LEGACY_TENSOR_TYPES and (len(made.args) > 1 or type(literal(data)) is int):
-        return False  # sizes (`torch.FloatTensor(n, d)`): a new tensor like torch.empty
+    if call_name(made) in LEGACY_TENSOR_TYPES and (len(made.args) > 1 or type(literal(data)) is int or _sizes(data)):
+        return False  # sizes (`torch.FloatTensor(n, d)`, `torch.FloatTensor(x.shape)`): a new tensor like torch.empty
     if type(data) is cst.Call and call_name(data) in ("list", "tuple") and data.args:
         data = data.args[0].value
     if type(data) is cst.Call and call_name(data) == "range":
