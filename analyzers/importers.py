@@ -381,6 +381,23 @@ def forward_caller(path: str, name: str) -> str | None:
     return None
 
 
+def built_once(path: str, name: str) -> bool:
+    """Whether the modules of the project importing the module at `path` call its function `name`
+    only in `__init__` methods (Pyraformer's `get_q_k`, building an attention mask when the model
+    is made), once at least: it runs once per model, not per step."""
+    found = False
+    for _, module, root in _importers(path, any_text=True):
+        tree = module.namespace(root).tree
+        inits = {id(node) for init in ast.walk(tree) if type(init) is ast.FunctionDef and init.name == "__init__"
+                 for node in ast.walk(init)}
+        for call in (node for node in ast.walk(tree) if type(node) is ast.Call):
+            if type(call.func) is ast.Name and call.func.id == name or type(call.func) is ast.Attribute and call.func.attr == name:
+                if id(call) not in inits:
+                    return False
+                found = True
+    return found
+
+
 def step_caller(path: str, name: str, owner: str | None = None) -> str | None:
     """Where a module of the project importing the module at `path` calls its function `name`
     (with `owner`, the method `name` of that class of it, on an instance the module makes of

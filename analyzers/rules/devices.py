@@ -11,7 +11,7 @@ from ..context import IF, MODULE_CHAIN, CallSite, Scope, Site
 from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, contains, dotted, keyword, lazy_init, literal, moves_itself,
                      none_test, option_test, remembered, short_code, star_kwargs, walk)
 from ..findings import Related
-from ..importers import forward_caller, importing, step_caller, unused_function
+from ..importers import built_once, forward_caller, importing, step_caller, unused_function
 from ..project import (SourceNamespace, call_target, derives_from, device_moves, maybe_project_call, returns_cpu_factory,
                        used_arguments)
 from .base import CallNames, Example, FixPlan, Here, Replace
@@ -2884,12 +2884,10 @@ class CpuTensorMovedEachStep(Nesting):
             if origin is None or id(origin) in copied or call_name(origin) in ("empty", "empty_like") or keyword(origin, "pin_memory") is not None or (
                     copying.scope.node is None or contains(copying.scope.node, origin)) and (self._loops_around(origin) or ()) != copying.loops:
                 continue  # (a staging buffer made once, pinned, and filled with the program's data: nanochat's loader)
-            assigned = type(copying.node) is not cst.Call  # (into a part of a tensor: how often its function runs,
-            # not a loop of its own, which builds a table once: Pyraformer's `get_q_k` mask, at the model's construction)
-            where = self._every_call(Site(copying.node, copying.unit, copying.scope, ()), function, through_loops=False) \
-                if assigned else self._every_call(copying, function)
+            assigned = type(copying.node) is not cst.Call  # (into a part of a tensor)
+            where = None if assigned and self._built_once(function) else self._every_call(copying, function)
             if where is None:
-                continue
+                continue  # (a table a function fills when a model is made: Pyraformer's `get_q_k` mask)
             copied.add(id(origin))  # (one finding per factory: `reset_noise` copies one draw into two buffers)
             factory = call_name(origin)
             destination = short_code(destination_expr)
@@ -3250,14 +3248,13 @@ class CpuTensorMovedEachStep(Nesting):
             found = self._run_elsewhere(name, path)
             if found is not None or cls is None:
                 return None if found is None else f"in `{name}`, called {found}"
-        for caller, defined in chain[1:] if path and not path.startswith("<") else ():  # (a module function whose
-            # callers here are only other functions of it, the first of which other modules run: PyTorch-YOLOv3's
-            # `build_targets`, called by `compute_loss`, which train.py calls every step)
-            if self.ctx.class_of.get(id(defined)) is None and not self.ctx.calls.get(caller) and any(
-                    d is defined and s.parent is self.ctx.module_scope for d, s in self.ctx.functions.get(caller, ())):
-                found = self._run_elsewhere(caller, cast(str, path))
+        if top and path and not path.startswith("<"):  # (a module function called here only by other functions
+            # of it, the first of which other modules run: PyTorch-YOLOv3's `build_targets`, called by `compute_loss`,
+            # which train.py calls every step)
+            for outer in self._module_callers(name):
+                found = self._run_elsewhere(outer, path)
                 if found is not None:
-                    return f"in `{shown}`, called by `{caller}`, {found}"
+                    return f"in `{shown}`, called by `{outer}`, {found}"
         if cls is None or name != function.name.value or not path or path.startswith("<") or derives_from(
                 self.ctx, cls.name.value, MODULE_CLASSES):
             return None
@@ -3275,6 +3272,29 @@ class CpuTensorMovedEachStep(Nesting):
                 return f"in `{key}`, called on every training step ({stepping})" if method == name else \
                     f"in `{name}`, called by `{key}` on every training step ({stepping})"
         return None
+
+    def _built_once(self, function: cst.FunctionDef | None) -> bool:
+        """Whether `function`, a function of the module, runs only when models are made: called only
+        in `__init__` methods, here or in the modules importing it."""
+        if function is None or self.ctx.class_of.get(id(function)) is not None or not self.ctx.path or self.ctx.path.startswith("<"):
+            return False
+        calls = self.ctx.calls.get(function.name.value, [])
+        if calls:
+            return all(type(call.scope.node) is cst.FunctionDef and call.scope.node.name.value == "__init__" for call in calls)
+        return built_once(os.path.abspath(self.ctx.path), function.name.value)
+
+    def _module_callers(self, name: str) -> list[str]:
+        """The functions of the module (at its top level) that call its function `name` by name,
+        directly or through others of them (`_CALL_DEPTH` up), that nothing in the module calls."""
+        found, pending, seen = [], [name], {name}
+        for _ in range(_CALL_DEPTH):
+            callers = {call.scope.node.name.value for current in pending for call in self.ctx.calls.get(current, ())
+                       if type(call.node.func) is cst.Name and type(call.scope.node) is cst.FunctionDef
+                       and call.scope.parent is self.ctx.module_scope} - seen
+            seen |= callers
+            found += [caller for caller in sorted(callers) if not self.ctx.calls.get(caller)]
+            pending = sorted(callers)
+        return found
 
     def _run_elsewhere(self, name: str, path: str) -> str | None:
         """How often other modules of the project run the module's function `name`: "on every
