@@ -3948,65 +3948,49 @@ class PinnedMemoryMissing(LoaderRule):
             import pytorch_lightning as pl
             from torch.utils.data import DataLoader
             class DataModuleFromConfig(pl.LightningDataModule):
-                def __init__(self, batch_size, train=None):
+                def _train_dataloader(self):
+                    return DataLoader(self.datasets["train"], batch_size=8, num_workers=4)
+                def __init__(self, train=None):
                     super().__init__()
-                    self.batch_size = batch_size
                     if train is not None:
                         self.train_dataloader = self._train_dataloader
-                def _train_dataloader(self):
-                    return DataLoader(self.datasets["train"], batch_size=self.batch_size, num_workers=4)
-            trainer = pl.Trainer(accelerator="gpu", devices=1)
-            trainer.fit(model, DataModuleFromConfig(8, train=config))
+            pl.Trainer(accelerator="gpu", devices=1).fit(model, DataModuleFromConfig(train=config))
             """,
             """
             import pytorch_lightning as pl
             from torch.utils.data import DataLoader
             class DataModuleFromConfig(pl.LightningDataModule):
-                def __init__(self, batch_size, train=None):
+                def _train_dataloader(self):
+                    return DataLoader(self.datasets["train"], batch_size=8, num_workers=4, pin_memory=True)
+                def __init__(self, train=None):
                     super().__init__()
-                    self.batch_size = batch_size
                     if train is not None:
                         self.train_dataloader = self._train_dataloader
-                def _train_dataloader(self):
-                    return DataLoader(self.datasets["train"], batch_size=self.batch_size, num_workers=4, pin_memory=True)
-            trainer = pl.Trainer(accelerator="gpu", devices=1)
-            trainer.fit(model, DataModuleFromConfig(8, train=config))
+            pl.Trainer(accelerator="gpu", devices=1).fit(model, DataModuleFromConfig(train=config))
             """,
         ),
-        # a loader a method returns beside its sampler, unpacked by the caller and passed to the
-        # method that trains (simpletransformers' ConvAI `load_and_cache_examples`)
+        # a loader a method returns beside its sampler, unpacked by the method that trains
+        # (simpletransformers' ConvAI `load_and_cache_examples`)
         Example(
             """
-            import torch
-            from torch.utils.data import DataLoader, RandomSampler, TensorDataset
+            from torch.utils.data import DataLoader
             class ConvAIModel:
-                def train_model(self, features):
-                    train_dataloader, train_sampler = self.load_and_cache_examples(features)
-                    self.train(train_dataloader)
-                def train(self, train_dataloader):
+                def load_and_cache_examples(self, dataset):
+                    return DataLoader(dataset, batch_size=8), None
+                def train_model(self, dataset):
+                    train_dataloader, train_sampler = self.load_and_cache_examples(dataset)
                     for batch in train_dataloader:
-                        batch = tuple(t.to("cuda") for t in batch)
-                        self.model(*batch).loss.backward()
-                def load_and_cache_examples(self, features):
-                    dataset = TensorDataset(torch.tensor(features))
-                    sampler = RandomSampler(dataset)
-                    return DataLoader(dataset, sampler=sampler, batch_size=8), sampler
+                        self.model(*(t.to("cuda") for t in batch)).loss.backward()
             """,
             """
-            import torch
-            from torch.utils.data import DataLoader, RandomSampler, TensorDataset
+            from torch.utils.data import DataLoader
             class ConvAIModel:
-                def train_model(self, features):
-                    train_dataloader, train_sampler = self.load_and_cache_examples(features)
-                    self.train(train_dataloader)
-                def train(self, train_dataloader):
+                def load_and_cache_examples(self, dataset):
+                    return DataLoader(dataset, batch_size=8, pin_memory=True), None
+                def train_model(self, dataset):
+                    train_dataloader, train_sampler = self.load_and_cache_examples(dataset)
                     for batch in train_dataloader:
-                        batch = tuple(t.to("cuda") for t in batch)
-                        self.model(*batch).loss.backward()
-                def load_and_cache_examples(self, features):
-                    dataset = TensorDataset(torch.tensor(features))
-                    sampler = RandomSampler(dataset)
-                    return DataLoader(dataset, sampler=sampler, batch_size=8, pin_memory=True), sampler
+                        self.model(*(t.to("cuda") for t in batch)).loss.backward()
             """,
         ),
         # PyTorch 0.3's `Variable` around each part of the batch, unpacked in one statement
