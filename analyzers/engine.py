@@ -327,7 +327,7 @@ def _analyze(source: Source, config: Config, state: DocumentState, shallow: bool
                 ctx.cuda_evidence = None  # (a device named and printed, nothing put on it: it runs on the CPU)
             if ctx.cuda_evidence is None and source.path and any(q.split(".")[0] == "torch" for q in ctx.imports.values()):
                 ctx.gpu_importer = gpu_importer(source.path) or gpu_callee(ctx) or gpu_value(ctx) or gpu_base(ctx) or config_gpu(
-                    source.path)  # a module that runs this one on a GPU, picks the GPU for it, names the GPU device it moves
+                    ctx)  # a module that runs this one on a GPU, picks the GPU for it, names the GPU device it moves
                 # work to, or a base class's module does; or one making a class of it (or of an importer) from a YAML config
                 if ctx.gpu_importer is not None:
                     ctx.cuda_evidence = parsed[min(parsed)].module

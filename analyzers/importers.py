@@ -88,7 +88,6 @@ class _Listing(NamedTuple):
     named: dict[str, bool]  # `named_elsewhere`'s answers, by the name asked
     methods: dict[str, list]  # `methods_named`'s answers, by the name asked
     files: list[tuple[str, os.stat_result]]  # its code and notebooks, as listed
-    yamls: list[bytes]  # the texts of its YAML files, read when first asked (`config_gpu`)
     reader: list[str | None]  # `config_gpu`'s GPU module reading configs, found when first asked
 
 
@@ -255,27 +254,20 @@ def gpu_importer(path: str) -> str | None:
     return None
 
 
-def config_gpu(path: str) -> str | None:
+def config_gpu(ctx) -> str | None:
     """Where a module of the project that puts work on a GPU reads YAML configs (`OmegaConf.load`,
-    `yaml.safe_load`, Hydra), when a YAML file of the project names a class of the module at
-    `path`, or of a module importing it (`IMPORT_LEVELS` imports away), as `module.Class` for it
-    to make (latent-diffusion's main.py trains `target: ldm.models.diffusion.ddpm.LatentDiffusion`
-    on GPUs; ddpm.py imports ema.py's `LitEma`); None otherwise."""
-    path = os.path.normpath(os.path.abspath(path))
+    `yaml.safe_load`, Hydra), when a YAML file of the project names a class of the source, or
+    of a module importing it (`IMPORT_LEVELS` imports away), as `module.Class` for it to make
+    (latent-diffusion's main.py trains `target: ldm.models.diffusion.ddpm.LatentDiffusion` on
+    GPUs; ddpm.py imports ema.py's `LitEma`); None otherwise."""
+    path = os.path.normpath(os.path.abspath(ctx.path))
     root = project_root(os.path.dirname(path))
-    if not marked(root):
+    if not marked(root) or not any(_yaml_texts(ctx, path)):
         return None
     listing = _listing(root)
-    if not listing.yamls:
-        for found, info in _files(root, [], (".yaml", ".yml")):
-            note(found, info)
-            listing.yamls.append(_read(found) or b"")
-        listing.yamls.append(b"")  # (read: none may be there)
-    if not any(listing.yamls):
-        return None
     seen, layer = {path}, [path]
-    for level in range(IMPORT_LEVELS):
-        if any(_named_class(listing.yamls, module_path) for module_path in layer):
+    for _ in range(IMPORT_LEVELS):
+        if any(_named_in_configs(ctx, module_path, r"[A-Z]\w*") for module_path in layer):
             if not listing.reader:
                 listing.reader.append(_config_reader(listing, root))
             return listing.reader[0]
@@ -283,13 +275,6 @@ def config_gpu(path: str) -> str | None:
         layer = [middle for middle in dict.fromkeys(layer) if middle not in seen]
         seen.update(layer)
     return None
-
-
-def _named_class(texts: list[bytes], path: str) -> bool:
-    """Whether one of the YAML `texts` names a class of the module at `path` as `module.Class`."""
-    stem = os.path.splitext(os.path.basename(path))[0].encode()
-    named = re.compile(rb"(?<![\w.])[\w.]*\b" + re.escape(stem) + rb"\.[A-Z]\w*\b")
-    return stem != b"__init__" and any(stem in text and named.search(text) for text in texts)
 
 
 _CONFIG_READ = re.compile(rb"\bOmegaConf\.(?:load|create)\b|\byaml\.(?:safe_|full_|unsafe_)?load\b|\bhydra\.main\b")
@@ -573,16 +558,20 @@ def unused_class(ctx, cls: cst.ClassDef) -> bool:
 
 def _named_in_configs(ctx, path: str, name: str) -> bool:
     """Whether a YAML file of the project names something matching the pattern `name` of the
-    module at `path` as `module.name` (a class Hydra or a similar config instantiates); the
-    files are read once an analysis."""
+    module at `path` as `module.name` (a class Hydra or a similar config instantiates)."""
+    stem = os.path.splitext(os.path.basename(path))[0].encode()
+    named = re.compile(rb"(?<![\w.])[\w.]*\b" + re.escape(stem) + rb"\." + name.encode() + rb"\b")
+    return any(stem in text and named.search(text) for text in _yaml_texts(ctx, path))
+
+
+def _yaml_texts(ctx, path: str) -> list[bytes]:
+    """The texts of the YAML files of the project of the module at `path`, read once an analysis."""
     if "YAML configs" not in ctx.shared:
         texts = ctx.shared["YAML configs"] = []
         for config, info in _files(project_root(os.path.dirname(path)), [], (".yaml", ".yml")):
             note(config, info)
             texts.append(_read(config) or b"")
-    stem = os.path.splitext(os.path.basename(path))[0].encode()
-    named = re.compile(rb"(?<![\w.])[\w.]*\b" + re.escape(stem) + rb"\." + name.encode() + rb"\b")
-    return any(named.search(text) for text in ctx.shared["YAML configs"])
+    return ctx.shared["YAML configs"]
 
 
 _CALLERS_UP = 3  # how far `unused_function` follows a function's callers
@@ -982,7 +971,7 @@ def _listing(root: str) -> _Listing:
             packages[word].append(path)
         if not module.words.isdisjoint(_CONFIG_WORDS):
             configs.append(path)
-    listing = _Listing(now, folders, dict(importers), dict(packages), configs, dict(modules), {}, [], {}, {}, [], [], {}, {}, {}, files, [], [])
+    listing = _Listing(now, folders, dict(importers), dict(packages), configs, dict(modules), {}, [], {}, {}, [], [], {}, {}, {}, files, [])
     with _LOCK:
         _LISTINGS[root] = listing
         while len(_LISTINGS) > 16:

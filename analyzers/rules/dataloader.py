@@ -407,11 +407,10 @@ class LoaderRule(Rule):
         for value, index, where in self.unpacked.get(expr.value, ()):
             if where is not owner or type(value) is not cst.Call:
                 continue
-            for function in self._called_functions(value.func, where):
-                for returned in self.ctx.returns.get(id(function), ()):
-                    elements = returned.elements if type(returned) is cst.Tuple or type(returned) is cst.List else ()
-                    if index < len(elements):
-                        found += self._resolve_loader(elements[index].value, self.ctx.scopes[id(function)], depth + 1)
+            for returned, inner in self._returned(value.func, where):
+                elements = returned.elements if type(returned) is cst.Tuple or type(returned) is cst.List else ()
+                if index < len(elements):
+                    found += self._resolve_loader(elements[index].value, inner, depth + 1)
         return found
 
     def _from_callers(self, scope, param: str, depth: int) -> list[Site]:
