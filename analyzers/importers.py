@@ -34,11 +34,11 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from .nodes import UNKNOWN, code, dotted, trainer_gpu
-from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, Namespace, SourceNamespace, argparse_defaults, ast_dotted, base_name, body_nodes, call_target,
+from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, Namespace, SourceNamespace, argparse_defaults, ast_dotted, base_name, body_nodes, call_target, derives_from,
                       forward_helpers, given_namespace_defaults, guarded, maybe_project_call, module_file, module_trains, note, Place, place_of,
                       marked, project_root, search_paths, self_calls, steps_call)
 from .source import SourceError, notebook_source
-from .vocabulary import CUDA_DEVICE, MODEL_WORDS, PER_CALL_METHODS, TORCH_MODULES, gpu_api
+from .vocabulary import COQUI_MODELS, CUDA_DEVICE, MODEL_WORDS, PER_CALL_METHODS, TORCH_MODULES, gpu_api
 
 MAX_FILES = 5000  # a larger project is listed up to this many modules
 MAX_FOLDERS = 2000  # and this many folders (a home folder without a project marker can hold millions)
@@ -796,10 +796,13 @@ def gpu_base(ctx) -> str | None:
     """Where the module of a base class of the source's classes, a class of another module of
     the project, puts work on a GPU or picks the GPU device (a trainer subclassing
     `BaseTrainer`, whose `__init__` sets `self.device = setup_device()`, a function returning
-    "cuda" when there is one), or None. `ctx`: the source's context, after the pass."""
+    "cuda" when there is one); or a model of coqui's Trainer (deriving from `trainer.TrainerModel`
+    through the project), which trains on the GPU when there is one; or None. `ctx`: the source's
+    context, after the pass."""
     namespace = SourceNamespace.of(ctx)
     asked: set[str] = set()
-    for cls in {id(cls): cls for cls in ctx.class_of.values()}.values():
+    classes = {id(cls): cls for cls in ctx.class_of.values()}.values()
+    for cls in classes:
         for base in cls.bases:
             name = dotted(base.value)
             if name is None or name in asked or len(asked) >= MAX_CALLEES or not maybe_project_call(ctx, base.value):
@@ -814,7 +817,8 @@ def gpu_base(ctx) -> str | None:
             line = memo[gpu_base]
             if line is not None:
                 return f"{found[1].label}:{line}"
-    return None
+    return next((f"coqui's Trainer, running `{cls.name.value}`" for cls in classes
+                 if derives_from(ctx, cls.name.value, COQUI_MODELS)), None)
 
 
 def gpu_value(ctx) -> str | None:

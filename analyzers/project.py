@@ -1324,9 +1324,22 @@ def steps_in_loops(found: Definition | None) -> bool:
 def self_calls(function: ast.AST, guarded: bool = False) -> set[str]:
     """The names of the methods `function` calls on `self` (`self.encode_img(image)`); with
     `guarded`, not those under an `if` (`if opt.debug > 0: self.debug(batch, output)`)."""
-    nodes = ast.walk(function) if not guarded else _outside_ifs(function)
+    nodes = list(ast.walk(function) if not guarded else _outside_ifs(function))
     return {node.func.attr for node in nodes if type(node) is ast.Call and type(node.func) is ast.Attribute
-            and type(node.func.value) is ast.Name and node.func.value.id == "self"}
+            and type(node.func.value) is ast.Name and node.func.value.id == "self"} | _dispatched(function, nodes)
+
+
+def _dispatched(function: ast.AST, nodes: list) -> set[str]:
+    """The methods a table of bound methods names (`model_func = {'TransE': self.TransE, ...}`)
+    whose subscript one of `nodes` calls (`model_func[self.model_name](head, tail)`)."""
+    called = [node.func.value for node in nodes if type(node) is ast.Call and type(node.func) is ast.Subscript]
+    names = {table.id for table in called if type(table) is ast.Name}
+    tables = [table for table in called if type(table) is not ast.Name] + [
+        node.value for node in (ast.walk(function) if names else ()) if type(node) is ast.Assign
+        and len(node.targets) == 1 and type(node.targets[0]) is ast.Name and node.targets[0].id in names]
+    return {value.attr for table in tables
+            for value in (table.values if type(table) is ast.Dict else getattr(table, "elts", ()))
+            if type(value) is ast.Attribute and type(value.value) is ast.Name and value.value.id == "self"}
 
 
 def _outside_ifs(root: ast.AST):

@@ -72,6 +72,11 @@ OPTIMIZERS = frozenset({"torch.optim.Optimizer", "torch.optim.optimizer.Optimize
 # Hugging Face's Trainer and trl's, whose `compute_loss` and `training_step` run on every training step
 HF_TRAINERS = frozenset({"transformers.Trainer", "transformers.trainer.Trainer", "transformers.Seq2SeqTrainer",
                          *(f"trl.{name}Trainer" for name in ("SFT", "DPO", "KTO", "GRPO", "RLOO", "Reward", "ORPO", "CPO", "PPO"))})
+# coqui's Trainer (the `trainer` package of coqui TTS): the base of its models, the hooks it gets their
+# loaders from (copying each batch to the GPU when it trains on one), and those it runs on every step
+COQUI_MODELS = frozenset({"trainer.TrainerModel", "trainer.model.TrainerModel"})
+COQUI_LOADER_HOOKS = frozenset({"get_data_loader", "get_train_data_loader", "get_eval_data_loader"})
+COQUI_STEP_HOOKS = ("format_batch_on_device", "train_step")
 MODULE_CLASSES = TORCH_MODULES | LIGHTNING_MODULES
 TENSOR_NAMESPACES = ("torch.nn.functional", "torch.linalg", "torch.fft", "torch.special")
 # Functions of `torch` that neither run tensor ops nor return a tensor.
@@ -109,8 +114,9 @@ EVERY_EPOCH_HOOKS = {"train_dataloader", "val_dataloader"}
 BATCH_HOOKS = {"before_batch", "after_pred", "after_loss", "before_backward", "after_backward", "before_step", "after_step",
                "after_batch", "on_train_batch_start", "on_train_batch_end", "on_before_backward", "on_after_backward",
                "on_before_optimizer_step", "on_before_zero_grad", "on_step_begin", "on_step_end", "on_substep_end",
-               "on_batch_begin", "on_batch_end"}
-CALLBACK_CLASS = re.compile(r"(Callback|CB)$")
+               "on_batch_begin", "on_batch_end",
+               "on_forward", "on_loss_and_meter", "on_backward", "on_update"}  # (ClassyVision's ClassyHook, VISSL's hooks)
+CALLBACK_CLASS = re.compile(r"(Callback|CB|ClassyHook)$")
 # Trainer keywords Lightning 2.0 removed (a 1.x Trainer, which used the CPU unless a keyword of
 # LIGHTNING_DEVICES chose otherwise), and those keywords.
 LIGHTNING_1_ONLY = {"progress_bar_refresh_rate", "weights_summary", "checkpoint_callback", "flush_logs_every_n_steps",

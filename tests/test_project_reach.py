@@ -563,3 +563,44 @@ def test_a_class_a_yaml_config_names_runs_on_the_gpu_of_the_script_reading_it(tm
     forget()
     assert lines(tmp_path / "models/ema.py", "TPL203") == []  # (no config makes it: where it runs is not known)
 
+
+
+def test_a_method_a_base_of_another_file_picks_from_a_table(tmp_path):
+    write(tmp_path, {
+        "base.py": """
+            import torch
+
+            class KGEBase(torch.nn.Module):
+                def forward(self, head, tail):
+                    score = {"TransE": self.TransE, "DistMult": self.DistMult}
+                    return score[self.model_name](head, tail)
+            """,
+        "model.py": """
+            import torch
+            from base import KGEBase
+
+            class KGE(KGEBase):
+                def __init__(self, gamma):
+                    super().__init__()
+                    self.model_name = "TransE"
+                    self.gamma = torch.nn.Parameter(torch.Tensor([gamma]), requires_grad=False)
+
+                def TransE(self, head, tail):
+                    return self.gamma.item() - (head - tail).abs().sum(1)
+
+                def DistMult(self, head, tail):
+                    return (head * tail).sum(1)
+            """,
+        "train.py": """
+            import torch
+            from model import KGE
+
+            model = KGE(12.0).cuda()
+            optimizer = torch.optim.Adam(model.parameters())
+            for head, tail in loader:
+                model(head.cuda(), tail.cuda()).mean().backward()
+                optimizer.step()
+            """,
+    })
+    forget()
+    assert lines(tmp_path / "model.py", "TPL203") == [12]

@@ -33,7 +33,7 @@ from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
 from .tracking import TrainingSteps, few_iterations, interval_test, stops_after
 from ..vocabulary import (
-    CAST_METHODS, CAST_TYPES, COLLATE_FN, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
+    CAST_METHODS, CAST_TYPES, COLLATE_FN, COQUI_LOADER_HOOKS, COQUI_MODELS, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
 )
 
 # torch's DataLoader, webdataset's WebLoader, which makes one of its arguments (`WebLoader(*args, **kw)`:
@@ -952,6 +952,8 @@ class LoaderRule(Rule):
         for call, site in self.loaders.items():
             if not on_cpu and self._lightning_hook(site) in hooks:
                 found.setdefault(id(call), _Transfer("Lightning's Trainer copies its batches to the GPU when it trains on one"))
+            elif self._coqui_hook(site):
+                found.setdefault(id(call), _Transfer("coqui's Trainer copies its batches to the GPU when it trains on one"))
         for name in run if not on_cpu else ():
             for site in ctx.calls.get(name, ()):
                 if self._lightning(site):
@@ -1100,6 +1102,14 @@ class LoaderRule(Rule):
                 if dotted(bound) == f"self.{name}":
                     return target.attr.value
         return name
+
+    def _coqui_hook(self, loader: Site) -> bool:
+        """Whether a loader is made in the hook of a model of coqui's Trainer (`get_data_loader` of a
+        class deriving from `trainer.TrainerModel`: coqui TTS's `BaseTTS`, through the project)."""
+        function = loader.scope.node
+        cls = self.ctx.class_of.get(id(function)) if function is not None else None
+        return cls is not None and function is not None and function.name.value in COQUI_LOADER_HOOKS and derives_from(
+            self.ctx, cls.name.value, COQUI_MODELS)
 
     def _lightning(self, site: Site) -> bool:
         """A method call on a Lightning Trainer."""
@@ -3658,7 +3668,8 @@ class PinnedMemoryMissing(LoaderRule):
     model class the project picks by name, each of whose `set_input` methods moves it: counted
     when the module moving the batches, or the module of its base class, uses a GPU), or by a framework:
     Lightning's Trainer (a LightningModule's or DataModule's `train_dataloader` and
-    `val_dataloader`, loaders given to `fit`), composer's Trainer (its `train_dataloader` and
+    `val_dataloader`, loaders given to `fit`), coqui's Trainer (the loaders of the `get_data_loader`
+    of a model deriving from `trainer.TrainerModel`: coqui TTS), composer's Trainer (its `train_dataloader` and
     `eval_dataloader`, unless told `device="cpu"`; not one it reads a few batches of a pass,
     `train_subset_num_batches=5`, nor its evaluation loaders in a run of one epoch), Accelerate
     (`accelerator.prepare(loader)`) and ignite (`create_supervised_trainer(..., device=...)`, an `Engine` whose process
@@ -3941,6 +3952,26 @@ class PinnedMemoryMissing(LoaderRule):
         ),
     )
     INVALID = (
+        # a model of coqui's Trainer (coqui TTS's `BaseTTS`): the Trainer gets its loader from
+        # `get_data_loader` and copies each batch to the GPU when it trains on one
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            from trainer import TrainerModel
+            class BaseTTS(TrainerModel):
+                def get_data_loader(self, config, assets, is_eval, samples, verbose, num_gpus, rank=None):
+                    dataset = TTSDataset(samples, self.tokenizer)
+                    return DataLoader(dataset, batch_size=config.batch_size, collate_fn=dataset.collate_fn, pin_memory=False)
+            """,
+            """
+            from torch.utils.data import DataLoader
+            from trainer import TrainerModel
+            class BaseTTS(TrainerModel):
+                def get_data_loader(self, config, assets, is_eval, samples, verbose, num_gpus, rank=None):
+                    dataset = TTSDataset(samples, self.tokenizer)
+                    return DataLoader(dataset, batch_size=config.batch_size, collate_fn=dataset.collate_fn, pin_memory=True)
+            """,
+        ),
         # a DataModule binding its hooks to other methods in `__init__` (latent-diffusion's `DataModuleFromConfig`)
         Example(
             """

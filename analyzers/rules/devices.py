@@ -9,7 +9,7 @@ import libcst as cst
 
 from ..context import IF, MODULE_CHAIN, CallSite, Scope, Site
 from ..nodes import (UNKNOWN, argument, assigned_in, call_name, children, code, contains, dotted, keyword, lazy_init, literal, moves_itself,
-                     none_test, option_test, remembered, short_code, star_kwargs, walk)
+                     none_test, option_test, reaching_assignment, remembered, short_code, star_kwargs, walk)
 from ..findings import Related
 from ..importers import built_once, forward_caller, importing, step_caller, unused_function
 from ..project import (SourceNamespace, call_target, derives_from, device_moves, maybe_project_call, returns_cpu_factory,
@@ -981,6 +981,34 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # in-batch labels listed from a range the line above, made a tensor and copied every step
+        # (simpletransformers' retrieval `_get_inputs_dict`): torch.arange(n, device=device)
+        Example(
+            """
+            import torch
+            def get_inputs(batch, device):
+                labels = [i for i in range(len(batch["ids"]))]
+                labels = torch.tensor(labels, dtype=torch.long).to(device)
+                return batch["ids"].to(device), labels
+            device = torch.device("cuda")
+            for batch in loader:
+                loss = model(*get_inputs(batch, device))
+                loss.backward()
+                optimizer.step()
+            """,
+            """
+            import torch
+            def get_inputs(batch, device):
+                labels = [i for i in range(len(batch["ids"]))]
+                labels = torch.tensor(labels, dtype=torch.long, device=device)
+                return batch["ids"].to(device), labels
+            device = torch.device("cuda")
+            for batch in loader:
+                loss = model(*get_inputs(batch, device))
+                loss.backward()
+                optimizer.step()
+            """,
+        ),
         # a plain object's schedule made on the CPU in `__init__` and copied at every sampling step
         Example(
             """
@@ -2273,7 +2301,7 @@ class CpuTensorMovedEachStep(Nesting):
             if name == "cuda" or device is not None:
                 self.gathers.append((self.ctx.call_site(node), made, device, self.function()))
             return
-        if made is None or keyword(made, "device") is not None or _from_host_data(made, self.ctx):
+        if made is None or keyword(made, "device") is not None or _from_host_data(made, self.ctx, root=self.function()):
             return  # (made on a device: `.type_as` only casts; host data is copied either way)
         qualified = self.ctx.qualname(made.func) or ""
         if qualified.count(".") != 1 or not qualified.startswith("torch."):
@@ -3717,14 +3745,18 @@ def _filled(function: cst.CSTNode, name: str) -> bool:
         and literal(node.value) is UNKNOWN for node in walk(function))
 
 
-def _from_host_data(made: cst.Call, ctx, scope: Scope | None = None) -> bool:
+def _from_host_data(made: cst.Call, ctx, scope: Scope | None = None, root: cst.CSTNode | None = None) -> bool:
     """`torch.tensor(state)`, `torch.LongTensor(ids)`: a tensor of values the program holds (not
     constants, nor a `range(n)` or sizes: `torch.FloatTensor(n, d)`; given the `scope` it is made
-    in, nor a tensor's shape, `torch.tensor(x.shape)` or a name `scope` only assigns one), which
-    reach the GPU by a copy however the tensor is made."""
+    in, nor a tensor's shape, `torch.tensor(x.shape)` or a name `scope` only assigns one; given
+    the function `root` holding it, nor a name the line above binds to a range, `labels = [i for i
+    in range(n)]`), which reach the GPU by a copy however the tensor is made."""
     if call_name(made) not in ("tensor", "as_tensor", *LEGACY_TENSOR_TYPES) or not made.args:
         return False
     data = made.args[0].value
+    reaching = reaching_assignment(root, made, data.value) if root is not None and type(data) is cst.Name else None
+    if reaching is not None and type(reaching) in (cst.Call, cst.ListComp):
+        data = reaching
     values = scope.assignments.get(data.value, ()) if scope is not None and type(data) is cst.Name else ()
     if scope is not None and (_sizes(data) or values and all(value is not None and _sizes(value) for value in values)):
         return False  # (a tensor's shape: sizes, like torch.Size)

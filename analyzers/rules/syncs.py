@@ -24,7 +24,7 @@ from .edits import root_name
 from .tracking import (Nesting, TrainingSteps, calls_under_ifs, few_iterations, interval_test, iterates_dataloader, never_taken, parameter_constant,
                        runs_once)
 from ..vocabulary import (
-    CLOCKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MASK_MAKERS, MATH_TESTS, MODEL_NAMES, MODULE_CLASSES, NOT_TENSOR_OPS,
+    CLOCKS, COQUI_MODELS, COQUI_STEP_HOOKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MASK_MAKERS, MATH_TESTS, MODEL_NAMES, MODULE_CLASSES, NOT_TENSOR_OPS,
     ONE_TENSOR_TESTS, SAME_DEVICE_METHODS, TENSOR_NAMESPACES,
 )
 
@@ -109,6 +109,15 @@ def _unparsed(text: str) -> str | None:
         return ast.unparse(ast.parse(text.strip(), mode="eval"))
     except SyntaxError:
         return None
+
+
+def _read_code(node: cst.CSTNode) -> str | None:
+    """A candidate's code as the summaries of functions spell their reads (`v.item()`; a test's
+    header, `if torch.min(y) < -1.0:`), or None."""
+    if type(node) is cst.If or type(node) is cst.Assert:
+        test = _unparsed(code(node.test))
+        return None if test is None else f"if {test}:" if type(node) is cst.If else f"assert {test}"
+    return _unparsed(code(node))
 
 
 def _env_step(node: cst.CSTNode) -> bool:
@@ -253,7 +262,9 @@ class HostSyncEveryStep(Nesting):
     `on_train_batch_end`), a
     LightningModule's `training_step`, also through a base class of the project (and the methods it calls on `self`, whose `batch` the
     Trainer moved to the GPU: `self.shared_step(batch, "train")`, also what they unpack from
-    such a method given the batch: `y_h, y, labels = self.shared_step(*batch)`), a Hugging Face
+    such a method given the batch: `y_h, y, labels = self.shared_step(*batch)`), a coqui Trainer's
+    model's `train_step` and `format_batch_on_device` (a class deriving from `trainer.TrainerModel`,
+    through the project: coqui TTS's; the Trainer trains on the GPU when there is one), a Hugging Face
     `Trainer`'s `compute_loss` and `training_step` (also of trl's trainers, through a base class
     of the project, and the methods they call on `self`: trl's `_compute_loss`), a method a base
     class of another file calls in its training loop (torchlake's `_calc_loss`, which
@@ -1260,6 +1271,109 @@ class HostSyncEveryStep(Nesting):
             compute_loss = ComputeLoss()
             for images, targets in loader:
                 compute_loss(model(images.cuda()), targets.cuda()).backward()
+                optimizer.step()
+            """,
+        ),
+        # a model of coqui's Trainer (coqui TTS's Tacotron): the Trainer runs its `train_step` on every
+        # step, with the batch on the GPU when there is one
+        Example(
+            """
+            import torch
+            from trainer import TrainerModel
+            class Tacotron(TrainerModel):
+                def train_step(self, batch, criterion):
+                    mel_lengths = batch["mel_lengths"]
+                    outputs = self.forward(batch["text_input"], mel_lengths)
+                    if mel_lengths.max() % self.r != 0:
+                        mel_lengths = mel_lengths + self.r - mel_lengths.max() % self.r
+                    return outputs, criterion(outputs, batch["mel_input"], mel_lengths)
+            """,
+        ),
+        # a ClassyVision hook (VISSL's CheckNanLossHook): the task's training loop runs `on_loss_and_meter`
+        # on every step; the host copy waits, the test of the copy does not
+        Example(
+            """
+            import torch
+            from classy_vision.hooks.classy_hook import ClassyHook
+            class CheckNanLossHook(ClassyHook):
+                def on_start(self, task):
+                    task.base_model.cuda()
+                def on_loss_and_meter(self, task):
+                    loss_val = task.last_batch.loss.data.cpu()
+                    if not torch.isfinite(loss_val).all():
+                        raise FloatingPointError(f"Infinite Loss or NaN at iteration={task.iteration}")
+            """,
+        ),
+        # a selection under a test of its mask's count (Towards-Realtime-MOT's YOLO layer): the body is
+        # the usual path, `nM > 0` whenever the batch has targets
+        Example(
+            """
+            import torch
+            class YOLOLayer(torch.nn.Module):
+                def forward(self, p_box, targets):
+                    tconf, tbox = build_targets(targets)
+                    tconf, tbox = tconf.cuda(), tbox.cuda()
+                    mask = tconf > 0
+                    nM = mask.sum().float()
+                    if nM > 0:
+                        return self.SmoothL1Loss(p_box[mask], tbox[mask])
+                    return p_box.sum() * 0
+            model = YOLOLayer().cuda()
+            for p_box, targets in loader:
+                model(p_box.cuda(), targets).backward()
+                optimizer.step()
+            """,
+            count=2,
+        ),
+        # a step function sampling from the model every N steps (audiolm's trainers): the evaluation
+        # is guarded, so the function is a training step, not a full-batch evaluation each iteration
+        Example(
+            """
+            import torch
+            from torch import nn
+            class Trainer(nn.Module):
+                def __init__(self, model):
+                    super().__init__()
+                    self.model = model
+                    self.register_buffer("steps", torch.tensor(0))
+                def train_step(self):
+                    steps = int(self.steps.item())
+                    for _ in range(self.grad_accum_every):
+                        loss = self.model(next(self.dl_iter).cuda())
+                        loss.backward()
+                    self.optim.step()
+                    if not (steps % self.save_results_every):
+                        self.model.eval()
+                        with torch.inference_mode():
+                            self.model(next(self.valid_dl_iter).cuda())
+                    self.steps.add_(1)
+                def train(self):
+                    for _ in range(self.num_train_steps):
+                        self.train_step()
+            trainer = Trainer(Net()).cuda()
+            trainer.train()
+            """,
+        ),
+        # a score method picked from a table of bound methods by the forward (OGB's KGEModel and its
+        # `model_func[self.model_name](head, relation, tail)`), reading a GPU parameter each step
+        Example(
+            """
+            import torch
+            from torch import nn
+            class KGEModel(nn.Module):
+                def __init__(self, gamma):
+                    super().__init__()
+                    self.gamma = nn.Parameter(torch.Tensor([gamma]), requires_grad=False)
+                def forward(self, head, tail):
+                    model_func = {"TransE": self.TransE, "DistMult": self.DistMult}
+                    return model_func[self.model_name](head, tail)
+                def TransE(self, head, tail):
+                    return self.gamma.item() - torch.norm(head - tail, p=1, dim=1)
+                def DistMult(self, head, tail):
+                    return (head * tail).sum(dim=1)
+            model = KGEModel(12.0).cuda()
+            for head, tail in loader:
+                model(head.cuda(), tail.cuda()).mean().backward()
                 optimizer.step()
             """,
         ),
@@ -2748,7 +2862,7 @@ class HostSyncEveryStep(Nesting):
         test = branch.test
         if self._failure_test(test):
             return True  # `if not math.isfinite(loss.item()):`: reported itself; its body runs when training went wrong
-        if (self._truth_sync(test, site.scope) and not _selects_with_tested(branch)) if type(test) is not cst.Name else self._element(
+        if (self._truth_sync(test, site.scope) and not _selects_with_tested(branch, site.scope)) if type(test) is not cst.Name else self._element(
                 test.value, site.loops, site.scope):
             return True  # reported itself; its body runs when something went wrong (not `if acc:`: when nonzero),
             # or for the element that holds (`for i, d in enumerate(done): if d:`, an episode's end); but `if
@@ -2977,7 +3091,7 @@ class HostSyncEveryStep(Nesting):
             functions = {id(node) for node, _ in self.ctx.functions.get(name, ())}
             found = self._read_candidates[key] = [
                 candidate for candidate in self.candidates if candidate.site.scope.node is not None
-                and id(candidate.site.scope.node) in functions and _unparsed(code(candidate.site.node)) == read.code]
+                and id(candidate.site.scope.node) in functions and _read_code(candidate.site.node) == read.code]
         return found
 
     def _read_here(self, read: Use) -> _Candidate | None:
@@ -3178,8 +3292,10 @@ class HostSyncEveryStep(Nesting):
             return False
         call, made = found[0], found[0]
         given = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
-        if given and all(type(arg) is cst.Call and _host_copy(arg) for arg in given):
-            return True  # `loss = loss_f(outputs.cpu(), labels.cpu())`: computed from host copies, on the host
+        copies = [self.ctx.origin(arg, found[1]) if type(arg) is cst.Name else (arg, found[1]) for arg in given]
+        if given and all(copy is not None and type(copy[0]) is cst.Call and _host_copy(copy[0]) for copy in copies):
+            return True  # `loss = loss_f(outputs.cpu(), labels.cpu())`, `torch.isfinite(loss_val)` with `loss_val =
+            # loss.data.cpu()`: computed from host copies, on the host
         while True:
             if type(call.func) is cst.Attribute and (call.func.attr.value == "cpu" and not call.args or call.func.attr.value == "to"
                                                       and len(call.args) == 1 and literal(call.args[0].value) == "cpu"):
@@ -3294,8 +3410,8 @@ class HostSyncEveryStep(Nesting):
         if type(test) is cst.Call:
             if (self.ctx.qualname(test.func) or "") in _TRUTH_FUNCTIONS:
                 return True
-            if call_name(test) in _TRUTH_METHODS and type(test.func) is cst.Attribute:
-                return self._device_operand(test.func.value, scope)
+            if call_name(test) in _TRUTH_METHODS and type(test.func) is cst.Attribute:  # (not of a host copy: `loss_val =
+                return self._device_operand(test.func.value, scope) and not self._made_on_cpu(test.func.value, scope)  # loss.cpu()`)
             tested = self._masked_argument(test, scope, truth=True)  # `if contains_unknown(target):`
             return tested is not None and self._device_operand(tested, scope)
         return type(test) is cst.Name and (self._tensor(test, scope, 0) or self._element(test.value, loops, scope))
@@ -3538,8 +3654,9 @@ class HostSyncEveryStep(Nesting):
 
     def _step_batch(self, name: str, owner: Scope, depth: int = 0) -> bool:
         """The batch a LightningModule's `training_step(self, batch, batch_idx)` is given (the Trainer
-        moved its tensors to the module's device), also as a method it passes it to receives it
-        (`self.shared_step(batch, "train")`)."""
+        moved its tensors to the module's device), or a coqui Trainer's model's `train_step(self,
+        batch, criterion)` and `format_batch_on_device(self, batch)`, also as a method it passes it to
+        receives it (`self.shared_step(batch, "train")`)."""
         function = owner.node
         if function is None:
             return False
@@ -3548,6 +3665,9 @@ class HostSyncEveryStep(Nesting):
             return False
         if function.name.value == "training_step":
             return params.index(name) == 1 and TrainingSteps.of(self.ctx).run_every_step(function)
+        cls = self.ctx.class_of.get(id(function))
+        if function.name.value in COQUI_STEP_HOOKS and cls is not None and derives_from(self.ctx, cls.name.value, COQUI_MODELS):
+            return params.index(name) == 1
         index = params.index(name) - 1
         return depth < 2 and any(
             type(call.node.func) is cst.Attribute and dotted(call.node.func.value) == "self" and call.scope.node is not None
@@ -3757,10 +3877,16 @@ def _comprehended_values(for_in: cst.CompFor) -> tuple[str, cst.BaseExpression] 
     return None
 
 
-def _selects_with_tested(branch: cst.If) -> bool:
+def _selects_with_tested(branch: cst.If, scope: Scope) -> bool:
     """Whether an `if`'s body indexes with a name its test reads (`if known.any(): t = target[known]`,
-    `if positive.sum() > 0: ... x[positive, :]`): the test asks whether the mask selects anything."""
+    `if positive.sum() > 0: ... x[positive, :]`), or one a name it reads is computed from once in
+    `scope` (`nM = mask.sum().float()`, then `if nM > 0: p_box[mask]`): the test asks whether the
+    mask selects anything."""
     tested = names_in(branch.test)
+    for name in list(tested):
+        values = scope.assignments.get(name, [])
+        if len(values) == 1 and values[0] is not None:
+            tested |= names_in(values[0], attributes=False)
     return any(type(node) is cst.Subscript and type(index := _mask_index(node)) is cst.Name and index.value in tested
                for node in walk(branch.body))
 

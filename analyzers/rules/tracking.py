@@ -23,7 +23,7 @@ from ..project import trains as project_trains
 from .edits import root_name
 from .base import Rule
 from .distributed import COMPILE
-from ..vocabulary import AUTOGRAD_FUNCTIONS, BATCH_HOOKS, CALLBACK_CLASS, CLOCKS, DEVICE_LIKE, EVALUATION_NAME, HF_TRAINERS, LIGHTNING_MODULES, MODULE_CLASSES, OPTIMIZERS, SHORT_LOOP
+from ..vocabulary import AUTOGRAD_FUNCTIONS, BATCH_HOOKS, CALLBACK_CLASS, CLOCKS, COQUI_MODELS, COQUI_STEP_HOOKS, DEVICE_LIKE, EVALUATION_NAME, HF_TRAINERS, LIGHTNING_MODULES, MODULE_CLASSES, OPTIMIZERS, SHORT_LOOP
 
 _COMPILE_OPTIONS = {"mode", "fullgraph", "dynamic", "backend", "options", "disable"}
 
@@ -257,11 +257,16 @@ class TrainingSteps:
         if cls is None:
             return False
         bases = [dotted(base.value) or "" for base in cls.bases]
-        if function.name.value in BATCH_HOOKS and any(CALLBACK_CLASS.search(base) for base in bases) and self.anywhere():
-            return True  # (fastai's `MetricsCB(Callback).after_batch`, Lightning's `on_train_batch_end`)
+        if function.name.value in BATCH_HOOKS and any(CALLBACK_CLASS.search(base) for base in bases) and (
+                self.anywhere() or any(base.endswith("ClassyHook") for base in bases)):
+            return True  # (fastai's `MetricsCB(Callback).after_batch`, Lightning's `on_train_batch_end`; a ClassyVision
+            # hook, which only a task's training loop runs: VISSL's `CheckNanLossHook.on_loss_and_meter`)
         lightning = any("LightningModule" in base for base in bases) or derives_from(self.ctx, cls.name.value, LIGHTNING_MODULES)
         if lightning and function.name.value in self._called_on_self(cls, "training_step"):  # (also through a base of the project)
             return True
+        if any(function.name.value in self._called_on_self(cls, hook) for hook in COQUI_STEP_HOOKS) and derives_from(
+                self.ctx, cls.name.value, COQUI_MODELS):
+            return True  # (coqui's Trainer: a TTS model's `train_step`, and the `format_batch_on_device` it runs before)
         if self.trainer_step(cls, function):
             return True
         if function.name.value == "training_step" or id(function) in self._epochs:
@@ -399,7 +404,27 @@ class TrainingSteps:
                             and dotted(site.node.func.value) == "self" and id(site.node) not in self.cached(function) \
                             and id(site.node) not in never_taken(self.ctx, function):
                         self._by_class.setdefault(id(cls), {}).setdefault(function.name.value, set()).add(name)
+            for node, scope in self.ctx.call_order:  # `model_func = {'TransE': self.TransE, ...}` then `model_func[name](...)`
+                function = scope.node
+                cls = self.ctx.class_of.get(id(function)) if function is not None else None
+                if function is not None and cls is not None and type(node.func) is cst.Subscript and id(node) not in never_taken(
+                        self.ctx, function):
+                    self._by_class.setdefault(id(cls), {}).setdefault(function.name.value, set()).update(
+                        self._dispatched(node.func.value, scope))
         return self._by_class
+
+    def _dispatched(self, table: cst.BaseExpression, scope: Scope) -> set[str]:
+        """The methods named `self.X` in the dictionary, list or tuple literal that `table` is (or
+        a name holds), whose subscript a method calls: one of them runs, which the options pick."""
+        found = self.ctx.origin(table, scope)
+        literal_table = found[0] if found is not None else None
+        if type(literal_table) is cst.Dict:
+            values = [element.value for element in literal_table.elements if type(element) is cst.DictElement]
+        elif type(literal_table) is cst.List or type(literal_table) is cst.Tuple:
+            values = [element.value for element in literal_table.elements]
+        else:
+            return set()
+        return {value.attr.value for value in values if type(value) is cst.Attribute and dotted(value.value) == "self"}
 
     def steps(self, call: cst.Call) -> bool:
         """Whether `call` is a training step (`backward()`, an optimizer's `step()`), or calls a
@@ -484,8 +509,9 @@ class TrainingSteps:
             self._evaluations = {}
             evaluating = set()
             for site in self.ctx.calls.get("eval", ()):
-                if not site.node.args:
-                    evaluating.add(id(site.scope.node))
+                function = site.scope.node
+                if not site.node.args and (function is None or id(site.node) not in self._guarded_calls(function.body, site)):
+                    evaluating.add(id(function))  # (not a sample every N steps: audiolm's `if not (steps % save_every):`)
                     if site.loops and type(site.node.func) is cst.Attribute:
                         self._evaluations.setdefault(id(site.loops[-1]), []).append(site)
             for name, defs in self.ctx.functions.items() if evaluating else ():
