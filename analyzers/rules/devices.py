@@ -229,6 +229,23 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset(_MOVES | {"tensor", "copy_"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # a sampler shuffling a NumPy array of dataset indices with a CPU randperm (VISSL's balanced
+        # sampler): host data indexed on the host, once per epoch, in code that uses CUDA elsewhere
+        Example(
+            """
+            import numpy as np
+            import torch
+            class BalancedSampler:
+                def __iter__(self):
+                    g = torch.Generator()
+                    g.manual_seed(self.epoch)
+                    for t in range(self.num_classes):
+                        indices = np.array(self.class_index[t])
+                        indices = indices[torch.randperm(len(indices), generator=g)]
+                        yield from indices
+            model = Net().cuda()
+            """,
+        ),
         # MLM masking of the batch on the CPU, before the training step moves it: a CPU tensor is
         # filled through a mask of `labels`, so `labels` (and the `inputs` it copies) is on the CPU
         Example(
@@ -2350,8 +2367,8 @@ class CpuTensorMovedEachStep(Nesting):
             return  # (`annotations_df.iloc[torch.randint(n, (1,))]`: a row of a pandas table, on the host)
         indices = [e.slice.value for e in node.slice if type(e.slice) is cst.Index]
         made = [factory for index in indices if not self._made_on_device_too(index) for factory in self._cpu_made(index)]
-        if made and not self._cpu_made(node.value) and not self._host_tensor(node.value) and not self._moved_later(
-                node.value) and not self._made_once():
+        if made and not self._cpu_made(node.value) and not self._host_tensor(node.value) and not self._numpy_held(
+                node.value) and not self._moved_later(node.value) and not self._made_once():
             self.indexings.append((self.ctx.site(node), made, self.function()))
         held = next((name for index in indices if type(index) is cst.Attribute and (name := _held_attribute(index))), None)
         if held is not None and _held_attribute(node.value) is None and not self._cpu_made(node.value) and not self._host_tensor(node.value):
@@ -2454,6 +2471,17 @@ class CpuTensorMovedEachStep(Nesting):
         loop = cast(cst.For, self.ctx.loops[-1])  # (a `for` or `while`: both have a body)
         return any(moves_itself(v, name) for v in assigned_in(loop.body, name)) and not any(
             moves_itself(v, name) for v in met)
+
+    def _numpy_held(self, expr: cst.BaseExpression) -> bool:
+        """Whether `expr` is a name the function binds to a NumPy array and to parts of itself only
+        (VISSL's sampler: `t_indices = np.array(...)`, then `t_indices[torch.randperm(n, generator=g)]`):
+        host data, which a CPU index indexes in place."""
+        if type(expr) is not cst.Name or self.ctx.scope.node is None:
+            return False
+        values = self.ctx.scope.assignments.get(expr.value, [])
+        return any(type(v) is cst.Call and (self.ctx.qualname(v.func) or "").startswith("numpy.") for v in values) and all(
+            type(v) is cst.Call and (self.ctx.qualname(v.func) or "").startswith("numpy.")
+            or type(v) is cst.Subscript and type(v.value) is cst.Name and v.value.value == expr.value for v in values)
 
     def _host_tensor(self, expr: cst.BaseExpression) -> bool:
         """`torch.tensor(values)` without a device: a CPU tensor of the program's data, which a
@@ -3755,8 +3783,9 @@ def _from_host_data(made: cst.Call, ctx, scope: Scope | None = None, root: cst.C
         return False
     data = made.args[0].value
     reaching = reaching_assignment(root, made, data.value) if root is not None and type(data) is cst.Name else None
-    if reaching is not None and type(reaching) in (cst.Call, cst.ListComp):
-        data = reaching
+    if type(reaching) is cst.ListComp or type(reaching) is cst.Call and reaching.args and (call_name(reaching) in (
+            "range", "list", "tuple") or ctx.qualname(reaching.func) in _NUMPY_FILLS):
+        data = reaching  # (`mask = np.ones(hidden.size())`; not `lengths = list()`, filled by appends: host data)
     values = scope.assignments.get(data.value, ()) if scope is not None and type(data) is cst.Name else ()
     if scope is not None and (_sizes(data) or values and all(value is not None and _sizes(value) for value in values)):
         return False  # (a tensor's shape: sizes, like torch.Size)
