@@ -604,3 +604,29 @@ def test_a_method_a_base_of_another_file_picks_from_a_table(tmp_path):
     })
     forget()
     assert lines(tmp_path / "model.py", "TPL203") == [12]
+
+
+def test_a_prefetching_loader_subclass_of_another_file(tmp_path):
+    """YOLOP: `DataLoaderX(DataLoader)`, the prefetch_generator recipe, imported from lib/utils.py
+    and iterated every epoch with workers and no persistent_workers."""
+    write(tmp_path, {
+        "lib/utils.py": """
+            from prefetch_generator import BackgroundGenerator
+            from torch.utils.data import DataLoader
+
+            class DataLoaderX(DataLoader):
+                def __iter__(self):
+                    return BackgroundGenerator(super().__iter__())
+            """,
+        "train.py": """
+            from lib.utils import DataLoaderX
+
+            loader = DataLoaderX(dataset, batch_size=24, num_workers=8, pin_memory=True)
+            model = Net().cuda()
+            for epoch in range(240):
+                for x, y in loader:
+                    model(x.cuda(non_blocking=True)).sum().backward()
+            """,
+    })
+    forget()
+    assert lines(tmp_path / "train.py", "TPL104") == [4]

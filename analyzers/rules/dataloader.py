@@ -102,9 +102,9 @@ class LoaderRule(Rule):
     kept in `known` for every loader rule.
     """
 
-    calls = CallNames(frozenset({"to", "cuda", "type", *(name.rpartition(".")[2] for name in DATALOADER | SUBCLASSES)}),
+    calls = CallNames(frozenset({"to", "cuda", "type", "DataLoaderX", *(name.rpartition(".")[2] for name in DATALOADER | SUBCLASSES)}),
                       suffix=("Loader", "Sampler", "loader_class", "loader_cls"))  # (and the project's subclasses:
-    # `PositiveLinkNeighborSampler`; a name bound to the class, timm's `loader_class`)
+    # `PositiveLinkNeighborSampler`, the prefetching `DataLoaderX` recipe; a name bound to the class, timm's `loader_class`)
 
     def __init__(self, ctx, options=None) -> None:
         super().__init__(ctx, options)
