@@ -1354,6 +1354,32 @@ class HostSyncEveryStep(Nesting):
             trainer.train()
             """,
         ),
+        # latent-diffusion's LitEma: `if self.num_updates >= 0:` tests that the counter is on (it is
+        # -1 when off), true on every step, so the `min` of CUDA buffers in its body runs every step too
+        Example(
+            """
+            import torch
+            from torch import nn
+            class LitEma(nn.Module):
+                def __init__(self, model, decay=0.9999, use_num_updates=True):
+                    super().__init__()
+                    self.register_buffer("decay", torch.tensor(decay, dtype=torch.float32))
+                    self.register_buffer("num_updates", torch.tensor(0, dtype=torch.int) if use_num_updates else torch.tensor(-1, dtype=torch.int))
+                def forward(self, model):
+                    decay = self.decay
+                    if self.num_updates >= 0:
+                        self.num_updates += 1
+                        decay = min(self.decay, (1 + self.num_updates) / (10 + self.num_updates))
+                    return 1.0 - decay
+            model = Net().cuda()
+            model_ema = LitEma(model).cuda()
+            for x in loader:
+                model(x.cuda()).sum().backward()
+                optimizer.step()
+                model_ema(model)
+            """,
+            count=2,
+        ),
         # a score method picked from a table of bound methods by the forward (OGB's KGEModel and its
         # `model_func[self.model_name](head, relation, tail)`), reading a GPU parameter each step
         Example(
@@ -2862,11 +2888,12 @@ class HostSyncEveryStep(Nesting):
         test = branch.test
         if self._failure_test(test):
             return True  # `if not math.isfinite(loss.item()):`: reported itself; its body runs when training went wrong
-        if (self._truth_sync(test, site.scope) and not _selects_with_tested(branch, site.scope)) if type(test) is not cst.Name else self._element(
-                test.value, site.loops, site.scope):
+        if (self._truth_sync(test, site.scope) and not _selects_with_tested(branch, site.scope) and not _nonnegative_test(test)) \
+                if type(test) is not cst.Name else self._element(test.value, site.loops, site.scope):
             return True  # reported itself; its body runs when something went wrong (not `if acc:`: when nonzero),
             # or for the element that holds (`for i, d in enumerate(done): if d:`, an episode's end); but `if
-            # known.any(): x = x[known]` selects with the mask it tests: its body runs on most steps
+            # known.any(): x = x[known]` selects with the mask it tests, and `if self.num_updates >= 0:` tests
+            # a count for being there: their bodies run on most steps
         if self.ctx.value(test, site.scope) is False or parameter_constant(self.ctx, test, site.scope) is False or from_afar(
                 self.ctx, test, site.scope) and project_option_default(cast(str, self.ctx.path), cast(cst.Attribute, test).attr.value) is False:
             return True  # a switch off by default (`if args.print_loss:`, a store_true flag; `train(..., debug=args.debug)`;
@@ -3875,6 +3902,13 @@ def _comprehended_values(for_in: cst.CompFor) -> tuple[str, cst.BaseExpression] 
         value = target.elements[1].value
         return (value.value, it.func.value) if type(value) is cst.Name else None
     return None
+
+
+def _nonnegative_test(test: cst.BaseExpression) -> bool:
+    """`n > 0`, `n >= 0`, `n != 0`: a test that a count or a counter is there (LitEma's `if
+    self.num_updates >= 0:`), true on most steps."""
+    return type(test) is cst.Comparison and len(test.comparisons) == 1 and literal(test.comparisons[0].comparator) == 0 \
+        and type(test.comparisons[0].operator) in (cst.GreaterThan, cst.GreaterThanEqual, cst.NotEqual)
 
 
 def _selects_with_tested(branch: cst.If, scope: Scope) -> bool:
