@@ -418,6 +418,30 @@ def step_caller(path: str, name: str, owner: str | None = None) -> str | None:
     return None
 
 
+def never_moved(path: str, name: str) -> bool:
+    """Whether the modules of the project importing the module at `path` make its module class
+    `name` only as plain names that nothing moves (audiolm's notebook: `trainer =
+    SemanticTransformerTrainer(...)`, then `trainer.train()`): its buffers stay on the CPU. False
+    when none makes it (its README may: `SoundStreamTrainer(...).cuda()`), or one makes it
+    otherwise: moved (`.cuda()`, `.to(...)`), kept as an attribute, handed to a call."""
+    found = False
+    for _, module, root in _importers(path, any_text=True):
+        tree = module.namespace(root).tree
+        parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        for call in (node for node in ast.walk(tree) if type(node) is ast.Call and (ast_dotted(node.func) or "").rpartition(".")[2] == name):
+            statement = parents.get(id(call))
+            if type(statement) is not ast.Assign or len(statement.targets) != 1 or type(statement.targets[0]) is not ast.Name:
+                return False
+            bound = statement.targets[0].id
+            if any(type(node) is ast.Call and (type(node.func) is ast.Attribute and node.func.attr in ("cuda", "to") and ast_dotted(
+                    node.func.value) == bound or any(type(arg) is ast.Name and arg.id == bound
+                                                     for arg in (*node.args, *(keyword.value for keyword in node.keywords))))
+                   for node in ast.walk(tree)):
+                return False
+            found = True
+    return found
+
+
 def _instances(namespace: FileNamespace, path: str, owner: str) -> set[str]:
     """The names a module assigns only instances of the class `owner` of the module at `path`
     (or of classes of that module deriving from it)."""

@@ -630,3 +630,44 @@ def test_a_prefetching_loader_subclass_of_another_file(tmp_path):
     })
     forget()
     assert lines(tmp_path / "train.py", "TPL104") == [4]
+
+
+TRAINER = """
+    import torch
+    from torch import nn
+
+    class Trainer(nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model.cuda()
+            self.register_buffer("steps", torch.tensor(0))
+
+        def train_step(self):
+            steps = int(self.steps.item())
+            loss = self.model(next(self.dl_iter).cuda()).mean()
+            loss.backward()
+            self.optim.step()
+            self.steps.add_(1)
+
+        def train(self):
+            for _ in range(self.num_train_steps):
+                self.train_step()
+"""
+
+
+def test_a_buffer_of_a_module_the_project_never_moves(tmp_path):
+    """audiolm: the step counter of a trainer module is read each step; the notebook moves the
+    SoundStream trainer (`.cuda()`), not the semantic one, whose buffer stays on the CPU."""
+    write(tmp_path, {"trainer.py": TRAINER, "run.py": """
+        from trainer import Trainer
+        trainer = Trainer(Net())
+        trainer.train()
+    """})
+    forget()
+    assert lines(tmp_path / "trainer.py", "TPL203") == []
+    (tmp_path / "run.py").write_text("from trainer import Trainer\ntrainer = Trainer(Net()).cuda()\ntrainer.train()\n")
+    forget()
+    assert lines(tmp_path / "trainer.py", "TPL203") == [12]
+    (tmp_path / "run.py").write_text("from trainer import Trainer\ntrainer = Trainer(Net())\ntrainer = accelerator.prepare(model=trainer)\ntrainer.train()\n")
+    forget()
+    assert lines(tmp_path / "trainer.py", "TPL203") == [12]  # (handed on: where it goes, it may be moved)

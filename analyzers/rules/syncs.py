@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
 from typing import NamedTuple, cast
 
@@ -12,7 +13,7 @@ from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
 from ..nodes import (aborts, argument, assigned_in, call_name, children, code, contains, dotted, iteration_source, keyword, lazy_init, literal,
                      moves_itself, names_in, none_test, option_test, passed_for, positional, reaching_assignment, remembered, short_code, shortened, walk, UNKNOWN)
 from ..findings import Related
-from ..importers import never_set, project_option_default, unused_function
+from ..importers import never_moved, never_set, project_option_default, unused_function
 from ..project import (
     Definition, Use, attribute_module, bind, derives_from, from_afar, call_target, copies_every_call, host_reads, iterated, maybe_project_call,
     parameters, reads_clock, reads_every_call, returned_mask, returned_parameter, returns_host_copy, steps_in_loops, used_arguments,
@@ -3303,6 +3304,8 @@ class HostSyncEveryStep(Nesting):
                 expr = cast(cst.Attribute | cst.Subscript, expr).value
         if type(expr) is cst.Name and _host_parameter(expr.value, scope):
             return True
+        if type(expr) is cst.Attribute and dotted(expr.value) == "self" and expr.attr.value in self._buffers() and self._left_on_cpu(scope):
+            return True  # (a buffer of a module nothing moves: audiolm's `self.steps.item()` in a trainer made as is)
         found = self.ctx.origin(expr, scope) if type(expr) is cst.Name else (expr, scope)
         if type(expr) is cst.Name and site is not None and site.loops:  # (the loop's own binding, before the read)
             loop = site.loops[-1]
@@ -3566,7 +3569,8 @@ class HostSyncEveryStep(Nesting):
                 return self._tensor(expr.value, scope, depth + 1)  # `pred_raw.data`: the tensor, without autograd
             if type(expr.value) is not cst.Name:
                 return False
-            return expr.attr.value == "loss" and self.ctx.value(expr, scope) is UNKNOWN or (expr.value.value == "self" and expr.attr.value in self._buffers()) or (
+            return expr.attr.value == "loss" and self.ctx.value(expr, scope) is UNKNOWN or (
+                expr.value.value == "self" and expr.attr.value in self._buffers() and not self._left_on_cpu(scope)) or (
                 self._moved_batch(expr.value, scope) and expr.attr.value not in _TENSOR_FACTS
                 and not expr.attr.value.startswith("num_"))
         return False
@@ -3800,6 +3804,19 @@ class HostSyncEveryStep(Nesting):
             and any(type(arg.value) is cst.Name and arg.value.value == name and arg.keyword is None for arg in value.args[:2])
             for target in self.backward_of.get(id(scope), ()) for value in scope.assignments.get(target, ())
         )
+
+    def _left_on_cpu(self, scope: Scope) -> bool:
+        """Whether the class of the method of `scope` is a module the project makes only as names
+        nothing moves (`never_moved`: audiolm's `SemanticTransformerTrainer`), whose buffers stay on
+        the CPU."""
+        cls = self.ctx.class_of.get(id(scope.node)) if scope.node is not None else None
+        path = self.ctx.path
+        if cls is None or not path or path.startswith("<"):
+            return False
+        key = ("left on the CPU", id(cls))
+        if key not in self.ctx.shared:
+            self.ctx.shared[key] = never_moved(os.path.abspath(path), cls.name.value)
+        return self.ctx.shared[key]
 
     def _buffers(self) -> set[str]:
         """The names of the buffers modules register (`self.register_buffer("ptr", ...)`):
