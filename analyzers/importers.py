@@ -34,11 +34,11 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from .nodes import UNKNOWN, code, dotted, trainer_gpu
-from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, Namespace, SourceNamespace, argparse_defaults, ast_dotted, base_name, body_nodes, call_target, derives_from,
+from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, Namespace, SourceNamespace, argparse_defaults, ast_dotted, base_name, body_nodes, call_target, coqui_model,
                       forward_helpers, given_namespace_defaults, guarded, maybe_project_call, module_file, module_trains, note, Place, place_of,
                       marked, project_root, search_paths, self_calls, steps_call)
 from .source import SourceError, notebook_source
-from .vocabulary import COQUI_MODELS, CUDA_DEVICE, MODEL_WORDS, PER_CALL_METHODS, TORCH_MODULES, gpu_api
+from .vocabulary import CUDA_DEVICE, MODEL_WORDS, PER_CALL_METHODS, TORCH_MODULES, gpu_api
 
 MAX_FILES = 5000  # a larger project is listed up to this many modules
 MAX_FOLDERS = 2000  # and this many folders (a home folder without a project marker can hold millions)
@@ -842,7 +842,7 @@ def gpu_base(ctx) -> str | None:
             if line is not None:
                 return f"{found[1].label}:{line}"
     return next((f"coqui's Trainer, running `{cls.name.value}`" for cls in classes
-                 if derives_from(ctx, cls.name.value, COQUI_MODELS)), None)
+                 if coqui_model(ctx, cls)), None)
 
 
 def gpu_value(ctx) -> str | None:

@@ -34,7 +34,7 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from .nodes import UNKNOWN, call_name, code, dotted, literal, remembered, shortened
-from .vocabulary import (CAST_METHODS, CAST_TYPES, CLOCKS, ELEMENTWISE_METHODS, HOST_FACTORIES, MASK_MAKERS, MATH_TESTS,
+from .vocabulary import (CAST_METHODS, CAST_TYPES, CLOCKS, COQUI_MODELS, ELEMENTWISE_METHODS, HOST_FACTORIES, MASK_MAKERS, MATH_TESTS,
                          ONE_TENSOR_TESTS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, TORCH_MODULES)
 
 MAX_FILE = 1_000_000  # bytes: a larger module is not read
@@ -1242,6 +1242,16 @@ def derives_from(ctx, name: str | None, qualnames: Collection[str]) -> bool:
     derives from one of `qualnames` (`torch.nn.Module`, a DataLoader, DataParallel), through
     classes of the project."""
     return name is not None and _derives(SourceNamespace.of(ctx).klass(name), qualnames)
+
+
+def coqui_model(ctx, cls) -> bool:
+    """Whether the class `cls` of the source derives from coqui's `trainer.TrainerModel`, through
+    classes of the project (coqui TTS's `Tacotron` -> `BaseTacotron` -> `BaseTTS` -> ...): a model
+    coqui's Trainer trains, on the GPU when there is one. Asked once per class."""
+    key = (coqui_model, id(cls))
+    if key not in ctx.shared:
+        ctx.shared[key] = derives_from(ctx, cls.name.value, COQUI_MODELS)
+    return ctx.shared[key]
 
 
 def _derives(found, qualnames: Collection[str], depth: int = 0) -> bool:

@@ -24,7 +24,7 @@ from ..datasets import (
 from ..findings import Related
 from ..importers import (config_default, yaml_setting, gpu_importers, importer_namespace_default, importing, installable, project_option_default,
                          unused_function, uses_gpu)
-from ..project import (FileNamespace, LoaderUses, SourceNamespace, derives_from, from_afar, argparse_defaults, ast_dotted, bind, body_nodes, call_target, caller_uses, classes_made_by,
+from ..project import (FileNamespace, LoaderUses, SourceNamespace, coqui_model, derives_from, from_afar, argparse_defaults, ast_dotted, bind, body_nodes, call_target, caller_uses, classes_made_by,
                        instance_default, method as method_of,
                        parsed_defaults,
                        device_moves, iterated, iterated_again, iterated_through, maybe_project_call, parameters, trains_somewhere,
@@ -33,7 +33,7 @@ from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
 from .tracking import TrainingSteps, few_iterations, interval_test, stops_after
 from ..vocabulary import (
-    CAST_METHODS, CAST_TYPES, COLLATE_FN, COQUI_LOADER_HOOKS, COQUI_MODELS, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
+    CAST_METHODS, CAST_TYPES, COLLATE_FN, COQUI_LOADER_HOOKS, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
 )
 
 # torch's DataLoader, webdataset's WebLoader, which makes one of its arguments (`WebLoader(*args, **kw)`:
@@ -1108,8 +1108,7 @@ class LoaderRule(Rule):
         class deriving from `trainer.TrainerModel`: coqui TTS's `BaseTTS`, through the project)."""
         function = loader.scope.node
         cls = self.ctx.class_of.get(id(function)) if function is not None else None
-        return cls is not None and function is not None and function.name.value in COQUI_LOADER_HOOKS and derives_from(
-            self.ctx, cls.name.value, COQUI_MODELS)
+        return cls is not None and function is not None and function.name.value in COQUI_LOADER_HOOKS and coqui_model(self.ctx, cls)
 
     def _lightning(self, site: Site) -> bool:
         """A method call on a Lightning Trainer."""

@@ -2479,9 +2479,9 @@ class CpuTensorMovedEachStep(Nesting):
         if type(expr) is not cst.Name or self.ctx.scope.node is None:
             return False
         values = self.ctx.scope.assignments.get(expr.value, [])
-        return any(type(v) is cst.Call and (self.ctx.qualname(v.func) or "").startswith("numpy.") for v in values) and all(
-            type(v) is cst.Call and (self.ctx.qualname(v.func) or "").startswith("numpy.")
-            or type(v) is cst.Subscript and type(v.value) is cst.Name and v.value.value == expr.value for v in values)
+        made = [type(v) is cst.Call and _host_array(v, self.ctx) for v in values]
+        return any(made) and all(numpy or type(v) is cst.Subscript and type(v.value) is cst.Name and v.value.value == expr.value
+                                 for numpy, v in zip(made, values))
 
     def _host_tensor(self, expr: cst.BaseExpression) -> bool:
         """`torch.tensor(values)` without a device: a CPU tensor of the program's data, which a

@@ -15,7 +15,7 @@ from ..nodes import (aborts, argument, assigned_in, call_name, children, code, c
 from ..findings import Related
 from ..importers import never_moved, never_set, project_option_default, unused_function
 from ..project import (
-    Definition, Use, attribute_module, bind, derives_from, from_afar, call_target, copies_every_call, host_reads, iterated, maybe_project_call,
+    Definition, Use, attribute_module, bind, coqui_model, derives_from, from_afar, call_target, copies_every_call, host_reads, iterated, maybe_project_call,
     parameters, reads_clock, reads_every_call, returned_mask, returned_parameter, returns_host_copy, steps_in_loops, used_arguments,
     used_by_all_fitting,
 )
@@ -25,7 +25,7 @@ from .edits import root_name
 from .tracking import (Nesting, TrainingSteps, calls_under_ifs, few_iterations, interval_test, iterates_dataloader, never_taken, parameter_constant,
                        runs_once)
 from ..vocabulary import (
-    CLOCKS, COQUI_MODELS, COQUI_STEP_HOOKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MASK_MAKERS, MATH_TESTS, MODEL_NAMES, MODULE_CLASSES, NOT_TENSOR_OPS,
+    CLOCKS, COQUI_STEP_HOOKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MASK_MAKERS, MATH_TESTS, MODEL_NAMES, MODULE_CLASSES, NOT_TENSOR_OPS,
     ONE_TENSOR_TESTS, SAME_DEVICE_METHODS, TENSOR_NAMESPACES,
 )
 
@@ -3697,7 +3697,7 @@ class HostSyncEveryStep(Nesting):
         if function.name.value == "training_step":
             return params.index(name) == 1 and TrainingSteps.of(self.ctx).run_every_step(function)
         cls = self.ctx.class_of.get(id(function))
-        if function.name.value in COQUI_STEP_HOOKS and cls is not None and derives_from(self.ctx, cls.name.value, COQUI_MODELS):
+        if function.name.value in COQUI_STEP_HOOKS and cls is not None and coqui_model(self.ctx, cls):
             return params.index(name) == 1
         index = params.index(name) - 1
         return depth < 2 and any(

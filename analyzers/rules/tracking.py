@@ -17,13 +17,13 @@ from ..nodes import (UNKNOWN, argument, call_name, code, dotted, iteration_sourc
                      option_test, positional, walk)
 from ..importers import (constructed_with, imported, imported_to_train, importer_namespace_default, loss_methods, made_only_to_infer, never_on,
                          subclass_forward_calls, unused_class)
-from ..project import (SourceNamespace, call_target, derives_from, forward_helpers, lineage, project_bases, step_helpers, instance_default, maybe_project_call, steps_in_loops, tests_interval,
+from ..project import (SourceNamespace, call_target, coqui_model, derives_from, forward_helpers, lineage, project_bases, step_helpers, instance_default, maybe_project_call, steps_in_loops, tests_interval,
                        trains_somewhere)
 from ..project import trains as project_trains
 from .edits import root_name
 from .base import Rule
 from .distributed import COMPILE
-from ..vocabulary import AUTOGRAD_FUNCTIONS, BATCH_HOOKS, CALLBACK_CLASS, CLOCKS, COQUI_MODELS, COQUI_STEP_HOOKS, DEVICE_LIKE, EVALUATION_NAME, HF_TRAINERS, LIGHTNING_MODULES, MODULE_CLASSES, OPTIMIZERS, SHORT_LOOP
+from ..vocabulary import AUTOGRAD_FUNCTIONS, BATCH_HOOKS, CALLBACK_CLASS, CLOCKS, COQUI_STEP_HOOKS, DEVICE_LIKE, EVALUATION_NAME, HF_TRAINERS, LIGHTNING_MODULES, MODULE_CLASSES, OPTIMIZERS, SHORT_LOOP
 
 _COMPILE_OPTIONS = {"mode", "fullgraph", "dynamic", "backend", "options", "disable"}
 
@@ -264,8 +264,7 @@ class TrainingSteps:
         lightning = any("LightningModule" in base for base in bases) or derives_from(self.ctx, cls.name.value, LIGHTNING_MODULES)
         if lightning and function.name.value in self._called_on_self(cls, "training_step"):  # (also through a base of the project)
             return True
-        if any(function.name.value in self._called_on_self(cls, hook) for hook in COQUI_STEP_HOOKS) and derives_from(
-                self.ctx, cls.name.value, COQUI_MODELS):
+        if any(function.name.value in self._called_on_self(cls, hook) for hook in COQUI_STEP_HOOKS) and coqui_model(self.ctx, cls):
             return True  # (coqui's Trainer: a TTS model's `train_step`, and the `format_batch_on_device` it runs before)
         if self.trainer_step(cls, function):
             return True
