@@ -450,7 +450,8 @@ class Context:
             self._bind(node.asname.name, item if type(item) is cst.Call and call_name(item) == "tqdm" else None)
 
     def _function(self, node: cst.FunctionDef) -> None:
-        self._bind(node.name, None)
+        if id(node) not in self.class_of:  # (a method's name is bound in its class, not the scope around)
+            self._bind(node.name, None)
         self._frame_bodies[id(node.body)] = Frame(DEF, node)
         scope = Scope(node, self.scope)
         named, starred = remembered(_parameters, node, lambda: _parameters(node))

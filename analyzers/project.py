@@ -1244,6 +1244,41 @@ def derives_from(ctx, name: str | None, qualnames: Collection[str]) -> bool:
     return name is not None and _derives(SourceNamespace.of(ctx).klass(name), qualnames)
 
 
+def loader_overrides(ctx, name: str, loaders: Collection[str]) -> set[str] | None:
+    """The methods a class of the project that derives from one of `loaders` (torch's
+    DataLoader) through classes of the project overrides: `{"__iter__"}` for the prefetching
+    `DataLoaderX` recipe; None when it does not so derive, or an `__init__` on the way takes
+    its own parameters (one forwarding `*args, **kwargs` to `super().__init__` keeps the
+    loader's settings: timm's `MultiEpochsDataLoader`)."""
+    found, overrides = SourceNamespace.of(ctx).klass(name), set[str]()
+    for _ in range(4):
+        if found is None:
+            return None
+        cls, namespace = found[0], found[1]
+        methods = {node.name: node for node in cls.body if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef)}
+        init = methods.get("__init__")
+        if init is not None and not _forwards_arguments(init):
+            return None
+        overrides.update(methods)
+        bases = [namespace.qualname(base_name(base) or "") or "" for base in cls.bases]
+        if any(base in loaders for base in bases):
+            return overrides
+        found = namespace.klass(base_name(cls.bases[0]) or "") if len(cls.bases) == 1 else None
+    return None
+
+
+def _forwards_arguments(init: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`def __init__(self, *args, **kwargs): super().__init__(*args, **kwargs)`, whatever else it does."""
+    args = init.args
+    if args.vararg is None or args.kwarg is None or len(args.args) != 1 or args.kwonlyargs:
+        return False
+    return any(type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "__init__"
+               and len(node.args) == 1 and type(node.args[0]) is ast.Starred
+               and ast_dotted(node.args[0].value) == args.vararg.arg and len(node.keywords) == 1
+               and node.keywords[0].arg is None and ast_dotted(node.keywords[0].value) == args.kwarg.arg
+               for node in ast.walk(init))
+
+
 def coqui_model(ctx, cls) -> bool:
     """Whether the class `cls` of the source derives from coqui's `trainer.TrainerModel`, through
     classes of the project (coqui TTS's `Tacotron` -> `BaseTacotron` -> `BaseTTS` -> ...): a model
@@ -2321,9 +2356,10 @@ def from_afar(ctx, expr, scope) -> bool:
 def instance_default(ctx, expr, scope):
     """`opt.num_workers` where `opt` is the one instance of a class of the project, made
     without arguments here (`opt = Config()`) or in the module it is imported from (`from
-    utils.config import opt`): the class's default (`class Config: num_workers = 8`); or where
-    `opt` is a module of the project (`from tools import config`), the constant it assigns
-    (config.py's `num_workers = 4`); else UNKNOWN."""
+    utils.config import opt`), or a parameter annotated with the class (litgpt's `train:
+    TrainArgs`): the class's default (`class Config: num_workers = 8`, a dataclass's field
+    `log_interval: int = 1`); or where `opt` is a module of the project (`from tools import
+    config`), the constant it assigns (config.py's `num_workers = 4`); else UNKNOWN."""
     if type(expr) is not cst.Attribute or type(expr.value) is not cst.Name:
         return UNKNOWN
     name, namespace = expr.value.value, SourceNamespace.of(ctx)
@@ -2335,6 +2371,9 @@ def instance_default(ctx, expr, scope):
         made = found[0] if found is not None else None
         cls = ast_dotted(made.func) if type(made) is ast.Call and not made.args and not made.keywords else None
         return class_default(found[1].klass(cls) if found is not None and cls else None, expr.attr.value)
+    annotated = _annotated_class(namespace, expr.value, scope)
+    if annotated is not None:
+        return class_default(annotated, expr.attr.value)
     origin = ctx.origin(expr.value, scope)
     made_here = origin[0] if origin is not None else None
     cls = dotted(made_here.func) if type(made_here) is cst.Call and not made_here.args else None
@@ -2470,6 +2509,14 @@ def bind(call, params: Parameters, method: bool) -> list[tuple[str, object]]:
         name = params.kwargs if keyword.arg is None else keyword.arg if keyword.arg in params.names else params.kwargs
         pairs.append((name or "", keyword.value))
     return [(name, value) for name, value in pairs if name]
+
+
+def calls_argument(found: Definition, call, value) -> bool:
+    """Whether the function `found` calls the parameter that `call` passes `value` to (jepa's
+    `gpu_timer(closure)` running `closure()`)."""
+    names = {name for name, given in bind(call, parameters(found[0]), found[3] is not None) if given is value}
+    return bool(names) and any(type(node) is ast.Call and type(node.func) is ast.Name and node.func.id in names
+                               for node in body_nodes(found[0]))
 
 
 def _keyword(arg) -> str | None:

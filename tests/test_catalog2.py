@@ -255,6 +255,7 @@ TPL203 = {
             if batch_idx % args.log_interval == 0:
                 print(f"loss: {loss.item():.6f}")
     """, 0),
+    # the branch that steps the optimizer runs on every training step: it is not an interval
     "gradient accumulation boundary": ("""
         import torch
         model.cuda()
@@ -264,6 +265,18 @@ TPL203 = {
             if (i + 1) % accum == 0:
                 optimizer.step()
                 optimizer.zero_grad()
+                writer.add_scalar("loss", loss.item(), i)
+    """, 1),
+    "logging interval beside the accumulation boundary": ("""
+        import torch
+        model.cuda()
+        for i, batch in enumerate(loader):
+            loss = model(batch) / accum
+            loss.backward()
+            if (i + 1) % accum == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+            if i % 100 == 0:
                 writer.add_scalar("loss", loss.item(), i)
     """, 0),
     "first batch only": ("""

@@ -30,6 +30,17 @@ HITS = {
             DataLoader = None
         loader = DataLoader(ds, batch_size=2)
     """,
+    "torchdata's StatefulDataLoader": """
+        from torchdata.stateful_dataloader import StatefulDataLoader
+        loader = StatefulDataLoader(ds, batch_size=8)
+    """,
+    "subclass passing its arguments on": """
+        from torch.utils.data import DataLoader
+        class FastLoader(DataLoader):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+        loader = FastLoader(ds)
+    """,
     "module alias": """
         import torch.utils.data as tud
         loader = tud.DataLoader(ds)
@@ -105,11 +116,20 @@ MISSES = {
         from torch.utils.data import DataLoader
         loader = DataLoader(ds, **loader_kwargs)
     """,
-    "subclass": """
+    "subclass taking its own arguments": """
         from torch.utils.data import DataLoader
         class FastLoader(DataLoader):
-            pass
-        loader = FastLoader(ds)
+            def __init__(self, ds, shards):
+                super().__init__(ds, batch_size=shards * 8, num_workers=shards)
+        loader = FastLoader(ds, 0)
+    """,
+    "subclass iterating its own way (a prefetching thread)": """
+        from torch.utils.data import DataLoader
+        from prefetch_generator import BackgroundGenerator
+        class DataLoaderX(DataLoader):
+            def __iter__(self):
+                return BackgroundGenerator(super().__iter__())
+        loader = DataLoaderX(ds)
     """,
     "iterable dataset": """
         from torch.utils.data import DataLoader, IterableDataset

@@ -24,7 +24,7 @@ from ..datasets import (
 from ..findings import Related
 from ..importers import (config_default, yaml_setting, gpu_importers, importer_namespace_default, importing, installable, project_option_default,
                          unused_function, uses_gpu)
-from ..project import (FileNamespace, LoaderUses, SourceNamespace, coqui_model, derives_from, from_afar, argparse_defaults, ast_dotted, bind, body_nodes, call_target, caller_uses, classes_made_by,
+from ..project import (FileNamespace, LoaderUses, SourceNamespace, coqui_model, derives_from, loader_overrides, from_afar, argparse_defaults, ast_dotted, bind, body_nodes, call_target, caller_uses, classes_made_by,
                        instance_default, method as method_of,
                        parsed_defaults,
                        device_moves, iterated, iterated_again, iterated_through, maybe_project_call, parameters, trains_somewhere,
@@ -39,7 +39,9 @@ from ..vocabulary import (
 # torch's DataLoader, webdataset's WebLoader, which makes one of its arguments (`WebLoader(*args, **kw)`:
 # `DataLoader(*args, **kw)` in a pipeline), and MONAI's, torch's with a collate that lists dictionaries
 DATALOADER = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader", "webdataset.WebLoader",
-              "webdataset.compat.WebLoader", "monai.data.DataLoader", "monai.data.dataloader.DataLoader"}
+              "webdataset.compat.WebLoader", "monai.data.DataLoader", "monai.data.dataloader.DataLoader",
+              "torchdata.stateful_dataloader.StatefulDataLoader",  # (torchdata's drop-in replacement, resumable)
+              "torchdata.stateful_dataloader.stateful_dataloader.StatefulDataLoader"}
 # DataLoaders of libraries whose batches perf-lint cannot cost (PyG's, collating graphs; MONAI's
 # ThreadDataLoader, whose thread prefetches without workers; torchmeta's, batching tasks): their workers are re-spawned like any
 # loader's (TPL104); whether they need workers or pinning is not known
@@ -148,10 +150,16 @@ class LoaderRule(Rule):
         return owner is not None and any(value is not None and type(value) in (cst.Name, cst.Attribute)
                                          and self.ctx.qualname(value) in DATALOADER for value in owner.assignments[func.value])
 
-    def costed(self, call: cst.Call) -> bool:
+    def costed(self, call: cst.Call, loading: bool = False) -> bool:
         """Whether the loader is torch's, whose batches the rules can cost (not one of `SUBCLASSES`,
-        nor one batching DGL graphs)."""
-        return self.ctx.qualname(call.func) in DATALOADER and not self.batches_graphs(self.loaders[call])
+        nor one batching DGL graphs), or a class of the project passing its arguments on to it
+        (YOLOP's `DataLoaderX`); for the cost of `loading` in the main process, not one
+        iterating its own way (`DataLoaderX`'s prefetching thread)."""
+        if self.ctx.qualname(call.func) not in DATALOADER:
+            overrides = loader_overrides(self.ctx, call.func.value, DATALOADER) if type(call.func) is cst.Name else None
+            if overrides is None or loading and "__iter__" in overrides:
+                return False
+        return not self.batches_graphs(self.loaders[call])
 
     def visit_For(self, node: cst.For) -> None:
         if type(node.iter) is cst.Call:
@@ -917,14 +925,20 @@ class LoaderRule(Rule):
         return found
 
     def _batches_given(self, site: Site) -> dict[int, list[Site]]:
-        """Argument (by id) -> the loaders it is a batch of, for a call in a loop over loaders."""
+        """Argument (by id) -> the loaders it is a batch of, for a call in a loop over loaders, or
+        of a batch taken with `next()` in a loop around it (`batch = next(dataloader_iter)`)."""
+        args = [arg.value for arg in cast(cst.Call, site.node).args]  # a call
         loop = next((loop for loop in reversed(site.loops) if loop in self.loops), None)
-        if loop is None:
-            return {}
-        names = self.loops[loop][1]
-        batches = [arg.value for arg in cast(cst.Call, site.node).args if root_name(arg.value) in names]  # a call
-        loaders = self.loaders_of(loop) if batches else []
-        return {id(value): loaders for value in batches} if loaders else {}
+        batches = [value for value in args if root_name(value) in self.loops[loop][1]] if loop is not None else []
+        loaders = self.loaders_of(loop) if loop is not None and batches else []
+        given = {id(value): loaders for value in batches} if loaders else {}
+        for around in reversed(site.loops):
+            taken = self.nexts.get(id(around), {})
+            for value in args if taken else ():
+                source = taken.get(root_name(value) or "")
+                if source is not None and id(value) not in given and (found := self._resolve_loader(source[0], source[1], 0)):
+                    given[id(value)] = found
+        return given
 
     def _loaders_given(self, site: Site) -> dict[int, list[Site]]:
         """Argument (by id) -> the loaders it is, for the arguments of a call that are loaders
@@ -1087,9 +1101,14 @@ class LoaderRule(Rule):
 
     def _lightning_hook(self, loader: Site) -> str | None:
         """The Lightning hook (`train_dataloader`, ...: a method of a Lightning module or
-        DataModule, or the method the class binds to one) a loader is made in, or None."""
+        DataModule, or the method the class binds to one) a loader is made in, or that returns
+        the loader made at the top of the module (a notebook's `train_dataloader = DataLoader(...)`,
+        then `def train_dataloader(self): return train_dataloader`), or None."""
         function = loader.scope.node
-        cls = self.ctx.class_of.get(id(function)) if function is not None else None
+        if function is None:
+            return next((name for name, defs in self.ctx.functions.items() if name.endswith("_dataloader")
+                         for hook, scope in defs if self._lightning_hook_returns(hook, scope, loader)), None)
+        cls = self.ctx.class_of.get(id(function))
         if function is None or cls is None or not any("Lightning" in (dotted(base.value) or "") for base in cls.bases):
             return None
         name = function.name.value
@@ -1102,6 +1121,13 @@ class LoaderRule(Rule):
                 if dotted(bound) == f"self.{name}":
                     return target.attr.value
         return name
+
+    def _lightning_hook_returns(self, hook: cst.FunctionDef, scope, loader: Site) -> bool:
+        """Whether `hook`, a method of a Lightning class, returns the loader made at `loader`."""
+        cls = self.ctx.class_of.get(id(hook))
+        return cls is not None and any("Lightning" in (dotted(base.value) or "") for base in cls.bases) and any(
+            type(value) is cst.Name and (found := self.ctx.origin(value, scope)) is not None and found[0] is loader.node
+            for value in self.ctx.returns.get(id(hook), ()))
 
     def _coqui_hook(self, loader: Site) -> bool:
         """Whether a loader is made in the hook of a model of coqui's Trainer (`get_data_loader` of a
@@ -1488,6 +1514,15 @@ class LoaderRule(Rule):
                 return move
         return None
 
+    def collates_images(self, site: Site) -> bool:
+        """Whether the loader's collate_fn, a function of the source, makes the batch's images
+        (`processor(text=texts, images=images, return_tensors="pt")`, Hugging Face's multimodal
+        fine-tuning notebooks): batches of pixels, not small whatever the dataset holds."""
+        given = self._collate_function(site)
+        return given is not None and type(given[0]) is cst.Name and any(
+            type(node) is cst.Call and any(arg.keyword is not None and arg.keyword.value in _IMAGE_KEYWORDS for arg in node.args)
+            for function, _ in self.ctx.functions.get(given[0].value, []) for node in walk(function))
+
     def batches_graphs(self, site: Site) -> bool:
         """Whether the loader's collate_fn batches DGL graphs (`dgl.batch` itself, or `dgl.batch(graphs)`
         in a function of the project, or a method of the dataset's class, `collate_fn=dataset.collate`), whose
@@ -1640,6 +1675,17 @@ class LoaderRule(Rule):
             self.known[key] = names
         return self.known[key].get(id(site.node))
 
+    def _lightning_limited(self, site: Site) -> bool:
+        """Whether the loader comes from a Lightning hook whose passes every Lightning Trainer of
+        the source limits to a few batches (`Trainer(limit_val_batches=5)` for `val_dataloader`)."""
+        hook = self._lightning_hook(site)
+        limit = f"limit_{hook.removesuffix('_dataloader')}_batches" if hook in _LIMITED_HOOKS else None
+        trainers = [trainer for trainer in self.ctx.calls.get("Trainer", ()) if (self.ctx.qualname(trainer.node.func) or "").startswith(
+            ("lightning", "pytorch_lightning"))] if limit is not None else []
+        values = [self.ctx.value(given.value, trainer.scope) if (given := keyword(trainer.node, cast(str, limit))) else None
+                  for trainer in trainers]
+        return bool(values) and all(type(value) is int and 0 < value <= _FEW_BATCHES for value in values)
+
     def reads_few(self, site: Site) -> bool:
         """Whether each pass over the loader reads a few batches at most: every read is a
         `next(iter(loader))` in a loop, or every use of the name it is bound to passes it to a
@@ -1652,6 +1698,8 @@ class LoaderRule(Rule):
         return self.known[key]
 
     def _reads_few(self, site: Site) -> bool:
+        if self._lightning_limited(site):
+            return True
         if any(loader.node is site.node for run, _, _, few in self.composer_runs() for value in few
                for loader in self.live_loaders(value, run.scope, run.unit)):
             return True  # (`eval_subset_num_batches=5`)
@@ -2497,7 +2545,8 @@ class SynchronousDataLoader(LoaderRule):
     """
     ## What it does
     Finds a `torch.utils.data.DataLoader` (or webdataset's `WebLoader`, which makes one of
-    its arguments) whose `num_workers` is omitted or resolves to
+    its arguments; torchdata's `StatefulDataLoader`; a class of the project deriving from one
+    that passes its arguments on and iterates like it) whose `num_workers` is omitted or resolves to
     0 (a literal, a constant, a `**kwargs` dict, also one chosen by a condition that
     cannot hold: a `torch.device` compared with a string, an argparse default, also
     through a parameter its callers pass the namespace to: `def main(args)`, also callers
@@ -2565,7 +2614,8 @@ class SynchronousDataLoader(LoaderRule):
     - each pass reads a few batches only: every read is a `next(iter(loader))` in an epoch
       loop (one test batch each epoch), or the loader is only passed to functions of the source
       whose every loop over it stops after ten at most (`if count == num_examples: break`,
-      `num_examples=2`: hkproj's `run_validation`, also for a loader a function returns);
+      `num_examples=2`: hkproj's `run_validation`, also for a loader a function returns), or
+      every Lightning Trainer limits the passes of its hook to ten at most (`limit_val_batches=5`);
     - in a script or notebook that trains, the loader is made by the module's own code (or by
       a function that trains, which the module runs once: `main()` under `if __name__ == "__main__":`) and
       read by one pass that does not train, outside any loop or function, its own or that
@@ -2628,6 +2678,22 @@ class SynchronousDataLoader(LoaderRule):
     probe = "dataloader"
     options = {"num-workers": 4}
     VALID = (
+        # a class of the project loading in a thread of its own (YOLOP's prefetching `DataLoaderX`)
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            from prefetch_generator import BackgroundGenerator
+            class DataLoaderX(DataLoader):
+                def __iter__(self):
+                    return BackgroundGenerator(super().__iter__())
+            loader = DataLoaderX(ImageFolder(root), batch_size=64, pin_memory=True)
+            for epoch in range(100):
+                for x, y in loader:
+                    loss = model(x.to("cuda")).mean()
+                    loss.backward()
+                    opt.step()
+            """,
+        ),
         # the dataset a method of the class makes, in memory: a TensorDataset of features, or the
         # class the user plugs in through an option (simpletransformers' `load_and_cache_examples`)
         Example(
@@ -3505,7 +3571,7 @@ class SynchronousDataLoader(LoaderRule):
         workers = self.opts["num-workers"]
         for call, site in self.loaders.items():
             value = self.setting(site, NUM_WORKERS, "num_workers")
-            if value is UNKNOWN or (value is not None and value != 0) or not self.costed(call):
+            if value is UNKNOWN or (value is not None and value != 0) or not self.costed(call, loading=True):
                 continue
             gpu = self.feeds_gpu(call)
             if not gpu and self.ctx.units[0].notebook:
@@ -3667,7 +3733,8 @@ class PinnedMemoryMissing(LoaderRule):
     model class the project picks by name, each of whose `set_input` methods moves it: counted
     when the module moving the batches, or the module of its base class, uses a GPU), or by a framework:
     Lightning's Trainer (a LightningModule's or DataModule's `train_dataloader` and
-    `val_dataloader`, loaders given to `fit`), coqui's Trainer (the loaders of the `get_data_loader`
+    `val_dataloader`, also returning a loader made at the top of the module, a notebook's
+    earlier cell; loaders given to `fit`), coqui's Trainer (the loaders of the `get_data_loader`
     of a model deriving from `trainer.TrainerModel`: coqui TTS), composer's Trainer (its `train_dataloader` and
     `eval_dataloader`, unless told `device="cpu"`; not one it reads a few batches of a pass,
     `train_subset_num_batches=5`, nor its evaluation loaders in a run of one epoch), Accelerate
@@ -3675,12 +3742,15 @@ class PinnedMemoryMissing(LoaderRule):
     function, also one nested in the function that makes it, moves the batch; loaders
     given to a handler through `add_event_handler(event, handler, loader)`; MONAI's
     `SupervisedTrainer`, `GanTrainer` and `SupervisedEvaluator` with a CUDA `device`). MONAI's
-    DataLoader is torch's (with a collate that lists dictionaries). Batches are
+    DataLoader is torch's (with a collate that lists dictionaries), and so are torchdata's
+    `StatefulDataLoader` and a class of the project deriving from it that passes its
+    arguments on (YOLOP's prefetching `DataLoaderX`). Batches are
     followed through `enumerate`/`tqdm`/`zip`, through a generator of the project that
     yields the items of the loader it is given (`metric_logger.log_every(loader, 10)`,
     `loader = sample_data(loader)` then `next(loader)`, also one another module defines:
     `next(infiniteloop(dataloader))`; an iterator made again when it runs
-    out, `loader_iter = iter(loader)` in an `except StopIteration:`) and through functions of the project
+    out, `loader_iter = iter(loader)` in an `except StopIteration:`; a batch taken with
+    `next()` and handed to a helper: torchtune's `batch_to_device(batch, device)`) and through functions of the project
     that take them apart or move them (`X, T = unpack_batch(batch)`, `dlrm_wrap(X, device)`). A move is
     also `imgs.type(Tensor)` where `Tensor` is a CUDA tensor type
     (`Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`, as older scripts do).
@@ -3698,7 +3768,9 @@ class PinnedMemoryMissing(LoaderRule):
     from literal sizes (`XORDataset(size=1000)`): a toy example, nothing to overlap;
     when the loader is read by one test pass after training or made in a branch no call
     of its function takes (as TPL101 says); when the `collate_fn` already
-    moves each batch to the GPU (a CUDA tensor cannot be pinned), or the batch is cast on the host
+    moves each batch to the GPU (a CUDA tensor cannot be pinned); when a framework moves the batches
+    of a dataset held in memory (small batches: prompts), unless the `collate_fn` makes images of
+    them (`processor(text=texts, images=images, return_tensors="pt")`); or when the batch is cast on the host
     before every move (`x.type(torch.FloatTensor).cuda()`, `x = x.float()` then `x.to(device)`: what
     is copied is a new pageable tensor; cast it on the GPU instead); when its only moves take one batch
     every N steps (`if i % 100 == 0: val = next(val_loader).cuda()`); and for a library's DataLoader
@@ -3951,6 +4023,137 @@ class PinnedMemoryMissing(LoaderRule):
         ),
     )
     INVALID = (
+        # a class of the project passing its arguments on to torch's DataLoader (YOLOP's prefetching `DataLoaderX`)
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            from prefetch_generator import BackgroundGenerator
+            class DataLoaderX(DataLoader):
+                def __iter__(self):
+                    return BackgroundGenerator(super().__iter__())
+            loader = DataLoaderX(ds, batch_size=64, num_workers=8)
+            for epoch in range(100):
+                for x, y in loader:
+                    loss = model(x.to("cuda")).mean()
+                    loss.backward()
+                    opt.step()
+            """,
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            from prefetch_generator import BackgroundGenerator
+            class DataLoaderX(DataLoader):
+                def __iter__(self):
+                    return BackgroundGenerator(super().__iter__())
+            loader = DataLoaderX(ds, batch_size=64, num_workers=8, pin_memory=True)
+            for epoch in range(100):
+                for x, y in loader:
+                    loss = model(x.to("cuda")).mean()
+                    loss.backward()
+                    opt.step()
+            """,
+        ),
+        # a Lightning hook's loader over a dataset in memory, whose collate_fn makes images with a
+        # processor (Hugging Face's multimodal fine-tuning notebooks); its validation reads five batches a pass
+        Example(
+            """
+            import lightning as L
+            from torch.utils.data import DataLoader
+            def collate_fn(examples):
+                images, texts = zip(*examples)
+                return processor(text=list(texts), images=list(images), return_tensors="pt")
+            class Module(L.LightningModule):
+                def training_step(self, batch, batch_idx):
+                    return self.model(**batch).loss
+                def train_dataloader(self):
+                    return DataLoader(train_dataset, collate_fn=collate_fn, batch_size=2, num_workers=4)
+                def val_dataloader(self):
+                    return DataLoader(val_dataset, collate_fn=collate_fn, batch_size=2, num_workers=4)
+            L.Trainer(accelerator="gpu", max_epochs=10, limit_val_batches=5).fit(Module())
+            """,
+            """
+            import lightning as L
+            from torch.utils.data import DataLoader
+            def collate_fn(examples):
+                images, texts = zip(*examples)
+                return processor(text=list(texts), images=list(images), return_tensors="pt")
+            class Module(L.LightningModule):
+                def training_step(self, batch, batch_idx):
+                    return self.model(**batch).loss
+                def train_dataloader(self):
+                    return DataLoader(train_dataset, collate_fn=collate_fn, batch_size=2, num_workers=4, pin_memory=True)
+                def val_dataloader(self):
+                    return DataLoader(val_dataset, collate_fn=collate_fn, batch_size=2, num_workers=4)
+            L.Trainer(accelerator="gpu", max_epochs=10, limit_val_batches=5).fit(Module())
+            """,
+        ),
+        # a loader a Lightning hook returns from the top of the module (a notebook's cell before)
+        Example(
+            """
+            import pytorch_lightning as pl
+            from torch.utils.data import DataLoader
+            train_dataloader = DataLoader(train_dataset, batch_size=4, num_workers=4)
+            class Module(pl.LightningModule):
+                def training_step(self, batch, batch_idx):
+                    return self.model(**batch).loss
+                def train_dataloader(self):
+                    return train_dataloader
+            pl.Trainer(accelerator="gpu", max_epochs=30).fit(Module())
+            """,
+            """
+            import pytorch_lightning as pl
+            from torch.utils.data import DataLoader
+            train_dataloader = DataLoader(train_dataset, batch_size=4, num_workers=4, pin_memory=True)
+            class Module(pl.LightningModule):
+                def training_step(self, batch, batch_idx):
+                    return self.model(**batch).loss
+                def train_dataloader(self):
+                    return train_dataloader
+            pl.Trainer(accelerator="gpu", max_epochs=30).fit(Module())
+            """,
+        ),
+        # a batch taken with `next()` and handed to a helper that moves it (torchtune's recipes)
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            def batch_to_device(batch, device):
+                for k, v in batch.items():
+                    batch[k] = v.to(device)
+            loader = DataLoader(ds, batch_size=8, num_workers=4)
+            device = torch.device("cuda")
+            for epoch in range(10):
+                batches = iter(loader)
+                while True:
+                    try:
+                        batch = next(batches)
+                    except StopIteration:
+                        break
+                    batch_to_device(batch, device)
+                    model(**batch).backward()
+                    opt.step()
+            """,
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            def batch_to_device(batch, device):
+                for k, v in batch.items():
+                    batch[k] = v.to(device)
+            loader = DataLoader(ds, batch_size=8, num_workers=4, pin_memory=True)
+            device = torch.device("cuda")
+            for epoch in range(10):
+                batches = iter(loader)
+                while True:
+                    try:
+                        batch = next(batches)
+                    except StopIteration:
+                        break
+                    batch_to_device(batch, device)
+                    model(**batch).backward()
+                    opt.step()
+            """,
+        ),
         # a model of coqui's Trainer (coqui TTS's `BaseTTS`): the Trainer gets its loader from
         # `get_data_loader` and copies each batch to the GPU when it trains on one
         Example(
@@ -4517,8 +4720,10 @@ class PinnedMemoryMissing(LoaderRule):
                 continue  # (what is copied is the host's cast of the batch: pinning the batch would not reach it;
                 # or one batch every N steps, `if i % 100 == 0: val = next(val_loader).cuda()`: little to gain)
             transfer = None if cuda else self.transfers().get(id(call))
-            if not cuda and (transfer is None or transfer.framework and self.dataset_cost(site).kind == CHEAP):
-                continue  # (items held in memory, moved by a framework: prompts, small batches, little to gain)
+            if not cuda and (transfer is None or transfer.framework and self.dataset_cost(site).kind == CHEAP
+                             and not self.collates_images(site)):
+                continue  # (items held in memory, moved by a framework: prompts, small batches, little to gain;
+                # not images a processor turns into pixels in the collate_fn)
             pinned = self.setting(site, PIN_MEMORY, "pin_memory")
             if pinned is UNKNOWN or pinned is True:
                 continue
@@ -4665,6 +4870,8 @@ class NonBlockingWithoutPinnedMemory(LoaderRule):
 
 
 _JOINS = ("cat", "concat", "concatenate", "stack", "vstack", "hstack")
+_LIMITED_HOOKS = frozenset({"train_dataloader", "val_dataloader", "test_dataloader", "predict_dataloader"})
+_IMAGE_KEYWORDS = frozenset({"images", "videos", "pixel_values"})  # what a processor call turns into pixel tensors
 
 
 def _joined_on_host(move: _Move) -> cst.Call | None:

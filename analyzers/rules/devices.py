@@ -3419,8 +3419,9 @@ class CpuTensorMovedEachStep(Nesting):
         `epoch == 1`)."""
         found = self.guarded.get(id(loop))
         if found is None:
-            found = self.guarded[id(loop)] = calls_under_ifs(
-                loop, lambda branch: interval_test(self.ctx, branch.test, (loop,), scope))
+            steps = TrainingSteps.of(self.ctx)  # (not the end of a step of gradient accumulation: every step)
+            found = self.guarded[id(loop)] = calls_under_ifs(loop, lambda branch: interval_test(
+                self.ctx, branch.test, (loop,), scope) and not steps.accumulation_boundary(branch, (loop,), None))
         return found
 
     def _per_call(self, function: cst.FunctionDef) -> str | None:

@@ -21,7 +21,7 @@ from ..project import (
 )
 from ..project import trains as project_trains
 from .base import Example, Here
-from .edits import root_name
+from .edits import names_in_target, root_name
 from .tracking import (Nesting, TrainingSteps, calls_under_ifs, few_iterations, interval_test, iterates_dataloader, never_taken, parameter_constant,
                        runs_once)
 from ..vocabulary import (
@@ -30,6 +30,9 @@ from ..vocabulary import (
 )
 
 _CONVERSIONS = {"float", "int", "bool"}
+# torchmetrics' aggregation metrics: each update tests its input for NaN with `if nans.any():` on the
+# host, unless made with nan_strategy="disable"
+_NAN_CHECKED_METRICS = frozenset({"MeanMetric", "SumMetric", "MaxMetric", "MinMetric", "CatMetric", "RunningMean", "RunningSum"})
 _NORMS = {"torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_norm", "torch.nn.utils.clip_grad.clip_grad_norm_",
           "torch.nn.utils.get_total_norm"}
 _DEMO_STEPS = 5  # a training loop of at most so many steps shows how training works (a 10-step benchmark is timed)
@@ -278,7 +281,13 @@ class HostSyncEveryStep(Nesting):
     `torch.optim.Optimizer`, which the loop steps once per step), and the `__call__` of a loss
     object, a class named for a loss that is no module (maskrcnn-benchmark's
     `FCOSLossComputation`, which a head's forward calls), with the methods it calls on `self`;
-    a module deriving from torch's loss bases (`nn.modules.loss._Loss`) is a module. A module that a module using
+    a module deriving from torch's loss bases (`nn.modules.loss._Loss`) is a module. Also the
+    `update` of a torchmetrics aggregation metric (`MeanMetric`, `RunningMean`, ...) made
+    without `nan_strategy="disable"`, given a CUDA tensor (`running_loss.update(loss.detach())`:
+    it tests the value for NaN with `if nans.any():`). A step function handed by name to a
+    function of the project that calls it (jepa's `gpu_timer(train_step)`) runs where it is
+    handed; an `if` whose body steps the optimizer (`if (i + 1) % accumulation_steps == 0:`)
+    picks every training step, not an interval. A module that a module using
     a GPU loads by name (`importlib.import_module("loss." + trainfunc)`: each module of that
     folder) runs on its GPU. A loop inside the step that does not step itself runs on
     every step too (`for k, v in losses.items(): meters[k].update(v.item())`). A function
@@ -393,6 +402,19 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # a metric made not to test its inputs for NaN
+        Example(
+            """
+            import torch
+            from torchmetrics import RunningMean
+            running_loss = RunningMean(window=4, nan_strategy="disable").to("cuda")
+            for batch in loader:
+                loss = model(batch.cuda())
+                loss.backward()
+                optimizer.step()
+                running_loss.update(loss.detach())
+            """,
+        ),
         # gpt-neox's SM3 optimizer: a step counter kept as a CPU tensor in its state, read each step
         Example(
             """
@@ -1254,6 +1276,64 @@ class HostSyncEveryStep(Nesting):
         ),
     )
     INVALID = (
+        # torchmetrics' aggregation metric testing each update for NaN on the host (litgpt's `running_loss`),
+        # and an interval read from a parameter annotated with a dataclass whose default is 1
+        Example(
+            """
+            import torch
+            from dataclasses import dataclass
+            from torchmetrics import RunningMean
+            @dataclass
+            class TrainArgs:
+                log_interval: int = 1
+            def fit(model, optimizer, loader, train: TrainArgs):
+                running_loss = RunningMean(window=4).to("cuda")
+                for iter_num, batch in enumerate(loader):
+                    loss = model(batch.cuda())
+                    loss.backward()
+                    optimizer.step()
+                    running_loss.update(loss.detach())
+                    if iter_num % train.log_interval == 0:
+                        print(running_loss.compute().item())
+            """,
+            count=2,
+        ),
+        # a step function handed to a timer of the project that calls it (jepa's `gpu_timer(train_step)`)
+        Example(
+            """
+            import torch
+            def gpu_timer(closure):
+                start = time.perf_counter()
+                result = closure()
+                return result, time.perf_counter() - start
+            device = torch.device("cuda:0")
+            for epoch in range(100):
+                for clips in loader:
+                    clips = clips.to(device)
+                    def train_step():
+                        loss = model(clips).mean()
+                        loss.backward()
+                        optimizer.step()
+                        return float(loss)
+                    loss, elapsed = gpu_timer(train_step)
+            """,
+        ),
+        # the end of a step of gradient accumulation (torchtune's recipes): the test picks the
+        # iterations that step the optimizer, every training step
+        Example(
+            """
+            import torch
+            for i, (x, y) in enumerate(loader):
+                loss = model(x.cuda(), y.cuda())
+                running_loss += loss.detach()
+                loss.backward()
+                if (i + 1) % grad_accum_steps == 0:
+                    optimizer.step()
+                    optimizer.zero_grad()
+                    loss_value = running_loss.item()
+                    pbar.set_description(f"loss {loss_value:.4f}")
+            """,
+        ),
         # a loss object's `__call__` (not a module) run every step, and the method it calls, selecting
         # with a mask assigned just before (YOLO's `build_targets`; `j` is rebound to other values later)
         Example(
@@ -2656,6 +2736,7 @@ class HostSyncEveryStep(Nesting):
         self.host_bound: set[int] = set()  # ids of the nodes of values a host structure needs (replay priorities)
         self.copied_to: dict[int, str] = {}  # id of a host copy -> the name a statement assigns it (`C = C.cpu()`)
         self.scipy_reads: dict[int, set[str]] = {}  # scope id -> names the statements calling SciPy there read
+        self.iterated: dict[int, set[str]] = {}  # scope id -> the names its `for` loops bind
 
     def _add(self, node: cst.CSTNode, kind: str) -> None:
         site = self.ctx.site(node)
@@ -2692,6 +2773,8 @@ class HostSyncEveryStep(Nesting):
                 target = func.value if first is None else first.value
                 if type(target) is cst.Call and call_name(target) == "scale" and len(target.args) == 1:
                     target = target.args[0].value  # `scaler.scale(loss).backward()`: AMP's scaled loss
+                while type(target) is cst.BinaryOperation and type(target.operator) in (cst.Divide, cst.Multiply):
+                    target = target.left  # `fabric.backward(loss / accumulation_iters)`: the loss, scaled
                 names = self.backward_of.setdefault(id(self.ctx.scope), set())
                 names.add(root_name(target) or "")
             elif name == "synchronize" and self.ctx.qualname(func) == "torch.cuda.synchronize":
@@ -2702,6 +2785,9 @@ class HostSyncEveryStep(Nesting):
                 return
             elif _sized_by_data(node, name, self.ctx.qualname(func)) is not None:
                 self._add(node, "shape")  # `mask.nonzero()`, `torch.where(y == c)`: the host reads the result's size
+                return
+            elif name == "update" and node.args and self._imports_torchmetrics() and (self.ctx.loops or self.ctx.scope.node):
+                self._add(node, "metric")  # `running_loss.update(loss.detach())`
                 return
             elif name == "format" and type(func.value) in (cst.SimpleString, cst.ConcatenatedString) and (
                     self.ctx.loops or self.ctx.scope.node):
@@ -2722,6 +2808,12 @@ class HostSyncEveryStep(Nesting):
         elif node.args and (self.ctx.loops or self.ctx.scope.node) and (type(func) is cst.Name or maybe_project_call(
                 self.ctx, func)):  # (a function of the project that reads an argument on the host; a bare name
             self._add(node, "call")  # may be a function the source defines further down: asked again in `finish`)
+
+    def _imports_torchmetrics(self) -> bool:
+        return any(name.startswith("torchmetrics") for name in self.ctx.imports.values())
+
+    def visit_For(self, node: cst.For) -> None:
+        self.iterated.setdefault(id(self.ctx.scope), set()).update(names_in_target(node.target))
 
     def visit_If(self, node: cst.If) -> None:
         self._add(node, "test")
@@ -2856,7 +2948,7 @@ class HostSyncEveryStep(Nesting):
                     return False
                 if unused_function(self.ctx, function) or steps.explains(function):
                     return False  # (dead code; a method backpropagating to read gradients, Grad-CAM's `forward`)
-                callers = self.ctx.calls.get(function.name.value, [])
+                callers = [*self.ctx.calls.get(function.name.value, []), *steps.handed_to(function)]
                 looped = [call for call in callers if call.loops]
                 if not looped and not steps.stepped_elsewhere(function):
                     return False  # (a method called nowhere here: each call from elsewhere is a step, `agent.update(rollouts)`;
@@ -2907,7 +2999,7 @@ class HostSyncEveryStep(Nesting):
             return True  # `if loss_ema is None: loss_ema = loss.item()`: on the first step only
         if _sets_its_state(branch, site.scope):
             return True  # `if Z_l < 0: self.params[2] = out_l.mean() * n` with `Z_l = self.params[2].item()`: once
-        return interval_test(self.ctx, test, site.loops, site.scope)
+        return interval_test(self.ctx, test, site.loops, site.scope) and not TrainingSteps.of(self.ctx).accumulation_boundary(branch, site.loops, site.scope.node)
 
     def _unset_switch(self, test: cst.BaseExpression) -> bool:
         """`hasattr(config, "name")` (also `and`-ed with more) or `getattr(config, "name", False)`
@@ -2983,6 +3075,13 @@ class HostSyncEveryStep(Nesting):
                 return None  # (`torch.randint(0, n, (1,)).item()`; the actions an environment takes on the host; a cost
                 # matrix SciPy's Hungarian matching needs there, `C = C.cpu()` then `linear_sum_assignment(c[i]) for ...`)
             what = f"`{_shown(candidate)}` copies a value to the host"
+        elif candidate.kind == "metric":
+            call = _call(candidate)
+            metric = self._nan_checked_metric(cast(cst.Attribute, call.func).value, scope)
+            if metric is None or not self._tensor(call.args[0].value, scope, 0):
+                return None
+            what = f"`{short_code(node)}` makes torchmetrics' `{metric}` test a CUDA tensor for NaN on the host (`if nans.any():`)"
+            advice = 'Make the metric with nan_strategy="disable", or keep a running sum on the GPU and read it every N steps.'
         elif candidate.kind == "conversion":
             if not self._tensor(_call(candidate).args[0].value, scope, 0):
                 return None
@@ -3024,6 +3123,22 @@ class HostSyncEveryStep(Nesting):
             f"{what} on every {when}, which waits for the GPU to finish all queued work: the "
             f"CPU cannot run ahead to launch the next step, so the GPU idles. {advice}"
         )
+
+    def _nan_checked_metric(self, metric: cst.BaseExpression, scope: Scope) -> str | None:
+        """The class of torchmetrics' aggregation metric `metric` is (`running_loss = RunningMean(window=4).to(device)`),
+        made without nan_strategy="disable", or None."""
+        found = self.ctx.origin(metric, scope) if type(metric) is cst.Name else None
+        made = found[0] if found is not None else None
+        while type(made) is cst.Call and type(made.func) is cst.Attribute and call_name(made) in ("to", "cuda"):
+            made = made.func.value
+        if type(made) is not cst.Call:
+            return None
+        qualified = self.ctx.qualname(made.func) or ""
+        strategy = keyword(made, "nan_strategy")
+        if not qualified.startswith("torchmetrics.") or qualified.rpartition(".")[2] not in _NAN_CHECKED_METRICS or (
+                strategy is not None and ((value := literal(strategy.value)) is UNKNOWN or value == "disable")):
+            return None
+        return qualified.rpartition(".")[2]
 
     def _timed(self, site: Site) -> bool:
         """Whether the loop (or step function) around `site` reads CUDA events' elapsed time, or
@@ -3489,9 +3604,9 @@ class HostSyncEveryStep(Nesting):
             return False
         if type(expr) is cst.Name:
             owner = scope.owner_of(expr.value)
-            if owner is not None and (expr.value in self.backward_of.get(id(owner), ()) or self._fed_to_backward(expr.value, owner)
-                                      or self._step_batch(expr.value, owner)):
-                return True
+            if owner is not None and (expr.value in self.backward_of.get(id(owner), ()) and expr.value not in self.iterated.get(
+                    id(owner), ()) or self._fed_to_backward(expr.value, owner) or self._step_batch(expr.value, owner)):
+                return True  # (not a name a loop of the function binds too: `for key, loss in logs.items()`)
             found = self.ctx.origin(expr, scope)
             values = owner.assignments[expr.value] if owner is not None else ()
             if None in values and all(v is None or moves_itself(v, expr.value) for v in values) and len(set(map(type, values))) == 2:

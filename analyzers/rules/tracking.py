@@ -13,11 +13,11 @@ from typing import cast
 import libcst as cst
 
 from ..context import CallSite, Context, Frame, Scope, Site
-from ..nodes import (UNKNOWN, argument, call_name, code, dotted, iteration_source, keyword, lazy_init, leaves_loop, literal, main_guard, names_in,
+from ..nodes import (UNKNOWN, argument, call_name, code, contains, dotted, iteration_source, keyword, lazy_init, leaves_loop, literal, main_guard, names_in,
                      option_test, positional, walk)
 from ..importers import (constructed_with, imported, imported_to_train, importer_namespace_default, loss_methods, made_only_to_infer, never_on,
                          subclass_forward_calls, unused_class)
-from ..project import (SourceNamespace, call_target, coqui_model, derives_from, forward_helpers, lineage, project_bases, step_helpers, instance_default, maybe_project_call, steps_in_loops, tests_interval,
+from ..project import (SourceNamespace, call_target, calls_argument, coqui_model, derives_from, forward_helpers, lineage, project_bases, step_helpers, instance_default, maybe_project_call, steps_in_loops, tests_interval,
                        trains_somewhere)
 from ..project import trains as project_trains
 from .edits import root_name
@@ -172,6 +172,10 @@ class TrainingSteps:
         self._intervals: dict[tuple, set[int]] = {}  # (body id, loops id) -> see _guarded_calls
         self._evaluations: dict[int, list[CallSite]] | None = None  # see evaluates_every_iteration
         self._step_calls: set[int] = set()  # ids of the `backward()` and optimizer `step()` calls
+        self._updates: set[int] = set()  # ids of the optimizer `step()` calls
+        self._handed: dict[str, list[CallSite]] | None = None  # function name -> the calls given it by name
+        self._handed_in: dict[int, set[str]] = {}  # loop or function id -> the names of functions handed by calls right in it
+        self._runs_handed: dict[int, list[CallSite]] = {}  # function id -> see handed_to
         self._stepping: dict[int, bool] = {}  # id(function) -> whether it steps, in a loop or not
         self._optimizing: dict[int, bool] = {}  # id(class) -> whether a method of it steps an optimizer
         self._branches: dict[int, set[int]] = {}  # loop or function id -> see in_evaluation_branch
@@ -214,6 +218,8 @@ class TrainingSteps:
             steps = "opt" in receiver or (receiver == "scaler" and bool(call.args))
         if steps:
             self._step_calls.add(id(call))
+            if name == "step":
+                self._updates.add(id(call))
             self._direct.add(id(owner))
             self._outer.update(map(id, site.loops[:-1]))
             if site.loops and site.scope.node is not None:
@@ -239,6 +245,16 @@ class TrainingSteps:
                 id(n) for branch in ifs if code(branch.test) == "not self.training" or _phase_test(branch.test) == "test"
                 for n in walk(branch.body)}
         return id(node) in found
+
+    def accumulation_boundary(self, branch: cst.If, loops: tuple, function: cst.FunctionDef | None) -> bool:
+        """Whether the body of `branch` steps the optimizers of the innermost of `loops` around it (or
+        of `function`), which steps none elsewhere (`if (i + 1) % accumulation_steps == 0:
+        optimizer.step()`): its test picks the iterations that end a training step, so what runs
+        there runs on every training step, not every N steps (not a GAN's `if i % n_critic == 0:`
+        generator step)."""
+        inside = {id(node) for node in walk(branch.body) if id(node) in self._updates}
+        owner = next((loop for loop in reversed(loops) if contains(loop, branch)), function)
+        return bool(inside) and owner is not None and all(id(node) in inside for node in walk(owner) if id(node) in self._updates)
 
     def run_every_step(self, function: cst.FunctionDef) -> bool:
         """Whether a framework calls `function` on every training step: an ignite Engine's
@@ -449,6 +465,12 @@ class TrainingSteps:
             defs = self.ctx.functions.get(name)
             if defs and self.trains(defs[-1][0], depth + 1) and not self.explains(defs[-1][0]):
                 return True  # (not through a method backpropagating to read gradients: Grad-CAM's `forward`)
+        self._handed_calls()
+        for name in self._handed_in.get(id(node), ()):  # (`gpu_timer(train_step)`: the step it runs)
+            defs = self.ctx.functions[name]
+            if self.trains(defs[-1][0], depth + 1) and any(
+                    (site.loops[-1] if site.loops else site.scope.node) is node for site in self.handed_to(defs[-1][0])):
+                return True
         return depth == 0 and self._trains_elsewhere(node)
 
     def on_cpu(self, function: cst.FunctionDef | None) -> bool:
@@ -545,6 +567,32 @@ class TrainingSteps:
             dotted(site.node.func.value) == "self" and site.scope.node is not None and self.ctx.class_of.get(id(site.scope.node)) is cls
             or self._instance_of(site.node.func.value, site.scope, cls))]
 
+    def handed_to(self, function: cst.FunctionDef) -> list[CallSite]:
+        """The calls of the source handing `function` by name to a function of the project that
+        calls it (jepa's `gpu_timer(train_step)`, whose `closure()` runs the step): each runs it."""
+        found = self._runs_handed.get(id(function))
+        if found is None:
+            name = function.name.value
+            found = self._runs_handed[id(function)] = [
+                site for site in self._handed_calls().get(name, ()) if maybe_project_call(self.ctx, site.node.func) and (
+                    target := call_target(self.ctx, site.node.func, site.scope)) is not None and any(
+                    type(arg.value) is cst.Name and arg.value.value == name and calls_argument(target, site.node, arg.value)
+                    for arg in site.node.args)]
+        return found
+
+    def _handed_calls(self) -> dict[str, list[CallSite]]:
+        """Function name -> the calls of the source given it by name as an argument (one pass)."""
+        if self._handed is None:
+            self._handed = {}
+            for sites in self.ctx.calls.values():
+                for site in sites:
+                    for arg in site.node.args:
+                        if type(arg.value) is cst.Name and arg.value.value in self.ctx.functions:
+                            self._handed.setdefault(arg.value.value, []).append(site)
+                            owner = site.loops[-1] if site.loops else site.scope.node
+                            self._handed_in.setdefault(id(owner), set()).add(arg.value.value)
+        return self._handed
+
     def _instance_of(self, expr: cst.BaseExpression, scope, cls: cst.ClassDef) -> bool:
         """`agent` bound to `SAC(...)`, an instance of the class `cls` of the source."""
         found = self.ctx.origin(expr, scope) if type(expr) is cst.Name and expr.value not in self.ctx.imports else None
@@ -573,8 +621,8 @@ class TrainingSteps:
         key = (id(body), id(site.loops))
         found = self._intervals.get(key)
         if found is None:
-            found = self._intervals[key] = calls_under_ifs(
-                body, lambda branch: leaves_loop(branch) or interval_test(self.ctx, branch.test, site.loops, site.scope))
+            found = self._intervals[key] = calls_under_ifs(body, lambda branch: leaves_loop(branch) or interval_test(
+                self.ctx, branch.test, site.loops, site.scope) and not self.accumulation_boundary(branch, site.loops, site.scope.node))
         return found
 
     def steps_here(self, loop: cst.CSTNode) -> bool:
