@@ -1109,7 +1109,7 @@ class LoaderRule(Rule):
             return next((name for name, defs in self.ctx.functions.items() if name.endswith("_dataloader")
                          for hook, scope in defs if self._lightning_hook_returns(hook, scope, loader)), None)
         cls = self.ctx.class_of.get(id(function))
-        if function is None or cls is None or not any("Lightning" in (dotted(base.value) or "") for base in cls.bases):
+        if cls is None or not _lightning_class(cls):
             return None
         name = function.name.value
         for node in walk(cls):  # (a hook bound to a method in `__init__`: latent-diffusion's `self.train_dataloader =
@@ -1124,8 +1124,7 @@ class LoaderRule(Rule):
 
     def _lightning_hook_returns(self, hook: cst.FunctionDef, scope, loader: Site) -> bool:
         """Whether `hook`, a method of a Lightning class, returns the loader made at `loader`."""
-        cls = self.ctx.class_of.get(id(hook))
-        return cls is not None and any("Lightning" in (dotted(base.value) or "") for base in cls.bases) and any(
+        return _lightning_class(self.ctx.class_of.get(id(hook))) and any(
             type(value) is cst.Name and (found := self.ctx.origin(value, scope)) is not None and found[0] is loader.node
             for value in self.ctx.returns.get(id(hook), ()))
 
@@ -1138,8 +1137,7 @@ class LoaderRule(Rule):
 
     def _lightning(self, site: Site) -> bool:
         """A method call on a Lightning Trainer."""
-        made = self._made_by(site)
-        return made.endswith("Trainer") and made.startswith(("lightning", "pytorch_lightning"))
+        return _lightning_trainer(self._made_by(site))
 
     def _made_by(self, site: Site) -> str:
         """The qualified name of what made the receiver of a method call (`trainer.fit`: `pl.Trainer`),
@@ -1680,8 +1678,8 @@ class LoaderRule(Rule):
         the source limits to a few batches (`Trainer(limit_val_batches=5)` for `val_dataloader`)."""
         hook = self._lightning_hook(site)
         limit = f"limit_{hook.removesuffix('_dataloader')}_batches" if hook in _LIMITED_HOOKS else None
-        trainers = [trainer for trainer in self.ctx.calls.get("Trainer", ()) if (self.ctx.qualname(trainer.node.func) or "").startswith(
-            ("lightning", "pytorch_lightning"))] if limit is not None else []
+        trainers = [trainer for trainer in self.ctx.calls.get("Trainer", ())
+                    if _lightning_trainer(self.ctx.qualname(trainer.node.func) or "")] if limit is not None else []
         values = [self.ctx.value(given.value, trainer.scope) if (given := keyword(trainer.node, cast(str, limit))) else None
                   for trainer in trainers]
         return bool(values) and all(type(value) is int and 0 < value <= _FEW_BATCHES for value in values)
@@ -4870,6 +4868,16 @@ class NonBlockingWithoutPinnedMemory(LoaderRule):
 
 
 _JOINS = ("cat", "concat", "concatenate", "stack", "vstack", "hstack")
+def _lightning_class(cls: cst.ClassDef | None) -> bool:
+    """Whether a class of the source derives from a Lightning class (a LightningModule or DataModule)."""
+    return cls is not None and any("Lightning" in (dotted(base.value) or "") for base in cls.bases)
+
+
+def _lightning_trainer(qualified: str) -> bool:
+    """Whether a qualified name is Lightning's Trainer (`pytorch_lightning.Trainer`, `lightning.Trainer`)."""
+    return qualified.endswith("Trainer") and qualified.startswith(("lightning", "pytorch_lightning"))
+
+
 _LIMITED_HOOKS = frozenset({"train_dataloader", "val_dataloader", "test_dataloader", "predict_dataloader"})
 _IMAGE_KEYWORDS = frozenset({"images", "videos", "pixel_values"})  # what a processor call turns into pixel tensors
 

@@ -9,7 +9,7 @@ from typing import NamedTuple, cast
 
 import libcst as cst
 
-from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site
+from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site, module_below
 from ..nodes import (aborts, argument, assigned_in, call_name, children, code, contains, dotted, iteration_source, keyword, lazy_init, literal,
                      moves_itself, names_in, none_test, option_test, passed_for, positional, reaching_assignment, remembered, short_code, shortened, walk, UNKNOWN)
 from ..findings import Related
@@ -3128,9 +3128,7 @@ class HostSyncEveryStep(Nesting):
         """The class of torchmetrics' aggregation metric `metric` is (`running_loss = RunningMean(window=4).to(device)`),
         made without nan_strategy="disable", or None."""
         found = self.ctx.origin(metric, scope) if type(metric) is cst.Name else None
-        made = found[0] if found is not None else None
-        while type(made) is cst.Call and type(made.func) is cst.Attribute and call_name(made) in ("to", "cuda"):
-            made = made.func.value
+        made = module_below(found[0]) if found is not None else None  # (a metric is a module: `.to(device)` gives it back)
         if type(made) is not cst.Call:
             return None
         qualified = self.ctx.qualname(made.func) or ""
