@@ -497,3 +497,12 @@ def reaching_assignment(root: cst.CSTNode, target: cst.CSTNode, name: str) -> cs
 def main_guard(test: cst.BaseExpression) -> bool:
     """`__name__ == "__main__"` (a script's entry, skipped when the module is imported)."""
     return type(test) is cst.Comparison and dotted(test.left) == "__name__"
+
+
+def legacy_read(node: cst.Subscript) -> cst.BaseExpression | None:
+    """`x` of `x.data[0]` (how PyTorch 0.3 read a one-element tensor on the host), or None."""
+    value = node.value
+    if type(value) is not cst.Attribute or value.attr.value != "data" or len(node.slice) != 1:
+        return None
+    index = node.slice[0].slice
+    return value.value if type(index) is cst.Index and type(index.value) is cst.Integer and index.value.value == "0" else None

@@ -72,6 +72,15 @@ OPTIMIZERS = frozenset({"torch.optim.Optimizer", "torch.optim.optimizer.Optimize
 # Hugging Face's Trainer and trl's, whose `compute_loss` and `training_step` run on every training step
 HF_TRAINERS = frozenset({"transformers.Trainer", "transformers.trainer.Trainer", "transformers.Seq2SeqTrainer",
                          *(f"trl.{name}Trainer" for name in ("SFT", "DPO", "KTO", "GRPO", "RLOO", "Reward", "ORPO", "CPO", "PPO"))})
+# the hooks a Hugging Face Trainer subclass overrides to hand the Trainer its loaders (it copies each
+# batch to `args.device`, the GPU when there is one): the training loader every epoch, the evaluation
+# loader at each evaluation of an `eval_strategy` other than "no"
+HF_LOADER_HOOKS = frozenset({"get_train_dataloader", "get_eval_dataloader"})
+HF_TRAINING_ARGUMENTS = frozenset({"transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments",
+                                   "transformers.training_args.TrainingArguments"})
+# AMP's loss scalers: `get_scale()` (and `state_dict()`, which calls it) reads the CUDA scale with `.item()`
+GRAD_SCALERS = frozenset({"torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler",
+                          "torch.amp.grad_scaler.GradScaler"})
 # coqui's Trainer (the `trainer` package of coqui TTS): the base of its models, the hooks it gets their
 # loaders from (copying each batch to the GPU when it trains on one), and those it runs on every step
 COQUI_MODELS = frozenset({"trainer.TrainerModel", "trainer.model.TrainerModel"})

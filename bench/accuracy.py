@@ -51,7 +51,7 @@ def findings(clone: Path, labels: Path = LABELS, saved: Path | None = None) -> t
         out, stderr = json.loads((saved / f"{clone.name}.json").read_text()), ""
     else:
         scope_file = labels / f"{clone.name}.scope"
-        scope = scope_file.read_text().split() if scope_file.exists() else ["."]
+        scope = [line.strip() for line in scope_file.read_text().splitlines() if line.strip()] if scope_file.exists() else ["."]
         run = subprocess.run([sys.executable, "-m", "perf_lint", "check", "--format", "json", "--no-config", *scope],
                              cwd=clone, capture_output=True, text=True, timeout=3600)
         out, stderr = json.loads(run.stdout or "[]"), run.stderr

@@ -469,6 +469,30 @@ def test_an_evaluation_script_and_a_test_folder_of_scripts(tmp_path):
     assert lines(tmp_path / "train.py", "TPL502") == []  # (not named for evaluation)
 
 
+def test_an_evaluation_notebook(tmp_path):
+    """Transformers-Tutorials' `Evaluating_DETR_on_COCO_validation_2017.ipynb`: a notebook named for
+    evaluation that trains nowhere runs its test set through the model with autograd on; the same
+    cells in a notebook named otherwise, or in one that also trains, are left alone."""
+    import json
+
+    cells = ["import torch\nmodel = Detr.from_pretrained('facebook/detr-resnet-50')\n",
+             "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\nmodel.to(device)\n"
+             "for batch in test_dataloader:\n    outputs = model(pixel_values=batch['pixel_values'].to(device))\n"
+             "    evaluator.update(post_process(outputs))\n"]
+    trains = cells + ["for batch in train_dataloader:\n    model(**batch).loss.backward()\n    optimizer.step()\n"]
+
+    def notebook(name: str, sources: list[str]):
+        path = tmp_path / name
+        path.write_text(json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                                               "source": source} for source in sources],
+                                    "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+        return [f.code for f in analyze(read_source(str(path)))]
+
+    assert "TPL502" in notebook("Evaluating_DETR_on_COCO_validation_2017.ipynb", cells)
+    assert "TPL502" not in notebook("Fine_tune_DETR.ipynb", cells)
+    assert "TPL502" not in notebook("Evaluating_and_fine_tuning_DETR.ipynb", trains)
+
+
 def test_workers_a_yaml_config_of_the_project_sets(tmp_path):
     """pytorch-semseg: `num_workers=cfg["training"]["n_workers"]` with `cfg = yaml.load(...)`, and
     the project's configs set `training:` `n_workers: 16`; an unknown key stays unknown."""

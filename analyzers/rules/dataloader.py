@@ -33,7 +33,8 @@ from .base import CallNames, Example, FixPlan, Replace, Rule
 from .edits import names_in_target, replace_argument, root_name, with_keywords
 from .tracking import TrainingSteps, few_iterations, interval_test, stops_after
 from ..vocabulary import (
-    CAST_METHODS, CAST_TYPES, COLLATE_FN, COQUI_LOADER_HOOKS, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, ITER_WRAPPERS, NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
+    CAST_METHODS, CAST_TYPES, COLLATE_FN, COQUI_LOADER_HOOKS, DEVICE_LIKE, DTYPE_LIKE, EVERY_EPOCH_HOOKS, FIT_METHODS, HF_LOADER_HOOKS,
+    HF_TRAINERS, HF_TRAINING_ARGUMENTS, ITER_WRAPPERS, NUM_WORKERS, PIN_MEMORY, SIZED_FACTORIES,
 )
 
 # torch's DataLoader, webdataset's WebLoader, which makes one of its arguments (`WebLoader(*args, **kw)`:
@@ -377,7 +378,7 @@ class LoaderRule(Rule):
         key = dotted(expr)
         if key is None:
             return []
-        found = self._unpacked_loaders(expr, scope, depth) if type(expr) is cst.Name else []
+        found = self._unpacked_loaders(expr, key, scope, depth) if type(expr) is cst.Name or key.startswith("self.") else []
         if type(expr) is cst.Name and scope.node is not None and expr.value in scope.params:
             found.extend(self._from_callers(scope, expr.value, depth))
         if not found:  # the same name (or attribute) bound to a DataLoader elsewhere in the source
@@ -406,14 +407,15 @@ class LoaderRule(Rule):
         return [function for function, _ in self.ctx.functions.get(func.attr.value, ())
                 if owner is not None and self.ctx.class_of.get(id(function)) is owner]
 
-    def _unpacked_loaders(self, expr: cst.Name, scope, depth: int) -> list[Site]:
-        """The loaders a name unpacked from what a method of the class or a function of the source
-        returns holds: element `index` of its returned tuples (simpletransformers'
-        `train_dataloader, train_sampler = self.load_and_cache_examples(...)`)."""
-        owner = scope.owner_of(expr.value)
+    def _unpacked_loaders(self, expr: cst.BaseExpression, key: str, scope, depth: int) -> list[Site]:
+        """The loaders a name (or attribute, `key`) unpacked from what a method of the class or a
+        function of the source returns holds: element `index` of its returned tuples (simpletransformers'
+        `train_dataloader, train_sampler = self.load_and_cache_examples(...)`, torchtune's
+        `self._sampler, self._dataloader = self._setup_data(...)`)."""
+        owner = scope.owner_of(expr.value) if type(expr) is cst.Name else None
         found: list[Site] = []
-        for value, index, where in self.unpacked.get(expr.value, ()):
-            if where is not owner or type(value) is not cst.Call:
+        for value, index, where in self.unpacked.get(key, ()):
+            if owner is not None and where is not owner or type(value) is not cst.Call:
                 continue
             for returned, inner in self._returned(value.func, where):
                 elements = returned.elements if type(returned) is cst.Tuple or type(returned) is cst.List else ()
@@ -968,6 +970,8 @@ class LoaderRule(Rule):
                 found.setdefault(id(call), _Transfer("Lightning's Trainer copies its batches to the GPU when it trains on one"))
             elif self._coqui_hook(site):
                 found.setdefault(id(call), _Transfer("coqui's Trainer copies its batches to the GPU when it trains on one"))
+            elif self._hf_hook(site) in self.hf_passes():
+                found.setdefault(id(call), _Transfer("Hugging Face's Trainer copies its batches to the GPU when it trains on one"))
         for name in run if not on_cpu else ():
             for site in ctx.calls.get(name, ()):
                 if self._lightning(site):
@@ -1124,9 +1128,12 @@ class LoaderRule(Rule):
 
     def _lightning_hook_returns(self, hook: cst.FunctionDef, scope, loader: Site) -> bool:
         """Whether `hook`, a method of a Lightning class, returns the loader made at `loader`."""
-        return _lightning_class(self.ctx.class_of.get(id(hook))) and any(
-            type(value) is cst.Name and (found := self.ctx.origin(value, scope)) is not None and found[0] is loader.node
-            for value in self.ctx.returns.get(id(hook), ()))
+        return _lightning_class(self.ctx.class_of.get(id(hook))) and self._returns(hook, scope, loader)
+
+    def _returns(self, function: cst.FunctionDef, scope, loader: Site) -> bool:
+        """Whether `function` returns, by name, the loader made at `loader`."""
+        return any(type(value) is cst.Name and (found := self.ctx.origin(value, scope)) is not None and found[0] is loader.node
+                   for value in self.ctx.returns.get(id(function), ()))
 
     def _coqui_hook(self, loader: Site) -> bool:
         """Whether a loader is made in the hook of a model of coqui's Trainer (`get_data_loader` of a
@@ -1134,6 +1141,47 @@ class LoaderRule(Rule):
         function = loader.scope.node
         cls = self.ctx.class_of.get(id(function)) if function is not None else None
         return cls is not None and function is not None and function.name.value in COQUI_LOADER_HOOKS and coqui_model(self.ctx, cls)
+
+    def _hf_hook(self, loader: Site) -> str | None:
+        """The hook of a Hugging Face Trainer subclass (`get_train_dataloader`, `get_eval_dataloader`)
+        a loader is made in, or that returns the loader made at the top of the module (a notebook's
+        `train_dataloader = DataLoader(...)`, then `def get_train_dataloader(self): return
+        train_dataloader`), or None."""
+        function = loader.scope.node
+        if function is not None:
+            name = function.name.value
+            return name if name in HF_LOADER_HOOKS and self._hf_trainer(self.ctx.class_of.get(id(function))) else None
+        return next((name for name in HF_LOADER_HOOKS for hook, scope in self.ctx.functions.get(name, ())
+                     if self._hf_trainer(self.ctx.class_of.get(id(hook))) and self._returns(hook, scope, loader)), None)
+
+    def _hf_trainer(self, cls: cst.ClassDef | None) -> bool:
+        """Whether a class of the source derives from Hugging Face's Trainer (through the project)."""
+        return cls is not None and derives_from(self.ctx, cls.name.value, HF_TRAINERS)
+
+    def hf_passes(self) -> set[str]:
+        """The loader hooks of a Hugging Face Trainer subclass whose loaders the Trainer iterates
+        again and again on the GPU: none when the source's `TrainingArguments` ask for the CPU
+        (`use_cpu=True`, `no_cuda=True`); `get_train_dataloader`, and `get_eval_dataloader` when
+        they evaluate during training (`eval_strategy="steps"` or `"epoch"`; "no" by default)."""
+        key = "hf passes"
+        if key not in self.known:
+            made = [site for name, sites in self.ctx.calls.items() if name.endswith("TrainingArguments") for site in sites
+                    if self.ctx.qualname(site.node.func) in HF_TRAINING_ARGUMENTS]
+
+            def setting(site: CallSite, name: str):  # (`IntervalStrategy.STEPS`: "steps")
+                given = keyword(site.node, name)
+                value = self.ctx.value(given.value, site.scope) if given is not None else None
+                return (dotted(given.value) or "").rpartition(".")[2].lower() if given is not None and value in (
+                    None, UNKNOWN) else value
+
+            passes = set()
+            if not any(setting(site, flag) is True for site in made for flag in ("use_cpu", "no_cuda")):
+                passes.add("get_train_dataloader")
+                if any(str(setting(site, name)).lower() in ("steps", "epoch") for site in made
+                       for name in ("eval_strategy", "evaluation_strategy")):
+                    passes.add("get_eval_dataloader")
+            self.known[key] = passes
+        return self.known[key]
 
     def _lightning(self, site: Site) -> bool:
         """A method call on a Lightning Trainer."""
@@ -3733,7 +3781,9 @@ class PinnedMemoryMissing(LoaderRule):
     Lightning's Trainer (a LightningModule's or DataModule's `train_dataloader` and
     `val_dataloader`, also returning a loader made at the top of the module, a notebook's
     earlier cell; loaders given to `fit`), coqui's Trainer (the loaders of the `get_data_loader`
-    of a model deriving from `trainer.TrainerModel`: coqui TTS), composer's Trainer (its `train_dataloader` and
+    of a model deriving from `trainer.TrainerModel`: coqui TTS), Hugging Face's Trainer (the loader a subclass's
+    `get_train_dataloader` makes or returns, and its `get_eval_dataloader`'s when `TrainingArguments`
+    evaluate during training, `eval_strategy="steps"` or `"epoch"`; not with `use_cpu=True`), composer's Trainer (its `train_dataloader` and
     `eval_dataloader`, unless told `device="cpu"`; not one it reads a few batches of a pass,
     `train_subset_num_batches=5`, nor its evaluation loaders in a run of one epoch), Accelerate
     (`accelerator.prepare(loader)`) and ignite (`create_supervised_trainer(..., device=...)`, an `Engine` whose process
@@ -3794,6 +3844,31 @@ class PinnedMemoryMissing(LoaderRule):
     summary = "DataLoader batches go to the GPU from pageable memory (no pin_memory=True)"
     probe = "dataloader"
     VALID = (
+        # a Hugging Face Trainer told to run on the CPU; and its evaluation loader when it does not
+        # evaluate during training (`eval_strategy` "no" by default: one `evaluate()` at the end)
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            from transformers import Trainer, TrainingArguments
+            class CpuTrainer(Trainer):
+                def get_train_dataloader(self):
+                    return DataLoader(self.train_dataset, batch_size=8, shuffle=True, num_workers=2)
+            CpuTrainer(model=model, args=TrainingArguments(output_dir="out", use_cpu=True), train_dataset=data).train()
+            """
+        ),
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            from transformers import Trainer, TrainingArguments
+            eval_dataloader = DataLoader(eval_dataset, batch_size=8)
+            class CustomTrainer(Trainer):
+                def get_eval_dataloader(self, eval_dataset=None):
+                    return eval_dataloader
+            trainer = CustomTrainer(model=model, args=TrainingArguments(output_dir="out"), train_dataset=data)
+            trainer.train()
+            trainer.evaluate()
+            """
+        ),
         # composer on the CPU; and a demo reading five batches an epoch, evaluated once after one epoch
         Example(
             """
@@ -4150,6 +4225,64 @@ class PinnedMemoryMissing(LoaderRule):
                     batch_to_device(batch, device)
                     model(**batch).backward()
                     opt.step()
+            """,
+        ),
+        # a Hugging Face Trainer subclass handing the Trainer a loader made in a notebook's earlier
+        # cell: the Trainer copies each batch to `args.device` (its own loaders would pin memory)
+        Example(
+            """
+            from torch.utils.data import DataLoader
+            from transformers import Trainer, TrainingArguments
+            train_dataloader = DataLoader(train_dataset, batch_size=2, shuffle=True, num_workers=2)
+            class CustomTrainer(Trainer):
+                def get_train_dataloader(self):
+                    return train_dataloader
+            CustomTrainer(model=model, args=TrainingArguments(output_dir="out", num_train_epochs=30)).train()
+            """,
+            """
+            from torch.utils.data import DataLoader
+            from transformers import Trainer, TrainingArguments
+            train_dataloader = DataLoader(train_dataset, batch_size=2, shuffle=True, num_workers=2, pin_memory=True)
+            class CustomTrainer(Trainer):
+                def get_train_dataloader(self):
+                    return train_dataloader
+            CustomTrainer(model=model, args=TrainingArguments(output_dir="out", num_train_epochs=30)).train()
+            """,
+        ),
+        # a loader a method returns beside its sampler, unpacked into attributes (torchtune's
+        # `self._sampler, self._dataloader = self._setup_data(...)`)
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader, DistributedSampler
+            class Recipe:
+                def setup(self, ds):
+                    self._device = torch.device("cuda")
+                    self._sampler, self._dataloader = self._setup_data(ds)
+                def _setup_data(self, ds):
+                    sampler = DistributedSampler(ds)
+                    return sampler, DataLoader(ds, batch_size=8, sampler=sampler, num_workers=4)
+                def train(self):
+                    for epoch in range(10):
+                        for batch in self._dataloader:
+                            self._model(batch.to(self._device)).backward()
+                            self._optimizer.step()
+            """,
+            """
+            import torch
+            from torch.utils.data import DataLoader, DistributedSampler
+            class Recipe:
+                def setup(self, ds):
+                    self._device = torch.device("cuda")
+                    self._sampler, self._dataloader = self._setup_data(ds)
+                def _setup_data(self, ds):
+                    sampler = DistributedSampler(ds)
+                    return sampler, DataLoader(ds, batch_size=8, sampler=sampler, num_workers=4, pin_memory=True)
+                def train(self):
+                    for epoch in range(10):
+                        for batch in self._dataloader:
+                            self._model(batch.to(self._device)).backward()
+                            self._optimizer.step()
             """,
         ),
         # a model of coqui's Trainer (coqui TTS's `BaseTTS`): the Trainer gets its loader from

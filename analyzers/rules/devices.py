@@ -81,7 +81,8 @@ class CpuTensorMovedEachStep(Nesting):
     `torch.arange(n).unsqueeze(0).to(device)`, `torch.exp(-c * torch.arange(half) / half).to(t.device)`,
     `torch.eye(d)[None, :, :].cuda()`, and `torch.from_numpy` of a NumPy constant,
     `np.array([1, 0, 0, 1])` or `np.eye(k)`; or in a later statement of the same function, `z = z.type_as(x)`,
-    `padding = padding.cuda() if x.is_cuda else padding`), inside a loop, a module's
+    `padding = padding.cuda() if x.is_cuda else padding`, `Variable(noise).cuda()`; not a tensor
+    filled with the program's values before the move, but one filled on the GPU after it), inside a loop, a module's
     `forward` or `training_step` (or an ignite Engine's process function, a training-step
     method other files call, `algorithm.update(minibatches)`), or a function that one of
     those calls (through up to three calls, also as the parameter it is passed to), or the
@@ -94,6 +95,7 @@ class CpuTensorMovedEachStep(Nesting):
     stochastic depth's `var = torch.bernoulli(torch.tensor(p))`). Likewise a factory tensor without `device=` that indexes
     another tensor (`x[torch.arange(n), ids]`, directly or through arithmetic and names) there,
     in a loop only in code that uses CUDA: indexing a GPU tensor copies the index over (not a
+    tensor made on the CPU and kept there, a sampler's `indices[torch.randperm(n, generator=g)]`; not a
     name another branch makes on the device, `if use_cuda: index = ....cuda() else: index =
     torch.randperm(n)`: the CPU one indexes CPU data). And
     `torch.tensor(items)` of a list of elements of a GPU tensor, then moved there: a
@@ -229,6 +231,24 @@ class CpuTensorMovedEachStep(Nesting):
     calls = CallNames(frozenset(_MOVES | {"tensor", "copy_"}), suffix="Tensor")
     probe = "syncs"
     VALID = (
+        # a sampler shuffling indices it made on the CPU itself (detectron2's samplers)
+        Example(
+            """
+            import torch
+            model = Net().cuda()
+            class Sampler:
+                def __init__(self, size):
+                    self._indexes = torch.randperm(size)[: size // 2]
+                def _epoch_indices(self, g):
+                    return torch.tensor(self._counts, dtype=torch.int64)
+                def __iter__(self):
+                    g = torch.Generator()
+                    while True:
+                        yield from self._indexes[torch.randperm(len(self._indexes), generator=g)].tolist()
+                        indices = self._epoch_indices(g)
+                        yield from indices[torch.randperm(len(indices), generator=g)].tolist()
+            """
+        ),
         # a sampler shuffling a NumPy array of dataset indices with a CPU randperm (VISSL's balanced
         # sampler): host data indexed on the host, once per epoch, in code that uses CUDA elsewhere
         Example(
@@ -998,6 +1018,25 @@ class CpuTensorMovedEachStep(Nesting):
         ),
     )
     INVALID = (
+        # noise drawn on the CPU and wrapped before the move (a GAN notebook of PyTorch 0.3); a
+        # buffer moved, then filled on the GPU with the encoder's outputs (seq2seq)
+        Example(
+            """
+            import torch
+            from torch.autograd import Variable
+            for x, _ in loader:
+                noise = (torch.rand(x.shape[0], 96) - 0.5) / 0.5
+                fake = G(Variable(noise).cuda())
+                outputs = Variable(torch.zeros(10, 256))
+                outputs = outputs.cuda()
+                for i in range(10):
+                    outputs[i] = encoder(x.cuda())[i]
+                loss = D(fake).mean() + outputs.sum()
+                loss.backward()
+                optimizer.step()
+            """,
+            count=2,
+        ),
         # in-batch labels listed from a range the line above, made a tensor and copied every step
         # (simpletransformers' retrieval `_get_inputs_dict`): torch.arange(n, device=device)
         Example(
@@ -2281,8 +2320,9 @@ class CpuTensorMovedEachStep(Nesting):
             return
         made = _factory_below(node.func.value, self.ctx)
         base = node.func.value  # (`mask.unsqueeze(-1).cuda()`: the tensor `mask` names, reshaped)
-        while type(base) is cst.Call and type(base.func) is cst.Attribute and call_name(base) in SAME_DEVICE_METHODS:
-            base = base.func.value
+        while type(base) is cst.Call and (type(base.func) is cst.Attribute and call_name(base) in SAME_DEVICE_METHODS or type(
+                base.func) is cst.Name and base.func.value == "Variable" and base.args):  # (`Variable(noise).cuda()`)
+            base = base.func.value if type(base.func) is cst.Attribute else base.args[0].value
         if made is None and type(base) is cst.Name:
             made = self._created(base.value, node)  # `z = torch.randn(n, d)` ... `z = z.type_as(x)`
             before = self._made_before_loop(base.value) if made is None and name in ("cuda", "to") else None
@@ -2687,6 +2727,30 @@ class CpuTensorMovedEachStep(Nesting):
             return found[0] if all(found) else None
         made = _factory_below(value, self.ctx) if value is not None else None
         return made if made is not None and self._on_cpu(made) else None
+
+    def _cpu_data(self, value: cst.BaseExpression | None, scope, depth: int = 0) -> bool:
+        """Whether `value` is a tensor made on the CPU and kept there: a torch factory without a
+        device, through slices (`x[:n]`), names and `self.` attributes bound only to such tensors,
+        and the returns of a function of the source (detectron2's samplers: `indices =
+        self._get_epoch_indices(g)`, returning `torch.tensor(indices, dtype=torch.int64)`)."""
+        while type(value) is cst.Subscript:
+            value = value.value
+        if value is None or depth > 3:
+            return False
+        if type(value) is cst.Name:
+            owner = scope.owner_of(value.value) if scope is not None else None
+            values = owner.assignments.get(value.value, ()) if owner is not None else ()
+            return bool(values) and all(self._cpu_data(v, owner, depth + 1) for v in values)
+        if type(value) is cst.Attribute and dotted(value.value) == "self":
+            bound = self.ctx.attributes.get(dotted(value) or "", [])
+            return bool(bound) and all(self._cpu_data(v, where, depth + 1) for v, where in bound)
+        if type(value) is not cst.Call:
+            return False
+        qualified = self.ctx.qualname(value.func) or ""
+        if qualified.startswith("torch.") and qualified.count(".") == 1 and call_name(value) in _FACTORIES:
+            return keyword(value, "device") is None and not star_kwargs(value)
+        returned, inner = self._source_returns(value, scope)
+        return bool(returned) and all(self._cpu_data(v, inner, depth + 1) for v in returned)
 
     def _cpu_tensor(self, value: cst.BaseExpression | None, scope) -> bool:
         """A torch factory call without device, or a `return_tensors="pt"` call's output (or an
@@ -3105,7 +3169,7 @@ class CpuTensorMovedEachStep(Nesting):
     def _report_indexings(self) -> None:
         for site, index, enclosing in self.ranges:
             where = self._every_call(Site(site.node, site.unit, site.scope, ()), enclosing, through_loops=False)  # (how often the function runs)
-            if where is None or self.ctx.cuda_evidence is None:
+            if where is None or self.ctx.cuda_evidence is None or self._cpu_data(cast(cst.Subscript, site.node).value, site.scope):
                 continue
             indexed = short_code(cast(cst.Subscript, site.node).value)
             self.report(
@@ -3121,6 +3185,8 @@ class CpuTensorMovedEachStep(Nesting):
                 continue  # (a loop in code that may never use a GPU)
             if function is not None and _derived_root(cast(cst.Subscript, site.node).value, site.scope) in _held_with_cpu(function, site.scope):
                 continue  # (MLM's `mask_tokens`: the batch is masked on the CPU, before the caller moves it)
+            if self._cpu_data(cast(cst.Subscript, site.node).value, site.scope):
+                continue  # (a sampler's `indices[torch.randperm(n, generator=g)]`: CPU data indexed where it is)
             indexed = short_code(cast(cst.Subscript, site.node).value)  # an indexing's site is its subscript
             for factory in made:
                 if id(factory) in reported:
@@ -3210,7 +3276,7 @@ class CpuTensorMovedEachStep(Nesting):
                 continue
             made = None if value is None else _factory_below(value, self.ctx)
             if made is not None:
-                return made if self._loops_around(made) == self.ctx.loops and not _filled(owner, name) else None
+                return made if self._loops_around(made) == self.ctx.loops and not _filled(owner, name, move) else None
             if not (type(value) is cst.Call and type(value.func) is cst.Attribute and dotted(value.func.value) == name
                     or moves_itself(value, name)):  # (`padding = padding.cuda() if x.is_cuda else padding`)
                 return None
@@ -3765,13 +3831,23 @@ def _rounded(call: cst.Call) -> bool:
 
 
 
-def _filled(function: cst.CSTNode, name: str) -> bool:
+def _filled(function: cst.CSTNode, name: str, move: cst.CSTNode) -> bool:
     """Whether `function` writes values of the program into the tensor `name` (`buf[1:n + 1] =
-    lengths`): a buffer of host data, which reaches the GPU by a copy however it is made."""
-    return any(
-        type(node) is cst.Assign and any(type(t.target) is cst.Subscript and type(t.target.value) is cst.Name
-                                         and t.target.value.value == name for t in node.targets)
-        and literal(node.value) is UNKNOWN for node in walk(function))
+    lengths`) before `move` copies it: a buffer of host data, which reaches the GPU by a copy
+    however it is made (not a write after the move, into the GPU tensor: seq2seq's
+    `encoder_outputs[ei] = encoder_output[0][0]`)."""
+    writes = [node for node in walk(function) if type(node) is cst.Assign and any(
+        type(t.target) is cst.Subscript and type(t.target.value) is cst.Name and t.target.value.value == name
+        for t in node.targets) and literal(node.value) is UNKNOWN]
+    if not writes:
+        return False
+    order: dict[int, int] = {}  # (the nodes in source order)
+    pending = [function]
+    while pending:
+        node = pending.pop()
+        order[id(node)] = len(order)
+        pending.extend(reversed(children(node)))
+    return any(order[id(write)] < order.get(id(move), len(order)) for write in writes)
 
 
 def _from_host_data(made: cst.Call, ctx, scope: Scope | None = None, root: cst.CSTNode | None = None) -> bool:

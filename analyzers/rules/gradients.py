@@ -22,7 +22,7 @@ from ..vocabulary import MODEL_WORDS, MODULE_CLASSES, SIZED_FACTORIES
 NO_GRAD = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
            "torch.autograd.grad_mode.inference_mode"}
 SET_GRAD_ENABLED = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"}
-_EVAL_WORDS = {"val", "valid", "validate", "validation", "eval", "evaluate", "evaluation", "inference", "infer",
+_EVAL_WORDS = {"val", "valid", "validate", "validation", "eval", "evaluate", "evaluating", "evaluation", "inference", "infer",
                "predict", "prediction"}
 _GRAD_USES = {"backward", "grad", "requires_grad_", "retain_grad", "autograd", "enable_grad"}
 _LOSS_WORDS = ("loss", "criterion")  # a callee named so computes a loss of what a model gave
@@ -59,8 +59,9 @@ class EvaluationWithGradients(Nesting):
     `test_env`; not a helper nested in another function, named for its part there), or, in code
     that uses a GPU, a loop over a DataLoader of the source named for evaluation (`test_loader`,
     `val_db`) in each pass of the epoch loop that trains, with no `model.eval()` to say so, or
-    at the top level of a script named for evaluation that trains nowhere (vdsr's `eval.py`, a
-    `test.py`, a `test_*.py` of scripts: its images through the model, `Variable` or not), with no
+    at the top level of a script or notebook named for evaluation that trains nowhere (vdsr's
+    `eval.py`, a `test.py`, a `test_*.py` of scripts, `Evaluating_DETR_on_COCO_validation_2017.ipynb`:
+    its images through the model, `Variable` or not), with no
     `torch.no_grad()` / `torch.inference_mode()` around it (a `with`, a decorator, or the
     callers' `with` or decorator: around every call that repeats, also through a function so
     called; a method a base class of another file calls under it: torchlake's `_predict`), and no gradient use (`backward`, `torch.autograd.grad`,
@@ -1167,7 +1168,8 @@ class EvaluationWithGradients(Nesting):
             caller = evaluated is not None and not self._sets_modes(loop.site.scope)
             why = f"over `{held}` in each epoch" if held is not None else f"after `{evaluated}.eval()`{' in the caller' if caller else ''}" \
                 if evaluated else f"in `{function.name.value}`" if function is not None else \
-                f"of the evaluation script `{os.path.basename(self.ctx.path or '')}`"
+                f"of the evaluation {'notebook' if (self.ctx.path or '').endswith('.ipynb') else 'script'} " \
+                f"`{os.path.basename(self.ctx.path or '')}`"
             self.report(
                 Site(call, loop.site.unit, loop.site.scope),
                 f"This evaluation loop ({why}) runs the model with autograd on: every activation is kept for a "
@@ -1181,11 +1183,13 @@ class EvaluationWithGradients(Nesting):
         self._report_interval_evaluations(reported, called_without_grad)
 
     def _evaluation_script(self) -> bool:
-        """Whether the source is a script named for evaluation (vdsr's `eval.py`, a `test.py`)
-        that trains nowhere: its top-level loops evaluate."""
+        """Whether the source is a script or notebook named for evaluation (vdsr's `eval.py`, a
+        `test.py`, `Evaluating_DETR_on_COCO_validation_2017.ipynb`) that trains nowhere: its
+        top-level loops evaluate."""
         stem = os.path.splitext(os.path.basename(self.ctx.path or ""))[0]  # (a `test_dnd.py` holding no tests:
-        return bool(stem) and self.ctx.path is not None and not self.ctx.path.endswith(".ipynb") and (  # a test suite's are
-            _evaluation_name(stem) or stem.lower().startswith("test_")) and not TrainingSteps.of(self.ctx).anywhere()  # not checked)
+        notebook = self.ctx.path is not None and self.ctx.path.endswith(".ipynb")  # a test suite's are not checked)
+        return bool(stem) and self.ctx.path is not None and (_evaluation_name(stem) or not notebook and stem.lower().startswith(
+            "test_")) and not TrainingSteps.of(self.ctx).anywhere()
 
     def _report_evaluation_sections(self, reported: set[int], called_without_grad: set[str]) -> None:
         """A training loop whose body, after its step, puts the model in evaluation mode and runs

@@ -10,7 +10,7 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from ..context import EXCEPT, Frame, IF, LOOP, Scope, Site, module_below
-from ..nodes import (aborts, argument, assigned_in, call_name, children, code, contains, dotted, iteration_source, keyword, lazy_init, literal,
+from ..nodes import (aborts, argument, assigned_in, call_name, children, code, contains, dotted, iteration_source, keyword, lazy_init, legacy_read, literal,
                      moves_itself, names_in, none_test, option_test, passed_for, positional, reaching_assignment, remembered, short_code, shortened, walk, UNKNOWN)
 from ..findings import Related
 from ..importers import never_moved, never_set, project_option_default, unused_function
@@ -25,7 +25,7 @@ from .edits import names_in_target, root_name
 from .tracking import (Nesting, TrainingSteps, calls_under_ifs, few_iterations, interval_test, iterates_dataloader, never_taken, parameter_constant,
                        runs_once)
 from ..vocabulary import (
-    CLOCKS, COQUI_STEP_HOOKS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MASK_MAKERS, MATH_TESTS, MODEL_NAMES, MODULE_CLASSES, NOT_TENSOR_OPS,
+    AUTOGRAD_FUNCTIONS, CLOCKS, COQUI_STEP_HOOKS, GRAD_SCALERS, HOST_COPY_METHODS, HOST_FACTORIES, LEGACY_TENSOR_TYPES, MASK_MAKERS, MATH_TESTS, MODEL_NAMES, MODULE_CLASSES, NOT_TENSOR_OPS,
     ONE_TENSOR_TESTS, SAME_DEVICE_METHODS, TENSOR_NAMESPACES,
 )
 
@@ -46,7 +46,7 @@ _TENSOR_FACTS = {"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad",
 _TENSOR_METHODS = {
     "sum", "mean", "max", "min", "norm", "detach", "clone", "float", "half", "double", "abs", "sqrt", "pow", "exp",
     "log", "squeeze", "unsqueeze", "view", "reshape", "argmax", "argmin", "softmax", "std", "var", "prod", "cuda",
-    "to", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "sub", "add", "mul", "div", "bool", "byte", "long",
+    "to", "topk", "sort", "eq", "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "sub", "add", "mul", "div", "bool", "byte", "long",
 }
 # tensor methods giving back a tensor on the same device (`x = x.masked_select(m).view(n, -1)` keeps `x` a CUDA tensor)
 _KEEPING_METHODS = _TENSOR_METHODS - {"cuda", "to"} | {
@@ -187,6 +187,15 @@ def _dtype_cast(call: cst.Call) -> bool:
     return dtype is not None and dtype.startswith("torch.") and dtype.count(".") == 1 and dtype[6:].islower()
 
 
+def _terms(expr: cst.BaseExpression) -> set[str]:
+    """The names a sum adds or subtracts (`a + b - c`: a, b, c; not the factors of `a * w`)."""
+    if type(expr) is cst.Name:
+        return {expr.value}
+    if type(expr) is cst.BinaryOperation and type(expr.operator) in (cst.Add, cst.Subtract):
+        return _terms(expr.left) | _terms(expr.right)
+    return set()
+
+
 def _call(candidate: _Candidate) -> cst.Call:
     """The call a candidate other than a "test" (an `if` or `assert`) is."""
     return cast(cst.Call, candidate.site.node)
@@ -228,7 +237,8 @@ class HostSyncEveryStep(Nesting):
     of one (`max(num_tokens, 1)`), `print()` of a
     tensor or a tensor formatted into a string (`file.write(str(loss))`, `pbar.set_description(f"loss {loss:.3f}")`,
     `"%11.4g" * 3 % (*mloss,)`, `"loss {:.4f}".format(loss)`, `pbar.set_postfix(loss=loss)`), `math.isnan()` of one (the norm
-    `clip_grad_norm_` returns), and `if`, `assert` and conditional-expression tests on a tensor
+    `clip_grad_norm_` returns), AMP's `scaler.get_scale()` (and `scaler.state_dict()`, which calls it:
+    a `.item()` of the CUDA scale; not of a `GradScaler(enabled=False)`), and `if`, `assert` and conditional-expression tests on a tensor
     (`if loss < best:`, `if torch.isnan(loss):`, `w = a if self.update_count >= n else b` on a buffer,
     `assert torch.equal(a, b)` in a `forward`, `if positive + negative == 0:` on sums of a module's
     inputs in its `forward` or a method it calls, `if data.train_mask.sum() == 0:` on a field of a
@@ -245,7 +255,9 @@ class HostSyncEveryStep(Nesting):
     cls_targets > 0`), not a fill through one, `logits[mask] = 0`: the host reads the size), `torch.cuda.synchronize()` in a loop that reads no clock (itself or through a timer of the
     project: `timer.toc()` reading `time.time()`) or does not show a value on each iteration (an
     average of step times printed every N steps: one synchronize there would do), and a CUDA tensor (also what an instance of
-    a `torch.nn.Module` subclass of the project returns: `r, g, _, _ = mpd(y, y_hat)`) passed
+    a `torch.nn.Module` subclass of the project returns: `r, g, _, _ = mpd(y, y_hat)`, or a custom
+    autograd op's result, `AllReduce.apply(x)`; a module's `named_parameters()`; a dict the step
+    fills with its losses, BasicSR's `loss_dict["l_pix"] = l_pix` before `reduce_loss_dict(loss_dict)`) passed
     to a function or method of the project (this file or a module it imports) that reads it on
     the host (`MetricLogger.update(loss=loss)` calling `.item()`, `if torch.min(y) < -1.:`
     in hifi-gan's `mel_spectrogram`, or selects from it with a boolean mask, `data[labels ==
@@ -402,6 +414,83 @@ class HostSyncEveryStep(Nesting):
     calls = None  # every call: a function of the project may read its arguments on the host
     probe = "syncs"
     VALID = (
+        # a batch formatted into an assert's message: evaluated only when the assertion fails
+        Example(
+            """
+            import torch
+            for x, y in loader:
+                x = x.cuda()
+                assert x.dim() == 4, f"expected a batch of images, got {x}"
+                loss = criterion(model(x), y.cuda())
+                loss.backward()
+                optimizer.step()
+            """
+        ),
+        # a number that a branch taken every 100th step makes a tensor: read on those steps only
+        Example(
+            """
+            import torch
+            for step, (x, y) in enumerate(loader):
+                criterion(model(x.cuda()), y.cuda()).backward()
+                grad_norm = 0.
+                if step % 100 == 0:
+                    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                optimizer.step()
+                stats.global_norm = float(grad_norm)
+            """
+        ),
+        # a disabled scaler's scale (1.0, no tensor), and the scale read when logging every 100 steps
+        Example(
+            """
+            import torch
+            scaler = torch.cuda.amp.GradScaler(enabled=False)
+            other = torch.cuda.amp.GradScaler()
+            for step, (x, y) in enumerate(loader):
+                loss = criterion(model(x.cuda()), y.cuda())
+                scaler.scale(loss).backward()
+                scaler.step(optimizer)
+                scaler.update()
+                meter.update(scaler.get_scale())
+                if step % 100 == 0:
+                    print(other.get_scale())
+            """
+        ),
+        # the `else` of a switch every call of the function turns on (the other call is in a
+        # branch the module's constant rules out)
+        Example(
+            """
+            import torch
+            model = Net().cuda()
+            use_attn = True
+            def train(loader, use_attn):
+                for x, y in loader:
+                    loss = criterion(model(x.cuda()), y.cuda())
+                    loss.backward()
+                    optimizer.step()
+                    if use_attn:
+                        attn_log.append(1)
+                    else:
+                        print(loss.item())
+            if use_attn:
+                train(loader, use_attn=True)
+            else:
+                train(loader, use_attn=False)
+            """
+        ),
+        # a scaler enabled only when the caller asks for mixed precision (off by default, flair's trainer)
+        Example(
+            """
+            import torch
+            def train(model, loader, optimizer, use_amp: bool = False):
+                scaler = torch.cuda.amp.GradScaler(enabled=use_amp and torch.cuda.is_available())
+                for x, y in loader:
+                    loss = criterion(model(x.cuda()), y.cuda())
+                    scaler.scale(loss).backward()
+                    scaler.step(optimizer)
+                    scaler.update()
+                    scale_after = scaler.get_scale()
+            """
+        ),
         # a metric made not to test its inputs for NaN
         Example(
             """
@@ -1316,6 +1405,94 @@ class HostSyncEveryStep(Nesting):
                         optimizer.step()
                         return float(loss)
                     loss, elapsed = gpu_timer(train_step)
+            """,
+        ),
+        # a number until a branch most steps take binds a tensor (jepa's `_enc_norm = 0.`, then
+        # clipped after the warm-up); a custom autograd op's result read back, its argument the
+        # tensor bound before (`top1_acc = float(AllReduce.apply(top1_acc))`)
+        Example(
+            """
+            import torch
+            class AllReduce(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return x
+            for epoch in range(100):
+                for x, y in loader:
+                    outputs = model(x.cuda())
+                    loss = criterion(outputs, y.cuda())
+                    loss.backward()
+                    grad_norm = 0.
+                    if epoch > warmup and clip_grad is not None:
+                        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), clip_grad)
+                    optimizer.step()
+                    stats.global_norm = float(grad_norm)
+                    top1_acc = 100. * outputs.max(dim=1).indices.eq(y.cuda()).sum() / len(x)
+                    top1_acc = float(AllReduce.apply(top1_acc))
+            """,
+            count=2,
+        ),
+        # a dict of the step's losses handed to a helper reading each one (BasicSR's `reduce_loss_dict`);
+        # `l_pix` is a tensor as a term of the loss that is backpropagated
+        Example(
+            """
+            import torch
+            from collections import OrderedDict
+            def reduce_loss_dict(loss_dict):
+                return {name: value.mean().item() for name, value in loss_dict.items()}
+            device = torch.device("cuda")
+            for lq, gt in loader:
+                output = net_g(lq.to(device))
+                l_total = 0
+                loss_dict = OrderedDict()
+                l_pix = cri_pix(output, gt.to(device))
+                l_total += l_pix
+                loss_dict["l_pix"] = l_pix
+                l_total.backward()
+                optimizer_g.step()
+                log_dict = reduce_loss_dict(loss_dict)
+            """,
+        ),
+        # PyTorch 0.3's read of a count made just above (`torch.sum`), the name a number elsewhere
+        Example(
+            """
+            import torch
+            net = Net().cuda()
+            for x, y in loader:
+                x, y = x.cuda(), y.cuda()
+                out = net(x)
+                criterion(out, y).backward()
+                optimizer.step()
+                num_correct = torch.sum(out.argmax(1) == y)
+                running_acc += num_correct.data[0]
+            num_correct = 0.0
+            """,
+        ),
+        # AMP's loss scale read every step for a meter (Swin Transformer's `main_simmim_pt.py`)
+        Example(
+            """
+            import torch
+            scaler = torch.cuda.amp.GradScaler()
+            for x, y in loader:
+                with torch.autocast("cuda"):
+                    loss = criterion(model(x.cuda()), y.cuda())
+                scaler.scale(loss).backward()
+                scaler.step(optimizer)
+                scaler.update()
+                loss_scale_meter.update(scaler.get_scale())
+            """,
+        ),
+        # a helper reading every parameter's gradient norm, handed `named_parameters()` (jepa's `grad_logger`)
+        Example(
+            """
+            import torch
+            def grad_logger(named_params):
+                return [float(torch.norm(p.grad)) for n, p in named_params if p.grad is not None]
+            model = Net().cuda()
+            for x, y in loader:
+                criterion(model(x.cuda()), y.cuda()).backward()
+                optimizer.step()
+                stats = grad_logger(model.named_parameters())
             """,
         ),
         # the end of a step of gradient accumulation (torchtune's recipes): the test picks the
@@ -2737,8 +2914,11 @@ class HostSyncEveryStep(Nesting):
         self.copied_to: dict[int, str] = {}  # id of a host copy -> the name a statement assigns it (`C = C.cpu()`)
         self.scipy_reads: dict[int, set[str]] = {}  # scope id -> names the statements calling SciPy there read
         self.iterated: dict[int, set[str]] = {}  # scope id -> the names its `for` loops bind
+        self.failure_messages: list[cst.BaseExpression] = []  # the messages of the asserts around the node visited
 
     def _add(self, node: cst.CSTNode, kind: str) -> None:
+        if any(contains(message, node) for message in self.failure_messages):
+            return  # (an assert's message: evaluated only when the assertion fails)
         site = self.ctx.site(node)
         key = id(self.statement) if self.statement is not None else next(
             (id(header) for header in reversed(self.headers) if contains(header.test, node)), id(node))  # (`if float(dt) <= 0`)
@@ -2786,6 +2966,9 @@ class HostSyncEveryStep(Nesting):
             elif _sized_by_data(node, name, self.ctx.qualname(func)) is not None:
                 self._add(node, "shape")  # `mask.nonzero()`, `torch.where(y == c)`: the host reads the result's size
                 return
+            elif name in ("get_scale", "state_dict") and not node.args and (self.ctx.loops or self.ctx.scope.node):
+                self._add(node, "scale")  # `scaler.get_scale()` of AMP's GradScaler (judged in `_describe`)
+                return
             elif name == "update" and node.args and self._imports_torchmetrics() and (self.ctx.loops or self.ctx.scope.node):
                 self._add(node, "metric")  # `running_loss.update(loss.detach())`
                 return
@@ -2808,6 +2991,52 @@ class HostSyncEveryStep(Nesting):
         elif node.args and (self.ctx.loops or self.ctx.scope.node) and (type(func) is cst.Name or maybe_project_call(
                 self.ctx, func)):  # (a function of the project that reads an argument on the host; a bare name
             self._add(node, "call")  # may be a function the source defines further down: asked again in `finish`)
+
+    def _dict_of_tensors(self, value: cst.BaseExpression, scope: Scope) -> bool:
+        """Whether `value` names a dict the function starts empty and stores tensors in
+        (BasicSR's `loss_dict = OrderedDict()`, then `loss_dict['l_pix'] = l_pix`)."""
+        if type(value) is not cst.Name:
+            return False
+        name = value.value
+        owner = scope.owner_of(name)
+        if owner is None or owner.node is None:
+            return False
+        made = owner.assignments[name]
+        if not made or not all(type(v) is cst.Dict and not v.elements or type(v) is cst.Call and call_name(v) in (
+                "dict", "OrderedDict") and not v.args for v in made):
+            return False
+        stored = [node.value for node in walk(owner.node) if type(node) is cst.Assign and len(node.targets) == 1 and type(
+            target := node.targets[0].target) is cst.Subscript and type(target.value) is cst.Name and target.value.value == name]
+        return any(self._tensor(v, owner, 1) for v in stored)
+
+    def _cuda_scaler(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        """Whether `expr` is AMP's GradScaler made for CUDA (the default) and not `enabled=False`
+        (a disabled scaler's `get_scale()` returns 1.0)."""
+        found = self.ctx.origin(expr, scope)
+        made = found[0] if found is not None else None
+        if type(made) is not cst.Call or self.ctx.qualname(made.func) not in GRAD_SCALERS:
+            return False
+        device = argument(made, 0, "device")
+        where = literal(device) if device is not None else "cuda"
+        enabled = keyword(made, "enabled")
+        return (where is UNKNOWN or isinstance(where, str) and where.startswith("cuda")) and (
+            enabled is None or not self._off_by_default(enabled.value, found[1]))
+
+    def _off_by_default(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        """Whether a switch is false unless the user turns it on: False, a parameter whose
+        default is False (flair's `GradScaler(enabled=use_amp and ...)`, `use_amp: bool = False`),
+        a store_true option, or an `and` of one."""
+        if type(expr) is cst.BooleanOperation and type(expr.operator) is cst.And:
+            return self._off_by_default(expr.left, scope) or self._off_by_default(expr.right, scope)
+        if self.ctx.value(expr, scope) is False or parameter_constant(self.ctx, expr, scope) is False:
+            return True
+        function = scope.node
+        if type(expr) is cst.Name and function is not None and expr.value in scope.params and scope.assignments.get(expr.value) == [None]:
+            params = function.params
+            param = next((p for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.name.value == expr.value), None)
+            return param is not None and param.default is not None and literal(param.default) is False
+        return type(expr) is cst.Attribute and from_afar(self.ctx, expr, scope) and project_option_default(
+            cast(str, self.ctx.path), expr.attr.value) is False
 
     def _imports_torchmetrics(self) -> bool:
         return any(name.startswith("torchmetrics") for name in self.ctx.imports.values())
@@ -2832,6 +3061,12 @@ class HostSyncEveryStep(Nesting):
 
     def visit_Assert(self, node: cst.Assert) -> None:
         self._add(node, "test")
+        if node.msg is not None:
+            self.failure_messages.append(node.msg)
+
+    def leave_Assert(self, node: cst.Assert) -> None:
+        if node.msg is not None:
+            self.failure_messages.pop()
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         if self.ctx.loops or self.ctx.scope.node:
@@ -2842,7 +3077,7 @@ class HostSyncEveryStep(Nesting):
         # count; not `x[mask] -= 1`, an augmented assignment, which reads `x[mask]` first)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
-        if _legacy_read(node) is not None:  # `loss.data[0]`
+        if legacy_read(node) is not None:  # `loss.data[0]`
             self._add(node, "legacy")
         elif (index := _mask_index(node)) is not None and id(node) not in self.targets and (self.ctx.loops or self.ctx.scope.node) \
                 and (type(index) is not cst.Call or _mask_form(index) or maybe_project_call(self.ctx, index.func)):
@@ -3036,8 +3271,9 @@ class HostSyncEveryStep(Nesting):
         if candidate.kind == "logger":
             return self._logged_tensor(candidate, advice)
         if candidate.kind == "legacy":
-            read = _legacy_read(cast(cst.Subscript, node))
-            what = "the loss" if self._loss(read, scope) else "a sum or mean" if self._reduced(read, scope) else None
+            read = legacy_read(cast(cst.Subscript, node))
+            what = "the loss" if self._loss(read, scope) else "a sum or mean" if self._reduced(read, scope) or type(
+                read) is cst.Name and self._reduced(self._reaching(node, read.value, scope), scope) else None
             if what is None:
                 return None
             kind = "a loss is" if what == "the loss" else "the sum or mean of a whole tensor is"
@@ -3075,6 +3311,11 @@ class HostSyncEveryStep(Nesting):
                 return None  # (`torch.randint(0, n, (1,)).item()`; the actions an environment takes on the host; a cost
                 # matrix SciPy's Hungarian matching needs there, `C = C.cpu()` then `linear_sum_assignment(c[i]) for ...`)
             what = f"`{_shown(candidate)}` copies a value to the host"
+        elif candidate.kind == "scale":
+            if not self._cuda_scaler(_method(candidate).value, scope):
+                return None
+            what = f"`{short_code(node)}` reads AMP's loss scale on the host (`GradScaler.get_scale()` calls `.item()` on it)"
+            advice = "Read it only when you log (`if step % log_every == 0:`)."
         elif candidate.kind == "metric":
             call = _call(candidate)
             metric = self._nan_checked_metric(cast(cst.Attribute, call.func).value, scope)
@@ -3169,8 +3410,10 @@ class HostSyncEveryStep(Nesting):
         reads = [(value, [read]) for value, read in used] if callee is not None else used_by_all_fitting(
             self.ctx, node, scope, host_reads)
         for value, found in reads:
-            if not self._tensor(value, scope, 0) or self._made_on_cpu(value, scope):
-                continue
+            several = type(value) is cst.Call and call_name(value) in ("parameters", "named_parameters") and not value.args
+            held = not several and self._dict_of_tensors(value, scope)
+            if not (several or held or self._tensor(value, scope, 0)) or self._made_on_cpu(value, scope):
+                continue  # (`grad_logger(encoder.named_parameters())`: jepa's `float(torch.norm(p.grad.data))` of each)
             read: Use = found[0]
             more = len(read.also) if read.path else 0
             where = (f", {read.where}" if read.where else "") + (f"; and {more} more place{'s' if more > 1 else ''}" if more else "")
@@ -3184,11 +3427,10 @@ class HostSyncEveryStep(Nesting):
             reader = f"{callees}, which reads" if len(found) == 1 else (
                 f"`{cst.ensure_type(node.func, cst.Attribute).attr.value}`: every method of the project it can call ({callees}) reads")
             spread = any(arg.value is value and arg.star == "**" for arg in node.args)  # `**loss_dict`
-            several = type(value) is cst.Call and call_name(value) == "parameters"
             passed = f"the CUDA tensors of `**{short_code(value)}`" if spread else "a module's CUDA parameters" if (
-                several) else "a CUDA tensor"
+                several) else f"a dict of CUDA tensors (`{short_code(value)}`)" if held else "a CUDA tensor"
             message = (
-                f"`{short_code(node)}` passes {passed} to {reader} {'them' if spread or several else 'it'} on the host (`{read.code}`{where}) on every "
+                f"`{short_code(node)}` passes {passed} to {reader} {'them' if spread or several or held else 'it'} on the host (`{read.code}`{where}) on every "
                 f"training step: the CPU waits for the GPU to finish all queued work, so the GPU idles. {advice}"
             )
             related = tuple(
@@ -3588,12 +3830,18 @@ class HostSyncEveryStep(Nesting):
         or from tensors (`loss = 0.0`, `loss = loss_id * w`): its value is a tensor then."""
         added = [node.value for node in walk(cast(cst.CSTNode, owner.node)) if type(node) is cst.AugAssign and type(
             node.operator) in (cst.AddAssign, cst.SubtractAssign) and type(node.target) is cst.Name and node.target.value == name]
-        if any(type(value) is cst.Subscript and _legacy_read(value) is not None or self._made_on_cpu(value, owner) for value in added):
+        if any(type(value) is cst.Subscript and legacy_read(value) is not None or self._made_on_cpu(value, owner) for value in added):
             return False  # (`train_loss += loss.data[0]`: PyTorch 0.3's read, a number; `correct += (...).cpu().sum()`)
         return len(added) == values.count(None) and any(self._tensor(value, owner, depth + 1) for value in added if not (
             type(value) is cst.Name and (id(owner), value.value) in self.ctx.unpacked)) and all(  # (not flair's count, unpacked
             # beside the loss from what `forward_loss` gives back: `batch_train_samples += datapoint_count`)
             v is None or type(v) in (cst.Integer, cst.Float) or self._tensor(v, owner, depth + 1) for v in values)
+
+    def _picked_steps(self, owner: Scope, values: list) -> bool:
+        """Whether one of `values` is bound in an `if` that picks some iterations (`interval_test`)."""
+        roots = [owner.node] if owner.node is not None else self.ctx.modules
+        return any(type(node) is cst.If and interval_test(self.ctx, node.test, (), owner) and any(
+            inner is value for inner in walk(node.body) for value in values) for root in roots for node in walk(root))
 
     def _tensor(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> bool:
         """Whether `expr` is provably a tensor (the names whose backward() is called, results
@@ -3603,7 +3851,8 @@ class HostSyncEveryStep(Nesting):
         if type(expr) is cst.Name:
             owner = scope.owner_of(expr.value)
             if owner is not None and (expr.value in self.backward_of.get(id(owner), ()) and expr.value not in self.iterated.get(
-                    id(owner), ()) or self._fed_to_backward(expr.value, owner) or self._step_batch(expr.value, owner)):
+                    id(owner), ()) or self._fed_to_backward(expr.value, owner) or self._summed_into_backward(expr.value, owner)
+                    or self._step_batch(expr.value, owner)):
                 return True  # (not a name a loop of the function binds too: `for key, loss in logs.items()`)
             found = self.ctx.origin(expr, scope)
             values = owner.assignments[expr.value] if owner is not None else ()
@@ -3618,7 +3867,12 @@ class HostSyncEveryStep(Nesting):
             if found is None and owner is not None and values and all(v is not None for v in values):  # `acc = (p == y).mean()` or None
                 real = [v for v in values if not (type(v) is cst.Name and v.value == "None")  # (nor a running
                         and not (type(v) is cst.BinaryOperation and expr.value in names_in(v))  # mean of itself,
-                        and not _kept_tensor(v, expr.value)]  # nor `x = x.masked_select(m).view(n, -1)`)
+                        and not _kept_tensor(v, expr.value)  # nor `x = x.masked_select(m).view(n, -1)`,
+                        and not any(inner is expr for inner in walk(v))]  # nor the binding `expr` is read in)
+                numbers = [v for v in real if type(v) in (cst.Integer, cst.Float)]
+                if numbers and len(numbers) < len(real) and not self._picked_steps(owner, [v for v in real if v not in numbers]):
+                    real = [v for v in real if v not in numbers]  # (a number until a branch that most steps take
+                    # binds a tensor: `_enc_norm = 0.`, then `if epoch > warmup: _enc_norm = clip_grad_norm_(...)`)
                 return bool(real) and all(self._tensor(v, owner, depth + 1) for v in real)
             return found is not None and found[0] is not expr and self._tensor(found[0], found[1], depth + 1)
         if type(expr) is cst.Call:
@@ -3649,6 +3903,10 @@ class HostSyncEveryStep(Nesting):
                 return any(value is not None and returned(value) for value in self.ctx.returns.get(id(defined), ()))
             if _loss_call(expr) or _model_call((dotted(expr.func) or "").rsplit(".", 1)[-1].lower()):
                 return True
+            if call_name(expr) == "apply" and type(expr.func) is cst.Attribute and type(expr.func.value) is cst.Name and any(
+                    self._tensor(arg.value, scope, depth + 1) for arg in expr.args) and derives_from(
+                    self.ctx, expr.func.value.value, AUTOGRAD_FUNCTIONS):
+                return True  # a custom autograd op given a tensor (jepa's `AllReduce.apply(loss)`)
             if type(expr.func) is cst.Attribute and self._layer(expr.func):
                 return True
             if type(expr.func) is cst.Name and self._module_instance(expr.func, scope, depth):
@@ -3680,6 +3938,8 @@ class HostSyncEveryStep(Nesting):
                 return True  # a parameter's gradient (`para.grad.norm()`)
             if expr.attr.value == "data":
                 return self._tensor(expr.value, scope, depth + 1)  # `pred_raw.data`: the tensor, without autograd
+            if expr.attr.value in ("values", "indices") and type(expr.value) is cst.Call:
+                return self._tensor(expr.value, scope, depth + 1)  # `outputs.max(dim=1).indices`: torch's named tuple
             if type(expr.value) is not cst.Name:
                 return False
             return expr.attr.value == "loss" and self.ctx.value(expr, scope) is UNKNOWN or (
@@ -3868,13 +4128,22 @@ class HostSyncEveryStep(Nesting):
             found = True
         return found
 
+    def _reaching(self, node: cst.CSTNode, name: str, scope: Scope) -> cst.BaseExpression | None:
+        """The value of the `name = value` just above `node` in its block (`num_correct =
+        torch.sum(pred == y)` before `num_correct.data[0]`, the name bound to `0.0` elsewhere)."""
+        roots = [scope.node] if scope.node is not None else self.ctx.modules
+        return next((value for root in roots if contains(root, node) and (
+            value := reaching_assignment(root, node, name)) is not None), None)
+
     def _reduced(self, expr: cst.BaseExpression | None, scope: Scope) -> bool:
-        """`(pred == y).sum()`, `acc.mean()` (of the whole tensor: no dimension given), directly
-        or through a name: what `.data[0]` reads in a training loop is a tensor's."""
+        """`(pred == y).sum()`, `acc.mean()`, `torch.sum(pred == y)` (of the whole tensor: no dimension
+        given), directly or through a name: what `.data[0]` reads in a training loop is a tensor's."""
         if type(expr) is cst.Name:
             owner = scope.owner_of(expr.value)
             values = owner.assignments.get(expr.value, ()) if owner is not None else ()
             return bool(values) and all(value is not None and self._reduced(value, scope) for value in values)
+        if type(expr) is cst.Call and self.ctx.qualname(expr.func) in ("torch.sum", "torch.mean"):
+            return len(expr.args) == 1 and expr.args[0].keyword is None and not expr.args[0].star  # `torch.sum(pred == y)`
         return type(expr) is cst.Call and call_name(expr) in ("sum", "mean") and not expr.args and type(expr.func) is cst.Attribute
 
     def _module_instance(self, name: cst.Name, scope: Scope, depth: int) -> bool:
@@ -3910,13 +4179,40 @@ class HostSyncEveryStep(Nesting):
             for value, _ in values)
 
     def _fed_to_backward(self, name: str, scope: Scope) -> bool:
-        """`scores` in `loss = criterion(scores, targets)` then `loss.backward()`: the input
-        and target of the loss function whose value is backpropagated are tensors."""
+        """`scores` in `loss = criterion(scores, targets)` (or `loss += criterion(scores, targets)`)
+        then `loss.backward()`: the input and target of the loss function whose value is
+        backpropagated are tensors."""
+        targets = self.backward_of.get(id(scope), ())
+        if not targets:
+            return False
+        values = [value for target in targets for value in scope.assignments.get(target, ())] + self._added_to_losses(scope)
         return any(
             type(value) is cst.Call and _loss_call(value)
             and any(type(arg.value) is cst.Name and arg.value.value == name and arg.keyword is None for arg in value.args[:2])
-            for target in self.backward_of.get(id(scope), ()) for value in scope.assignments.get(target, ())
-        )
+            for value in values)
+
+    def _added_to_losses(self, scope: Scope) -> list[cst.BaseExpression]:
+        """What `loss += ...` statements of the scope add to the names it backpropagates (a loss
+        summed over a decoder's steps: `loss += criterion(decoder_output, y[:, di])`)."""
+        key = ("added to losses", id(scope))
+        if key not in self.ctx.shared:
+            targets = self.backward_of.get(id(scope), ())
+            roots = [scope.node] if scope.node is not None else self.ctx.modules
+            self.ctx.shared[key] = [node.value for root in roots if targets for node in walk(root) if type(node) is cst.AugAssign and type(
+                node.operator) is cst.AddAssign and type(node.target) is cst.Name and node.target.value in targets]
+        return self.ctx.shared[key]
+
+    def _summed_into_backward(self, name: str, scope: Scope) -> bool:
+        """`l_pix` in `l_total += l_pix` (or `loss = l_pix + l_percep`) with `l_total.backward()`:
+        a term of the backpropagated loss is a tensor (not a factor: `loss = l * weight`)."""
+        totals = self.backward_of.get(id(scope), ())
+        if not totals or scope.node is None:
+            return False
+        for node in walk(scope.node):
+            if type(node) is cst.AugAssign and type(node.operator) in (cst.AddAssign, cst.SubtractAssign) and type(
+                    node.target) is cst.Name and node.target.value in totals and name in _terms(node.value):
+                return True
+        return any(value is not None and name in _terms(value) for total in totals for value in scope.assignments.get(total, ()))
 
     def _left_on_cpu(self, scope: Scope) -> bool:
         """Whether the class of the method of `scope` is a module the project makes only as names
@@ -3957,7 +4253,7 @@ def _version_branches(ctx, scope: Scope) -> set[int]:
         roots = [owner] if owner is not None else ctx.modules
         found = memo[id(owner)] = {id(n) for root in roots for branch in walk(root) if type(branch) is cst.If and versioned(branch.test)
                                    for part in (branch.body, branch.orelse) if part is not None and any(
-                                       type(r) is cst.Subscript and _legacy_read(r) is not None for r in walk(part))
+                                       type(r) is cst.Subscript and legacy_read(r) is not None for r in walk(part))
                                    for n in walk(part)}
     return found
 
@@ -4094,15 +4390,6 @@ def _mask_form(value: cst.BaseExpression, itself: str = "") -> bool:
     return type(value.func) is cst.Attribute and (name in ("bool", "byte") and not value.args or name in MASK_MAKERS - ONE_TENSOR_TESTS
                                                   and len(value.args) == 1)
 
-
-
-def _legacy_read(node: cst.Subscript) -> cst.BaseExpression | None:
-    """`x` of `x.data[0]` (how PyTorch 0.3 read a one-element tensor), or None."""
-    value = node.value
-    if type(value) is not cst.Attribute or value.attr.value != "data" or len(node.slice) != 1:
-        return None
-    index = node.slice[0].slice
-    return value.value if type(index) is cst.Index and type(index.value) is cst.Integer and index.value.value == "0" else None
 
 
 def _text(expr: cst.BaseExpression) -> bool:

@@ -6,7 +6,7 @@ import libcst as cst
 
 from ..context import Context, Scope, Site
 from ..nodes import (
-    argument, call_name, call_result_name, children, dotted, keyword, literal, names_in, remembered, short_code,
+    argument, call_name, call_result_name, children, dotted, keyword, legacy_read, literal, names_in, remembered, short_code,
     statement_assignments, subtracts, walk,
 )
 from ..findings import Edit, Range
@@ -166,7 +166,8 @@ def _events_in_order(node: cst.CSTNode) -> tuple:
             found.append(current)
             stack.append((_LOOP_END, True))
         elif kind is cst.Call or (kind is cst.BinaryOperation and type(current.operator) is cst.MatrixMultiply) or (
-                kind is cst.AugAssign and type(current.operator) is cst.MatrixMultiplyAssign):
+                kind is cst.AugAssign and type(current.operator) is cst.MatrixMultiplyAssign) or (
+                kind is cst.Subscript and legacy_read(current) is not None):  # (`loss.data[0]`: a read on the host)
             stack.append((current, True))
         stack.extend((child, False) for child in reversed(children(current)))
     return tuple(found)
@@ -208,6 +209,8 @@ class TimedWork:
         return pending, syncs
 
     def effect(self, event, scope: Scope, depth: int = 0) -> str | None:
+        if type(event) is cst.Subscript:
+            return SYNC  # `loss.data[0]`
         if type(event) is not cst.Call:
             return WORK  # a @ b
         function = self._function(event)
@@ -513,8 +516,8 @@ class UnsynchronizedTiming(Rule):
     or `timeit.default_timer()` whose body launches CUDA work (a torch op, a model call,
     `backward`, `optimizer.step()`, an `a @ b` product) with no synchronization before the
     end read: `torch.cuda.synchronize()`, an event's `synchronize()` or `elapsed_time()`,
-    or an implicit sync such as `.item()`, `.cpu()`, `.tolist()`, `float(t)`, printing a
-    tensor, or a blocking copy (`.to("cpu")`, or a tensor just made on the host copied to
+    or an implicit sync such as `.item()`, `.cpu()`, `.tolist()`, `float(t)`, PyTorch 0.3's
+    `loss.data[0]`, printing a tensor, or a blocking copy (`.to("cpu")`, or a tensor just made on the host copied to
     the device: `img = torch.from_numpy(a).float().div(255)`, then `img.cuda()`; casts with
     `.to(torch.float)` too). A function of the same source called in the interval is followed (a few
     calls deep) to what it leaves queued: one that synchronizes after its last work ends
@@ -566,6 +569,24 @@ class UnsynchronizedTiming(Rule):
     summary = "Wall-clock interval around CUDA work without torch.cuda.synchronize()"
     probe = "timing"
     VALID = (
+        # an epoch timed whose every step ends reading the loss on the host, PyTorch 0.3's way
+        Example(
+            """
+            import time
+            import torch
+            from torch.autograd import Variable
+            model = Net().cuda()
+            for epoch in range(10):
+                since = time.time()
+                for x, y in loader:
+                    loss = criterion(model(Variable(x).cuda()), Variable(y).cuda())
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                    running_loss += loss.data[0]
+                print(time.time() - since)
+            """
+        ),
         # a notebook timing the model on the CPU (moved there in the cell above), then on the GPU
         Example(
             (

@@ -957,6 +957,24 @@ def _largest_constant(ctx: Context, expr: cst.BaseExpression, scope: Scope):
     return max(values) if values and all(type(v) is int for v in values) else UNKNOWN
 
 
+def _dead_module_branches(ctx: Context) -> set[int]:
+    """Ids of the nodes in a branch of a module-level `if` that a constant of the module rules
+    out (`use_attn = True`, then `if use_attn: train(..., use_attn=True) else: train(...)`)."""
+    key = (_dead_module_branches,)
+    if key not in ctx.shared:
+        dead = set[int]()
+        for module in ctx.modules:
+            for statement in module.body:
+                bound = ctx.module_scope.assignments.get(statement.test.value, ()) if type(statement) is cst.If and type(
+                    statement.test) is cst.Name else ()
+                value = literal(bound[0]) if len(bound) == 1 and bound[0] is not None else UNKNOWN
+                if type(statement) is cst.If and value in (True, False):
+                    branch = statement.orelse if value else statement.body
+                    dead.update(id(n) for n in (walk(branch) if branch is not None else ()))
+        ctx.shared[key] = dead
+    return ctx.shared[key]
+
+
 def parameter_constant(ctx: Context, expr: cst.BaseExpression, scope: Scope):
     """The one constant every call of the function (of the source, by its name) gives its
     parameter `expr`, passed or left to its default (`def get_and_print_results(loader,
@@ -968,7 +986,8 @@ def parameter_constant(ctx: Context, expr: cst.BaseExpression, scope: Scope):
     params = function.params
     param = next(p for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.name.value == expr.value)
     index = scope.params.index(expr.value) if param in params.params or param in params.posonly_params else -1
-    calls = [site for site in ctx.calls.get(function.name.value, ()) if type(site.node.func) is cst.Name]
+    dead = _dead_module_branches(ctx)
+    calls = [site for site in ctx.calls.get(function.name.value, ()) if type(site.node.func) is cst.Name and id(site.node) not in dead]
     found = set()
     for site in calls:
         passed = argument(site.node, index, expr.value)
@@ -1053,7 +1072,9 @@ def never_taken(ctx: Context, owner: cst.CSTNode | None) -> set[int]:
     `self.stratified = False`), or in the `else` of one it only sets to true ones (SlowFast's
     `self.swav_use_public_code = True`); `if not self.flag:` likewise; and under `if cfg.flag:`
     where the files of the project only ever set `flag` to false constants (yolact's
-    `'use_objectness_score': False` in its dict of defaults: `never_on`)."""
+    `'use_objectness_score': False` in its dict of defaults: `never_on`); and under `if flag:` (or
+    in its `else`) where `flag` is a parameter every call of the function gives one false (true)
+    constant (`parameter_constant`)."""
     if owner is None:
         return set()
     memo = ctx.shared.setdefault(never_taken, {})
@@ -1073,6 +1094,8 @@ def never_taken(ctx: Context, owner: cst.CSTNode | None) -> set[int]:
             constants = [c for value, scope in values for c in _constants(ctx, value, scope)]
             if not values and key is not None and path is not None and never_on(path, key.rpartition(".")[2]):
                 constants = [False]  # (a switch of the project's configuration that none turns on)
+            if type(test) is cst.Name and id(owner) in ctx.scopes:  # (a parameter every call gives one constant:
+                constants = [parameter_constant(ctx, test, ctx.scopes[id(owner)])]  # `train(..., use_attn)`, `use_attn = True`)
             if not constants or UNKNOWN in constants or len({bool(c) for c in constants}) != 1:
                 continue
             dead = branch.orelse if bool(constants[0]) != negated else branch.body

@@ -1320,10 +1320,12 @@ class NonPersistentWorkers(LoaderRule):
         if any(self._value_is(site, "max_epochs", 1) for site in trainers):
             return
         lightning = " (by Lightning's Trainer)"
-        hooks = self.epoch_hooks()
+        hooks, hf = self.epoch_hooks(), self.hf_passes()
         for loader in self.loaders.values():
             if self._lightning_hook(loader) in hooks:
                 yield loader, [], lightning, ()
+            elif self._hf_hook(loader) in hf:
+                yield loader, [], " (by Hugging Face's Trainer)", ()
         for name in FIT_METHODS:
             for site in ctx.calls.get(name, ()):
                 if self._lightning(site):
