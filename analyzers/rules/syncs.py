@@ -4205,14 +4205,15 @@ class HostSyncEveryStep(Nesting):
     def _summed_into_backward(self, name: str, scope: Scope) -> bool:
         """`l_pix` in `l_total += l_pix` (or `loss = l_pix + l_percep`) with `l_total.backward()`:
         a term of the backpropagated loss is a tensor (not a factor: `loss = l * weight`)."""
-        totals = self.backward_of.get(id(scope), ())
-        if not totals or scope.node is None:
-            return False
-        for node in walk(scope.node):
-            if type(node) is cst.AugAssign and type(node.operator) in (cst.AddAssign, cst.SubtractAssign) and type(
-                    node.target) is cst.Name and node.target.value in totals and name in _terms(node.value):
-                return True
-        return any(value is not None and name in _terms(value) for total in totals for value in scope.assignments.get(total, ()))
+        key = ("loss terms", id(scope))
+        if key not in self.ctx.shared:
+            totals = self.backward_of.get(id(scope), ())
+            added = [value for total in totals for value in scope.assignments.get(total, ()) if value is not None]
+            if totals and scope.node is not None:
+                added += [node.value for node in walk(scope.node) if type(node) is cst.AugAssign and type(node.operator) in (
+                    cst.AddAssign, cst.SubtractAssign) and type(node.target) is cst.Name and node.target.value in totals]
+            self.ctx.shared[key] = set().union(*map(_terms, added))
+        return name in self.ctx.shared[key]
 
     def _left_on_cpu(self, scope: Scope) -> bool:
         """Whether the class of the method of `scope` is a module the project makes only as names

@@ -963,14 +963,13 @@ def _dead_module_branches(ctx: Context) -> set[int]:
     key = (_dead_module_branches,)
     if key not in ctx.shared:
         dead = set[int]()
-        for module in ctx.modules:
-            for statement in module.body:
-                bound = ctx.module_scope.assignments.get(statement.test.value, ()) if type(statement) is cst.If and type(
-                    statement.test) is cst.Name else ()
-                value = literal(bound[0]) if len(bound) == 1 and bound[0] is not None else UNKNOWN
-                if type(statement) is cst.If and value in (True, False):
-                    branch = statement.orelse if value else statement.body
-                    dead.update(id(n) for n in (walk(branch) if branch is not None else ()))
+        for statement in (s for module in ctx.modules for s in module.body):
+            if type(statement) is not cst.If or type(statement.test) is not cst.Name:
+                continue
+            bound = ctx.module_scope.assignments.get(statement.test.value, ())
+            value = literal(bound[0]) if len(bound) == 1 and bound[0] is not None else UNKNOWN
+            branch = (statement.orelse if value else statement.body) if value in (True, False) else None
+            dead.update(id(n) for n in (walk(branch) if branch is not None else ()))
         ctx.shared[key] = dead
     return ctx.shared[key]
 
