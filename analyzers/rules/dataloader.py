@@ -653,8 +653,9 @@ class LoaderRule(Rule):
         function returning loaders that other modules call and use: its default, unless
         `called`)."""
         function = scope.node
-        if param not in scope.params:
-            return None
+        if param not in scope.params or any((dotted(d.decorator.func if type(d.decorator) is cst.Call else d.decorator) or "").rpartition(
+                ".")[2] == "configurable" for d in function.decorators):
+            return None  # (detectron2's `@configurable`: a call given a config takes its arguments from `from_config`)
         cls = self.ctx.class_of.get(id(function))
         init = function.name.value == "__init__" and cls is not None
         callee = cls.name.value if init and cls is not None else function.name.value
@@ -2603,7 +2604,8 @@ class SynchronousDataLoader(LoaderRule):
     YAML files set (`opt.data.num_workers` with `data:` `num_workers: 0`, also `cfg["data"]["num_workers"]`), what every call of
     the function gives the parameter it is (in the file, or else in the modules that import
     it: `Cifar10DataModule(num_workers=4)` in a notebook, or `num_workers=args.num_workers`
-    where that module parses `--num_workers` itself), or its default; for a namespace that
+    where that module parses `--num_workers` itself), or its default (not for a builder decorated
+    with detectron2's `@configurable`, whose calls given a config take it from `from_config`); for a namespace that
     comes from afar, `self.args.num_workers`, the default every `--num_workers` option of the
     project gives, those of the file's top folder first), over a dataset
     that is not cheap to load.
@@ -2724,6 +2726,24 @@ class SynchronousDataLoader(LoaderRule):
     probe = "dataloader"
     options = {"num-workers": 4}
     VALID = (
+        # detectron2's `@configurable` builder: called with a config, it takes `num_workers` from
+        # `from_config` (`cfg.DATALOADER.NUM_WORKERS`), not from its default
+        Example(
+            """
+            import torch
+            from torch.utils.data import DataLoader
+            from detectron2.config import configurable
+            def _train_loader_from_config(cfg):
+                return {"dataset": get_dataset(cfg), "num_workers": cfg.DATALOADER.NUM_WORKERS}
+            @configurable(from_config=_train_loader_from_config)
+            def build_train_loader(dataset, *, num_workers=0):
+                return DataLoader(dataset, batch_size=2, num_workers=num_workers)
+            model = build_model(cfg).cuda()
+            for data in build_train_loader(cfg):
+                model(data.cuda()).sum().backward()
+                optimizer.step()
+            """
+        ),
         # a class of the project loading in a thread of its own (YOLOP's prefetching `DataLoaderX`)
         Example(
             """
