@@ -81,7 +81,8 @@ class CpuTensorMovedEachStep(Nesting):
     `torch.arange(n).unsqueeze(0).to(device)`, `torch.exp(-c * torch.arange(half) / half).to(t.device)`,
     `torch.eye(d)[None, :, :].cuda()`, and `torch.from_numpy` of a NumPy constant,
     `np.array([1, 0, 0, 1])` or `np.eye(k)`; or in a later statement of the same function, `z = z.type_as(x)`,
-    `padding = padding.cuda() if x.is_cuda else padding`, `Variable(noise).cuda()`; not a tensor
+    `padding = padding.cuda() if x.is_cuda else padding`, `Variable(noise).cuda()`, a constant of the
+    module made a tensor, `torch.LongTensor([[SOS_token]])`; not a tensor
     filled with the program's values before the move, but one filled on the GPU after it), inside a loop, a module's
     `forward` or `training_step` (or an ignite Engine's process function, a training-step
     method other files call, `algorithm.update(minibatches)`), or a function that one of
@@ -1019,23 +1020,27 @@ class CpuTensorMovedEachStep(Nesting):
     )
     INVALID = (
         # noise drawn on the CPU and wrapped before the move (a GAN notebook of PyTorch 0.3); a
-        # buffer moved, then filled on the GPU with the encoder's outputs (seq2seq)
+        # buffer moved, then filled on the GPU with the encoder's outputs, and the start token, a
+        # constant of the module (seq2seq)
         Example(
             """
             import torch
             from torch.autograd import Variable
+            SOS_token = 0
             for x, _ in loader:
+                decoder_input = Variable(torch.LongTensor([[SOS_token]]))
+                decoder_input = decoder_input.cuda()
                 noise = (torch.rand(x.shape[0], 96) - 0.5) / 0.5
                 fake = G(Variable(noise).cuda())
                 outputs = Variable(torch.zeros(10, 256))
                 outputs = outputs.cuda()
                 for i in range(10):
                     outputs[i] = encoder(x.cuda())[i]
-                loss = D(fake).mean() + outputs.sum()
+                loss = D(fake).mean() + outputs.sum() + decoder(decoder_input).sum()
                 loss.backward()
                 optimizer.step()
             """,
-            count=2,
+            count=3,
         ),
         # in-batch labels listed from a range the line above, made a tensor and copied every step
         # (simpletransformers' retrieval `_get_inputs_dict`): torch.arange(n, device=device)
@@ -3876,7 +3881,18 @@ def _from_host_data(made: cst.Call, ctx, scope: Scope | None = None, root: cst.C
         return False  # `[i for i in range(n) for j in range(i)]`: indices from sizes, like torch.tril_indices
     if _helper_draw(data, ctx):
         return False  # (noise a helper object draws with NumPy: torch could draw it on the device)
-    return any(literal(name) is UNKNOWN for name in _names_read(data, ctx))
+    return any(literal(name) is UNKNOWN and not _module_constant(name, ctx) for name in _names_read(data, ctx))
+
+
+def _module_constant(name: cst.BaseExpression, ctx) -> bool:
+    """A name the source binds once, at the top of the module, to a literal, and nowhere else (no
+    function's local or parameter): a constant, not data (seq2seq's `SOS_token = 0`, then
+    `torch.LongTensor([[SOS_token]])`)."""
+    if type(name) is not cst.Name:
+        return False
+    bound = ctx.by_name.get(name.value, ())
+    return len(bound) == 1 and bound[0][1] is ctx.module_scope and bound[0][0] is not None and literal(
+        bound[0][0]) is not UNKNOWN and not any(name.value in scope.params for scope in ctx.scopes.values())
 
 
 def _plain(cls: cst.ClassDef) -> bool:
