@@ -255,6 +255,11 @@ class Context:
     def site(self, node: cst.CSTNode) -> Site:
         return Site(node, self.unit, self.scope, self.loops)
 
+    def bodies(self, scope: Scope) -> list[cst.CSTNode]:
+        """The nodes holding a scope's statements: its function, or for the module's scope the
+        module of every unit (a notebook's cells)."""
+        return [scope.node] if scope.node is not None else list(self.modules)
+
     def call_site(self, node: cst.Call) -> CallSite:
         return CallSite(node, self.unit, self.scope, self.loops)
 

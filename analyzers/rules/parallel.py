@@ -380,7 +380,7 @@ class DataParallelTraining(Rule):
         if len(names) != 1:
             return False
         after, uses = False, []
-        pending: list[cst.CSTNode] = list(reversed([site.scope.node] if site.scope.node is not None else self.ctx.modules))
+        pending: list[cst.CSTNode] = list(reversed(self.ctx.bodies(site.scope)))
         while pending:  # in source order
             node = pending.pop()
             if node is site.node:

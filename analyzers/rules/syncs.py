@@ -3028,15 +3028,20 @@ class HostSyncEveryStep(Nesting):
         a store_true option, or an `and` of one."""
         if type(expr) is cst.BooleanOperation and type(expr.operator) is cst.And:
             return self._off_by_default(expr.left, scope) or self._off_by_default(expr.right, scope)
-        if self.ctx.value(expr, scope) is False or parameter_constant(self.ctx, expr, scope) is False:
+        if self._switch_off(expr, scope):
             return True
         function = scope.node
         if type(expr) is cst.Name and function is not None and expr.value in scope.params and scope.assignments.get(expr.value) == [None]:
             params = function.params
             param = next((p for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.name.value == expr.value), None)
             return param is not None and param.default is not None and literal(param.default) is False
-        return type(expr) is cst.Attribute and from_afar(self.ctx, expr, scope) and project_option_default(
-            cast(str, self.ctx.path), expr.attr.value) is False
+        return False
+
+    def _switch_off(self, expr: cst.BaseExpression, scope: Scope) -> bool:
+        """False, a parameter every call of the function gives False, or an option of another
+        module whose default is False (`opt.eval_oracle_wh`, a store_true option)."""
+        return self.ctx.value(expr, scope) is False or parameter_constant(self.ctx, expr, scope) is False or from_afar(
+            self.ctx, expr, scope) and project_option_default(cast(str, self.ctx.path), cast(cst.Attribute, expr).attr.value) is False
 
     def _imports_torchmetrics(self) -> bool:
         return any(name.startswith("torchmetrics") for name in self.ctx.imports.values())
@@ -3222,8 +3227,7 @@ class HostSyncEveryStep(Nesting):
             # or for the element that holds (`for i, d in enumerate(done): if d:`, an episode's end); but `if
             # known.any(): x = x[known]` selects with the mask it tests, and `if self.num_updates >= 0:` tests
             # a count for being there: their bodies run on most steps
-        if self.ctx.value(test, site.scope) is False or parameter_constant(self.ctx, test, site.scope) is False or from_afar(
-                self.ctx, test, site.scope) and project_option_default(cast(str, self.ctx.path), cast(cst.Attribute, test).attr.value) is False:
+        if self._switch_off(test, site.scope):
             return True  # a switch off by default (`if args.print_loss:`, a store_true flag; `train(..., debug=args.debug)`;
             # `if opt.eval_oracle_wh:` with opts.py's `--eval_oracle_wh` a store_true option)
         if self._unset_switch(test):
@@ -3839,9 +3843,8 @@ class HostSyncEveryStep(Nesting):
 
     def _picked_steps(self, owner: Scope, values: list) -> bool:
         """Whether one of `values` is bound in an `if` that picks some iterations (`interval_test`)."""
-        roots = [owner.node] if owner.node is not None else self.ctx.modules
         return any(type(node) is cst.If and interval_test(self.ctx, node.test, (), owner) and any(
-            inner is value for inner in walk(node.body) for value in values) for root in roots for node in walk(root))
+            inner is value for inner in walk(node.body) for value in values) for root in self.ctx.bodies(owner) for node in walk(root))
 
     def _tensor(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> bool:
         """Whether `expr` is provably a tensor (the names whose backward() is called, results
@@ -4131,8 +4134,7 @@ class HostSyncEveryStep(Nesting):
     def _reaching(self, node: cst.CSTNode, name: str, scope: Scope) -> cst.BaseExpression | None:
         """The value of the `name = value` just above `node` in its block (`num_correct =
         torch.sum(pred == y)` before `num_correct.data[0]`, the name bound to `0.0` elsewhere)."""
-        roots = [scope.node] if scope.node is not None else self.ctx.modules
-        return next((value for root in roots if contains(root, node) and (
+        return next((value for root in self.ctx.bodies(scope) if contains(root, node) and (
             value := reaching_assignment(root, node, name)) is not None), None)
 
     def _reduced(self, expr: cst.BaseExpression | None, scope: Scope) -> bool:
@@ -4185,21 +4187,23 @@ class HostSyncEveryStep(Nesting):
         targets = self.backward_of.get(id(scope), ())
         if not targets:
             return False
-        values = [value for target in targets for value in scope.assignments.get(target, ())] + self._added_to_losses(scope)
+        values = [value for target in targets for value in scope.assignments.get(target, ())] + [
+            update.value for update in self._loss_updates(scope) if type(update.operator) is cst.AddAssign]
         return any(
             type(value) is cst.Call and _loss_call(value)
             and any(type(arg.value) is cst.Name and arg.value.value == name and arg.keyword is None for arg in value.args[:2])
             for value in values)
 
-    def _added_to_losses(self, scope: Scope) -> list[cst.BaseExpression]:
-        """What `loss += ...` statements of the scope add to the names it backpropagates (a loss
-        summed over a decoder's steps: `loss += criterion(decoder_output, y[:, di])`)."""
-        key = ("added to losses", id(scope))
+    def _loss_updates(self, scope: Scope) -> list[cst.AugAssign]:
+        """The `loss += ...` and `loss -= ...` statements of the scope (of every unit, for the module's)
+        into the names it backpropagates (a loss summed over a decoder's steps: `loss +=
+        criterion(decoder_output, y[:, di])`; BasicSR's `l_total += l_pix`). Found once per scope."""
+        key = ("loss updates", id(scope))
         if key not in self.ctx.shared:
             targets = self.backward_of.get(id(scope), ())
-            roots = [scope.node] if scope.node is not None else self.ctx.modules
-            self.ctx.shared[key] = [node.value for root in roots if targets for node in walk(root) if type(node) is cst.AugAssign and type(
-                node.operator) is cst.AddAssign and type(node.target) is cst.Name and node.target.value in targets]
+            self.ctx.shared[key] = [node for root in self.ctx.bodies(scope) if targets for node in walk(root) if type(
+                node) is cst.AugAssign and type(node.operator) in (cst.AddAssign, cst.SubtractAssign) and type(
+                node.target) is cst.Name and node.target.value in targets]
         return self.ctx.shared[key]
 
     def _summed_into_backward(self, name: str, scope: Scope) -> bool:
@@ -4209,9 +4213,8 @@ class HostSyncEveryStep(Nesting):
         if key not in self.ctx.shared:
             totals = self.backward_of.get(id(scope), ())
             added = [value for total in totals for value in scope.assignments.get(total, ()) if value is not None]
-            if totals and scope.node is not None:
-                added += [node.value for node in walk(scope.node) if type(node) is cst.AugAssign and type(node.operator) in (
-                    cst.AddAssign, cst.SubtractAssign) and type(node.target) is cst.Name and node.target.value in totals]
+            if scope.node is not None:  # (a function's own statements; the module's only by assignment)
+                added += [update.value for update in self._loss_updates(scope)]
             self.ctx.shared[key] = set().union(*map(_terms, added))
         return name in self.ctx.shared[key]
 

@@ -1021,7 +1021,7 @@ def _never_read(statement: cst.CSTNode, scope: Scope, ctx: Context) -> bool:
     if type(line) is not cst.Assign or len(line.targets) != 1 or type(line.targets[0].target) is not cst.Name:
         return False
     name = line.targets[0].target.value
-    nodes = [node for root in ([scope.node] if scope.node is not None else ctx.modules) for node in walk(root)]
+    nodes = [node for root in ctx.bodies(scope) for node in walk(root)]
     bound = {id(node.target) for node in nodes if type(node) is cst.AssignTarget}  # (`model_time = time.time()` too)
     own = {id(node) for node in walk(line)} | {id(inner) for node in nodes if type(node) is cst.If and literal(
         node.test) in (False, 0) for inner in walk(node.body)}  # (and its print under `if False:`)
