@@ -168,6 +168,7 @@ class Context:
         self.units = units or []  # the source's units (perf_lint.analyzers.source.Unit)
         self.path = path  # the source's file, when it has one (rules may read modules next to it)
         self.shared: dict = {}  # per-source state rules share (keyed by the sharing class)
+        self.texts: dict[int, str] = {}  # id of a module statement parsed on its own -> its text (see `text_of`)
         self.imports: dict[str, str] = {}
         self.module_scope = Scope(None, None)
         self.scope = self.module_scope
@@ -251,6 +252,11 @@ class Context:
         rule instances it shares), so a finished analysis is freed at once, without
         waiting for a garbage collection."""
         self.visit_handlers, self.leave_handlers, self.shared = {}, {}, {}
+
+    def text_of(self, node: cst.CSTNode) -> str:
+        """The source text of `node`: for a statement of the module, as written (not rendered
+        again: a class of thousands of lines takes libcst tens of milliseconds)."""
+        return self.texts.get(id(node)) or code(node)
 
     def site(self, node: cst.CSTNode) -> Site:
         return Site(node, self.unit, self.scope, self.loops)

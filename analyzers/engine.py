@@ -312,6 +312,8 @@ def _analyze(source: Source, config: Config, state: DocumentState, shallow: bool
             findings.extend(_skipped(source.units[index], unit_split))
     if parsed:
         ctx = Context(source.units, source.path)
+        ctx.texts = {id(chunk.module.body[0]): chunk.text for unit_parsed in parsed.values() for chunk in unit_parsed.chunks
+                     if len(chunk.module.body) == 1}
         rules = [cls(ctx, config.rule_options(cls.code)) for cls in rules_classes]
         visitor = _Pass(ctx, rules)
         for index, unit_parsed in parsed.items():

@@ -28,12 +28,12 @@ import re
 import stat
 import threading
 import time
-from collections import OrderedDict, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from typing import NamedTuple, cast
 
 import libcst as cst
 
-from .nodes import UNKNOWN, code, dotted, trainer_gpu
+from .nodes import UNKNOWN, dotted, trainer_gpu
 from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, Namespace, SourceNamespace, argparse_defaults, ast_dotted, base_name, body_nodes, call_target, coqui_model,
                       forward_helpers, given_namespace_defaults, guarded, maybe_project_call, module_file, module_trains, note, Place, place_of,
                       marked, project_root, search_paths, self_calls, steps_call)
@@ -60,6 +60,7 @@ IMPORT_LEVELS = 5  # imports followed from a module to the one that puts its wor
 # `import a.b as c, d` / `from .e import f, g as h` / `from . import (i,\n j)`: (from what, what)
 _IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+)?import[ \t]+(\([^)]*\)|[^\n#;]+)", re.MULTILINE)
 _WORD = re.compile(rb"\w+")
+_TEXT_WORD = re.compile(r"\w+")  # (the same, in a source's text)
 _SYS_PATH = re.compile(rb"^[ \t]*sys\.path\.(?:append|insert)\(([^\n]*)", re.MULTILINE)  # `sys.path.append("..")`
 _STRING = re.compile(rb"""['"]([^'"\n]*)['"]""")
 _SUMMARY_FORMAT = 2  # of `_Module.summary`: 2 counts the plugins a module loads by name among its imports
@@ -559,6 +560,16 @@ def _noted(files):
         yield found, info
 
 
+def _words(ctx) -> Counter:
+    """How often each word occurs in the source (counted once an analysis)."""
+    if _words not in ctx.shared:
+        words: Counter[str] = Counter()
+        ctx.shared[_words] = words
+        for unit in ctx.units:
+            words.update(_TEXT_WORD.findall(unit.text))
+    return ctx.shared[_words]
+
+
 def unused_class(ctx, cls: cst.ClassDef) -> bool:
     """Whether nothing in the project names the class `cls` of the source: the source only
     defines it, the modules importing the source never name it (yolov7's `RankSort` and
@@ -571,10 +582,9 @@ def unused_class(ctx, cls: cst.ClassDef) -> bool:
         return False
     key = ("unused class", name)
     if key not in ctx.shared:
-        named = re.compile(rf"\b{re.escape(name)}\b")  # (outside the class: not its `super(Name, self)`)
-        path = os.path.abspath(ctx.path)
-        importers = named_by_importers(path, name) if sum(len(named.findall(unit.text)) for unit in ctx.units) == len(
-            named.findall(code(cls))) else True
+        path = os.path.abspath(ctx.path)  # (named outside the class: not its `super(Name, self)`)
+        importers = named_by_importers(path, name) if _words(ctx)[name] == _TEXT_WORD.findall(ctx.text_of(cls)).count(
+            name) else True
         ctx.shared[key] = (importers is False or importers is None and _named_in_configs(ctx, path, r"\w+")) and \
             not _named_in_configs(ctx, path, re.escape(name))
     return ctx.shared[key]
@@ -627,8 +637,7 @@ def unused_function(ctx, function: cst.FunctionDef | None, depth: int = 0) -> bo
     key = ("unused", cls.name.value if cls is not None else "", name)
     if key not in ctx.shared:
         path = os.path.abspath(ctx.path)
-        word = re.compile(rf"\b{re.escape(name)}\b")
-        referenced = sum(len(word.findall(unit.text)) for unit in ctx.units) > len(ctx.functions[name]) + len(
+        referenced = _words(ctx)[name] > len(ctx.functions[name]) + len(
             ctx.calls.get(name, ()))  # (named here but by its definitions and calls: `{"euler": self.euler_step}`)
         ctx.shared[key] = not referenced and named_by_importers(path, name) is False and (
             cls is None or not named_elsewhere(path, name))

@@ -420,13 +420,18 @@ def contains(root: cst.CSTNode, node: cst.CSTNode) -> bool:
     return root is node or any(contains(child, node) for child in root.children)
 
 
-def walk(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """`node` and every node below it."""
+def walk(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
+    """`node` and every node below it (remembered: the rules walk the same functions and loops
+    for many questions, and an edit leaves most of them as they were)."""
+    return remembered(walk, node, lambda: _walk(node))
+
+
+def _walk(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
     found, pending = [], [node]
     while pending:
         found.append(pending.pop())
         pending.extend(children(found[-1]))
-    return found
+    return tuple(found)
 
 
 def statement_assignments(statement: cst.CSTNode) -> dict[str, cst.BaseExpression | None]:

@@ -33,7 +33,7 @@ from typing import NamedTuple, cast
 
 import libcst as cst
 
-from .nodes import UNKNOWN, call_name, code, dotted, literal, remembered, shortened
+from .nodes import UNKNOWN, call_name, dotted, literal, remembered, shortened
 from .vocabulary import (CAST_METHODS, CAST_TYPES, CLOCKS, COQUI_MODELS, ELEMENTWISE_METHODS, HOST_FACTORIES, MASK_MAKERS, MATH_TESTS,
                          ONE_TENSOR_TESTS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, TORCH_MODULES)
 
@@ -367,6 +367,9 @@ def parse_definition(text: str) -> ast.stmt | None:
 
 
 
+_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)  # the nodes a function or class may be nested in
+
+
 class SourceNamespace(Namespace):
     """The analyzed source (its classes and functions are libcst nodes, rendered and read
     with `ast` when asked for), and the local modules it imports from. Its places are not
@@ -379,6 +382,7 @@ class SourceNamespace(Namespace):
         self.directory = os.path.dirname(os.path.abspath(path)) if path and not path.startswith("<") else None
         self.paths = search_paths(self.directory, ctx.sys_paths) if self.directory is not None else ()
         self._found: dict[tuple, tuple | None] = {}  # (kind, name) -> definition: rules ask again and again
+        self._fresh: set[int] = set()  # ids of the definitions' trees whose summaries this analysis computes anew
 
     @classmethod
     def of(cls, ctx) -> "SourceNamespace":
@@ -481,8 +485,17 @@ class SourceNamespace(Namespace):
         return imported(self.directory, self.directory, name, self.ctx.relative_imports, self.ctx.imports, self.paths)
 
     def _definition(self, node):
-        tree = remembered(parse_definition, node, lambda: parse_definition(code(node)))
-        return None if tree is None else (tree, self, Place(""))
+        tree = remembered(parse_definition, node, lambda: parse_definition(self.ctx.text_of(node)))
+        if tree is None:
+            return None
+        if id(tree) not in self._fresh:  # (kept from an earlier version of the document: what was
+            self._fresh.add(id(tree))  # learnt of it then may hang on definitions an edit changed since)
+            pending: list[ast.AST] = [tree]
+            while pending:  # (the summaries are kept on its functions and classes: its statements hold them)
+                node = pending.pop()
+                node.__dict__.pop("_perf_lint_memo", None)
+                pending.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, _HOLDERS))
+        return tree, self, Place("")
 
 
 # calls that are not functions of the project: builtins, tensor and container methods
@@ -510,11 +523,28 @@ def maybe_project_call(ctx, func, scope=None) -> bool:
     library's function, and, for a bare name, one the source defines or imports; a method of
     the project class a parameter is annotated with (`trainer.update()` with `trainer:
     DiffusionPriorTrainer`)."""
+    return _once(ctx, (maybe_project_call, id(func), id(scope)), lambda: _maybe_project_call(ctx, func, scope))
+
+
+def _once(ctx, key: tuple, compute):
+    """`compute()`, kept for the rest of the analysis once the pass is over (rules ask again
+    and again); during the pass, computed from what it has seen so far, and not kept."""
+    if not ctx.final:
+        return compute()
+    if key not in ctx.shared:
+        ctx.shared[key] = compute()
+    return ctx.shared[key]
+
+
+def _maybe_project_call(ctx, func, scope) -> bool:
     head: str | None
     if type(func) is cst.Name:
         name = head = func.value
     elif type(func) is cst.Attribute:
         name, head = func.attr.value, func.value.value if type(func.value) is cst.Name else None
+        root = dotted(func.value) if head is None else None
+        if root is not None and (ctx.imports.get(root.partition(".")[0]) or "").partition(".")[0] in _LIBRARIES:
+            return False  # (`torch.optim.SGD(...)`, `nn.functional.cross_entropy(...)`: a library's)
         annotated = _annotated_class(SourceNamespace.of(ctx), func.value, scope) if scope is not None and head else None
         if annotated is not None:
             return method(annotated[0], name, *annotated[1:]) is not None
@@ -526,9 +556,15 @@ def maybe_project_call(ctx, func, scope=None) -> bool:
     if imported is not None and imported.partition(".")[0] in _LIBRARIES:
         return False
     return type(func) is not cst.Name or imported is not None or head in ctx.functions or (
-        head in ctx.relative_imports or bool(ctx.star_imports)) or any(  # `train = train_fns.make_step(...)`
+        head in ctx.relative_imports or bool(ctx.star_imports)) or _bound_to_project_call(ctx, name)
+
+
+def _bound_to_project_call(ctx, name: str) -> bool:
+    """Whether `name` is bound somewhere in the source to what a call of the project gives back
+    (`train = train_fns.make_step(...)`) or to a module of the project (once per name an analysis)."""
+    return _once(ctx, (_bound_to_project_call, name), lambda: any(
         type(value) is cst.Call and type(value.func) is cst.Attribute and maybe_project_call(ctx, value.func)
-        or _made_module(ctx, value) for value, _ in ctx.by_name.get(name, ()))
+        or _made_module(ctx, value) for value, _ in ctx.by_name.get(name, ())))
 
 
 def _defined_here(ctx, func, head: str | None, imported: str | None) -> bool:
@@ -539,13 +575,17 @@ def _defined_here(ctx, func, head: str | None, imported: str | None) -> bool:
         return head in ctx.functions and not imported or head in ctx.relative_imports or (
             imported is not None and imported.partition(".")[0] not in _LIBRARIES and bool(ctx.path))
     name = func.attr.value
-    for value, _ in ctx.by_name.get(head, ()) if head is not None else ():
-        made = _module_made(value) if type(value) is cst.Call else None
-        maker = dotted(made.func) if made is not None else None
-        found = SourceNamespace.of(ctx).klass(maker) if maker is not None and _made_module(ctx, made) else None
-        if found is not None and any(type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) and node.name == name for node in found[0].body):
-            return True
-    return False
+    return head is not None and _once(ctx, (_defined_here, head, name), lambda: any(  # (per receiver and method)
+        _defines(ctx, value, name) for value, _ in ctx.by_name.get(head, ())))
+
+
+def _defines(ctx, value, name: str) -> bool:
+    """Whether `value` makes an instance of a class of the project that defines method `name`."""
+    made = _module_made(value) if type(value) is cst.Call else None
+    if made is None or type(made.func) is not cst.Name or not _made_module(ctx, made):
+        return False  # (most bindings: `x = x.to(device)`, asked at every call of `x.to(...)` in the pass)
+    found = SourceNamespace.of(ctx).klass(made.func.value)
+    return found is not None and any(type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) and node.name == name for node in found[0].body)
 
 
 def _made_module(ctx, value) -> bool:
@@ -2546,10 +2586,9 @@ def _callee(func, namespace: Namespace, place: Place, cls) -> Definition | None:
 def _kept_module_forward(cls: ast.ClassDef, attribute: str, namespace: Namespace) -> Definition | None:
     """The `forward` that `self.attribute(...)` runs when the class keeps one instance of a
     class of the project there (`self.criterion = FocalLoss()`, also `.cuda()`-ed)."""
-    memo = _memo(cls)
-    kept = memo.get(_kept_module_forward)
-    if kept is None:  # attribute -> what `self.attribute = ...` assigns, in any method (found once per class)
-        kept = memo[_kept_module_forward] = {}
+    kept = cls.__dict__.get("_perf_lint_kept")
+    if kept is None:  # attribute -> what `self.attribute = ...` assigns, in any method (a pure function of the class:
+        kept = cls.__dict__["_perf_lint_kept"] = {}  # kept on its node apart from its summaries)
         for function in cls.body:
             for node in ast.walk(function) if type(function) is ast.FunctionDef else ():
                 if type(node) is ast.Assign:

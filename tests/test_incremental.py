@@ -351,6 +351,36 @@ async def test_server_edit_session_matches_the_cli(tmp_path, cli):
     assert compared >= 6
 
 
+def test_a_method_becomes_training_when_a_function_it_calls_starts_to_train():
+    """What is learnt of a class's method (whether a call of the module runs a training step) may
+    hang on a function of another statement: after an edit there, the class's statement, kept
+    as it was, is judged again (a loop calling the model through `forward` -> `step`)."""
+    head = textwrap.dedent('''
+        import torch
+        from torch import nn
+        from torch.utils.data import DataLoader
+        from torchvision import datasets
+        class Net(nn.Module):
+            def forward(self, x):
+                return step(x)
+        model = Net().cuda()
+        loader = DataLoader(datasets.ImageFolder("train"), batch_size=32)
+        for epoch in range(100):
+            for x, y in other:
+                model(x.cuda()).sum().backward()
+                optimizer.step()
+    ''')
+    evaluates = "def step(x):\n    return x.cuda() * 2\n"
+    trains = "def step(x):\n    x.cuda().sum().backward()\n    optimizer.step()\n"
+    tail = "for x, y in loader:\n    model(x)\n"
+    state = DocumentState()
+    for step, expected in ((evaluates, []), (trains, ["TPL101"]), (evaluates, [])):
+        text = head + step + tail
+        kept = [f.code for f in analyze(python_source(text, "train.py"), state=state) if f.code == "TPL101"]
+        fresh = [f.code for f in analyze(python_source(text, "train.py")) if f.code == "TPL101"]
+        assert kept == fresh == expected
+
+
 def _edit_lines(client, uri: str, text: str) -> None:
     """The change from the client's text to `text` as one incremental edit of whole lines."""
     old, new = client.texts[uri].splitlines(keepends=True), text.splitlines(keepends=True)

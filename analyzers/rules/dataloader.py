@@ -1830,6 +1830,8 @@ class LoaderRule(Rule):
         for node in walk(loop.body):
             if type(node) is cst.Call:
                 name = call_name(node)
+                if name not in _WAITING and (type(node.func) is not cst.Name or name not in self.ctx.imports):
+                    continue  # (the name a call ends with is its qualified name's last, but for an imported alias)
                 qualified = self.ctx.qualname(node.func) or ""
                 if name in ("input", "breakpoint") and type(node.func) is cst.Name or qualified == "pdb.set_trace" or (
                         script and qualified == "matplotlib.pyplot.show") or qualified == "cv2.waitKey" and (
@@ -2243,13 +2245,20 @@ def _assigned_dict(owner, expr: ast.expr) -> dict[str, ast.expr] | None:
     return {str(cast(ast.Constant, k).value): v for k, v in zip(values[0].keys, values[0].values)}
 
 
+_WAITING = frozenset({"input", "breakpoint", "set_trace", "show", "waitKey"})  # see _waits_for_user
+
+
 def _enclosing_tests(tree: cst.CSTNode, node: cst.CSTNode) -> list[tuple[cst.BaseExpression, bool]] | None:
     """The tests of the `if` statements of `tree` around `node`, each with whether `node` runs
-    when it holds; None when `node` is not in `tree`."""
+    when it holds; None when `node` is not in `tree` (remembered per tree and node)."""
+    return remembered(_enclosing_tests, tree, lambda: _tests_around(tree, node), id(node))
+
+
+def _tests_around(tree: cst.CSTNode, node: cst.CSTNode) -> list[tuple[cst.BaseExpression, bool]] | None:
     if tree is node:
         return []
-    for child in tree.children:
-        found = _enclosing_tests(child, node)
+    for child in children(tree):
+        found = _tests_around(child, node)
         if found is not None:
             if type(tree) is cst.If and child is not tree.test:
                 return [(tree.test, child is tree.body), *found]

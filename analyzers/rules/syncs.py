@@ -2938,7 +2938,8 @@ class HostSyncEveryStep(Nesting):
                         seen.add(n.value)
                         pending += [v for v in self.ctx.scope.assignments.get(n.value, ()) if v is not None]
             return
-        if (self.ctx.qualname(func) or "").startswith("scipy.") and self.statement is not None:
+        qualified = self.ctx.qualname(func)
+        if (qualified or "").startswith("scipy.") and self.statement is not None:
             self.scipy_reads.setdefault(id(self.ctx.scope), set()).update(names_in(self.statement, attributes=False))
         if type(func) is cst.Attribute:
             if _host_copy(node):
@@ -2957,13 +2958,13 @@ class HostSyncEveryStep(Nesting):
                     target = target.left  # `fabric.backward(loss / accumulation_iters)`: the loss, scaled
                 names = self.backward_of.setdefault(id(self.ctx.scope), set())
                 names.add(root_name(target) or "")
-            elif name == "synchronize" and self.ctx.qualname(func) == "torch.cuda.synchronize":
+            elif name == "synchronize" and qualified == "torch.cuda.synchronize":
                 self._add(node, "synchronize")
                 return
-            elif self.ctx.qualname(func) in MATH_TESTS and len(node.args) == 1:
+            elif qualified in MATH_TESTS and len(node.args) == 1:
                 self._add(node, "conversion")  # `math.isnan(grad_norm)`: a float() of it first
                 return
-            elif _sized_by_data(node, name, self.ctx.qualname(func)) is not None:
+            elif _sized_by_data(node, name, qualified) is not None:
                 self._add(node, "shape")  # `mask.nonzero()`, `torch.where(y == c)`: the host reads the result's size
                 return
             elif name in ("get_scale", "state_dict") and not node.args and (self.ctx.loops or self.ctx.scope.node):
@@ -3099,8 +3100,10 @@ class HostSyncEveryStep(Nesting):
             if candidate.key in found:
                 later.setdefault(candidate.key, []).append(candidate)
                 continue
+            if candidate.kind == "call" and not maybe_project_call(self.ctx, _call(candidate).func):
+                continue  # (`range(epochs)`, a library's function: `_describe`'s first test, the cheapest, asked first)
             if not self._every_step(candidate) or self.ctx.gpu_skips(candidate.site.node):
-                continue  # (`_every_step` first: the cheaper test, and most often false; then a branch a CUDA run skips)
+                continue  # (`_every_step` next: cheaper than `_describe`, and most often false; then a branch a CUDA run skips)
             described = self._describe(candidate)
             if described is None:
                 continue

@@ -179,6 +179,7 @@ class TrainingSteps:
         self._stepping: dict[int, bool] = {}  # id(function) -> whether it steps, in a loop or not
         self._optimizing: dict[int, bool] = {}  # id(class) -> whether a method of it steps an optimizer
         self._branches: dict[int, set[int]] = {}  # loop or function id -> see in_evaluation_branch
+        self._answers: dict[tuple, bool] = {}  # (question's name, node id) -> the answers of trains, per_epoch, run_every_step
         for name, sites in ctx.calls.items():
             if name == "backward" or name == "step" or name in ctx.functions:
                 for site in sites:
@@ -267,6 +268,9 @@ class TrainingSteps:
         loop over training steps itself; and the
         methods it calls on `self`; in a notebook, one that trains: a notebook that only runs
         a model has no training step)."""
+        return self._answer("run_every_step", self._run_every_step, function)
+
+    def _run_every_step(self, function: cst.FunctionDef) -> bool:
         if function.name.value in self.engines:
             return True
         cls = self.ctx.class_of.get(id(function))
@@ -455,20 +459,32 @@ class TrainingSteps:
             found = self._stepping[id(function)] = self.trains(function) or any(id(n) in self._step_calls for n in walk(function))
         return found
 
-    def trains(self, node: cst.CSTNode, depth: int = 0) -> bool:
-        """`node`: a loop or a function definition."""
+    def _answer(self, question: str, compute, node: cst.CSTNode) -> bool:
+        """`compute(node)`, once per analysis (rules ask for the same loops and functions again
+        and again); keyed by the question's name, not the bound method (a cycle)."""
+        key = (question, id(node))
+        found = self._answers.get(key)
+        if found is None:
+            found = self._answers[key] = compute(node)
+        return found
+
+    def trains(self, node: cst.CSTNode) -> bool:
+        """Whether `node`, a loop or a function definition, runs training steps."""
+        return self._answer("trains", self._trains, node)
+
+    def _trains(self, node: cst.CSTNode, depth: int = 0) -> bool:
         if id(node) in self._direct:
             return True
         if depth >= 2:
             return False
         for name in self._callees.get(id(node), ()):
             defs = self.ctx.functions.get(name)
-            if defs and self.trains(defs[-1][0], depth + 1) and not self.explains(defs[-1][0]):
+            if defs and self._trains(defs[-1][0], depth + 1) and not self.explains(defs[-1][0]):
                 return True  # (not through a method backpropagating to read gradients: Grad-CAM's `forward`)
         self._handed_calls()
         for name in self._handed_in.get(id(node), ()):  # (`gpu_timer(train_step)`: the step it runs)
             defs = self.ctx.functions[name]
-            if self.trains(defs[-1][0], depth + 1) and any(
+            if self._trains(defs[-1][0], depth + 1) and any(
                     (site.loops[-1] if site.loops else site.scope.node) is node for site in self.handed_to(defs[-1][0])):
                 return True
         return depth == 0 and self._trains_elsewhere(node)
@@ -665,6 +681,9 @@ class TrainingSteps:
         """Whether `loop` runs no training step itself but holds a loop that does, or calls a
         function (of the source or of another module) that loops over training steps: it runs
         once per epoch."""
+        return self._answer("per_epoch", self._per_epoch, loop)
+
+    def _per_epoch(self, loop: cst.CSTNode) -> bool:
         if self.trains(loop):
             return False
         if id(loop) in self._outer:

@@ -8,7 +8,7 @@ from typing import cast
 import libcst as cst
 
 from ..context import CallSite, Site
-from ..nodes import argument, call_name, children, code, dotted, iteration_source, keyword, passed_for, walk
+from ..nodes import argument, call_name, children, code, dotted, iteration_source, keyword, passed_for, remembered, walk
 from ..findings import Related
 from ..project import ast_dotted, iterated, iterated_again, maybe_project_call, used_arguments
 from .base import Example, FixPlan, Replace
@@ -1531,13 +1531,23 @@ def _replaced(loop: cst.For, outer: cst.CSTNode, loader: Site, scope, ctx) -> bo
         if made is None or type(made[0]) is not cst.Call or call_name(made[0]) not in ITER_WRAPPERS:
             break
         iterable = iteration_source(made[0])
-    if type(iterable) is not cst.Name or any(node is loader.node for node in walk(outer)):
+    inside, bound = remembered(_replaced, outer, lambda: _bindings(outer))
+    if type(iterable) is not cst.Name or id(loader.node) in inside:
         return False
-    name = iterable.value
 
     def same(value: cst.BaseExpression) -> bool:  # `active_dataloader = train_dataloader`, or
         given = [arg.value for arg in value.args] if type(value) is cst.Call else [value]  # `skip_first_batches(train_dataloader, n)`
-        return any(type(v) is cst.Name and any(bound is loader.node for bound, _ in ctx.by_name.get(v.value, ())) for v in given)
+        return any(type(v) is cst.Name and any(made is loader.node for made, _ in ctx.by_name.get(v.value, ())) for v in given)
 
-    return any(type(node) is cst.Assign and not same(node.value) and any(
-        type(target.target) is cst.Name and target.target.value == name for target in node.targets) for node in walk(outer))
+    return any(not same(value) for value in bound.get(iterable.value, ()))
+
+
+def _bindings(outer: cst.CSTNode) -> tuple[frozenset[int], dict[str, list[cst.BaseExpression]]]:
+    """The ids of the nodes of `outer`, and the values its `name = value` statements bind to each name."""
+    bound: dict[str, list[cst.BaseExpression]] = {}
+    nodes = walk(outer)
+    for node in nodes:
+        if type(node) is cst.Assign:
+            for name in {target.target.value for target in node.targets if type(target.target) is cst.Name}:
+                bound.setdefault(name, []).append(node.value)
+    return frozenset(map(id, nodes)), bound
