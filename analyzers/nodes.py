@@ -67,6 +67,15 @@ def use_memos(memos: dict) -> None:
     _ANALYSIS.memos = memos
 
 
+def document_memo(owner) -> dict:
+    """A dict `owner` keeps for the document under analysis (fresh for a one-off analysis),
+    emptied with its remembered results."""
+    memos = getattr(_ANALYSIS, "memos", None)
+    if memos is None:
+        memos = _ANALYSIS.memos = {}
+    return memos.setdefault(owner, {})
+
+
 def remembered(owner, node: cst.CSTNode, compute, *extra):
     """`compute()`, the result of `owner` (a function of the immutable `node` and the
     hashable `extra` only), computed once per document: kept in its DocumentState, so

@@ -33,7 +33,7 @@ from typing import NamedTuple, cast
 
 import libcst as cst
 
-from .nodes import UNKNOWN, call_name, dotted, literal, remembered, shortened
+from .nodes import UNKNOWN, call_name, code, document_memo, dotted, literal, remembered, shortened
 from .vocabulary import (CAST_METHODS, CAST_TYPES, CLOCKS, COQUI_MODELS, ELEMENTWISE_METHODS, HOST_FACTORIES, MASK_MAKERS, MATH_TESTS,
                          ONE_TENSOR_TESTS, SAME_DEVICE_FUNCTIONS, SAME_DEVICE_METHODS, TORCH_MODULES)
 
@@ -368,6 +368,14 @@ def parse_definition(text: str) -> ast.stmt | None:
 
 
 _HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)  # the nodes a function or class may be nested in
+_WORD = re.compile(r"\w+")
+
+
+def _words_of(node: cst.CSTNode, text: str | None) -> frozenset:
+    """The words of `node`, whose text is `text` (rendered when None); remembered."""
+    return remembered(_words_of, node, lambda: frozenset(_WORD.findall(text if text is not None else code(node))))
+
+
 
 
 class SourceNamespace(Namespace):
@@ -382,7 +390,8 @@ class SourceNamespace(Namespace):
         self.directory = os.path.dirname(os.path.abspath(path)) if path and not path.startswith("<") else None
         self.paths = search_paths(self.directory, ctx.sys_paths) if self.directory is not None else ()
         self._found: dict[tuple, tuple | None] = {}  # (kind, name) -> definition: rules ask again and again
-        self._fresh: set[int] = set()  # ids of the definitions' trees whose summaries this analysis computes anew
+        self._fresh: set[int] = set()  # ids of the definitions' trees whose summaries this analysis has vetted
+        self._version: int | None = None  # see _changes
 
     @classmethod
     def of(cls, ctx) -> "SourceNamespace":
@@ -490,12 +499,56 @@ class SourceNamespace(Namespace):
             return None
         if id(tree) not in self._fresh:  # (kept from an earlier version of the document: what was
             self._fresh.add(id(tree))  # learnt of it then may hang on definitions an edit changed since)
-            pending: list[ast.AST] = [tree]
-            while pending:  # (the summaries are kept on its functions and classes: its statements hold them)
-                node = pending.pop()
-                node.__dict__.pop("_perf_lint_memo", None)
-                pending.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, _HOLDERS))
+            vetted = tree.__dict__.get("_perf_lint_vetted")
+            version, changed = self._changes()
+            if vetted is None or max(changed.get(node.name.value, 0), changed.get(None, 0)) > vetted:
+                pending: list[ast.AST] = [tree]
+                while pending:  # (the summaries are kept on its functions and classes: its statements hold them)
+                    inner = pending.pop()
+                    inner.__dict__.pop("_perf_lint_memo", None)
+                    pending.extend(child for child in ast.iter_child_nodes(inner) if isinstance(child, _HOLDERS))
+            tree.__dict__["_perf_lint_vetted"] = version
         return tree, self, Place("")
+
+    def _changes(self) -> tuple[int, dict]:
+        """(this analysis's number among the document's, name -> the last analysis whose edit may
+        change what is learnt of the source's definitions so named; None: of all of them).
+        A summary finds other definitions by name, so a definition is affected when one of the
+        names its statement's text holds is defined anew (added, edited, removed), or is
+        affected itself; when the imports, `sys.path` additions or the defaults of the source's
+        command-line options (which summaries read: `range(args.epochs)`) changed, all are."""
+        if self._version is None:
+            ctx, state = self.ctx, document_memo(SourceNamespace)
+            definitions: dict[str, list] = {name: [defined for defined, _ in defs] for name, defs in ctx.functions.items()}
+            for name, cls in ctx.classes.items():
+                definitions.setdefault(name, []).append(cls)
+            imports = (tuple(ctx.imports.items()), tuple(ctx.relative_imports.items()), tuple(ctx.star_imports),
+                       tuple(map(tuple, ctx.sys_paths)), tuple((option, repr(ctx.option_default(option))) for option in ctx.argparse))
+            self._version = version = state.get("version", 0) + 1
+            changed = state.setdefault("changed", {})
+            before = state.get("definitions")
+            if before is None or state.get("imports") != imports:
+                changed[None] = version
+            else:
+                frontier = {name for name in definitions.keys() | before.keys() if len(definitions.get(name, ())) != len(
+                    before.get(name, ())) or any(a is not b for a, b in zip(definitions.get(name, ()), before[name]))}
+                affected = set(frontier)
+                while frontier:  # (the definitions whose statements name one affected, until none is added)
+                    named = {name for name, defs in definitions.items() if name not in affected and any(
+                        not frontier.isdisjoint(self._names(defined)) for defined in defs)}
+                    affected |= named
+                    frontier = named
+                for name in affected:
+                    changed[name] = version
+            state.update(version=version, definitions=definitions, imports=imports)
+        return self._version, document_memo(SourceNamespace)["changed"]
+
+    def _names(self, node) -> frozenset:
+        """The words of the module statement holding `node` (a method: its class's)."""
+        holder = node
+        while id(holder) not in self.ctx.texts and id(holder) in self.ctx.class_of:
+            holder = self.ctx.class_of[id(holder)]
+        return _words_of(holder, self.ctx.text_of(holder) if id(holder) in self.ctx.texts else None)
 
 
 # calls that are not functions of the project: builtins, tensor and container methods
