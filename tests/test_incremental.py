@@ -351,10 +351,12 @@ async def test_server_edit_session_matches_the_cli(tmp_path, cli):
     assert compared >= 6
 
 
-def test_a_method_becomes_training_when_a_function_it_calls_starts_to_train():
+@pytest.mark.parametrize("through", ["", "def step(x):\n    return inner(x)\n"])
+def test_a_method_becomes_training_when_a_function_it_calls_starts_to_train(through):
     """What is learnt of a class's method (whether a call of the module runs a training step) may
     hang on a function of another statement: after an edit there, the class's statement, kept
-    as it was, is judged again (a loop calling the model through `forward` -> `step`)."""
+    as it was, is judged again (a loop calling the model through `forward` -> `step`, or
+    `forward` -> `step` -> `inner` with `inner` edited)."""
     head = textwrap.dedent('''
         import torch
         from torch import nn
@@ -370,12 +372,13 @@ def test_a_method_becomes_training_when_a_function_it_calls_starts_to_train():
                 model(x.cuda()).sum().backward()
                 optimizer.step()
     ''')
-    evaluates = "def step(x):\n    return x.cuda() * 2\n"
-    trains = "def step(x):\n    x.cuda().sum().backward()\n    optimizer.step()\n"
+    name = "inner" if through else "step"
+    evaluates = f"def {name}(x):\n    return x.cuda() * 2\n"
+    trains = f"def {name}(x):\n    x.cuda().sum().backward()\n    optimizer.step()\n"
     tail = "for x, y in loader:\n    model(x)\n"
     state = DocumentState()
     for step, expected in ((evaluates, []), (trains, ["TPL101"]), (evaluates, [])):
-        text = head + step + tail
+        text = head + through + step + tail
         kept = [f.code for f in analyze(python_source(text, "train.py"), state=state) if f.code == "TPL101"]
         fresh = [f.code for f in analyze(python_source(text, "train.py")) if f.code == "TPL101"]
         assert kept == fresh == expected
