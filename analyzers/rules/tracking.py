@@ -161,6 +161,7 @@ class TrainingSteps:
         self._forwards: dict[tuple[int, str], set[str]] = {}  # (class id, root method) -> the methods the root runs
         self._by_class: dict[int, dict[str, set[str]]] | None = None  # see _self_calls
         self._elsewhere: dict[int, list[CallSite]] | None = None  # loop or function id -> calls of other names
+        self._elsewhere_calls: dict[int, list[CallSite]] = {}  # loop or function id -> see _calls_elsewhere
         self._elsewhere_known: dict[int, bool] = {}  # loop or function id -> whether it trains through them
         self._anywhere: bool | None = None  # see anywhere
         self._cached: dict[int, set[int]] = {}  # function id -> see cached
@@ -692,9 +693,7 @@ class TrainingSteps:
             defs = self.ctx.functions.get(name)
             if defs and id(defs[-1][0]) in self._epochs:
                 return True
-        self._trains_elsewhere(loop)  # (collects the loop's calls of other modules)
-        return any(steps_in_loops(call_target(self.ctx, site.node.func, site.scope))
-                   for site in (self._elsewhere or {}).get(id(loop), ()))
+        return any(steps_in_loops(call_target(self.ctx, site.node.func, site.scope)) for site in self._calls_elsewhere(loop))
 
     def per_run(self, loop: cst.CSTNode) -> bool:
         """Whether each pass of `loop` is a whole training run: it holds an epoch loop (one that
@@ -738,18 +737,23 @@ class TrainingSteps:
         return known
 
     def _find_elsewhere(self, node: cst.CSTNode) -> bool:
-        if self._elsewhere is None:
+        return any(project_trains(call_target(self.ctx, site.node.func, site.scope)) for site in self._calls_elsewhere(node))
+
+    def _calls_elsewhere(self, node: cst.CSTNode) -> list[CallSite]:
+        """The calls right in the loop or function that may run a function or method of another
+        module (names the source does not define), found for the loops and functions asked about."""
+        if self._elsewhere is None:  # (every call of such a name, by its loop or function: one pass)
             self._elsewhere = {}
             for name, sites in self.ctx.calls.items():
-                if name in self.ctx.functions:
-                    continue
-                for site in sites:
-                    owner = site.loops[-1] if site.loops else site.scope.node
-                    if owner is not None and maybe_project_call(self.ctx, site.node.func, site.scope):
-                        self._elsewhere.setdefault(id(owner), []).append(site)
-        return any(
-            project_trains(call_target(self.ctx, site.node.func, site.scope)) for site in self._elsewhere.get(id(node), ())
-        )
+                if name not in self.ctx.functions:
+                    for site in sites:
+                        owner = site.loops[-1] if site.loops else site.scope.node
+                        if owner is not None:
+                            self._elsewhere.setdefault(id(owner), []).append(site)
+        if id(node) not in self._elsewhere_calls:
+            self._elsewhere_calls[id(node)] = [site for site in self._elsewhere.get(id(node), ())
+                                               if maybe_project_call(self.ctx, site.node.func, site.scope)]
+        return self._elsewhere_calls[id(node)]
 
 
 _INTERVAL_WORDS = ("step", "iter", "idx", "epoch", "batch")
