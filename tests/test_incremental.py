@@ -351,39 +351,6 @@ async def test_server_edit_session_matches_the_cli(tmp_path, cli):
     assert compared >= 6
 
 
-@pytest.mark.parametrize("through", ["", "def step(x):\n    return inner(x)\n"])
-def test_a_method_becomes_training_when_a_function_it_calls_starts_to_train(through):
-    """What is learnt of a class's method (whether a call of the module runs a training step) may
-    hang on a function of another statement: after an edit there, the class's statement, kept
-    as it was, is judged again (a loop calling the model through `forward` -> `step`, or
-    `forward` -> `step` -> `inner` with `inner` edited)."""
-    head = textwrap.dedent('''
-        import torch
-        from torch import nn
-        from torch.utils.data import DataLoader
-        from torchvision import datasets
-        class Net(nn.Module):
-            def forward(self, x):
-                return step(x)
-        model = Net().cuda()
-        loader = DataLoader(datasets.ImageFolder("train"), batch_size=32)
-        for epoch in range(100):
-            for x, y in other:
-                model(x.cuda()).sum().backward()
-                optimizer.step()
-    ''')
-    name = "inner" if through else "step"
-    evaluates = f"def {name}(x):\n    return x.cuda() * 2\n"
-    trains = f"def {name}(x):\n    x.cuda().sum().backward()\n    optimizer.step()\n"
-    tail = "for x, y in loader:\n    model(x)\n"
-    state = DocumentState()
-    for step, expected in ((evaluates, []), (trains, ["TPL101"]), (evaluates, [])):
-        text = head + through + step + tail
-        kept = [f.code for f in analyze(python_source(text, "train.py"), state=state) if f.code == "TPL101"]
-        fresh = [f.code for f in analyze(python_source(text, "train.py")) if f.code == "TPL101"]
-        assert kept == fresh == expected
-
-
 def _edit_lines(client, uri: str, text: str) -> None:
     """The change from the client's text to `text` as one incremental edit of whole lines."""
     old, new = client.texts[uri].splitlines(keepends=True), text.splitlines(keepends=True)
@@ -397,27 +364,48 @@ def _edit_lines(client, uri: str, text: str) -> None:
     assert client.texts[uri] == text
 
 
+_IMPORTS = "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader\nfrom torchvision import datasets\n"
+_LOADER_AND_TRAINING = textwrap.dedent('''
+    model = Net().cuda()
+    loader = DataLoader(datasets.ImageFolder("train"), batch_size=32)
+    for epoch in range(100):
+        for x, y in other:
+            model(x.cuda()).sum().backward()
+            optimizer.step()
+''')
+
+
+def _tpl101_after_each_edit(versions: list[tuple[str, list[str]]]) -> None:
+    """Each text analysed in turn with one kept document state gives the TPL101 findings of a
+    fresh analysis, which are those expected."""
+    state = DocumentState()
+    for text, expected in versions:
+        kept = [f.code for f in analyze(python_source(text, "train.py"), state=state) if f.code == "TPL101"]
+        fresh = [f.code for f in analyze(python_source(text, "train.py")) if f.code == "TPL101"]
+        assert kept == fresh == expected
+
+
 def test_a_test_pass_becomes_training_when_a_function_it_calls_starts_to_train():
     """Whether a loader's loop at the top of a module is a one-pass test (TPL101 silent) depends
     on the functions it calls, defined in other statements: an edit there must be seen even
     though the loop's statement, and what is remembered of it, did not change."""
-    head = textwrap.dedent('''
-        import torch
-        from torch.utils.data import DataLoader
-        from torchvision import datasets
-        model = Net().cuda()
-        loader = DataLoader(datasets.ImageFolder("train"), batch_size=32)
-        for epoch in range(100):
-            for x, y in other:
-                model(x.cuda()).sum().backward()
-                optimizer.step()
-    ''')
     evaluates = "def step(x):\n    return model(x.cuda())\n"
     trains = "def step(x):\n    model(x.cuda()).sum().backward()\n    optimizer.step()\n"
     tail = "for x, y in loader:\n    step(x)\n"
-    state = DocumentState()
-    for step, expected in ((evaluates, []), (trains, ["TPL101"])):
-        text = head + step + tail
-        kept = [f.code for f in analyze(python_source(text, "train.py"), state=state) if f.code == "TPL101"]
-        fresh = [f.code for f in analyze(python_source(text, "train.py")) if f.code == "TPL101"]
-        assert kept == fresh == expected
+    _tpl101_after_each_edit([(_IMPORTS + _LOADER_AND_TRAINING + step + tail, expected)
+                             for step, expected in ((evaluates, []), (trains, ["TPL101"]))])
+
+
+@pytest.mark.parametrize("through", ["", "def step(x):\n    return inner(x)\n"])
+def test_a_method_becomes_training_when_a_function_it_calls_starts_to_train(through):
+    """What is learnt of a class's method (whether a call of the module runs a training step) may
+    hang on a function of another statement: after an edit there, the class's statement, kept
+    as it was, is judged again (a loop calling the model through `forward` -> `step`, or
+    `forward` -> `step` -> `inner` with `inner` edited)."""
+    head = _IMPORTS + "class Net(nn.Module):\n    def forward(self, x):\n        return step(x)\n" + _LOADER_AND_TRAINING
+    name = "inner" if through else "step"
+    evaluates = f"def {name}(x):\n    return x.cuda() * 2\n"
+    trains = f"def {name}(x):\n    x.cuda().sum().backward()\n    optimizer.step()\n"
+    tail = "for x, y in loader:\n    model(x)\n"
+    _tpl101_after_each_edit([(head + through + step + tail, expected)
+                             for step, expected in ((evaluates, []), (trains, ["TPL101"]), (evaluates, []))])
