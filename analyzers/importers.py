@@ -34,7 +34,7 @@ from typing import NamedTuple, cast
 import libcst as cst
 
 from .nodes import UNKNOWN, dotted, trainer_gpu
-from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, FileNamespace, Namespace, SourceNamespace, argparse_defaults, ast_dotted, base_name, body_nodes, call_target, coqui_model,
+from .project import (MAX_HOPS, MAX_FILE, MAX_NOTEBOOK, WORD, FileNamespace, Namespace, SourceNamespace, argparse_defaults, ast_dotted, base_name, body_nodes, call_target, coqui_model,
                       forward_helpers, given_namespace_defaults, guarded, maybe_project_call, module_file, module_trains, note, Place, place_of,
                       marked, project_root, search_paths, self_calls, steps_call)
 from .source import SourceError, notebook_source
@@ -60,7 +60,6 @@ IMPORT_LEVELS = 5  # imports followed from a module to the one that puts its wor
 # `import a.b as c, d` / `from .e import f, g as h` / `from . import (i,\n j)`: (from what, what)
 _IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+([.\w]+)[ \t]+)?import[ \t]+(\([^)]*\)|[^\n#;]+)", re.MULTILINE)
 _WORD = re.compile(rb"\w+")
-_TEXT_WORD = re.compile(r"\w+")  # (the same, in a source's text)
 _SYS_PATH = re.compile(rb"^[ \t]*sys\.path\.(?:append|insert)\(([^\n]*)", re.MULTILINE)  # `sys.path.append("..")`
 _STRING = re.compile(rb"""['"]([^'"\n]*)['"]""")
 _SUMMARY_FORMAT = 2  # of `_Module.summary`: 2 counts the plugins a module loads by name among its imports
@@ -566,7 +565,7 @@ def _words(ctx) -> Counter:
         words: Counter[str] = Counter()
         ctx.shared[_words] = words
         for unit in ctx.units:
-            words.update(_TEXT_WORD.findall(unit.text))
+            words.update(WORD.findall(unit.text))
     return ctx.shared[_words]
 
 
@@ -583,7 +582,7 @@ def unused_class(ctx, cls: cst.ClassDef) -> bool:
     key = ("unused class", name)
     if key not in ctx.shared:
         path = os.path.abspath(ctx.path)  # (named outside the class: not its `super(Name, self)`)
-        importers = named_by_importers(path, name) if _words(ctx)[name] == _TEXT_WORD.findall(ctx.text_of(cls)).count(
+        importers = named_by_importers(path, name) if _words(ctx)[name] == WORD.findall(ctx.text_of(cls)).count(
             name) else True
         ctx.shared[key] = (importers is False or importers is None and _named_in_configs(ctx, path, r"\w+")) and \
             not _named_in_configs(ctx, path, re.escape(name))

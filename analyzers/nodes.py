@@ -73,7 +73,10 @@ def document_memo(owner) -> dict:
     memos = getattr(_ANALYSIS, "memos", None)
     if memos is None:
         memos = _ANALYSIS.memos = {}
-    return memos.setdefault(owner, {})
+    memo = memos.get(owner)
+    if memo is None:
+        memo = memos[owner] = {}
+    return memo
 
 
 def remembered(owner, node: cst.CSTNode, compute, *extra):
@@ -81,12 +84,7 @@ def remembered(owner, node: cst.CSTNode, compute, *extra):
     hashable `extra` only), computed once per document: kept in its DocumentState, so
     the statements an edit left alone are not computed again. Keyed by `id` (libcst's
     node hash is a Python method), with the node kept alive next to its result."""
-    memos = getattr(_ANALYSIS, "memos", None)
-    if memos is None:
-        memos = _ANALYSIS.memos = {}
-    memo: dict[object, tuple[cst.CSTNode, object]] | None = memos.get(owner)
-    if memo is None:
-        memo = memos[owner] = {}
+    memo: dict[object, tuple[cst.CSTNode, object]] = document_memo(owner)
     key: object = (id(node), *extra) if extra else id(node)
     found = memo.get(key)
     if found is None or found[0] is not node:

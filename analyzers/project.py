@@ -366,16 +366,13 @@ def parse_definition(text: str) -> ast.stmt | None:
     return None
 
 
-
 _HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)  # the nodes a function or class may be nested in
-_WORD = re.compile(r"\w+")
+WORD = re.compile(r"\w+")  # a word of a source's text (its names among them)
 
 
 def _words_of(node: cst.CSTNode, text: str | None) -> frozenset:
     """The words of `node`, whose text is `text` (rendered when None); remembered."""
-    return remembered(_words_of, node, lambda: frozenset(_WORD.findall(text if text is not None else code(node))))
-
-
+    return remembered(_words_of, node, lambda: frozenset(WORD.findall(text if text is not None else code(node))))
 
 
 class SourceNamespace(Namespace):
@@ -392,6 +389,7 @@ class SourceNamespace(Namespace):
         self._found: dict[tuple, tuple | None] = {}  # (kind, name) -> definition: rules ask again and again
         self._fresh: set[int] = set()  # ids of the definitions' trees whose summaries this analysis has vetted
         self._version: int | None = None  # see _changes
+        self._changed: dict = {}  # see _changes
 
     @classmethod
     def of(cls, ctx) -> "SourceNamespace":
@@ -525,7 +523,7 @@ class SourceNamespace(Namespace):
             imports = (tuple(ctx.imports.items()), tuple(ctx.relative_imports.items()), tuple(ctx.star_imports),
                        tuple(map(tuple, ctx.sys_paths)), tuple((option, repr(ctx.option_default(option))) for option in ctx.argparse))
             self._version = version = state.get("version", 0) + 1
-            changed = state.setdefault("changed", {})
+            self._changed = changed = state.setdefault("changed", {})
             before = state.get("definitions")
             if before is None or state.get("imports") != imports:
                 changed[None] = version
@@ -541,14 +539,14 @@ class SourceNamespace(Namespace):
                 for name in affected:
                     changed[name] = version
             state.update(version=version, definitions=definitions, imports=imports)
-        return self._version, document_memo(SourceNamespace)["changed"]
+        return self._version, self._changed
 
     def _names(self, node) -> frozenset:
         """The words of the module statement holding `node` (a method: its class's)."""
         holder = node
         while id(holder) not in self.ctx.texts and id(holder) in self.ctx.class_of:
             holder = self.ctx.class_of[id(holder)]
-        return _words_of(holder, self.ctx.text_of(holder) if id(holder) in self.ctx.texts else None)
+        return _words_of(holder, self.ctx.texts.get(id(holder)))
 
 
 # calls that are not functions of the project: builtins, tensor and container methods

@@ -162,7 +162,6 @@ class TrainingSteps:
         self._by_class: dict[int, dict[str, set[str]]] | None = None  # see _self_calls
         self._elsewhere: dict[int, list[CallSite]] | None = None  # loop or function id -> calls of other names
         self._elsewhere_calls: dict[int, list[CallSite]] = {}  # loop or function id -> see _calls_elsewhere
-        self._elsewhere_known: dict[int, bool] = {}  # loop or function id -> whether it trains through them
         self._anywhere: bool | None = None  # see anywhere
         self._cached: dict[int, set[int]] = {}  # function id -> see cached
         self._devices: dict[int, bool] = {}  # function id -> whether its text names a device or moves a value
@@ -730,13 +729,8 @@ class TrainingSteps:
 
     def _trains_elsewhere(self, node: cst.CSTNode) -> bool:
         """Whether a call right in the loop or function runs a training step in a function or
-        method of another module (`trainer.train_rlhf(batch)`, `train_step(model, batch)`)."""
-        known = self._elsewhere_known.get(id(node))
-        if known is None:
-            known = self._elsewhere_known[id(node)] = self._find_elsewhere(node)
-        return known
-
-    def _find_elsewhere(self, node: cst.CSTNode) -> bool:
+        method of another module (`trainer.train_rlhf(batch)`, `train_step(model, batch)`); asked
+        once per node, by `trains`."""
         return any(project_trains(call_target(self.ctx, site.node.func, site.scope)) for site in self._calls_elsewhere(node))
 
     def _calls_elsewhere(self, node: cst.CSTNode) -> list[CallSite]:
